@@ -1,0 +1,120 @@
+/**
+ * Command-line parsing for `npm run -s train`. A bad flag, key or value throws UsageError with one
+ * line naming it and saying what was expected; the CLI prints it and exits with status 2.
+ */
+import { readFileSync } from 'node:fs';
+import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/config';
+import { describeSpec } from '../workers/methods/params';
+
+export class UsageError extends Error {}
+
+export interface CliOptions {
+  config: RunConfig;
+  iters: number;
+  backend: 'cpu' | 'gpu';
+  dumpBatch: { iter: number; file: string } | null;
+  help: boolean;
+}
+
+export const DEFAULT_ITERS = 200;
+
+export function parseArgs(argv: string[]): CliOptions {
+  let file: string | null = null;
+  const sets: Array<[string, string]> = [];
+  let iters = DEFAULT_ITERS;
+  let backend: 'cpu' | 'gpu' = 'cpu';
+  let dumpBatch: CliOptions['dumpBatch'] = null;
+  let seed: string | null = null;
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf('=');
+    const [flag, inline] = arg.startsWith('--') && eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new UsageError(`${flag}: expected a value after it`);
+      return v;
+    };
+    switch (flag) {
+      case '--help':
+      case '-h':
+        help = true;
+        break;
+      case '--config':
+        file = value();
+        break;
+      case '--set': {
+        const kv = value();
+        const k = kv.indexOf('=');
+        if (k <= 0) throw new UsageError(`--set ${kv}: expected key=value`);
+        sets.push([kv.slice(0, k), kv.slice(k + 1)]);
+        break;
+      }
+      case '--iters': {
+        const v = value();
+        iters = Number(v);
+        if (!Number.isInteger(iters) || iters < 0) throw new UsageError(`--iters ${v}: expected a non-negative integer`);
+        break;
+      }
+      case '--backend': {
+        const v = value();
+        if (v !== 'cpu' && v !== 'gpu') throw new UsageError(`--backend ${v}: expected gpu or cpu`);
+        backend = v;
+        break;
+      }
+      case '--seed':
+        seed = value();
+        break;
+      case '--dump-batch': {
+        const v = value();
+        const m = /^(\d+):(.+)$/.exec(v);
+        if (!m) throw new UsageError(`--dump-batch ${v}: expected ITER:FILE.json`);
+        dumpBatch = { iter: Number(m[1]), file: m[2]! };
+        break;
+      }
+      default:
+        throw new UsageError(`${arg}: unknown flag; expected --config, --set, --iters, --backend, --seed, --dump-batch or --help`);
+    }
+  }
+  let config = defaultConfig();
+  try {
+    if (file !== null) {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (e) {
+        throw new UsageError(`--config ${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (e) {
+        throw new UsageError(`--config ${file}: not valid JSON (${(e as Error).message})`);
+      }
+      config = parseConfig(json);
+    }
+    for (const [k, v] of sets) config = withFieldText(config, k, v);
+    if (seed !== null) config = withFieldText(config, 'seed', seed);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(`${e.key}: ${e.expected}`);
+    throw e;
+  }
+  return { config, iters, backend, dumpBatch, help };
+}
+
+export function helpText(): string {
+  const lines = [
+    'Usage: npm run -s train -- [--config FILE.json] [--set key=value ...] [--iters N] [--backend gpu|cpu] [--seed S] [--dump-batch ITER:FILE.json]',
+    '',
+    'Prints one JSON object of metrics per iteration on stdout.',
+    `  --iters N        iterations to run (default ${DEFAULT_ITERS})`,
+    '  --backend cpu    TypeScript reference kernels (default in Node)',
+    '  --backend gpu    WebGPU through the optional `webgpu` package (Dawn), for machines with a real GPU',
+    '  --dump-batch I:F write iteration I\'s full batch as JSON to F',
+    '',
+    'Keys for --set (and for a --config JSON file, nested by the dots):',
+    '  methods          comma-separated active methods (default grpo)',
+  ];
+  for (const [key, spec] of allFields()) lines.push(`  ${key.padEnd(16)} ${describeSpec(spec)}. ${spec.doc}`);
+  return lines.join('\n');
+}

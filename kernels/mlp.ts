@@ -1,0 +1,308 @@
+/**
+ * The policy: a "makemore MLP" over the last K tokens (Bengio et al. 2003; Karpathy's makemore).
+ *   x = concat(emb[ctx_0], ..., emb[ctx_{K-1}])        [K*D]
+ *   h = tanh(x W1 + b1)                                  [H]
+ *   z = grammarMask((h W2 + b2) / temperature)           [V]
+ * All parameters live in one flat f32 buffer so that Adam, the gradient norm and snapshots are one
+ * elementwise pass:  emb [V, D] | W1 [K*D, H] | b1 [H] | W2 [H, V] | b2 [V]   (all row-major)
+ *
+ * This module holds the CPU reference of the forward and backward passes; the WGSL versions live in
+ * the kernels named in each function's doc and are checked against these.
+ */
+import type { Rng } from '../workers/rng';
+
+export interface MlpDims {
+  /** Vocabulary size. */
+  V: number;
+  /** Context tokens. */
+  K: number;
+  /** Embedding width. */
+  D: number;
+  /** Hidden width. */
+  H: number;
+}
+
+export interface ParamLayout {
+  emb: number;
+  w1: number;
+  b1: number;
+  w2: number;
+  b2: number;
+  /** Total parameter count. */
+  size: number;
+}
+
+export function paramLayout({ V, K, D, H }: MlpDims): ParamLayout {
+  const emb = 0;
+  const w1 = emb + V * D;
+  const b1 = w1 + K * D * H;
+  const w2 = b1 + H;
+  const b2 = w2 + H * V;
+  return { emb, w1, b1, w2, b2, size: b2 + V };
+}
+
+/**
+ * Logit of a token the grammar forbids: exp() of it underflows to exactly 0, and 2z stays finite in f32.
+ * Rounded to f32 so that `z[i] === MASKED_LOGIT` holds for values read back from a Float32Array
+ * (-1e30 itself is not an f32); bit for bit the WGSL constant in common.wgsl (0xf149f2ca).
+ */
+export const MASKED_LOGIT = Math.fround(-1e30);
+
+/** Seeded init: N(0, 1) embeddings, scaled-normal W1 (tanh gain), small W2 so the start is near uniform. */
+export function initParams(dims: MlpDims, rng: Rng): Float32Array {
+  const L = paramLayout(dims);
+  const p = new Float32Array(L.size);
+  for (let i = 0; i < dims.V * dims.D; i++) p[L.emb + i] = rng.normal();
+  const s1 = (5 / 3) / Math.sqrt(dims.K * dims.D);
+  for (let i = 0; i < dims.K * dims.D * dims.H; i++) p[L.w1 + i] = rng.normal() * s1;
+  const s2 = 0.01;
+  for (let i = 0; i < dims.H * dims.V; i++) p[L.w2 + i] = rng.normal() * s2;
+  return p;
+}
+
+/** tanh written so that no exp overflows: the same formula as in WGSL. */
+export function safeTanh(x: number): number {
+  const c = Math.min(Math.max(x, -15), 15);
+  return 1 - 2 / (Math.exp(2 * c) + 1);
+}
+
+/** Context token k (0 = oldest) of the row that predicts flat position `pos` of a [N, L] sequence. */
+export function contextToken(seq: ArrayLike<number>, pos: number, L: number, K: number, k: number): number {
+  const p = pos % L;
+  const q = p - K + k;
+  return q < 0 ? 0 : seq[pos - K + k]!;
+}
+
+export interface ForwardOut {
+  /** [R, H] hidden activations. */
+  h: Float32Array;
+  /** [R, V] temperature-scaled, grammar-masked logits. */
+  z: Float32Array;
+}
+
+/**
+ * Forward pass for R rows (kernel `forward.wgsl`). Row r predicts the token at flat position
+ * rowPos[r] of `seq` ([N, L] row-major); its grammar row is the previous token.
+ */
+export function forwardCpu(
+  params: Float32Array,
+  dims: MlpDims,
+  seq: Int32Array | Uint32Array,
+  L: number,
+  rowPos: Uint32Array,
+  grammar: Uint8Array,
+  temperature: number,
+): ForwardOut {
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims);
+  const R = rowPos.length;
+  const h = new Float32Array(R * H);
+  const z = new Float32Array(R * V);
+  const hid = new Float64Array(H);
+  for (let r = 0; r < R; r++) {
+    const pos = rowPos[r]!;
+    for (let j = 0; j < H; j++) hid[j] = params[P.b1 + j]!;
+    for (let k = 0; k < K; k++) {
+      const tok = contextToken(seq, pos, L, K, k);
+      for (let d = 0; d < D; d++) {
+        const x = params[P.emb + tok * D + d]!;
+        const row = P.w1 + (k * D + d) * H;
+        for (let j = 0; j < H; j++) hid[j]! += x * params[row + j]!;
+      }
+    }
+    for (let j = 0; j < H; j++) h[r * H + j] = safeTanh(hid[j]!);
+    const prev = seq[pos - 1]!;
+    for (let v = 0; v < V; v++) {
+      if (!grammar[prev * V + v]) {
+        z[r * V + v] = MASKED_LOGIT;
+        continue;
+      }
+      let acc = params[P.b2 + v]!;
+      for (let j = 0; j < H; j++) acc += h[r * H + j]! * params[P.w2 + j * V + v]!;
+      z[r * V + v] = acc / temperature;
+    }
+  }
+  return { h, z };
+}
+
+/** Log-sum-exp of one row: m + log sum exp(z - m). Masked logits contribute exactly 0. */
+export function rowLse(z: Float32Array, off: number, V: number): number {
+  let m = -Infinity;
+  for (let v = 0; v < V; v++) m = Math.max(m, z[off + v]!);
+  let s = 0;
+  for (let v = 0; v < V; v++) s += Math.exp(z[off + v]! - m);
+  return m + Math.log(s);
+}
+
+/**
+ * Gradient of the loss w.r.t. the raw logits (kernel `logitGrad.wgsl`):
+ *   dz_raw[r, v] = g_r * (onehot(a_r)_v - pi_v) / temperature,   g_r = dLoss/dlogp_r.
+ * Forbidden tokens have pi_v = 0 and are never the sampled token, so their gradient is 0.
+ */
+export function logitGradCpu(
+  z: Float32Array,
+  V: number,
+  seq: Int32Array | Uint32Array,
+  rowPos: Uint32Array,
+  dlogp: Float32Array,
+  temperature: number,
+): Float32Array {
+  const R = rowPos.length;
+  const dz = new Float32Array(R * V);
+  for (let r = 0; r < R; r++) {
+    const g = dlogp[r]!;
+    if (g === 0) continue;
+    const lse = rowLse(z, r * V, V);
+    const a = seq[rowPos[r]!]!;
+    for (let v = 0; v < V; v++) {
+      const p = z[r * V + v] === MASKED_LOGIT ? 0 : Math.exp(z[r * V + v]! - lse);
+      dz[r * V + v] = (g * ((v === a ? 1 : 0) - p)) / temperature;
+    }
+  }
+  return dz;
+}
+
+/**
+ * Output-layer gradients (kernel `headGrad.wgsl`), written into the flat gradient `g`:
+ *   dW2[j, v] = sum_r h[r, j] dz[r, v],  db2[v] = sum_r dz[r, v]   (R rows, summed in row order).
+ */
+export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float32Array, g: Float32Array): Float32Array {
+  const { V, H } = dims;
+  const P = paramLayout(dims);
+  for (let j = 0; j < H; j++) {
+    for (let v = 0; v < V; v++) {
+      let acc = 0;
+      for (let r = 0; r < R; r++) acc += h[r * H + j]! * dz[r * V + v]!;
+      g[P.w2 + j * V + v] = acc;
+    }
+  }
+  for (let v = 0; v < V; v++) {
+    let acc = 0;
+    for (let r = 0; r < R; r++) acc += dz[r * V + v]!;
+    g[P.b2 + v] = acc;
+  }
+  return g;
+}
+
+export interface HiddenGrad {
+  /** [R, H] gradient w.r.t. the hidden pre-activations. */
+  da: Float32Array;
+  /** [R, K*D] gradient w.r.t. the concatenated context embeddings. */
+  dx: Float32Array;
+}
+
+/**
+ * Back through tanh and into the inputs (kernel `hiddenGrad.wgsl`), per row:
+ *   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v],   dx[r, i] = sum_j W1[i, j] da[r, j].
+ */
+export function hiddenGradCpu(params: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): HiddenGrad {
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims);
+  const da = new Float32Array(R * H);
+  for (let r = 0; r < R; r++) {
+    for (let j = 0; j < H; j++) {
+      let acc = 0;
+      for (let v = 0; v < V; v++) acc += params[P.w2 + j * V + v]! * dz[r * V + v]!;
+      const hj = h[r * H + j]!;
+      da[r * H + j] = acc * (1 - hj * hj);
+    }
+  }
+  const dx = new Float32Array(R * K * D);
+  for (let r = 0; r < R; r++) {
+    for (let i = 0; i < K * D; i++) {
+      let acc = 0;
+      for (let j = 0; j < H; j++) acc += params[P.w1 + i * H + j]! * da[r * H + j]!;
+      dx[r * K * D + i] = acc;
+    }
+  }
+  return { da, dx };
+}
+
+/**
+ * Input-layer gradients (kernel `inputGrad.wgsl`), written into the flat gradient `g`:
+ *   dW1[i, j] = sum_r x[r, i] da[r, j],  db1[j] = sum_r da[r, j],  x[r, k*D + d] = emb[ctx_k(r), d].
+ */
+export function inputGradCpu(
+  params: Float32Array,
+  dims: MlpDims,
+  seq: Int32Array | Uint32Array,
+  L: number,
+  rowPos: Uint32Array,
+  da: Float32Array,
+  g: Float32Array,
+): Float32Array {
+  const { K, D, H } = dims;
+  const P = paramLayout(dims);
+  const R = rowPos.length;
+  for (let i = 0; i < K * D; i++) {
+    const k = Math.floor(i / D);
+    const d = i % D;
+    for (let j = 0; j < H; j++) {
+      let acc = 0;
+      for (let r = 0; r < R; r++) {
+        const tok = contextToken(seq, rowPos[r]!, L, K, k);
+        acc += params[P.emb + tok * D + d]! * da[r * H + j]!;
+      }
+      g[P.w1 + i * H + j] = acc;
+    }
+  }
+  for (let j = 0; j < H; j++) {
+    let acc = 0;
+    for (let r = 0; r < R; r++) acc += da[r * H + j]!;
+    g[P.b1 + j] = acc;
+  }
+  return g;
+}
+
+/**
+ * Embedding gradient (kernel `embedGrad.wgsl`), written into the flat gradient `g`: dx scattered to
+ * each context token's row, but gathered per (token, d) in row order rather than scattered, so the
+ * GPU needs no float atomics:  demb[t, d] = sum_r sum_k [ctx_k(r) = t] dx[r, k*D + d].
+ */
+export function embedGradCpu(
+  dims: MlpDims,
+  seq: Int32Array | Uint32Array,
+  L: number,
+  rowPos: Uint32Array,
+  dx: Float32Array,
+  g: Float32Array,
+): Float32Array {
+  const { V, K, D } = dims;
+  const P = paramLayout(dims);
+  const R = rowPos.length;
+  for (let t = 0; t < V; t++) {
+    for (let d = 0; d < D; d++) {
+      let acc = 0;
+      for (let r = 0; r < R; r++) {
+        for (let k = 0; k < K; k++) {
+          if (contextToken(seq, rowPos[r]!, L, K, k) === t) acc += dx[r * K * D + k * D + d]!;
+        }
+      }
+      g[P.emb + t * D + d] = acc;
+    }
+  }
+  return g;
+}
+
+/**
+ * Backward pass of the MLP from logit gradients to the flat parameter gradient: headGrad,
+ * hiddenGrad, inputGrad and embedGrad in turn (each piece's kernel is named in its doc). Sums are
+ * over rows in row order, which the GPU kernels also follow so results are deterministic.
+ */
+export function backwardCpu(
+  params: Float32Array,
+  dims: MlpDims,
+  seq: Int32Array | Uint32Array,
+  L: number,
+  rowPos: Uint32Array,
+  h: Float32Array,
+  dz: Float32Array,
+): Float32Array {
+  const R = rowPos.length;
+  const g = new Float32Array(paramLayout(dims).size);
+  headGradCpu(dims, R, h, dz, g);
+  const { da, dx } = hiddenGradCpu(params, dims, R, h, dz);
+  inputGradCpu(params, dims, seq, L, rowPos, da, g);
+  embedGradCpu(dims, seq, L, rowPos, dx, g);
+  return g;
+}

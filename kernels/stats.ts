@@ -1,0 +1,152 @@
+/**
+ * Per-iteration statistics for the charts, reduced on the GPU into one small buffer that is read
+ * back once per iteration (kernel `stats.wgsl`). Masked means divide by max(count, 1).
+ *   ess = exp(2 LSE(lambda) - LSE(2 lambda)) / N,  lambda_n = sum_t m (l - l_old)  (log space, VCPO)
+ * Histograms count masked tokens in HIST_BINS fixed bins; out-of-range values go to the end bins.
+ */
+import { ADV_HIST_RANGE, HIST_BINS, LOGRATIO_HIST_RANGE } from '../workers/metrics';
+
+export interface StatsInput {
+  /** [R] 0/1 loss mask of policy tokens */
+  mask: Float32Array;
+  /** [R] */
+  adv: Float32Array;
+  /** [R] current log-probs (last forward of the update) */
+  logp: Float32Array;
+  /** [R] */
+  logpOld: Float32Array;
+  /** [R] */
+  entropy: Float32Array;
+  /** [R] k3 KL estimates */
+  kl: Float32Array;
+  /** [R] -1/0/1 */
+  clip: Int32Array;
+  /** [R] weighted token losses of the last epoch */
+  loss: Float32Array;
+  /** [N] */
+  rewards: Float32Array;
+  group: number;
+  /** Policy-token rows per trajectory. */
+  Tp: number;
+  minibatches: number;
+}
+
+export interface StatsOut {
+  tokens: number;
+  adv_mean: number;
+  adv_std: number;
+  adv_zero_frac: number;
+  ratio_mean: number;
+  ratio_min: number;
+  ratio_max: number;
+  clip_frac_low: number;
+  clip_frac_high: number;
+  entropy: number;
+  kl_ref: number;
+  loss: number;
+  groups_all_equal_frac: number;
+  ess: number;
+  adv_hist: number[];
+  ratio_hist: number[];
+}
+
+/**
+ * The bin of x, rounded step by step to f32 exactly as stats.wgsl computes it: (x - lo) and the
+ * product with the scale (an f32-exact constant, 24 or 4 here) are each rounded, so values just
+ * below an edge land in the same bin on both backends (f32(y * 24) can round up to the edge).
+ */
+export function histBin(x: number, lo: number, hi: number, bins = HIST_BINS): number {
+  const t = Math.floor(Math.fround(Math.fround(Math.fround(x) - lo) * Math.fround(bins / (hi - lo))));
+  return Math.min(Math.max(t, 0), bins - 1);
+}
+
+export function clampLogRatio(d: number): number {
+  return Math.min(Math.max(d, -20), 20);
+}
+
+export function statsCpu(s: StatsInput): StatsOut {
+  const R = s.mask.length;
+  const N = s.rewards.length;
+  let count = 0;
+  let advSum = 0;
+  let zero = 0;
+  let rSum = 0;
+  let rMin = Infinity;
+  let rMax = -Infinity;
+  let low = 0;
+  let high = 0;
+  let ent = 0;
+  let kl = 0;
+  let loss = 0;
+  const advHist = new Array<number>(HIST_BINS).fill(0);
+  const ratioHist = new Array<number>(HIST_BINS).fill(0);
+  for (let i = 0; i < R; i++) {
+    loss += s.loss[i]!;
+    if (s.mask[i] === 0) continue;
+    count++;
+    const a = s.adv[i]!;
+    advSum += a;
+    if (a === 0) zero++;
+    const lr = clampLogRatio(s.logp[i]! - s.logpOld[i]!);
+    const r = Math.exp(lr);
+    rSum += r;
+    rMin = Math.min(rMin, r);
+    rMax = Math.max(rMax, r);
+    if (s.clip[i] === -1) low++;
+    if (s.clip[i] === 1) high++;
+    ent += s.entropy[i]!;
+    kl += s.kl[i]!;
+    advHist[histBin(a, ADV_HIST_RANGE[0], ADV_HIST_RANGE[1])]!++;
+    ratioHist[histBin(lr, LOGRATIO_HIST_RANGE[0], LOGRATIO_HIST_RANGE[1])]!++;
+  }
+  const c = Math.max(count, 1);
+  const advMean = advSum / c;
+  let advVar = 0;
+  for (let i = 0; i < R; i++) if (s.mask[i] !== 0) advVar += (s.adv[i]! - advMean) ** 2;
+
+  let equal = 0;
+  const groups = Math.floor(N / s.group);
+  for (let g = 0; g < groups; g++) {
+    let same = 1;
+    for (let i = 1; i < s.group; i++) if (s.rewards[g * s.group + i] !== s.rewards[g * s.group]) same = 0;
+    equal += same;
+  }
+
+  // ESS of sequence IS weights, all in log space.
+  const lam = new Float64Array(N);
+  for (let n = 0; n < N; n++) {
+    let acc = 0;
+    for (let j = 0; j < s.Tp; j++) {
+      const i = n * s.Tp + j;
+      if (s.mask[i] !== 0) acc += clampLogRatio(s.logp[i]! - s.logpOld[i]!);
+    }
+    lam[n] = acc;
+  }
+  const lse = (scale: number): number => {
+    let m = -Infinity;
+    for (let n = 0; n < N; n++) m = Math.max(m, scale * lam[n]!);
+    let t = 0;
+    for (let n = 0; n < N; n++) t += Math.exp(scale * lam[n]! - m);
+    return m + Math.log(t);
+  };
+  const ess = N > 0 ? Math.exp(2 * lse(1) - lse(2)) / N : 1;
+
+  return {
+    tokens: count,
+    adv_mean: advMean,
+    adv_std: Math.sqrt(advVar / c),
+    adv_zero_frac: zero / c,
+    ratio_mean: count ? rSum / c : 1,
+    ratio_min: count ? rMin : 1,
+    ratio_max: count ? rMax : 1,
+    clip_frac_low: low / c,
+    clip_frac_high: high / c,
+    entropy: ent / c,
+    kl_ref: kl / c,
+    loss: loss / s.minibatches,
+    groups_all_equal_frac: groups ? equal / groups : 0,
+    ess,
+    adv_hist: advHist,
+    ratio_hist: ratioHist,
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Per-row log-prob of the sampled token, entropy and sum of squared probabilities, by log-sum-exp
+ * (kernel `tokenStats.wgsl`; METHODS.md section 2):
+ *   lse = m + log sum_v exp(z_v - m),  logp = z_a - lse,
+ *   H = lse - sum_v pi_v z_v,          sum pi^2 = exp(LSE(2z) - 2 lse).
+ * Masked logits have pi = 0 and are skipped so that 0 * (-1e30) never enters the sum.
+ */
+import { MASKED_LOGIT, rowLse } from './mlp';
+
+export interface TokenStats {
+  /** [R] log pi(a_r) */
+  logp: Float32Array;
+  /** [R] entropy in nats */
+  entropy: Float32Array;
+  /** [R] sum_v pi_v^2 */
+  sumP2: Float32Array;
+}
+
+export function tokenStatsCpu(
+  z: Float32Array,
+  V: number,
+  seq: Int32Array | Uint32Array,
+  rowPos: Uint32Array,
+): TokenStats {
+  const R = rowPos.length;
+  const out: TokenStats = {
+    logp: new Float32Array(R),
+    entropy: new Float32Array(R),
+    sumP2: new Float32Array(R),
+  };
+  for (let r = 0; r < R; r++) {
+    const off = r * V;
+    const lse = rowLse(z, off, V);
+    let m2 = -Infinity;
+    let pz = 0;
+    for (let v = 0; v < V; v++) {
+      const zv = z[off + v]!;
+      if (zv === MASKED_LOGIT) continue;
+      m2 = Math.max(m2, 2 * zv);
+      pz += Math.exp(zv - lse) * zv;
+    }
+    let s2 = 0;
+    for (let v = 0; v < V; v++) {
+      const zv = z[off + v]!;
+      if (zv !== MASKED_LOGIT) s2 += Math.exp(2 * zv - m2);
+    }
+    out.logp[r] = z[off + seq[rowPos[r]!]!]! - lse;
+    out.entropy[r] = lse - pz;
+    out.sumP2[r] = Math.exp(m2 + Math.log(s2) - 2 * lse);
+  }
+  return out;
+}

@@ -1,0 +1,34 @@
+import { defineConfig } from 'vitest/config';
+import { playwright } from '@vitest/browser-playwright';
+import { CHROMIUM_PATH, WEBGPU_ARGS } from './tests/helpers/chromium.ts';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          environment: 'node',
+          include: ['tests/unit/**/*.test.ts'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        // Kernel parity runs real WGSL on a real WebGPU adapter (SwiftShader in CI), never skipped.
+        test: {
+          name: 'gpu',
+          include: ['tests/gpu/**/*.gpu.test.ts'],
+          testTimeout: 120_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            provider: playwright({
+              launchOptions: { executablePath: CHROMIUM_PATH, args: WEBGPU_ARGS },
+            }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
+  },
+});

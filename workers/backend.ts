@@ -1,0 +1,106 @@
+/**
+ * One interface, two backends (DESIGN.md): `gpu` (WebGPU kernels, buffers resident on the device)
+ * and `cpu` (the kernels' TypeScript references). The trainer drives either the same way, and both
+ * perform the same sequence of operations, so the same config and seed give the same numbers.
+ */
+import type { MlpDims } from '../kernels/mlp';
+import type { StatsOut } from '../kernels/stats';
+import type { LossAgg } from './config';
+
+/** Everything static for a run: shapes, row tables, hyperparameters. Made once per run. */
+export interface RunShape {
+  dims: MlpDims;
+  /** Trajectories per batch (prompts * group). */
+  N: number;
+  group: number;
+  /** Tokens per trajectory sequence. */
+  L: number;
+  /** Policy-token rows per trajectory (maxTurns * actionLen). */
+  Tp: number;
+  actionLen: number;
+  obsLen: number;
+  promptLen: number;
+  maxTurns: number;
+  /** [N * Tp] flat sequence position predicted by each training row: row n*Tp + j. */
+  trainRowPos: Uint32Array;
+  /** [maxTurns * actionLen][N] sequence positions sampled at each (turn, slot). */
+  rolloutRowPos: Uint32Array[];
+  /** [V * V] allowed[prev * V + next]. */
+  grammar: Uint8Array;
+  /** Trajectory ranges [start, end) of each minibatch; rows are [start*Tp, end*Tp). */
+  minibatches: Array<[number, number]>;
+  seed: number;
+  temperature: number;
+  epochs: number;
+  optim: { beta1: number; beta2: number; eps: number; maxGradNorm: number };
+  loss: { clipLow: number; clipHigh: number; dualClip: number; klCoef: number; agg: LossAgg };
+  grpo: { scaleStd: boolean; unbiasedStd: boolean; eps: number };
+}
+
+export interface UpdateInput {
+  iter: number;
+  lr: number;
+  /** [N] training rewards. */
+  rewards: Float32Array;
+  /** [N * Tp] 0/1 loss mask. */
+  mask: Float32Array;
+  /** [N * Tp] aggregation weights (0 where masked; each minibatch's weights give its mean). */
+  weights: Float32Array;
+}
+
+export type UpdateStats = StatsOut & { grad_norm: number };
+
+/** Per-token tensors of the last update, for the batch dump and the trajectory inspector. */
+export interface BatchTensors {
+  seq: Int32Array;
+  logp: Float32Array;
+  logpOld: Float32Array;
+  logpRef: Float32Array;
+  entropy: Float32Array;
+  sumP2: Float32Array;
+  adv: Float32Array;
+  ratio: Float32Array;
+  clip: Int32Array;
+  loss: Float32Array;
+}
+
+export interface Backend {
+  readonly kind: 'gpu' | 'cpu';
+  readonly label: string;
+  /** Replaces the whole token buffer ([N * L], prompts filled, the rest PAD). */
+  writeSequences(seq: Int32Array): void;
+  /** Samples the actionLen tokens of `turn` for every trajectory; returns them ([N * actionLen]). */
+  sampleTurn(turn: number, iter: number): Promise<Int32Array>;
+  /** Overwrites one turn's tokens ([N * (actionLen + obsLen)]): accepted actions, then observations. */
+  writeTurn(turn: number, tokens: Int32Array): void;
+  /**
+   * The whole update: old and reference log-probs, advantages, epochs x minibatches of
+   * (forward, loss, backward, clip, Adam), then statistics. One readback.
+   */
+  update(input: UpdateInput): Promise<UpdateStats>;
+  readParams(): Promise<Float32Array>;
+  readBatch(): Promise<BatchTensors>;
+  destroy(): void;
+}
+
+/** Position helpers shared by both backends and the trainer. */
+export function makeRowTables(s: Pick<RunShape, 'N' | 'L' | 'promptLen' | 'actionLen' | 'obsLen' | 'maxTurns'>): {
+  trainRowPos: Uint32Array;
+  rolloutRowPos: Uint32Array[];
+} {
+  const Tp = s.maxTurns * s.actionLen;
+  const pos = (turn: number, slot: number) => s.promptLen + turn * (s.actionLen + s.obsLen) + slot;
+  const trainRowPos = new Uint32Array(s.N * Tp);
+  for (let n = 0; n < s.N; n++) {
+    for (let j = 0; j < Tp; j++) {
+      trainRowPos[n * Tp + j] = n * s.L + pos(Math.floor(j / s.actionLen), j % s.actionLen);
+    }
+  }
+  const rolloutRowPos: Uint32Array[] = [];
+  for (let t = 0; t < s.maxTurns; t++) {
+    for (let a = 0; a < s.actionLen; a++) {
+      rolloutRowPos.push(Uint32Array.from({ length: s.N }, (_, n) => n * s.L + pos(t, a)));
+    }
+  }
+  return { trainRowPos, rolloutRowPos };
+}

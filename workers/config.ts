@@ -1,0 +1,209 @@
+/**
+ * The run config: the one source of truth for a run (DESIGN.md). Every field is described once in
+ * CONFIG_FIELDS (a flat table keyed by dotted path); the zod schema, the CLI's `--set key=value`
+ * and --help, and the share URL are derived from it. Method parameters join the same flat key space
+ * as `<methodId>.<param>`.
+ */
+import { z } from 'zod';
+import { methodRegistry, METHOD_IDS, type MethodId } from './methods';
+import { paramSchema, parseParamText, type ParamSpec, type ParamValue } from './methods/params';
+
+export const TASK_IDS = ['search'] as const;
+export type TaskId = (typeof TASK_IDS)[number];
+export const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
+export type LossAgg = (typeof LOSS_AGG_MODES)[number];
+
+/** Every config field but `methods` and method parameters. Keys are paths into RunConfig. */
+export const CONFIG_FIELDS = {
+  task: { kind: 'choice', default: 'search', options: TASK_IDS, label: 'task', doc: 'The toy multi-turn task.' },
+  seed: { kind: 'int', default: 1, min: 0, max: 2 ** 31 - 1, label: 'seed', doc: 'Seeds tasks, initial weights and token sampling.' },
+  'env.entities': { kind: 'int', default: 6, min: 2, max: 32, label: 'entities', doc: 'Entities in each episode\'s knowledge base.' },
+  'env.attributes': { kind: 'int', default: 3, min: 1, max: 16, label: 'attributes', doc: 'Attributes per entity.' },
+  'env.values': { kind: 'int', default: 8, min: 2, max: 64, label: 'values', doc: 'Distinct attribute values (chance of a blind answer is 1/values).' },
+  'env.maxTurns': { kind: 'int', default: 3, min: 1, max: 8, label: 'turn limit', doc: 'Turns before the episode ends without an answer.' },
+  batch: { kind: 'int', default: 16, min: 1, max: 1024, label: 'prompts per batch', doc: 'Task instances per iteration (B).' },
+  group: { kind: 'int', default: 8, min: 1, max: 64, label: 'group size', doc: 'Rollouts per task instance (G).' },
+  'model.context': { kind: 'int', default: 8, min: 1, max: 32, label: 'context tokens', doc: 'The MLP sees the embeddings of the last K tokens.' },
+  'model.embed': { kind: 'int', default: 16, min: 2, max: 128, label: 'embedding size', doc: 'Embedding width per token.' },
+  'model.hidden': { kind: 'int', default: 64, min: 4, max: 1024, label: 'hidden units', doc: 'Width of the tanh hidden layer.' },
+  temperature: { kind: 'number', default: 1, min: 0.05, max: 5, label: 'temperature', doc: 'Sampling temperature; training uses the same one, or every ratio is biased.' },
+  lr: { kind: 'number', default: 0.01, min: 1e-6, max: 1, scale: 'log', label: 'learning rate', doc: 'Adam step size.' },
+  epochs: { kind: 'int', default: 1, min: 1, max: 16, label: 'epochs', doc: 'Passes over each batch (more than 1 makes ratios move away from 1).' },
+  minibatches: { kind: 'int', default: 1, min: 1, max: 64, label: 'minibatches', doc: 'Optimizer steps per epoch; the batch is split by trajectory.' },
+  maxGradNorm: { kind: 'number', default: 1, min: 0, max: 100, label: 'max grad norm', doc: 'Global gradient-norm clip (0: off).' },
+  beta1: { kind: 'number', default: 0.9, min: 0, max: 0.9999, label: 'Adam beta1', doc: 'First-moment decay.' },
+  beta2: { kind: 'number', default: 0.999, min: 0, max: 0.99999, label: 'Adam beta2', doc: 'Second-moment decay.' },
+  clipLow: { kind: 'number', default: 0.2, min: 0, max: 1, label: 'clip low', doc: 'PPO clip: ratio floor is 1 - clipLow.' },
+  clipHigh: { kind: 'number', default: 0.2, min: 0, max: 10, label: 'clip high', doc: 'PPO clip: ratio ceiling is 1 + clipHigh (DAPO raises it).' },
+  dualClip: { kind: 'number', default: 3, min: 1, max: 100, label: 'dual clip c', doc: 'For negative advantages the loss is capped at -A*c.' },
+  klCoef: { kind: 'number', default: 0, min: 0, max: 1, label: 'KL coef', doc: 'Weight of the k3 KL to the initial policy in the loss.' },
+  lossAgg: { kind: 'choice', default: 'seq-mean-token-mean', options: LOSS_AGG_MODES, label: 'loss aggregation', doc: 'How token losses are averaged (METHODS.md 1.3).' },
+} as const satisfies Record<string, ParamSpec>;
+
+export type ConfigKey = keyof typeof CONFIG_FIELDS;
+
+export interface RunConfig {
+  task: TaskId;
+  seed: number;
+  env: { entities: number; attributes: number; values: number; maxTurns: number };
+  batch: number;
+  group: number;
+  model: { context: number; embed: number; hidden: number };
+  temperature: number;
+  lr: number;
+  epochs: number;
+  minibatches: number;
+  maxGradNorm: number;
+  beta1: number;
+  beta2: number;
+  clipLow: number;
+  clipHigh: number;
+  dualClip: number;
+  klCoef: number;
+  lossAgg: LossAgg;
+  /** Active methods, in the order they were switched on. */
+  methods: MethodId[];
+  /** Parameters of every method (active or not), defaults filled in. */
+  methodParams: { [M in MethodId]: Record<keyof (typeof methodRegistry)[M]['params'], ParamValue> };
+}
+
+function getPath(obj: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], obj);
+}
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let o = obj;
+  for (const k of keys.slice(0, -1)) {
+    if (typeof o[k] !== 'object' || o[k] === null) o[k] = {};
+    o = o[k] as Record<string, unknown>;
+  }
+  o[keys[keys.length - 1]!] = value;
+}
+
+/** Every settable flat key with its spec: config fields, then `<method>.<param>`. */
+export function allFields(): Array<[string, ParamSpec]> {
+  const out: Array<[string, ParamSpec]> = Object.entries(CONFIG_FIELDS);
+  for (const id of METHOD_IDS) {
+    for (const [p, spec] of Object.entries(methodRegistry[id].params)) out.push([`${id}.${p}`, spec as ParamSpec]);
+  }
+  return out;
+}
+
+const FIELD_MAP = new Map(allFields());
+
+export function fieldSpec(key: string): ParamSpec | undefined {
+  return FIELD_MAP.get(key);
+}
+
+export function defaultConfig(): RunConfig {
+  const cfg: Record<string, unknown> = { methods: ['grpo'] };
+  for (const [key, spec] of Object.entries(CONFIG_FIELDS)) setPath(cfg, key, spec.default);
+  const methodParams: Record<string, Record<string, ParamValue>> = {};
+  for (const id of METHOD_IDS) {
+    methodParams[id] = Object.fromEntries(
+      Object.entries(methodRegistry[id].params).map(([p, s]) => [p, (s as ParamSpec).default]),
+    );
+  }
+  cfg.methodParams = methodParams;
+  return cfg as unknown as RunConfig;
+}
+
+/** Reads a flat key (`model.hidden`, `grpo.eps`) from a config. */
+export function getField(cfg: RunConfig, key: string): ParamValue | undefined {
+  if (key in CONFIG_FIELDS) return getPath(cfg, key) as ParamValue;
+  const dot = key.indexOf('.');
+  return getPath(cfg.methodParams, key.slice(0, dot) + '.' + key.slice(dot + 1)) as ParamValue | undefined;
+}
+
+/** Returns a copy of `cfg` with one flat key set; throws `ConfigError` naming the key. */
+export function withField(cfg: RunConfig, key: string, value: ParamValue): RunConfig {
+  const spec = FIELD_MAP.get(key);
+  if (!spec) throw new ConfigError(key, 'unknown key (see --help for the list)');
+  const parsed = paramSchema(spec).safeParse(value);
+  if (!parsed.success) throw new ConfigError(key, parsed.error.issues[0]?.message ?? 'invalid value');
+  const next = structuredClone(cfg) as unknown as Record<string, unknown>;
+  if (key in CONFIG_FIELDS) setPath(next, key, parsed.data);
+  else setPath(next.methodParams as Record<string, unknown>, key, parsed.data);
+  return next as unknown as RunConfig;
+}
+
+/** `key=value` text form (CLI --set, URL). */
+export function withFieldText(cfg: RunConfig, key: string, text: string): RunConfig {
+  if (key === 'methods') return withMethods(cfg, text.split(',').filter((s) => s.length > 0));
+  const spec = FIELD_MAP.get(key);
+  if (!spec) throw new ConfigError(key, 'unknown key (see --help for the list)');
+  try {
+    return withField(cfg, key, parseParamText(spec, text));
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(key, (e as Error).message);
+  }
+}
+
+export function withMethods(cfg: RunConfig, ids: string[]): RunConfig {
+  for (const id of ids) {
+    if (!(id in methodRegistry)) throw new ConfigError('methods', `unknown method "${id}"; expected some of ${METHOD_IDS.join(', ')}`);
+  }
+  for (const a of ids) {
+    for (const b of methodRegistry[a as MethodId].conflicts as readonly string[]) {
+      if (ids.includes(b)) throw new ConfigError('methods', `${a} conflicts with ${b}; switch one of them off`);
+    }
+  }
+  if (!ids.includes('grpo')) throw new ConfigError('methods', 'the skeleton trainer needs grpo active');
+  return { ...structuredClone(cfg), methods: [...new Set(ids)] as MethodId[] };
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly key: string,
+    readonly expected: string,
+  ) {
+    super(`${key}: ${expected}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Validates a whole config object (a JSON file, an imported run). Missing fields take their
+ * defaults; an unknown or bad field throws a ConfigError naming it.
+ */
+export function parseConfig(input: unknown): RunConfig {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new ConfigError('config', 'expected a JSON object');
+  }
+  let cfg = defaultConfig();
+  const flat = flatten(input as Record<string, unknown>);
+  for (const [key, value] of flat) {
+    if (key === 'methods') {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+        throw new ConfigError('methods', 'expected an array of method ids');
+      }
+      cfg = withMethods(cfg, value as string[]);
+    } else {
+      const k = key.startsWith('methodParams.') ? key.slice('methodParams.'.length) : key;
+      cfg = withField(cfg, k, value as ParamValue);
+    }
+  }
+  return cfg;
+}
+
+function flatten(obj: Record<string, unknown>, prefix = ''): Array<[string, unknown]> {
+  const out: Array<[string, unknown]> = [];
+  for (const [k, v] of Object.entries(obj)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && !FIELD_MAP.has(key)) out.push(...flatten(v as Record<string, unknown>, key));
+    else out.push([key, v]);
+  }
+  return out;
+}
+
+/** The zod schema of a whole RunConfig, for callers that want zod's own parse. */
+export const runConfigSchema = z.unknown().transform((v, ctx) => {
+  try {
+    return parseConfig(v);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});

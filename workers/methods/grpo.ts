@@ -1,0 +1,28 @@
+/**
+ * GRPO: Group Relative Policy Optimization (DeepSeekMath, arXiv 2402.03300).
+ *
+ * No critic: each prompt gets G rollouts, and each rollout's advantage is its outcome reward
+ * normalized within its group, A_i = (R_i - mean_j R_j) / (std_j R_j + eps), broadcast to every
+ * policy token of the rollout (METHODS.md 4.2). A group whose rewards are all equal gets A = 0:
+ * the Advantage Collapse this playground makes visible.
+ *
+ * Implementation details (verl `compute_grpo_outcome_advantage`):
+ * 1. std is the unbiased (N-1) std by default, eps = 1e-6 is added to the std, not the variance.
+ * 2. A group of size 1 uses mean 0 and std 1 (so A = R), as verl does.
+ * 3. Turning `scaleStd` off gives Dr. GRPO's advantage A_i = R_i - mean.
+ */
+import type { MethodDef } from './registry';
+
+export const grpo = {
+  id: 'grpo',
+  name: 'GRPO',
+  paper: '2402.03300',
+  idea: 'Group-normalized outcome reward as every token\'s advantage; no critic.',
+  stage: 'advantage',
+  conflicts: [],
+  params: {
+    scaleStd: { kind: 'bool', default: true, label: 'divide by group std', doc: 'Divide the centred reward by the group std (off: Dr. GRPO style).' },
+    unbiasedStd: { kind: 'bool', default: true, label: 'unbiased std', doc: 'Use the N-1 (unbiased) std as verl does; off: the population std.' },
+    eps: { kind: 'number', default: 1e-6, min: 0, max: 1, scale: 'log', label: 'std epsilon', doc: 'Added to the group std before dividing.' },
+  },
+} as const satisfies MethodDef;

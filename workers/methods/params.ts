@@ -1,0 +1,66 @@
+/**
+ * Parameter specs: the one description of a tunable value, from which the config schema, the CLI's
+ * --help, the share URL and the UI controls are all derived.
+ */
+import { z } from 'zod';
+
+export type ParamSpec =
+  | { kind: 'number'; default: number; min: number; max: number; step?: number; scale?: 'log'; doc: string; label: string }
+  | { kind: 'int'; default: number; min: number; max: number; doc: string; label: string }
+  | { kind: 'bool'; default: boolean; doc: string; label: string }
+  | { kind: 'choice'; default: string; options: readonly string[]; doc: string; label: string };
+
+export type ParamValue = number | boolean | string;
+
+/** The zod schema of one value, with a message that says what was expected. */
+export function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
+  switch (spec.kind) {
+    case 'number':
+      return z
+        .number({ error: `expected a number in [${spec.min}, ${spec.max}]` })
+        .refine((v) => Number.isFinite(v) && v >= spec.min && v <= spec.max, {
+          message: `expected a number in [${spec.min}, ${spec.max}]`,
+        });
+    case 'int':
+      return z
+        .number({ error: `expected an integer in [${spec.min}, ${spec.max}]` })
+        .refine((v) => Number.isInteger(v) && v >= spec.min && v <= spec.max, {
+          message: `expected an integer in [${spec.min}, ${spec.max}]`,
+        });
+    case 'bool':
+      return z.boolean({ error: 'expected true or false' });
+    case 'choice':
+      return z.string().refine((v) => spec.options.includes(v), {
+        message: `expected one of ${spec.options.join(', ')}`,
+      });
+  }
+}
+
+/** Parses a value written as text (CLI `--set`, URL) by its spec; throws with what was expected. */
+export function parseParamText(spec: ParamSpec, text: string): ParamValue {
+  let value: ParamValue;
+  if (spec.kind === 'number' || spec.kind === 'int') {
+    value = text.trim() === '' ? NaN : Number(text);
+  } else if (spec.kind === 'bool') {
+    value = text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : (text as never);
+  } else {
+    value = text;
+  }
+  const parsed = paramSchema(spec).safeParse(value);
+  if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid value');
+  return parsed.data;
+}
+
+/** One-line description of the accepted values, for --help. */
+export function describeSpec(spec: ParamSpec): string {
+  switch (spec.kind) {
+    case 'number':
+      return `number in [${spec.min}, ${spec.max}], default ${spec.default}`;
+    case 'int':
+      return `integer in [${spec.min}, ${spec.max}], default ${spec.default}`;
+    case 'bool':
+      return `true|false, default ${spec.default}`;
+    case 'choice':
+      return `one of ${spec.options.join('|')}, default ${spec.default}`;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Metric names are a contract (DESIGN.md "Metrics"): the CLI prints them as JSON lines, the UI
+ * charts them, tests read them. Add a metric here and in METRIC_DOCS; charts pick it up.
+ */
+
+export const SCALAR_METRICS = [
+  'iter',
+  'reward_mean',
+  'success_rate',
+  'adv_mean',
+  'adv_std',
+  'adv_zero_frac',
+  'groups_all_equal_frac',
+  'ratio_mean',
+  'ratio_min',
+  'ratio_max',
+  'clip_frac',
+  'clip_frac_low',
+  'clip_frac_high',
+  'entropy',
+  'kl_ref',
+  'grad_norm',
+  'ess',
+  'lr',
+  'loss',
+  'tokens',
+  'ms',
+] as const;
+export type ScalarMetric = (typeof SCALAR_METRICS)[number];
+
+export const METRIC_DOCS: Record<ScalarMetric, string> = {
+  iter: 'Iteration number (1-based).',
+  reward_mean: 'Mean training reward over the batch.',
+  success_rate: 'Fraction of rollouts that solved the task.',
+  adv_mean: 'Mean advantage over policy tokens.',
+  adv_std: 'Std of the advantage over policy tokens.',
+  adv_zero_frac: 'Fraction of policy tokens whose advantage is exactly 0 (no learning signal).',
+  groups_all_equal_frac: 'Fraction of groups whose rewards are all equal: Advantage Collapse.',
+  ratio_mean: 'Mean importance ratio pi/pi_old over policy tokens.',
+  ratio_min: 'Smallest importance ratio.',
+  ratio_max: 'Largest importance ratio.',
+  clip_frac: 'Fraction of policy tokens whose surrogate was clipped.',
+  clip_frac_low: 'Clipped on the low side (ratio < 1 - clipLow, negative advantage).',
+  clip_frac_high: 'Clipped on the high side (ratio > 1 + clipHigh, positive advantage).',
+  entropy: 'Mean policy entropy (nats) at policy tokens.',
+  kl_ref: 'Mean k3 KL estimate to the reference (initial) policy.',
+  grad_norm: 'Global gradient norm before clipping (last optimizer step).',
+  ess: 'Normalized effective sample size of sequence IS weights, in (0, 1].',
+  lr: 'Learning rate applied.',
+  loss: 'Aggregated policy loss (mean over the last epoch\'s optimizer steps).',
+  tokens: 'Policy tokens in the batch.',
+  ms: 'Wall time of the iteration in milliseconds.',
+};
+
+/** Fixed histogram bins: advantages over [-3, 3], log-ratios over [-0.5, 0.5]; ends catch the rest. */
+export const HIST_BINS = 24;
+export const ADV_HIST_RANGE = [-3, 3] as const;
+export const LOGRATIO_HIST_RANGE = [-0.5, 0.5] as const;
+
+export function histEdges(range: readonly [number, number], bins = HIST_BINS): number[] {
+  const [lo, hi] = range;
+  return Array.from({ length: bins + 1 }, (_, i) => lo + ((hi - lo) * i) / bins);
+}
+
+export type MetricRow = Record<ScalarMetric, number> & {
+  adv_hist: number[];
+  adv_hist_edges: number[];
+  ratio_hist: number[];
+  ratio_hist_edges: number[];
+};
