@@ -20,7 +20,7 @@ async function gpuFactory(): Promise<(shape: RunShape, params: Float32Array) => 
   const { requestGpu } = await import('../workers/gpuDevice');
   const { createGpuBackend } = await import('../workers/gpuBackend');
   const gpu = await requestGpu(create([]));
-  return (shape, params) => createGpuBackend(gpu.device, shape, params, { label: gpu.label });
+  return async (shape, params) => createGpuBackend(gpu.device, shape, params, { label: gpu.label });
 }
 
 async function main(): Promise<void> {

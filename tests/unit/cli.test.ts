@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { SCALAR_METRICS } from '../../workers/metrics';
 
 const run = (...args: string[]) =>
-  spawnSync('npx', ['tsx', 'cli/train.ts', ...args], { encoding: 'utf8', cwd: process.cwd() });
+  spawnSync('npx', ['tsx', '--import', './cli/registerRaw.mjs', 'cli/train.ts', ...args], { encoding: 'utf8', cwd: process.cwd() });
 
 const small = ['--set', 'batch=2', '--set', 'group=4', '--set', 'model.hidden=8'];
 

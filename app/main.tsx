@@ -1,0 +1,11 @@
+/** Entry point: mounts the React app. The trainer worker is created on first use (trainerClient). */
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './App';
+import './styles.css';
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

@@ -1,0 +1,107 @@
+/** Start / Pause / Step / Reset, the backend choice and status, the iteration counter and last metrics. */
+import type { BackendChoice, BackendInfo } from '../../workers/api';
+import type { MetricRow } from '../../workers/metrics';
+import { useAppStore, type RunPhase } from '../store';
+
+function backendText(info: BackendInfo | null, phase: RunPhase): string {
+  if (!info) return phase === 'configuring' ? 'Starting the trainer…' : 'No backend: see the error above';
+  if (info.kind === 'gpu') return `WebGPU: ${info.label}${info.isFallbackAdapter ? ' (software adapter, slow)' : ''}`;
+  return `CPU fallback: ${info.fallbackReason ?? 'the CPU backend was chosen'}`;
+}
+
+function phaseText(phase: RunPhase, iter: number): string {
+  switch (phase) {
+    case 'idle':
+      return iter > 0 ? 'paused' : 'ready';
+    case 'configuring':
+      return 'configuring…';
+    case 'pausing':
+      return 'pausing…';
+    case 'stepping':
+      return 'stepping…';
+    case 'resetting':
+      return 'resetting…';
+    case 'running':
+      return 'training';
+  }
+}
+
+function fmt(v: number, digits = 3): string {
+  if (!Number.isFinite(v)) return String(v);
+  return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
+}
+
+function lastMetricsText(row: MetricRow | undefined): string {
+  if (!row) return 'No iterations yet: press Start or Step.';
+  return [
+    `reward ${fmt(row.reward_mean)}`,
+    `success ${(row.success_rate * 100).toFixed(1)}%`,
+    `all-equal groups ${fmt(row.groups_all_equal_frac, 2)}`,
+    `entropy ${fmt(row.entropy)}`,
+    `loss ${fmt(row.loss, 4)}`,
+    `${Math.round(row.ms)} ms/iter`,
+  ].join(' · ');
+}
+
+const BACKENDS: Array<{ value: BackendChoice; label: string }> = [
+  { value: 'auto', label: 'auto (WebGPU on a hardware adapter)' },
+  { value: 'gpu', label: 'WebGPU' },
+  { value: 'cpu', label: 'CPU' },
+];
+
+export function RunControls() {
+  const phase = useAppStore((s) => s.phase);
+  const info = useAppStore((s) => s.backendInfo);
+  const backend = useAppStore((s) => s.backend);
+  const setBackend = useAppStore((s) => s.setBackend);
+  const last = useAppStore((s) => s.series[s.series.length - 1]);
+  const { start, pause, step, reset } = useAppStore.getState();
+  const iter = last?.iter ?? 0;
+  const idle = phase === 'idle';
+  const running = phase === 'running';
+
+  return (
+    <section className="panel run-controls" aria-labelledby="run-title">
+      <h2 id="run-title">Run</h2>
+      <div className="buttons">
+        <button type="button" className="primary" onClick={() => void start()} disabled={!idle}>
+          Start
+        </button>
+        <button type="button" onClick={() => void pause()} disabled={!running}>
+          Pause
+        </button>
+        <button type="button" onClick={() => void step()} disabled={!idle}>
+          Step
+        </button>
+        <button type="button" onClick={() => void reset()} disabled={!idle && !running}>
+          Reset
+        </button>
+      </div>
+      <div className="field backend-field">
+        <label htmlFor="backend-select">Backend</label>
+        <select
+          id="backend-select"
+          value={backend}
+          disabled={!idle && phase !== 'configuring'}
+          onChange={(e) => setBackend(e.target.value as BackendChoice)}
+        >
+          {BACKENDS.map((b) => (
+            <option key={b.value} value={b.value}>
+              {b.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <p role="status" data-testid="backend-status" className={`backend-status ${info?.kind ?? 'none'}`}>
+        {backendText(info, phase)}
+      </p>
+      <p className="iter-line">
+        Iteration <strong data-testid="iter">{iter}</strong>
+        <span className={`phase phase-${phase}`}>{phaseText(phase, iter)}</span>
+      </p>
+      <p className="last-metrics" data-testid="last-metrics">
+        {lastMetricsText(last)}
+      </p>
+    </section>
+  );
+}

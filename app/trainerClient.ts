@@ -1,0 +1,55 @@
+/**
+ * The one place that creates the trainer worker and wraps it with Comlink. The engine runs in the
+ * worker; only plain data (RunConfig, MetricRow, BackendInfo) crosses. Types only are imported from
+ * workers/, so no engine code enters the main bundle.
+ */
+import { proxy, releaseProxy, wrap, type Remote } from 'comlink';
+import type { TrainerApi } from '../workers/api';
+import type { MetricRow } from '../workers/metrics';
+
+export type Trainer = Remote<TrainerApi>;
+
+let worker: Worker | null = null;
+let trainer: Trainer | null = null;
+let onWorkerError: ((message: string) => void) | null = null;
+
+/** Receives errors the worker raises outside a call (failed script load, uncaught exceptions). */
+export function setWorkerErrorHandler(fn: ((message: string) => void) | null): void {
+  onWorkerError = fn;
+}
+
+/** The trainer proxy, creating the worker on first use. */
+export function getTrainer(): Trainer {
+  if (trainer) return trainer;
+  worker = new Worker(new URL('../workers/trainer.worker.ts', import.meta.url), { type: 'module' });
+  worker.addEventListener('error', (e) => {
+    e.preventDefault();
+    onWorkerError?.(`Trainer worker error: ${e.message || 'the worker script failed to load'}`);
+  });
+  worker.addEventListener('messageerror', () => {
+    onWorkerError?.('Trainer worker sent a message that could not be read.');
+  });
+  trainer = wrap<TrainerApi>(worker);
+  return trainer;
+}
+
+/** Wraps a metrics callback so the worker can call it across the thread boundary. */
+export function metricsCallback(fn: (rows: MetricRow[]) => void): (rows: MetricRow[]) => void {
+  return proxy(fn);
+}
+
+/** Disposes the trainer and terminates the worker (App unmount, HMR). */
+export async function disposeTrainer(): Promise<void> {
+  const t = trainer;
+  const w = worker;
+  trainer = null;
+  worker = null;
+  if (!t || !w) return;
+  try {
+    await Promise.race([t.dispose(), new Promise((r) => setTimeout(r, 500))]);
+  } catch {
+    // The worker is terminated below either way.
+  }
+  t[releaseProxy]();
+  w.terminate();
+}

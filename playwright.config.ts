@@ -1,0 +1,44 @@
+/**
+ * End-to-end tests against the built app (`vite build`, then `vite preview`), in Debian's Chromium.
+ * Two projects: `webgpu` (SwiftShader WebGPU through --enable-unsafe-webgpu) and `no-webgpu`
+ * (--disable-webgpu, and the specs also delete navigator.gpu in the page and the worker).
+ */
+import { defineConfig } from '@playwright/test';
+import { CHROMIUM_PATH, NO_WEBGPU_ARGS, WEBGPU_ARGS } from './tests/helpers/chromium';
+
+const PORT = 4173;
+
+export default defineConfig({
+  testDir: 'tests/e2e',
+  outputDir: 'test-results/artifacts',
+  timeout: 180_000,
+  expect: { timeout: 15_000 },
+  workers: 1,
+  fullyParallel: false,
+  retries: 0,
+  forbidOnly: !!process.env.CI,
+  reporter: [['list']],
+  use: {
+    baseURL: `http://localhost:${PORT}`,
+    viewport: { width: 1366, height: 900 },
+    trace: 'retain-on-failure',
+  },
+  webServer: {
+    command: `npx vite preview --port ${PORT} --strictPort`,
+    url: `http://localhost:${PORT}`,
+    reuseExistingServer: !process.env.CI,
+    timeout: 60_000,
+  },
+  projects: [
+    {
+      name: 'webgpu',
+      testMatch: ['smoke.spec.ts', 'webgpu.spec.ts'],
+      use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: WEBGPU_ARGS } },
+    },
+    {
+      name: 'no-webgpu',
+      testMatch: ['smoke.spec.ts', 'cpuFallback.spec.ts'],
+      use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: NO_WEBGPU_ARGS } },
+    },
+  ],
+});

@@ -1,0 +1,41 @@
+/** Shared e2e helpers: reading chart point counts, removing WebGPU, screenshot paths. */
+import { expect, type BrowserContext, type Page } from '@playwright/test';
+import { fileURLToPath } from 'node:url';
+
+export const SCREENS_DIR = fileURLToPath(new URL('../../test-results/screens/', import.meta.url));
+
+/** The number of points a chart shows (its data-points attribute). */
+export async function chartPoints(page: Page, testId: string): Promise<number> {
+  const v = await page.getByTestId(testId).getAttribute('data-points');
+  return Number(v ?? 0);
+}
+
+/**
+ * Removes WebGPU from the page and from the trainer worker. `--disable-webgpu` alone leaves
+ * `navigator.gpu` defined (requestAdapter() then resolves null), so the specs delete the attribute:
+ * in the page with an init script, in the worker by prepending the same to its script (init scripts
+ * do not run in workers).
+ */
+export async function removeWebGpu(page: Page, context: BrowserContext): Promise<void> {
+  await page.addInitScript(() => {
+    delete (Navigator.prototype as { gpu?: unknown }).gpu;
+  });
+  await context.route(/\/assets\/trainer\.worker[^/]*\.js(\?.*)?$/, async (route) => {
+    const response = await route.fetch();
+    const body = await response.text();
+    const prelude = 'delete WorkerNavigator.prototype.gpu;\n';
+    await route.fulfill({ response, body: prelude + body });
+  });
+}
+
+/** Collects uncaught page errors so a test can assert there were none. */
+export function collectPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  return errors;
+}
+
+/** Waits until the run is idle: Start is enabled again. */
+export async function waitIdle(page: Page): Promise<void> {
+  await expect(page.getByRole('button', { name: 'Start' })).toBeEnabled({ timeout: 60_000 });
+}
