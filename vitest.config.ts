@@ -15,6 +15,8 @@ export default defineConfig({
       },
       {
         // Kernel parity runs real WGSL on a real WebGPU adapter (SwiftShader in CI), never skipped.
+        // zod pre-bundled up front: a mid-run optimization would reload the test page.
+        optimizeDeps: { include: ['zod'] },
         test: {
           name: 'gpu',
           include: ['tests/gpu/**/*.gpu.test.ts'],

@@ -4,6 +4,9 @@
  *   m = b1 m + (1 - b1) s g;  v = b2 v + (1 - b2) (s g)^2
  *   p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
  */
+import adamWGSL from './adam.wgsl?raw';
+import gradNormWGSL from './gradNorm.wgsl?raw';
+import { defineKernel, uniformLayout } from './pipeline';
 
 /** sqrt(sum g^2), summed pairwise so the float result does not depend on length much. */
 export function gradNormCpu(g: Float32Array): number {
@@ -48,3 +51,49 @@ export function adamCpu(
     params[i] = params[i]! - (o.lr * (m[i]! / bc1)) / (Math.sqrt(v[i]! / bc2) + o.eps);
   }
 }
+
+/** gradNorm runs one workgroup; adam one thread per parameter. */
+export const GRAD_NORM_WORKGROUP_SIZE = 256;
+export const ADAM_WORKGROUP_SIZE = 64;
+
+/** Mirrors `struct GradNorm` in gradNorm.wgsl. */
+export const GRAD_NORM_UNIFORM = uniformLayout([['n', 'u32']] as const);
+
+/** gradNormCpu on the GPU: buffers grads [n] and norm [1] (output). */
+export const gradNormKernel = defineKernel({
+  label: 'gradNorm',
+  wgsl: gradNormWGSL,
+  workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
+  bindings: ['grads', 'norm'],
+  uniform: GRAD_NORM_UNIFORM,
+  values: (c: { n: number }) => ({ n: c.n }),
+  workgroups: () => 1,
+});
+export const createGradNormKernel = (device: GPUDevice) => gradNormKernel.create(device);
+
+/** Mirrors `struct Adam` in adam.wgsl. */
+export const ADAM_UNIFORM = uniformLayout([
+  ['n', 'u32'], ['lr', 'f32'], ['beta1', 'f32'], ['beta2', 'f32'],
+  ['eps', 'f32'], ['bc1', 'f32'], ['bc2', 'f32'], ['maxGradNorm', 'f32'],
+  ['oneMinusBeta1', 'f32'], ['oneMinusBeta2', 'f32'],
+] as const);
+
+/**
+ * adamCpu on the GPU: buffers params, grads, m, v (updated in place) and norm [1] (gradNorm's
+ * output). The bias corrections depend on the step, so each optimizer step in one submit needs its
+ * own call (bind once per step slot, `update` before the submit).
+ */
+export const adamKernel = defineKernel({
+  label: 'adam',
+  wgsl: adamWGSL,
+  workgroupSize: ADAM_WORKGROUP_SIZE,
+  bindings: ['params', 'grads', 'm', 'v', 'norm'],
+  uniform: ADAM_UNIFORM,
+  values: (c: AdamOptions & { n: number }) => ({
+    n: c.n, lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps,
+    bc1: 1 - c.beta1 ** c.step, bc2: 1 - c.beta2 ** c.step, maxGradNorm: c.maxGradNorm,
+    oneMinusBeta1: 1 - c.beta1, oneMinusBeta2: 1 - c.beta2,
+  }),
+  workgroups: (c) => Math.ceil(c.n / ADAM_WORKGROUP_SIZE),
+});
+export const createAdamKernel = (device: GPUDevice) => adamKernel.create(device);

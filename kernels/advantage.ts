@@ -5,6 +5,8 @@
  * broadcast to the trajectory's Tp policy-token rows and multiplied by their mask.
  * A group of size 1 uses mean 0 and std 1, as verl does.
  */
+import advantageWGSL from './advantage.wgsl?raw';
+import { defineKernel, uniformLayout } from './pipeline';
 
 export interface GrpoOptions {
   group: number;
@@ -39,3 +41,35 @@ export function grpoAdvantageCpu(
   }
   return adv;
 }
+
+export const ADVANTAGE_WORKGROUP_SIZE = 64;
+
+/** Mirrors `struct Advantage` in advantage.wgsl. */
+export const ADVANTAGE_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['tp', 'u32'], ['group', 'u32'], ['scaleStd', 'u32'], ['unbiasedStd', 'u32'], ['eps', 'f32'],
+] as const);
+
+export interface AdvantageConfig extends GrpoOptions {
+  /** Trajectories N. */
+  numTraj: number;
+  /** Policy-token rows per trajectory. */
+  tp: number;
+}
+
+/** grpoAdvantageCpu on the GPU: buffers rewards [N], mask [N * Tp], adv [N * Tp] (output). */
+export const advantageKernel = defineKernel({
+  label: 'advantage',
+  wgsl: advantageWGSL,
+  workgroupSize: ADVANTAGE_WORKGROUP_SIZE,
+  bindings: ['rewards', 'mask', 'adv'],
+  uniform: ADVANTAGE_UNIFORM,
+  check: (c: AdvantageConfig) => {
+    if (c.group < 1 || c.numTraj % c.group !== 0) throw new Error(`advantage: ${c.numTraj} trajectories are not whole groups of ${c.group}`);
+  },
+  values: (c: AdvantageConfig) => ({
+    numRows: c.numTraj * c.tp, tp: c.tp, group: c.group,
+    scaleStd: c.scaleStd ? 1 : 0, unbiasedStd: c.unbiasedStd ? 1 : 0, eps: c.eps,
+  }),
+  workgroups: (c) => Math.ceil((c.numTraj * c.tp) / ADVANTAGE_WORKGROUP_SIZE),
+});
+export const createAdvantageKernel = (device: GPUDevice) => advantageKernel.create(device);

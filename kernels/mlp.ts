@@ -10,6 +10,13 @@
  * the kernels named in each function's doc and are checked against these.
  */
 import type { Rng } from '../workers/rng';
+import embedGradWGSL from './embedGrad.wgsl?raw';
+import forwardWGSL from './forward.wgsl?raw';
+import headGradWGSL from './headGrad.wgsl?raw';
+import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
+import inputGradWGSL from './inputGrad.wgsl?raw';
+import logitGradWGSL from './logitGrad.wgsl?raw';
+import { defineKernel, uniformLayout } from './pipeline';
 
 export interface MlpDims {
   /** Vocabulary size. */
@@ -306,3 +313,177 @@ export function backwardCpu(
   embedGradCpu(dims, seq, L, rowPos, dx, g);
   return g;
 }
+
+// ---------------------------------------------------------------------------------------------
+// GPU kernels. Row-indexed arrays (h, z, dz, da, dx) use the row's index in the whole row set:
+// row r of a call is rowBase + r, so minibatches share buffers with the full batch.
+
+/** Threads per workgroup of the per-row (forward, hiddenGrad) and per-parameter kernels. */
+export const MLP_WORKGROUP_SIZE = 64;
+/** Sizes of the fixed workgroup arrays in forward.wgsl and hiddenGrad.wgsl. */
+export const MAX_HIDDEN = 1024;
+export const MAX_CONTEXT = 32;
+
+function checkDims(label: string, d: MlpDims): void {
+  if (d.H > MAX_HIDDEN) throw new Error(`${label}: hidden ${d.H} exceeds ${MAX_HIDDEN}`);
+  if (d.K > MAX_CONTEXT) throw new Error(`${label}: context ${d.K} exceeds ${MAX_CONTEXT}`);
+}
+
+const perThread = (n: number) => Math.ceil(n / MLP_WORKGROUP_SIZE);
+
+export interface ForwardConfig {
+  dims: MlpDims;
+  /** L: tokens per trajectory sequence. */
+  seqLen: number;
+  numRows: number;
+  /** First entry of rowPos to read (default 0). */
+  rowBase?: number;
+  /** First row of h and z to write (default rowBase). */
+  outBase?: number;
+  temperature: number;
+}
+
+/** Mirrors `struct Forward` in forward.wgsl. */
+export const FORWARD_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
+  ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['hidden', 'u32'],
+  ['embOff', 'u32'], ['w1Off', 'u32'], ['b1Off', 'u32'], ['w2Off', 'u32'],
+  ['b2Off', 'u32'], ['temperature', 'f32'],
+] as const);
+
+/** forwardCpu on the GPU: buffers params, seq (u32), rowPos, grammar (u32 0/1), h and z (outputs). */
+export const forwardKernel = defineKernel({
+  label: 'forward',
+  wgsl: forwardWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  bindings: ['params', 'seq', 'rowPos', 'grammar', 'h', 'z'],
+  uniform: FORWARD_UNIFORM,
+  check: (c: ForwardConfig) => checkDims('forward', c.dims),
+  values: (c: ForwardConfig) => {
+    const P = paramLayout(c.dims);
+    const rowBase = c.rowBase ?? 0;
+    return {
+      numRows: c.numRows, rowBase, outBase: c.outBase ?? rowBase, seqLen: c.seqLen,
+      vocab: c.dims.V, context: c.dims.K, embed: c.dims.D, hidden: c.dims.H,
+      embOff: P.emb, w1Off: P.w1, b1Off: P.b1, w2Off: P.w2, b2Off: P.b2, temperature: c.temperature,
+    };
+  },
+  workgroups: (c: ForwardConfig) => c.numRows,
+});
+export const createForwardKernel = (device: GPUDevice) => forwardKernel.create(device);
+
+export interface RowsConfig {
+  numRows: number;
+  /** First row (default 0): row r of the call is rowBase + r everywhere. */
+  rowBase?: number;
+}
+
+/** Mirrors `struct LogitGrad` in logitGrad.wgsl. */
+export const LOGIT_GRAD_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['temperature', 'f32'],
+] as const);
+
+/** logitGradCpu on the GPU: buffers z, seq, rowPos, dlogp, dz (output). */
+export const logitGradKernel = defineKernel({
+  label: 'logitGrad',
+  wgsl: logitGradWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  bindings: ['z', 'seq', 'rowPos', 'dlogp', 'dz'],
+  uniform: LOGIT_GRAD_UNIFORM,
+  values: (c: RowsConfig & { vocab: number; temperature: number }) => ({
+    numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.vocab, temperature: c.temperature,
+  }),
+  workgroups: (c) => perThread(c.numRows),
+});
+export const createLogitGradKernel = (device: GPUDevice) => logitGradKernel.create(device);
+
+/** Mirrors `struct HeadGrad` in headGrad.wgsl. */
+export const HEAD_GRAD_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'], ['b2Off', 'u32'],
+] as const);
+
+/** headGradCpu on the GPU: buffers h, dz, grads (writes the W2 and b2 ranges). */
+export const headGradKernel = defineKernel({
+  label: 'headGrad',
+  wgsl: headGradWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  bindings: ['h', 'dz', 'grads'],
+  uniform: HEAD_GRAD_UNIFORM,
+  values: (c: RowsConfig & { dims: MlpDims }) => {
+    const P = paramLayout(c.dims);
+    return { numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.dims.V, hidden: c.dims.H, w2Off: P.w2, b2Off: P.b2 };
+  },
+  workgroups: (c) => perThread((c.dims.H + 1) * c.dims.V),
+});
+export const createHeadGradKernel = (device: GPUDevice) => headGradKernel.create(device);
+
+/** Mirrors `struct HiddenGrad` in hiddenGrad.wgsl. */
+export const HIDDEN_GRAD_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['inputs', 'u32'], ['w1Off', 'u32'], ['w2Off', 'u32'],
+] as const);
+
+/** hiddenGradCpu on the GPU: buffers params, h, dz, da and dx (outputs). */
+export const hiddenGradKernel = defineKernel({
+  label: 'hiddenGrad',
+  wgsl: hiddenGradWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  bindings: ['params', 'h', 'dz', 'da', 'dx'],
+  uniform: HIDDEN_GRAD_UNIFORM,
+  check: (c: RowsConfig & { dims: MlpDims }) => checkDims('hiddenGrad', c.dims),
+  values: (c: RowsConfig & { dims: MlpDims }) => {
+    const P = paramLayout(c.dims);
+    return {
+      numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.dims.V, hidden: c.dims.H,
+      inputs: c.dims.K * c.dims.D, w1Off: P.w1, w2Off: P.w2,
+    };
+  },
+  workgroups: (c) => c.numRows,
+});
+export const createHiddenGradKernel = (device: GPUDevice) => hiddenGradKernel.create(device);
+
+/** Mirrors `struct InputGrad` in inputGrad.wgsl. */
+export const INPUT_GRAD_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['context', 'u32'], ['embed', 'u32'],
+  ['hidden', 'u32'], ['embOff', 'u32'], ['w1Off', 'u32'], ['b1Off', 'u32'],
+] as const);
+
+/** inputGradCpu on the GPU: buffers params, seq, rowPos, da, grads (writes the W1 and b1 ranges). */
+export const inputGradKernel = defineKernel({
+  label: 'inputGrad',
+  wgsl: inputGradWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  bindings: ['params', 'seq', 'rowPos', 'da', 'grads'],
+  uniform: INPUT_GRAD_UNIFORM,
+  values: (c: RowsConfig & { dims: MlpDims; seqLen: number }) => {
+    const P = paramLayout(c.dims);
+    return {
+      numRows: c.numRows, rowBase: c.rowBase ?? 0, seqLen: c.seqLen, context: c.dims.K, embed: c.dims.D,
+      hidden: c.dims.H, embOff: P.emb, w1Off: P.w1, b1Off: P.b1,
+    };
+  },
+  workgroups: (c) => perThread((c.dims.K * c.dims.D + 1) * c.dims.H),
+});
+export const createInputGradKernel = (device: GPUDevice) => inputGradKernel.create(device);
+
+/** Mirrors `struct EmbedGrad` in embedGrad.wgsl. */
+export const EMBED_GRAD_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['embOff', 'u32'],
+] as const);
+
+/** embedGradCpu on the GPU: buffers seq, rowPos, dx, grads (writes the embedding range). */
+export const embedGradKernel = defineKernel({
+  label: 'embedGrad',
+  wgsl: embedGradWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  bindings: ['seq', 'rowPos', 'dx', 'grads'],
+  uniform: EMBED_GRAD_UNIFORM,
+  values: (c: RowsConfig & { dims: MlpDims; seqLen: number }) => {
+    const P = paramLayout(c.dims);
+    return {
+      numRows: c.numRows, rowBase: c.rowBase ?? 0, seqLen: c.seqLen, vocab: c.dims.V,
+      context: c.dims.K, embed: c.dims.D, embOff: P.emb,
+    };
+  },
+  workgroups: (c) => perThread(c.dims.V * c.dims.D),
+});
+export const createEmbedGradKernel = (device: GPUDevice) => embedGradKernel.create(device);

@@ -10,6 +10,8 @@
  * The clip is applied in log space (log r against log(1 +- eps)) and exp is taken once.
  * The gradient follows the active branch: -A r where unclipped, else 0; k3 gives 1 - exp(k).
  */
+import { defineKernel, uniformLayout } from './pipeline';
+import ppoLossWGSL from './ppoLoss.wgsl?raw';
 
 export interface PpoLossOptions {
   clipLow: number;
@@ -79,3 +81,56 @@ export function ppoLossCpu(
   }
   return out;
 }
+
+export const PPO_LOSS_WORKGROUP_SIZE = 64;
+
+/** Mirrors `struct PpoLoss` in ppoLoss.wgsl. */
+export const PPO_LOSS_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['loLog', 'f32'], ['hiLog', 'f32'], ['dualClip', 'f32'], ['klCoef', 'f32'],
+] as const);
+
+/** `struct PpoRow` in ppoLoss.wgsl: 4 words per row, loss, ratio, kl (f32) and clip (i32). */
+export const PPO_ROW_WORDS = 4;
+
+/** Splits a read-back PpoRow array into the arrays ppoLossCpu returns (dlogp is a buffer of its own). */
+export function unpackPpoRows(raw: ArrayBuffer, rows: number): Omit<PpoLossOut, 'dlogp'> {
+  const f = new Float32Array(raw, 0, rows * PPO_ROW_WORDS);
+  const i = new Int32Array(raw, 0, rows * PPO_ROW_WORDS);
+  const out = { loss: new Float32Array(rows), ratio: new Float32Array(rows), kl: new Float32Array(rows), clip: new Int32Array(rows) };
+  for (let r = 0; r < rows; r++) {
+    out.loss[r] = f[r * 4]!;
+    out.ratio[r] = f[r * 4 + 1]!;
+    out.kl[r] = f[r * 4 + 2]!;
+    out.clip[r] = i[r * 4 + 3]!;
+  }
+  return out;
+}
+
+export interface PpoLossConfig extends PpoLossOptions {
+  numRows: number;
+  /** Row r of the call is rowBase + r in every array (default 0). */
+  rowBase?: number;
+}
+
+/**
+ * ppoLossCpu on the GPU: buffers logp, logpOld, logpRef, adv, weight, and the outputs dlogp [R]
+ * and out [R] PpoRow (PPO_ROW_WORDS words per row; unpackPpoRows splits them).
+ */
+export const ppoLossKernel = defineKernel({
+  label: 'ppoLoss',
+  wgsl: ppoLossWGSL,
+  workgroupSize: PPO_LOSS_WORKGROUP_SIZE,
+  bindings: ['logp', 'logpOld', 'logpRef', 'adv', 'weight', 'dlogp', 'out'],
+  uniform: PPO_LOSS_UNIFORM,
+  values: (c: PpoLossConfig) => ({
+    numRows: c.numRows,
+    rowBase: c.rowBase ?? 0,
+    // log(0) = -Infinity at clipLow = 1: the largest finite f32 clamps the same (log r >= -20).
+    loLog: Math.max(Math.log(1 - c.clipLow), -3.4e38),
+    hiLog: Math.log(1 + c.clipHigh),
+    dualClip: c.dualClip,
+    klCoef: c.klCoef,
+  }),
+  workgroups: (c) => Math.ceil(c.numRows / PPO_LOSS_WORKGROUP_SIZE),
+});
+export const createPpoLossKernel = (device: GPUDevice) => ppoLossKernel.create(device);

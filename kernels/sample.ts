@@ -5,6 +5,8 @@
  */
 import { hashUniform } from '../workers/rng';
 import { MASKED_LOGIT, rowLse } from './mlp';
+import { defineKernel, uniformLayout } from './pipeline';
+import sampleWGSL from './sample.wgsl?raw';
 
 /** Writes the sampled token of row r into seq[rowPos[r]]. */
 export function sampleCpu(
@@ -35,3 +37,40 @@ export function sampleCpu(
     seq[rowPos[r]!] = pick >= 0 ? pick : last;
   }
 }
+
+export const SAMPLE_WORKGROUP_SIZE = 64;
+
+export interface SampleConfig {
+  vocab: number;
+  numRows: number;
+  /** First entry of rowPos (default 0). */
+  rowBase?: number;
+  /** First row of z (default 0). */
+  zBase?: number;
+  /** The token of row r also goes to sampled[r * outStride + outOffset] (defaults 1 and 0). */
+  outStride?: number;
+  outOffset?: number;
+  seed: number;
+  iter: number;
+}
+
+/** Mirrors `struct Sample` in sample.wgsl. */
+export const SAMPLE_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['zBase', 'u32'], ['vocab', 'u32'],
+  ['outStride', 'u32'], ['outOffset', 'u32'], ['seed', 'u32'], ['iter', 'u32'],
+] as const);
+
+/** sampleCpu on the GPU: buffers z, rowPos, seq (tokens written in place) and sampled (readback). */
+export const sampleKernel = defineKernel({
+  label: 'sample',
+  wgsl: sampleWGSL,
+  workgroupSize: SAMPLE_WORKGROUP_SIZE,
+  bindings: ['z', 'rowPos', 'seq', 'sampled'],
+  uniform: SAMPLE_UNIFORM,
+  values: (c: SampleConfig) => ({
+    numRows: c.numRows, rowBase: c.rowBase ?? 0, zBase: c.zBase ?? 0, vocab: c.vocab,
+    outStride: c.outStride ?? 1, outOffset: c.outOffset ?? 0, seed: c.seed >>> 0, iter: c.iter >>> 0,
+  }),
+  workgroups: (c) => Math.ceil(c.numRows / SAMPLE_WORKGROUP_SIZE),
+});
+export const createSampleKernel = (device: GPUDevice) => sampleKernel.create(device);

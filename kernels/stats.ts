@@ -5,6 +5,8 @@
  * Histograms count masked tokens in HIST_BINS fixed bins; out-of-range values go to the end bins.
  */
 import { ADV_HIST_RANGE, HIST_BINS, LOGRATIO_HIST_RANGE } from '../workers/metrics';
+import { defineKernel, uniformLayout } from './pipeline';
+import statsWGSL from './stats.wgsl?raw';
 
 export interface StatsInput {
   /** [R] 0/1 loss mask of policy tokens */
@@ -150,3 +152,60 @@ export function statsCpu(s: StatsInput): StatsOut {
     ratio_hist: ratioHist,
   };
 }
+
+export const STATS_WORKGROUP_SIZE = 256;
+
+/** Scalar slots of the stats output, in the order of the STAT_* constants in stats.wgsl. */
+export const STATS_FIELDS = [
+  'tokens', 'adv_mean', 'adv_std', 'adv_zero_frac', 'ratio_mean', 'ratio_min', 'ratio_max',
+  'clip_frac_low', 'clip_frac_high', 'entropy', 'kl_ref', 'loss', 'groups_all_equal_frac', 'ess',
+] as const satisfies ReadonlyArray<keyof StatsOut>;
+
+/** f32 words of the stats output: the scalars, then adv_hist, then ratio_hist. */
+export const STATS_WORDS = STATS_FIELDS.length + 2 * HIST_BINS;
+
+export function decodeStats(words: Float32Array): StatsOut {
+  const out = {} as Record<string, number | number[]>;
+  STATS_FIELDS.forEach((name, i) => (out[name] = words[i]!));
+  const k = STATS_FIELDS.length;
+  out.adv_hist = Array.from(words.subarray(k, k + HIST_BINS));
+  out.ratio_hist = Array.from(words.subarray(k + HIST_BINS, k + 2 * HIST_BINS));
+  return out as unknown as StatsOut;
+}
+
+/** Mirrors `struct Stats` in stats.wgsl. */
+export const STATS_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['numTraj', 'u32'], ['group', 'u32'], ['tp', 'u32'], ['minibatches', 'u32'],
+  ['advLo', 'f32'], ['advScale', 'f32'], ['ratioLo', 'f32'], ['ratioScale', 'f32'],
+] as const);
+
+export interface StatsConfig {
+  /** Trajectories N; rows are N * tp. */
+  numTraj: number;
+  group: number;
+  tp: number;
+  minibatches: number;
+}
+
+/**
+ * statsCpu on the GPU in one workgroup: buffers mask, adv, logp, logpOld, entropy, ppo (ppoLoss's
+ * PpoRow output), rewards, and out [STATS_WORDS] f32 (decodeStats reads it).
+ */
+export const statsKernel = defineKernel({
+  label: 'stats',
+  wgsl: statsWGSL,
+  workgroupSize: STATS_WORKGROUP_SIZE,
+  bindings: ['mask', 'adv', 'logp', 'logpOld', 'entropy', 'ppo', 'rewards', 'out'],
+  uniform: STATS_UNIFORM,
+  check: (c: StatsConfig) => {
+    if (HIST_BINS !== 24) throw new Error('stats: stats.wgsl is compiled for 24 histogram bins');
+    if (c.group < 1) throw new Error('stats: group must be at least 1');
+  },
+  values: (c: StatsConfig) => ({
+    numRows: c.numTraj * c.tp, numTraj: c.numTraj, group: c.group, tp: c.tp, minibatches: c.minibatches,
+    advLo: ADV_HIST_RANGE[0], advScale: HIST_BINS / (ADV_HIST_RANGE[1] - ADV_HIST_RANGE[0]),
+    ratioLo: LOGRATIO_HIST_RANGE[0], ratioScale: HIST_BINS / (LOGRATIO_HIST_RANGE[1] - LOGRATIO_HIST_RANGE[0]),
+  }),
+  workgroups: () => 1,
+});
+export const createStatsKernel = (device: GPUDevice) => statsKernel.create(device);

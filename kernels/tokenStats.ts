@@ -6,6 +6,8 @@
  * Masked logits have pi = 0 and are skipped so that 0 * (-1e30) never enters the sum.
  */
 import { MASKED_LOGIT, rowLse } from './mlp';
+import { defineKernel, uniformLayout } from './pipeline';
+import tokenStatsWGSL from './tokenStats.wgsl?raw';
 
 export interface TokenStats {
   /** [R] log pi(a_r) */
@@ -50,3 +52,27 @@ export function tokenStatsCpu(
   }
   return out;
 }
+
+export const TOKEN_STATS_WORKGROUP_SIZE = 64;
+
+/** Mirrors `struct TokenStats` in tokenStats.wgsl. */
+export const TOKEN_STATS_UNIFORM = uniformLayout([['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32']] as const);
+
+/**
+ * tokenStatsCpu on the GPU: buffers z, seq, rowPos, and the outputs logp, entropy, sumP2. Row r of
+ * the call is rowBase + r in z, rowPos and the outputs. The WGSL evaluates the same formulas in the
+ * shifted logits z - max (H = log s - sum pi (z - m), sum pi^2 = sum exp(2(z - m)) / s^2), which
+ * keep their digits in f32 at |z| ~ 1e4 where lse - sum pi z does not.
+ */
+export const tokenStatsKernel = defineKernel({
+  label: 'tokenStats',
+  wgsl: tokenStatsWGSL,
+  workgroupSize: TOKEN_STATS_WORKGROUP_SIZE,
+  bindings: ['z', 'seq', 'rowPos', 'logp', 'entropy', 'sumP2'],
+  uniform: TOKEN_STATS_UNIFORM,
+  values: (c: { vocab: number; numRows: number; rowBase?: number }) => ({
+    numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.vocab,
+  }),
+  workgroups: (c) => Math.ceil(c.numRows / TOKEN_STATS_WORKGROUP_SIZE),
+});
+export const createTokenStatsKernel = (device: GPUDevice) => tokenStatsKernel.create(device);

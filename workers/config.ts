@@ -17,8 +17,8 @@ export type LossAgg = (typeof LOSS_AGG_MODES)[number];
 export const CONFIG_FIELDS = {
   task: { kind: 'choice', default: 'search', options: TASK_IDS, label: 'task', doc: 'The toy multi-turn task.' },
   seed: { kind: 'int', default: 1, min: 0, max: 2 ** 31 - 1, label: 'seed', doc: 'Seeds tasks, initial weights and token sampling.' },
-  'env.entities': { kind: 'int', default: 6, min: 2, max: 32, label: 'entities', doc: 'Entities in each episode\'s knowledge base.' },
-  'env.attributes': { kind: 'int', default: 3, min: 1, max: 16, label: 'attributes', doc: 'Attributes per entity.' },
+  'env.entities': { kind: 'int', default: 3, min: 2, max: 32, label: 'entities', doc: 'Entities in each episode\'s knowledge base.' },
+  'env.attributes': { kind: 'int', default: 2, min: 1, max: 16, label: 'attributes', doc: 'Attributes per entity.' },
   'env.values': { kind: 'int', default: 8, min: 2, max: 64, label: 'values', doc: 'Distinct attribute values (chance of a blind answer is 1/values).' },
   'env.maxTurns': { kind: 'int', default: 3, min: 1, max: 8, label: 'turn limit', doc: 'Turns before the episode ends without an answer.' },
   batch: { kind: 'int', default: 16, min: 1, max: 1024, label: 'prompts per batch', doc: 'Task instances per iteration (B).' },
@@ -27,7 +27,7 @@ export const CONFIG_FIELDS = {
   'model.embed': { kind: 'int', default: 16, min: 2, max: 128, label: 'embedding size', doc: 'Embedding width per token.' },
   'model.hidden': { kind: 'int', default: 64, min: 4, max: 1024, label: 'hidden units', doc: 'Width of the tanh hidden layer.' },
   temperature: { kind: 'number', default: 1, min: 0.05, max: 5, label: 'temperature', doc: 'Sampling temperature; training uses the same one, or every ratio is biased.' },
-  lr: { kind: 'number', default: 0.01, min: 1e-6, max: 1, scale: 'log', label: 'learning rate', doc: 'Adam step size.' },
+  lr: { kind: 'number', default: 0.003, min: 1e-6, max: 1, scale: 'log', label: 'learning rate', doc: 'Adam step size.' },
   epochs: { kind: 'int', default: 1, min: 1, max: 16, label: 'epochs', doc: 'Passes over each batch (more than 1 makes ratios move away from 1).' },
   minibatches: { kind: 'int', default: 1, min: 1, max: 64, label: 'minibatches', doc: 'Optimizer steps per epoch; the batch is split by trajectory.' },
   maxGradNorm: { kind: 'number', default: 1, min: 0, max: 100, label: 'max grad norm', doc: 'Global gradient-norm clip (0: off).' },
@@ -37,7 +37,7 @@ export const CONFIG_FIELDS = {
   clipHigh: { kind: 'number', default: 0.2, min: 0, max: 10, label: 'clip high', doc: 'PPO clip: ratio ceiling is 1 + clipHigh (DAPO raises it).' },
   dualClip: { kind: 'number', default: 3, min: 1, max: 100, label: 'dual clip c', doc: 'For negative advantages the loss is capped at -A*c.' },
   klCoef: { kind: 'number', default: 0, min: 0, max: 1, label: 'KL coef', doc: 'Weight of the k3 KL to the initial policy in the loss.' },
-  lossAgg: { kind: 'choice', default: 'seq-mean-token-mean', options: LOSS_AGG_MODES, label: 'loss aggregation', doc: 'How token losses are averaged (METHODS.md 1.3).' },
+  lossAgg: { kind: 'choice', default: 'token-mean', options: LOSS_AGG_MODES, label: 'loss aggregation', doc: 'How token losses are averaged (METHODS.md 1.3).' },
 } as const satisfies Record<string, ParamSpec>;
 
 export type ConfigKey = keyof typeof CONFIG_FIELDS;

@@ -28,9 +28,12 @@ async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promi
   }
   const { requestGpu } = await import('./gpuDevice');
   const { createGpuBackend } = await import('./gpuBackend');
+  const { validateKernels } = await import('../kernels/pipeline');
+  const { ALL_KERNELS } = await import('../kernels/all');
   let g: Awaited<ReturnType<typeof requestGpu>>;
   try {
-    g = await requestGpu(gpu);
+    // Kernels are compiled only once the adapter is known to be used.
+    g = await requestGpu(gpu, { validate: false });
   } catch (e) {
     if (choice === 'gpu') throw e;
     return cpu(`no usable WebGPU adapter (${(e as Error).message})`);
@@ -38,6 +41,13 @@ async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promi
   if (g.isFallbackAdapter && choice === 'auto') {
     g.device.destroy();
     return cpu(`the WebGPU adapter is a software fallback (${g.label}), slower than the CPU path; choose GPU to force it`);
+  }
+  try {
+    await validateKernels(g.device, ALL_KERNELS);
+  } catch (e) {
+    g.device.destroy();
+    if (choice === 'gpu') throw e;
+    return cpu(`the WebGPU kernels failed to compile on ${g.label} (${(e as Error).message})`);
   }
   return {
     info: { kind: 'gpu', label: g.label, isFallbackAdapter: g.isFallbackAdapter, fallbackReason: null },

@@ -1,0 +1,49 @@
+// Shared helpers, joined in front of every kernel's source by kernels/pipeline.ts (no includes).
+// hashUniform gives the same bits as hashUniform in workers/rng.ts, so both backends sample alike.
+
+// Logit of a token the grammar forbids: Math.fround(-1e30), bit for bit (MASKED_LOGIT in mlp.ts).
+const MASKED_LOGIT: f32 = bitcast<f32>(0xf149f2cau);
+
+// Largest finite f32, used as +-infinity in min/max reductions (WGSL has no infinity literal).
+const F32_MAX: f32 = bitcast<f32>(0x7f7fffffu);
+
+fn isMasked(z: f32) -> bool {
+  return z <= MASKED_LOGIT;
+}
+
+// PCG-RXS-M-XS 32-bit hash (Jarzynski & Olano 2020); u32 arithmetic wraps as Math.imul does.
+fn pcgHash(v: u32) -> u32 {
+  let state = v * 747796405u + 2891336453u;
+  let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+  return (word >> 22u) ^ word;
+}
+
+// Uniform in [0, 1) with 24 bits: exact in f32.
+fn hashUniform(seed: u32, a: u32, b: u32, c: u32) -> f32 {
+  var h = pcgHash(seed ^ 0x9e3779b9u);
+  h = pcgHash(h + a);
+  h = pcgHash(h + b);
+  h = pcgHash(h + c);
+  return f32(h >> 8u) * (1.0 / 16777216.0);
+}
+
+// tanh with no exp overflow: the same formula as safeTanh in mlp.ts.
+fn safeTanh(x: f32) -> f32 {
+  let c = clamp(x, -15.0, 15.0);
+  return 1.0 - 2.0 / (exp(2.0 * c) + 1.0);
+}
+
+// Flat index of a workgroup in a 2-D grid (kernels/pipeline.ts grid2d).
+fn flatWorkgroup(wid: vec3u, nwg: vec3u) -> u32 {
+  return wid.y * nwg.x + wid.x;
+}
+
+// Sequence index of context token k (0 = oldest) of the row predicting flat position `pos` of a
+// [N, seqLen] sequence, or -1 where the context reaches before the sequence start (token PAD = 0).
+fn contextIndex(pos: u32, seqLen: u32, context: u32, k: u32) -> i32 {
+  let q = i32(pos % seqLen) - i32(context) + i32(k);
+  if (q < 0) {
+    return -1;
+  }
+  return i32(pos - context + k);
+}

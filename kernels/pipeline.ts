@@ -1,0 +1,252 @@
+/**
+ * Host-side plumbing shared by the kernel modules: WGSL source assembly (common.wgsl joined in
+ * front of each kernel, STYLE.md 10.3), a per-device pipeline cache, uniform structs mirrored from
+ * WGSL as one field table, and 2-D dispatch grids (more than 65535 workgroups).
+ *
+ * A kernel is `defineKernel({...})`; `spec.create(device)` gives `{ bind, encode, destroy }`. Each
+ * `bind(buffers, config)` makes one dispatch configuration with its own uniform buffer and bind
+ * group, created once: uniforms written with writeBuffer between dispatches of one submit would all
+ * read the last value, so every distinct configuration in a submit needs its own call.
+ */
+import commonWGSL from './common.wgsl?raw';
+
+export { commonWGSL };
+
+/**
+ * GPUBufferUsage and GPUMapMode bits (fixed by the WebGPU spec). Used instead of the globals, which
+ * Node's `webgpu` package (Dawn) only installs when asked to, so the engine runs there unchanged.
+ */
+export const BufferUsage = {
+  MAP_READ: 0x1,
+  COPY_SRC: 0x4,
+  COPY_DST: 0x8,
+  UNIFORM: 0x40,
+  STORAGE: 0x80,
+} as const;
+export const MapMode = { READ: 0x1 } as const;
+
+export type ScalarType = 'u32' | 'i32' | 'f32';
+
+/** A WGSL uniform struct of 4-byte scalars, in declaration order. Mirror the WGSL struct exactly. */
+export interface UniformLayout<N extends string> {
+  readonly fields: ReadonlyArray<readonly [N, ScalarType]>;
+  /** Byte offset of each field. */
+  readonly offsets: Readonly<Record<N, number>>;
+  /** Buffer size in bytes (rounded up to 16). */
+  readonly size: number;
+  pack(values: Readonly<Record<N, number>>): ArrayBuffer;
+}
+
+export function uniformLayout<const N extends string>(fields: ReadonlyArray<readonly [N, ScalarType]>): UniformLayout<N> {
+  const offsets = {} as Record<N, number>;
+  fields.forEach(([name], i) => (offsets[name] = 4 * i));
+  const size = Math.max(16, Math.ceil((4 * fields.length) / 16) * 16);
+  return {
+    fields,
+    offsets,
+    size,
+    pack(values) {
+      const buf = new ArrayBuffer(size);
+      const view = new DataView(buf);
+      for (const [name, type] of fields) {
+        const x = values[name];
+        if (typeof x !== 'number' || Number.isNaN(x)) throw new Error(`uniform field ${name}: got ${x}`);
+        if (type === 'f32') view.setFloat32(offsets[name], x, true);
+        else if (type === 'i32') view.setInt32(offsets[name], x, true);
+        else {
+          if (!Number.isInteger(x) || x < 0 || x > 0xffffffff) throw new Error(`uniform field ${name}: ${x} is not a u32`);
+          view.setUint32(offsets[name], x, true);
+        }
+      }
+      return buf;
+    },
+  };
+}
+
+/** Whole buffer or a range of one. */
+export type BufferArg = GPUBuffer | GPUBufferBinding;
+
+export interface KernelCall<C> {
+  readonly label: string;
+  readonly bindGroup: GPUBindGroup;
+  readonly uniform: GPUBuffer;
+  /** [x, y] workgroups of the dispatch; [0, 0] dispatches nothing. */
+  readonly workgroups: readonly [number, number];
+  /** Rewrites this call's uniform with queue.writeBuffer; the next submit sees it. */
+  update(c: C): void;
+}
+
+export interface Kernel<B, C> {
+  readonly label: string;
+  readonly pipeline: GPUComputePipeline;
+  /** One dispatch configuration: a uniform buffer and a bind group, made once and reused. */
+  bind(buffers: B, config: C, label?: string): KernelCall<C>;
+  /** setPipeline + setBindGroup + dispatchWorkgroups (nothing when the call has no work). */
+  encode(pass: GPUComputePassEncoder, call: KernelCall<C>): void;
+  /** Destroys the uniform buffers this instance made (the cached pipeline stays with the device). */
+  destroy(): void;
+}
+
+export interface KernelSpec<C, BN extends string, N extends string> {
+  /** Pipeline, shader module and buffer labels; also the WGSL file's name. */
+  label: string;
+  /** The kernel's own WGSL; common.wgsl is joined in front. */
+  wgsl: string;
+  /** Passed as the WGSL override `workgroupSize` (a power of two). */
+  workgroupSize: number;
+  /** Buffer bindings in WGSL order: `@binding(1)`, `@binding(2)`, ...; binding 0 is the uniform. */
+  bindings: ReadonlyArray<BN>;
+  uniform: UniformLayout<N>;
+  values(c: C): Readonly<Record<N, number>>;
+  /** Workgroups the dispatch needs in all. */
+  workgroups(c: C): number;
+  /** Throws for a configuration the WGSL cannot handle (fixed-size workgroup arrays). */
+  check?(c: C): void;
+}
+
+export interface DefinedKernel<B, C> {
+  readonly label: string;
+  /** common.wgsl joined with the kernel's own WGSL. */
+  readonly source: string;
+  readonly workgroupSize: number;
+  /** The TS mirror of the kernel's uniform struct (binding 0). */
+  readonly uniform: UniformLayout<string>;
+  create(device: GPUDevice): Kernel<B, C>;
+}
+
+interface CachedPipeline {
+  module: GPUShaderModule;
+  pipeline: GPUComputePipeline;
+  /**
+   * The module's compilation messages, asked for once: in Chromium 156 a second
+   * getCompilationInfo() on the same module never resolves.
+   */
+  compilation?: Promise<GPUCompilationInfo>;
+}
+
+const pipelineCache = new WeakMap<GPUDevice, Map<string, CachedPipeline>>();
+
+/** The kernel's pipeline on this device, compiled on first use and cached by label. */
+export function getPipeline(device: GPUDevice, k: { label: string; source: string; workgroupSize: number }): CachedPipeline {
+  let perDevice = pipelineCache.get(device);
+  if (!perDevice) pipelineCache.set(device, (perDevice = new Map()));
+  const key = `${k.label}#${k.workgroupSize}`;
+  let hit = perDevice.get(key);
+  if (!hit) {
+    const module = device.createShaderModule({ label: k.label, code: k.source });
+    const pipeline = device.createComputePipeline({
+      label: k.label,
+      layout: 'auto',
+      compute: { module, entryPoint: 'main', constants: { workgroupSize: k.workgroupSize } },
+    });
+    hit = { module, pipeline };
+    perDevice.set(key, hit);
+  }
+  return hit;
+}
+
+/** Splits `total` workgroups into an [x, y] grid; WGSL recovers the index as wid.y * nwg.x + wid.x. */
+export function grid2d(total: number, maxPerDim = 65535): [number, number] {
+  if (total <= 0) return [0, 0];
+  if (total <= maxPerDim) return [total, 1];
+  const y = Math.ceil(total / maxPerDim);
+  return [Math.ceil(total / y), y];
+}
+
+export function defineKernel<C, const BN extends string, const N extends string>(
+  spec: KernelSpec<C, BN, N>,
+): DefinedKernel<Record<BN, BufferArg>, C> {
+  type B = Record<BN, BufferArg>;
+  const wg = spec.workgroupSize;
+  if (!(wg > 0 && (wg & (wg - 1)) === 0)) throw new Error(`${spec.label}: workgroup size ${wg} must be a power of two`);
+  const source = `${commonWGSL}\n// ---- ${spec.label}.wgsl ----\n${spec.wgsl}`;
+  return {
+    label: spec.label,
+    source,
+    workgroupSize: wg,
+    uniform: spec.uniform,
+    create(device: GPUDevice): Kernel<B, C> {
+      const { pipeline } = getPipeline(device, { label: spec.label, source, workgroupSize: wg });
+      const layout = pipeline.getBindGroupLayout(0);
+      const owned: GPUBuffer[] = [];
+      const maxDim = device.limits.maxComputeWorkgroupsPerDimension;
+      return {
+        label: spec.label,
+        pipeline,
+        bind(buffers, config, label = spec.label) {
+          spec.check?.(config);
+          const uniform = device.createBuffer({
+            label: `${label} uniform`,
+            size: spec.uniform.size,
+            usage: BufferUsage.UNIFORM | BufferUsage.COPY_DST,
+          });
+          owned.push(uniform);
+          device.queue.writeBuffer(uniform, 0, spec.uniform.pack(spec.values(config)));
+          const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform } }];
+          spec.bindings.forEach((name, i) => {
+            const b = buffers[name] as BufferArg | undefined;
+            if (!b) throw new Error(`${label}: missing buffer "${name}"`);
+            entries.push({ binding: i + 1, resource: 'buffer' in b ? b : { buffer: b } });
+          });
+          const bindGroup = device.createBindGroup({ label, layout, entries });
+          const call = {
+            label,
+            bindGroup,
+            uniform,
+            workgroups: grid2d(spec.workgroups(config), maxDim) as readonly [number, number],
+            update(c: C) {
+              spec.check?.(c);
+              call.workgroups = grid2d(spec.workgroups(c), maxDim);
+              device.queue.writeBuffer(uniform, 0, spec.uniform.pack(spec.values(c)));
+            },
+          };
+          return call;
+        },
+        encode(pass, call) {
+          const [x, y] = call.workgroups;
+          if (x === 0 || y === 0) return;
+          pass.setPipeline(pipeline);
+          pass.setBindGroup(0, call.bindGroup);
+          pass.dispatchWorkgroups(x, y);
+        },
+        destroy() {
+          for (const b of owned.splice(0)) b.destroy();
+        },
+      };
+    },
+  };
+}
+
+/** Lines that common.wgsl and the separator comment add in front of a kernel's own source. */
+const PREFIX_LINES = commonWGSL.split('\n').length + 1;
+
+/** File and line of a line number in a joined kernel source. */
+export function wgslLocation(label: string, lineNum: number): string {
+  return lineNum > PREFIX_LINES ? `${label}.wgsl:${lineNum - PREFIX_LINES}` : `common.wgsl:${lineNum}`;
+}
+
+/**
+ * Compiles the given kernels on `device` inside validation and internal error scopes and checks
+ * each module's compilation messages; throws one Error naming every kernel that failed. Call this
+ * once after creating a device, so a WGSL typo fails loudly instead of producing zeros.
+ */
+export async function validateKernels(
+  device: GPUDevice,
+  kernels: ReadonlyArray<{ label: string; source: string; workgroupSize: number }>,
+): Promise<void> {
+  const problems: string[] = [];
+  for (const k of kernels) {
+    device.pushErrorScope('validation');
+    device.pushErrorScope('internal');
+    const cached = getPipeline(device, k);
+    const internal = await device.popErrorScope();
+    const validation = await device.popErrorScope();
+    const info = await (cached.compilation ??= cached.module.getCompilationInfo());
+    for (const m of info.messages) {
+      if (m.type === 'error') problems.push(`${wgslLocation(k.label, m.lineNum)}:${m.linePos}: ${m.message}`);
+    }
+    if (validation) problems.push(`${k.label}: pipeline validation error: ${validation.message}`);
+    if (internal) problems.push(`${k.label}: internal error: ${internal.message}`);
+  }
+  if (problems.length) throw new Error(`WebGPU kernels failed to compile:\n${problems.join('\n')}`);
+}

@@ -1,0 +1,66 @@
+// Inverse-CDF sampling from the softmax of each row of masked logits, one thread per row
+// (reference: sampleCpu in sample.ts). u = hashUniform(seed, iter, rowPos, 0); the token is written
+// into seq[rowPos] and into sampled[r * outStride + outOffset] for the readback.
+
+struct Sample {
+  numRows: u32,
+  rowBase: u32,
+  zBase: u32,
+  vocab: u32,
+  outStride: u32,
+  outOffset: u32,
+  seed: u32,
+  iter: u32,
+}
+
+@group(0) @binding(0) var<uniform> u: Sample;
+@group(0) @binding(1) var<storage, read> z: array<f32>;               // [rows, vocab] masked logits
+@group(0) @binding(2) var<storage, read> rowPos: array<u32>;          // [rows] flat positions
+@group(0) @binding(3) var<storage, read_write> seq: array<u32>;       // [N, seqLen] tokens
+@group(0) @binding(4) var<storage, read_write> sampled: array<u32>;   // [rows, outStride] readback
+
+override workgroupSize: u32 = 64;
+
+@compute @workgroup_size(workgroupSize)
+fn main(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let r = flatWorkgroup(wid, nwg) * workgroupSize + lid;
+  if (r >= u.numRows) {
+    return;
+  }
+  let off = (u.zBase + r) * u.vocab;
+  var m = -F32_MAX;
+  for (var v = 0u; v < u.vocab; v++) {
+    m = max(m, z[off + v]);
+  }
+  var s = 0.0;
+  for (var v = 0u; v < u.vocab; v++) {
+    s += exp(z[off + v] - m);
+  }
+  let ls = log(s); // lse = m + ls; probabilities are exp((z - m) - ls), see tokenStats.wgsl
+
+  let pos = rowPos[u.rowBase + r];
+  let x = hashUniform(u.seed, u.iter, pos, 0u);
+  var cum = 0.0;
+  var pick = -1;
+  var last = 0u;
+  for (var v = 0u; v < u.vocab; v++) {
+    let zv = z[off + v];
+    if (isMasked(zv)) {
+      continue;
+    }
+    last = v;
+    cum += exp((zv - m) - ls);
+    if (x < cum) {
+      pick = i32(v);
+      break;
+    }
+  }
+  // Rounding can leave the total just under x: take the last allowed token.
+  let tok = select(last, u32(pick), pick >= 0);
+  seq[pos] = tok;
+  sampled[r * u.outStride + u.outOffset] = tok;
+}

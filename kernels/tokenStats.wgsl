@@ -1,0 +1,62 @@
+// Per-row log-prob of the sampled token, entropy and sum of squared probabilities by log-sum-exp,
+// one thread per row (reference: tokenStatsCpu in tokenStats.ts). Row r is rowBase + r in z and
+// in the outputs; its sampled token is seq[rowPos[row]].
+
+struct TokenStats {
+  numRows: u32,
+  rowBase: u32,
+  vocab: u32,
+}
+
+@group(0) @binding(0) var<uniform> u: TokenStats;
+@group(0) @binding(1) var<storage, read> z: array<f32>;                // [rows, vocab] masked logits
+@group(0) @binding(2) var<storage, read> seq: array<u32>;              // [N, seqLen] tokens
+@group(0) @binding(3) var<storage, read> rowPos: array<u32>;           // [rows] flat positions
+@group(0) @binding(4) var<storage, read_write> logp: array<f32>;       // [rows]
+@group(0) @binding(5) var<storage, read_write> entropy: array<f32>;    // [rows] nats
+@group(0) @binding(6) var<storage, read_write> sumP2: array<f32>;      // [rows]
+
+override workgroupSize: u32 = 64;
+
+@compute @workgroup_size(workgroupSize)
+fn main(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let i = flatWorkgroup(wid, nwg) * workgroupSize + lid;
+  if (i >= u.numRows) {
+    return;
+  }
+  let row = u.rowBase + i;
+  let off = row * u.vocab;
+  var m = -F32_MAX;
+  for (var v = 0u; v < u.vocab; v++) {
+    m = max(m, z[off + v]);
+  }
+  var s = 0.0;
+  for (var v = 0u; v < u.vocab; v++) {
+    s += exp(z[off + v] - m);
+  }
+  let ls = log(s); // lse = m + ls
+
+  // Everything in the shifted logits d = z - m: the reference's lse - sum p z loses all digits in
+  // f32 when |z| ~ 1e4 (p carries an error of ulp(1e4) relative, times z), while
+  // H = ls - sum p d, logp = d_a - ls and sum p^2 = sum exp(2d) / s^2 are the same math and stay
+  // accurate. Masked logits are skipped so that 0 * (-1e30) never enters the sums.
+  var pd = 0.0;
+  var s2 = 0.0;
+  for (var v = 0u; v < u.vocab; v++) {
+    let zv = z[off + v];
+    if (isMasked(zv)) {
+      continue;
+    }
+    let d = zv - m;
+    pd += exp(d - ls) * d;
+    s2 += exp(2.0 * d);
+  }
+  let a = min(seq[rowPos[row]], u.vocab - 1u);
+  logp[row] = (z[off + a] - m) - ls;
+  entropy[row] = ls - pd;
+  sumP2[row] = s2 / (s * s);
+}

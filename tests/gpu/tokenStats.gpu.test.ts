@@ -1,0 +1,57 @@
+/**
+ * tokenStats.wgsl vs tokenStatsCpu (kernels/tokenStats.ts). Tolerance: log-sum-exp in f32 carries
+ * an absolute error of a few ulps of |lse|, and lse ~ max|z|; so atol = 1e-5 + 1e-6 max|z| (1e-5 for
+ * logits of order 1, 1e-2 for logits of 1e4, where one f32 ulp is 1e-3) and rtol = 1e-4 + 1e-6 max|z|
+ * (sumP2 = exp(... - 2 lse) inherits that absolute error as a relative one).
+ */
+import { describe, it } from 'vitest';
+import { TOKEN_STATS_WORKGROUP_SIZE, tokenStatsCpu, tokenStatsKernel } from '../../kernels/tokenStats';
+import { expectClose } from '../helpers/expectClose';
+import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
+import { edgeSizes } from '../helpers/mlpFixture';
+import { requireGpu } from '../helpers/requireGpu';
+
+async function check(c: LogitCase, name: string, rowBase = 0) {
+  const device = await requireGpu();
+  const rows = c.rowPos.length - rowBase;
+  const ref = tokenStatsCpu(c.z.subarray(rowBase * c.V), c.V, c.seq, c.rowPos.subarray(rowBase));
+  const out = await withValidation(device, async () => {
+    const g = new GpuScratch(device);
+    const kernel = tokenStatsKernel.create(device);
+    const n = c.rowPos.length;
+    const [logp, entropy, sumP2] = [g.empty(n), g.empty(n), g.empty(n)];
+    const call = kernel.bind(
+      { z: g.upload(c.z), seq: g.upload(c.seq), rowPos: g.upload(c.rowPos), logp, entropy, sumP2 },
+      { vocab: c.V, numRows: rows, rowBase },
+    );
+    runCalls(device, [[kernel, call]]);
+    const res = {
+      logp: (await g.readF32(logp, n)).subarray(rowBase),
+      entropy: (await g.readF32(entropy, n)).subarray(rowBase),
+      sumP2: (await g.readF32(sumP2, n)).subarray(rowBase),
+    };
+    g.destroy();
+    kernel.destroy();
+    return res;
+  });
+  const s = maxAbsLogit(c.z);
+  const tol = { atol: 1e-5 + 1e-6 * s, rtol: 1e-4 + 1e-6 * s };
+  expectClose(out.logp, ref.logp, { ...tol, label: `tokenStats logp ${name}` });
+  expectClose(out.entropy, ref.entropy, { ...tol, label: `tokenStats entropy ${name}` });
+  expectClose(out.sumP2, ref.sumP2, { ...tol, label: `tokenStats sumP2 ${name}` });
+}
+
+describe('tokenStats.wgsl matches tokenStatsCpu', () => {
+  for (const rows of edgeSizes(TOKEN_STATS_WORKGROUP_SIZE, 1000)) {
+    it(`rows = ${rows}`, async () => check(logitCase(rows, 23, rows), `rows=${rows}`));
+  }
+  it('vocab 1 and vocab 130', async () => {
+    await check(logitCase(20, 1, 1), 'V=1');
+    await check(logitCase(20, 130, 2), 'V=130');
+  });
+  it('rowBase offset', async () => check(logitCase(50, 9, 3), 'rowBase=13', 13));
+  for (const kind of ['huge', 'dominant', 'single', 'flat'] as RowKind[]) {
+    it(`extreme rows: ${kind}`, async () => check(logitCase(40, 16, 4, [kind]), kind));
+  }
+});

@@ -1,0 +1,28 @@
+/**
+ * The GPU tests' device. A missing adapter FAILS the suite, never skips it (STYLE.md 10.8): a
+ * skipped kernel suite would let broken WGSL land. One device per test file, with every kernel
+ * compiled and checked up front by requestGpu.
+ */
+import { requestGpu, type GpuHandle } from '../../workers/gpuDevice';
+
+let handle: Promise<GpuHandle> | null = null;
+
+const HOW =
+  'The GPU tests need a WebGPU adapter: they run in headless Chromium started with ' +
+  '--enable-unsafe-webgpu (SwiftShader gives a CPU adapter where no GPU exists). Install Debian\'s ' +
+  '`chromium` package or set CHROMIUM_PATH to a Chromium build with SwiftShader.';
+
+export async function requireGpuHandle(): Promise<GpuHandle> {
+  handle ??= requestGpu(globalThis.navigator?.gpu, {
+    onLost: (info) => console.error(`GPU device lost: ${info.reason} ${info.message}`),
+  }).catch((e: unknown) => {
+    handle = null;
+    const msg = (e as Error).message;
+    throw new Error(/navigator\.gpu|adapter was found|adapter request/.test(msg) ? `${msg}\n${HOW}` : msg);
+  });
+  return handle;
+}
+
+export async function requireGpu(): Promise<GPUDevice> {
+  return (await requireGpuHandle()).device;
+}

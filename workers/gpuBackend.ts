@@ -1,0 +1,364 @@
+/**
+ * The GPU backend: the same sequence of operations as cpuBackend.ts, as WGSL kernels on buffers
+ * that stay on the device. Every buffer, pipeline, uniform and bind group is made once here; a
+ * call only rewrites the few uniforms that change (the sampling iteration, Adam's step and lr).
+ *
+ * Per rollout turn: one command buffer with actionLen (forward, sample) dispatch pairs and one
+ * readback of the N * actionLen sampled tokens. Per update: one command buffer with every
+ * dispatch (old/ref log-probs, advantages, epochs x minibatches of forward ... Adam, statistics)
+ * and one readback of the statistics. No DOM APIs: it runs in a page, a worker or Node (Dawn).
+ */
+import { adamKernel, gradNormKernel } from '../kernels/adam';
+import { advantageKernel } from '../kernels/advantage';
+import {
+  embedGradKernel,
+  forwardKernel,
+  headGradKernel,
+  hiddenGradKernel,
+  inputGradKernel,
+  logitGradKernel,
+  paramLayout,
+} from '../kernels/mlp';
+import { BufferUsage, MapMode } from '../kernels/pipeline';
+import { PPO_ROW_WORDS, ppoLossKernel, unpackPpoRows } from '../kernels/ppoLoss';
+import { sampleKernel, type SampleConfig } from '../kernels/sample';
+import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats';
+import { tokenStatsKernel } from '../kernels/tokenStats';
+import type { Backend, BatchTensors, RunShape, UpdateInput, UpdateStats } from './backend';
+
+export interface GpuBackendOptions {
+  /** Adapter description shown to the user. */
+  label?: string;
+}
+
+/**
+ * Dispatches one sampleTurn and one update() record (for tests and benchmarks): a turn is
+ * actionLen x (forward, sample); an update is forward + tokenStats for the old and for the reference
+ * log-probs, advantage, then per optimizer step forward, tokenStats, ppoLoss, logitGrad, headGrad,
+ * hiddenGrad, inputGrad, embedGrad, gradNorm, adam, and finally stats.
+ */
+export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
+  const steps = shape.epochs * shape.minibatches.length;
+  return { sampleTurn: 2 * shape.actionLen, update: 2 + 2 + 1 + 10 * steps + 1 };
+}
+
+export function createGpuBackend(
+  device: GPUDevice,
+  shape: RunShape,
+  initialParams: Float32Array,
+  opts: GpuBackendOptions = {},
+): Backend {
+  const { dims, N, L, Tp, actionLen } = shape;
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims).size;
+  const R = N * Tp;
+  const steps = shape.epochs * shape.minibatches.length;
+  const label = opts.label ?? 'WebGPU';
+  if (initialParams.length !== P) throw new Error(`gpu backend: ${initialParams.length} parameters given, the model has ${P}`);
+  if (shape.grammar.length !== V * V) throw new Error(`gpu backend: grammar has ${shape.grammar.length} entries, expected ${V * V}`);
+
+  // The largest per-row buffers: say which limit a too-large batch hits instead of a validation error.
+  const largest = 4 * R * Math.max(V, H, K * D, 4);
+  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  if (largest > limit) {
+    throw new Error(
+      `gpu backend: a ${N} x ${Tp}-row batch needs ${(largest / 2 ** 20).toFixed(0)} MiB buffers, over this device's ` +
+        `${(limit / 2 ** 20).toFixed(0)} MiB storage-buffer limit; use fewer prompts, a smaller group or fewer turns`,
+    );
+  }
+
+  const owned: GPUBuffer[] = [];
+  const S = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+  const buffer = (name: string, bytes: number, usage = S): GPUBuffer => {
+    const b = device.createBuffer({ label: `${name} (${label})`, size: Math.max(16, Math.ceil(bytes / 4) * 4), usage });
+    owned.push(b);
+    return b;
+  };
+  const upload = (name: string, data: Float32Array | Uint32Array): GPUBuffer => {
+    const b = buffer(name, data.byteLength);
+    device.queue.writeBuffer(b, 0, data);
+    return b;
+  };
+  const f32 = (name: string, n: number) => buffer(name, 4 * n);
+
+  // Model and optimizer state: [P] each.
+  const params = upload('params', initialParams);
+  const ref = upload('ref params', initialParams);
+  const m = f32('adam m', P);
+  const v = f32('adam v', P);
+  const grads = f32('grads', P);
+  const norm = f32('grad norm', 1);
+  // Sequences and row tables.
+  const shadow = new Int32Array(N * L); // what the device's seq holds, for range writes in writeTurn
+  const seq = f32('seq', N * L);
+  const trainRowPos = upload('train rowPos', shape.trainRowPos);
+  const rolloutAll = new Uint32Array(shape.rolloutRowPos.length * N);
+  shape.rolloutRowPos.forEach((rp, s) => rolloutAll.set(rp, s * N));
+  const rolloutRowPos = upload('rollout rowPos', rolloutAll);
+  const grammar = upload('grammar', Uint32Array.from(shape.grammar));
+  // Per-row activations: the training rows, or the N rollout rows of one sampling step (R >= N).
+  const h = f32('h', R * H);
+  const z = f32('z', R * V);
+  const dz = f32('dz', R * V);
+  const da = f32('da', R * H);
+  const dx = f32('dx', R * K * D);
+  // Per-row scalars [R].
+  const logp = f32('logp', R);
+  const logpOld = f32('logpOld', R);
+  const logpRef = f32('logpRef', R);
+  const entropy = f32('entropy', R);
+  const sumP2 = f32('sumP2', R);
+  const scratchEntropy = f32('entropy (old/ref, unused)', R);
+  const scratchSumP2 = f32('sumP2 (old/ref, unused)', R);
+  const adv = f32('adv', R);
+  const dlogp = f32('dlogp', R);
+  const ppo = f32('ppo rows', R * PPO_ROW_WORDS);
+  const rewards = f32('rewards', N);
+  const mask = f32('mask', R);
+  const weights = f32('weights', R);
+  const statsOut = f32('stats', STATS_WORDS);
+  const sampled = f32('sampled', N * actionLen);
+  // Readback staging (MAP_READ), one per kind of read so they never overlap.
+  const READ = BufferUsage.MAP_READ | BufferUsage.COPY_DST;
+  const sampledRead = buffer('sampled readback', 4 * N * actionLen, READ);
+  const statsRead = buffer('stats readback', 4 * (STATS_WORDS + 1), READ);
+  const paramsRead = buffer('params readback', 4 * P, READ);
+  const batchParts: Array<[keyof BatchTensors | 'ppo', GPUBuffer, number]> = [
+    ['seq', seq, 4 * N * L],
+    ['logp', logp, 4 * R],
+    ['logpOld', logpOld, 4 * R],
+    ['logpRef', logpRef, 4 * R],
+    ['entropy', entropy, 4 * R],
+    ['sumP2', sumP2, 4 * R],
+    ['adv', adv, 4 * R],
+    ['ppo', ppo, 4 * R * PPO_ROW_WORDS],
+  ];
+  const batchRead = buffer('batch readback', batchParts.reduce((s, [, , n]) => s + n, 0), READ);
+
+  // Kernels: pipelines come from the per-device cache; each bind() below is one configuration.
+  const k = {
+    forward: forwardKernel.create(device),
+    sample: sampleKernel.create(device),
+    tokenStats: tokenStatsKernel.create(device),
+    advantage: advantageKernel.create(device),
+    ppoLoss: ppoLossKernel.create(device),
+    logitGrad: logitGradKernel.create(device),
+    headGrad: headGradKernel.create(device),
+    hiddenGrad: hiddenGradKernel.create(device),
+    inputGrad: inputGradKernel.create(device),
+    embedGrad: embedGradKernel.create(device),
+    gradNorm: gradNormKernel.create(device),
+    adam: adamKernel.create(device),
+    stats: statsKernel.create(device),
+  };
+  const T = shape.temperature;
+
+  // Rollout: one (forward, sample) pair per (turn, slot), rows s*N .. s*N + N - 1 of rolloutRowPos.
+  const sampleConfig = (s: number, iter: number): SampleConfig => ({
+    vocab: V, numRows: N, rowBase: s * N, zBase: 0, outStride: actionLen, outOffset: s % actionLen, seed: shape.seed, iter,
+  });
+  const rollout = shape.rolloutRowPos.map((_, s) => ({
+    forward: k.forward.bind(
+      { params, seq, rowPos: rolloutRowPos, grammar, h, z },
+      { dims, seqLen: L, numRows: N, rowBase: s * N, outBase: 0, temperature: T },
+      `forward rollout ${s}`,
+    ),
+    sample: k.sample.bind({ z, rowPos: rolloutRowPos, seq, sampled }, sampleConfig(s, 0), `sample rollout ${s}`),
+  }));
+
+  // Old and reference log-probs over all training rows.
+  const allRows = { dims, seqLen: L, numRows: R, rowBase: 0, temperature: T };
+  const fwdOld = k.forward.bind({ params, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward old');
+  const fwdRef = k.forward.bind({ params: ref, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward ref');
+  const tsOld = k.tokenStats.bind(
+    { z, seq, rowPos: trainRowPos, logp: logpOld, entropy: scratchEntropy, sumP2: scratchSumP2 },
+    { vocab: V, numRows: R },
+    'tokenStats old',
+  );
+  const tsRef = k.tokenStats.bind(
+    { z, seq, rowPos: trainRowPos, logp: logpRef, entropy: scratchEntropy, sumP2: scratchSumP2 },
+    { vocab: V, numRows: R },
+    'tokenStats ref',
+  );
+  const advCall = k.advantage.bind({ rewards, mask, adv }, { numTraj: N, tp: Tp, group: shape.group, ...shape.grpo });
+
+  // One set of calls per minibatch: rows n0*Tp .. n1*Tp - 1 of every per-row buffer.
+  const minibatch = shape.minibatches.map(([n0, n1], i) => {
+    const rows = { numRows: (n1 - n0) * Tp, rowBase: n0 * Tp };
+    const tag = `minibatch ${i}`;
+    return [
+      k.forward.bind({ params, seq, rowPos: trainRowPos, grammar, h, z }, { ...rows, dims, seqLen: L, temperature: T }, `forward ${tag}`),
+      k.tokenStats.bind({ z, seq, rowPos: trainRowPos, logp, entropy, sumP2 }, { ...rows, vocab: V }, `tokenStats ${tag}`),
+      k.ppoLoss.bind({ logp, logpOld, logpRef, adv, weight: weights, dlogp, out: ppo }, { ...rows, ...shape.loss }, `ppoLoss ${tag}`),
+      k.logitGrad.bind({ z, seq, rowPos: trainRowPos, dlogp, dz }, { ...rows, vocab: V, temperature: T }, `logitGrad ${tag}`),
+      k.headGrad.bind({ h, dz, grads }, { ...rows, dims }, `headGrad ${tag}`),
+      k.hiddenGrad.bind({ params, h, dz, da, dx }, { ...rows, dims }, `hiddenGrad ${tag}`),
+      k.inputGrad.bind({ params, seq, rowPos: trainRowPos, da, grads }, { ...rows, dims, seqLen: L }, `inputGrad ${tag}`),
+      k.embedGrad.bind({ seq, rowPos: trainRowPos, dx, grads }, { ...rows, dims, seqLen: L }, `embedGrad ${tag}`),
+    ] as const;
+  });
+  const normCall = k.gradNorm.bind({ grads, norm }, { n: P });
+  // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
+  const adamConfig = (lr: number, step: number) => ({ n: P, lr, ...shape.optim, step });
+  const adamCalls = Array.from({ length: steps }, (_, s) =>
+    k.adam.bind({ params, grads, m, v, norm }, adamConfig(0, s + 1), `adam step ${s}`),
+  );
+  const statsCall = k.stats.bind(
+    { mask, adv, logp, logpOld, entropy, ppo, rewards, out: statsOut },
+    { numTraj: N, group: shape.group, tp: Tp, minibatches: shape.minibatches.length },
+  );
+
+  let adamStep = 0;
+  let destroyed = false;
+  const busy = new Set<string>();
+
+  /** Submits `encode`'s work, then maps `read` and returns a copy of its bytes. */
+  async function submitAndRead(
+    what: string,
+    read: GPUBuffer,
+    encode: (enc: GPUCommandEncoder) => void,
+  ): Promise<ArrayBuffer> {
+    if (destroyed) throw new Error(`gpu backend: ${what} after destroy()`);
+    if (busy.has(what)) throw new Error(`gpu backend: ${what} called again before the previous call finished`);
+    busy.add(what);
+    try {
+      device.pushErrorScope('validation');
+      const enc = device.createCommandEncoder({ label: what });
+      encode(enc);
+      device.queue.submit([enc.finish()]);
+      const err = await device.popErrorScope();
+      if (err) throw new Error(`gpu backend: ${what}: ${err.message}`);
+      await read.mapAsync(MapMode.READ);
+      const bytes = read.getMappedRange().slice(0);
+      read.unmap();
+      return bytes;
+    } finally {
+      busy.delete(what);
+    }
+  }
+
+  return {
+    kind: 'gpu',
+    label,
+
+    writeSequences(s) {
+      if (s.length !== N * L) throw new Error(`writeSequences: ${s.length} tokens, expected ${N * L}`);
+      shadow.set(s);
+      device.queue.writeBuffer(seq, 0, shadow);
+    },
+
+    async sampleTurn(turn, iter) {
+      if (!(turn >= 0 && turn < shape.maxTurns)) throw new Error(`sampleTurn: turn ${turn} is outside 0..${shape.maxTurns - 1}`);
+      const slots = Array.from({ length: actionLen }, (_, a) => turn * actionLen + a);
+      for (const s of slots) rollout[s]!.sample.update(sampleConfig(s, iter));
+      const bytes = await submitAndRead('sampleTurn', sampledRead, (enc) => {
+        const pass = enc.beginComputePass({ label: `sampleTurn ${turn}` });
+        for (const s of slots) {
+          k.forward.encode(pass, rollout[s]!.forward);
+          k.sample.encode(pass, rollout[s]!.sample);
+        }
+        pass.end();
+        enc.copyBufferToBuffer(sampled, 0, sampledRead, 0, 4 * N * actionLen);
+      });
+      const out = new Int32Array(bytes);
+      for (const s of slots) {
+        const rp = shape.rolloutRowPos[s]!;
+        for (let n = 0; n < N; n++) shadow[rp[n]!] = out[n * actionLen + (s % actionLen)]!;
+      }
+      return out;
+    },
+
+    writeTurn(turn, tokens) {
+      const w = actionLen + shape.obsLen;
+      if (tokens.length !== N * w) throw new Error(`writeTurn: ${tokens.length} tokens, expected ${N * w}`);
+      const start = shape.promptLen + turn * w;
+      for (let n = 0; n < N; n++) shadow.set(tokens.subarray(n * w, (n + 1) * w), n * L + start);
+      // One contiguous write from trajectory 0's turn to the last trajectory's: the positions in
+      // between hold what the device already has (the shadow tracks every write and sample).
+      const end = (N - 1) * L + start + w;
+      device.queue.writeBuffer(seq, 4 * start, shadow, start, end - start);
+    },
+
+    async update(inp: UpdateInput): Promise<UpdateStats> {
+      if (inp.rewards.length !== N) throw new Error(`update: ${inp.rewards.length} rewards, expected ${N}`);
+      if (inp.mask.length !== R || inp.weights.length !== R) throw new Error(`update: mask and weights need ${R} entries`);
+      device.queue.writeBuffer(rewards, 0, inp.rewards);
+      device.queue.writeBuffer(mask, 0, inp.mask);
+      device.queue.writeBuffer(weights, 0, inp.weights);
+      adamCalls.forEach((c, s) => c.update(adamConfig(inp.lr, adamStep + s + 1)));
+      const bytes = await submitAndRead('update', statsRead, (enc) => {
+        const pass = enc.beginComputePass({ label: `update ${inp.iter}` });
+        // ALGO LOGIC: old and reference log-probs of the sampled tokens, then advantages.
+        k.forward.encode(pass, fwdOld);
+        k.tokenStats.encode(pass, tsOld);
+        k.forward.encode(pass, fwdRef);
+        k.tokenStats.encode(pass, tsRef);
+        k.advantage.encode(pass, advCall);
+        let s = 0;
+        for (let epoch = 0; epoch < shape.epochs; epoch++) {
+          for (const [fwd, ts, loss, lg, head, hidden, input, embed] of minibatch) {
+            k.forward.encode(pass, fwd);
+            k.tokenStats.encode(pass, ts);
+            k.ppoLoss.encode(pass, loss);
+            k.logitGrad.encode(pass, lg);
+            k.headGrad.encode(pass, head);
+            k.hiddenGrad.encode(pass, hidden);
+            k.inputGrad.encode(pass, input);
+            k.embedGrad.encode(pass, embed);
+            k.gradNorm.encode(pass, normCall);
+            k.adam.encode(pass, adamCalls[s++]!);
+          }
+        }
+        // PLUMBING: statistics, and the last step's gradient norm after them in the readback.
+        k.stats.encode(pass, statsCall);
+        pass.end();
+        enc.copyBufferToBuffer(statsOut, 0, statsRead, 0, 4 * STATS_WORDS);
+        enc.copyBufferToBuffer(norm, 0, statsRead, 4 * STATS_WORDS, 4);
+      });
+      adamStep += steps;
+      const words = new Float32Array(bytes);
+      return { ...decodeStats(words), grad_norm: steps > 0 ? words[STATS_WORDS]! : 0 };
+    },
+
+    async readParams() {
+      const bytes = await submitAndRead('readParams', paramsRead, (enc) => enc.copyBufferToBuffer(params, 0, paramsRead, 0, 4 * P));
+      return new Float32Array(bytes);
+    },
+
+    async readBatch() {
+      const bytes = await submitAndRead('readBatch', batchRead, (enc) => {
+        let off = 0;
+        for (const [, b, n] of batchParts) {
+          enc.copyBufferToBuffer(b, 0, batchRead, off, n);
+          off += n;
+        }
+      });
+      const parts: Record<string, ArrayBuffer> = {};
+      let off = 0;
+      for (const [name, , n] of batchParts) {
+        parts[name] = bytes.slice(off, off + n);
+        off += n;
+      }
+      const rows = unpackPpoRows(parts.ppo!, R);
+      return {
+        seq: new Int32Array(parts.seq!),
+        logp: new Float32Array(parts.logp!),
+        logpOld: new Float32Array(parts.logpOld!),
+        logpRef: new Float32Array(parts.logpRef!),
+        entropy: new Float32Array(parts.entropy!),
+        sumP2: new Float32Array(parts.sumP2!),
+        adv: new Float32Array(parts.adv!),
+        ratio: rows.ratio,
+        clip: rows.clip,
+        loss: rows.loss,
+      };
+    },
+
+    destroy() {
+      if (destroyed) return;
+      destroyed = true;
+      for (const kernel of Object.values(k)) kernel.destroy();
+      for (const b of owned.splice(0)) b.destroy();
+    },
+  };
+}
