@@ -4,6 +4,7 @@
  */
 import type { RunConfig } from './config';
 import type { MetricRow } from './metrics';
+import type { BatchDump } from './trainer';
 
 export type BackendChoice = 'auto' | 'gpu' | 'cpu';
 
@@ -34,5 +35,7 @@ export interface TrainerApi {
   reset(): Promise<void>;
   /** Readable text of trajectory n of the last batch, with its reward. */
   describeTrajectory(n: number): Promise<{ text: string; reward: number; group: number } | null>;
+  /** The last iteration's whole batch (DESIGN.md "The batch dump"); null before the first iteration. */
+  dumpBatch(): Promise<BatchDump | null>;
   dispose(): Promise<void>;
 }

@@ -129,6 +129,9 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       if (!b || n < 0 || n >= b.episodes.size) return null;
       return { text: b.episodes.describe(n), reward: b.rewards[n]!, group: Math.floor(n / b.episodes.group) };
     },
+    async dumpBatch() {
+      return trainer?.lastBatch ? trainer.dumpBatch() : null;
+    },
     async dispose() {
       await stopLoop();
       trainer?.destroy();
