@@ -18,9 +18,9 @@ async function gpuFactory(): Promise<(shape: RunShape, params: Float32Array) => 
     throw new UsageError('--backend gpu: needs the optional `webgpu` package (npm i webgpu) and a GPU; use --backend cpu');
   }
   const { requestGpu } = await import('../workers/gpuDevice');
-  const { createGpuBackend } = await import('../workers/gpuBackend');
+  const { openGpuBackend } = await import('../workers/gpuBackend');
   const gpu = await requestGpu(create([]));
-  return async (shape, params) => createGpuBackend(gpu.device, shape, params, { label: gpu.label });
+  return (shape, params) => openGpuBackend(gpu.device, shape, params, { label: gpu.label });
 }
 
 async function main(): Promise<void> {

@@ -32,7 +32,10 @@ export function clipScale(norm: number, maxGradNorm: number): number {
   return maxGradNorm > 0 ? Math.min(1, maxGradNorm / (norm + 1e-6)) : 1;
 }
 
-/** Updates params, m and v in place. */
+/**
+ * Updates params, m and v in place and returns true; a non-finite gradient norm skips the step
+ * (nothing changes) and returns false, as adam.wgsl does.
+ */
 export function adamCpu(
   params: Float32Array,
   grads: Float32Array,
@@ -40,7 +43,9 @@ export function adamCpu(
   v: Float32Array,
   norm: number,
   o: AdamOptions,
-): void {
+): boolean {
+  // The GPU's f32 sum of squares overflows where this float64 one does not: skip on the f32 verdict.
+  if (!Number.isFinite(Math.fround(norm * norm))) return false;
   const s = clipScale(norm, o.maxGradNorm);
   const bc1 = 1 - o.beta1 ** o.step;
   const bc2 = 1 - o.beta2 ** o.step;
@@ -50,6 +55,7 @@ export function adamCpu(
     v[i] = o.beta2 * v[i]! + (1 - o.beta2) * g * g;
     params[i] = params[i]! - (o.lr * (m[i]! / bc1)) / (Math.sqrt(v[i]! / bc2) + o.eps);
   }
+  return true;
 }
 
 /** gradNorm runs one workgroup; adam one thread per parameter. */
@@ -87,7 +93,7 @@ export const adamKernel = defineKernel({
   label: 'adam',
   wgsl: adamWGSL,
   workgroupSize: ADAM_WORKGROUP_SIZE,
-  bindings: ['params', 'grads', 'm', 'v', 'norm'],
+  bindings: ['params', 'grads', 'm', 'v', 'norm', 'health'],
   uniform: ADAM_UNIFORM,
   values: (c: AdamOptions & { n: number }) => ({
     n: c.n, lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps,

@@ -2,6 +2,8 @@
 //   s = min(1, maxGradNorm / (norm + 1e-6)) (1 when maxGradNorm = 0),  g = s * grad
 //   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  p -= lr (m / bc1) / (sqrt(v / bc2) + eps)
 // bc1 = 1 - b1^t and bc2 = 1 - b2^t come per optimizer step from the host (one uniform per step).
+// A NaN or Inf gradient norm skips the step (parameters and moments stay as they were) and sets
+// the gradients bit (2) of health[0], as mixed-precision loss scalers skip overflowing steps.
 
 struct Adam {
   n: u32,
@@ -22,6 +24,7 @@ struct Adam {
 @group(0) @binding(3) var<storage, read_write> m: array<f32>;        // [n] first moment
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;        // [n] second moment
 @group(0) @binding(5) var<storage, read> norm: array<f32>;           // [1] gradient norm
+@group(0) @binding(6) var<storage, read_write> health: array<atomic<u32>>; // [1] bit flags
 
 override workgroupSize: u32 = 64;
 
@@ -33,6 +36,12 @@ fn main(
 ) {
   let i = flatWorkgroup(wid, nwg) * workgroupSize + lid;
   if (i >= u.n) {
+    return;
+  }
+  if ((bitcast<u32>(norm[0]) & 0x7f800000u) == 0x7f800000u) {
+    if (i == 0u) {
+      atomicOr(&health[0], 2u);
+    }
     return;
   }
   var s = 1.0;

@@ -1,6 +1,7 @@
 /** Every WGSL kernel, for up-front compilation and checks (workers/gpuDevice.ts) and for tests. */
 import { adamKernel, gradNormKernel } from './adam';
 import { advantageKernel } from './advantage';
+import { finiteCheckKernel } from './finiteCheck';
 import {
   embedGradKernel,
   forwardKernel,
@@ -28,4 +29,5 @@ export const ALL_KERNELS = [
   gradNormKernel,
   adamKernel,
   statsKernel,
+  finiteCheckKernel,
 ] as const;

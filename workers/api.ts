@@ -4,7 +4,7 @@
  */
 import type { RunConfig } from './config';
 import type { MetricRow } from './metrics';
-import type { BatchDump } from './trainer';
+import type { BatchDump, TrainerSnapshot } from './trainer';
 
 export type BackendChoice = 'auto' | 'gpu' | 'cpu';
 
@@ -18,14 +18,33 @@ export interface BackendInfo {
   fallbackReason: string | null;
 }
 
-export interface TrainerEvent {
-  type: 'error';
-  message: string;
+/** What happened to a run besides its metrics; sent to the callback given to subscribe(). */
+export type TrainerEvent =
+  /** The GPU device was lost; the run moved to a new device from its last snapshot and goes on. */
+  | { type: 'device-lost'; iter: number; message: string }
+  /** NaN or Inf appeared; the run rolled back to its last finite snapshot and paused. */
+  | { type: 'non-finite'; iter: number; rolledBackTo: number; quantities: string[]; message: string }
+  /** A new finite snapshot (every few iterations): enough to restart the run if the worker dies. */
+  | { type: 'snapshot'; snapshot: TrainerSnapshot };
+
+/** Resuming a run in a fresh worker: restore the snapshot, then replay silently up to `replayTo`. */
+export interface ResumeFrom {
+  snapshot: TrainerSnapshot;
+  replayTo: number;
 }
 
+/** Faults the reliability tests provoke on purpose. */
+export type DebugFault = 'nan' | 'lose-device' | 'crash' | 'hang';
+
 export interface TrainerApi {
-  /** Creates the backend and the run from a config; resets everything. */
-  configure(config: RunConfig, backend: BackendChoice): Promise<BackendInfo>;
+  /** Creates the backend and the run from a config (or resumes one); resets everything else. */
+  configure(config: RunConfig, backend: BackendChoice, resume?: ResumeFrom): Promise<BackendInfo>;
+  /** Registers the callback for TrainerEvents (one at a time). */
+  subscribe(onEvent: (e: TrainerEvent) => void): Promise<void>;
+  /** Answers at once unless the worker is stuck: the UI's heartbeat. */
+  ping(): Promise<number>;
+  /** Provokes a fault (reliability tests): a NaN, a lost device, an uncaught error, a hang. */
+  debug(fault: DebugFault, ms?: number): Promise<void>;
   /** Trains until pause() or until iteration `untilIter` (if given); metrics arrive batched. */
   start(onMetrics: (rows: MetricRow[]) => void, untilIter?: number): Promise<void>;
   pause(): Promise<void>;

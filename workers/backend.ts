@@ -39,6 +39,8 @@ export interface RunShape {
 
 export interface UpdateInput {
   iter: number;
+  /** Also return the model state (read back with the statistics, in the same copy). */
+  snapshot?: boolean;
   lr: number;
   /** [N] training rewards. */
   rewards: Float32Array;
@@ -48,7 +50,25 @@ export interface UpdateInput {
   weights: Float32Array;
 }
 
-export type UpdateStats = StatsOut & { grad_norm: number };
+/** Everything that changes while training: enough to resume a run exactly. */
+export interface ModelState {
+  params: Float32Array;
+  /** The reference policy of the KL term. */
+  ref: Float32Array;
+  /** Adam moments. */
+  m: Float32Array;
+  v: Float32Array;
+  /** Optimizer steps taken (Adam's bias correction). */
+  adamStep: number;
+}
+
+export type UpdateStats = StatsOut & {
+  grad_norm: number;
+  /** Health bits (kernels/finiteCheck.ts HEALTH): NaN or Inf in the loss, gradients or parameters. */
+  non_finite: number;
+  /** The state after this update, when `snapshot` was asked for. */
+  state?: ModelState;
+};
 
 /** Per-token tensors of the last update, for the batch dump and the trajectory inspector. */
 export interface BatchTensors {
@@ -79,6 +99,10 @@ export interface Backend {
    */
   update(input: UpdateInput): Promise<UpdateStats>;
   readParams(): Promise<Float32Array>;
+  /** Overwrites the model and optimizer state (resume, roll back after a NaN or a lost device). */
+  restore(state: ModelState): void;
+  /** Reliability tests: writes a NaN into the first parameter, as a numerical blow-up would. */
+  injectNaN(): void;
   readBatch(): Promise<BatchTensors>;
   destroy(): void;
 }

@@ -3,6 +3,7 @@
  * references. It is the fallback where WebGPU is missing and the oracle in tests.
  */
 import { adamCpu, gradNormCpu } from '../kernels/adam';
+import { HEALTH, nonFiniteCpu } from '../kernels/finiteCheck';
 import { grpoAdvantageCpu } from '../kernels/advantage';
 import { backwardCpu, forwardCpu, logitGradCpu, paramLayout } from '../kernels/mlp';
 import { ppoLossCpu } from '../kernels/ppoLoss';
@@ -69,6 +70,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       t.adv.set(grpoAdvantageCpu(inp.rewards, inp.mask, Tp, { group: shape.group, ...shape.grpo }));
 
       let gradNorm = 0;
+      let health = 0;
       for (let epoch = 0; epoch < shape.epochs; epoch++) {
         for (const [n0, n1] of shape.minibatches) {
           const [r0, r1] = [n0 * Tp, n1 * Tp];
@@ -94,7 +96,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
           const grads = backwardCpu(params, dims, seq, L, mbRows, f.h, dz);
           gradNorm = gradNormCpu(grads);
           adamStep++;
-          adamCpu(params, grads, m, v, gradNorm, {
+          const applied = adamCpu(params, grads, m, v, gradNorm, {
             lr: inp.lr,
             beta1: shape.optim.beta1,
             beta2: shape.optim.beta2,
@@ -102,8 +104,11 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
             step: adamStep,
             maxGradNorm: shape.optim.maxGradNorm,
           });
+          if (!applied) health |= HEALTH.gradients;
         }
       }
+      if (nonFiniteCpu(t.logp) || nonFiniteCpu(t.loss) || nonFiniteCpu(t.ratio)) health |= HEALTH.loss;
+      if (nonFiniteCpu(params)) health |= HEALTH.parameters;
       // PLUMBING: statistics for the charts.
       const stats = statsCpu({
         mask: inp.mask,
@@ -119,10 +124,23 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
         Tp,
         minibatches: shape.minibatches.length,
       });
-      return { ...stats, grad_norm: gradNorm };
+      const state = inp.snapshot
+        ? { params: Float32Array.from(params), ref: Float32Array.from(ref), m: Float32Array.from(m), v: Float32Array.from(v), adamStep }
+        : undefined;
+      return { ...stats, grad_norm: gradNorm, non_finite: health, ...(state ? { state } : {}) };
     },
     async readParams() {
       return Float32Array.from(params);
+    },
+    restore(st) {
+      params.set(st.params);
+      ref.set(st.ref);
+      m.set(st.m);
+      v.set(st.v);
+      adamStep = st.adamStep;
+    },
+    injectNaN() {
+      params[0] = NaN;
     },
     async readBatch() {
       return structuredClone(t);

@@ -19,12 +19,13 @@ import {
   logitGradKernel,
   paramLayout,
 } from '../kernels/mlp';
+import { finiteCheckKernel, HEALTH } from '../kernels/finiteCheck';
 import { BufferUsage, MapMode } from '../kernels/pipeline';
 import { PPO_ROW_WORDS, ppoLossKernel, unpackPpoRows } from '../kernels/ppoLoss';
 import { sampleKernel, type SampleConfig } from '../kernels/sample';
 import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats';
 import { tokenStatsKernel } from '../kernels/tokenStats';
-import type { Backend, BatchTensors, RunShape, UpdateInput, UpdateStats } from './backend';
+import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 
 export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
@@ -35,11 +36,12 @@ export interface GpuBackendOptions {
  * Dispatches one sampleTurn and one update() record (for tests and benchmarks): a turn is
  * actionLen x (forward, sample); an update is forward + tokenStats for the old and for the reference
  * log-probs, advantage, then per optimizer step forward, tokenStats, ppoLoss, logitGrad, headGrad,
- * hiddenGrad, inputGrad, embedGrad, gradNorm, adam, and finally stats.
+ * hiddenGrad, inputGrad, embedGrad, gradNorm, adam, and finally stats and two finite checks
+ * (log-probs, loss and ratio columns, parameters).
  */
 export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
   const steps = shape.epochs * shape.minibatches.length;
-  return { sampleTurn: 2 * shape.actionLen, update: 2 + 2 + 1 + 10 * steps + 1 };
+  return { sampleTurn: 2 * shape.actionLen, update: 2 + 2 + 1 + 10 * steps + 1 + 4 };
 }
 
 export function createGpuBackend(
@@ -88,6 +90,8 @@ export function createGpuBackend(
   const v = f32('adam v', P);
   const grads = f32('grads', P);
   const norm = f32('grad norm', 1);
+  // [1] u32 health bits (finiteCheck.ts HEALTH), cleared at the start of each update.
+  const health = f32('health', 1);
   // Sequences and row tables.
   const shadow = new Int32Array(N * L); // what the device's seq holds, for range writes in writeTurn
   const seq = f32('seq', N * L);
@@ -121,7 +125,10 @@ export function createGpuBackend(
   // Readback staging (MAP_READ), one per kind of read so they never overlap.
   const READ = BufferUsage.MAP_READ | BufferUsage.COPY_DST;
   const sampledRead = buffer('sampled readback', 4 * N * actionLen, READ);
-  const statsRead = buffer('stats readback', 4 * (STATS_WORDS + 1), READ);
+  // Stats, grad norm and health words, then (on snapshot updates) params, ref, m, v: one mapAsync.
+  const STATS_READ_WORDS = STATS_WORDS + 2;
+  const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
+  const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P), READ);
   const paramsRead = buffer('params readback', 4 * P, READ);
   const batchParts: Array<[keyof BatchTensors | 'ppo', GPUBuffer, number]> = [
     ['seq', seq, 4 * N * L],
@@ -150,6 +157,7 @@ export function createGpuBackend(
     gradNorm: gradNormKernel.create(device),
     adam: adamKernel.create(device),
     stats: statsKernel.create(device),
+    finiteCheck: finiteCheckKernel.create(device),
   };
   const T = shape.temperature;
 
@@ -201,12 +209,20 @@ export function createGpuBackend(
   // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
   const adamConfig = (lr: number, step: number) => ({ n: P, lr, ...shape.optim, step });
   const adamCalls = Array.from({ length: steps }, (_, s) =>
-    k.adam.bind({ params, grads, m, v, norm }, adamConfig(0, s + 1), `adam step ${s}`),
+    k.adam.bind({ params, grads, m, v, norm, health }, adamConfig(0, s + 1), `adam step ${s}`),
   );
   const statsCall = k.stats.bind(
     { mask, adv, logp, logpOld, entropy, ppo, rewards, out: statsOut },
     { numTraj: N, group: shape.group, tp: Tp, minibatches: shape.minibatches.length },
   );
+
+  // After the update: log-probs and the loss and ratio columns of the loss rows (not the clip
+  // column, whose -1 is all ones in bits), and the parameters; Adam flags the gradients. logp is
+  // checked because clamp() of a NaN log-ratio may return a finite number on a GPU.
+  const checkLogp = k.finiteCheck.bind({ data: logp, health }, { n: R, bit: HEALTH.loss }, 'finiteCheck logp');
+  const checkLoss = k.finiteCheck.bind({ data: ppo, health }, { n: R, bit: HEALTH.loss, stride: PPO_ROW_WORDS, offset: 0 }, 'finiteCheck loss');
+  const checkRatio = k.finiteCheck.bind({ data: ppo, health }, { n: R, bit: HEALTH.loss, stride: PPO_ROW_WORDS, offset: 1 }, 'finiteCheck ratio');
+  const checkParams = k.finiteCheck.bind({ data: params, health }, { n: P, bit: HEALTH.parameters }, 'finiteCheck params');
 
   let adamStep = 0;
   let destroyed = false;
@@ -286,7 +302,9 @@ export function createGpuBackend(
       device.queue.writeBuffer(mask, 0, inp.mask);
       device.queue.writeBuffer(weights, 0, inp.weights);
       adamCalls.forEach((c, s) => c.update(adamConfig(inp.lr, adamStep + s + 1)));
-      const bytes = await submitAndRead('update', statsRead, (enc) => {
+      device.queue.writeBuffer(health, 0, new Uint32Array(1));
+      const read = inp.snapshot ? snapshotRead : statsRead;
+      const bytes = await submitAndRead('update', read, (enc) => {
         const pass = enc.beginComputePass({ label: `update ${inp.iter}` });
         // ALGO LOGIC: old and reference log-probs of the sampled tokens, then advantages.
         k.forward.encode(pass, fwdOld);
@@ -311,13 +329,39 @@ export function createGpuBackend(
         }
         // PLUMBING: statistics, and the last step's gradient norm after them in the readback.
         k.stats.encode(pass, statsCall);
+        for (const c of [checkLogp, checkLoss, checkRatio, checkParams]) k.finiteCheck.encode(pass, c);
         pass.end();
-        enc.copyBufferToBuffer(statsOut, 0, statsRead, 0, 4 * STATS_WORDS);
-        enc.copyBufferToBuffer(norm, 0, statsRead, 4 * STATS_WORDS, 4);
+        enc.copyBufferToBuffer(statsOut, 0, read, 0, 4 * STATS_WORDS);
+        enc.copyBufferToBuffer(norm, 0, read, 4 * STATS_WORDS, 4);
+        enc.copyBufferToBuffer(health, 0, read, 4 * (STATS_WORDS + 1), 4);
+        if (inp.snapshot) {
+          [params, ref, m, v].forEach((b, i) => enc.copyBufferToBuffer(b, 0, read, 4 * (STATS_READ_WORDS + i * P), 4 * P));
+        }
       });
       adamStep += steps;
       const words = new Float32Array(bytes);
-      return { ...decodeStats(words), grad_norm: steps > 0 ? words[STATS_WORDS]! : 0 };
+      const out: UpdateStats = {
+        ...decodeStats(words),
+        grad_norm: steps > 0 ? words[STATS_WORDS]! : 0,
+        non_finite: new Uint32Array(bytes, 4 * (STATS_WORDS + 1), 1)[0]!,
+      };
+      if (inp.snapshot) {
+        const part = (i: number) => new Float32Array(bytes, 4 * (STATS_READ_WORDS + i * P), P);
+        out.state = { params: part(0), ref: part(1), m: part(2), v: part(3), adamStep };
+      }
+      return out;
+    },
+
+    restore(st: ModelState) {
+      for (const [b, data] of [[params, st.params], [ref, st.ref], [m, st.m], [v, st.v]] as const) {
+        if (data.length !== P) throw new Error(`restore: state has ${data.length} values, the model has ${P}`);
+        device.queue.writeBuffer(b, 0, data);
+      }
+      adamStep = st.adamStep;
+    },
+
+    injectNaN() {
+      device.queue.writeBuffer(params, 0, Float32Array.of(NaN));
     },
 
     async readParams() {
@@ -361,4 +405,38 @@ export function createGpuBackend(
       for (const b of owned.splice(0)) b.destroy();
     },
   };
+}
+
+/**
+ * createGpuBackend inside out-of-memory and validation error scopes: an allocation the device
+ * cannot make becomes an Error that says so (with the sizes), never a half-built backend.
+ */
+export async function openGpuBackend(
+  device: GPUDevice,
+  shape: RunShape,
+  initialParams: Float32Array,
+  opts: GpuBackendOptions = {},
+): Promise<Backend> {
+  device.pushErrorScope('out-of-memory');
+  device.pushErrorScope('validation');
+  let backend: Backend | null = null;
+  let thrown: unknown = null;
+  try {
+    backend = createGpuBackend(device, shape, initialParams, opts);
+  } catch (e) {
+    thrown = e;
+  }
+  const validation = await device.popErrorScope();
+  const oom = await device.popErrorScope();
+  if (thrown) throw thrown;
+  if (oom || validation) {
+    backend?.destroy();
+    const rows = shape.N * shape.Tp;
+    const what = oom ? 'out of GPU memory' : `rejected by the device (${validation!.message})`;
+    throw new Error(
+      `gpu backend: allocating buffers for ${shape.N} trajectories x ${shape.Tp} policy tokens (${rows} rows, ` +
+        `vocabulary ${shape.dims.V}, hidden ${shape.dims.H}) was ${what}; use a smaller batch or model`,
+    );
+  }
+  return backend!;
 }

@@ -6,7 +6,8 @@
  *   -> rewards -> advantage -> epochs x minibatches of clipped-surrogate updates -> metrics
  */
 import { initParams, type MlpDims } from '../kernels/mlp';
-import type { Backend, BatchTensors, RunShape } from './backend';
+import { healthNames, type HealthQuantity } from '../kernels/finiteCheck';
+import type { Backend, BatchTensors, ModelState, RunShape } from './backend';
 import { makeRowTables } from './backend';
 import type { RunConfig } from './config';
 import { createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from './envs';
@@ -65,6 +66,39 @@ export interface LastBatch {
   loss: number;
 }
 
+/** A point a run can be resumed from exactly: replaying from it reproduces the same iterations. */
+export interface TrainerSnapshot {
+  /** Iterations done when it was taken. */
+  iter: number;
+  state: ModelState;
+}
+
+/** Thrown by step() when an update produced NaN or Inf; the trainer has already rolled back. */
+export class NonFiniteError extends Error {
+  constructor(
+    readonly iter: number,
+    readonly quantities: HealthQuantity[],
+    readonly rolledBackTo: number,
+  ) {
+    super(
+      `non-finite ${quantities.join(', ')} at iteration ${iter}: parameters rolled back to iteration ${rolledBackTo}. ` +
+        'Lower the learning rate or the clip range, then continue.',
+    );
+    this.name = 'NonFiniteError';
+  }
+}
+
+export interface TrainerOptions {
+  /** Start from this snapshot instead of the config's initial weights. */
+  resume?: TrainerSnapshot;
+  /** Keep a finite snapshot every this many iterations (read back with that iteration's metrics). */
+  snapshotEvery?: number;
+  /** Called with every new snapshot (the UI keeps one to restart a crashed worker). */
+  onSnapshot?: (s: TrainerSnapshot) => void;
+}
+
+export const DEFAULT_SNAPSHOT_EVERY = 10;
+
 export interface Trainer {
   readonly config: RunConfig;
   readonly env: TaskEnv;
@@ -74,6 +108,8 @@ export interface Trainer {
   readonly iter: number;
   step(): Promise<MetricRow>;
   readonly lastBatch: LastBatch | null;
+  /** The latest snapshot known to be finite. */
+  readonly lastGood: TrainerSnapshot;
   /** One iteration's batch as the JSON contract of DESIGN.md ("The batch dump"). */
   dumpBatch(): Promise<BatchDump>;
   destroy(): void;
@@ -81,14 +117,21 @@ export interface Trainer {
 
 const now = (): number => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
-export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory): Promise<Trainer> {
+export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory, opts: TrainerOptions = {}): Promise<Trainer> {
   const env = createEnv(cfg);
   const shape = buildShape(cfg, env);
-  const backend = await makeBackend(shape, initialParams(cfg, env));
+  const init = initialParams(cfg, env);
+  const backend = await makeBackend(shape, init);
   const { N, L, Tp, actionLen, obsLen, promptLen } = shape;
   const advEdges = histEdges(ADV_HIST_RANGE);
   const ratioEdges = histEdges(LOGRATIO_HIST_RANGE);
-  let iter = 0;
+  const snapshotEvery = Math.max(1, opts.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY);
+  let lastGood: TrainerSnapshot = opts.resume ?? {
+    iter: 0,
+    state: { params: init, ref: Float32Array.from(init), m: new Float32Array(init.length), v: new Float32Array(init.length), adamStep: 0 },
+  };
+  if (opts.resume) backend.restore(opts.resume.state);
+  let iter = lastGood.iter;
   let lastBatch: LastBatch | null = null;
 
   async function step(): Promise<MetricRow> {
@@ -123,7 +166,17 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory)
     const rewards = Float32Array.from(episodes.reward);
     const weights = aggregationWeights(mask, Tp, shape.minibatches, cfg.lossAgg);
     const lr = cfg.lr;
-    const s = await backend.update({ iter, lr, rewards, mask, weights });
+    const s = await backend.update({ iter, lr, rewards, mask, weights, snapshot: iter % snapshotEvery === 0 });
+    if (s.non_finite) {
+      const failed = iter;
+      backend.restore(lastGood.state);
+      iter = lastGood.iter;
+      throw new NonFiniteError(failed, healthNames(s.non_finite), lastGood.iter);
+    }
+    if (s.state) {
+      lastGood = { iter, state: s.state };
+      opts.onSnapshot?.(lastGood);
+    }
 
     // PLUMBING: the metrics row.
     let rSum = 0;
@@ -178,6 +231,9 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory)
     step,
     get lastBatch() {
       return lastBatch;
+    },
+    get lastGood() {
+      return lastGood;
     },
     dumpBatch,
     destroy: () => backend.destroy(),

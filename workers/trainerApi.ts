@@ -2,38 +2,59 @@
  * The trainer as a plain object (testable in Node); `trainer.worker.ts` exposes it with Comlink.
  * It owns the backend: WebGPU where an adapter exists, else the CPU references. With backend
  * 'auto', a software adapter (SwiftShader) defaults to the CPU, which is faster there, and says so.
+ *
+ * Reliability: a lost GPU device is replaced and the run resumes from its last snapshot, replaying
+ * silently up to the last iteration already reported (runs are deterministic, so nothing is lost
+ * or duplicated); a NaN rolls back and pauses (trainer.ts NonFiniteError).
  */
-import type { BackendChoice, BackendInfo, TrainerApi } from './api';
+import type { BackendChoice, BackendInfo, DebugFault, ResumeFrom, TrainerApi, TrainerEvent } from './api';
 import type { Backend, RunShape } from './backend';
 import type { RunConfig } from './config';
 import { createCpuBackend } from './cpuBackend';
+import type { GpuHandle } from './gpuDevice';
 import type { MetricRow } from './metrics';
-import { createTrainer, type Trainer } from './trainer';
+import { createTrainer, NonFiniteError, type Trainer, type TrainerSnapshot } from './trainer';
 
 const CPU_LABEL = 'CPU (TypeScript reference kernels)';
 /** Metrics are posted to the UI at most this often, so React is not flooded. */
 const FLUSH_MS = 100;
+/** A rejected GPU call counts as a lost device if device.lost resolves within this time. */
+const LOST_GRACE_MS = 2000;
+/** Give up after this many device losses in a row without a completed iteration. */
+const MAX_RECOVERIES = 3;
 
 type Factory = (shape: RunShape, params: Float32Array) => Backend | Promise<Backend>;
 
-async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promise<{ info: BackendInfo; factory: Factory }> {
-  const cpu = (reason: string) => ({
-    info: { kind: 'cpu' as const, label: CPU_LABEL, isFallbackAdapter: false, fallbackReason: reason },
-    factory: createCpuBackend as Factory,
+interface Chosen {
+  info: BackendInfo;
+  gpu: GpuHandle | null;
+}
+
+async function openGpu(gpu: GPU): Promise<GpuHandle> {
+  const { requestGpu } = await import('./gpuDevice');
+  return requestGpu(gpu, { validate: false });
+}
+
+async function validate(g: GpuHandle): Promise<void> {
+  const { validateKernels } = await import('../kernels/pipeline');
+  const { ALL_KERNELS } = await import('../kernels/all');
+  await validateKernels(g.device, ALL_KERNELS);
+}
+
+async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promise<Chosen> {
+  const cpu = (reason: string): Chosen => ({
+    info: { kind: 'cpu', label: CPU_LABEL, isFallbackAdapter: false, fallbackReason: reason },
+    gpu: null,
   });
   if (choice === 'cpu') return cpu('CPU backend chosen');
   if (!gpu) {
     if (choice === 'gpu') throw new Error('WebGPU is not available in this browser (navigator.gpu is missing)');
     return cpu('this browser has no WebGPU');
   }
-  const { requestGpu } = await import('./gpuDevice');
-  const { createGpuBackend } = await import('./gpuBackend');
-  const { validateKernels } = await import('../kernels/pipeline');
-  const { ALL_KERNELS } = await import('../kernels/all');
-  let g: Awaited<ReturnType<typeof requestGpu>>;
+  let g: GpuHandle;
   try {
     // Kernels are compiled only once the adapter is known to be used.
-    g = await requestGpu(gpu, { validate: false });
+    g = await openGpu(gpu);
   } catch (e) {
     if (choice === 'gpu') throw e;
     return cpu(`no usable WebGPU adapter (${(e as Error).message})`);
@@ -43,49 +64,125 @@ async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promi
     return cpu(`the WebGPU adapter is a software fallback (${g.label}), slower than the CPU path; choose GPU to force it`);
   }
   try {
-    await validateKernels(g.device, ALL_KERNELS);
+    await validate(g);
   } catch (e) {
     g.device.destroy();
     if (choice === 'gpu') throw e;
     return cpu(`the WebGPU kernels failed to compile on ${g.label} (${(e as Error).message})`);
   }
-  return {
-    info: { kind: 'gpu', label: g.label, isFallbackAdapter: g.isFallbackAdapter, fallbackReason: null },
-    factory: (shape, params) => createGpuBackend(g.device, shape, params, { label: g.label }),
-  };
+  return { info: { kind: 'gpu', label: g.label, isFallbackAdapter: g.isFallbackAdapter, fallbackReason: null }, gpu: g };
 }
 
 export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as Navigator | undefined)?.gpu): TrainerApi {
   let config: RunConfig | null = null;
-  let factory: Factory | null = null;
+  let handle: GpuHandle | null = null;
   let trainer: Trainer | null = null;
   let running = false;
   let loop: Promise<void> | null = null;
+  /** The highest iteration whose metrics left this object. */
+  let lastEmitted = 0;
+  let onEvent: ((e: TrainerEvent) => void) | null = null;
+  /** Devices we destroyed on purpose: their loss is not a fault. */
+  const retired = new WeakSet<GPUDevice>();
+
+  const emit = (e: TrainerEvent) => onEvent?.(e);
+
+  const factoryFor = (g: GpuHandle | null): Factory => {
+    if (!g) return createCpuBackend;
+    return async (shape, params) => {
+      const { openGpuBackend } = await import('./gpuBackend');
+      return openGpuBackend(g.device, shape, params, { label: g.label });
+    };
+  };
 
   const requireTrainer = (): Trainer => {
     if (!trainer) throw new Error('the trainer is not configured yet: call configure(config) first');
     return trainer;
   };
 
+  function retire(g: GpuHandle | null): void {
+    if (!g) return;
+    retired.add(g.device);
+    g.device.destroy();
+  }
+
+  async function build(resume?: TrainerSnapshot): Promise<void> {
+    trainer?.destroy();
+    trainer = null;
+    trainer = await createTrainer(config!, factoryFor(handle), {
+      ...(resume ? { resume } : {}),
+      onSnapshot: (snapshot) => emit({ type: 'snapshot', snapshot }),
+    });
+  }
+
   async function stopLoop(): Promise<void> {
     running = false;
     await loop;
   }
 
-  async function rebuild(): Promise<void> {
-    trainer?.destroy();
-    trainer = null;
-    trainer = await createTrainer(config!, factory!);
+  /** True if the current device is lost, or becomes so within a short grace period. */
+  async function deviceLost(): Promise<boolean> {
+    const d = handle?.device;
+    if (!d || retired.has(d)) return false;
+    const lost = await Promise.race([d.lost.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), LOST_GRACE_MS))]);
+    return lost;
+  }
+
+  /** New device, same run: restore the last snapshot and replay what was already reported. */
+  async function recover(): Promise<void> {
+    const snapshot = requireTrainer().lastGood;
+    const g = await openGpu(gpu!);
+    await validate(g);
+    handle = g;
+    await build(snapshot);
+    while (trainer!.iter < lastEmitted) await trainer!.step();
+  }
+
+  /** One iteration, surviving lost devices; NaN rolls back and is reported, then rethrown. */
+  async function safeStep(): Promise<MetricRow> {
+    for (let attempt = 0; ; attempt++) {
+      const t = requireTrainer();
+      try {
+        const row = await t.step();
+        lastEmitted = row.iter;
+        return row;
+      } catch (e) {
+        if (e instanceof NonFiniteError) {
+          lastEmitted = Math.min(lastEmitted, e.rolledBackTo);
+          emit({ type: 'non-finite', iter: e.iter, rolledBackTo: e.rolledBackTo, quantities: e.quantities, message: e.message });
+          throw e;
+        }
+        if (attempt >= MAX_RECOVERIES || !(await deviceLost())) throw e;
+        const at = lastEmitted + 1;
+        await recover();
+        emit({
+          type: 'device-lost',
+          iter: at,
+          message: `The GPU device was lost at iteration ${at} (${(e as Error).message}); the run moved to a new device from its snapshot at iteration ${requireTrainer().lastGood.iter} and continues.`,
+        });
+      }
+    }
   }
 
   return {
-    async configure(cfg, choice) {
+    async configure(cfg, choice, resume?: ResumeFrom) {
       await stopLoop();
       const chosen = await chooseBackend(choice, gpu);
+      retire(handle);
       config = cfg;
-      factory = chosen.factory;
-      await rebuild();
+      handle = chosen.gpu;
+      await build(resume?.snapshot);
+      lastEmitted = resume?.snapshot.iter ?? 0;
+      if (resume) {
+        while (trainer!.iter < resume.replayTo) lastEmitted = (await trainer!.step()).iter;
+      }
       return { ...chosen.info, label: trainer!.backend.label };
+    },
+    async subscribe(fn) {
+      onEvent = fn;
+    },
+    async ping() {
+      return Date.now();
     },
     async start(onMetrics: (rows: MetricRow[]) => void, untilIter?: number) {
       const t = requireTrainer();
@@ -95,8 +192,14 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
         let pending: MetricRow[] = [];
         let last = Date.now();
         try {
-          while (running && (untilIter === undefined || t.iter < untilIter)) {
-            pending.push(await t.step());
+          while (running && (untilIter === undefined || requireTrainer().iter < untilIter)) {
+            try {
+              pending.push(await safeStep());
+            } catch (e) {
+              // A NaN pauses the run (the event says why); anything else ends start() with the error.
+              if (e instanceof NonFiniteError) break;
+              throw e;
+            }
             if (Date.now() - last >= FLUSH_MS) {
               onMetrics(pending);
               pending = [];
@@ -110,6 +213,7 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
           running = false;
         }
       })();
+      void t;
       await loop;
     },
     async pause() {
@@ -117,12 +221,13 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     },
     async step() {
       await stopLoop();
-      return requireTrainer().step();
+      return safeStep();
     },
     async reset() {
       await stopLoop();
       requireTrainer();
-      await rebuild();
+      await build();
+      lastEmitted = 0;
     },
     async describeTrajectory(n) {
       const b = trainer?.lastBatch;
@@ -132,10 +237,38 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     async dumpBatch() {
       return trainer?.lastBatch ? trainer.dumpBatch() : null;
     },
+    async debug(fault: DebugFault, ms = 60_000) {
+      switch (fault) {
+        case 'nan':
+          requireTrainer().backend.injectNaN();
+          return;
+        case 'lose-device':
+          if (!handle) throw new Error('lose-device: the run is on the CPU backend, which has no device to lose');
+          handle.device.destroy();
+          return;
+        case 'crash':
+          // An uncaught error outside any call, as a bug in the engine would raise.
+          setTimeout(() => {
+            throw new Error('debug: the trainer worker crashed on purpose');
+          }, 0);
+          return;
+        case 'hang': {
+          const end = Date.now() + ms;
+          setTimeout(() => {
+            while (Date.now() < end) {
+              // Busy: the worker answers nothing until this ends.
+            }
+          }, 0);
+          return;
+        }
+      }
+    },
     async dispose() {
       await stopLoop();
       trainer?.destroy();
       trainer = null;
+      retire(handle);
+      handle = null;
     },
   };
 }

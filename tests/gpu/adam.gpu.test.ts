@@ -74,15 +74,16 @@ async function checkAdam(n: number, steps: number, o: Omit<AdamOptions, 'step'>,
     const mB = g.upload(new Float32Array(n));
     const vB = g.upload(new Float32Array(n));
     const norm = g.empty(1);
+    const health = g.upload(new Uint32Array(1));
     // All steps in one pass: each step has its own gradient buffer, norm call and Adam uniform.
     const items: Parameters<typeof runCalls>[1] = [];
     for (let s = 0; s < steps; s++) {
       const grads = g.upload(gradsPerStep[s]!);
       items.push([normK, normK.bind({ grads, norm }, { n })]);
-      items.push([adamK, adamK.bind({ params: pB, grads, m: mB, v: vB, norm }, { ...o, n, step: s + 1 })]);
+      items.push([adamK, adamK.bind({ params: pB, grads, m: mB, v: vB, norm, health }, { ...o, n, step: s + 1 })]);
     }
     runCalls(device, items);
-    const out = { params: await g.readF32(pB, n), m: await g.readF32(mB, n), v: await g.readF32(vB, n) };
+    const out = { params: await g.readF32(pB, n), m: await g.readF32(mB, n), v: await g.readF32(vB, n), health: (await g.readU32(health, 1))[0] };
     g.destroy();
     normK.destroy();
     adamK.destroy();
@@ -93,6 +94,7 @@ async function checkAdam(n: number, steps: number, o: Omit<AdamOptions, 'step'>,
   expectClose(got.params, params, { ...tol, label: `adam params ${name}` });
   expectClose(got.m, m, { ...tol, label: `adam m ${name}` });
   expectClose(got.v, v, { ...tol, label: `adam v ${name}` });
+  expect(got.health).toBe(0);
 }
 
 const BASE = { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
@@ -105,4 +107,41 @@ describe('adam.wgsl matches adamCpu', () => {
     checkAdam(200, 5, { lr: 0.003, beta1: 0.5, beta2: 0.9, eps: 1e-6, maxGradNorm: 0 }, 77));
   it('a clip threshold above the norm leaves the gradient alone', async () =>
     checkAdam(100, 2, { ...BASE, maxGradNorm: 1e6 }, 78));
+});
+
+describe('adam.wgsl skips a step whose gradient norm is not finite', () => {
+  for (const bad of [NaN, Infinity, 1e30]) {
+    it(`a gradient of ${bad}: parameters and moments unchanged, gradients bit set, as adamCpu`, async () => {
+      const device = await requireGpu();
+      const n = 70;
+      const rng = createRng(4);
+      const p0 = Float32Array.from({ length: n }, () => rng.normal());
+      const grads = Float32Array.from({ length: n }, () => rng.normal());
+      grads[33] = bad;
+      const ref = Float32Array.from(p0);
+      expect(adamCpu(ref, grads, new Float32Array(n), new Float32Array(n), gradNormCpu(grads), { ...BASE, maxGradNorm: 1, step: 1 })).toBe(false);
+      const got = await withValidation(device, async () => {
+        const g = new GpuScratch(device);
+        const normK = gradNormKernel.create(device);
+        const adamK = adamKernel.create(device);
+        const pB = g.upload(p0);
+        const mB = g.upload(new Float32Array(n));
+        const gB = g.upload(grads);
+        const norm = g.empty(1);
+        const health = g.upload(new Uint32Array(1));
+        runCalls(device, [
+          [normK, normK.bind({ grads: gB, norm }, { n })],
+          [adamK, adamK.bind({ params: pB, grads: gB, m: mB, v: g.upload(new Float32Array(n)), norm, health }, { ...BASE, maxGradNorm: 1, n, step: 1 })],
+        ]);
+        const out = { params: await g.readF32(pB, n), m: await g.readF32(mB, n), health: (await g.readU32(health, 1))[0] };
+        g.destroy();
+        normK.destroy();
+        adamK.destroy();
+        return out;
+      });
+      expect(Array.from(got.params)).toEqual(Array.from(ref));
+      expect(Array.from(got.m)).toEqual(new Array(n).fill(0));
+      expect(got.health).toBe(2);
+    });
+  }
 });

@@ -1,0 +1,96 @@
+/**
+ * Faults on a real WebGPU device: NaN detection and roll-back, a lost device mid-run, limits
+ * refused up front, and bitwise determinism of two runs.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TrainerEvent } from '../../workers/api';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
+import { createEnv } from '../../workers/envs';
+import { createGpuBackend, openGpuBackend } from '../../workers/gpuBackend';
+import type { MetricRow } from '../../workers/metrics';
+import { buildShape, createTrainer, initialParams, NonFiniteError } from '../../workers/trainer';
+import { createTrainerApi } from '../../workers/trainerApi';
+import { requireGpuHandle } from '../helpers/requireGpu';
+
+function cfg(overrides: Record<string, string> = {}): RunConfig {
+  let c = defaultConfig();
+  for (const [k, v] of Object.entries({ batch: '2', group: '4', 'model.hidden': '16', seed: '6', ...overrides })) c = withFieldText(c, k, v);
+  return c;
+}
+const noMs = (r: MetricRow) => ({ ...r, ms: 0 });
+
+async function gpuTrainer(c: RunConfig, snapshotEvery = 2) {
+  const g = await requireGpuHandle();
+  return createTrainer(c, (shape, params) => createGpuBackend(g.device, shape, params, { label: g.label }), { snapshotEvery });
+}
+
+describe('GPU reliability', () => {
+  it('a NaN injected into the parameters is flagged on the GPU, named, and rolled back', async () => {
+    const t = await gpuTrainer(cfg());
+    for (let i = 0; i < 3; i++) await t.step();
+    t.backend.injectNaN();
+    const e = (await t.step().catch((x: unknown) => x)) as NonFiniteError;
+    expect(e).toBeInstanceOf(NonFiniteError);
+    // The NaN embedding reaches the gradients (x * da) and stays in the parameters. The loss may
+    // stay finite on a GPU: WGSL's clamp() (in tanh and the log-ratio) may turn a NaN into a bound.
+    expect(e.quantities).toEqual(expect.arrayContaining(['gradients', 'parameters']));
+    expect(e.rolledBackTo).toBe(2);
+    const params = await t.backend.readParams();
+    expect(params.every(Number.isFinite)).toBe(true);
+    const row = await t.step();
+    expect(row.iter).toBe(3);
+    expect(Number.isFinite(row.loss) && Number.isFinite(row.grad_norm)).toBe(true);
+    t.destroy();
+  });
+
+  it('two runs with the same config and seed give identical metrics (no order-dependent float atomics)', async () => {
+    const run = async () => {
+      const t = await gpuTrainer(cfg({ epochs: '2', minibatches: '2' }));
+      const rows: MetricRow[] = [];
+      for (let i = 0; i < 3; i++) rows.push(noMs(await t.step()));
+      const p = await t.backend.readParams();
+      t.destroy();
+      return { rows, p };
+    };
+    const a = await run();
+    const b = await run();
+    expect(b.rows).toEqual(a.rows);
+    expect(Array.from(b.p)).toEqual(Array.from(a.p));
+  });
+
+  it('a device lost mid-run (device.destroy()) is replaced; the run continues with no iteration lost or duplicated', async () => {
+    const c = cfg();
+    const reference = createTrainerApi(navigator.gpu);
+    await reference.configure(c, 'gpu');
+    const expected: MetricRow[] = [];
+    for (let i = 0; i < 6; i++) expected.push(noMs(await reference.step()));
+    await reference.dispose();
+
+    const api = createTrainerApi(navigator.gpu);
+    const info = await api.configure(c, 'gpu');
+    expect(info.kind).toBe('gpu');
+    const events: TrainerEvent[] = [];
+    await api.subscribe((e) => events.push(e));
+    const got: MetricRow[] = [];
+    for (let i = 0; i < 3; i++) got.push(noMs(await api.step()));
+    await api.debug('lose-device');
+    for (let i = 0; i < 3; i++) got.push(noMs(await api.step()));
+    expect(got.map((r) => r.iter)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(got).toEqual(expected);
+    const lost = events.filter((e) => e.type === 'device-lost');
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ type: 'device-lost', iter: 4 });
+    await api.dispose();
+  });
+
+  it('a batch beyond the device limits is refused up front, naming the limit', async () => {
+    // A fresh adapter (one adapter gives one device) and a device with the default limits.
+    const adapter = await navigator.gpu.requestAdapter();
+    const small = await adapter!.requestDevice({ label: 'default limits' });
+    const c = cfg({ batch: '1024', group: '64', 'model.hidden': '64' });
+    const env = createEnv(c);
+    const shape = buildShape(c, env);
+    await expect(openGpuBackend(small, shape, initialParams(c, env))).rejects.toThrow(/storage-buffer limit/);
+    small.destroy();
+  });
+});

@@ -1,0 +1,96 @@
+/** Faults on the CPU backend: NaN roll-back, exact resume from snapshots, events from the API. */
+import { describe, expect, it } from 'vitest';
+import type { TrainerEvent } from '../../workers/api';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
+import { createCpuBackend } from '../../workers/cpuBackend';
+import type { MetricRow } from '../../workers/metrics';
+import { createTrainer, NonFiniteError, type TrainerSnapshot } from '../../workers/trainer';
+import { createTrainerApi } from '../../workers/trainerApi';
+
+function cfg(overrides: Record<string, string> = {}): RunConfig {
+  let c = defaultConfig();
+  for (const [k, v] of Object.entries({ batch: '4', group: '4', 'model.hidden': '16', seed: '3', ...overrides })) c = withFieldText(c, k, v);
+  return c;
+}
+const noMs = (r: MetricRow) => ({ ...r, ms: 0 });
+
+describe('non-finite numbers', () => {
+  it('a NaN in the parameters is detected, named, rolled back to the last snapshot, and training can go on', async () => {
+    const t = await createTrainer(cfg(), createCpuBackend, { snapshotEvery: 2 });
+    for (let i = 0; i < 3; i++) await t.step();
+    expect(t.lastGood.iter).toBe(2);
+    t.backend.injectNaN();
+    const err = await t.step().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NonFiniteError);
+    const e = err as NonFiniteError;
+    expect(e.iter).toBe(4);
+    expect(e.rolledBackTo).toBe(2);
+    expect(e.quantities).toContain('parameters');
+    expect(e.message).toMatch(/non-finite .*parameters.* at iteration 4: parameters rolled back to iteration 2/);
+    const params = await t.backend.readParams();
+    expect(params.every(Number.isFinite)).toBe(true);
+    expect(Array.from(params)).toEqual(Array.from(t.lastGood.state.params));
+    expect(t.iter).toBe(2);
+    const next = await t.step();
+    expect(next.iter).toBe(3);
+    expect(Number.isFinite(next.loss)).toBe(true);
+  });
+
+  it('the replayed iteration equals the original one (roll-back is exact)', async () => {
+    const a = await createTrainer(cfg(), createCpuBackend, { snapshotEvery: 2 });
+    const rows: MetricRow[] = [];
+    for (let i = 0; i < 3; i++) rows.push(noMs(await a.step()));
+    a.backend.injectNaN();
+    await a.step().catch(() => undefined);
+    expect(noMs(await a.step())).toEqual(rows[2]);
+  });
+});
+
+describe('snapshots and resume', () => {
+  it('resuming from a snapshot reproduces the same iterations as the uninterrupted run', async () => {
+    const snaps: TrainerSnapshot[] = [];
+    const a = await createTrainer(cfg({ epochs: '2', klCoef: '0.01' }), createCpuBackend, { snapshotEvery: 3, onSnapshot: (s) => snaps.push(s) });
+    const rows: MetricRow[] = [];
+    for (let i = 0; i < 7; i++) rows.push(noMs(await a.step()));
+    expect(snaps.map((s) => s.iter)).toEqual([3, 6]);
+    const b = await createTrainer(cfg({ epochs: '2', klCoef: '0.01' }), createCpuBackend, { resume: snaps[0]! });
+    expect(b.iter).toBe(3);
+    const again: MetricRow[] = [];
+    for (let i = 0; i < 4; i++) again.push(noMs(await b.step()));
+    expect(again).toEqual(rows.slice(3));
+    expect(Array.from(await b.backend.readParams())).toEqual(Array.from(await a.backend.readParams()));
+  });
+});
+
+describe('trainer API faults (CPU backend)', () => {
+  it('a NaN during start() pauses the run and reports a named event; no metrics row of the bad iteration is sent', async () => {
+    const api = createTrainerApi(undefined);
+    await api.configure(cfg(), 'cpu');
+    const events: TrainerEvent[] = [];
+    await api.subscribe((e) => events.push(e));
+    for (let i = 0; i < 10; i++) await api.step();
+    expect(events.filter((e) => e.type === 'snapshot').map((e) => (e.type === 'snapshot' ? e.snapshot.iter : 0))).toEqual([10]);
+    await api.debug('nan');
+    const seen: number[] = [];
+    await api.start((rows) => seen.push(...rows.map((r) => r.iter)));
+    expect(seen).toEqual([]);
+    const nf = events.find((e) => e.type === 'non-finite');
+    expect(nf).toMatchObject({ type: 'non-finite', iter: 11, rolledBackTo: 10 });
+    expect((await api.step()).iter).toBe(11);
+    await expect(api.debug('lose-device')).rejects.toThrow(/CPU backend/);
+    await api.dispose();
+  });
+
+  it('configure with resume replays silently to the given iteration and goes on from there', async () => {
+    const snaps: TrainerSnapshot[] = [];
+    const a = createTrainerApi(undefined);
+    await a.configure(cfg(), 'cpu');
+    await a.subscribe((e) => e.type === 'snapshot' && snaps.push(e.snapshot));
+    const rows: MetricRow[] = [];
+    for (let i = 0; i < 14; i++) rows.push(noMs(await a.step()));
+    const b = createTrainerApi(undefined);
+    await b.configure(cfg(), 'cpu', { snapshot: snaps[0]!, replayTo: 12 });
+    expect(noMs(await b.step())).toEqual(rows[12]);
+    expect(noMs(await b.step())).toEqual(rows[13]);
+  });
+});
