@@ -27,7 +27,7 @@ export const CONFIG_FIELDS = {
   'model.embed': { kind: 'int', default: 16, min: 2, max: 128, label: 'embedding size', doc: 'Embedding width per token.' },
   'model.hidden': { kind: 'int', default: 64, min: 4, max: 1024, label: 'hidden units', doc: 'Width of the tanh hidden layer.' },
   temperature: { kind: 'number', default: 1, min: 0.05, max: 5, label: 'temperature', doc: 'Sampling temperature; training uses the same one, or every ratio is biased.' },
-  lr: { kind: 'number', default: 0.003, min: 1e-6, max: 1, scale: 'log', label: 'learning rate', doc: 'Adam step size.' },
+  lr: { kind: 'number', default: 0.005, min: 1e-6, max: 1, scale: 'log', label: 'learning rate', doc: 'Adam step size.' },
   epochs: { kind: 'int', default: 1, min: 1, max: 16, label: 'epochs', doc: 'Passes over each batch (more than 1 makes ratios move away from 1).' },
   minibatches: { kind: 'int', default: 1, min: 1, max: 64, label: 'minibatches', doc: 'Optimizer steps per epoch; the batch is split by trajectory.' },
   maxGradNorm: { kind: 'number', default: 1, min: 0, max: 100, label: 'max grad norm', doc: 'Global gradient-norm clip (0: off).' },
