@@ -4,7 +4,7 @@
  * workers/, so no engine code enters the main bundle.
  */
 import { proxy, releaseProxy, wrap, type Remote } from 'comlink';
-import type { TrainerApi } from '../workers/api';
+import type { DebugFault, TrainerApi, TrainerEvent } from '../workers/api';
 import type { MetricRow } from '../workers/metrics';
 
 export type Trainer = Remote<TrainerApi>;
@@ -24,7 +24,7 @@ export function getTrainer(): Trainer {
   worker = new Worker(new URL('../workers/trainer.worker.ts', import.meta.url), { type: 'module' });
   worker.addEventListener('error', (e) => {
     e.preventDefault();
-    onWorkerError?.(`Trainer worker error: ${e.message || 'the worker script failed to load'}`);
+    onWorkerError?.(e.message || 'the worker script failed to load');
   });
   worker.addEventListener('messageerror', () => {
     onWorkerError?.('Trainer worker sent a message that could not be read.');
@@ -32,6 +32,32 @@ export function getTrainer(): Trainer {
   trainer = wrap<TrainerApi>(worker);
   return trainer;
 }
+
+/** Wraps an event callback (snapshots, lost devices, NaN) for the worker. */
+export function eventsCallback(fn: (e: TrainerEvent) => void): (e: TrainerEvent) => void {
+  return proxy(fn);
+}
+
+/**
+ * Terminates a crashed or hung worker at once (no dispose call: it would never answer). The next
+ * getTrainer() starts a fresh one. Calls still waiting on the old worker never settle.
+ */
+export function killWorker(): void {
+  const t = trainer;
+  const w = worker;
+  trainer = null;
+  worker = null;
+  if (t) t[releaseProxy]();
+  w?.terminate();
+}
+
+declare global {
+  interface Window {
+    /** Reliability tests provoke faults through this (a NaN, a lost device, a crash, a hang). */
+    __playgroundDebug?: (fault: DebugFault, ms?: number) => Promise<void>;
+  }
+}
+if (typeof window !== 'undefined') window.__playgroundDebug = (fault, ms) => getTrainer().debug(fault, ms);
 
 /** Wraps a metrics callback so the worker can call it across the thread boundary. */
 export function metricsCallback(fn: (rows: MetricRow[]) => void): (rows: MetricRow[]) => void {

@@ -21,7 +21,8 @@ async function main(): Promise<void> {
   const every = Number(arg('every', '500'));
   const backend = arg('backend', 'gpu');
   const set = arg('set', 'batch=2,group=4,model.hidden=16');
-  const server = await createServer({ root: process.cwd(), logLevel: 'error', server: { port: 5179, strictPort: false } });
+  // No file watching and no HMR: an edit elsewhere in the tree must not reload the page mid-soak.
+  const server = await createServer({ root: process.cwd(), logLevel: 'error', server: { port: 5179, strictPort: false, hmr: false, watch: null } });
   await server.listen();
   const url = server.resolvedUrls!.local[0]!;
   const browser = await chromium.launch({

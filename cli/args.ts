@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/config';
 import { describeSpec } from '../workers/methods/params';
+import { decodeShareLink, describeProblem } from '../workers/shareUrl';
 
 export class UsageError extends Error {}
 
@@ -20,6 +21,8 @@ export const DEFAULT_ITERS = 200;
 
 export function parseArgs(argv: string[]): CliOptions {
   let file: string | null = null;
+  let url: string | null = null;
+  let itersGiven = false;
   const sets: Array<[string, string]> = [];
   let iters = DEFAULT_ITERS;
   let backend: 'cpu' | 'gpu' = 'cpu';
@@ -43,6 +46,9 @@ export function parseArgs(argv: string[]): CliOptions {
       case '--config':
         file = value();
         break;
+      case '--url':
+        url = value();
+        break;
       case '--set': {
         const kv = value();
         const k = kv.indexOf('=');
@@ -54,6 +60,7 @@ export function parseArgs(argv: string[]): CliOptions {
         const v = value();
         iters = Number(v);
         if (!Number.isInteger(iters) || iters < 0) throw new UsageError(`--iters ${v}: expected a non-negative integer`);
+        itersGiven = true;
         break;
       }
       case '--backend': {
@@ -73,10 +80,22 @@ export function parseArgs(argv: string[]): CliOptions {
         break;
       }
       default:
-        throw new UsageError(`${arg}: unknown flag; expected --config, --set, --iters, --backend, --seed, --dump-batch or --help`);
+        throw new UsageError(`${arg}: unknown flag; expected --config, --url, --set, --iters, --backend, --seed, --dump-batch or --help`);
     }
   }
+  if (file !== null && url !== null) throw new UsageError('--url and --config: give one of them (a link holds a whole config)');
   let config = defaultConfig();
+  if (url !== null) {
+    // A CLI must be exact: any problem in the link (even an unknown key the app would skip) refuses it.
+    const link = decodeShareLink(url);
+    const [first, ...rest] = link.errors;
+    if (first) {
+      const more = rest.length > 0 ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
+      throw new UsageError(`--url: ${describeProblem(first)}${more}`);
+    }
+    config = link.config;
+    if (link.step !== undefined && !itersGiven) iters = link.step;
+  }
   try {
     if (file !== null) {
       let text: string;
@@ -104,9 +123,12 @@ export function parseArgs(argv: string[]): CliOptions {
 
 export function helpText(): string {
   const lines = [
-    'Usage: npm run -s train -- [--config FILE.json] [--set key=value ...] [--iters N] [--backend gpu|cpu] [--seed S] [--dump-batch ITER:FILE.json]',
+    'Usage: npm run -s train -- [--config FILE.json | --url LINK] [--set key=value ...] [--iters N] [--backend gpu|cpu] [--seed S] [--dump-batch ITER:FILE.json]',
     '',
     'Prints one JSON object of metrics per iteration on stdout.',
+    "  --url LINK       the playground's share link (or just its #hash) as the config; every key must be",
+    '                   valid. step=N sets --iters N unless --iters is given; focus, hide and backend',
+    '                   (the view) are ignored. --set and --seed apply on top.',
     `  --iters N        iterations to run (default ${DEFAULT_ITERS})`,
     '  --backend cpu    TypeScript reference kernels (default in Node)',
     '  --backend gpu    WebGPU through the optional `webgpu` package (Dawn), for machines with a real GPU',

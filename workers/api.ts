@@ -27,9 +27,12 @@ export type TrainerEvent =
   /** A new finite snapshot (every few iterations): enough to restart the run if the worker dies. */
   | { type: 'snapshot'; snapshot: TrainerSnapshot };
 
-/** Resuming a run in a fresh worker: restore the snapshot, then replay silently up to `replayTo`. */
+/**
+ * Resuming a run in a fresh worker: restore the snapshot (or start from the config's initial
+ * weights without one), then replay silently up to `replayTo`.
+ */
 export interface ResumeFrom {
-  snapshot: TrainerSnapshot;
+  snapshot?: TrainerSnapshot;
   replayTo: number;
 }
 

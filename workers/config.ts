@@ -7,20 +7,46 @@
 import { z } from 'zod';
 import { methodRegistry, METHOD_IDS, type MethodId } from './methods';
 import { paramSchema, parseParamText, type ParamSpec, type ParamValue } from './methods/params';
+import { NOISE_SCHEDULES, type NoiseSchedule } from './envs/search';
+import { SEQ_REWARDS, type SeqReward } from './envs/sequence';
+import { TOOL_REWARDS, type ToolReward } from './envs/tools';
 
-export const TASK_IDS = ['search'] as const;
+/** The toy tasks (workers/envs/, docs/TASKS.md). */
+export const TASK_IDS = ['search', 'tools', 'roles', 'sequence'] as const;
 export type TaskId = (typeof TASK_IDS)[number];
 export const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
 export type LossAgg = (typeof LOSS_AGG_MODES)[number];
 
 /** Every config field but `methods` and method parameters. Keys are paths into RunConfig. */
 export const CONFIG_FIELDS = {
-  task: { kind: 'choice', default: 'search', options: TASK_IDS, label: 'task', doc: 'The toy multi-turn task.' },
+  task: { kind: 'choice', default: 'search', options: TASK_IDS, label: 'task', doc: 'The toy task: search (multi-hop lookups, simulated engine), tools (tool calls with CM2 checklists), roles (planner and executor, Dr. MAS), sequence (hidden-sequence matching, the collapse dial).' },
   seed: { kind: 'int', default: 1, min: 0, max: 2 ** 31 - 1, label: 'seed', doc: 'Seeds tasks, initial weights and token sampling.' },
   'env.entities': { kind: 'int', default: 3, min: 2, max: 32, label: 'entities', doc: 'Entities in each episode\'s knowledge base.' },
   'env.attributes': { kind: 'int', default: 2, min: 1, max: 16, label: 'attributes', doc: 'Attributes per entity.' },
   'env.values': { kind: 'int', default: 8, min: 2, max: 64, label: 'values', doc: 'Distinct attribute values (chance of a blind answer is 1/values).' },
   'env.maxTurns': { kind: 'int', default: 3, min: 1, max: 8, label: 'turn limit', doc: 'Turns before the episode ends without an answer.' },
+  // Task knobs. The doc says which tasks read each one (search and roles share entities, attributes, values).
+  'env.hops': { kind: 'int', default: 1, min: 1, max: 3, label: 'hops', doc: 'search: lookups a question needs ("the attribute of the entity that is the relation of E" is 2); needs a turn limit above it.' },
+  'env.noise': { kind: 'number', default: 0, min: 0, max: 1, label: 'search noise', doc: 'search: probability that a search returns a plausible wrong document (ZeroSearch); with the exp schedule, the value it ends at.' },
+  'env.noiseSchedule': { kind: 'choice', default: 'fixed', options: NOISE_SCHEDULES, label: 'noise schedule', doc: 'search: fixed noise, or ZeroSearch\'s exponential curriculum from noise start to search noise.' },
+  'env.noiseStart': { kind: 'number', default: 0, min: 0, max: 1, label: 'noise start', doc: 'search: noise at the first iteration of the exp curriculum (p_s).' },
+  'env.noiseBase': { kind: 'number', default: 4, min: 1, max: 100, label: 'curriculum base', doc: 'search: base b of the exp curriculum (ZeroSearch uses 4; 1 is linear).' },
+  'env.noiseIters': { kind: 'int', default: 200, min: 1, max: 1_000_000, label: 'curriculum iterations', doc: 'search: iterations until the exp curriculum reaches search noise (m).' },
+  'env.formatPenalty': { kind: 'number', default: 0, min: 0, max: 2, label: 'format penalty', doc: 'search: an episode that ends without an answer gets reward -penalty.' },
+  'env.toolSteps': { kind: 'int', default: 3, min: 1, max: 4, label: 'tool steps', doc: 'tools: calls the request needs, in order: RATE, CONV, BOOK, CONFIRM.' },
+  'env.toolValues': { kind: 'int', default: 3, min: 2, max: 16, label: 'argument values', doc: 'tools: tokens of each argument kind (currencies, amounts, rates, money, codes).' },
+  'env.distractors': { kind: 'int', default: 0, min: 0, max: 8, label: 'distractor tools', doc: 'tools: extra tools that are never the right call.' },
+  'env.judgeNoise': { kind: 'number', default: 0, min: 0, max: 0.5, label: 'judge noise', doc: 'tools: probability that the simulated judge flips a checklist label.' },
+  'env.strictArgs': { kind: 'bool', default: false, label: 'strict arguments', doc: 'tools: a wrong argument ends the episode too (the tool item is always strict).' },
+  'env.toolReward': { kind: 'choice', default: 'checklist', options: TOOL_REWARDS, label: 'tool reward', doc: 'tools: train on the judged checklist reward (partial credit), or on success alone.' },
+  'env.roleScale': { kind: 'number', default: 1, min: 0, max: 20, label: 'executor reward scale', doc: 'roles: multiplies the executor\'s reward (the planner\'s stays in [0, 1]).' },
+  'env.roleOffset': { kind: 'number', default: 0, min: -5, max: 5, label: 'executor reward offset', doc: 'roles: added to the executor\'s reward.' },
+  'env.symbols': { kind: 'int', default: 4, min: 2, max: 16, label: 'symbols', doc: 'sequence: symbols per position.' },
+  'env.seqLen': { kind: 'int', default: 3, min: 1, max: 8, label: 'sequence length', doc: 'sequence: positions; chance of a match is symbols^-length.' },
+  'env.targets': { kind: 'int', default: 4, min: 1, max: 64, label: 'targets', doc: 'sequence: task ids, each with its hidden target sequence (fixed by the seed); more targets, more of them never found.' },
+  'env.seqReward': { kind: 'choice', default: 'exact', options: SEQ_REWARDS, label: 'sequence reward', doc: 'sequence: 1 for an exact match, or the fraction of matching positions.' },
+  'env.rmNoise': { kind: 'number', default: 0, min: 0, max: 2, label: 'reward-model noise', doc: 'every task: train on true reward + noise whose std is this at mid-range rewards (PF-PPO); 0: off.' },
+  'env.rmNoiseFloor': { kind: 'number', default: 0.1, min: 0, max: 1, label: 'RM noise at the extremes', doc: 'every task: the reward-model noise std at the lowest and highest rewards, as a fraction of its mid-range std.' },
   batch: { kind: 'int', default: 16, min: 1, max: 1024, label: 'prompts per batch', doc: 'Task instances per iteration (B).' },
   group: { kind: 'int', default: 8, min: 1, max: 64, label: 'group size', doc: 'Rollouts per task instance (G).' },
   'model.context': { kind: 'int', default: 8, min: 1, max: 32, label: 'context tokens', doc: 'The MLP sees the embeddings of the last K tokens.' },
@@ -45,7 +71,33 @@ export type ConfigKey = keyof typeof CONFIG_FIELDS;
 export interface RunConfig {
   task: TaskId;
   seed: number;
-  env: { entities: number; attributes: number; values: number; maxTurns: number };
+  env: {
+    entities: number;
+    attributes: number;
+    values: number;
+    maxTurns: number;
+    hops: number;
+    noise: number;
+    noiseSchedule: NoiseSchedule;
+    noiseStart: number;
+    noiseBase: number;
+    noiseIters: number;
+    formatPenalty: number;
+    toolSteps: number;
+    toolValues: number;
+    distractors: number;
+    judgeNoise: number;
+    strictArgs: boolean;
+    toolReward: ToolReward;
+    roleScale: number;
+    roleOffset: number;
+    symbols: number;
+    seqLen: number;
+    targets: number;
+    seqReward: SeqReward;
+    rmNoise: number;
+    rmNoiseFloor: number;
+  };
   batch: number;
   group: number;
   model: { context: number; embed: number; hidden: number };
@@ -111,7 +163,7 @@ export function defaultConfig(): RunConfig {
 
 /** Reads a flat key (`model.hidden`, `grpo.eps`) from a config. */
 export function getField(cfg: RunConfig, key: string): ParamValue | undefined {
-  if (key in CONFIG_FIELDS) return getPath(cfg, key) as ParamValue;
+  if (Object.hasOwn(CONFIG_FIELDS, key)) return getPath(cfg, key) as ParamValue;
   const dot = key.indexOf('.');
   return getPath(cfg.methodParams, key.slice(0, dot) + '.' + key.slice(dot + 1)) as ParamValue | undefined;
 }
@@ -123,7 +175,7 @@ export function withField(cfg: RunConfig, key: string, value: ParamValue): RunCo
   const parsed = paramSchema(spec).safeParse(value);
   if (!parsed.success) throw new ConfigError(key, parsed.error.issues[0]?.message ?? 'invalid value');
   const next = structuredClone(cfg) as unknown as Record<string, unknown>;
-  if (key in CONFIG_FIELDS) setPath(next, key, parsed.data);
+  if (Object.hasOwn(CONFIG_FIELDS, key)) setPath(next, key, parsed.data);
   else setPath(next.methodParams as Record<string, unknown>, key, parsed.data);
   return next as unknown as RunConfig;
 }
@@ -143,7 +195,7 @@ export function withFieldText(cfg: RunConfig, key: string, text: string): RunCon
 
 export function withMethods(cfg: RunConfig, ids: string[]): RunConfig {
   for (const id of ids) {
-    if (!(id in methodRegistry)) throw new ConfigError('methods', `unknown method "${id}"; expected some of ${METHOD_IDS.join(', ')}`);
+    if (!Object.hasOwn(methodRegistry, id)) throw new ConfigError('methods', `unknown method "${id}"; expected some of ${METHOD_IDS.join(', ')}`);
   }
   for (const a of ids) {
     for (const b of methodRegistry[a as MethodId].conflicts as readonly string[]) {

@@ -137,8 +137,9 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   async function step(): Promise<MetricRow> {
     const t0 = now();
     iter++;
-    // ALGO LOGIC: sample tasks, seeded by (seed, iter) so any iteration can be reproduced.
-    const episodes = env.sample(cfg.batch, cfg.group, createRng(cfg.seed).fork(iter));
+    // ALGO LOGIC: sample tasks, seeded by (seed, iter) so any iteration can be reproduced; the task
+    // also gets the iterations done so far (the clock of curricula such as ZeroSearch's noise).
+    const episodes = env.sample(cfg.batch, cfg.group, createRng(cfg.seed).fork(iter), iter - 1);
     const seq = new Int32Array(N * L).fill(PAD);
     for (let n = 0; n < N; n++) seq.set(episodes.prompt.subarray(n * promptLen, (n + 1) * promptLen), n * L);
     backend.writeSequences(seq);
@@ -252,6 +253,14 @@ export interface BatchDump {
     role: null;
     reward: number;
     reward_true: number;
+    /** Per turn taken, where the task defines them (the tools task's checklist rewards R_t). */
+    turn_rewards?: number[];
+    /** Per turn taken, the checklist with the judge's labels (tools task). */
+    checklist?: Array<Array<{ item: string; weight: number; sat: boolean; sat_true: boolean; strict: boolean }>>;
+    /** Multi-agent tasks: the role that acted at each turn taken (roles are per turn, so `role` stays null). */
+    turn_roles?: string[];
+    /** Multi-agent tasks: each role's own reward, by role name. */
+    role_rewards?: Record<string, number>;
     text: string;
     tokens: Array<{
       tok: number;
@@ -297,13 +306,30 @@ function buildBatchDump(cfg: RunConfig, env: TaskEnv, shape: RunShape, b: LastBa
       });
     }
     void L;
+    const ep = b.episodes;
+    const taken = ep.turns(n).length;
+    const extra: Partial<BatchDump['trajs'][number]> = {};
+    if (ep.turnRewards) extra.turn_rewards = Array.from(ep.turnRewards.subarray(n * shape.maxTurns, n * shape.maxTurns + taken));
+    if (ep.checklist) {
+      extra.checklist = ep.checklist[n]!.map((c) =>
+        c.items.map((it, i) => ({ item: it.id, weight: it.weight, sat: c.sat[i] === 1, sat_true: c.satTrue[i] === 1, strict: it.strict })),
+      );
+    }
+    if (ep.turnRole && env.roles) {
+      extra.turn_roles = Array.from(ep.turnRole.subarray(n * shape.maxTurns, n * shape.maxTurns + taken), (r) => env.roles![r] ?? '?');
+    }
+    if (ep.roleReward && env.roles) {
+      const R = env.roles.length;
+      extra.role_rewards = Object.fromEntries(env.roles.map((name, k) => [name, ep.roleReward![n * R + k]!]));
+    }
     trajs.push({
       id: n,
       group: Math.floor(n / shape.group),
       role: null,
       reward: b.rewards[n]!,
-      reward_true: b.rewards[n]!,
-      text: b.episodes.describe(n),
+      reward_true: ep.rewardTrue[n]!,
+      ...extra,
+      text: ep.describe(n),
       tokens,
     });
   }

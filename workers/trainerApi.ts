@@ -172,7 +172,7 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       config = cfg;
       handle = chosen.gpu;
       await build(resume?.snapshot);
-      lastEmitted = resume?.snapshot.iter ?? 0;
+      lastEmitted = resume?.snapshot?.iter ?? 0;
       if (resume) {
         while (trainer!.iter < resume.replayTo) lastEmitted = (await trainer!.step()).iter;
       }

@@ -3,7 +3,7 @@
  * log-ratio histograms, and small charts of Advantage Collapse, entropy and loss. Each container
  * carries data-testid and data-points (the number of points it shows) for the e2e tests.
  */
-import { memo } from 'react';
+import { memo, useRef, useState, type RefObject } from 'react';
 import {
   Bar,
   BarChart,
@@ -11,13 +11,68 @@ import {
   Legend,
   Line,
   LineChart,
+  ReferenceLine,
   ResponsiveContainer,
   Tooltip,
   XAxis,
   YAxis,
 } from 'recharts';
 import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/metrics';
+import { chartSvg, downloadBlob, downloadText, fileStem, svgToPng } from '../exporters';
 import { useAppStore } from '../store';
+import type { RunMarker } from '../store/metricsSlice';
+
+const MARKER_COLORS: Record<RunMarker['kind'], string> = {
+  'device-lost': '#d97706',
+  'non-finite': '#dc2626',
+  restart: '#7c3aed',
+};
+
+/** PNG and SVG download buttons for the chart in `figure`. */
+function ChartExport(props: { figure: RefObject<HTMLElement | null>; testId: string; title: string; legend: Array<{ name: string; color: string }> }) {
+  const { figure, testId, title, legend } = props;
+  const [error, setError] = useState<string | null>(null);
+  const name = () => {
+    const s = useAppStore.getState();
+    return `${fileStem(s.config.seed, s.series[s.series.length - 1]?.iter ?? 0)}-${testId.replace(/^chart-/, '')}`;
+  };
+  const render = () => (figure.current ? chartSvg(figure.current, title, legend) : null);
+  return (
+    <span className="chart-export">
+      <button
+        type="button"
+        className="mini"
+        aria-label={`Download the ${title} chart as PNG`}
+        onClick={async () => {
+          const r = render();
+          if (!r) return setError('nothing drawn yet');
+          try {
+            downloadBlob(await svgToPng(r.svg, r.width, r.height), `${name()}.png`);
+            setError(null);
+          } catch (e) {
+            setError((e as Error).message);
+          }
+        }}
+      >
+        PNG
+      </button>
+      <button
+        type="button"
+        className="mini"
+        aria-label={`Download the ${title} chart as SVG`}
+        onClick={() => {
+          const r = render();
+          if (!r) return setError('nothing drawn yet');
+          downloadText(r.svg, `${name()}.svg`, 'image/svg+xml');
+          setError(null);
+        }}
+      >
+        SVG
+      </button>
+      {error && <span className="field-error">{error}</span>}
+    </span>
+  );
+}
 
 interface SeriesKey {
   key: ScalarMetric;
@@ -39,12 +94,17 @@ const SeriesChart = memo(function SeriesChart(props: {
   keys: SeriesKey[];
   height: number;
   domain?: [number, number];
+  markers: RunMarker[];
 }) {
-  const { testId, title, series, keys, height, domain } = props;
+  const { testId, title, series, keys, height, domain, markers } = props;
   const doc = keys.map((k) => `${k.name}: ${METRIC_DOCS[k.key]}`).join('\n');
+  const ref = useRef<HTMLElement>(null);
   return (
-    <figure className="chart" data-testid={testId} data-points={series.length} title={doc}>
-      <figcaption>{title}</figcaption>
+    <figure className="chart" data-testid={testId} data-points={series.length} data-markers={markers.length} title={doc} ref={ref}>
+      <figcaption>
+        <span>{title}</span>
+        <ChartExport figure={ref} testId={testId} title={title} legend={keys.map((k) => ({ name: k.name, color: k.color }))} />
+      </figcaption>
       <ResponsiveContainer width="100%" height={height}>
         <LineChart data={series} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
           <CartesianGrid stroke="#e6e8eb" />
@@ -52,6 +112,16 @@ const SeriesChart = memo(function SeriesChart(props: {
           <YAxis domain={domain ?? ['auto', 'auto']} width={56} tick={{ fontSize: 11 }} tickFormatter={tickFmt} />
           <Tooltip isAnimationActive={false} labelFormatter={(l) => `iteration ${l}`} />
           {keys.length > 1 && <Legend wrapperStyle={{ fontSize: 12 }} />}
+          {markers.map((m, i) => (
+            <ReferenceLine
+              key={`${m.kind}-${m.iter}-${i}`}
+              x={m.iter}
+              stroke={MARKER_COLORS[m.kind]}
+              strokeDasharray="3 3"
+              ifOverflow="extendDomain"
+              label={height > 200 ? { value: m.label, position: 'insideTopLeft', fontSize: 11, fill: MARKER_COLORS[m.kind] } : undefined}
+            />
+          ))}
           {keys.map((k) => (
             <Line
               key={k.key}
@@ -78,9 +148,13 @@ function histData(counts: number[] | undefined, edges: number[] | undefined) {
 
 function Histogram(props: { testId: string; title: string; doc: string; data: Array<{ bin: string; count: number }>; color: string }) {
   const { testId, title, doc, data, color } = props;
+  const ref = useRef<HTMLElement>(null);
   return (
-    <figure className="chart" data-testid={testId} data-points={data.length} title={doc}>
-      <figcaption>{title}</figcaption>
+    <figure className="chart" data-testid={testId} data-points={data.length} title={doc} ref={ref}>
+      <figcaption>
+        <span>{title}</span>
+        <ChartExport figure={ref} testId={testId} title={title} legend={[{ name: 'count', color }]} />
+      </figcaption>
       <ResponsiveContainer width="100%" height={180}>
         <BarChart data={data} margin={{ top: 4, right: 12, bottom: 0, left: 0 }} barCategoryGap={1}>
           <CartesianGrid stroke="#e6e8eb" vertical={false} />
@@ -96,6 +170,7 @@ function Histogram(props: { testId: string; title: string; doc: string; data: Ar
 
 export function MetricsCharts() {
   const series = useAppStore((s) => s.series);
+  const markers = useAppStore((s) => s.markers);
   const last = series[series.length - 1];
   const adv = histData(last?.adv_hist, last?.adv_hist_edges);
   const ratio = histData(last?.ratio_hist, last?.ratio_hist_edges);
@@ -110,6 +185,7 @@ export function MetricsCharts() {
         series={series}
         height={240}
         domain={[0, 1]}
+        markers={markers}
         keys={[
           { key: 'reward_mean', name: 'reward_mean', color: '#2563eb' },
           { key: 'success_rate', name: 'success_rate', color: '#16a34a', dash: '5 4' },
@@ -138,6 +214,7 @@ export function MetricsCharts() {
           series={series}
           height={150}
           domain={[0, 1]}
+          markers={markers}
           keys={[{ key: 'groups_all_equal_frac', name: 'groups_all_equal_frac', color: '#dc2626' }]}
         />
         <SeriesChart
@@ -145,6 +222,7 @@ export function MetricsCharts() {
           title="Entropy"
           series={series}
           height={150}
+          markers={markers}
           keys={[{ key: 'entropy', name: 'entropy', color: '#ea580c' }]}
         />
         <SeriesChart
@@ -152,6 +230,7 @@ export function MetricsCharts() {
           title="Loss"
           series={series}
           height={150}
+          markers={markers}
           keys={[{ key: 'loss', name: 'loss', color: '#4b5563' }]}
         />
       </div>

@@ -9,9 +9,11 @@ function backendText(info: BackendInfo | null, phase: RunPhase): string {
   return `CPU fallback: ${info.fallbackReason ?? 'the CPU backend was chosen'}`;
 }
 
-function phaseText(phase: RunPhase, iter: number): string {
+function phaseText(phase: RunPhase, iter: number, imported: boolean, linkStep: number | null): string {
+  if (imported) return 'imported: not re-run';
   switch (phase) {
     case 'idle':
+      if (iter > 0 && iter === linkStep) return `paused at step ${linkStep} (from the link)`;
       return iter > 0 ? 'paused' : 'ready';
     case 'configuring':
       return 'configuring…';
@@ -55,9 +57,13 @@ export function RunControls() {
   const backend = useAppStore((s) => s.backend);
   const setBackend = useAppStore((s) => s.setBackend);
   const last = useAppStore((s) => s.series[s.series.length - 1]);
+  const imported = useAppStore((s) => s.imported !== null);
+  const linkStep = useAppStore((s) => s.linkStep);
+  const notes = useAppStore((s) => s.notes);
+  const setNotes = useAppStore((s) => s.setNotes);
   const { start, pause, step, reset } = useAppStore.getState();
   const iter = last?.iter ?? 0;
-  const idle = phase === 'idle';
+  const idle = phase === 'idle' && !imported;
   const running = phase === 'running';
 
   return (
@@ -82,7 +88,7 @@ export function RunControls() {
         <select
           id="backend-select"
           value={backend}
-          disabled={!idle && phase !== 'configuring'}
+          disabled={imported || (!idle && phase !== 'configuring')}
           onChange={(e) => setBackend(e.target.value as BackendChoice)}
         >
           {BACKENDS.map((b) => (
@@ -97,11 +103,24 @@ export function RunControls() {
       </p>
       <p className="iter-line">
         Iteration <strong data-testid="iter">{iter}</strong>
-        <span className={`phase phase-${phase}`}>{phaseText(phase, iter)}</span>
+        <span className={`phase phase-${imported ? 'imported' : phase}`} data-testid="phase">
+          {phaseText(phase, iter, imported, linkStep)}
+        </span>
       </p>
       <p className="last-metrics" data-testid="last-metrics">
         {lastMetricsText(last)}
       </p>
+      <details className="advanced notes-box">
+        <summary>Notes{notes ? ' (saved in the run file)' : ''}</summary>
+        <textarea
+          aria-label="Run notes"
+          value={notes}
+          maxLength={20000}
+          rows={4}
+          placeholder="What this run shows; saved with Export → Whole run as JSON."
+          onChange={(e) => setNotes(e.target.value)}
+        />
+      </details>
     </section>
   );
 }

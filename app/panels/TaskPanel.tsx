@@ -17,7 +17,7 @@ const MAIN_KNOBS: ConfigKey[] = [
 const ADVANCED_KNOBS = (Object.keys(CONFIG_FIELDS) as ConfigKey[]).filter((k) => !MAIN_KNOBS.includes(k));
 
 function useLocked(): boolean {
-  return useAppStore((s) => s.phase !== 'idle' && s.phase !== 'configuring');
+  return useAppStore((s) => (s.phase !== 'idle' && s.phase !== 'configuring') || s.imported !== null);
 }
 
 function Knobs({ keys }: { keys: ConfigKey[] }) {
@@ -40,6 +40,7 @@ function Knobs({ keys }: { keys: ConfigKey[] }) {
 
 export function TaskPanel() {
   const locked = useLocked();
+  const imported = useAppStore((s) => s.imported !== null);
   return (
     <section className="panel" aria-labelledby="task-title">
       <h2 id="task-title">Task: toy multi-turn search</h2>
@@ -54,7 +55,9 @@ export function TaskPanel() {
         <summary>Model, optimizer and loss settings</summary>
         <Knobs keys={ADVANCED_KNOBS} />
       </details>
-      <p className="hint">{locked ? 'Pause to change settings.' : 'Changing a setting resets the run.'}</p>
+      <p className="hint">
+        {imported ? 'The imported run’s settings (read-only).' : locked ? 'Pause to change settings.' : 'Changing a setting resets the run.'}
+      </p>
     </section>
   );
 }

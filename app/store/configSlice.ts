@@ -7,6 +7,7 @@ import type { StateCreator } from 'zustand';
 import type { BackendChoice } from '../../workers/api';
 import { ConfigError, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/config';
 import type { ParamValue } from '../../workers/methods/params';
+import type { Focus } from '../../workers/shareUrl';
 import type { AppState } from '.';
 
 export interface ConfigSlice {
@@ -21,6 +22,13 @@ export interface ConfigSlice {
   setBackend(backend: BackendChoice): void;
 }
 
+/** A focus that still points into the config's batch, else null. */
+function validFocus(focus: Focus | null, config: RunConfig): Focus | null {
+  if (!focus) return null;
+  const count = focus.kind === 'group' ? config.batch : config.batch * config.group;
+  return focus.index < count ? focus : null;
+}
+
 function messageOf(e: unknown): { key: string; message: string } {
   if (e instanceof ConfigError) return { key: e.key, message: e.message };
   return { key: 'config', message: e instanceof Error ? e.message : String(e) };
@@ -33,7 +41,7 @@ export const createConfigSlice: StateCreator<AppState, [], [], ConfigSlice> = (s
   setField(key, value) {
     try {
       const config = withField(get().config, key, value);
-      set({ config, configError: null });
+      set({ config, configError: null, linkStep: null, focus: validFocus(get().focus, config) });
     } catch (e) {
       set({ configError: messageOf(e) });
       return false;
@@ -44,7 +52,7 @@ export const createConfigSlice: StateCreator<AppState, [], [], ConfigSlice> = (s
   setMethods(ids) {
     try {
       const config = withMethods(get().config, ids);
-      set({ config, configError: null });
+      set({ config, configError: null, linkStep: null });
     } catch (e) {
       set({ configError: messageOf(e) });
       return false;
@@ -53,7 +61,7 @@ export const createConfigSlice: StateCreator<AppState, [], [], ConfigSlice> = (s
     return true;
   },
   setBackend(backend) {
-    set({ backend });
+    set({ backend, linkStep: null });
     get().requestReconfigure(0);
   },
 });

@@ -11,8 +11,17 @@ export const SERIES_CAP = 2000;
 /** 100 ms: about 10 chart updates a second. */
 export const FLUSH_MS = 100;
 
+/** A mark on the charts' time axis: where a device was lost, a NaN rolled back, a worker restarted. */
+export interface RunMarker {
+  iter: number;
+  kind: 'device-lost' | 'non-finite' | 'restart';
+  label: string;
+}
+
 export interface MetricsSlice {
   series: MetricRow[];
+  markers: RunMarker[];
+  addMarker(m: RunMarker): void;
   /** Bumped on every clear; a callback created for an older epoch is ignored. */
   metricsEpoch: number;
   appendMetrics(rows: MetricRow[], epoch: number): void;
@@ -25,7 +34,11 @@ let timer: ReturnType<typeof setTimeout> | null = null;
 
 export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = (set, get) => ({
   series: [],
+  markers: [],
   metricsEpoch: 0,
+  addMarker(m) {
+    set((s) => ({ markers: [...s.markers, m] }));
+  },
   appendMetrics(rows, epoch) {
     if (epoch !== get().metricsEpoch || rows.length === 0) return;
     pending.push(...rows);
@@ -46,6 +59,6 @@ export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = 
     if (timer !== null) clearTimeout(timer);
     timer = null;
     pending = [];
-    set((s) => ({ series: [], metricsEpoch: s.metricsEpoch + 1 }));
+    set((s) => ({ series: [], markers: [], metricsEpoch: s.metricsEpoch + 1 }));
   },
 });

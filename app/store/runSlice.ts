@@ -5,11 +5,24 @@
  * trainer after a short debounce (Reset semantics); Start, Step and Reset flush a pending one first.
  */
 import type { StateCreator } from 'zustand';
-import type { BackendInfo } from '../../workers/api';
-import { getTrainer, metricsCallback, setWorkerErrorHandler } from '../trainerClient';
+import type { BackendInfo, TrainerEvent } from '../../workers/api';
+import type { TrainerSnapshot } from '../../workers/trainer';
+import { parseRunFile } from '../../workers/runFile';
+import type { DecodedLink } from '../../workers/shareUrl';
+import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler } from '../trainerClient';
+import { SERIES_CAP } from './metricsSlice';
 import type { AppState } from '.';
 
 export type RunPhase = 'configuring' | 'idle' | 'running' | 'pausing' | 'stepping' | 'resetting';
+
+/** The worker died (uncaught error) or stopped answering; the charts keep what they had. */
+export interface WorkerFailure {
+  message: string;
+  /** The last iteration shown: a restart resumes right after it. */
+  lastIter: number;
+  /** The iteration of the snapshot the restart starts from (0: the initial weights). */
+  snapshotIter: number;
+}
 
 export interface RunSlice {
   phase: RunPhase;
@@ -18,14 +31,34 @@ export interface RunSlice {
   backendInfo: BackendInfo | null;
   /** The last error from the worker (a rejected call), shown in an alert until dismissed. */
   error: string | null;
+  /** A recovered fault worth telling (a lost GPU device), shown in a status notice. */
+  notice: string | null;
+  /** Set when the worker crashed or hung, until the user restarts it. */
+  failure: WorkerFailure | null;
+  /** Starts a fresh worker from the last snapshot and replays to the last shown iteration. */
+  restartWorker(): Promise<void>;
+  dismissNotice(): void;
   init(): void;
   /** Rebuilds the run from the config after `delayMs` (edits coalesce). */
   requestReconfigure(delayMs?: number): void;
-  start(): Promise<void>;
+  /** Trains until Pause, or until iteration `untilIter` (a link's step=N) and pauses there. */
+  start(untilIter?: number): Promise<void>;
   pause(): Promise<void>;
   step(): Promise<void>;
   reset(): Promise<void>;
   dismissError(): void;
+  /**
+   * Applies a decoded share link: config, backend and view. `initial` (the page's own link) only
+   * sets state, as init() configures next; a later link (hashchange) rebuilds the run and, with
+   * step=N, runs to iteration N.
+   */
+  applyLink(link: DecodedLink, initial: boolean): void;
+  /** Reads the last iteration's batch from the worker for the group and trajectory views. */
+  loadBatch(): Promise<void>;
+  /** Shows a run file's metrics without re-running; false (with importErrors set) if it is bad. */
+  importRun(text: string, fileName: string): Promise<boolean>;
+  /** Leaves an imported run: back to the previous config, or (`keepConfig`) live with its config. */
+  closeImported(keepConfig: boolean): Promise<void>;
 }
 
 /** 250 ms: typing "128" into a field reconfigures once, not three times. */
@@ -36,6 +69,17 @@ let reconfigureTimer: ReturnType<typeof setTimeout> | null = null;
 let reconfigureWanted = false;
 let runPromise: Promise<void> | null = null;
 let initialized = false;
+/** The config and backend before an import, restored when the imported run is closed. */
+let beforeImport: Pick<AppState, 'config' | 'backend'> | null = null;
+/** The run's latest finite snapshot (kept here, outside React state: it holds the weights). */
+let lastSnapshot: TrainerSnapshot | null = null;
+let heartbeat: ReturnType<typeof setInterval> | null = null;
+/**
+ * A worker that answers no ping for this long while running is declared hung. Generous: a CPU
+ * iteration of a large batch blocks the worker for seconds; GPU iterations yield while they wait.
+ */
+export const HANG_MS = 15_000;
+const PING_EVERY_MS = 3_000;
 
 function errorText(e: unknown): string {
   if (e instanceof Error) return e.message || e.name;
@@ -61,8 +105,10 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     await stopRun();
     set({ phase: 'configuring' });
     get().clearMetrics();
+    lastSnapshot = null;
     try {
       const info = await getTrainer().configure(get().config, get().backend);
+      await getTrainer().subscribe(eventsCallback(onEvent));
       set({ backendInfo: info, configured: true });
     } catch (e) {
       set({ backendInfo: null, configured: false });
@@ -71,6 +117,61 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       set({ phase: 'idle' });
     }
   };
+
+  function onEvent(e: TrainerEvent): void {
+    if (e.type === 'snapshot') {
+      lastSnapshot = e.snapshot;
+    } else if (e.type === 'device-lost') {
+      get().addMarker({ iter: e.iter, kind: 'device-lost', label: 'GPU device lost' });
+      set({ notice: e.message });
+    } else if (e.type === 'non-finite') {
+      get().addMarker({ iter: e.iter, kind: 'non-finite', label: 'NaN: rolled back' });
+      set({ error: e.message });
+    }
+  }
+
+  const lastShownIter = () => {
+    get().flushMetrics();
+    return get().series[get().series.length - 1]?.iter ?? 0;
+  };
+
+  /** The worker is gone: drop every call waiting on it, keep the charts, offer a restart. */
+  function workerFailed(message: string): void {
+    if (get().failure) return;
+    stopHeartbeat();
+    killWorker();
+    chain = Promise.resolve();
+    runPromise = null;
+    reconfigureWanted = false;
+    set({
+      failure: { message, lastIter: lastShownIter(), snapshotIter: lastSnapshot?.iter ?? 0 },
+      phase: 'idle',
+      configured: false,
+    });
+  }
+
+  function startHeartbeat(): void {
+    stopHeartbeat();
+    let waiting = false;
+    heartbeat = setInterval(() => {
+      if (waiting) return;
+      waiting = true;
+      const sentAt = get().series.length;
+      const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), HANG_MS));
+      void Promise.race([getTrainer().ping(), timeout]).then((r) => {
+        waiting = false;
+        // Metrics that arrived meanwhile prove the worker alive even if the ping queued behind them.
+        if (r === 'timeout' && get().phase === 'running' && get().series.length === sentAt) {
+          workerFailed(`The trainer stopped responding: no answer for ${HANG_MS / 1000} s.`);
+        }
+      });
+    }, PING_EVERY_MS);
+  }
+
+  function stopHeartbeat(): void {
+    if (heartbeat !== null) clearInterval(heartbeat);
+    heartbeat = null;
+  }
 
   const ensureConfigured = async () => {
     if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
@@ -83,12 +184,16 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     configured: false,
     backendInfo: null,
     error: null,
+    notice: null,
+    failure: null,
 
     init() {
       if (initialized) return;
       initialized = true;
-      setWorkerErrorHandler((message) => set({ error: message }));
+      setWorkerErrorHandler((message) => workerFailed(`The trainer crashed: ${message}`));
       void enqueue(configureNow);
+      const step = get().linkStep;
+      if (step !== null && step > 0) void get().start(step);
     },
 
     requestReconfigure(delayMs = RECONFIGURE_DEBOUNCE_MS) {
@@ -100,29 +205,34 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       }, delayMs);
     },
 
-    start: () =>
+    start: (untilIter?: number) =>
       enqueue(async () => {
-        if (runPromise) return;
+        if (runPromise || get().imported) return;
         await ensureConfigured();
         if (!get().configured) return;
         const epoch = get().metricsEpoch;
         const onMetrics = metricsCallback((rows) => get().appendMetrics(rows, epoch));
         set({ phase: 'running', error: null });
-        runPromise = getTrainer()
-          .start(onMetrics)
+        startHeartbeat();
+        const mine = getTrainer()
+          .start(onMetrics, untilIter)
           .catch((e: unknown) => set({ error: errorText(e) }))
           .finally(() => {
+            // A run of a worker that already failed settles never, or after a restart: ignore it.
+            if (runPromise !== mine) return;
+            stopHeartbeat();
             get().flushMetrics();
             runPromise = null;
             set({ phase: 'idle' });
           });
+        runPromise = mine;
       }),
 
     pause: () => enqueue(stopRun),
 
     step: () =>
       enqueue(async () => {
-        if (runPromise) return;
+        if (runPromise || get().imported) return;
         await ensureConfigured();
         if (!get().configured) return;
         set({ phase: 'stepping' });
@@ -138,9 +248,12 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     reset: () =>
       enqueue(async () => {
         await stopRun();
+        if (get().imported) return;
+        set({ linkStep: null });
         if (reconfigureWanted || !get().configured) return ensureConfigured();
         set({ phase: 'resetting' });
         get().clearMetrics();
+        lastSnapshot = null;
         try {
           await getTrainer().reset();
         } finally {
@@ -149,5 +262,92 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       }),
 
     dismissError: () => set({ error: null }),
+    dismissNotice: () => set({ notice: null }),
+
+    restartWorker: () =>
+      enqueue(async () => {
+        const failure = get().failure;
+        if (!failure) return;
+        set({ failure: null, phase: 'configuring' });
+        try {
+          const resume = { ...(lastSnapshot ? { snapshot: lastSnapshot } : {}), replayTo: failure.lastIter };
+          const info = await getTrainer().configure(get().config, get().backend, resume);
+          await getTrainer().subscribe(eventsCallback(onEvent));
+          set({ backendInfo: info, configured: true });
+          get().addMarker({ iter: failure.lastIter + 1, kind: 'restart', label: 'worker restarted' });
+        } finally {
+          set({ phase: 'idle' });
+        }
+      }),
+
+    applyLink(link, initial) {
+      set({
+        config: link.config,
+        backend: link.backend ?? 'auto',
+        hidden: link.hide ?? [],
+        focus: link.focus ?? null,
+        linkStep: link.step ?? null,
+        linkProblems: link.errors,
+        linkMigratedFrom: link.migratedFrom ?? null,
+        configError: null,
+      });
+      if (initial) return;
+      void enqueue(async () => {
+        await stopRun();
+        if (get().imported) {
+          beforeImport = null;
+          set({ imported: null });
+        }
+        await configureNow();
+      });
+      if (link.step !== undefined && link.step > 0) void get().start(link.step);
+    },
+
+    loadBatch: () =>
+      enqueue(async () => {
+        if (runPromise || get().imported || !get().configured) return;
+        const epoch = get().metricsEpoch;
+        const batch = await getTrainer().dumpBatch();
+        if (epoch === get().metricsEpoch) set({ batch, batchEpoch: epoch });
+      }),
+
+    async importRun(text, fileName) {
+      const parsed = parseRunFile(text);
+      if (!parsed.ok) {
+        set({ importErrors: { fileName, errors: parsed.errors } });
+        return false;
+      }
+      const { run } = parsed;
+      await enqueue(async () => {
+        await stopRun();
+        if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
+        reconfigureTimer = null;
+        if (!get().imported) beforeImport = { config: get().config, backend: get().backend };
+        get().clearMetrics();
+        const epoch = get().metricsEpoch;
+        set({
+          imported: { fileName, run },
+          importErrors: null,
+          series: run.metrics.length > SERIES_CAP ? run.metrics.slice(run.metrics.length - SERIES_CAP) : run.metrics,
+          batch: run.batch,
+          batchEpoch: epoch,
+          config: run.config,
+          notes: run.notes,
+          focus: null,
+          linkStep: null,
+          configError: null,
+        });
+      });
+      return true;
+    },
+
+    closeImported: (keepConfig) =>
+      enqueue(async () => {
+        if (!get().imported) return;
+        const back = keepConfig ? null : beforeImport;
+        beforeImport = null;
+        set({ imported: null, focus: null, ...(back ?? {}) });
+        await configureNow();
+      }),
   };
 };

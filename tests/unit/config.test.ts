@@ -55,3 +55,13 @@ describe('run config', () => {
     expect(() => parseConfig({ seed: '5' })).toThrow(/seed: expected an integer/);
   });
 });
+
+describe('run config: prototype keys', () => {
+  it('names prototype-looking method ids and keys as unknown instead of crashing', () => {
+    for (const id of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      expect(() => withFieldText(defaultConfig(), 'methods', `grpo,${id}`)).toThrow(ConfigError);
+      expect(() => withFieldText(defaultConfig(), id, '1')).toThrow(/unknown key/);
+    }
+    expect(getField(defaultConfig(), 'constructor')).toBeUndefined();
+  });
+});

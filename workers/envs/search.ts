@@ -1,122 +1,212 @@
 /**
- * Toy multi-turn search. Each episode has its own seeded knowledge base kb[entity][attribute] =
- * value, so the answer cannot be memorized: it must be looked up. The prompt asks one attribute of
- * one entity; each turn the policy emits `SEARCH <entity> <attr>` (the engine returns `RES <value>`)
- * or `ANSWER <value> ·` (the episode ends). Reward 1 for the right answer, else 0; no answer by the
- * turn limit gives 0.
+ * Toy multi-turn search (METHODS.md 1.2, 5.1, 5.6). Each episode has its own seeded knowledge base
+ * kb[entity][attribute] = value, so the answer cannot be memorized: it must be looked up. The prompt
+ * asks one attribute of one entity; each turn the policy emits `SEARCH <entity> <attr>` (the engine
+ * returns `RES <value>`) or `ANSWER <value> ·` (the episode ends). Reward 1 for the right answer,
+ * else 0; no answer by the turn limit gives -formatPenalty (0 by default).
  *
- * Chance level (uniform policy): it answers blind most of the time and is right 1 time in `values`.
+ * Multi-hop (`hops` >= 2): the knowledge base also links entities, link[entity][relation] = entity,
+ * and a question of h hops reads `Q e r1 .. r(h-1) a`: "the attribute a of the entity that is the
+ * r(h-1) of ... the r1 of e". `SEARCH <entity> <relation>` returns `<entity> ;`. Relations number
+ * as many as attributes. A question of h hops needs h searches, so the turn limit must exceed h.
+ *
+ * Simulated engine, ZeroSearch-style: each search returns the right document with probability
+ * 1 - p and a plausible wrong one (another value, or another entity, of the right kind) otherwise;
+ * p is fixed or follows ZeroSearch's exponential curriculum over iterations (`searchNoiseAt`).
+ *
+ * Chance level (uniform policy, 1 hop): it answers blind most of the time and is right 1 time in
+ * `values`. With hops = 1 and noise 0 the task is exactly the original search task (same tokens,
+ * same random draws).
  */
-import type { Rng } from '../rng';
+import { hashUniform, type Rng } from '../rng';
+import { createBatchState, createGrammar, RM_OFF, renderTurn, type RewardModelOptions } from './common';
 import { PAD, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnResult } from './types';
 
-export interface SearchOptions {
+export const NOISE_SCHEDULES = ['fixed', 'exp'] as const;
+export type NoiseSchedule = (typeof NOISE_SCHEDULES)[number];
+
+export interface SearchNoiseOptions {
+  /** p_e: the noise probability (fixed), or the final one of the curriculum. */
+  noise: number;
+  noiseSchedule: NoiseSchedule;
+  /** p_s: the curriculum's starting probability. */
+  noiseStart: number;
+  /** b: the exponential base (ZeroSearch's exp_base, 4). */
+  noiseBase: number;
+  /** m: iterations until the curriculum reaches p_e (ZeroSearch's total steps). */
+  noiseIters: number;
+}
+
+export interface SearchOptions extends Partial<SearchNoiseOptions>, Partial<RewardModelOptions> {
   entities: number;
   attributes: number;
   values: number;
   maxTurns: number;
+  /** Hops per question (1: today's single lookup). */
+  hops?: number;
+  /** Reward for an episode that ends without an answer is -formatPenalty. */
+  formatPenalty?: number;
 }
+
+/**
+ * ZeroSearch's noise curriculum (METHODS.md 5.6; `llm_agent/generation.py::dynamic_threshold`):
+ *   p_i = p_s + (b^(i/m) - 1) / (b - 1) * (p_e - p_s),   and p_i = p_e once i >= m,
+ * with i = iterations completed before this batch. `fixed` gives p_e at every i. b = 1 is the
+ * linear limit. Example: p_s 0, p_e 0.5, b 4, m 200: p_0 = 0, p_100 = 1/6, p_200 = 0.5.
+ */
+export function searchNoiseAt(i: number, o: SearchNoiseOptions): number {
+  if (o.noiseSchedule === 'fixed' || i >= o.noiseIters) return o.noise;
+  const x = Math.max(0, i) / o.noiseIters;
+  const f = Math.abs(o.noiseBase - 1) < 1e-9 ? x : (Math.pow(o.noiseBase, x) - 1) / (o.noiseBase - 1);
+  return o.noiseStart + f * (o.noise - o.noiseStart);
+}
+
+/** Label of the noise stream forked from a batch's generator. */
+const NOISE_STREAM = 0x2e5;
 
 export function createSearchEnv(opts: SearchOptions): TaskEnv {
   const { entities: E, attributes: A, values: Vv, maxTurns } = opts;
+  const hops = opts.hops ?? 1;
+  const penalty = opts.formatPenalty ?? 0;
+  const noiseOpts: SearchNoiseOptions = {
+    noise: opts.noise ?? 0,
+    noiseSchedule: opts.noiseSchedule ?? 'fixed',
+    noiseStart: opts.noiseStart ?? 0,
+    noiseBase: opts.noiseBase ?? 4,
+    noiseIters: opts.noiseIters ?? 200,
+  };
+  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+  const R = hops > 1 ? A : 0; // relation tokens
   const specials = ['·', '<s>', 'Q', 'SEARCH', 'ANSWER', 'RES'];
   const [, BOS, Q, SEARCH, ANSWER, RES] = [0, 1, 2, 3, 4, 5];
   const ent0 = specials.length;
   const att0 = ent0 + E;
   const val0 = att0 + A;
+  const rel0 = val0 + Vv;
+  const END = rel0 + R; // ends a relation result (only with hops >= 2)
   const vocab = [
     ...specials,
     ...Array.from({ length: E }, (_, i) => `e${i}`),
     ...Array.from({ length: A }, (_, i) => `a${i}`),
     ...Array.from({ length: Vv }, (_, i) => `v${i}`),
+    ...Array.from({ length: R }, (_, i) => `r${i}`),
+    ...(hops > 1 ? [';'] : []),
   ];
   const V = vocab.length;
-  const layout: TaskLayout = { promptLen: 4, actionLen: 3, obsLen: 2, maxTurns };
+  const layout: TaskLayout = { promptLen: 3 + hops, actionLen: 3, obsLen: 2, maxTurns };
 
-  // Grammar by previous token: a turn starts after the prompt's attribute or an observation's value.
-  const grammar = new Uint8Array(V * V);
-  const allow = (prev: number, lo: number, n: number) => {
-    for (let t = lo; t < lo + n; t++) grammar[prev * V + t] = 1;
-  };
-  for (let a = 0; a < A; a++) allow(att0 + a, SEARCH, 2); // prompt ends in an attribute
-  for (let v = 0; v < Vv; v++) allow(val0 + v, SEARCH, 2); // observation ends in a value
-  allow(SEARCH, ent0, E);
-  allow(ANSWER, val0, Vv);
-  for (let e = 0; e < E; e++) allow(ent0 + e, att0, A);
-  for (let prev = 0; prev < V; prev++) {
-    let any = 0;
-    for (let t = 0; t < V; t++) any |= grammar[prev * V + t]!;
-    if (!any) allow(prev, 0, V);
+  // Grammar by previous token: a turn starts after the prompt's attribute or an observation's
+  // last token (a value, or `;` after an entity).
+  const g = createGrammar(V);
+  for (let a = 0; a < A; a++) g.allow(att0 + a, SEARCH, 2); // prompt ends in an attribute
+  for (let v = 0; v < Vv; v++) g.allow(val0 + v, SEARCH, 2); // observation ends in a value
+  if (hops > 1) g.allow(END, SEARCH, 2);
+  g.allow(SEARCH, ent0, E);
+  g.allow(ANSWER, val0, Vv);
+  for (let e = 0; e < E; e++) {
+    g.allow(ent0 + e, att0, A);
+    g.allow(ent0 + e, rel0, R);
   }
+  const grammar = g.finish();
 
   const isIn = (t: number, lo: number, n: number) => t >= lo && t < lo + n;
 
-  function sample(prompts: number, group: number, rng: Rng): EpisodeBatch {
+  function sample(prompts: number, group: number, rng: Rng, iter = 0): EpisodeBatch {
     const N = prompts * group;
+    const P = layout.promptLen;
     const kb: Int32Array[] = [];
-    const question = new Int32Array(prompts * 2);
+    const links: Int32Array[] = [];
+    /** [prompts * (hops + 1)]: start entity, relations, attribute. */
+    const question = new Int32Array(prompts * (hops + 1));
+    const truth = new Int32Array(prompts);
     for (let b = 0; b < prompts; b++) {
       const table = new Int32Array(E * A);
       for (let i = 0; i < E * A; i++) table[i] = rng.int(Vv);
       kb.push(table);
-      question[2 * b] = rng.int(E);
-      question[2 * b + 1] = rng.int(A);
+      const link = new Int32Array(E * R);
+      for (let i = 0; i < E * R; i++) link[i] = rng.int(E);
+      links.push(link);
+      const q = b * (hops + 1);
+      question[q] = rng.int(E);
+      for (let h = 1; h < hops; h++) question[q + h] = rng.int(R);
+      question[q + hops] = rng.int(A);
+      let e = question[q]!;
+      for (let h = 1; h < hops; h++) e = link[e * R + question[q + h]!]!;
+      truth[b] = table[e * A + question[q + hops]!]!;
     }
-    const prompt = new Int32Array(N * layout.promptLen);
+    const prompt = new Int32Array(N * P);
     for (let n = 0; n < N; n++) {
-      const b = Math.floor(n / group);
-      prompt.set([BOS, Q, ent0 + question[2 * b]!, att0 + question[2 * b + 1]!], n * layout.promptLen);
+      const q = Math.floor(n / group) * (hops + 1);
+      const p = [BOS, Q, ent0 + question[q]!];
+      for (let h = 1; h < hops; h++) p.push(rel0 + question[q + h]!);
+      p.push(att0 + question[q + hops]!);
+      prompt.set(p, n * P);
     }
-    const done = new Uint8Array(N);
-    const reward = new Float32Array(N);
-    const success = new Uint8Array(N);
-    const history: string[][] = Array.from({ length: N }, (_, n) => [
-      `Q ${vocab[prompt[n * 4 + 2]!]} ${vocab[prompt[n * 4 + 3]!]}`,
-    ]);
+    const p = searchNoiseAt(iter, noiseOpts);
+    const noiseSeed = p > 0 ? Math.floor(rng.fork(NOISE_STREAM).next() * 4294967296) : 0;
+    const st = createBatchState({ N, rm, rewardRange: [-penalty, 1], rng });
+    const answerTokens = new Int32Array(N * 3);
+    for (let n = 0; n < N; n++) answerTokens.set([ANSWER, val0 + truth[Math.floor(n / group)]!, PAD], 3 * n);
+    const tail: string[] = Array.from({ length: N }, () => '');
+
+    /** The engine: the right document with probability 1 - p, else a wrong one of the same kind. */
+    function lookup(n: number, turn: number, right: number, kinds: number): { doc: number; noisy: boolean } {
+      if (p <= 0 || kinds < 2 || hashUniform(noiseSeed, n, turn, 0) >= p) return { doc: right, noisy: false };
+      const w = Math.floor(hashUniform(noiseSeed, n, turn, 1) * (kinds - 1));
+      return { doc: w >= right ? w + 1 : w, noisy: true };
+    }
 
     function step(turn: number, actions: Int32Array): TurnResult {
       const obs = new Int32Array(N * layout.obsLen);
       const actionMask = new Uint8Array(N * layout.actionLen);
       for (let n = 0; n < N; n++) {
-        if (done[n]) continue;
+        if (st.done[n]) continue;
         const b = Math.floor(n / group);
         const [act, x, y] = [actions[3 * n]!, actions[3 * n + 1]!, actions[3 * n + 2]!];
         if (act === SEARCH && isIn(x, ent0, E) && isIn(y, att0, A)) {
-          const v = kb[b]![(x - ent0) * A + (y - att0)]!;
-          obs[2 * n] = RES;
-          obs[2 * n + 1] = val0 + v;
+          const { doc, noisy } = lookup(n, turn, kb[b]![(x - ent0) * A + (y - att0)]!, Vv);
+          obs.set([RES, val0 + doc], 2 * n);
           actionMask.set([1, 1, 1], 3 * n);
-          history[n]!.push(`SEARCH ${vocab[x]} ${vocab[y]} → RES v${v}`);
+          st.record(n, { turn, policy: [act, x, y], env: [RES, val0 + doc], note: noisy ? '(noisy)' : '' });
+        } else if (act === SEARCH && isIn(x, ent0, E) && isIn(y, rel0, R)) {
+          const { doc, noisy } = lookup(n, turn, links[b]![(x - ent0) * R + (y - rel0)]!, E);
+          obs.set([ent0 + doc, END], 2 * n);
+          actionMask.set([1, 1, 1], 3 * n);
+          st.record(n, { turn, policy: [act, x, y], env: [ent0 + doc, END], note: noisy ? '(noisy)' : '' });
         } else if (act === ANSWER && isIn(x, val0, Vv)) {
-          const right = x - val0 === kb[b]![question[2 * b]! * A + question[2 * b + 1]!];
-          reward[n] = right ? 1 : 0;
-          success[n] = right ? 1 : 0;
-          done[n] = 1;
+          const right = x - val0 === truth[b];
+          st.finish(n, right ? 1 : 0, right);
           actionMask.set([1, 1, 0], 3 * n);
-          history[n]!.push(`ANSWER ${vocab[x]} ${right ? '✓' : '✗'}`);
+          st.record(n, { turn, policy: [act, x], env: [], note: right ? '✓' : '✗' });
         } else {
           // Unreachable under the grammar; kept so a malformed action ends the episode with reward 0.
-          done[n] = 1;
+          st.finish(n, 0, false);
           actionMask.set([1, 1, 1], 3 * n);
-          history[n]!.push(`malformed ${vocab[act]} ${vocab[x]} ${vocab[y]}`);
+          st.record(n, { turn, policy: [act, x, y], env: [], note: 'malformed' });
         }
-        if (turn === maxTurns - 1 && !done[n]) {
-          done[n] = 1;
-          history[n]!.push('turn limit');
+        if (turn === maxTurns - 1 && !st.done[n]) {
+          st.finish(n, penalty > 0 ? -penalty : 0, false);
+          tail[n] = ' | turn limit';
         }
       }
       return { obs, actionMask };
     }
 
+    const header = (n: number) => 'Q ' + Array.from(prompt.subarray(n * P + 2, (n + 1) * P), (t) => vocab[t]).join(' ');
     return {
       size: N,
       group,
       prompt,
-      done,
-      reward,
-      success,
+      done: st.done,
+      reward: st.reward,
+      rewardTrue: st.rewardTrue,
+      success: st.success,
       step,
-      describe: (n) => history[n]!.join(' | '),
+      describe: (n) => [header(n), ...st.log[n]!.map((v) => renderTurn(vocab, v))].join(' | ') + tail[n]!,
+      turns: (n) => st.log[n]!,
+      answerTokens,
+      answerSpan: Uint8Array.from([0, 1, 0]),
+      info: { search_noise: p },
     };
   }
 

@@ -1,5 +1,5 @@
 /** The shape of a method entry: data the UI, the config schema, the URL and the CLI all read. */
-import type { ParamSpec } from './params';
+import type { ParamSpec, ParamValue } from './params';
 
 export type Stage =
   | 'environment'
@@ -21,4 +21,23 @@ export interface MethodDef {
   /** Ids of methods that cannot be active together with this one. */
   conflicts: readonly string[];
   params: Readonly<Record<string, ParamSpec>>;
+  /**
+   * How this method maps onto real frameworks' options, for "Take it to a real run"
+   * (workers/frameworkExport.ts). `null` says the framework has no such method; leaving it out
+   * says no mapping was written yet (both are listed as having no equivalent).
+   */
+  frameworks?: { verl?: FrameworkMapping | null; trl?: FrameworkMapping | null };
 }
+
+/** A framework option value: written as Hydra override text (verl) or a Python literal (TRL). */
+export type FrameworkValue = number | boolean | string | readonly number[];
+
+/** One method's options in one framework, given its parameter values. */
+export type FrameworkMapping = (params: Readonly<Record<string, ParamValue>>) => {
+  /** Options to set: the framework's option name, its value, and the method's params it carries. */
+  set: Array<{ key: string; value: FrameworkValue; from: string[] }>;
+  /** Params that already match what the framework does (nothing to set), with why. */
+  matches?: Array<{ param: string; reason: string }>;
+  /** Params that cannot be expressed there, with why. */
+  unsupported?: Array<{ param: string; reason: string }>;
+};

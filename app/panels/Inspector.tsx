@@ -1,0 +1,313 @@
+/**
+ * The batch inspector: the Group view (the last batch's rewards as a prompts x rollouts matrix,
+ * all-equal groups marked: they give every token advantage 0) and the Trajectory view (one rollout
+ * turn by turn, with each policy token's advantage, IS ratio and clipping). Both read the batch dump
+ * (api.dumpBatch), loaded when the run is paused; a link's focus=group:G / traj:T opens them.
+ */
+import { useEffect, useRef } from 'react';
+import type { BatchDump } from '../../workers/trainer';
+import { currentBatch, useAppStore } from '../store';
+
+/** Batches up to this many trajectories load by themselves when the run pauses. */
+const AUTO_LOAD_TRAJS = 4096;
+/** Rows of the reward matrix drawn at once. */
+const MAX_ROWS = 64;
+
+type Traj = BatchDump['trajs'][number];
+
+function fmt(v: number, digits = 3): string {
+  if (!Number.isFinite(v)) return String(v);
+  return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
+}
+
+function rewardText(r: number): string {
+  return Number.isInteger(r) ? String(r) : r.toFixed(2);
+}
+
+function rewardColor(r: number): string {
+  const t = Math.max(0, Math.min(1, r));
+  return `hsl(${Math.round(t * 125)}, 70%, ${90 - t * 8}%)`;
+}
+
+function allEqual(trajs: Traj[]): boolean {
+  return trajs.length > 1 && trajs.every((t) => t.reward === trajs[0]!.reward);
+}
+
+/** Loads the batch when the run is paused on a new iteration (small batches only). */
+function useBatchLoader(): void {
+  const loadBatch = useAppStore((s) => s.loadBatch);
+  const want = useAppStore(
+    (s) =>
+      !s.imported &&
+      s.phase === 'idle' &&
+      s.configured &&
+      s.series.length > 0 &&
+      currentBatch(s) === null &&
+      s.config.batch * s.config.group <= AUTO_LOAD_TRAJS,
+  );
+  const iter = useAppStore((s) => s.series[s.series.length - 1]?.iter ?? 0);
+  const epoch = useAppStore((s) => s.metricsEpoch);
+  useEffect(() => {
+    if (want) void loadBatch();
+  }, [want, iter, epoch, loadBatch]);
+}
+
+/** Why there is no batch to show, or null when there is one. */
+function useEmptyText(batch: BatchDump | null): string | null {
+  const phase = useAppStore((s) => s.phase);
+  const imported = useAppStore((s) => s.imported);
+  const iters = useAppStore((s) => s.series.length);
+  if (batch) return null;
+  if (imported) return 'This run file holds no batch.';
+  if (phase === 'running' || phase === 'pausing') return 'Pause to inspect the batch.';
+  if (iters === 0) return 'Run or step at least one iteration to see its batch.';
+  return null;
+}
+
+function GroupView({ batch }: { batch: BatchDump | null }) {
+  const focus = useAppStore((s) => s.focus);
+  const setFocus = useAppStore((s) => s.setFocus);
+  const loadBatch = useAppStore((s) => s.loadBatch);
+  const config = useAppStore((s) => s.config);
+  const ref = useRef<HTMLElement>(null);
+  const empty = useEmptyText(batch);
+  const focusGroup = focus?.kind === 'group' ? focus.index : null;
+
+  useEffect(() => {
+    if (focusGroup !== null && batch) ref.current?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  }, [focusGroup, batch]);
+
+  const groups: Traj[][] = [];
+  if (batch) for (const t of batch.trajs) (groups[t.group] ??= []).push(t);
+  const focusTrajGroup = focus?.kind === 'traj' ? batch?.trajs[focus.index]?.group : undefined;
+  const shown = groups.slice(0, MAX_ROWS);
+  const extra = focusGroup !== null && focusGroup >= MAX_ROWS && groups[focusGroup] ? [focusGroup] : [];
+  const collapsed = groups.filter(allEqual).length;
+
+  return (
+    <section className="panel inspector" ref={ref} aria-labelledby="group-title" data-testid="group-view">
+      <h2 id="group-title">Group view{batch ? `: rewards of iteration ${batch.iter}` : ''}</h2>
+      {empty && <p className="hint">{empty}</p>}
+      {!batch && !empty && (
+        <p className="hint">
+          The batch holds {config.batch * config.group} trajectories.{' '}
+          <button type="button" onClick={() => void loadBatch()}>
+            Load the batch
+          </button>
+        </p>
+      )}
+      {batch && (
+        <>
+          <p className="blurb">
+            Rows are prompts (groups), columns their rollouts; each cell is a rollout’s reward. A group whose rewards are all equal
+            (marked) gives every token advantage 0: Advantage Collapse. {collapsed} of {groups.length} group
+            {groups.length === 1 ? '' : 's'} collapsed. Click a cell to open the trajectory.
+          </p>
+          <div className="matrix-wrap">
+            <table className="matrix" data-testid="reward-matrix">
+              <thead>
+                <tr>
+                  <th scope="col">group</th>
+                  {(groups[0] ?? []).map((_, r) => (
+                    <th key={r} scope="col">
+                      {r}
+                    </th>
+                  ))}
+                  <th scope="col" />
+                </tr>
+              </thead>
+              <tbody>
+                {[...shown.keys(), ...extra].map((g) => {
+                  const trajs = groups[g] ?? [];
+                  const eq = allEqual(trajs);
+                  const active = focusGroup === g || focusTrajGroup === g;
+                  return (
+                    <tr key={g} className={`${eq ? 'all-equal' : ''} ${active ? 'focused' : ''}`} data-group={g}>
+                      <th scope="row">
+                        <button type="button" className="link-button" onClick={() => setFocus({ kind: 'group', index: g })}>
+                          {g}
+                        </button>
+                      </th>
+                      {trajs.map((t) => (
+                        <td key={t.id}>
+                          <button
+                            type="button"
+                            className={`cell ${focus?.kind === 'traj' && focus.index === t.id ? 'selected' : ''}`}
+                            style={{ background: rewardColor(t.reward) }}
+                            aria-label={`trajectory ${t.id}, reward ${rewardText(t.reward)}`}
+                            onClick={() => setFocus({ kind: 'traj', index: t.id })}
+                          >
+                            {rewardText(t.reward)}
+                          </button>
+                        </td>
+                      ))}
+                      <td className="row-note">{eq ? 'all equal → A = 0' : ''}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+          {groups.length > MAX_ROWS && <p className="hint">Showing the first {MAX_ROWS} of {groups.length} groups.</p>}
+          {focusGroup !== null && groups[focusGroup] && <GroupDetail group={focusGroup} trajs={groups[focusGroup]!} />}
+        </>
+      )}
+    </section>
+  );
+}
+
+function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
+  const setFocus = useAppStore((s) => s.setFocus);
+  return (
+    <div className="group-detail" data-testid="group-detail" data-group={group}>
+      <h3>
+        Group {group}
+        <button type="button" className="link-button" onClick={() => setFocus(null)}>
+          close
+        </button>
+      </h3>
+      <table className="key-table">
+        <thead>
+          <tr>
+            <th scope="col">trajectory</th>
+            <th scope="col">reward</th>
+            <th scope="col">advantage</th>
+            <th scope="col">turns</th>
+          </tr>
+        </thead>
+        <tbody>
+          {trajs.map((t) => (
+            <tr key={t.id}>
+              <th scope="row">
+                <button type="button" className="link-button" onClick={() => setFocus({ kind: 'traj', index: t.id })}>
+                  {t.id}
+                </button>
+              </th>
+              <td className="num">{rewardText(t.reward)}</td>
+              <td className="num">{t.tokens[0] ? fmt(t.tokens[0].adv) : '–'}</td>
+              <td className="traj-text">{t.text}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function clipText(c: number): string {
+  return c < 0 ? 'low' : c > 0 ? 'high' : '';
+}
+
+function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: number }) {
+  const setFocus = useAppStore((s) => s.setFocus);
+  const ref = useRef<HTMLElement>(null);
+  const empty = useEmptyText(batch);
+  const t = batch?.trajs[index];
+
+  useEffect(() => {
+    if (t) ref.current?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  }, [t]);
+
+  const parts = t ? t.text.split(' | ') : [];
+  const turns = t ? [...new Set(t.tokens.map((k) => k.turn))].sort((a, b) => a - b) : [];
+  const groupSize = batch ? batch.trajs.filter((x) => x.group === t?.group).length : 0;
+  const rollout = t && batch ? batch.trajs.filter((x) => x.group === t.group).findIndex((x) => x.id === t.id) : -1;
+
+  return (
+    <section className="panel inspector" ref={ref} aria-labelledby="traj-title" data-testid="trajectory-view" data-traj={index}>
+      <header className="panel-head">
+        <h2 id="traj-title">Trajectory {index}</h2>
+        {t && (
+          <button type="button" onClick={() => setFocus({ kind: 'group', index: t.group })}>
+            Group {t.group}
+          </button>
+        )}
+        <button type="button" onClick={() => setFocus(null)} aria-label="Close the trajectory view">
+          Close
+        </button>
+      </header>
+      {empty && <p className="hint">{empty}</p>}
+      {batch && !t && <p className="hint">The batch has no trajectory {index}.</p>}
+      {t && batch && (
+        <>
+          <p className="traj-summary" data-testid="traj-summary">
+            Iteration {batch.iter} · group {t.group}, rollout {rollout} of {groupSize} · reward <strong>{rewardText(t.reward)}</strong> · advantage{' '}
+            <strong>{t.tokens[0] ? fmt(t.tokens[0].adv) : '–'}</strong>
+          </p>
+          <ol className="turns">
+            <li className="turn prompt">
+              <span className="turn-label">prompt</span> <code>{parts[0] ?? ''}</code>
+            </li>
+            {turns.map((turn, i) => {
+              const toks = t.tokens.filter((k) => k.turn === turn);
+              return (
+                <li key={turn} className="turn">
+                  <span className="turn-label">turn {turn + 1}</span> <code>{parts[i + 1] ?? ''}</code>
+                  {t.turn_roles?.[i] !== undefined && <span className="turn-note"> role {t.turn_roles[i]}</span>}
+                  {t.turn_rewards?.[i] !== undefined && <span className="turn-note"> turn reward {fmt(t.turn_rewards[i]!)}</span>}
+                  <table className="tokens">
+                    <thead>
+                      <tr>
+                        <th scope="col">token</th>
+                        <th scope="col" title="Advantage of this token">
+                          adv
+                        </th>
+                        <th scope="col" title="Importance ratio pi/pi_old at the last optimizer step">
+                          ratio
+                        </th>
+                        <th scope="col" title="Clipped on the low or high side">
+                          clip
+                        </th>
+                        <th scope="col">logp old → new</th>
+                        <th scope="col">entropy</th>
+                        <th scope="col" title="This token's contribution to the loss">
+                          loss
+                        </th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {toks.map((k, j) => (
+                        <tr key={j}>
+                          <td>
+                            <code>{k.text}</code>
+                          </td>
+                          <td className={`num ${k.adv > 0 ? 'pos' : k.adv < 0 ? 'neg' : ''}`}>{fmt(k.adv)}</td>
+                          <td className={`num ${k.clip !== 0 ? 'clipped' : ''}`}>{fmt(k.ratio, 4)}</td>
+                          <td>{clipText(k.clip)}</td>
+                          <td className="num">
+                            {fmt(k.logp_old)} → {fmt(k.logp)}
+                          </td>
+                          <td className="num">{fmt(k.entropy)}</td>
+                          <td className="num">{fmt(k.loss, 5)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </li>
+              );
+            })}
+            {parts.slice(turns.length + 1).map((p, i) => (
+              <li key={`end-${i}`} className="turn">
+                <span className="turn-label">end</span> <code>{p}</code>
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+    </section>
+  );
+}
+
+export function Inspector() {
+  const hidden = useAppStore((s) => s.hidden);
+  const focus = useAppStore((s) => s.focus);
+  const batch = useAppStore(currentBatch);
+  useBatchLoader();
+  const trajIndex = focus && focus.kind === 'traj' && !hidden.includes('trajectory') ? focus.index : null;
+  return (
+    <>
+      {!hidden.includes('group') && <GroupView batch={batch} />}
+      {trajIndex !== null && <TrajectoryView batch={batch} index={trajIndex} />}
+    </>
+  );
+}

@@ -1,0 +1,64 @@
+/**
+ * What the page shows besides the config: hidden panels and the open group/trajectory (both part of
+ * the share link), problems found in the link, the inspected batch, run notes, and an imported run
+ * (viewed without re-running). Actions that talk to the worker live in the run slice.
+ */
+import type { StateCreator } from 'zustand';
+import type { RunFile, RunFileProblem } from '../../workers/runFile';
+import type { Focus, LinkProblem, PanelId } from '../../workers/shareUrl';
+import type { BatchDump } from '../../workers/trainer';
+import type { AppState } from '.';
+
+export interface ImportedRun {
+  fileName: string;
+  run: RunFile;
+}
+
+export interface ViewSlice {
+  hidden: PanelId[];
+  focus: Focus | null;
+  /** `step=N` of the link the page was opened with; dropped once the config is edited. */
+  linkStep: number | null;
+  linkProblems: LinkProblem[];
+  /** Set when the link was written by an older version and migrated. */
+  linkMigratedFrom: number | null;
+  /** The last iteration's batch (api.dumpBatch), valid while batchEpoch === metricsEpoch. */
+  batch: BatchDump | null;
+  batchEpoch: number;
+  notes: string;
+  imported: ImportedRun | null;
+  importErrors: { fileName: string; errors: RunFileProblem[] } | null;
+  setFocus(focus: Focus | null): void;
+  hidePanel(id: PanelId): void;
+  showAllPanels(): void;
+  dismissLinkProblems(): void;
+  setNotes(notes: string): void;
+  dismissImportErrors(): void;
+}
+
+export const createViewSlice: StateCreator<AppState, [], [], ViewSlice> = (set) => ({
+  hidden: [],
+  focus: null,
+  linkStep: null,
+  linkProblems: [],
+  linkMigratedFrom: null,
+  batch: null,
+  batchEpoch: -1,
+  notes: '',
+  imported: null,
+  importErrors: null,
+  setFocus: (focus) => set({ focus }),
+  hidePanel: (id) => set((s) => ({ hidden: s.hidden.includes(id) ? s.hidden : [...s.hidden, id] })),
+  showAllPanels: () => set({ hidden: [] }),
+  dismissLinkProblems: () => set({ linkProblems: [], linkMigratedFrom: null }),
+  setNotes: (notes) => set({ notes }),
+  dismissImportErrors: () => set({ importErrors: null }),
+});
+
+/** The batch of the run on screen, or null when it is stale or not loaded. */
+export function currentBatch(s: AppState): BatchDump | null {
+  if (s.imported) return s.batchEpoch === s.metricsEpoch ? s.batch : null;
+  const last = s.series[s.series.length - 1];
+  if (!s.batch || s.batchEpoch !== s.metricsEpoch || !last || s.batch.iter !== last.iter) return null;
+  return s.batch;
+}

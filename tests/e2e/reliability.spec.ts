@@ -1,0 +1,75 @@
+/**
+ * Faults provoked in the real page (through window.__playgroundDebug): a crashed worker, a hung
+ * worker, a NaN, and (WebGPU project) a lost device. The page must say what happened, keep its
+ * charts, and go on without losing or repeating an iteration.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { chartPoints, collectPageErrors, SCREENS_DIR } from './util';
+
+async function iterShown(page: Page): Promise<number> {
+  return Number((await page.getByTestId('iter').textContent())?.match(/\d+/)?.[0] ?? NaN);
+}
+
+async function startAndWait(page: Page, backend: 'cpu' | 'gpu', points: number): Promise<void> {
+  await page.goto('/#v=1&batch=4&group=4');
+  await page.getByLabel('Backend').selectOption(backend);
+  await expect(page.getByTestId('backend-status')).toHaveText(backend === 'gpu' ? /^WebGPU/ : /^CPU/, { timeout: 60_000 });
+  await page.getByRole('button', { name: 'Start' }).click();
+  await expect.poll(() => chartPoints(page, 'chart-reward'), { timeout: 120_000 }).toBeGreaterThanOrEqual(points);
+}
+
+/** Every iteration shown once: the last iteration equals the number of points. */
+async function expectContiguous(page: Page): Promise<void> {
+  await expect.poll(async () => (await iterShown(page)) === (await chartPoints(page, 'chart-reward'))).toBe(true);
+}
+
+test.describe('no-webgpu faults', () => {
+  test('a crashed worker: named, charts kept, restart resumes right after the last shown iteration', async ({ page }) => {
+    await startAndWait(page, 'cpu', 12);
+    await page.evaluate(() => window.__playgroundDebug!('crash'));
+    const failure = page.getByTestId('worker-failure');
+    await expect(failure).toContainText('The trainer crashed');
+    const kept = await chartPoints(page, 'chart-reward');
+    expect(kept).toBeGreaterThanOrEqual(12);
+    await page.screenshot({ path: `${SCREENS_DIR}reliability-crash.png`, fullPage: true });
+    await failure.getByRole('button', { name: /Restart from iteration/ }).click();
+    await expect(failure).toBeHidden();
+    await expect(page.getByRole('button', { name: 'Start' })).toBeEnabled({ timeout: 60_000 });
+    expect(await chartPoints(page, 'chart-reward')).toBe(kept);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await expect.poll(() => chartPoints(page, 'chart-reward'), { timeout: 60_000 }).toBeGreaterThanOrEqual(kept + 3);
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expectContiguous(page);
+    expect(Number(await page.getByTestId('chart-reward').getAttribute('data-markers'))).toBe(1);
+  });
+
+  test('a hung worker is noticed by the heartbeat and can be restarted', async ({ page }) => {
+    test.setTimeout(180_000);
+    await startAndWait(page, 'cpu', 3);
+    await page.evaluate(() => window.__playgroundDebug!('hang', 120_000));
+    const failure = page.getByTestId('worker-failure');
+    await expect(failure).toContainText('stopped responding', { timeout: 40_000 });
+    const kept = await chartPoints(page, 'chart-reward');
+    await failure.getByRole('button', { name: /Restart from iteration/ }).click();
+    await expect(page.getByRole('button', { name: 'Start' })).toBeEnabled({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => chartPoints(page, 'chart-reward')).toBe(kept + 1);
+    await expectContiguous(page);
+  });
+
+  test('a NaN pauses the run, names the quantity and iteration, and rolls back', async ({ page }) => {
+    const errors = collectPageErrors(page);
+    await startAndWait(page, 'cpu', 12);
+    await page.evaluate(() => window.__playgroundDebug!('nan'));
+    const alert = page.getByRole('alert').filter({ hasText: 'non-finite' });
+    await expect(alert).toContainText(/non-finite .*parameters.* at iteration \d+: parameters rolled back to iteration \d+/);
+    await expect(page.getByRole('button', { name: 'Start' })).toBeEnabled();
+    const shown = await chartPoints(page, 'chart-reward');
+    expect(Number(await page.getByTestId('chart-reward').getAttribute('data-markers'))).toBe(1);
+    await page.screenshot({ path: `${SCREENS_DIR}reliability-nan.png`, fullPage: true });
+    // Training goes on from the rolled-back, finite state.
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect(page.getByTestId('iter')).not.toHaveText(String(shown), { timeout: 30_000 });
+    expect(errors).toEqual([]);
+  });
+});

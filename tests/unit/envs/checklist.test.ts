@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import {
+  checklistBackfilledRewards,
+  checklistStates,
+  checklistStepRewards,
+  checklistTrajectoryReward,
+  checklistTurnReward,
+} from '../../../workers/envs/checklist';
+import type { ChecklistItem } from '../../../workers/envs/types';
+
+const item = (id: string, weight: number, deps: number[] = [], step = 0): ChecklistItem => ({
+  id,
+  evidence: 'hand case',
+  focus: 'tool call',
+  question: `${id}?`,
+  pass: `${id} holds`,
+  strict: false,
+  deps,
+  weight,
+  step,
+});
+const rows = (...r: number[][]) => r.map((x) => Uint8Array.from(x));
+
+describe('CM2 checklist rewards (hand cases, METHODS.md 5.2)', () => {
+  // Items: a (w .5), b (w .3, needs a), c (w .2). States x0..x3 (three steps).
+  const items = [item('a', 0.5), item('b', 0.3, [0]), item('c', 0.2)];
+
+  it('Eq. 2: an item pays at the step it becomes satisfied, only with its deps met before that step', () => {
+    // a met at step 0; b met in x1 too (same step as a: deps not met in x0) and stays; c met at step 2.
+    const sat = rows([0, 0, 0], [1, 1, 0], [1, 1, 0], [1, 1, 1]);
+    expect(checklistStepRewards(items, sat).map((r) => Array.from(r))).toEqual([
+      [1, 0, 0],
+      [0, 0, 0],
+      [0, 0, 1],
+    ]);
+    // b met one step after a: paid.
+    const later = rows([0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 0]);
+    expect(checklistStepRewards(items, later).map((r) => Array.from(r))).toEqual([
+      [1, 0, 0],
+      [0, 1, 0],
+      [0, 0, 0],
+    ]);
+  });
+
+  it('Eq. 2: each item flips at most once (a label that drops and returns pays once)', () => {
+    const sat = rows([0, 0, 0], [0, 0, 1], [0, 0, 0], [0, 0, 1]);
+    expect(checklistStepRewards(items, sat).map((r) => Array.from(r))).toEqual([
+      [0, 0, 1],
+      [0, 0, 0],
+      [0, 0, 0],
+    ]);
+  });
+
+  it('Eq. 3: backfill credits every eligible step before the item is eventually met', () => {
+    const sat = rows([0, 0, 0], [1, 0, 0], [1, 0, 0], [1, 1, 1]);
+    expect(checklistBackfilledRewards(items, sat).map((r) => Array.from(r))).toEqual([
+      [1, 0, 1], // b not eligible yet (a unmet in x0); c eligible, met later
+      [0, 1, 1],
+      [0, 1, 1],
+    ]);
+  });
+
+  it('turn and trajectory rewards are the weighted sums and their mean over L turns', () => {
+    const r = checklistStepRewards(items, rows([0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 0]));
+    expect(checklistTurnReward(items, r)).toBeCloseTo(0.8, 12);
+    expect(checklistTrajectoryReward([0.8, 1, 0], 3)).toBeCloseTo(0.6, 12);
+    expect(checklistTrajectoryReward([], 0)).toBe(0);
+  });
+
+  it('checklistStates: an item is unmet until the step that decides it, then holds its label', () => {
+    const its = [item('tool', 0.5, [], 0), item('arg', 0.5, [0], 1)];
+    expect(checklistStates(its, Uint8Array.from([1, 1]), 3).map((r) => Array.from(r))).toEqual([
+      [0, 0],
+      [1, 0],
+      [1, 1],
+      [1, 1],
+    ]);
+    // A satisfied argument whose tool item failed pays nothing (its dependency is unmet).
+    const r = checklistStepRewards(its, checklistStates(its, Uint8Array.from([0, 1]), 3));
+    expect(checklistTurnReward(its, r)).toBe(0);
+  });
+});

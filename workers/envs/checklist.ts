@@ -1,0 +1,75 @@
+/**
+ * CM2 checklist rewards (arXiv 2602.12268, METHODS.md 5.2), as plain functions over the judge's
+ * labels, so the tool-use task and the CM2 method compute them the same way.
+ *
+ * Within one turn, Sat[s][c] is the judge's label of item c in state x_s, where x_0 is the state
+ * before the turn's first step and x_{s+1} the state after step s (S steps, S + 1 states).
+ *   step reward (Eq. 2):  r[s][c]  = 1[deps of c all satisfied in x_s, c unsatisfied in x_s,
+ *                                       c satisfied in x_{s+1}]  (each item flips at most once)
+ *   backfilled (Eq. 3):   r~[s][c] = 1[deps satisfied in x_s, c unsatisfied in x_s,
+ *                                       c satisfied in some x_{u+1}, u >= s]
+ *   turn reward (Eq. 6):  R_t = sum_s sum_c w_c r[s][c]
+ *   trajectory (Eq. 4):   R = (1 / L) sum_t R_t
+ * In the toy tasks a step is one action slot (token) of the turn.
+ */
+import type { ChecklistItem } from './types';
+
+/** Eq. 2: [S][C] 0/1 step rewards from the [S + 1][C] labels of one turn. */
+export function checklistStepRewards(items: readonly ChecklistItem[], sat: readonly Uint8Array[]): Uint8Array[] {
+  const S = sat.length - 1;
+  const C = items.length;
+  const flipped = new Uint8Array(C);
+  const r: Uint8Array[] = [];
+  for (let s = 0; s < S; s++) {
+    const row = new Uint8Array(C);
+    for (let c = 0; c < C; c++) {
+      const depsOk = items[c]!.deps.every((d) => sat[s]![d] === 1);
+      if (!flipped[c] && depsOk && sat[s]![c] === 0 && sat[s + 1]![c] === 1) {
+        row[c] = 1;
+        flipped[c] = 1;
+      }
+    }
+    r.push(row);
+  }
+  return r;
+}
+
+/** Eq. 3: [S][C] backfilled step rewards (credit every eligible step before the item is met). */
+export function checklistBackfilledRewards(items: readonly ChecklistItem[], sat: readonly Uint8Array[]): Uint8Array[] {
+  const S = sat.length - 1;
+  const C = items.length;
+  const r: Uint8Array[] = [];
+  for (let s = 0; s < S; s++) {
+    const row = new Uint8Array(C);
+    for (let c = 0; c < C; c++) {
+      const depsOk = items[c]!.deps.every((d) => sat[s]![d] === 1);
+      let later = false;
+      for (let u = s; u < S && !later; u++) later = sat[u + 1]![c] === 1;
+      row[c] = depsOk && sat[s]![c] === 0 && later ? 1 : 0;
+    }
+    r.push(row);
+  }
+  return r;
+}
+
+/** Eq. 6: R_t = sum_s sum_c w_c r[s][c]. */
+export function checklistTurnReward(items: readonly ChecklistItem[], r: readonly Uint8Array[]): number {
+  let R = 0;
+  for (const row of r) for (let c = 0; c < items.length; c++) R += items[c]!.weight * row[c]!;
+  return R;
+}
+
+/** Eq. 4: the mean of the turn rewards over L turns. */
+export function checklistTrajectoryReward(turnRewards: readonly number[], L: number): number {
+  let s = 0;
+  for (const R of turnRewards) s += R;
+  return L > 0 ? s / L : 0;
+}
+
+/**
+ * The [S + 1][C] label matrix of a turn whose item c is decided by the token at step items[c].step:
+ * unsatisfied before that step, `label[c]` from the state after it on.
+ */
+export function checklistStates(items: readonly ChecklistItem[], label: Uint8Array, steps: number): Uint8Array[] {
+  return Array.from({ length: steps + 1 }, (_, s) => Uint8Array.from(items, (it, c) => (s > it.step ? label[c]! : 0)));
+}

@@ -1,0 +1,131 @@
+/**
+ * Pieces every toy task shares: the grammar table builder, the noisy reward-model channel
+ * (PF-PPO, METHODS.md 5.5), and the per-batch bookkeeping (done / reward / rewardTrue / success and
+ * the turn log the trajectory inspector reads).
+ */
+import type { Rng } from '../rng';
+import { PAD, type TurnView } from './types';
+
+/** Builds a [V * V] grammar table: allowed[prev * V + next]. */
+export function createGrammar(V: number): {
+  table: Uint8Array;
+  /** Allows tokens [lo, lo + n) after `prev`. */
+  allow(prev: number, lo: number, n: number): void;
+  /** Allows the listed tokens after `prev`. */
+  allowList(prev: number, next: readonly number[]): void;
+  /** Rows with no constraint allow everything (no row is ever empty); returns the table. */
+  finish(): Uint8Array;
+} {
+  const table = new Uint8Array(V * V);
+  return {
+    table,
+    allow(prev, lo, n) {
+      for (let t = lo; t < lo + n; t++) table[prev * V + t] = 1;
+    },
+    allowList(prev, next) {
+      for (const t of next) table[prev * V + t] = 1;
+    },
+    finish() {
+      for (let prev = 0; prev < V; prev++) {
+        let any = 0;
+        for (let t = 0; t < V; t++) any |= table[prev * V + t]!;
+        if (!any) table.fill(1, prev * V, (prev + 1) * V);
+      }
+      return table;
+    },
+  };
+}
+
+/** The noisy reward-model channel, shared by every task (env.rmNoise, env.rmNoiseFloor). */
+export interface RewardModelOptions {
+  /** Noise std at the middle of the reward range (0: the channel is off, reward = rewardTrue). */
+  rmNoise: number;
+  /** Fraction of that std left at the ends of the range (0: exact at the extremes). */
+  rmNoiseFloor: number;
+}
+
+export const RM_OFF: RewardModelOptions = { rmNoise: 0, rmNoiseFloor: 0 };
+
+/**
+ * Std of the reward model's error at true reward r on a task whose true rewards span [lo, hi]:
+ *   u = (r - lo) / (hi - lo) clamped to [0, 1],
+ *   std(r) = rmNoise * (floor + (1 - floor) * 4 u (1 - u)),
+ * so the variance peaks at mid-range (u = 1/2) and falls to (rmNoise * floor)^2 at the extremes,
+ * where PF-PPO assumes the reward model is reliable. [I] toy model of METHODS.md 5.5.
+ */
+export function rewardModelStd(r: number, lo: number, hi: number, o: RewardModelOptions): number {
+  if (o.rmNoise <= 0) return 0;
+  const u = hi > lo ? Math.min(1, Math.max(0, (r - lo) / (hi - lo))) : 0;
+  return o.rmNoise * (o.rmNoiseFloor + (1 - o.rmNoiseFloor) * 4 * u * (1 - u));
+}
+
+export interface BatchStateOptions {
+  N: number;
+  rm: RewardModelOptions;
+  /** The task's range of true rewards, for the reward model's mid-range. */
+  rewardRange: readonly [number, number];
+  /** The batch's generator: a fork of it draws the reward-model noise (the stream itself is untouched). */
+  rng: Rng;
+}
+
+/** Per-batch state every task keeps, with the one place where an episode's reward is finalized. */
+export interface BatchState {
+  done: Uint8Array;
+  reward: Float32Array;
+  rewardTrue: Float32Array;
+  success: Uint8Array;
+  /** [N][turn] the turn log, for turns() and describe(). */
+  log: TurnView[][];
+  /**
+   * Ends episode n with its true reward. The training reward is `observed` (default: rTrue; a task
+   * with a noisy judge passes the judged reward) plus the reward model's noise at rTrue.
+   */
+  finish(n: number, rTrue: number, solved: boolean, observed?: number): void;
+  /** Appends a turn record; policy tokens are the kept ones, PAD left out of env tokens. */
+  record(n: number, view: TurnView): void;
+}
+
+/** Label of the reward-model noise stream, forked from the batch generator. */
+const RM_STREAM = 0x524d;
+
+export function createBatchState(o: BatchStateOptions): BatchState {
+  const { N } = o;
+  const done = new Uint8Array(N);
+  const reward = new Float32Array(N);
+  const rewardTrue = new Float32Array(N);
+  const success = new Uint8Array(N);
+  const log: TurnView[][] = Array.from({ length: N }, () => []);
+  // One standard normal per trajectory, drawn up front so the result does not depend on which
+  // trajectories finish first.
+  let xi: Float64Array | null = null;
+  if (o.rm.rmNoise > 0) {
+    const r = o.rng.fork(RM_STREAM);
+    xi = Float64Array.from({ length: N }, () => r.normal());
+  }
+  const [lo, hi] = o.rewardRange;
+  return {
+    done,
+    reward,
+    rewardTrue,
+    success,
+    log,
+    finish(n, rTrue, solved, observed = rTrue) {
+      done[n] = 1;
+      rewardTrue[n] = rTrue;
+      reward[n] = xi ? observed + rewardModelStd(rTrue, lo, hi, o.rm) * xi[n]! : observed;
+      success[n] = solved ? 1 : 0;
+    },
+    record(n, view) {
+      log[n]!.push({ ...view, env: view.env.filter((t) => t !== PAD) });
+    },
+  };
+}
+
+/** Renders a turn log the way describe() shows it: `policy tokens → env tokens note`. */
+export function renderTurn(vocab: readonly string[], v: TurnView): string {
+  const words = (toks: number[]) => toks.map((t) => vocab[t] ?? '?').join(' ');
+  let s = (v.role ? `${v.role}: ` : '') + words(v.policy);
+  if (v.env.length) s += ` → ${words(v.env)}`;
+  if (v.note) s += ` ${v.note}`;
+  return s;
+}

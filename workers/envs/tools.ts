@@ -1,0 +1,257 @@
+/**
+ * Toy multi-step tool use with CM2 checklists (METHODS.md 5.2). A user request `REQ <amount>
+ * <currency>` needs tool calls in dependency order, one per turn:
+ *   RATE <currency>          → = <rate>       (look up the exchange rate)
+ *   CONV <amount> <rate>     → = <money>      (convert the amount at that rate)
+ *   BOOK <money>             → = <code>       (book, paying the converted amount)
+ *   CONFIRM <code>           → = OK | ERR     (confirm the booking)
+ * `toolSteps` keeps the first 1..4 of them. The tools are simulated: per-episode seeded tables, so a
+ * result can only be known by calling the tool with the right arguments (which are in the prompt or
+ * in the previous turn's result). Distractor tools (`distractors`) accept one argument and return
+ * `= ERR`. A call is a tool token then argument tokens (`actionLen` 3; a one-argument call leaves
+ * slot 2 unused, mask 0).
+ *
+ * Each turn t carries the checklist of the reference call t (CM2's seven components; see
+ * ChecklistItem): a strict `<TOOL>.tool` item ("is the call at this turn TOOL?", weight 1/2) and
+ * one item per argument (deps: the tool item; weights share the other 1/2; strict only with
+ * `strictArgs`). A simulated judge labels each item, flipping the true label with probability
+ * `judgeNoise`. When the judge fails a strict item the episode ends after that turn (CM2: the next
+ * user query comes from the reference trajectory, so the rollout cannot go on). Rewards:
+ *   step     stepRewards[n, t, slot] = sum of w_c over the items that became satisfied at that slot
+ *   turn     turnRewards[n, t] = R_t = sum_c w_c r_{t,c}
+ *   episode  R = (1 / toolSteps) sum_t R_t. We divide by the reference's turn count, so stopping
+ *            early never raises R ([I]; CM2 writes L^(i), the rollout's own turn count).
+ * `toolReward` = `checklist` trains on R (judged labels); `outcome` on success alone. rewardTrue is
+ * R from the true labels (or success). Success: every item of every reference turn truly met.
+ */
+import type { Rng } from '../rng';
+import { checklistStates, checklistStepRewards, checklistTrajectoryReward, checklistTurnReward } from './checklist';
+import { createBatchState, createGrammar, RM_OFF, renderTurn, type RewardModelOptions } from './common';
+import { PAD, type ChecklistItem, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnChecklist, type TurnResult } from './types';
+
+export const TOOL_REWARDS = ['checklist', 'outcome'] as const;
+export type ToolReward = (typeof TOOL_REWARDS)[number];
+
+export interface ToolsOptions extends Partial<RewardModelOptions> {
+  /** Reference calls per request (1..4): RATE, CONV, BOOK, CONFIRM, in that order. */
+  toolSteps: number;
+  /** Tokens of each argument kind (currencies, amounts, rates, money, codes). */
+  toolValues: number;
+  /** Distractor tools (0..8): never part of the plan. */
+  distractors: number;
+  /** Probability that the judge flips an item's label. */
+  judgeNoise: number;
+  /** Argument items are strict too (a wrong argument ends the episode). */
+  strictArgs: boolean;
+  toolReward: ToolReward;
+}
+
+const PLAN_TOOLS = ['RATE', 'CONV', 'BOOK', 'CONFIRM'] as const;
+const DISTRACTOR_NAMES = ['WEATHER', 'NEWS', 'MAPS', 'MAIL', 'CLOCK', 'TAXI', 'HOTEL', 'STOCK'];
+/** Argument kinds, in vocabulary order. */
+const KINDS = ['c', 'n', 'x', 'm', 'k'] as const; // currency, amount, rate, money, code
+const [CUR, AMT, RATEK, MONEY, CODE] = [0, 1, 2, 3, 4];
+
+/** Label of the judge-noise stream forked from a batch's generator. */
+const JUDGE_STREAM = 0x10d9e;
+
+export function createToolsEnv(opts: ToolsOptions): TaskEnv {
+  const S = opts.toolSteps;
+  const K = opts.toolValues;
+  const D = opts.distractors;
+  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+  const specials = ['·', '<s>', 'REQ', '=', 'OK', 'ERR'];
+  const [, BOS, REQ, EQ, OK, ERR] = [0, 1, 2, 3, 4, 5];
+  const tool0 = specials.length;
+  const nTools = S + D;
+  const kind0 = tool0 + nTools;
+  const tok = (kind: number, i: number) => kind0 + kind * K + i;
+  const vocab = [
+    ...specials,
+    ...PLAN_TOOLS.slice(0, S),
+    ...DISTRACTOR_NAMES.slice(0, D),
+    ...KINDS.flatMap((k) => Array.from({ length: K }, (_, i) => `${k}${i}`)),
+  ];
+  const V = vocab.length;
+  const layout: TaskLayout = { promptLen: 4, actionLen: 3, obsLen: 2, maxTurns: S };
+  /** Argument kinds of each tool (plan tools, then distractors). */
+  const sig: number[][] = [[CUR], [AMT, RATEK], [MONEY], [CODE]].slice(0, S);
+  const distractorKinds = [CUR, AMT, MONEY, CODE];
+  for (let d = 0; d < D; d++) sig.push([distractorKinds[d % 4]!]);
+
+  // Grammar: a turn starts after the prompt's currency or a result token; a tool takes its
+  // argument kinds; after an amount comes a rate (CONV's second argument). The slot after a
+  // one-argument call is sampled from its argument's row and dropped (mask 0).
+  const g = createGrammar(V);
+  const turnStart = [CUR, RATEK, MONEY, CODE].flatMap((k) => Array.from({ length: K }, (_, i) => tok(k, i)));
+  for (const prev of [...turnStart, OK, ERR]) g.allow(prev, tool0, nTools);
+  for (let t = 0; t < nTools; t++) g.allow(tool0 + t, tok(sig[t]![0]!, 0), K);
+  for (let i = 0; i < K; i++) g.allow(tok(AMT, i), tok(RATEK, 0), K);
+  const grammar = g.finish();
+
+  const kindOf = (t: number) => (t >= kind0 && t < kind0 + 5 * K ? Math.floor((t - kind0) / K) : -1);
+  const idx = (t: number) => (t - kind0) % K;
+
+  /** The reference checklist of each plan turn of one request. */
+  function checklistFor(cur: number, amt: number, correct: number[][]): ChecklistItem[][] {
+    const lists: ChecklistItem[][] = [];
+    for (let t = 0; t < S; t++) {
+      const name = PLAN_TOOLS[t]!;
+      const args = correct[t]!;
+      const items: ChecklistItem[] = [
+        {
+          id: `${name}.tool`,
+          evidence: `reference turn ${t}: ${name}`,
+          focus: 'tool call',
+          question: `Is the call at turn ${t} ${name}?`,
+          pass: `the turn's tool token is ${name}`,
+          strict: true,
+          deps: [],
+          weight: 0.5,
+          step: 0,
+        },
+      ];
+      const src = [
+        [`prompt: requested currency c${cur}`],
+        [`prompt: requested amount n${amt}`, `turn 0 result: the rate of c${cur}`],
+        [`turn 1 result: the converted amount`],
+        [`turn 2 result: the booking code`],
+      ][t]!;
+      args.forEach((a, j) => {
+        const text = vocab[a]!;
+        items.push({
+          id: `${name}.${KINDS[sig[t]![j]!]}`,
+          evidence: src[j]!,
+          focus: 'tool argument',
+          question: `Is argument ${j + 1} of ${name} ${text} (${src[j]})?`,
+          pass: `slot ${j + 1} of the call is ${text}`,
+          strict: opts.strictArgs,
+          deps: [0],
+          weight: 0.5 / args.length,
+          step: j + 1,
+        });
+      });
+      lists.push(items);
+    }
+    return lists;
+  }
+
+  function sample(prompts: number, group: number, rng: Rng): EpisodeBatch {
+    const N = prompts * group;
+    const P = layout.promptLen;
+    const rate: Int32Array[] = [];
+    const conv: Int32Array[] = [];
+    const code: Int32Array[] = [];
+    /** [prompts][turn] the reference call's argument tokens. */
+    const correct: number[][][] = [];
+    const lists: ChecklistItem[][][] = [];
+    const prompt = new Int32Array(N * P);
+    for (let b = 0; b < prompts; b++) {
+      rate.push(Int32Array.from({ length: K }, () => rng.int(K)));
+      conv.push(Int32Array.from({ length: K * K }, () => rng.int(K)));
+      code.push(Int32Array.from({ length: K }, () => rng.int(K)));
+      const cur = rng.int(K);
+      const amt = rng.int(K);
+      const x = rate[b]![cur]!;
+      const m = conv[b]![amt * K + x]!;
+      const k = code[b]![m]!;
+      correct.push([[tok(CUR, cur)], [tok(AMT, amt), tok(RATEK, x)], [tok(MONEY, m)], [tok(CODE, k)]].slice(0, S));
+      lists.push(checklistFor(cur, amt, correct[b]!));
+      for (let i = 0; i < group; i++) prompt.set([BOS, REQ, tok(AMT, amt), tok(CUR, cur)], (b * group + i) * P);
+    }
+    const judge = rng.fork(JUDGE_STREAM);
+    const st = createBatchState({ N, rm, rewardRange: [0, 1], rng });
+    const turnRewards = new Float32Array(N * S);
+    const turnRewardsTrue = new Float32Array(N * S);
+    const stepRewards = new Float32Array(N * S * 3);
+    const checklist: TurnChecklist[][] = Array.from({ length: N }, () => []);
+    const allMet = new Uint8Array(N).fill(1);
+    const ended: string[] = Array.from({ length: N }, () => '');
+    const answerTokens = new Int32Array(N * 3);
+    const last = correct.map((c) => c[S - 1]!);
+    for (let n = 0; n < N; n++) answerTokens.set([tool0 + S - 1, ...last[Math.floor(n / group)]!, PAD].slice(0, 3), 3 * n);
+    const answerSpan = Uint8Array.from([0, 1, sig[S - 1]!.length > 1 ? 1 : 0]);
+
+    function run(b: number, t: number, args: number[]): number {
+      if (t >= S) return ERR; // distractors
+      const a = args.map(idx);
+      switch (t) {
+        case 0:
+          return tok(RATEK, rate[b]![a[0]!]!);
+        case 1:
+          return tok(MONEY, conv[b]![a[0]! * K + a[1]!]!);
+        case 2:
+          return tok(CODE, code[b]![a[0]!]!);
+        case 3:
+          return args[0] === correct[b]![3]![0] ? OK : ERR;
+        default:
+          return ERR;
+      }
+    }
+
+    function step(turn: number, actions: Int32Array): TurnResult {
+      const obs = new Int32Array(N * 2);
+      const actionMask = new Uint8Array(N * 3);
+      for (let n = 0; n < N; n++) {
+        if (st.done[n]) continue;
+        const b = Math.floor(n / group);
+        const t = actions[3 * n]! - tool0;
+        const ok = t >= 0 && t < nTools && sig[t]!.every((k, j) => kindOf(actions[3 * n + 1 + j]!) === k);
+        const arity = ok ? sig[t]!.length : 2;
+        const args = Array.from({ length: arity }, (_, j) => actions[3 * n + 1 + j]!);
+        actionMask.set([1, 1, arity > 1 ? 1 : 0], 3 * n);
+        const result = ok ? run(b, t, args) : ERR;
+        obs.set([EQ, result], 2 * n);
+
+        // The judge: true labels, then label-flip noise.
+        const items = lists[b]![turn]!;
+        const satTrue = new Uint8Array(items.length);
+        satTrue[0] = ok && t === turn ? 1 : 0;
+        for (let c = 1; c < items.length; c++) satTrue[c] = satTrue[0] && args[c - 1] === correct[b]![turn]![c - 1] ? 1 : 0;
+        const sat = Uint8Array.from(satTrue, (s) => (opts.judgeNoise > 0 && judge.next() < opts.judgeNoise ? 1 - s : s));
+        checklist[n]!.push({ items, sat, satTrue });
+        const r = checklistStepRewards(items, checklistStates(items, sat, 3));
+        const rTrue = checklistStepRewards(items, checklistStates(items, satTrue, 3));
+        for (let s = 0; s < 3; s++) for (let c = 0; c < items.length; c++) stepRewards[(n * S + turn) * 3 + s]! += items[c]!.weight * r[s]![c]!;
+        turnRewards[n * S + turn] = checklistTurnReward(items, r);
+        turnRewardsTrue[n * S + turn] = checklistTurnReward(items, rTrue);
+        if (satTrue.some((s) => s === 0)) allMet[n] = 0;
+
+        const strictFail = items.some((it, c) => it.strict && !sat[c]);
+        const marks = items.map((it, c) => `${it.id.split('.')[1]}${sat[c] ? '✓' : '✗'}${sat[c] !== satTrue[c] ? '(judge flip)' : ''}`).join(' ');
+        st.record(n, { turn, policy: [actions[3 * n]!, ...args], env: [EQ, result], note: `[${PLAN_TOOLS[turn]}: ${marks}]` });
+        if (strictFail || turn === S - 1) {
+          const solved = !strictFail && turn === S - 1 && allMet[n] === 1;
+          const R = checklistTrajectoryReward(Array.from(turnRewards.subarray(n * S, n * S + S)), S);
+          const RTrue = checklistTrajectoryReward(Array.from(turnRewardsTrue.subarray(n * S, n * S + S)), S);
+          // Checklist: the judged reward trains, the true-label one is kept for evaluation.
+          if (opts.toolReward === 'outcome') st.finish(n, solved ? 1 : 0, solved);
+          else st.finish(n, RTrue, solved, R);
+          ended[n] = strictFail ? ' | strict item failed: end' : solved ? ' | done ✓' : ' | done ✗';
+        }
+      }
+      return { obs, actionMask };
+    }
+
+    const header = (n: number) => Array.from(prompt.subarray(n * P + 1, (n + 1) * P), (t) => vocab[t]).join(' ');
+    return {
+      size: N,
+      group,
+      prompt,
+      done: st.done,
+      reward: st.reward,
+      rewardTrue: st.rewardTrue,
+      success: st.success,
+      step,
+      describe: (n) => [header(n), ...st.log[n]!.map((v) => renderTurn(vocab, v))].join(' | ') + ended[n]!,
+      turns: (n) => st.log[n]!,
+      answerTokens,
+      answerSpan,
+      turnRewards,
+      stepRewards,
+      checklist,
+    };
+  }
+
+  return { id: 'tools', vocab, layout, grammar, sample };
+}

@@ -1,0 +1,289 @@
+/**
+ * "Take it to a real run": the current RunConfig as verl command-line overrides and as a TRL
+ * `GRPOConfig(...)` snippet, with every setting that has no equivalent there listed with a reason.
+ *
+ * Option names were checked against the frameworks' own sources: verl
+ * `verl/trainer/config/_generated_ppo_trainer.yaml`, `actor/actor.yaml`, `optim/fsdp.yaml`,
+ * `docs/algo/grpo.md`, `core_algos.py::agg_loss`; TRL `trl/trainer/grpo_config.py` and
+ * `grpo_trainer.py::_compute_loss` (METHODS.md 1.3-1.5, 4.2-4.4). Every playground key of the config
+ * (and of each active method) ends up in exactly one place: a setting, a "matches the framework's
+ * built-in behaviour" line, or the no-equivalent list; a unit test checks that nothing is dropped.
+ *
+ * Methods map themselves through an optional `frameworks` field of their registry entry; the
+ * table below covers methods written before that field existed.
+ */
+import { CONFIG_FIELDS, getField, type RunConfig } from './config';
+import { createEnv } from './envs';
+import { methodRegistry, type MethodDef } from './methods';
+import type { FrameworkMapping, FrameworkValue } from './methods/registry';
+
+export type Framework = 'verl' | 'trl';
+export const FRAMEWORKS: Framework[] = ['verl', 'trl'];
+export const FRAMEWORK_NAMES: Record<Framework, string> = { verl: 'verl', trl: 'TRL' };
+
+export interface FrameworkSetting {
+  /** The framework's option: a verl override path or a GRPOConfig argument. */
+  key: string;
+  value: FrameworkValue;
+  /** Playground keys this option carries (config keys, `<method>.<param>`); empty if implied. */
+  from: string[];
+}
+
+export interface KeyNote {
+  /** A playground key (`env.values`, `grpo.eps`, `methods`). */
+  key: string;
+  /** Its value here, as text. */
+  value: string;
+  reason: string;
+}
+
+export interface FrameworkExport {
+  framework: Framework;
+  settings: FrameworkSetting[];
+  /** Ready to paste: a verl command line, or a Python snippet. */
+  text: string;
+  /** Settings that need no option because they already match the framework's behaviour. */
+  matches: KeyNote[];
+  /** Settings with no equivalent in the framework. */
+  noEquivalent: KeyNote[];
+  /** Caveats about options that are set (approximations, assumptions). */
+  notes: string[];
+}
+
+// ALGO LOGIC: built-in method mappings (a method's own `frameworks` field wins over these).
+const BUILTIN_MAPPINGS: Record<string, { verl?: FrameworkMapping | null; trl?: FrameworkMapping | null }> = {
+  grpo: {
+    verl: (p) => ({
+      set: [
+        { key: 'algorithm.adv_estimator', value: 'grpo', from: [] },
+        { key: 'algorithm.norm_adv_by_std_in_grpo', value: p.scaleStd === true, from: ['grpo.scaleStd'] },
+      ],
+      matches: [
+        ...(p.unbiasedStd === true ? [{ param: 'unbiasedStd', reason: 'verl uses the unbiased (N-1) group std' }] : []),
+        ...(p.eps === 1e-6 ? [{ param: 'eps', reason: 'verl adds epsilon=1e-6 to the group std' }] : []),
+      ],
+      unsupported: [
+        ...(p.unbiasedStd !== true ? [{ param: 'unbiasedStd', reason: 'verl always uses the unbiased (N-1) group std' }] : []),
+        ...(p.eps !== 1e-6 ? [{ param: 'eps', reason: 'verl fixes the std epsilon at 1e-6 (compute_grpo_outcome_advantage)' }] : []),
+      ],
+    }),
+    trl: (p) => ({
+      set: [{ key: 'scale_rewards', value: p.scaleStd === true ? 'group' : 'none', from: ['grpo.scaleStd'] }],
+      matches: [
+        ...(p.unbiasedStd === true ? [{ param: 'unbiasedStd', reason: 'TRL uses the unbiased (N-1) group std' }] : []),
+        ...(p.eps === 1e-4 ? [{ param: 'eps', reason: 'TRL adds 1e-4 to the group std' }] : []),
+      ],
+      unsupported: [
+        ...(p.unbiasedStd !== true ? [{ param: 'unbiasedStd', reason: 'TRL always uses the unbiased (N-1) group std' }] : []),
+        ...(p.eps !== 1e-4 ? [{ param: 'eps', reason: 'TRL fixes the std epsilon at 1e-4' }] : []),
+      ],
+    }),
+  },
+};
+
+function methodMapping(def: MethodDef, fw: Framework): FrameworkMapping | null | undefined {
+  const own = def.frameworks;
+  if (own && fw in own) return own[fw];
+  return BUILTIN_MAPPINGS[def.id]?.[fw];
+}
+
+const TOY_TASK_REASON = 'a knob of a toy task; a real run trains on your own prompts and reward function';
+const MODEL_REASON = {
+  verl: "this playground's policy is a tiny MLP; a real run fine-tunes a pretrained LLM (actor_rollout_ref.model.path)",
+  trl: "this playground's policy is a tiny MLP; a real run fine-tunes a pretrained LLM (GRPOTrainer's model argument)",
+};
+
+/** Policy-token slots per trajectory (turns x action tokens): the toy's "max response length". */
+function policyTokens(cfg: RunConfig): number {
+  try {
+    const l = createEnv(cfg).layout;
+    return l.maxTurns * l.actionLen;
+  } catch {
+    return cfg.env.maxTurns * 3; // every toy task writes 3-token actions
+  }
+}
+
+/** Builds the settings of one framework; the text is rendered afterwards. */
+function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
+  const settings: FrameworkSetting[] = [];
+  const matches: KeyNote[] = [];
+  const noEquivalent: KeyNote[] = [];
+  const notes: string[] = [];
+  const val = (key: string) => String(key === 'methods' ? cfg.methods.join(',') : getField(cfg, key));
+  const set = (key: string, value: FrameworkValue, from: string[]) => settings.push({ key, value, from });
+  const none = (key: string, reason: string) => noEquivalent.push({ key, value: val(key), reason });
+  const same = (key: string, reason: string) => matches.push({ key, value: val(key), reason });
+  const verl = fw === 'verl';
+  const N = cfg.batch * cfg.group;
+  const M = Math.max(1, Math.min(cfg.minibatches, N));
+  const Tp = policyTokens(cfg);
+
+  if (verl) {
+    none('seed', "seeds this playground's tasks, initial weights and sampling; verl's randomness comes from data.seed, actor_rollout_ref.rollout.seed and the inference engine, so the numbers will differ anyway");
+    set('data.train_batch_size', cfg.batch, ['batch']);
+    set('actor_rollout_ref.rollout.n', cfg.group, ['group']);
+    set('actor_rollout_ref.rollout.temperature', cfg.temperature, ['temperature']);
+    set('actor_rollout_ref.actor.optim.lr', cfg.lr, ['lr']);
+    set('actor_rollout_ref.actor.optim.betas', [cfg.beta1, cfg.beta2], ['beta1', 'beta2']);
+    // The playground's optimizer is plain Adam; verl's AdamW defaults to weight_decay=0.01.
+    set('actor_rollout_ref.actor.optim.weight_decay', 0, []);
+    if (cfg.maxGradNorm > 0) set('actor_rollout_ref.actor.optim.clip_grad', cfg.maxGradNorm, ['maxGradNorm']);
+    else none('maxGradNorm', 'verl always clips the gradient norm (optim.clip_grad); 0 (off) has no equivalent, a very large value comes closest');
+    set('actor_rollout_ref.actor.ppo_epochs', cfg.epochs, ['epochs']);
+    if (cfg.batch % M === 0) {
+      set('actor_rollout_ref.actor.ppo_mini_batch_size', cfg.batch / M, ['minibatches']);
+    } else {
+      set('actor_rollout_ref.actor.ppo_mini_batch_size', cfg.batch, []);
+      none('minibatches', `verl splits a batch into minibatches of whole prompt groups (ppo_mini_batch_size counts prompts); ${M} minibatches do not divide ${cfg.batch} prompts evenly, so one minibatch is used`);
+    }
+    set('actor_rollout_ref.actor.clip_ratio_low', cfg.clipLow, ['clipLow']);
+    set('actor_rollout_ref.actor.clip_ratio_high', cfg.clipHigh, ['clipHigh']);
+    if (cfg.dualClip > 1) set('actor_rollout_ref.actor.clip_ratio_c', cfg.dualClip, ['dualClip']);
+    else none('dualClip', 'verl requires clip_ratio_c > 1');
+    set('actor_rollout_ref.actor.loss_agg_mode', cfg.lossAgg, ['lossAgg']);
+    if (cfg.lossAgg === 'seq-mean-token-sum-norm') {
+      set('actor_rollout_ref.actor.loss_scale_factor', Tp, []);
+      notes.push(`loss_scale_factor=${Tp} is this task's policy-token budget (turns x action tokens), the constant the playground divides by; use your response length in a real run.`);
+    }
+    set('algorithm.use_kl_in_reward', false, []);
+    set('actor_rollout_ref.actor.use_kl_loss', cfg.klCoef > 0, ['klCoef']);
+    if (cfg.klCoef > 0) {
+      set('actor_rollout_ref.actor.kl_loss_coef', cfg.klCoef, ['klCoef']);
+      set('actor_rollout_ref.actor.kl_loss_type', 'low_var_kl', []);
+    }
+    notes.push('Add your own data.train_files, actor_rollout_ref.model.path, reward function and rollout engine settings (actor_rollout_ref.rollout.name, GPUs).');
+  } else {
+    set('seed', cfg.seed, ['seed']);
+    notes.push("seed seeds TRL's run, not this playground's tasks and weights: the numbers will differ.");
+    set('num_generations', cfg.group, ['group']);
+    if (N % M === 0) {
+      // One process: each generation of B*G completions is split into M optimizer steps.
+      set('per_device_train_batch_size', N / M, ['batch', 'minibatches']);
+      set('gradient_accumulation_steps', 1, []);
+      set('steps_per_generation', M, ['minibatches']);
+      notes.push(`per_device_train_batch_size assumes one process; with P GPUs use ${N / M}/P per device so that each generation holds ${N} completions (${cfg.batch} prompts x ${cfg.group}).`);
+    } else {
+      set('per_device_train_batch_size', N, ['batch']);
+      set('gradient_accumulation_steps', 1, []);
+      none('minibatches', `${M} minibatches do not divide the ${N} completions of a batch evenly; TRL needs equal optimizer steps per generation`);
+    }
+    set('temperature', cfg.temperature, ['temperature']);
+    set('learning_rate', cfg.lr, ['lr']);
+    // The playground keeps the learning rate constant; TrainingArguments decays it linearly by default.
+    set('lr_scheduler_type', 'constant', []);
+    set('adam_beta1', cfg.beta1, ['beta1']);
+    set('adam_beta2', cfg.beta2, ['beta2']);
+    set('weight_decay', 0, []);
+    set('max_grad_norm', cfg.maxGradNorm, ['maxGradNorm']);
+    set('num_iterations', cfg.epochs, ['epochs']);
+    set('epsilon', cfg.clipLow, ['clipLow']);
+    set('epsilon_high', cfg.clipHigh, ['clipHigh']);
+    if (cfg.dualClip >= 1 + cfg.clipHigh) {
+      // TRL's two-sided clipping caps the unclipped ratio at delta: for A < 0 that is the dual-clip
+      // bound -A*c, and for A > 0 the min() already picks the 1+epsilon_high term.
+      set('delta', cfg.dualClip, ['dualClip']);
+    } else {
+      none('dualClip', `TRL's delta (two-sided clipping) equals the dual clip only when it is at least 1 + epsilon_high (${1 + cfg.clipHigh})`);
+    }
+    set('beta', cfg.klCoef, ['klCoef']);
+    switch (cfg.lossAgg) {
+      case 'token-mean':
+        // 'bnpo' normalizes by the local batch's tokens: with one process and no accumulation,
+        // exactly the playground's per-minibatch token mean.
+        set('loss_type', 'bnpo', ['lossAgg']);
+        break;
+      case 'seq-mean-token-mean':
+        set('loss_type', 'grpo', ['lossAgg']);
+        break;
+      case 'seq-mean-token-sum-norm':
+        set('loss_type', 'dr_grpo', ['lossAgg']);
+        set('max_completion_length', Tp, []);
+        notes.push(`max_completion_length=${Tp} is this task's policy-token budget (dr_grpo divides by it); use your response length in a real run.`);
+        break;
+      case 'seq-mean-token-sum':
+        none('lossAgg', 'TRL has no loss_type that sums tokens per sequence and averages over sequences (seq-mean-token-sum)');
+        break;
+    }
+  }
+
+  // Methods: each active one maps itself; inactive ones change nothing.
+  for (const id of cfg.methods) {
+    const def = methodRegistry[id] as MethodDef;
+    const mapping = methodMapping(def, fw);
+    const params = cfg.methodParams[id] as Record<string, string | number | boolean>;
+    if (!mapping) {
+      none('methods', `${def.name} (${id}) has no ${FRAMEWORK_NAMES[fw]} equivalent${mapping === undefined ? ' written yet' : ''}`);
+      for (const p of Object.keys(def.params)) none(`${id}.${p}`, `a parameter of ${def.name}`);
+      continue;
+    }
+    const r = mapping(params);
+    for (const s of r.set) settings.push(s);
+    for (const m of r.matches ?? []) same(`${id}.${m.param}`, m.reason);
+    for (const u of r.unsupported ?? []) none(`${id}.${u.param}`, u.reason);
+  }
+  if (!noEquivalent.some((n) => n.key === 'methods')) {
+    same('methods', `every active method maps onto the ${FRAMEWORK_NAMES[fw]} options above`);
+  }
+
+  // Whatever is left is the playground's own: the task, its knobs, the model, and any field added
+  // to CONFIG_FIELDS after this mapping was written.
+  const handled = new Set([...settings.flatMap((x) => x.from), ...matches.map((m) => m.key), ...noEquivalent.map((n) => n.key)]);
+  for (const key of Object.keys(CONFIG_FIELDS)) {
+    if (handled.has(key)) continue;
+    if (key === 'task') none(key, `the toy ${cfg.task} task; a real run trains on your dataset with your reward function`);
+    else if (key.startsWith('env.')) none(key, TOY_TASK_REASON);
+    else if (key.startsWith('model.')) none(key, MODEL_REASON[fw]);
+    else none(key, `no ${FRAMEWORK_NAMES[fw]} option is mapped for this setting yet`);
+  }
+  return { framework: fw, settings, matches, noEquivalent, notes };
+}
+
+/** A value as Hydra override text (verl's command line). */
+function hydraValue(v: FrameworkValue): string {
+  if (typeof v === 'boolean') return v ? 'True' : 'False';
+  if (Array.isArray(v)) return `'[${v.map(String).join(',')}]'`;
+  return String(v);
+}
+
+/** A value as a Python literal (TRL). */
+function pythonValue(v: FrameworkValue): string {
+  if (typeof v === 'boolean') return v ? 'True' : 'False';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(String).join(', ')}]`;
+  return String(v);
+}
+
+/** The config as verl overrides for `python3 -m verl.trainer.main_ppo`. */
+export function exportToVerl(cfg: RunConfig): FrameworkExport {
+  const b = build(cfg, 'verl');
+  // Grouped as verl's config is: algorithm, data, rollout, actor (a stable sort keeps the order within).
+  const rank = (k: string) => ['algorithm.', 'data.', 'actor_rollout_ref.rollout.', 'actor_rollout_ref.actor.'].findIndex((p) => k.startsWith(p));
+  b.settings.sort((x, y) => rank(x.key) - rank(y.key));
+  const lines = b.settings.map((s) => `    ${s.key}=${hydraValue(s.value)}`);
+  const text = ['python3 -m verl.trainer.main_ppo \\', lines.join(' \\\n')].join('\n');
+  return { ...b, text };
+}
+
+/** The config as a TRL `GRPOConfig(...)` snippet. */
+export function exportToTrl(cfg: RunConfig): FrameworkExport {
+  const b = build(cfg, 'trl');
+  const text = [
+    'from trl import GRPOConfig',
+    '',
+    'training_args = GRPOConfig(',
+    ...b.settings.map((s) => `    ${s.key}=${pythonValue(s.value)},`),
+    ')',
+  ].join('\n');
+  return { ...b, text };
+}
+
+export function exportToFramework(cfg: RunConfig, fw: Framework): FrameworkExport {
+  return fw === 'verl' ? exportToVerl(cfg) : exportToTrl(cfg);
+}
+
+/** Every playground key an export must account for: config fields, methods, active methods' params. */
+export function exportedKeys(cfg: RunConfig): string[] {
+  const keys = [...Object.keys(CONFIG_FIELDS), 'methods'];
+  for (const id of cfg.methods) for (const p of Object.keys(methodRegistry[id].params)) keys.push(`${id}.${p}`);
+  return keys;
+}
