@@ -1,0 +1,42 @@
+/** Command-line options of `npm run bench` (bench/run.ts). */
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SECTIONS, type Section } from './plan';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface BenchArgs {
+  quick: boolean;
+  only: Section[];
+  browser: boolean;
+  out: string;
+  /** Print the tables of a saved results file instead of running anything. */
+  render?: string;
+}
+
+export function parseBenchArgs(argv: string[]): BenchArgs {
+  const a: BenchArgs = { quick: false, only: [...SECTIONS], browser: true, out: resolve(ROOT, 'bench/results/latest.json') };
+  for (let i = 0; i < argv.length; i++) {
+    const x = argv[i]!;
+    const [flag, inline] = x.includes('=') ? [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)] : [x, undefined];
+    const value = () => inline ?? argv[++i] ?? '';
+    if (flag === '--quick') a.quick = true;
+    else if (flag === '--no-browser') a.browser = false;
+    else if (flag === '--out') a.out = resolve(value());
+    else if (flag === '--render') a.render = resolve(value());
+    else if (flag === '--only') {
+      const names = value().split(',').map((s) => s.trim()).filter(Boolean);
+      for (const n of names) if (!(SECTIONS as readonly string[]).includes(n)) throw new Error(`--only: unknown section "${n}" (expected ${SECTIONS.join(', ')})`);
+      a.only = names as Section[];
+    } else if (flag === '--help' || flag === '-h') {
+      process.stdout.write(
+        'npm run bench -- [--quick] [--only kernels,iteration,peer,scaling,page] [--no-browser] [--out FILE]\n' +
+          '       npm run bench -- --render FILE   (print the tables of a saved results JSON)\n' +
+          'env: CHROMIUM_PATH (browser binary), BENCH_CHROMIUM_ARGS (extra flags, space-separated)\n',
+      );
+      process.exit(0);
+    } else throw new Error(`unknown option ${x} (see --help)`);
+  }
+  return a;
+}
+

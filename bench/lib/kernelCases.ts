@@ -1,0 +1,443 @@
+/**
+ * Kernel benchmark cases: for every kernel, at one batch shape, the configuration its `bind` takes,
+ * the CPU reference doing the same work, and the analytic bytes and FLOPs it must move.
+ *
+ * Inputs come from the real task (search env, its grammar and row tables via buildShape) with
+ * tokens drawn under the grammar and parameters of order 1, so every row does full work (no row
+ * has a zero gradient, which would let logitGrad skip it).
+ *
+ * Bytes are the *compulsory* traffic: every input element the kernel needs read once, every output
+ * element written once (4 bytes each; u32 tokens, f32 values). Re-reads that caches serve are not
+ * counted, so "effective bandwidth" = bytes / time is comparable with a plain copy of the same bytes.
+ * Notation: R rows, V vocabulary, K context, D embedding, H hidden, P parameters, N trajectories,
+ * Tp policy rows per trajectory.
+ */
+import { adamCpu, gradNormCpu } from '../../kernels/adam';
+import { grpoAdvantageCpu } from '../../kernels/advantage';
+import {
+  embedGradCpu,
+  forwardCpu,
+  headGradCpu,
+  hiddenGradCpu,
+  inputGradCpu,
+  logitGradCpu,
+  paramLayout,
+  type MlpDims,
+} from '../../kernels/mlp';
+import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
+import { sampleCpu } from '../../kernels/sample';
+import { STATS_WORDS, statsCpu } from '../../kernels/stats';
+import { tokenStatsCpu } from '../../kernels/tokenStats';
+import type { RunShape } from '../../workers/backend';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
+import { createEnv } from '../../workers/envs';
+import { createRng } from '../../workers/rng';
+import { buildShape } from '../../workers/trainer';
+
+/** One kernel at one size. */
+export interface KernelCase {
+  label: string;
+  /** Work items in words: "R=1152 rows", "P=9795 params". */
+  size: string;
+  bytes: number;
+  flops: number;
+  /** The argument of the kernel's bind(). */
+  config: unknown;
+  /** Buffers of this kernel that differ from the shared pool (by binding name). */
+  buffers: Record<string, Float32Array | Uint32Array | Int32Array | { words: number }>;
+  /** The CPU reference doing the same work. */
+  cpu: () => void;
+}
+
+/** Formula of the compulsory bytes and FLOPs per kernel (printed under the kernel table). */
+export const KERNEL_COST_FORMULAS: Record<string, string> = {
+  forward: 'bytes 4[P + R(K+2) + V^2 + R(H+V)] (params, context+previous tokens, grammar, h and z out); flops 2R(KDH + HV)',
+  sample: 'bytes 4[R V + 3R] (logits, rowPos in; token to seq and to the readback); flops ~3RV',
+  tokenStats: 'bytes 4[R V + 5R] (logits, rowPos, token in; logp, entropy, sum p^2 out); flops ~6RV',
+  advantage: 'bytes 4[N + 2R] (rewards, mask in; advantages out); flops ~4R',
+  ppoLoss: 'bytes 4[5R + R + 4R] (logp, old, ref, adv, weight in; dlogp and 4-word loss rows out); flops ~30R',
+  logitGrad: 'bytes 4[2RV + 3R] (logits, rowPos, token, dlogp in; dz out); flops ~5RV',
+  headGrad: 'bytes 4[RH + RV + (H+1)V] (h, dz in; dW2, db2 out); flops 2RHV + RV',
+  hiddenGrad: 'bytes 4[HV + KDH + 2RH + RV + RKD] (W2, W1, h, dz in; da, dx out); flops 2R(HV + KDH)',
+  inputGrad: 'bytes 4[VD + R(K+1) + RH + (KD+1)H] (embeddings, rowPos + context tokens, da in; dW1, db1 out); flops 2RKDH + RH',
+  embedGrad: 'bytes 4[R(K+1) + RKD + VD] (rowPos + context tokens, dx in; dEmb out); flops RKD',
+  gradNorm: 'bytes 4[P + 1]; flops 2P',
+  adam: 'bytes 4[4P + 1 + 3P] (params, grads, m, v, norm in; params, m, v out); flops ~15P',
+  stats: 'bytes 4[9R + N + S] (mask, adv, logp, old, entropy, 4-word loss rows, rewards in; S stat words out); flops ~20R',
+  finiteCheck: 'bytes 4[P] (bits read; one flag word); flops P',
+  copy: 'bytes = the same byte count as the kernel it is compared with: half read, half written, as vec4<f32>',
+};
+
+/** Compulsory bytes and FLOPs of every kernel for R rows, N trajectories, P parameters (see the formulas above). */
+export function kernelCosts(dims: MlpDims, R: number, N: number): Record<string, { bytes: number; flops: number }> {
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims).size;
+  return {
+    forward: { bytes: 4 * (P + R * (K + 2) + V * V + R * (H + V)), flops: 2 * R * (K * D * H + H * V) },
+    sample: { bytes: 4 * (R * V + 3 * R), flops: 3 * R * V },
+    tokenStats: { bytes: 4 * (R * V + 5 * R), flops: 6 * R * V },
+    advantage: { bytes: 4 * (N + 2 * R), flops: 4 * R },
+    ppoLoss: { bytes: 4 * (5 * R + R + PPO_ROW_WORDS * R), flops: 30 * R },
+    logitGrad: { bytes: 4 * (2 * R * V + 3 * R), flops: 5 * R * V },
+    headGrad: { bytes: 4 * (R * H + R * V + (H + 1) * V), flops: 2 * R * H * V + R * V },
+    hiddenGrad: { bytes: 4 * (H * V + K * D * H + 2 * R * H + R * V + R * K * D), flops: 2 * R * (H * V + K * D * H) },
+    inputGrad: { bytes: 4 * (V * D + R * (K + 1) + R * H + (K * D + 1) * H), flops: 2 * R * K * D * H + R * H },
+    embedGrad: { bytes: 4 * (R * (K + 1) + R * K * D + V * D), flops: R * K * D },
+    gradNorm: { bytes: 4 * (P + 1), flops: 2 * P },
+    adam: { bytes: 4 * (7 * P + 1), flops: 15 * P },
+    stats: { bytes: 4 * (9 * R + N + STATS_WORDS), flops: 20 * R },
+    finiteCheck: { bytes: 4 * (P + 1), flops: P },
+  };
+}
+
+/**
+ * FLOPs of one training iteration at the shape of `cfg` by the formulas above: the rollout's
+ * forward passes (N rows per action slot per turn, all turns) and the update's kernels (old and
+ * reference forward + tokenStats over all rows, then per optimizer step the whole chain).
+ */
+export function iterationFlops(cfg: RunConfig): { rollout: number; update: number } {
+  const shape = buildShape(cfg, createEnv(cfg));
+  const R = shape.N * shape.Tp;
+  const all = kernelCosts(shape.dims, R, shape.N);
+  const turn = kernelCosts(shape.dims, shape.N, shape.N);
+  const steps = shape.epochs * shape.minibatches.length;
+  const perStep = (['forward', 'tokenStats', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'inputGrad', 'embedGrad'] as const)
+    .reduce((a, k) => a + all[k]!.flops / shape.minibatches.length, 0) + all.gradNorm!.flops + all.adam!.flops;
+  return {
+    rollout: shape.maxTurns * shape.actionLen * (turn.forward!.flops + turn.sample!.flops),
+    update: 2 * (all.forward!.flops + all.tokenStats!.flops) + all.advantage!.flops + steps * perStep + all.stats!.flops,
+  };
+}
+
+/** The run config of a kernel-bench size: the classroom default with `batch` prompts (group 8). */
+export function kernelConfig(batch: number, overrides: Record<string, string> = {}): RunConfig {
+  let cfg = withFieldText(defaultConfig(), 'batch', String(batch));
+  for (const [k, v] of Object.entries(overrides)) cfg = withFieldText(cfg, k, v);
+  return cfg;
+}
+
+export interface KernelData {
+  shape: RunShape;
+  dims: MlpDims;
+  R: number;
+  P: number;
+  params: Float32Array;
+  seq: Int32Array;
+  rowPos: Uint32Array;
+  grammar: Uint8Array;
+  h: Float32Array;
+  z: Float32Array;
+  dz: Float32Array;
+  da: Float32Array;
+  dx: Float32Array;
+  logp: Float32Array;
+  logpOld: Float32Array;
+  logpRef: Float32Array;
+  entropy: Float32Array;
+  adv: Float32Array;
+  weight: Float32Array;
+  dlogp: Float32Array;
+  mask: Float32Array;
+  rewards: Float32Array;
+  grads: Float32Array;
+  m: Float32Array;
+  v: Float32Array;
+  ppoRows: Float32Array;
+  kl: Float32Array;
+  clip: Int32Array;
+  loss: Float32Array;
+}
+
+/** Seeded inputs for every kernel at the shape of `cfg` (all N * Tp training rows). */
+export function makeKernelData(cfg: RunConfig, seed = 1): KernelData {
+  const env = createEnv(cfg);
+  const shape = buildShape(cfg, env);
+  const { dims, N, L, Tp } = shape;
+  const { V } = dims;
+  const R = N * Tp;
+  const P = paramLayout(dims).size;
+  const rng = createRng(seed);
+  const params = Float32Array.from({ length: P }, () => rng.normal() * 0.3);
+  // Tokens: a chain under the grammar from each trajectory's first token.
+  const seq = new Int32Array(N * L);
+  const allowed: number[][] = Array.from({ length: V }, (_, prev) => {
+    const a: number[] = [];
+    for (let t = 0; t < V; t++) if (shape.grammar[prev * V + t]) a.push(t);
+    return a;
+  });
+  for (let n = 0; n < N; n++) {
+    seq[n * L] = 1;
+    for (let p = 1; p < L; p++) {
+      const a = allowed[seq[n * L + p - 1]!]!;
+      seq[n * L + p] = a[rng.int(a.length)]!;
+    }
+  }
+  const rowPos = shape.trainRowPos;
+  const f = forwardCpu(params, dims, seq, L, rowPos, shape.grammar, shape.temperature);
+  const ts = tokenStatsCpu(f.z, V, seq, rowPos);
+  const dlogp = Float32Array.from({ length: R }, () => 0.5 + rng.next());
+  const dz = logitGradCpu(f.z, V, seq, rowPos, dlogp, shape.temperature);
+  const { da, dx } = hiddenGradCpu(params, dims, R, f.h, dz);
+  const mask = new Float32Array(R).fill(1);
+  const rewards = Float32Array.from({ length: N }, () => (rng.next() < 0.4 ? 1 : 0));
+  const adv = grpoAdvantageCpu(rewards, mask, Tp, { group: shape.group, ...shape.grpo });
+  const logpOld = Float32Array.from(ts.logp, (x) => x + 0.05 * rng.normal());
+  const logpRef = Float32Array.from(ts.logp, (x) => x + 0.05 * rng.normal());
+  const weight = new Float32Array(R).fill(1 / R);
+  const lo = ppoLossCpu(ts.logp, logpOld, logpRef, adv, weight, shape.loss);
+  const ppoRows = new Float32Array(R * PPO_ROW_WORDS);
+  const ppoInts = new Int32Array(ppoRows.buffer);
+  for (let r = 0; r < R; r++) {
+    ppoRows[r * 4] = lo.loss[r]!;
+    ppoRows[r * 4 + 1] = lo.ratio[r]!;
+    ppoRows[r * 4 + 2] = lo.kl[r]!;
+    ppoInts[r * 4 + 3] = lo.clip[r]!;
+  }
+  const grads = Float32Array.from({ length: P }, () => rng.normal() * 1e-2);
+  return {
+    shape,
+    dims,
+    R,
+    P,
+    params,
+    seq,
+    rowPos,
+    grammar: shape.grammar,
+    h: f.h,
+    z: f.z,
+    dz,
+    da,
+    dx,
+    logp: ts.logp,
+    logpOld,
+    logpRef,
+    entropy: ts.entropy,
+    adv,
+    weight,
+    dlogp,
+    mask,
+    rewards,
+    grads,
+    m: new Float32Array(P),
+    v: new Float32Array(P),
+    ppoRows,
+    kl: lo.kl,
+    clip: lo.clip,
+    loss: lo.loss,
+  };
+}
+
+/** The shared GPU buffers of a size, by binding name (kernels override some, see KernelCase.buffers). */
+export function sharedBuffers(d: KernelData): KernelCase['buffers'] {
+  return {
+    params: d.params,
+    seq: Uint32Array.from(d.seq),
+    rowPos: d.rowPos,
+    grammar: Uint32Array.from(d.grammar),
+    h: d.h,
+    z: d.z,
+    dz: d.dz,
+    da: d.da,
+    dx: d.dx,
+    logp: d.logp,
+    logpOld: d.logpOld,
+    logpRef: d.logpRef,
+    entropy: d.entropy,
+    sumP2: { words: d.R },
+    adv: d.adv,
+    weight: d.weight,
+    dlogp: d.dlogp,
+    mask: d.mask,
+    rewards: d.rewards,
+    grads: d.grads,
+    m: d.m,
+    v: d.v,
+    norm: Float32Array.of(gradNormCpu(d.grads)),
+    health: { words: 1 },
+    ppo: d.ppoRows,
+  };
+}
+
+/** Every kernel's case at the size of `d`, keyed by kernel label. */
+export function kernelCases(d: KernelData): Record<string, KernelCase> {
+  const { shape, dims, R, P } = d;
+  const { V, K, D, H } = dims;
+  const { N, L, Tp } = shape;
+  const T = shape.temperature;
+  const rows = `R=${R} rows`;
+  const seqCopy = Int32Array.from(d.seq);
+  const cost = kernelCosts(dims, R, N);
+  const cases: Array<Omit<KernelCase, 'bytes' | 'flops'>> = [
+    {
+      label: 'forward',
+      size: rows,
+      config: { dims, seqLen: L, numRows: R, temperature: T },
+      buffers: {},
+      cpu: () => void forwardCpu(d.params, dims, d.seq, L, d.rowPos, d.grammar, T),
+    },
+    {
+      label: 'sample',
+      size: rows,
+      config: { vocab: V, numRows: R, seed: 1, iter: 1 },
+      // It writes tokens into seq: a copy of its own, so other kernels keep their inputs.
+      buffers: { seq: Uint32Array.from(d.seq), sampled: { words: R } },
+      cpu: () => sampleCpu(d.z, V, d.rowPos, seqCopy, 1, 1),
+    },
+    {
+      label: 'tokenStats',
+      size: rows,
+      config: { vocab: V, numRows: R },
+      buffers: { logp: { words: R }, entropy: { words: R } },
+      cpu: () => void tokenStatsCpu(d.z, V, d.seq, d.rowPos),
+    },
+    {
+      label: 'advantage',
+      size: `N=${N}, ${rows}`,
+      config: { numTraj: N, tp: Tp, group: shape.group, ...shape.grpo },
+      buffers: { adv: { words: R } },
+      cpu: () => void grpoAdvantageCpu(d.rewards, d.mask, Tp, { group: shape.group, ...shape.grpo }),
+    },
+    {
+      label: 'ppoLoss',
+      size: rows,
+      config: { numRows: R, ...shape.loss },
+      buffers: { dlogp: { words: R }, out: { words: R * PPO_ROW_WORDS } },
+      cpu: () => void ppoLossCpu(d.logp, d.logpOld, d.logpRef, d.adv, d.weight, shape.loss),
+    },
+    {
+      label: 'logitGrad',
+      size: rows,
+      config: { numRows: R, vocab: V, temperature: T },
+      buffers: { dz: { words: R * V } },
+      cpu: () => void logitGradCpu(d.z, V, d.seq, d.rowPos, d.dlogp, T),
+    },
+    {
+      label: 'headGrad',
+      size: rows,
+      config: { numRows: R, dims },
+      buffers: { grads: { words: P } },
+      cpu: () => void headGradCpu(dims, R, d.h, d.dz, new Float32Array(P)),
+    },
+    {
+      label: 'hiddenGrad',
+      size: rows,
+      config: { numRows: R, dims },
+      buffers: { da: { words: R * H }, dx: { words: R * K * D } },
+      cpu: () => void hiddenGradCpu(d.params, dims, R, d.h, d.dz),
+    },
+    {
+      label: 'inputGrad',
+      size: rows,
+      config: { numRows: R, dims, seqLen: L },
+      buffers: { grads: { words: P } },
+      cpu: () => void inputGradCpu(d.params, dims, d.seq, L, d.rowPos, d.da, new Float32Array(P)),
+    },
+    {
+      label: 'embedGrad',
+      size: rows,
+      config: { numRows: R, dims, seqLen: L },
+      buffers: { grads: { words: P } },
+      cpu: () => void embedGradCpu(dims, d.seq, L, d.rowPos, d.dx, new Float32Array(P)),
+    },
+    {
+      label: 'stats',
+      size: `N=${N}, ${rows}`,
+      config: { numTraj: N, group: shape.group, tp: Tp, minibatches: 1 },
+      buffers: { out: { words: STATS_WORDS } },
+      cpu: () =>
+        void statsCpu({
+          mask: d.mask, adv: d.adv, logp: d.logp, logpOld: d.logpOld, entropy: d.entropy, kl: d.kl,
+          clip: d.clip, loss: d.loss, rewards: d.rewards, group: shape.group, Tp, minibatches: 1,
+        }),
+    },
+  ];
+  return Object.fromEntries(cases.map((c) => [c.label, { ...c, ...cost[c.label]! }]));
+}
+
+/**
+ * The per-parameter kernels (gradNorm, adam, finiteCheck) at the parameter count of `dims`, on
+ * buffers of their own: their size follows the model, not the batch, so the benchmark grows the
+ * hidden width for them instead.
+ */
+export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed = 2): Record<string, KernelCase> {
+  const P = paramLayout(dims).size;
+  const rng = createRng(seed);
+  const params = Float32Array.from({ length: P }, () => rng.normal() * 0.3);
+  const grads = Float32Array.from({ length: P }, () => rng.normal() * 1e-2);
+  const norm = gradNormCpu(grads);
+  const state = { params: Float32Array.from(params), m: new Float32Array(P), v: new Float32Array(P) };
+  const size = `P=${P} params (H=${dims.H})`;
+  const cost = kernelCosts(dims, 1, 1);
+  const cases: Array<Omit<KernelCase, 'bytes' | 'flops'>> = [
+    {
+      label: 'gradNorm',
+      size,
+      config: { n: P },
+      buffers: { grads, norm: { words: 1 } },
+      cpu: () => void gradNormCpu(grads),
+    },
+    {
+      label: 'adam',
+      size,
+      config: { n: P, lr: 1e-4, ...optim, step: 1 },
+      // Updates params, m and v in place, on every repetition (the work does not change).
+      buffers: { params: Float32Array.from(params), grads, m: new Float32Array(P), v: new Float32Array(P), norm: Float32Array.of(norm), health: { words: 1 } },
+      cpu: () => void adamCpu(state.params, grads, state.m, state.v, norm, { lr: 1e-4, ...optim, step: 1 }),
+    },
+    {
+      label: 'finiteCheck',
+      size,
+      config: { n: P, bit: 4 },
+      buffers: { data: params, health: { words: 1 } },
+      cpu: () => {
+        let bad = 0;
+        for (let i = 0; i < P; i++) if (!Number.isFinite(params[i]!)) bad |= 4;
+        return void bad;
+      },
+    },
+  ];
+  return Object.fromEntries(cases.map((c) => [c.label, { ...c, ...cost[c.label]! }]));
+}
+
+/** How a kernel's work is spread: invocations that do work, and the longest serial loop in one. */
+export interface LaunchShape {
+  kernel: string;
+  threads: number;
+  /** Inner-loop iterations of one invocation (its critical path, in multiply-adds or elements). */
+  serial: number;
+  /** How the kernel maps work to invocations. */
+  mapping: string;
+}
+
+/**
+ * Launch shapes of the update's kernels at the shape of `cfg`, from the WGSL (workgroup sizes from
+ * kernels/*.ts): hardware-independent, so it says on any machine which kernels cannot fill a real
+ * GPU (a GPU needs ~10^4-10^5 invocations in flight; one long serial loop per invocation is
+ * latency-bound however fast the GPU is).
+ */
+export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[] } {
+  const env = createEnv(cfg);
+  const shape = buildShape(cfg, env);
+  const { V, K, D, H } = shape.dims;
+  const R = shape.N * shape.Tp;
+  const P = paramLayout(shape.dims).size;
+  const wg = 64;
+  const per = (n: number) => Math.ceil(n / wg);
+  const shapes: LaunchShape[] = [
+    { kernel: 'forward', threads: R * wg, serial: per(H) * K * D + per(V) * H, mapping: 'workgroup per row; thread per hidden unit, then per logit' },
+    { kernel: 'sample', threads: R, serial: V, mapping: 'thread per row, serial over the vocabulary' },
+    { kernel: 'tokenStats', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
+    { kernel: 'advantage', threads: R, serial: shape.group, mapping: 'thread per token row, serial over its group' },
+    { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
+    { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
+    { kernel: 'headGrad', threads: (H + 1) * V, serial: R, mapping: 'thread per W2/b2 entry, serial over all rows' },
+    { kernel: 'hiddenGrad', threads: R * wg, serial: per(H) * V + per(K * D) * H, mapping: 'workgroup per row; thread per hidden unit, then per input' },
+    { kernel: 'inputGrad', threads: (K * D + 1) * H, serial: R, mapping: 'thread per W1/b1 entry, serial over all rows (re-gathering the context token)' },
+    { kernel: 'embedGrad', threads: V * D, serial: R * K, mapping: 'thread per embedding entry, serial over all rows x context slots' },
+    { kernel: 'gradNorm', threads: 256, serial: Math.ceil(P / 256), mapping: 'one workgroup' },
+    { kernel: 'adam', threads: P, serial: 1, mapping: 'thread per parameter' },
+    { kernel: 'stats', threads: 256, serial: Math.ceil(R / 256) * 4, mapping: 'one workgroup, ~4 passes over the rows' },
+    { kernel: 'finiteCheck', threads: R, serial: 1, mapping: 'thread per checked value' },
+  ];
+  return { R, shapes };
+}

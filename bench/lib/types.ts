@@ -1,0 +1,173 @@
+/** The JSON shapes the benchmark page and the Node part produce (bench/results/latest.json). */
+import type { Summary } from './stats';
+
+export interface AdapterEnv {
+  available: boolean;
+  /** Why not, when unavailable. */
+  error?: string;
+  vendor?: string;
+  architecture?: string;
+  device?: string;
+  description?: string;
+  isFallbackAdapter?: boolean;
+  features?: string[];
+  timestampQuery?: boolean;
+  limits?: Record<string, number>;
+}
+
+export interface PageEnv {
+  userAgent: string;
+  chromiumVersion: string | null;
+  hardwareConcurrency: number;
+  crossOriginIsolated: boolean;
+  adapter: AdapterEnv;
+}
+
+export interface KernelRow {
+  kernel: string;
+  sizeIndex: number;
+  size: string;
+  skipped?: string;
+  bytes: number;
+  flops: number;
+  dispatchesPerPass: number;
+  reps: { gpu: number; cpu: number; copy: number };
+  /** CPU reference runs per timed repetition (time / runs is reported). */
+  cpuRunsPerRep: number;
+  /** Per dispatch, from timestamp queries (null without timestamp-query). */
+  gpuTimestampMs: Summary | null;
+  /** Per dispatch, wall clock submit -> onSubmittedWorkDone over n dispatches. */
+  gpuWallMs: Summary;
+  copyTimestampMs: Summary | null;
+  copyWallMs: Summary;
+  copyDispatchesPerPass: number;
+  cpuMs: Summary;
+  /** bytes / median time (timestamps if any, else wall). */
+  gbps: number;
+  gflops: number;
+  copyGbps: number;
+  cpuGbps: number;
+  /** GPU median / CPU median: below 1 the GPU kernel is faster. */
+  gpuOverCpu: number;
+}
+
+export interface GpuCounts {
+  submits: number;
+  passes: number;
+  dispatches: number;
+  /** mapAsync calls: GPU-to-CPU readbacks. */
+  readbacks: number;
+  readbackBytes: number;
+  writeBuffers: number;
+  uploadBytes: number;
+  buffersCreated: number;
+  pipelinesCreated: number;
+  bindGroupsCreated: number;
+}
+
+export interface IterationCounts {
+  /** Means per timed iteration. */
+  perIter: GpuCounts;
+  rollout: GpuCounts;
+  update: GpuCounts;
+  /** Rollout turns actually run per iteration (mean; episodes may all end early). */
+  turns: number;
+  /** From workers/gpuBackend.ts dispatchCounts(shape) and the turns run. */
+  expected: { dispatches: number; readbacks: number; submits: number };
+  /** Buffers created during the timed iterations (expected 0: everything is made once). */
+  buffersCreatedWhileTimed: number;
+}
+
+export interface IterationRow {
+  backend: 'gpu' | 'cpu';
+  where: 'chromium' | 'node';
+  scale: string;
+  batch: number;
+  group: number;
+  /** Trajectories (rollouts) per iteration. */
+  N: number;
+  /** Training rows N * Tp. */
+  R: number;
+  warmup: number;
+  reps: number;
+  iterMs: Summary;
+  rolloutMs: Summary;
+  updateMs: Summary;
+  /** Median policy tokens per iteration (the `tokens` metric: sampled tokens that enter the loss). */
+  tokens: number;
+  /** tokens / median iteration time. */
+  tokensPerSec: number;
+  turns: number;
+  counts?: IterationCounts;
+  /** Why the row has no numbers, or a failure. */
+  note?: string;
+  error?: string;
+}
+
+export interface PeerResult {
+  /** Which TF.js backend ran ("webgpu", "wasm", "cpu") and why others did not. */
+  tfBackend: string;
+  tfBackendNotes: string[];
+  scale: string;
+  N: number;
+  R: number;
+  warmup: number;
+  reps: number;
+  /** Median update times (ms), interleaved: tfjs, ours GPU, ours CPU. */
+  tfjsMs: Summary;
+  oursGpuMs: Summary | null;
+  oursCpuMs: Summary;
+  /** tfjs / ours (below 1: tfjs is faster). */
+  ratioVsGpu: number | null;
+  ratioVsCpu: number;
+  check: {
+    loss: { tfjs: number; cpu: number; gpu: number | null };
+    gradNorm: { tfjs: number; cpu: number; gpu: number | null };
+    tolerance: number;
+    pass: boolean;
+  };
+}
+
+export interface ScalingPoint {
+  x: number;
+  label: string;
+  R: number;
+  iterMs: Summary;
+  rolloutMs: Summary;
+  updateMs: Summary;
+}
+
+export interface ScalingAxis {
+  axis: 'batch' | 'seqLen' | 'vocab' | 'hidden';
+  backend: 'gpu' | 'cpu';
+  where: 'chromium' | 'node';
+  points: ScalingPoint[];
+  /** Log-log slopes of the minimum times (iteration, update, rollout) and of the median iteration time. */
+  slopeIter: number;
+  slopeIterMedian: number;
+  slopeUpdate: number;
+  slopeRollout: number;
+  segmentSlopes: number[];
+  /** Slopes of the analytic FLOPs (bench/lib/kernelCases.ts iterationFlops): what the time would do if it followed the work. */
+  workSlopeUpdate: number;
+  workSlopeIter: number;
+  growth: string;
+}
+
+export interface PageRunResult {
+  backend: 'cpu' | 'gpu';
+  statusText: string;
+  seconds: number;
+  iterations: number;
+  longTasks: { count: number; totalMs: number; maxMs: number; p95Ms: number };
+  /**
+   * Main thread over the run, from DevTools Performance.getMetrics deltas: wall time inside tasks,
+   * of it script, layout and style recalculation, and the thread's CPU time (ThreadTime).
+   */
+  mainThread: { taskMs: number; scriptMs: number; layoutMs: number; styleMs: number; cpuMs: number };
+  chartUpdates: number;
+  chartUpdatesPerSec: number;
+  frames: number;
+  framesPerSec: number;
+  error?: string;
+}

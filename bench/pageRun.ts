@@ -1,0 +1,154 @@
+/**
+ * Section 5, driven from Node: the built app (vite build, served by vite preview) in Chromium.
+ * For each backend: pick it, Start, let it train for a while, Pause. An init script counts
+ * main-thread long tasks (PerformanceObserver 'longtask', > 50 ms), updates of the reward chart
+ * (MutationObserver on `[data-testid="chart-reward"]`'s data-points) and animation frames.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Locator } from 'playwright';
+import { build, preview } from 'vite';
+import { summarize } from './lib/stats';
+import type { PageRunResult } from './lib/types';
+
+declare global {
+  interface Window {
+    __pageBench?: { longTasks: Array<{ start: number; dur: number }>; chartUpdates: number[]; frames: number[] };
+  }
+}
+
+/**
+ * Plain JavaScript (a string, not a function: Playwright would serialize the transpiled function,
+ * helpers and all): runs before the app's own scripts in every page of the context.
+ */
+const INIT_SCRIPT = `(() => {
+  const s = { longTasks: [], chartUpdates: [], frames: [] };
+  window.__pageBench = s;
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) s.longTasks.push({ start: e.startTime, dur: e.duration });
+    }).observe({ type: 'longtask', buffered: true });
+  } catch (e) {
+    s.noLongTask = String(e);
+  }
+  new MutationObserver((muts) => {
+    for (const m of muts) {
+      if (m.target.getAttribute && m.target.getAttribute('data-testid') === 'chart-reward') s.chartUpdates.push(performance.now());
+    }
+  }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-points'] });
+  const frame = (t) => {
+    s.frames.push(t);
+    requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+})();`;
+
+async function waitEnabled(l: Locator, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await l.isEnabled())) {
+    if (Date.now() > deadline) throw new Error(`"${await l.textContent()}" still disabled after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface PageBenchOptions {
+  seconds: number;
+  backends: Array<'cpu' | 'gpu'>;
+  root: string;
+  log: (m: string) => void;
+}
+
+export async function runPageBench(browser: Browser, o: PageBenchOptions): Promise<{ runs: PageRunResult[]; notes: string[] }> {
+  const outDir = mkdtempSync(join(tmpdir(), 'bench-dist-'));
+  const notes: string[] = [];
+  const t0 = Date.now();
+  await build({ root: o.root, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+  o.log(`page: app built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  const server = await preview({ root: o.root, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1', strictPort: false } });
+  const url = server.resolvedUrls?.local[0];
+  const runs: PageRunResult[] = [];
+  try {
+    if (!url) throw new Error('vite preview gave no URL');
+    for (const backend of o.backends) {
+      const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.addInitScript({ content: INIT_SCRIPT });
+      try {
+        await page.goto(url);
+        const status = page.getByRole('status');
+        await status.filter({ hasText: /^(WebGPU|CPU fallback): / }).waitFor({ timeout: 60_000 });
+        const autoStatus = (await status.textContent()) ?? '';
+        if (backend === o.backends[0]) notes.push(`With backend "auto" the app said: "${autoStatus.trim()}"`);
+        await page.getByLabel('Backend').selectOption(backend);
+        await status.filter({ hasText: backend === 'gpu' ? /^WebGPU: / : /^CPU fallback: / }).waitFor({ timeout: 60_000 });
+        const start = page.getByRole('button', { name: 'Start' });
+        await waitEnabled(start, 60_000);
+        const statusText = ((await status.textContent()) ?? '').trim();
+        const iter0 = Number((await page.getByTestId('iter').textContent()) ?? 0);
+        // Main-thread accounting from the DevTools protocol: busy wall time per kind and CPU time.
+        const cdp = await context.newCDPSession(page);
+        await cdp.send('Performance.enable');
+        const metrics = async () =>
+          Object.fromEntries(((await cdp.send('Performance.getMetrics')) as { metrics: Array<{ name: string; value: number }> }).metrics.map((m) => [m.name, m.value]));
+        const m0 = await metrics();
+        const tStart = await page.evaluate(() => performance.now());
+        await start.click();
+        await page.waitForTimeout(o.seconds * 1000);
+        const tEnd = await page.evaluate(() => performance.now());
+        const m1 = await metrics();
+        const dm = (k: string) => 1000 * ((m1[k] ?? NaN) - (m0[k] ?? NaN));
+        await page.getByRole('button', { name: 'Pause' }).click();
+        await waitEnabled(start, 120_000);
+        const iter1 = Number((await page.getByTestId('iter').textContent()) ?? 0);
+        const s = await page.evaluate(() => window.__pageBench!);
+        const inWin = (t: number) => t >= tStart && t <= tEnd;
+        const lt = s.longTasks.filter((x) => inWin(x.start)).map((x) => x.dur);
+        const seconds = (tEnd - tStart) / 1000;
+        const chart = s.chartUpdates.filter(inWin).length;
+        const frames = s.frames.filter(inWin).length;
+        const lts = summarize(lt);
+        const sorted = [...lt].sort((a, b) => a - b);
+        runs.push({
+          backend,
+          statusText,
+          seconds,
+          iterations: iter1 - iter0,
+          longTasks: {
+            count: lt.length,
+            totalMs: lt.reduce((a, b) => a + b, 0),
+            maxMs: lt.length ? lts.max : 0,
+            p95Ms: sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(0.95 * sorted.length))]! : 0,
+          },
+          mainThread: {
+            taskMs: dm('TaskDuration'),
+            scriptMs: dm('ScriptDuration'),
+            layoutMs: dm('LayoutDuration'),
+            styleMs: dm('RecalcStyleDuration'),
+            cpuMs: dm('ThreadTime'),
+          },
+          chartUpdates: chart,
+          chartUpdatesPerSec: chart / seconds,
+          frames,
+          framesPerSec: frames / seconds,
+          ...(errors.length ? { error: errors.join('; ') } : {}),
+        });
+        o.log(`page: ${backend} ${iter1 - iter0} iterations in ${seconds.toFixed(1)} s, ${lt.length} long tasks, ${(chart / seconds).toFixed(1)} chart updates/s`);
+      } catch (e) {
+        runs.push({
+          backend, statusText: '', seconds: 0, iterations: 0, longTasks: { count: 0, totalMs: 0, maxMs: 0, p95Ms: 0 },
+          mainThread: { taskMs: NaN, scriptMs: NaN, layoutMs: NaN, styleMs: NaN, cpuMs: NaN },
+          chartUpdates: 0, chartUpdatesPerSec: 0, frames: 0, framesPerSec: 0, error: (e as Error).message.split('\n')[0],
+        });
+      } finally {
+        await context.close();
+      }
+    }
+  } finally {
+    await server.close();
+    rmSync(outDir, { recursive: true, force: true });
+  }
+  return { runs, notes };
+}

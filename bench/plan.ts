@@ -1,0 +1,129 @@
+/**
+ * What `npm run bench` measures, at full size and with --quick. Sizes are chosen so the full run
+ * takes about five minutes on the 2-core CPU-only machine this project is developed on (SwiftShader
+ * as the GPU); on a real GPU the same plan runs faster. Every warm-up and repetition count below is
+ * printed next to its numbers.
+ */
+import type { ScaleSpec } from './lib/iteration';
+import type { KernelBenchOptions } from './page/kernels';
+import type { PeerOptions } from './page/peer';
+import type { AxisPlan, ScalingOptions } from './page/scaling';
+
+export const SECTIONS = ['kernels', 'iteration', 'peer', 'scaling', 'page'] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export interface Plan {
+  kernels: Omit<KernelBenchOptions, 'log'>;
+  /** Section 2 scales: the classroom default (16 prompts x 8 rollouts), 8x and 64x the rollouts. */
+  iteration: {
+    scales: ScaleSpec[];
+    /** Scales the GPU backend runs at (the others get a row saying why not). */
+    gpuScales: string[];
+    pageCpuScales: string[];
+    nodeScales: ScaleSpec[];
+  };
+  peer: Omit<PeerOptions, 'wasmPath'>;
+  scaling: ScalingOptions;
+  page: { seconds: number; backends: Array<'cpu' | 'gpu'> };
+}
+
+/** Vocabulary V = 6 specials + entities + attributes + values (workers/envs/search.ts). */
+function vocabPoint(V: number): { x: number; label: string; set: Record<string, string> } {
+  const A = 2;
+  let E = 3;
+  let values = V - 6 - E - A;
+  if (values > 64) {
+    E += values - 64;
+    values = 64;
+  }
+  return { x: V, label: `V=${V} (${E} entities, ${values} values)`, set: { 'env.entities': String(E), 'env.values': String(values) } };
+}
+
+function scalingAxes(points: number, base: Record<string, string>): AxisPlan[] {
+  const pts = <T>(all: T[]) => all.slice(0, points);
+  const batchBase = Number(base.batch);
+  return [
+    {
+      axis: 'batch',
+      points: pts([1, 2, 4, 8]).map((m) => ({
+        x: batchBase * m,
+        label: `batch ${batchBase * m} (N=${batchBase * m * 8})`,
+        set: { ...base, batch: String(batchBase * m) },
+      })),
+    },
+    {
+      axis: 'seqLen',
+      points: pts([1, 2, 4, 8]).map((t) => ({
+        x: t,
+        label: `${t} turns (L=${4 + 5 * t}, Tp=${3 * t})`,
+        set: { ...base, 'env.maxTurns': String(t) },
+      })),
+    },
+    {
+      axis: 'vocab',
+      points: pts([19, 38, 76]).map((V) => {
+        const p = vocabPoint(V);
+        return { ...p, set: { ...base, ...p.set } };
+      }),
+    },
+    {
+      axis: 'hidden',
+      points: pts([32, 64, 128, 256]).map((h) => ({ x: h, label: `H=${h}`, set: { ...base, 'model.hidden': String(h) } })),
+    },
+  ];
+}
+
+/**
+ * `software`: the adapter is a software fallback (SwiftShader), where one GPU iteration at the
+ * classroom default takes ~2 s: smaller kernel sizes, fewer GPU repetitions, no GPU row at 64x.
+ * On a hardware adapter the kernels run at the three iteration scales' row counts.
+ */
+export function makePlan(quick: boolean, software: boolean): Plan {
+  const def = { batch: '16' };
+  const x8 = { batch: '128' };
+  const x64 = { batch: '1024' };
+  if (quick) {
+    return {
+      kernels: { batches: [1, 4], paramHidden: [64, 256], warmup: 1, reps: 3, passMs: 2, maxDispatchesPerPass: 8, cellBudgetMs: 300 },
+      iteration: {
+        scales: [{ name: 'default', set: def, warmup: 1, reps: 2 }],
+        gpuScales: ['default'],
+        pageCpuScales: ['default'],
+        nodeScales: [
+          { name: 'default', set: def, warmup: 1, reps: 2 },
+          { name: 'default/4', set: { batch: '4' }, warmup: 1, reps: 2 },
+        ],
+      },
+      peer: { scaleName: 'default/4', set: { batch: '4' }, prepIters: 2, warmup: 1, reps: 2, backends: ['webgpu', 'wasm', 'cpu'], tolerance: 1e-3 },
+      scaling: { axes: scalingAxes(2, { batch: '2' }), warmup: 1, reps: 2, backends: ['gpu', 'cpu'] },
+      page: { seconds: 6, backends: ['cpu', 'gpu'] },
+    };
+  }
+  return {
+    kernels: software
+      ? { batches: [1, 4, 16], paramHidden: [64, 256, 1024], warmup: 3, reps: 10, passMs: 5, maxDispatchesPerPass: 32, cellBudgetMs: 4000 }
+      : { batches: [16, 128, 1024], paramHidden: [64, 256, 1024], warmup: 3, reps: 10, passMs: 5, maxDispatchesPerPass: 64, cellBudgetMs: 4000 },
+    iteration: {
+      scales: [
+        { name: 'default', set: def, warmup: 3, reps: 10 },
+        software ? { name: '8x', set: x8, warmup: 0, reps: 1 } : { name: '8x', set: x8, warmup: 2, reps: 5 },
+        { name: '64x', set: x64, warmup: 1, reps: 3 },
+      ],
+      gpuScales: software ? ['default', '8x'] : ['default', '8x', '64x'],
+      pageCpuScales: ['default'],
+      nodeScales: [
+        { name: 'default', set: def, warmup: 3, reps: 10 },
+        { name: '8x', set: x8, warmup: 1, reps: 3 },
+        { name: '64x', set: x64, warmup: 0, reps: 1 },
+      ],
+    },
+    peer: {
+      scaleName: 'default', set: def, prepIters: 2, backends: ['webgpu', 'wasm', 'cpu'], tolerance: 1e-3,
+      ...(software ? { warmup: 2, reps: 5 } : { warmup: 3, reps: 10 }),
+    },
+    scaling: software
+      ? { axes: scalingAxes(3, { batch: '2' }), warmup: 1, reps: 3, backends: ['gpu', 'cpu'] }
+      : { axes: scalingAxes(4, { batch: '4' }), warmup: 2, reps: 5, backends: ['gpu', 'cpu'] },
+    page: { seconds: 20, backends: ['cpu', 'gpu'] },
+  };
+}

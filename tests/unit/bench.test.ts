@@ -1,0 +1,59 @@
+/**
+ * The benchmark harness runs: its Node part (the CPU backend, `--quick --only iteration
+ * --no-browser`) prints the iteration table and writes finite figures to its JSON. Never asserts
+ * timings (they depend on the machine and its load), only that numbers are produced and sane.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseBenchArgs } from '../../bench/args';
+import { growthWord, logLogSlope, summarize } from '../../bench/lib/stats';
+import type { BenchResults } from '../../bench/lib/tables';
+
+describe('bench harness', () => {
+  it('--quick --only iteration --no-browser prints the iteration table and finite figures', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'bench-test-')), 'results.json');
+    const r = spawnSync(
+      'npx',
+      ['tsx', '--import', './cli/registerRaw.mjs', 'bench/run.ts', '--quick', '--only', 'iteration', '--no-browser', '--out', out],
+      { encoding: 'utf8', cwd: process.cwd(), timeout: 120_000 },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('## 2. One training iteration');
+    expect(r.stdout).toMatch(/\| default \| cpu \(node\) \| 128 \| 1152 \|/);
+    const res = JSON.parse(readFileSync(out, 'utf8')) as BenchResults;
+    expect(res.errors).toEqual({});
+    expect(res.meta.quick).toBe(true);
+    const rows = res.iteration!;
+    expect(rows.map((x) => `${x.scale}/${x.backend}/${x.where}`)).toEqual(['default/cpu/node', 'default/4/cpu/node']);
+    for (const row of rows) {
+      expect(row.reps).toBeGreaterThanOrEqual(2);
+      for (const s of [row.iterMs, row.rolloutMs, row.updateMs]) {
+        expect(s.n).toBe(row.reps);
+        expect(Number.isFinite(s.median) && s.median > 0).toBe(true);
+        expect(s.min).toBeLessThanOrEqual(s.median);
+      }
+      expect(row.iterMs.median).toBeGreaterThanOrEqual(row.updateMs.median);
+      expect(row.tokens).toBeGreaterThan(0);
+      expect(Number.isFinite(row.tokensPerSec) && row.tokensPerSec > 0).toBe(true);
+      expect(row.turns).toBeGreaterThanOrEqual(1);
+    }
+  }, 120_000);
+
+  it('parses its options and rejects unknown ones', () => {
+    expect(parseBenchArgs(['--quick', '--only', 'kernels,peer']).only).toEqual(['kernels', 'peer']);
+    expect(parseBenchArgs(['--only=page', '--no-browser'])).toMatchObject({ only: ['page'], browser: false, quick: false });
+    expect(() => parseBenchArgs(['--only', 'gpu'])).toThrow(/unknown section "gpu"/);
+    expect(() => parseBenchArgs(['--fast'])).toThrow(/unknown option --fast/);
+  });
+
+  it('summaries and log-log slopes', () => {
+    expect(summarize([3, 1, 2, 10])).toMatchObject({ n: 4, median: 2.5, min: 1, max: 10 });
+    expect(logLogSlope([1, 2, 4, 8], [5, 10, 20, 40])).toBeCloseTo(1, 10);
+    expect(logLogSlope([1, 2, 4], [3, 12, 48])).toBeCloseTo(2, 10);
+    expect(growthWord(1.02)).toBe('about linear');
+    expect(growthWord(0.1)).toMatch(/flat/);
+  });
+});
