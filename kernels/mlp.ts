@@ -176,18 +176,18 @@ export function logitGradCpu(
 export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float32Array, g: Float32Array): Float32Array {
   const { V, H } = dims;
   const P = paramLayout(dims);
-  for (let j = 0; j < H; j++) {
-    for (let v = 0; v < V; v++) {
-      let acc = 0;
-      for (let r = 0; r < R; r++) acc += h[r * H + j]! * dz[r * V + v]!;
-      g[P.w2 + j * V + v] = acc;
+  // Rows outer, float64 accumulators: every output still sums its terms in row order.
+  const w2 = new Float64Array(H * V);
+  const b2 = new Float64Array(V);
+  for (let r = 0; r < R; r++) {
+    for (let j = 0; j < H; j++) {
+      const hj = h[r * H + j]!;
+      for (let v = 0; v < V; v++) w2[j * V + v]! += hj * dz[r * V + v]!;
     }
+    for (let v = 0; v < V; v++) b2[v]! += dz[r * V + v]!;
   }
-  for (let v = 0; v < V; v++) {
-    let acc = 0;
-    for (let r = 0; r < R; r++) acc += dz[r * V + v]!;
-    g[P.b2 + v] = acc;
-  }
+  g.set(w2, P.w2);
+  g.set(b2, P.b2);
   return g;
 }
 
@@ -241,23 +241,22 @@ export function inputGradCpu(
   const { K, D, H } = dims;
   const P = paramLayout(dims);
   const R = rowPos.length;
-  for (let i = 0; i < K * D; i++) {
-    const k = Math.floor(i / D);
-    const d = i % D;
-    for (let j = 0; j < H; j++) {
-      let acc = 0;
-      for (let r = 0; r < R; r++) {
-        const tok = contextToken(seq, rowPos[r]!, L, K, k);
-        acc += params[P.emb + tok * D + d]! * da[r * H + j]!;
+  // Rows outer, float64 accumulators: every output still sums its terms in row order.
+  const w1 = new Float64Array(K * D * H);
+  const b1 = new Float64Array(H);
+  for (let r = 0; r < R; r++) {
+    for (let k = 0; k < K; k++) {
+      const tok = contextToken(seq, rowPos[r]!, L, K, k);
+      for (let d = 0; d < D; d++) {
+        const x = params[P.emb + tok * D + d]!;
+        const row = (k * D + d) * H;
+        for (let j = 0; j < H; j++) w1[row + j]! += x * da[r * H + j]!;
       }
-      g[P.w1 + i * H + j] = acc;
     }
+    for (let j = 0; j < H; j++) b1[j]! += da[r * H + j]!;
   }
-  for (let j = 0; j < H; j++) {
-    let acc = 0;
-    for (let r = 0; r < R; r++) acc += da[r * H + j]!;
-    g[P.b1 + j] = acc;
-  }
+  g.set(w1, P.w1);
+  g.set(b1, P.b1);
   return g;
 }
 
@@ -277,17 +276,16 @@ export function embedGradCpu(
   const { V, K, D } = dims;
   const P = paramLayout(dims);
   const R = rowPos.length;
-  for (let t = 0; t < V; t++) {
-    for (let d = 0; d < D; d++) {
-      let acc = 0;
-      for (let r = 0; r < R; r++) {
-        for (let k = 0; k < K; k++) {
-          if (contextToken(seq, rowPos[r]!, L, K, k) === t) acc += dx[r * K * D + k * D + d]!;
-        }
-      }
-      g[P.emb + t * D + d] = acc;
+  // Scattered in (row, k) order into float64 accumulators: each (token, d) still sums its terms in
+  // the order of the gathered definition above, at R*K*D work instead of V*D*R*K.
+  const emb = new Float64Array(V * D);
+  for (let r = 0; r < R; r++) {
+    for (let k = 0; k < K; k++) {
+      const t = contextToken(seq, rowPos[r]!, L, K, k);
+      for (let d = 0; d < D; d++) emb[t * D + d]! += dx[r * K * D + k * D + d]!;
     }
   }
+  g.set(emb, P.emb);
   return g;
 }
 
