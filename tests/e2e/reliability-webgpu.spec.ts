@@ -3,25 +3,8 @@
  * worker, a NaN, and (WebGPU project) a lost device. The page must say what happened, keep its
  * charts, and go on without losing or repeating an iteration.
  */
-import { expect, test, type Page } from '@playwright/test';
-import { chartPoints, SCREENS_DIR } from './util';
-
-async function iterShown(page: Page): Promise<number> {
-  return Number((await page.getByTestId('iter').textContent())?.match(/\d+/)?.[0] ?? NaN);
-}
-
-async function startAndWait(page: Page, backend: 'cpu' | 'gpu', points: number): Promise<void> {
-  await page.goto('/#v=1&batch=4&group=4');
-  await page.getByLabel('Backend').selectOption(backend);
-  await expect(page.getByTestId('backend-status')).toHaveText(backend === 'gpu' ? /^WebGPU/ : /^CPU/, { timeout: 60_000 });
-  await page.getByRole('button', { name: 'Start' }).click();
-  await expect.poll(() => chartPoints(page, 'chart-reward'), { timeout: 120_000 }).toBeGreaterThanOrEqual(points);
-}
-
-/** Every iteration shown once: the last iteration equals the number of points. */
-async function expectContiguous(page: Page): Promise<void> {
-  await expect.poll(async () => (await iterShown(page)) === (await chartPoints(page, 'chart-reward'))).toBe(true);
-}
+import { expect, test } from '@playwright/test';
+import { chartPoints, expectContiguous, SCREENS_DIR, startAndWait } from './util';
 
 test.describe('webgpu faults', () => {
   test('a lost GPU device: a notice and a marker, and the run continues with every iteration once', async ({ page }) => {

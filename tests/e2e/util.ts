@@ -39,3 +39,22 @@ export function collectPageErrors(page: Page): string[] {
 export async function waitIdle(page: Page): Promise<void> {
   await expect(page.getByRole('button', { name: 'Start' })).toBeEnabled({ timeout: 60_000 });
 }
+
+/** The iteration counter's number. */
+export async function iterShown(page: Page): Promise<number> {
+  return Number((await page.getByTestId('iter').textContent())?.match(/\d+/)?.[0] ?? NaN);
+}
+
+/** Opens a small run on the given backend, starts it and waits for `points` iterations. */
+export async function startAndWait(page: Page, backend: 'cpu' | 'gpu', points: number): Promise<void> {
+  await page.goto('/#v=1&batch=4&group=4');
+  await page.getByLabel('Backend').selectOption(backend);
+  await expect(page.getByTestId('backend-status')).toHaveText(backend === 'gpu' ? /^WebGPU/ : /^CPU/, { timeout: 60_000 });
+  await page.getByRole('button', { name: 'Start' }).click();
+  await expect.poll(() => chartPoints(page, 'chart-reward'), { timeout: 120_000 }).toBeGreaterThanOrEqual(points);
+}
+
+/** Every iteration shown once: the last iteration equals the number of points. */
+export async function expectContiguous(page: Page): Promise<void> {
+  await expect.poll(async () => (await iterShown(page)) === (await chartPoints(page, 'chart-reward'))).toBe(true);
+}
