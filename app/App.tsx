@@ -5,6 +5,7 @@
  */
 import { useEffect } from 'react';
 import type { PanelId } from '../workers/shareUrl';
+import { AlarmsPanel } from './panels/AlarmsPanel';
 import { Inspector } from './panels/Inspector';
 import { MethodsPanel } from './panels/MethodsPanel';
 import { MetricsCharts } from './panels/MetricsCharts';
@@ -66,11 +67,61 @@ function RecoveryNotice() {
   );
 }
 
+/** True when a key press belongs to a control (typing, choosing, pressing a button). */
+function isControl(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  if (target.isContentEditable) return true;
+  return target.closest('input, textarea, select, button, summary, a[href], [role="button"], [role="menuitem"], dialog') !== null;
+}
+
+/** Space starts or pauses the run, S runs one iteration; not while a control has the key. */
+function onShortcut(e: KeyboardEvent): void {
+  if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isControl(e.target)) return;
+  const s = useAppStore.getState();
+  if (e.key === ' ' || e.code === 'Space') {
+    e.preventDefault();
+    if (s.phase === 'running') void s.pause();
+    else if (s.phase === 'idle') void s.start();
+  } else if (e.key === 's' || e.key === 'S') {
+    e.preventDefault();
+    if (s.phase === 'idle') void s.step();
+  }
+}
+
+/** Theme and type size: attributes on <html> that the CSS variables follow. */
+function useDisplayPrefs(): void {
+  const theme = useAppStore((s) => s.theme);
+  const large = useAppStore((s) => s.largeType);
+  useEffect(() => {
+    document.documentElement.dataset.theme = theme;
+    document.documentElement.dataset.type = large ? 'large' : 'normal';
+  }, [theme, large]);
+}
+
+function DisplayToggles() {
+  const theme = useAppStore((s) => s.theme);
+  const large = useAppStore((s) => s.largeType);
+  const { setTheme, setLargeType } = useAppStore.getState();
+  return (
+    <div className="display-toggles" role="group" aria-label="Display">
+      <button type="button" className="mini-toggle" aria-pressed={theme === 'dark'} onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')}>
+        Dark theme
+      </button>
+      <button type="button" className="mini-toggle" aria-pressed={large} onClick={() => setLargeType(!large)}>
+        Large type
+      </button>
+    </div>
+  );
+}
+
 export function App() {
   useEffect(() => {
     startUrlSync();
     useAppStore.getState().init();
+    window.addEventListener('keydown', onShortcut);
+    return () => window.removeEventListener('keydown', onShortcut);
   }, []);
+  useDisplayPrefs();
   const hidden = useAppStore((s) => s.hidden);
   const show = (id: PanelId) => !hidden.includes(id);
   const sidebar = show('run') || show('task') || show('methods');
@@ -82,7 +133,10 @@ export function App() {
           <h1>Agentic RL Playground</h1>
           <p>Train a tiny language-model policy with GRPO on a multi-turn search task, in your browser.</p>
         </div>
-        <Toolbar />
+        <div className="header-tools">
+          <Toolbar />
+          <DisplayToggles />
+        </div>
       </header>
       <HiddenPanelsNote />
       <LinkNotice />
@@ -101,6 +155,7 @@ export function App() {
         )}
         <div className="main-column">
           {show('charts') && <MetricsCharts />}
+          {show('charts') && <AlarmsPanel />}
           <Inspector />
         </div>
       </main>

@@ -48,8 +48,11 @@ export interface TrainerApi {
   ping(): Promise<number>;
   /** Provokes a fault (reliability tests): a NaN, a lost device, an uncaught error, a hang. */
   debug(fault: DebugFault, ms?: number): Promise<void>;
-  /** Trains until pause() or until iteration `untilIter` (if given); metrics arrive batched. */
-  start(onMetrics: (rows: MetricRow[]) => void, untilIter?: number): Promise<void>;
+  /**
+   * Trains until pause() or until iteration `untilIter` (if given); metrics arrive batched.
+   * `delayMs` (default 0) waits that long between iterations: the UI's speed control.
+   */
+  start(onMetrics: (rows: MetricRow[]) => void, untilIter?: number, delayMs?: number): Promise<void>;
   pause(): Promise<void>;
   /** One iteration. */
   step(): Promise<MetricRow>;

@@ -184,7 +184,7 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     async ping() {
       return Date.now();
     },
-    async start(onMetrics: (rows: MetricRow[]) => void, untilIter?: number) {
+    async start(onMetrics: (rows: MetricRow[]) => void, untilIter?: number, delayMs = 0) {
       const t = requireTrainer();
       if (running) return;
       running = true;
@@ -205,8 +205,8 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
               pending = [];
               last = Date.now();
             }
-            // Yield so pause() and other calls are served between iterations.
-            await new Promise((r) => setTimeout(r, 0));
+            // Yield so pause() and other calls are served between iterations (and pace the run).
+            await new Promise((r) => setTimeout(r, Math.max(0, delayMs)));
           }
         } finally {
           if (pending.length) onMetrics(pending);

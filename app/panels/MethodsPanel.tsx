@@ -1,12 +1,42 @@
-/** The methods, rendered from the registry: a toggle, the idea, the paper and the parameters of each. */
+/**
+ * The methods, rendered from the registry and grouped by the pipeline stage they act on: a toggle,
+ * the idea, the paper and the parameters of each. A toggle that would make a conflicting set is
+ * disabled, with the reason (naming both methods) beside it.
+ */
 import { useMemo } from 'react';
 import { ConfigError, getField, withMethods, type RunConfig } from '../../workers/config';
-import { methodRegistry, type MethodDef, type MethodId } from '../../workers/methods';
+import { methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/methods';
 import type { ParamSpec } from '../../workers/methods/params';
 import { useAppStore } from '../store';
 import { ParamControl } from './ParamControl';
 
 const METHODS = Object.values(methodRegistry) as MethodDef[];
+
+/** The stages in the order one iteration runs them (DESIGN.md "One training iteration"). */
+const STAGES: Array<{ stage: Stage; title: string; doc: string }> = [
+  { stage: 'environment', title: 'Environment', doc: 'What the task returns: simulated search, noise, curricula.' },
+  { stage: 'sampling', title: 'Sampling', doc: 'Which rollouts are drawn, and how many per prompt.' },
+  { stage: 'reward', title: 'Reward', doc: 'Outcome and per-turn rewards.' },
+  { stage: 'filtering', title: 'Filtering', doc: 'Which groups or rollouts are kept for the update.' },
+  { stage: 'advantage', title: 'Advantage', doc: 'How rewards become per-token advantages.' },
+  { stage: 'ratio', title: 'IS ratio', doc: 'Importance ratios and their clipping.' },
+  { stage: 'loss', title: 'Loss aggregation', doc: 'How token losses are combined.' },
+  { stage: 'optimizer', title: 'Optimizer and schedule', doc: 'Step size, its scaling, reference resets.' },
+];
+
+function byStage(): Array<{ stage: Stage; title: string; doc: string; methods: MethodDef[] }> {
+  const known = new Set(STAGES.map((s) => s.stage as string));
+  const out = STAGES.map((s) => ({ ...s, methods: METHODS.filter((m) => m.stage === s.stage) }));
+  // A stage this panel does not know yet still shows, under its own name.
+  for (const m of METHODS) {
+    if (known.has(m.stage)) continue;
+    known.add(m.stage);
+    out.push({ stage: m.stage, title: m.stage, doc: '', methods: METHODS.filter((x) => x.stage === m.stage) });
+  }
+  return out.filter((s) => s.methods.length > 0);
+}
+
+const GROUPED = byStage();
 
 /** Why toggling `id` is not allowed, or null if it is. */
 function toggleBlocker(config: RunConfig, id: string): string | null {
@@ -47,7 +77,7 @@ function MethodCard({ method }: { method: MethodDef }) {
         </a>
       </header>
       <p className="idea">{method.idea}</p>
-      {blocker && active && <p className="hint">{blocker}</p>}
+      {blocker && <p className="hint conflict">{active ? blocker : `Not available: ${blocker}`}</p>}
       <div className="knobs">
         {Object.entries(method.params).map(([p, spec]) => (
           <ParamControl
@@ -67,8 +97,19 @@ export function MethodsPanel() {
   return (
     <section className="panel" aria-labelledby="methods-title">
       <h2 id="methods-title">Methods</h2>
-      {METHODS.map((m) => (
-        <MethodCard key={m.id as MethodId} method={m} />
+      <p className="blurb">
+        {METHODS.length} in the registry, by the stage of an iteration they act on. Switch any combination on; a
+        conflicting one is refused with the reason.
+      </p>
+      {GROUPED.map((g) => (
+        <section key={g.stage} className="stage-group" aria-labelledby={`stage-${g.stage}`} data-stage={g.stage}>
+          <h3 id={`stage-${g.stage}`} className="stage-title" title={g.doc}>
+            {g.title}
+          </h3>
+          {g.methods.map((m) => (
+            <MethodCard key={m.id as MethodId} method={m} />
+          ))}
+        </section>
       ))}
     </section>
   );

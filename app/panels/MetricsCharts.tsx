@@ -1,32 +1,51 @@
 /**
- * Live charts (Recharts): reward and success per iteration, the latest iteration's advantage and
- * log-ratio histograms, and small charts of Advantage Collapse, entropy and loss. Each container
- * carries data-testid and data-points (the number of points it shows) for the e2e tests.
+ * Live charts, rendered from data: one Recharts line chart per group of scalar metrics
+ * (app/charts/chartGroups.ts over SCALAR_METRICS, with METRIC_DOCS as the explanations), the latest
+ * advantage and log-ratio histograms (the clipped region shaded), and both distributions as canvas
+ * heatmaps over iterations. Every chart can show its data as a table. Containers carry data-testid,
+ * data-points (iterations shown), data-markers (run events) and data-alarms for the e2e tests.
  */
-import { memo, useRef, useState, type RefObject } from 'react';
+import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
 import {
-  Bar,
-  BarChart,
+  Area,
+  AreaChart,
   CartesianGrid,
   Legend,
   Line,
   LineChart,
+  ReferenceArea,
   ReferenceLine,
   ResponsiveContainer,
   Tooltip,
   XAxis,
   YAxis,
 } from 'recharts';
-import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/metrics';
+import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/metrics';
+import { ALARM_DOCS } from '../alarms';
+import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
+import { HeatmapCanvas } from '../charts/Heatmap';
 import { chartSvg, downloadBlob, downloadText, fileStem, svgToPng } from '../exporters';
 import { useAppStore } from '../store';
-import type { RunMarker } from '../store/metricsSlice';
+import { alarmKindOf, isAlarm, type RunMarker } from '../store/metricsSlice';
 
 const MARKER_COLORS: Record<RunMarker['kind'], string> = {
   'device-lost': '#d97706',
   'non-finite': '#dc2626',
   restart: '#7c3aed',
+  'alarm-collapse': '#e11d48',
+  'alarm-ess': '#0d9488',
+  'alarm-grad': '#9333ea',
+  'alarm-entropy': '#ca8a04',
 };
+
+/** Points a line chart draws at most; longer series are thinned (every k-th point, the last kept). */
+const MAX_DRAWN = 400;
+/** Rows a data table shows (the latest ones). */
+const TABLE_ROWS = 100;
+/** Iterations a heatmap's table shows. */
+const HEATMAP_TABLE_ROWS = 30;
+
+const GROUPS = chartGroups();
 
 /** PNG and SVG download buttons for the chart in `figure`. */
 function ChartExport(props: { figure: RefObject<HTMLElement | null>; testId: string; title: string; legend: Array<{ name: string; color: string }> }) {
@@ -74,11 +93,12 @@ function ChartExport(props: { figure: RefObject<HTMLElement | null>; testId: str
   );
 }
 
-interface SeriesKey {
-  key: ScalarMetric;
-  name: string;
-  color: string;
-  dash?: string;
+function fmt(v: number | undefined): string {
+  if (v === undefined) return '';
+  if (!Number.isFinite(v)) return String(v);
+  if (v === 0 || Number.isInteger(v)) return String(v);
+  if (Math.abs(v) < 1e-3 || Math.abs(v) >= 1e5) return v.toExponential(3);
+  return String(Number(v.toPrecision(5)));
 }
 
 function tickFmt(v: number): string {
@@ -87,29 +107,117 @@ function tickFmt(v: number): string {
   return String(Number(v.toPrecision(4)));
 }
 
-const SeriesChart = memo(function SeriesChart(props: {
-  testId: string;
-  title: string;
-  series: MetricRow[];
-  keys: SeriesKey[];
-  height: number;
-  domain?: [number, number];
-  markers: RunMarker[];
-}) {
-  const { testId, title, series, keys, height, domain, markers } = props;
-  const doc = keys.map((k) => `${k.name}: ${METRIC_DOCS[k.key]}`).join('\n');
-  const ref = useRef<HTMLElement>(null);
+/** Every k-th row so at most `max` are drawn; the last row is always kept. */
+function thin(rows: MetricRow[], max: number): MetricRow[] {
+  if (rows.length <= max) return rows;
+  const k = Math.ceil(rows.length / max);
+  const out: MetricRow[] = [];
+  for (let i = (rows.length - 1) % k; i < rows.length; i += k) out.push(rows[i]!);
+  return out;
+}
+
+type Domain = [number | string | ((v: number) => number), number | string | ((v: number) => number)];
+
+function domainOf(kind: ChartGroup['domain']): Domain {
+  switch (kind) {
+    case 'fraction':
+      return [0, 1];
+    case 'unit':
+      return [(min: number) => Math.min(0, min), (max: number) => Math.max(1, max)];
+    case 'from-zero':
+      return [(min: number) => Math.min(0, min), 'auto'];
+    default:
+      return ['auto', 'auto'];
+  }
+}
+
+/** The caption row of a chart: title, the table toggle, the download buttons. */
+function Caption(props: { title: string; tableOpen: boolean; onTable: () => void; tableId: string; children?: ReactNode }) {
   return (
-    <figure className="chart" data-testid={testId} data-points={series.length} data-markers={markers.length} title={doc} ref={ref}>
-      <figcaption>
-        <span>{title}</span>
-        <ChartExport figure={ref} testId={testId} title={title} legend={keys.map((k) => ({ name: k.name, color: k.color }))} />
-      </figcaption>
+    <figcaption>
+      <span>{props.title}</span>
+      <span className="chart-tools">
+        <button
+          type="button"
+          className="mini"
+          aria-expanded={props.tableOpen}
+          aria-controls={props.tableId}
+          aria-label={`${props.tableOpen ? 'Hide' : 'Show'} the ${props.title} data as a table`}
+          onClick={props.onTable}
+        >
+          Table
+        </button>
+        {props.children}
+      </span>
+    </figcaption>
+  );
+}
+
+function SeriesTable({ id, title, rows, keys }: { id: string; title: string; rows: MetricRow[]; keys: string[] }) {
+  const shown = rows.slice(-TABLE_ROWS);
+  return (
+    <div className="data-table-wrap" id={id}>
+      <table className="data-table" data-testid="data-table">
+        <caption>
+          {title}: {shown.length < rows.length ? `the last ${shown.length} of ${rows.length} iterations` : `${rows.length} iterations`}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">iter</th>
+            {keys.map((k) => (
+              <th key={k} scope="col">
+                {k}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((r) => (
+            <tr key={r.iter}>
+              <th scope="row">{r.iter}</th>
+              {keys.map((k) => (
+                <td key={k} className="num">
+                  {fmt(r[k as keyof MetricRow] as number)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series: MetricRow[]; markers: RunMarker[]; height: number }) {
+  const { group, series, markers, height } = props;
+  const testId = `chart-${group.id}`;
+  const keys = group.metrics.map((m, i) => ({ key: m, ...seriesStyle(i) }));
+  const doc = group.metrics.map((m) => `${m}: ${METRIC_DOCS[m]}`);
+  const ref = useRef<HTMLElement>(null);
+  const tableId = useId();
+  const [table, setTable] = useState(false);
+  const drawn = useMemo(() => thin(series, MAX_DRAWN), [series]);
+  const events = markers.filter((m) => !isAlarm(m)).length;
+  return (
+    <figure
+      className={`chart ${group.large ? 'chart-large' : ''}`}
+      data-testid={testId}
+      data-points={series.length}
+      data-markers={events}
+      data-alarms={markers.length - events}
+      data-metrics={group.metrics.join(',')}
+      title={doc.join('\n')}
+      ref={ref}
+    >
+      <Caption title={group.title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId}>
+        <ChartExport figure={ref} testId={testId} title={group.title} legend={keys.map((k) => ({ name: k.key, color: k.color }))} />
+      </Caption>
+      <p className="chart-doc">{group.doc ?? (group.metrics.length === 1 ? METRIC_DOCS[group.metrics[0]!] : doc.join(' '))}</p>
       <ResponsiveContainer width="100%" height={height}>
-        <LineChart data={series} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
+        <LineChart data={drawn} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
           <CartesianGrid stroke="#e6e8eb" />
           <XAxis dataKey="iter" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} />
-          <YAxis domain={domain ?? ['auto', 'auto']} width={56} tick={{ fontSize: 11 }} tickFormatter={tickFmt} />
+          <YAxis domain={domainOf(group.domain)} width={56} tick={{ fontSize: 11 }} tickFormatter={tickFmt} />
           <Tooltip isAnimationActive={false} labelFormatter={(l) => `iteration ${l}`} />
           {keys.length > 1 && <Legend wrapperStyle={{ fontSize: 12 }} />}
           {markers.map((m, i) => (
@@ -117,9 +225,9 @@ const SeriesChart = memo(function SeriesChart(props: {
               key={`${m.kind}-${m.iter}-${i}`}
               x={m.iter}
               stroke={MARKER_COLORS[m.kind]}
-              strokeDasharray="3 3"
+              strokeDasharray={isAlarm(m) ? '1 3' : '3 3'}
               ifOverflow="extendDomain"
-              label={height > 200 ? { value: m.label, position: 'insideTopLeft', fontSize: 11, fill: MARKER_COLORS[m.kind] } : undefined}
+              label={height > 200 && !isAlarm(m) ? { value: m.label, position: 'insideTopLeft', fontSize: 11, fill: MARKER_COLORS[m.kind] } : undefined}
             />
           ))}
           {keys.map((k) => (
@@ -127,7 +235,7 @@ const SeriesChart = memo(function SeriesChart(props: {
               key={k.key}
               type="linear"
               dataKey={k.key}
-              name={k.name}
+              name={k.key}
               stroke={k.color}
               strokeWidth={k.dash ? 2 : 1.5}
               strokeDasharray={k.dash}
@@ -137,102 +245,243 @@ const SeriesChart = memo(function SeriesChart(props: {
           ))}
         </LineChart>
       </ResponsiveContainer>
+      {table && <SeriesTable id={tableId} title={group.title} rows={series} keys={group.metrics} />}
     </figure>
   );
 });
 
-function histData(counts: number[] | undefined, edges: number[] | undefined) {
-  if (!counts || !edges || edges.length !== counts.length + 1) return [];
-  return counts.map((count, i) => ({ bin: ((edges[i]! + edges[i + 1]!) / 2).toFixed(2), count }));
+/** The clip bounds in log-ratio space: log(1 - clipLow) .. log(1 + clipHigh). */
+function clipBounds(clipLow: number, clipHigh: number): [number, number] {
+  return [clipLow < 1 ? Math.log(1 - clipLow) : -Infinity, Math.log(1 + clipHigh)];
 }
 
-function Histogram(props: { testId: string; title: string; doc: string; data: Array<{ bin: string; count: number }>; color: string }) {
-  const { testId, title, doc, data, color } = props;
+function Histogram(props: {
+  testId: string;
+  title: string;
+  doc: string;
+  counts: number[] | undefined;
+  edges: number[] | undefined;
+  color: string;
+  clip?: [number, number];
+}) {
+  const { testId, title, doc, counts, edges, color, clip } = props;
   const ref = useRef<HTMLElement>(null);
+  const tableId = useId();
+  const [table, setTable] = useState(false);
+  const ok = counts && edges && edges.length === counts.length + 1;
+  const data = ok ? edges.map((x, i) => ({ x, count: counts[Math.min(i, counts.length - 1)]! })) : [];
+  const lo = ok ? edges[0]! : 0;
+  const hi = ok ? edges[edges.length - 1]! : 1;
+  const ticks = ok ? [lo, (lo + hi) / 2 - (hi - lo) / 4, (lo + hi) / 2, (lo + hi) / 2 + (hi - lo) / 4, hi] : undefined;
   return (
-    <figure className="chart" data-testid={testId} data-points={data.length} title={doc} ref={ref}>
-      <figcaption>
-        <span>{title}</span>
+    <figure
+      className="chart"
+      data-testid={testId}
+      data-points={ok ? counts.length : 0}
+      data-clip-low={clip ? clip[0].toFixed(4) : undefined}
+      data-clip-high={clip ? clip[1].toFixed(4) : undefined}
+      title={doc}
+      ref={ref}
+    >
+      <Caption title={title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId}>
         <ChartExport figure={ref} testId={testId} title={title} legend={[{ name: 'count', color }]} />
-      </figcaption>
-      <ResponsiveContainer width="100%" height={180}>
-        <BarChart data={data} margin={{ top: 4, right: 12, bottom: 0, left: 0 }} barCategoryGap={1}>
+      </Caption>
+      <p className="chart-doc">{doc}</p>
+      <ResponsiveContainer width="100%" height={170}>
+        <AreaChart data={data} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
           <CartesianGrid stroke="#e6e8eb" vertical={false} />
-          <XAxis dataKey="bin" tick={{ fontSize: 10 }} interval="preserveStartEnd" />
+          <XAxis dataKey="x" type="number" domain={[lo, hi]} ticks={ticks} tickFormatter={tickFmt} tick={{ fontSize: 11 }} />
           <YAxis width={56} allowDecimals={false} tick={{ fontSize: 11 }} />
-          <Tooltip isAnimationActive={false} />
-          <Bar dataKey="count" fill={color} isAnimationActive={false} />
-        </BarChart>
+          <Tooltip isAnimationActive={false} labelFormatter={(l) => `from ${tickFmt(Number(l))}`} />
+          {clip && clip[0] > lo && (
+            <ReferenceArea x1={lo} x2={clip[0]} fill="#dc2626" fillOpacity={0.12} ifOverflow="hidden" label={{ value: 'clipped', fontSize: 10, fill: '#b91c1c', position: 'insideTop' }} />
+          )}
+          {clip && clip[1] < hi && (
+            <ReferenceArea x1={clip[1]} x2={hi} fill="#dc2626" fillOpacity={0.12} ifOverflow="hidden" label={{ value: 'clipped', fontSize: 10, fill: '#b91c1c', position: 'insideTop' }} />
+          )}
+          <ReferenceLine x={0} stroke="#9ca3af" />
+          <Area type="stepAfter" dataKey="count" stroke={color} fill={color} fillOpacity={0.55} isAnimationActive={false} />
+        </AreaChart>
       </ResponsiveContainer>
+      {table && ok && (
+        <div className="data-table-wrap" id={tableId}>
+          <table className="data-table" data-testid="data-table">
+            <caption>{title}</caption>
+            <thead>
+              <tr>
+                <th scope="col">bin from</th>
+                <th scope="col">bin to</th>
+                <th scope="col">count</th>
+              </tr>
+            </thead>
+            <tbody>
+              {counts.map((c, i) => (
+                <tr key={i}>
+                  <td className="num">{fmt(edges[i])}</td>
+                  <td className="num">{fmt(edges[i + 1])}</td>
+                  <td className="num">{c}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {table && !ok && (
+        <p className="chart-doc" id={tableId}>
+          No data yet.
+        </p>
+      )}
     </figure>
   );
 }
 
+function Heatmap(props: {
+  testId: string;
+  title: string;
+  doc: string;
+  series: MetricRow[];
+  histKey: 'adv_hist' | 'ratio_hist';
+  range: readonly [number, number];
+  guides: Array<{ value: number; color: string }>;
+}) {
+  const { testId, title, doc, series, histKey, range, guides } = props;
+  const tableId = useId();
+  const [table, setTable] = useState(false);
+  const edgesKey = histKey === 'adv_hist' ? 'adv_hist_edges' : 'ratio_hist_edges';
+  const rows = useMemo(() => series.filter((r) => Array.isArray(r[histKey]) && r[histKey].length > 0), [series, histKey]);
+  const edges = rows[rows.length - 1]?.[edgesKey] ?? [range[0], range[1]];
+  const columns = useMemo(() => rows.map((r) => r[histKey]), [rows, histKey]);
+  const bins = edges.length - 1;
+  const first = rows[0]?.iter;
+  const last = rows[rows.length - 1]?.iter;
+  const label = `${title}: ${rows.length} iterations (columns) by ${bins} bins from ${tickFmt(edges[0]!)} (bottom) to ${tickFmt(edges[bins]!)} (top); brighter is more tokens.`;
+  return (
+    <figure className="chart heatmap" data-testid={testId} data-iterations={rows.length} data-bins={rows.length > 0 ? bins : 0} title={doc}>
+      <Caption title={title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId} />
+      <p className="chart-doc">{doc}</p>
+      <div className="heatmap-body">
+        <div className="heatmap-y" aria-hidden="true">
+          <span>{tickFmt(edges[bins]!)}</span>
+          <span>{tickFmt((edges[0]! + edges[bins]!) / 2)}</span>
+          <span>{tickFmt(edges[0]!)}</span>
+        </div>
+        <HeatmapCanvas columns={columns} edges={edges} guides={guides} height={150} label={label} />
+      </div>
+      <div className="heatmap-x" aria-hidden="true">
+        <span>{first !== undefined ? `iteration ${first}` : 'no iterations yet'}</span>
+        <span>{last !== undefined && last !== first ? `iteration ${last}` : ''}</span>
+      </div>
+      {table && (
+        <div className="data-table-wrap" id={tableId}>
+          <table className="data-table" data-testid="data-table">
+            <caption>
+              {title}: token counts per bin, the last {Math.min(HEATMAP_TABLE_ROWS, rows.length)} of {rows.length} iterations
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">iter</th>
+                {Array.from({ length: bins }, (_, b) => (
+                  <th key={b} scope="col">
+                    {tickFmt((edges[b]! + edges[b + 1]!) / 2)}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.slice(-HEATMAP_TABLE_ROWS).map((r) => (
+                <tr key={r.iter}>
+                  <th scope="row">{r.iter}</th>
+                  {r[histKey].map((c, b) => (
+                    <td key={b} className="num">
+                      {c}
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </figure>
+  );
+}
+
+/** The markers a chart shows: every run event, and the alarms that belong to it (all of them on the large chart). */
+function markersFor(group: ChartGroup, markers: RunMarker[]): RunMarker[] {
+  return markers.filter((m) => {
+    const kind = alarmKindOf(m);
+    return kind === null || group.large || ALARM_DOCS[kind].chart === group.id;
+  });
+}
+
 export function MetricsCharts() {
-  const series = useAppStore((s) => s.series);
+  const liveSeries = useAppStore((s) => s.series);
   const markers = useAppStore((s) => s.markers);
-  const last = series[series.length - 1];
-  const adv = histData(last?.adv_hist, last?.adv_hist_edges);
-  const ratio = histData(last?.ratio_hist, last?.ratio_hist_edges);
+  const clipLow = useAppStore((s) => s.config.clipLow);
+  const clipHigh = useAppStore((s) => s.config.clipHigh);
+  // The small charts render at a lower priority, so a burst of rows never blocks the page.
+  const series = useDeferredValue(liveSeries);
+  const last = liveSeries[liveSeries.length - 1];
   const iterLabel = last ? ` (iteration ${last.iter})` : '';
+  const clip = useMemo(() => clipBounds(clipLow, clipHigh), [clipLow, clipHigh]);
+  const clipGuides = useMemo(
+    () => [
+      { value: clip[0], color: '#ffffff' },
+      { value: clip[1], color: '#ffffff' },
+    ],
+    [clip],
+  );
+  const zeroGuide = useMemo(() => [{ value: 0, color: 'rgba(255,255,255,0.6)' }], []);
+  const [large, ...small] = GROUPS;
+  const groupMarkers = useMemo(() => new Map(GROUPS.map((g) => [g.id, markersFor(g, markers)])), [markers]);
 
   return (
     <section className="panel charts" aria-labelledby="charts-title">
       <h2 id="charts-title">Training</h2>
-      <SeriesChart
-        testId="chart-reward"
-        title="Reward"
-        series={series}
-        height={240}
-        domain={[0, 1]}
-        markers={markers}
-        keys={[
-          { key: 'reward_mean', name: 'reward_mean', color: '#2563eb' },
-          { key: 'success_rate', name: 'success_rate', color: '#16a34a', dash: '5 4' },
-        ]}
-      />
+      {large && <SeriesChart group={large} series={liveSeries} height={240} markers={groupMarkers.get(large.id)!} />}
       <div className="chart-grid">
         <Histogram
           testId="chart-adv-hist"
           title={`Advantage histogram${iterLabel}`}
-          doc="Advantages over policy tokens of the latest iteration; the end bins catch values outside [-3, 3]."
-          data={adv}
+          doc={`Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`}
+          counts={last?.adv_hist}
+          edges={last?.adv_hist_edges}
           color="#7c3aed"
         />
         <Histogram
           testId="chart-ratio-hist"
           title={`Log IS ratio histogram${iterLabel}`}
-          doc="log(pi/pi_old) over policy tokens of the latest iteration; the end bins catch values outside [-0.5, 0.5]."
-          data={ratio}
+          doc={`log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
+          counts={last?.ratio_hist}
+          edges={last?.ratio_hist_edges}
           color="#0891b2"
+          clip={clip}
+        />
+      </div>
+      <div className="chart-grid">
+        <Heatmap
+          testId="chart-adv-heatmap"
+          title="Advantage distribution over iterations"
+          doc="Each column is one iteration's advantage histogram (scaled to its own maximum); a single bright band at 0 is Advantage Collapse."
+          series={series}
+          histKey="adv_hist"
+          range={ADV_HIST_RANGE}
+          guides={zeroGuide}
+        />
+        <Heatmap
+          testId="chart-ratio-heatmap"
+          title="Log IS ratio distribution over iterations"
+          doc="Each column is one iteration's log-ratio histogram; dashed lines: the clip bounds. Spread beyond them means clipping, a widening fan means the policy moves fast."
+          series={series}
+          histKey="ratio_hist"
+          range={LOGRATIO_HIST_RANGE}
+          guides={clipGuides}
         />
       </div>
       <div className="chart-grid small">
-        <SeriesChart
-          testId="chart-groups_all_equal_frac"
-          title="Groups with all-equal rewards"
-          series={series}
-          height={150}
-          domain={[0, 1]}
-          markers={markers}
-          keys={[{ key: 'groups_all_equal_frac', name: 'groups_all_equal_frac', color: '#dc2626' }]}
-        />
-        <SeriesChart
-          testId="chart-entropy"
-          title="Entropy"
-          series={series}
-          height={150}
-          markers={markers}
-          keys={[{ key: 'entropy', name: 'entropy', color: '#ea580c' }]}
-        />
-        <SeriesChart
-          testId="chart-loss"
-          title="Loss"
-          series={series}
-          height={150}
-          markers={markers}
-          keys={[{ key: 'loss', name: 'loss', color: '#4b5563' }]}
-        />
+        {small.map((g) => (
+          <SeriesChart key={g.id} group={g} series={series} height={150} markers={groupMarkers.get(g.id)!} />
+        ))}
       </div>
     </section>
   );

@@ -1,4 +1,8 @@
-/** Start / Pause / Step / Reset, the backend choice and status, the iteration counter and last metrics. */
+/**
+ * Start / Pause / Step / Reset, the pace and "run to iteration N", the backend choice and status,
+ * the iteration counter and last metrics. Space and S (App.tsx) do what Start/Pause and Step do.
+ */
+import { useState } from 'react';
 import type { BackendChoice, BackendInfo } from '../../workers/api';
 import type { MetricRow } from '../../workers/metrics';
 import { useAppStore, type RunPhase } from '../store';
@@ -45,6 +49,45 @@ function lastMetricsText(row: MetricRow | undefined): string {
   ].join(' · ');
 }
 
+/** The pace: the trainer waits this long between iterations. */
+export const SPEEDS: Array<{ ms: number; label: string }> = [
+  { ms: 0, label: 'full speed' },
+  { ms: 100, label: 'brisk: 0.1 s between iterations' },
+  { ms: 300, label: 'steady: 0.3 s between iterations' },
+  { ms: 1000, label: 'slow: 1 s between iterations' },
+];
+
+function RunTo({ iter, disabled }: { iter: number; disabled: boolean }) {
+  const [target, setTarget] = useState('');
+  const start = useAppStore((s) => s.start);
+  const n = Number(target);
+  const valid = target.trim() !== '' && Number.isInteger(n) && n > iter && n <= 1_000_000;
+  return (
+    <form
+      className="run-to"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (valid && !disabled) void start(n);
+      }}
+    >
+      <label htmlFor="run-to-input">target iteration</label>
+      <input
+        id="run-to-input"
+        type="number"
+        inputMode="numeric"
+        min={iter + 1}
+        step={1}
+        value={target}
+        placeholder={String(iter + 10)}
+        onChange={(e) => setTarget(e.target.value)}
+      />
+      <button type="submit" disabled={disabled || !valid}>
+        Run to iteration
+      </button>
+    </form>
+  );
+}
+
 const BACKENDS: Array<{ value: BackendChoice; label: string }> = [
   { value: 'auto', label: 'auto (WebGPU on a hardware adapter)' },
   { value: 'gpu', label: 'WebGPU' },
@@ -61,7 +104,9 @@ export function RunControls() {
   const linkStep = useAppStore((s) => s.linkStep);
   const notes = useAppStore((s) => s.notes);
   const setNotes = useAppStore((s) => s.setNotes);
-  const { start, pause, step, reset } = useAppStore.getState();
+  const speed = useAppStore((s) => s.speedDelayMs);
+  const runUntil = useAppStore((s) => s.runUntil);
+  const { start, pause, step, reset, setSpeed } = useAppStore.getState();
   const iter = last?.iter ?? 0;
   const idle = phase === 'idle' && !imported;
   const running = phase === 'running';
@@ -83,6 +128,22 @@ export function RunControls() {
           Reset
         </button>
       </div>
+      <div className="run-row">
+        <div className="field speed-field">
+          <label htmlFor="speed-select">Speed</label>
+          <select id="speed-select" value={speed} disabled={imported} onChange={(e) => setSpeed(Number(e.target.value))}>
+            {SPEEDS.map((o) => (
+              <option key={o.ms} value={o.ms}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <RunTo iter={iter} disabled={!idle} />
+      </div>
+      <p className="hint keys-hint">
+        Keys: <kbd>Space</kbd> start or pause, <kbd>S</kbd> one iteration.
+      </p>
       <div className="field backend-field">
         <label htmlFor="backend-select">Backend</label>
         <select
@@ -105,6 +166,7 @@ export function RunControls() {
         Iteration <strong data-testid="iter">{iter}</strong>
         <span className={`phase phase-${imported ? 'imported' : phase}`} data-testid="phase">
           {phaseText(phase, iter, imported, linkStep)}
+          {running && runUntil !== null ? ` to iteration ${runUntil}` : ''}
         </span>
       </p>
       <p className="last-metrics" data-testid="last-metrics">

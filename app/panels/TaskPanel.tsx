@@ -13,6 +13,8 @@ const MAIN_KNOBS: ConfigKey[] = [
   'batch',
   'group',
   'lr',
+  'epochs',
+  'model.hidden',
 ];
 const ADVANCED_KNOBS = (Object.keys(CONFIG_FIELDS) as ConfigKey[]).filter((k) => !MAIN_KNOBS.includes(k));
 

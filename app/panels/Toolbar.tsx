@@ -3,7 +3,7 @@
  * allowed, and options for a classroom link), Export (metrics CSV/JSON, batch JSON, run JSON),
  * Import run, and "Take it to a real run". Each part is a panel a link can hide.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { createRunFile, metricsToCsv, serializeRunFile } from '../../workers/runFile';
 import { encodeShareLink, PANEL_IDS, type PanelId } from '../../workers/shareUrl';
 import { copyText, downloadText, fileStem } from '../exporters';
@@ -34,6 +34,14 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
   const s = useAppStore.getState();
   const iter = useAppStore(lastIter);
   const focus = useAppStore((st) => st.focus);
+  const box = useRef<HTMLDivElement>(null);
+  // Anchored at the Share button's right edge; on a narrow screen, slide it back into view.
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const left = el.getBoundingClientRect().left;
+    if (left < 8) el.style.right = `${left - 8}px`;
+  }, []);
   const [withStep, setWithStep] = useState(s.linkStep !== null);
   const [withFocus, setWithFocus] = useState(true);
   const [hide, setHide] = useState<PanelId[]>(s.hidden);
@@ -53,7 +61,7 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
     status = copied.ok ? 'Link copied to the clipboard.' : 'The browser did not allow copying: select the link below and copy it.';
   } else if (copied) status = 'Press “Copy link” to copy this link.';
   return (
-    <div className="popover share-popover" role="dialog" aria-label="Share link">
+    <div className="popover share-popover" role="dialog" aria-label="Share link" ref={box}>
       <p className="popover-status" data-testid="share-status">
         {status}
       </p>

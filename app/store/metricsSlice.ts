@@ -4,6 +4,7 @@
  */
 import type { StateCreator } from 'zustand';
 import type { MetricRow } from '../../workers/metrics';
+import { ALARM_DOCS, detectAlarms, initialAlarmState, type AlarmKind, type AlarmState } from '../alarms';
 import type { AppState } from '.';
 
 /** The most rows the charts keep (older ones drop off the left). */
@@ -11,11 +12,24 @@ export const SERIES_CAP = 2000;
 /** 100 ms: about 10 chart updates a second. */
 export const FLUSH_MS = 100;
 
-/** A mark on the charts' time axis: where a device was lost, a NaN rolled back, a worker restarted. */
+/** Run events: a device was lost, a NaN rolled back, a worker restarted. */
+export type RunEventKind = 'device-lost' | 'non-finite' | 'restart';
+export type AlarmMarkerKind = `alarm-${AlarmKind}`;
+
+/** A mark on the charts' time axis: a run event, or an alarm (app/alarms.ts) with its value. */
 export interface RunMarker {
   iter: number;
-  kind: 'device-lost' | 'non-finite' | 'restart';
+  kind: RunEventKind | AlarmMarkerKind;
   label: string;
+  value?: number;
+}
+
+export function isAlarm(m: RunMarker): m is RunMarker & { kind: AlarmMarkerKind } {
+  return m.kind.startsWith('alarm-');
+}
+
+export function alarmKindOf(m: RunMarker): AlarmKind | null {
+  return isAlarm(m) ? (m.kind.slice('alarm-'.length) as AlarmKind) : null;
 }
 
 export interface MetricsSlice {
@@ -27,10 +41,22 @@ export interface MetricsSlice {
   appendMetrics(rows: MetricRow[], epoch: number): void;
   flushMetrics(): void;
   clearMetrics(): void;
+  /** Recomputes the alarm markers from the whole series (an imported run). */
+  rescanAlarms(): void;
 }
 
 let pending: MetricRow[] = [];
 let timer: ReturnType<typeof setTimeout> | null = null;
+let alarmState: AlarmState = initialAlarmState();
+
+function alarmMarkers(rows: readonly MetricRow[]): RunMarker[] {
+  return detectAlarms(rows, alarmState).map((a) => ({
+    iter: a.iter,
+    kind: `alarm-${a.kind}` as const,
+    label: ALARM_DOCS[a.kind].title,
+    value: a.value,
+  }));
+}
 
 export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = (set, get) => ({
   series: [],
@@ -50,15 +76,25 @@ export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = 
     if (pending.length === 0) return;
     const rows = pending;
     pending = [];
+    const alarms = alarmMarkers(rows);
     set((s) => {
       const next = s.series.concat(rows);
-      return { series: next.length > SERIES_CAP ? next.slice(next.length - SERIES_CAP) : next };
+      return {
+        series: next.length > SERIES_CAP ? next.slice(next.length - SERIES_CAP) : next,
+        ...(alarms.length > 0 ? { markers: [...s.markers, ...alarms] } : {}),
+      };
     });
   },
   clearMetrics() {
     if (timer !== null) clearTimeout(timer);
     timer = null;
     pending = [];
+    alarmState = initialAlarmState();
     set((s) => ({ series: [], markers: [], metricsEpoch: s.metricsEpoch + 1 }));
+  },
+  rescanAlarms() {
+    alarmState = initialAlarmState();
+    const alarms = alarmMarkers(get().series);
+    set((s) => ({ markers: [...s.markers.filter((m) => !isAlarm(m)), ...alarms] }));
   },
 });

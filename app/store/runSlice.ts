@@ -41,8 +41,14 @@ export interface RunSlice {
   init(): void;
   /** Rebuilds the run from the config after `delayMs` (edits coalesce). */
   requestReconfigure(delayMs?: number): void;
-  /** Trains until Pause, or until iteration `untilIter` (a link's step=N) and pauses there. */
+  /** Trains until Pause, or until iteration `untilIter` (a link's step=N, "run to") and pauses there. */
   start(untilIter?: number): Promise<void>;
+  /** Milliseconds the trainer waits between iterations (0: full speed). */
+  speedDelayMs: number;
+  /** The iteration the current run stops at, or null (until Pause). */
+  runUntil: number | null;
+  /** Sets the pace; a running run goes on at the new pace from the next iteration. */
+  setSpeed(delayMs: number): void;
   pause(): Promise<void>;
   step(): Promise<void>;
   reset(): Promise<void>;
@@ -68,11 +74,21 @@ let chain: Promise<void> = Promise.resolve();
 let reconfigureTimer: ReturnType<typeof setTimeout> | null = null;
 let reconfigureWanted = false;
 let runPromise: Promise<void> | null = null;
+/** Set while a pace change restarts the run, so its end does not flash "idle". */
+let restarting = false;
 let initialized = false;
 /** The config and backend before an import, restored when the imported run is closed. */
 let beforeImport: Pick<AppState, 'config' | 'backend'> | null = null;
 /** The run's latest finite snapshot (kept here, outside React state: it holds the weights). */
-let lastSnapshot: TrainerSnapshot | null = null;
+let snapshots: TrainerSnapshot[] = [];
+/** Snapshots kept: a snapshot event can arrive before the metric rows of the iterations it covers. */
+const SNAPSHOTS_KEPT = 3;
+
+/** The newest snapshot at or before `iter` (a restart replays forward from it to `iter`). */
+function snapshotAtOrBefore(iter: number): TrainerSnapshot | null {
+  for (let i = snapshots.length - 1; i >= 0; i--) if (snapshots[i]!.iter <= iter) return snapshots[i]!;
+  return null;
+}
 let heartbeat: ReturnType<typeof setInterval> | null = null;
 /**
  * A worker that answers no ping for this long while running is declared hung. Generous: a CPU
@@ -105,7 +121,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     await stopRun();
     set({ phase: 'configuring' });
     get().clearMetrics();
-    lastSnapshot = null;
+    snapshots = [];
     try {
       const info = await getTrainer().configure(get().config, get().backend);
       await getTrainer().subscribe(eventsCallback(onEvent));
@@ -120,7 +136,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
 
   function onEvent(e: TrainerEvent): void {
     if (e.type === 'snapshot') {
-      lastSnapshot = e.snapshot;
+      snapshots = [...snapshots, e.snapshot].slice(-SNAPSHOTS_KEPT);
     } else if (e.type === 'device-lost') {
       get().addMarker({ iter: e.iter, kind: 'device-lost', label: 'GPU device lost' });
       set({ notice: e.message });
@@ -143,11 +159,14 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     chain = Promise.resolve();
     runPromise = null;
     reconfigureWanted = false;
-    set({
-      failure: { message, lastIter: lastShownIter(), snapshotIter: lastSnapshot?.iter ?? 0 },
+    const lastIter = lastShownIter();
+    set((s) => ({
+      failure: { message, lastIter, snapshotIter: snapshotAtOrBefore(lastIter)?.iter ?? 0 },
       phase: 'idle',
       configured: false,
-    });
+      // Rows the dead worker had already posted are dropped; the series keeps what was shown.
+      metricsEpoch: s.metricsEpoch + 1,
+    }));
   }
 
   function startHeartbeat(): void {
@@ -173,6 +192,26 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     heartbeat = null;
   }
 
+  /** Starts the worker's loop (the caller holds the queue); the run ends by itself or on pause. */
+  function launch(untilIter: number | undefined): void {
+    const epoch = get().metricsEpoch;
+    const onMetrics = metricsCallback((rows) => get().appendMetrics(rows, epoch));
+    set({ phase: 'running', runUntil: untilIter ?? null });
+    startHeartbeat();
+    const mine = getTrainer()
+      .start(onMetrics, untilIter, get().speedDelayMs)
+      .catch((e: unknown) => set({ error: errorText(e) }))
+      .finally(() => {
+        // A run of a worker that already failed settles never, or after a restart: ignore it.
+        if (runPromise !== mine) return;
+        stopHeartbeat();
+        get().flushMetrics();
+        runPromise = null;
+        set(restarting ? { runUntil: null } : { phase: 'idle', runUntil: null });
+      });
+    runPromise = mine;
+  }
+
   const ensureConfigured = async () => {
     if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
     reconfigureTimer = null;
@@ -181,6 +220,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
 
   return {
     phase: 'configuring',
+    speedDelayMs: 0,
+    runUntil: null,
     configured: false,
     backendInfo: null,
     error: null,
@@ -210,23 +251,26 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         if (runPromise || get().imported) return;
         await ensureConfigured();
         if (!get().configured) return;
-        const epoch = get().metricsEpoch;
-        const onMetrics = metricsCallback((rows) => get().appendMetrics(rows, epoch));
-        set({ phase: 'running', error: null });
-        startHeartbeat();
-        const mine = getTrainer()
-          .start(onMetrics, untilIter)
-          .catch((e: unknown) => set({ error: errorText(e) }))
-          .finally(() => {
-            // A run of a worker that already failed settles never, or after a restart: ignore it.
-            if (runPromise !== mine) return;
-            stopHeartbeat();
-            get().flushMetrics();
-            runPromise = null;
-            set({ phase: 'idle' });
-          });
-        runPromise = mine;
+        set({ error: null });
+        launch(untilIter);
       }),
+
+    setSpeed(delayMs) {
+      set({ speedDelayMs: Math.max(0, delayMs) });
+      void enqueue(async () => {
+        if (!runPromise || get().phase !== 'running') return;
+        const until = get().runUntil;
+        restarting = true;
+        try {
+          await getTrainer().pause();
+          await runPromise;
+        } finally {
+          restarting = false;
+        }
+        if (until !== null && lastShownIter() >= until) return set({ phase: 'idle' });
+        launch(until ?? undefined);
+      });
+    },
 
     pause: () => enqueue(stopRun),
 
@@ -253,7 +297,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         if (reconfigureWanted || !get().configured) return ensureConfigured();
         set({ phase: 'resetting' });
         get().clearMetrics();
-        lastSnapshot = null;
+        snapshots = [];
         try {
           await getTrainer().reset();
         } finally {
@@ -270,7 +314,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         if (!failure) return;
         set({ failure: null, phase: 'configuring' });
         try {
-          const resume = { ...(lastSnapshot ? { snapshot: lastSnapshot } : {}), replayTo: failure.lastIter };
+          const from = snapshotAtOrBefore(failure.lastIter);
+          const resume = { ...(from ? { snapshot: from } : {}), replayTo: failure.lastIter };
           const info = await getTrainer().configure(get().config, get().backend, resume);
           await getTrainer().subscribe(eventsCallback(onEvent));
           set({ backendInfo: info, configured: true });
@@ -337,6 +382,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
           linkStep: null,
           configError: null,
         });
+        get().rescanAlarms();
       });
       return true;
     },

@@ -14,7 +14,40 @@ export interface ImportedRun {
   run: RunFile;
 }
 
+export type Theme = 'light' | 'dark';
+
+/** Display preferences: kept in this browser (localStorage), never in a share link. */
+const PREFS_KEY = 'rl-playground-display';
+
+function loadPrefs(): { theme: Theme; largeType: boolean } {
+  let theme: Theme = 'light';
+  let largeType = false;
+  try {
+    if (typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches) theme = 'dark';
+    const raw = typeof localStorage !== 'undefined' ? localStorage.getItem(PREFS_KEY) : null;
+    const p = raw ? (JSON.parse(raw) as { theme?: unknown; largeType?: unknown }) : {};
+    if (p.theme === 'light' || p.theme === 'dark') theme = p.theme;
+    if (typeof p.largeType === 'boolean') largeType = p.largeType;
+  } catch {
+    // Storage refused or malformed: the defaults.
+  }
+  return { theme, largeType };
+}
+
+function savePrefs(p: { theme: Theme; largeType: boolean }): void {
+  try {
+    localStorage.setItem(PREFS_KEY, JSON.stringify(p));
+  } catch {
+    // Storage refused: the preference lasts for this page only.
+  }
+}
+
 export interface ViewSlice {
+  theme: Theme;
+  /** Projector mode: larger type everywhere. */
+  largeType: boolean;
+  setTheme(theme: Theme): void;
+  setLargeType(on: boolean): void;
   hidden: PanelId[];
   focus: Focus | null;
   /** `step=N` of the link the page was opened with; dropped once the config is edited. */
@@ -36,7 +69,16 @@ export interface ViewSlice {
   dismissImportErrors(): void;
 }
 
-export const createViewSlice: StateCreator<AppState, [], [], ViewSlice> = (set) => ({
+export const createViewSlice: StateCreator<AppState, [], [], ViewSlice> = (set, get) => ({
+  ...loadPrefs(),
+  setTheme(theme) {
+    set({ theme });
+    savePrefs({ theme, largeType: get().largeType });
+  },
+  setLargeType(largeType) {
+    set({ largeType });
+    savePrefs({ theme: get().theme, largeType });
+  },
   hidden: [],
   focus: null,
   linkStep: null,

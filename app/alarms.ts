@@ -1,0 +1,153 @@
+/**
+ * Alarms: the training pathologies the playground is about, detected from the metric rows as they
+ * arrive and marked on the charts' timeline. Each fires once when its condition starts (a rising
+ * edge) and re-arms only after the metric has clearly recovered (hysteresis), so a value hovering at
+ * the threshold does not flood the timeline. The remedies name methods by registry id; the panel
+ * says which of them this build already has.
+ */
+import type { MetricRow } from '../workers/metrics';
+
+export type AlarmKind = 'collapse' | 'ess' | 'grad' | 'entropy';
+export const ALARM_KINDS: AlarmKind[] = ['collapse', 'ess', 'grad', 'entropy'];
+
+export const ALARM_THRESHOLDS = {
+  /** Fires when the all-equal-group fraction reaches this; re-arms below `collapseRearm`. */
+  collapse: 0.5,
+  collapseRearm: 0.3,
+  /** Fires when the normalized ESS falls below this; re-arms above `essRearm`. */
+  ess: 0.5,
+  essRearm: 0.7,
+  /** Fires when the gradient norm exceeds this many times the median of the last `gradWindow` values. */
+  gradSpike: 4,
+  gradWindow: 20,
+  /** Fires when entropy falls below this fraction of its first value; re-arms above `entropyRearm`. */
+  entropy: 0.2,
+  entropyRearm: 0.35,
+} as const;
+
+export interface AlarmDoc {
+  title: string;
+  /** One line: what happened and why it matters. */
+  explain: string;
+  /** Methods that address it: registry id (for those not built yet, the id they will likely get) and name. */
+  remedies: Array<{ id: string; name: string }>;
+  /** The chart (group id) the alarm belongs to. */
+  chart: string;
+}
+
+const T = ALARM_THRESHOLDS;
+
+export const ALARM_DOCS: Record<AlarmKind, AlarmDoc> = {
+  collapse: {
+    title: 'Advantage Collapse',
+    explain: `At least ${T.collapse * 100}% of groups have all-equal rewards: their advantages are 0 and they teach nothing (METHODS.md 3).`,
+    remedies: [
+      { id: 'igpo', name: 'IGPO (information-gain turn rewards)' },
+      { id: 'cm2', name: 'CM2 (checklist rewards)' },
+      { id: 'edge', name: 'EDGE-GRPO' },
+      { id: 'dars', name: 'DARS (resample hard prompts)' },
+      { id: 'sampo', name: 'SAMPO / dynamic sampling (filter)' },
+    ],
+    chart: 'groups_all_equal_frac',
+  },
+  ess: {
+    title: 'ESS drop',
+    explain: `The effective sample size fell below ${T.ess}: a few sequences carry most of the importance weight, so the gradient is high-variance.`,
+    remedies: [
+      { id: 'vcpo', name: 'VCPO (ESS-scaled step)' },
+      { id: 'gspo', name: 'GSPO (sequence-level ratio)' },
+      { id: 'gmpo', name: 'GMPO (geometric mean)' },
+    ],
+    chart: 'ess',
+  },
+  grad: {
+    title: 'Gradient-norm spike',
+    explain: `The gradient norm jumped above ${T.gradSpike}x its recent median: one batch or a few tokens dominate the update.`,
+    remedies: [
+      { id: 'vcpo', name: 'VCPO' },
+      { id: 'otb', name: 'OTB (optimal token baseline)' },
+      { id: 'gmpo', name: 'GMPO' },
+      { id: 'gspo', name: 'GSPO' },
+    ],
+    chart: 'grad_norm',
+  },
+  entropy: {
+    title: 'Entropy collapse',
+    explain: `Entropy fell below ${T.entropy * 100}% of its starting value: the policy has stopped exploring, so groups become all-equal.`,
+    remedies: [
+      { id: 'dapo', name: 'DAPO clip-higher' },
+      { id: 'prorl', name: 'ProRL (KL + reference reset)' },
+      { id: 'edge', name: 'EDGE-GRPO (entropy-driven advantage)' },
+    ],
+    chart: 'entropy',
+  },
+};
+
+export interface Alarm {
+  kind: AlarmKind;
+  iter: number;
+  /** The metric value that set it off. */
+  value: number;
+}
+
+/** Detection state carried from one batch of rows to the next. */
+export interface AlarmState {
+  armed: Record<AlarmKind, boolean>;
+  entropy0: number | null;
+  grads: number[];
+}
+
+export function initialAlarmState(): AlarmState {
+  return { armed: { collapse: true, ess: true, grad: true, entropy: true }, entropy0: null, grads: [] };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** The alarms that `rows` set off; updates `state` in place. */
+export function detectAlarms(rows: readonly MetricRow[], state: AlarmState): Alarm[] {
+  const out: Alarm[] = [];
+  for (const r of rows) {
+    const { armed } = state;
+    const f = r.groups_all_equal_frac;
+    if (Number.isFinite(f)) {
+      if (armed.collapse && f >= T.collapse) {
+        out.push({ kind: 'collapse', iter: r.iter, value: f });
+        armed.collapse = false;
+      } else if (!armed.collapse && f < T.collapseRearm) armed.collapse = true;
+    }
+    const ess = r.ess;
+    if (Number.isFinite(ess)) {
+      if (armed.ess && ess < T.ess) {
+        out.push({ kind: 'ess', iter: r.iter, value: ess });
+        armed.ess = false;
+      } else if (!armed.ess && ess > T.essRearm) armed.ess = true;
+    }
+    const g = r.grad_norm;
+    if (Number.isFinite(g)) {
+      if (state.grads.length >= 5) {
+        const med = median(state.grads);
+        const spike = med > 0 && g > T.gradSpike * med;
+        if (spike && armed.grad) out.push({ kind: 'grad', iter: r.iter, value: g });
+        armed.grad = !spike;
+      }
+      state.grads.push(g);
+      if (state.grads.length > T.gradWindow) state.grads.shift();
+    }
+    const h = r.entropy;
+    if (Number.isFinite(h)) {
+      state.entropy0 ??= h;
+      const h0 = state.entropy0;
+      if (h0 > 0) {
+        if (armed.entropy && h < T.entropy * h0) {
+          out.push({ kind: 'entropy', iter: r.iter, value: h });
+          armed.entropy = false;
+        } else if (!armed.entropy && h > T.entropyRearm * h0) armed.entropy = true;
+      }
+    }
+  }
+  return out;
+}

