@@ -42,6 +42,12 @@ export type DebugFault = 'nan' | 'lose-device' | 'crash' | 'hang';
 export interface TrainerApi {
   /** Creates the backend and the run from a config (or resumes one); resets everything else. */
   configure(config: RunConfig, backend: BackendChoice, resume?: ResumeFrom): Promise<BackendInfo>;
+  /**
+   * Carries the running model (weights, reference, Adam state, iteration count) into a changed
+   * config from the next iteration on. Refused, with the reason, when the change alters the model's
+   * shape or the task: those need a reset.
+   */
+  applyConfig(config: RunConfig): Promise<{ applied: true } | { applied: false; reason: string }>;
   /** Registers the callback for TrainerEvents (one at a time). */
   subscribe(onEvent: (e: TrainerEvent) => void): Promise<void>;
   /** Answers at once unless the worker is stuck: the UI's heartbeat. */

@@ -99,6 +99,8 @@ export interface Backend {
    */
   update(input: UpdateInput): Promise<UpdateStats>;
   readParams(): Promise<Float32Array>;
+  /** The model and optimizer state now (one readback), e.g. to carry a run into a changed config. */
+  snapshot(): Promise<ModelState>;
   /** Overwrites the model and optimizer state (resume, roll back after a NaN or a lost device). */
   restore(state: ModelState): void;
   /** Reliability tests: writes a NaN into the first parameter, as a numerical blow-up would. */

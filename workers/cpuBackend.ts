@@ -132,6 +132,9 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
     async readParams() {
       return Float32Array.from(params);
     },
+    async snapshot() {
+      return { params: Float32Array.from(params), ref: Float32Array.from(ref), m: Float32Array.from(m), v: Float32Array.from(v), adamStep };
+    },
     restore(st) {
       params.set(st.params);
       ref.set(st.ref);

@@ -369,6 +369,15 @@ export function createGpuBackend(
       return new Float32Array(bytes);
     },
 
+    async snapshot() {
+      // The snapshot staging buffer holds the stats words first; the state follows them.
+      const bytes = await submitAndRead('snapshot', snapshotRead, (enc) => {
+        [params, ref, m, v].forEach((b, i) => enc.copyBufferToBuffer(b, 0, snapshotRead, 4 * (STATS_READ_WORDS + i * P), 4 * P));
+      });
+      const part = (i: number) => new Float32Array(bytes, 4 * (STATS_READ_WORDS + i * P), P);
+      return { params: part(0), ref: part(1), m: part(2), v: part(3), adamStep };
+    },
+
     async readBatch() {
       const bytes = await submitAndRead('readBatch', batchRead, (enc) => {
         let off = 0;

@@ -110,6 +110,8 @@ export interface Trainer {
   readonly lastBatch: LastBatch | null;
   /** The latest snapshot known to be finite. */
   readonly lastGood: TrainerSnapshot;
+  /** A snapshot of the state right now (one readback), e.g. to carry the run into a changed config. */
+  snapshotNow(): Promise<TrainerSnapshot>;
   /** One iteration's batch as the JSON contract of DESIGN.md ("The batch dump"). */
   dumpBatch(): Promise<BatchDump>;
   destroy(): void;
@@ -235,6 +237,9 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     },
     get lastGood() {
       return lastGood;
+    },
+    async snapshotNow() {
+      return { iter, state: await backend.snapshot() };
     },
     dumpBatch,
     destroy: () => backend.destroy(),

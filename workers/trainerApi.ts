@@ -13,7 +13,8 @@ import type { RunConfig } from './config';
 import { createCpuBackend } from './cpuBackend';
 import type { GpuHandle } from './gpuDevice';
 import type { MetricRow } from './metrics';
-import { createTrainer, NonFiniteError, type Trainer, type TrainerSnapshot } from './trainer';
+import { createEnv } from './envs';
+import { createTrainer, modelDims, NonFiniteError, type Trainer, type TrainerSnapshot } from './trainer';
 
 const CPU_LABEL = 'CPU (TypeScript reference kernels)';
 /** Metrics are posted to the UI at most this often, so React is not flooded. */
@@ -177,6 +178,25 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
         while (trainer!.iter < resume.replayTo) lastEmitted = (await trainer!.step()).iter;
       }
       return { ...chosen.info, label: trainer!.backend.label };
+    },
+    async applyConfig(cfg) {
+      await stopLoop();
+      const t = requireTrainer();
+      if (cfg.task !== config!.task) return { applied: false, reason: `changing the task (${config!.task} to ${cfg.task}) needs a new model` };
+      const before = t.shape.dims;
+      const after = modelDims(cfg, createEnv(cfg));
+      const changed = (['V', 'K', 'D', 'H'] as const).filter((k) => before[k] !== after[k]);
+      if (changed.length) {
+        const names = { V: 'vocabulary', K: 'context', D: 'embedding size', H: 'hidden units' };
+        return {
+          applied: false,
+          reason: `the change alters the model's shape (${changed.map((k) => `${names[k]} ${before[k]} to ${after[k]}`).join(', ')})`,
+        };
+      }
+      const snapshot = await t.snapshotNow();
+      config = cfg;
+      await build(snapshot);
+      return { applied: true };
     },
     async subscribe(fn) {
       onEvent = fn;

@@ -53,7 +53,7 @@ function toggleBlocker(config: RunConfig, id: string): string | null {
 
 function MethodCard({ method }: { method: MethodDef }) {
   const config = useAppStore((s) => s.config);
-  const locked = useAppStore((s) => (s.phase !== 'idle' && s.phase !== 'configuring') || s.imported !== null);
+  const locked = useAppStore((s) => s.imported !== null);
   const setMethods = useAppStore((s) => s.setMethods);
   const active = (config.methods as string[]).includes(method.id);
   const blocker = useMemo(() => toggleBlocker(config, method.id), [config, method.id]);

@@ -32,6 +32,7 @@ const MARKER_COLORS: Record<RunMarker['kind'], string> = {
   'device-lost': '#d97706',
   'non-finite': '#dc2626',
   restart: '#7c3aed',
+  config: '#2563eb',
   'alarm-collapse': '#e11d48',
   'alarm-ess': '#0d9488',
   'alarm-grad': '#9333ea',

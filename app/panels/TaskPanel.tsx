@@ -18,8 +18,9 @@ const MAIN_KNOBS: ConfigKey[] = [
 ];
 const ADVANCED_KNOBS = (Object.keys(CONFIG_FIELDS) as ConfigKey[]).filter((k) => !MAIN_KNOBS.includes(k));
 
+/** Settings are read-only only for an imported run; a change mid-run applies from the next iteration. */
 function useLocked(): boolean {
-  return useAppStore((s) => (s.phase !== 'idle' && s.phase !== 'configuring') || s.imported !== null);
+  return useAppStore((s) => s.imported !== null);
 }
 
 function Knobs({ keys }: { keys: ConfigKey[] }) {
@@ -41,7 +42,6 @@ function Knobs({ keys }: { keys: ConfigKey[] }) {
 }
 
 export function TaskPanel() {
-  const locked = useLocked();
   const imported = useAppStore((s) => s.imported !== null);
   return (
     <section className="panel" aria-labelledby="task-title">
@@ -58,7 +58,9 @@ export function TaskPanel() {
         <Knobs keys={ADVANCED_KNOBS} />
       </details>
       <p className="hint">
-        {imported ? 'The imported run’s settings (read-only).' : locked ? 'Pause to change settings.' : 'Changing a setting resets the run.'}
+        {imported
+          ? 'The imported run’s settings (read-only).'
+          : 'A change applies from the next iteration (marked on the charts); one that alters the model’s shape or the task resets the run.'}
       </p>
     </section>
   );

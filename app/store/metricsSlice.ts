@@ -12,8 +12,8 @@ export const SERIES_CAP = 2000;
 /** 100 ms: about 10 chart updates a second. */
 export const FLUSH_MS = 100;
 
-/** Run events: a device was lost, a NaN rolled back, a worker restarted. */
-export type RunEventKind = 'device-lost' | 'non-finite' | 'restart';
+/** Run events: a device was lost, a NaN rolled back, a worker restarted, settings changed mid-run. */
+export type RunEventKind = 'device-lost' | 'non-finite' | 'restart' | 'config';
 export type AlarmMarkerKind = `alarm-${AlarmKind}`;
 
 /** A mark on the charts' time axis: a run event, or an alarm (app/alarms.ts) with its value. */

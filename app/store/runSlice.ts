@@ -76,6 +76,8 @@ let reconfigureWanted = false;
 let runPromise: Promise<void> | null = null;
 /** Set while a pace change restarts the run, so its end does not flash "idle". */
 let restarting = false;
+/** The backend choice the worker's run was built with: another choice needs a full rebuild. */
+let configuredBackend: string | null = null;
 let initialized = false;
 /** The config and backend before an import, restored when the imported run is closed. */
 let beforeImport: Pick<AppState, 'config' | 'backend'> | null = null;
@@ -125,6 +127,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     try {
       const info = await getTrainer().configure(get().config, get().backend);
       await getTrainer().subscribe(eventsCallback(onEvent));
+      configuredBackend = get().backend;
       set({ backendInfo: info, configured: true });
     } catch (e) {
       set({ backendInfo: null, configured: false });
@@ -212,6 +215,38 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     runPromise = mine;
   }
 
+  /**
+   * A settings change on a run that has iterations: carried into the run from the next iteration
+   * (marked on the charts) when the model's shape and the task stay; otherwise a reset, said so.
+   */
+  const applyOrReconfigure = async () => {
+    if (!reconfigureWanted) return;
+    const live = get().configured && !get().imported && configuredBackend === get().backend && lastShownIter() > 0;
+    if (!live) return ensureConfigured();
+    const wasRunning = runPromise !== null && get().phase === 'running';
+    const until = get().runUntil;
+    if (wasRunning) {
+      restarting = true;
+      try {
+        await getTrainer().pause();
+        await runPromise;
+      } finally {
+        restarting = false;
+      }
+    }
+    const r = await getTrainer().applyConfig(get().config);
+    if (!r.applied) {
+      set({ notice: `Settings changed: ${r.reason}, so the run was reset.` });
+      if (wasRunning) set({ phase: 'idle' });
+      return ensureConfigured();
+    }
+    reconfigureWanted = false;
+    const at = lastShownIter() + 1;
+    get().addMarker({ iter: at, kind: 'config', label: 'settings changed' });
+    if (wasRunning && (until === null || lastShownIter() < until)) launch(until ?? undefined);
+    else set({ phase: 'idle' });
+  };
+
   const ensureConfigured = async () => {
     if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
     reconfigureTimer = null;
@@ -242,7 +277,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
       reconfigureTimer = setTimeout(() => {
         reconfigureTimer = null;
-        void enqueue(ensureConfigured);
+        void enqueue(applyOrReconfigure);
       }, delayMs);
     },
 

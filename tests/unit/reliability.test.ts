@@ -94,3 +94,34 @@ describe('trainer API faults (CPU backend)', () => {
     expect(noMs(await b.step())).toEqual(rows[13]);
   });
 });
+
+describe('applyConfig: a settings change carried into a run', () => {
+  it('keeps the model and the iteration count when the shape stays, and refuses a shape change by name', async () => {
+    const api = createTrainerApi(undefined);
+    await api.configure(cfg(), 'cpu');
+    for (let i = 0; i < 4; i++) await api.step();
+    expect(await api.applyConfig(cfg({ lr: '0.02', clipHigh: '0.28' }))).toEqual({ applied: true });
+    const next = await api.step();
+    expect(next.iter).toBe(5);
+    expect(next.lr).toBe(0.02);
+    const refused = await api.applyConfig(cfg({ lr: '0.02', 'env.values': '12' }));
+    expect(refused.applied).toBe(false);
+    expect(!refused.applied && refused.reason).toMatch(/vocabulary 19 to 23/);
+    expect((await api.step()).iter).toBe(6);
+    await api.dispose();
+  });
+
+  it('the carried run equals one that had the new settings from that iteration on', async () => {
+    // Reference: 3 iterations, then a snapshot resumed under the new config.
+    const a = createTrainerApi(undefined);
+    await a.configure(cfg(), 'cpu');
+    for (let i = 0; i < 3; i++) await a.step();
+    await a.applyConfig(cfg({ lr: '0.02' }));
+    const carried = noMs(await a.step());
+    const t = await createTrainer(cfg(), createCpuBackend);
+    for (let i = 0; i < 3; i++) await t.step();
+    const snap = await t.snapshotNow();
+    const b = await createTrainer(cfg({ lr: '0.02' }), createCpuBackend, { resume: snap });
+    expect(noMs(await b.step())).toEqual(carried);
+  });
+});
