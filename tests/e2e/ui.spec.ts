@@ -78,9 +78,10 @@ test('a chart for every scalar metric, each with its data as a table; histograms
   await page.getByText('Model, optimizer and loss settings').click();
   await page.getByLabel('clip high', { exact: true }).fill('0.28');
   await expect(ratio).toHaveAttribute('data-clip-high', Math.log(1.28).toFixed(4));
-  await expect(page.getByTestId('iter')).toHaveText('0');
+  // The change is carried into the run (marked), not a reset: the 3 iterations stay.
+  await expect(page.getByTestId('chart-reward')).toHaveAttribute('data-markers', '1');
+  await expect(page.getByTestId('iter')).toHaveText('3');
   await waitIdle(page);
-  await stepTimes(page, 3);
 
   // Heatmaps over iterations: a canvas with an accessible name, and a table fallback.
   for (const [id, name] of [
