@@ -4,13 +4,13 @@
  * iterations of GRPO (CPU backend, the same engine as the browser).
  *
  *   npx tsx --import ./cli/registerRaw.mjs cli/sweepTasks.ts            (writes docs/TASKS.md)
- *   ... cli/sweepTasks.ts --seeds 1,2 --jobs 2 --scale 0.5 --out -      (table to stdout)
+ *   ... cli/sweepTasks.ts --seeds 1 --jobs 2 --scale 0.5 --out -        (table to stdout)
  *
  * "Random policy" = the initial policy (near-uniform over the tokens the grammar allows, since the
  * output layer starts at ~0) run for RANDOM_ITERS iterations with lr = 0, so it never changes; its
  * success rate and groups_all_equal_frac are averaged over those iterations. GRPO rows train from
- * the same initial weights with the config's defaults (lr 0.003, batch 16, group 8) plus the
- * setting's knobs. Jobs run in parallel child processes (`--jobs`, default 2), each at nice 10.
+ * the same initial weights with the config's defaults (learning rate, batch, group, epochs: the
+ * table says which) plus the setting's knobs. Jobs run in parallel child processes (`--jobs`, default 2), each at nice 10.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -115,9 +115,10 @@ const f2 = (x: number) => x.toFixed(2);
 
 /** The markdown table (one row per setting, seeds averaged). */
 export function renderTable(results: JobResult[], seeds: number[], command: string, minutes: number): string {
+  const d = defaultConfig();
   const lines = [
     `Generated ${new Date().toISOString().slice(0, 10)} by \`${command}\` (seeds ${seeds.join(', ')}; ${minutes.toFixed(1)} min of wall time here).`,
-    `Random policy: the initial weights with lr = 0, ${RANDOM_ITERS} iterations of batch 16 x group 8. GRPO: the config defaults (lr 0.003, batch 16, group 8, 1 epoch) plus the knobs shown; success and collapse averaged over the last ${TAIL} iterations; "to 0.8": first iteration whose 10-iteration mean success reaches 0.8. Hard settings run fewer iterations.`,
+    `Random policy: the initial weights with lr = 0, ${RANDOM_ITERS} iterations of batch ${d.batch} x group ${d.group} (random success and all-equal at start: mean over seeds). GRPO: the config defaults (lr ${d.lr}, batch ${d.batch}, group ${d.group}, ${d.epochs} epoch${d.epochs > 1 ? 's' : ''}) plus the knobs shown; success (one value per seed, in seed order) and all-equal at end (mean over seeds) averaged over the last ${TAIL} iterations; "to 0.8": per seed, the first iteration whose 10-iteration mean success reaches 0.8 (— never). Hard settings run fewer iterations.`,
     '',
     '| task | setting | knobs | random success | all-equal at start | GRPO iters | GRPO success | all-equal at end | to 0.8 |',
     '|---|---|---|---|---|---|---|---|---|',
@@ -126,9 +127,11 @@ export function renderTable(results: JobResult[], seeds: number[], command: stri
     const rs = results.filter((r) => r.task === s.task && r.name === s.name);
     if (!rs.length) continue;
     const knobs = Object.entries(s.set).map(([k, v]) => `\`${k}=${v}\``).join(' ') || '(defaults)';
+    rs.sort((x, y) => x.seed - y.seed);
     const to80 = rs.map((r) => (r.itersTo80 === null ? '—' : String(r.itersTo80))).join(' / ');
+    const succ = rs.map((r) => f2(r.success)).join(' / ');
     lines.push(
-      `| ${s.task} | ${s.name} | ${knobs} | ${f2(mean(rs.map((r) => r.randomSuccess)))} | ${f2(mean(rs.map((r) => r.randomAllEqual)))} | ${[...new Set(rs.map((r) => r.iters))].join(' / ')} | ${f2(mean(rs.map((r) => r.success)))} | ${f2(mean(rs.map((r) => r.allEqualEnd)))} | ${to80} |`,
+      `| ${s.task} | ${s.name} | ${knobs} | ${f2(mean(rs.map((r) => r.randomSuccess)))} | ${f2(mean(rs.map((r) => r.randomAllEqual)))} | ${[...new Set(rs.map((r) => r.iters))].join(' / ')} | ${succ} | ${f2(mean(rs.map((r) => r.allEqualEnd)))} | ${to80} |`,
     );
   }
   return lines.join('\n');
@@ -162,7 +165,7 @@ interface Args {
 }
 
 function parse(argv: string[]): Args {
-  const a: Args = { seeds: [1], jobs: 2, out: 'docs/TASKS.md', scale: 1, only: null, job: null };
+  const a: Args = { seeds: [1, 2], jobs: 2, out: 'docs/TASKS.md', scale: 1, only: null, job: null };
   for (let i = 0; i < argv.length; i++) {
     const v = () => {
       const x = argv[++i];
@@ -192,6 +195,7 @@ function parse(argv: string[]): Args {
       case '-h':
         process.stdout.write(
           'cli/sweepTasks.ts [--seeds 1,2] [--jobs 2] [--out docs/TASKS.md | -] [--scale 1] [--only task]\n' +
+            '  defaults: seeds 1,2; 2 parallel jobs; writes the generated section of docs/TASKS.md.\n' +
             '  --scale multiplies every setting\'s GRPO iterations (a quick look: 0.2); --only keeps one task.\n',
         );
         process.exit(0);

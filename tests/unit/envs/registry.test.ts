@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SETTINGS } from '../../../cli/sweepTasks';
-import { defaultConfig, TASK_IDS, withFieldText, type RunConfig } from '../../../workers/config';
+import { CONFIG_FIELDS, defaultConfig, TASK_IDS, withFieldText, type RunConfig } from '../../../workers/config';
 import { createCpuBackend } from '../../../workers/cpuBackend';
-import { createEnv } from '../../../workers/envs';
+import { createEnv, TASK_KNOBS } from '../../../workers/envs';
 import { searchNoiseAt } from '../../../workers/envs/search';
 import { createRng } from '../../../workers/rng';
 import { createTrainer } from '../../../workers/trainer';
@@ -16,6 +16,26 @@ function config(set: Record<string, string>): RunConfig {
 
 describe('task registry: every task keeps the contract', () => {
   const cases = SETTINGS.map((s) => ({ label: `${s.task}/${s.name}`, cfg: config({ task: s.task, ...s.set }) }));
+
+  it('every env.* knob is read by some task, and each task lists its knobs', () => {
+    const used = new Set<string>(Object.values(TASK_KNOBS).flat());
+    for (const key of Object.keys(CONFIG_FIELDS)) if (key.startsWith('env.')) expect(used.has(key), key).toBe(true);
+    expect(Object.keys(TASK_KNOBS).sort()).toEqual([...TASK_IDS].sort());
+    // A knob a task does not list leaves that task unchanged.
+    for (const task of TASK_IDS) {
+      for (const key of Object.keys(CONFIG_FIELDS).filter((k) => k.startsWith('env.') && !(TASK_KNOBS[task] as readonly string[]).includes(k))) {
+        const spec = CONFIG_FIELDS[key as keyof typeof CONFIG_FIELDS];
+        const other = spec.kind === 'bool' ? String(!spec.default) : spec.kind === 'choice' ? spec.options.find((o) => o !== spec.default)! : String(spec.max);
+        const a = createEnv(config({ task }));
+        const b = createEnv(config({ task, [key]: other }));
+        expect(b.vocab, `${task} ${key}`).toEqual(a.vocab);
+        expect(b.layout, `${task} ${key}`).toEqual(a.layout);
+        const ra = rollout(a, a.sample(2, 4, createRng(1), 50), createRng(2)).batch;
+        const rb = rollout(b, b.sample(2, 4, createRng(1), 50), createRng(2)).batch;
+        expect(Array.from(rb.reward), `${task} ${key}`).toEqual(Array.from(ra.reward));
+      }
+    }
+  });
 
   it('the sweep covers every task at its default and a hard setting', () => {
     for (const t of TASK_IDS) {
