@@ -1,22 +1,32 @@
-/** The task (toy multi-turn search) and its knobs, rendered from CONFIG_FIELDS. */
-import { CONFIG_FIELDS, getField, type ConfigKey } from '../../workers/config';
+/** The task, its own knobs (TASK_KNOBS) and the run's main settings, rendered from CONFIG_FIELDS. */
+import { CONFIG_FIELDS, getField, type ConfigKey, type TaskId } from '../../workers/config';
+import { TASK_KNOBS } from '../../workers/envs';
 import type { ParamSpec } from '../../workers/methods/params';
 import { useAppStore } from '../store';
 import { ParamControl } from './ParamControl';
 
-const MAIN_KNOBS: ConfigKey[] = [
-  'seed',
-  'env.entities',
-  'env.attributes',
-  'env.values',
-  'env.maxTurns',
-  'batch',
-  'group',
-  'lr',
-  'epochs',
-  'model.hidden',
-];
-const ADVANCED_KNOBS = (Object.keys(CONFIG_FIELDS) as ConfigKey[]).filter((k) => !MAIN_KNOBS.includes(k));
+/** Knobs every task shares, shown after the task's own. */
+const RUN_KNOBS: ConfigKey[] = ['seed', 'batch', 'group', 'lr', 'epochs', 'model.hidden'];
+const ALL_TASK_KNOBS = new Set<ConfigKey>(Object.values(TASK_KNOBS).flat());
+
+const TASK_TITLES: Record<TaskId, string> = {
+  search: 'toy multi-turn search',
+  tools: 'multi-step tool use with checklists',
+  roles: 'two roles, one policy',
+  sequence: 'sequence matching (the collapse dial)',
+};
+
+/** One line per task: what the policy does and what a blind policy gets. */
+const TASK_BLURBS: Record<TaskId, string> = {
+  search:
+    'Each episode hides a knowledge base (entity → attribute → value) and asks one value. The agent emits SEARCH <entity> <attr> and sees RES <value> (wrong with probability "search noise"), or ends with ANSWER <value>. Reward 1 for the right answer; a blind guess is right 1 time in "values".',
+  tools:
+    'A request needs tool calls in dependency order (RATE, CONV, BOOK, CONFIRM). Each turn is judged against a CM2 checklist by a simulated judge (label flips at "judge noise"); a failed strict item ends the episode.',
+  roles:
+    'Two roles share the policy: a planner TELLs the executor what to LOOK up, then ANSWERs. The roles are rewarded on different scales ("executor reward scale", "offset"), which is what per-role normalization (Dr. MAS) is for.',
+  sequence:
+    'Write a hidden sequence in one turn: reward 1 only for an exact match (or partial credit). A blind policy matches 1 time in symbols^length, so most groups are all-equal: the Advantage Collapse toy.',
+};
 
 /** Settings are read-only only for an imported run; a change mid-run applies from the next iteration. */
 function useLocked(): boolean {
@@ -43,19 +53,20 @@ function Knobs({ keys }: { keys: ConfigKey[] }) {
 
 export function TaskPanel() {
   const imported = useAppStore((s) => s.imported !== null);
+  const task = useAppStore((s) => s.config.task);
+  const own = TASK_KNOBS[task] as readonly ConfigKey[];
+  const advanced = (Object.keys(CONFIG_FIELDS) as ConfigKey[]).filter(
+    (k) => k !== 'task' && !RUN_KNOBS.includes(k) && !ALL_TASK_KNOBS.has(k),
+  );
   return (
     <section className="panel" aria-labelledby="task-title">
-      <h2 id="task-title">Task: toy multi-turn search</h2>
-      <p className="blurb">
-        Each episode hides a small knowledge base (entity → attribute → value) and asks for one value. Each
-        turn the agent emits <code>SEARCH &lt;entity&gt; &lt;attr&gt;</code> and sees <code>RES &lt;value&gt;</code>,
-        or ends with <code>ANSWER &lt;value&gt;</code>. Reward 1 for the right answer, else 0; a blind guess is
-        right 1 time in <em>values</em>.
-      </p>
-      <Knobs keys={MAIN_KNOBS} />
+      <h2 id="task-title">Task: {TASK_TITLES[task]}</h2>
+      <Knobs keys={['task']} />
+      <p className="blurb">{TASK_BLURBS[task]}</p>
+      <Knobs keys={[...own, ...RUN_KNOBS]} />
       <details className="advanced">
         <summary>Model, optimizer and loss settings</summary>
-        <Knobs keys={ADVANCED_KNOBS} />
+        <Knobs keys={advanced} />
       </details>
       <p className="hint">
         {imported

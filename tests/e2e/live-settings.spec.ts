@@ -23,3 +23,24 @@ test('a learning-rate change while running applies from the next iteration, mark
   await expect(page.getByTestId('recovery-notice')).toContainText('reset');
   await expect.poll(() => chartPoints(page, 'chart-reward')).toBe(0);
 });
+
+test('each task can be picked, shows its own knobs, and trains', async ({ page }) => {
+  await page.goto('/#v=1&batch=2&group=4');
+  await page.getByLabel('Backend').selectOption('cpu');
+  for (const [task, title, knob] of [
+    ['tools', /tool use/, 'judge noise'],
+    ['roles', /two roles/, 'executor reward scale'],
+    ['sequence', /sequence matching/, 'sequence length'],
+  ] as const) {
+    await page.getByLabel('task', { exact: true }).selectOption(task);
+    await expect(page.getByRole('heading', { name: title })).toBeVisible();
+    await expect(page.getByLabel(knob, { exact: true })).toBeVisible();
+    await expect(page.getByLabel('hops', { exact: true })).toHaveCount(0);
+    // Past the 250 ms settings debounce, and the rebuilt run idle.
+    await page.waitForTimeout(400);
+    await expect(page.getByRole('button', { name: 'Start' })).toBeEnabled({ timeout: 60_000 });
+    await expect(page.getByTestId('iter')).toHaveText('0');
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect(page.getByTestId('iter'), `one iteration of ${task}`).toHaveText('1', { timeout: 30_000 });
+  }
+});
