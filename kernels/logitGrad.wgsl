@@ -37,14 +37,9 @@ fn main(
     }
     return;
   }
-  var m = -F32_MAX;
-  for (var v = 0u; v < u.vocab; v++) {
-    m = max(m, z[off + v]);
-  }
-  var s = 0.0;
-  for (var v = 0u; v < u.vocab; v++) {
-    s += exp(z[off + v] - m);
-  }
+  let ms = rowMaxSumExp(off, u.vocab);
+  let m = ms.x;
+  let s = ms.y;
   let ls = log(s);
   let a = seq[rowPos[row]];
   for (var v = 0u; v < u.vocab; v++) {

@@ -16,6 +16,7 @@ import headGradWGSL from './headGrad.wgsl?raw';
 import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
 import inputGradWGSL from './inputGrad.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
+import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
 
 export interface MlpDims {
@@ -384,7 +385,7 @@ export const LOGIT_GRAD_UNIFORM = uniformLayout([
 /** logitGradCpu on the GPU: buffers z, seq, rowPos, dlogp, dz (output). */
 export const logitGradKernel = defineKernel({
   label: 'logitGrad',
-  wgsl: logitGradWGSL,
+  wgsl: logitGradWGSL + rowSoftmaxWGSL,
   workgroupSize: MLP_WORKGROUP_SIZE,
   bindings: ['z', 'seq', 'rowPos', 'dlogp', 'dz'],
   uniform: LOGIT_GRAD_UNIFORM,

@@ -7,6 +7,7 @@ import { hashUniform } from '../workers/rng';
 import { MASKED_LOGIT, rowLse } from './mlp';
 import { defineKernel, uniformLayout } from './pipeline';
 import sampleWGSL from './sample.wgsl?raw';
+import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 
 /** Writes the sampled token of row r into seq[rowPos[r]]. */
 export function sampleCpu(
@@ -63,7 +64,7 @@ export const SAMPLE_UNIFORM = uniformLayout([
 /** sampleCpu on the GPU: buffers z, rowPos, seq (tokens written in place) and sampled (readback). */
 export const sampleKernel = defineKernel({
   label: 'sample',
-  wgsl: sampleWGSL,
+  wgsl: sampleWGSL + rowSoftmaxWGSL,
   workgroupSize: SAMPLE_WORKGROUP_SIZE,
   bindings: ['z', 'rowPos', 'seq', 'sampled'],
   uniform: SAMPLE_UNIFORM,

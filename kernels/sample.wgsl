@@ -32,14 +32,9 @@ fn main(
     return;
   }
   let off = (u.zBase + r) * u.vocab;
-  var m = -F32_MAX;
-  for (var v = 0u; v < u.vocab; v++) {
-    m = max(m, z[off + v]);
-  }
-  var s = 0.0;
-  for (var v = 0u; v < u.vocab; v++) {
-    s += exp(z[off + v] - m);
-  }
+  let ms = rowMaxSumExp(off, u.vocab);
+  let m = ms.x;
+  let s = ms.y;
   let ls = log(s); // lse = m + ls; probabilities are exp((z - m) - ls), see tokenStats.wgsl
 
   let pos = rowPos[u.rowBase + r];

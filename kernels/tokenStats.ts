@@ -8,6 +8,7 @@
 import { MASKED_LOGIT, rowLse } from './mlp';
 import { defineKernel, uniformLayout } from './pipeline';
 import tokenStatsWGSL from './tokenStats.wgsl?raw';
+import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 
 export interface TokenStats {
   /** [R] log pi(a_r) */
@@ -66,7 +67,7 @@ export const TOKEN_STATS_UNIFORM = uniformLayout([['numRows', 'u32'], ['rowBase'
  */
 export const tokenStatsKernel = defineKernel({
   label: 'tokenStats',
-  wgsl: tokenStatsWGSL,
+  wgsl: tokenStatsWGSL + rowSoftmaxWGSL,
   workgroupSize: TOKEN_STATS_WORKGROUP_SIZE,
   bindings: ['z', 'seq', 'rowPos', 'logp', 'entropy', 'sumP2'],
   uniform: TOKEN_STATS_UNIFORM,

@@ -30,14 +30,9 @@ fn main(
   }
   let row = u.rowBase + i;
   let off = row * u.vocab;
-  var m = -F32_MAX;
-  for (var v = 0u; v < u.vocab; v++) {
-    m = max(m, z[off + v]);
-  }
-  var s = 0.0;
-  for (var v = 0u; v < u.vocab; v++) {
-    s += exp(z[off + v] - m);
-  }
+  let ms = rowMaxSumExp(off, u.vocab);
+  let m = ms.x;
+  let s = ms.y;
   let ls = log(s); // lse = m + ls
 
   // Everything in the shifted logits d = z - m: the reference's lse - sum p z loses all digits in
