@@ -4,7 +4,7 @@
  * the turn log the trajectory inspector reads).
  */
 import type { Rng } from '../rng';
-import { PAD, type TurnView } from './types';
+import { PAD, type EpisodeBatch, type TurnView } from './types';
 
 /** Builds a [V * V] grammar table: allowed[prev * V + next]. */
 export function createGrammar(V: number): {
@@ -128,4 +128,35 @@ export function renderTurn(vocab: readonly string[], v: TurnView): string {
   if (v.env.length) s += ` → ${words(v.env)}`;
   if (v.note) s += ` ${v.note}`;
   return s;
+}
+
+/** What every task's EpisodeBatch shares; each task spreads this and adds its own fields. */
+export interface BatchCoreOptions {
+  N: number;
+  group: number;
+  prompt: Int32Array;
+  step: EpisodeBatch['step'];
+  vocab: readonly string[];
+  /** The prompt as text, first in describe(). */
+  header: (n: number) => string;
+  /** Appended after the turns (e.g. " | turn limit"). */
+  tail?: (n: number) => string;
+}
+
+export function batchCore(st: BatchState, o: BatchCoreOptions): Pick<
+  EpisodeBatch,
+  'size' | 'group' | 'prompt' | 'done' | 'reward' | 'rewardTrue' | 'success' | 'step' | 'describe' | 'turns'
+> {
+  return {
+    size: o.N,
+    group: o.group,
+    prompt: o.prompt,
+    done: st.done,
+    reward: st.reward,
+    rewardTrue: st.rewardTrue,
+    success: st.success,
+    step: o.step,
+    describe: (n) => [o.header(n), ...st.log[n]!.map((v) => renderTurn(o.vocab, v))].join(' | ') + (o.tail?.(n) ?? ''),
+    turns: (n) => st.log[n]!,
+  };
 }

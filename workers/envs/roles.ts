@@ -20,7 +20,7 @@
  * and the executor looks up, the asked fact 1 time in entities * attributes each.
  */
 import type { Rng } from '../rng';
-import { createBatchState, createGrammar, RM_OFF, renderTurn, type RewardModelOptions } from './common';
+import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
 import { PAD, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnResult } from './types';
 
 export interface RolesOptions extends Partial<RewardModelOptions> {
@@ -146,16 +146,7 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
 
     const header = (n: number) => `Q ${vocab[prompt[n * P + 2]!]} ${vocab[prompt[n * P + 3]!]}`;
     return {
-      size: N,
-      group,
-      prompt,
-      done: st.done,
-      reward: st.reward,
-      rewardTrue: st.rewardTrue,
-      success: st.success,
-      step,
-      describe: (n) => [header(n), ...st.log[n]!.map((v) => renderTurn(vocab, v))].join(' | '),
-      turns: (n) => st.log[n]!,
+      ...batchCore(st, { N, group, prompt, step, vocab, header: header }),
       answerTokens,
       answerSpan: Uint8Array.from([0, 1, 0]),
       turnRole,

@@ -19,7 +19,7 @@
  * same random draws).
  */
 import { hashUniform, type Rng } from '../rng';
-import { createBatchState, createGrammar, RM_OFF, renderTurn, type RewardModelOptions } from './common';
+import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
 import { PAD, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnResult } from './types';
 
 export const NOISE_SCHEDULES = ['fixed', 'exp'] as const;
@@ -194,16 +194,7 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
 
     const header = (n: number) => 'Q ' + Array.from(prompt.subarray(n * P + 2, (n + 1) * P), (t) => vocab[t]).join(' ');
     return {
-      size: N,
-      group,
-      prompt,
-      done: st.done,
-      reward: st.reward,
-      rewardTrue: st.rewardTrue,
-      success: st.success,
-      step,
-      describe: (n) => [header(n), ...st.log[n]!.map((v) => renderTurn(vocab, v))].join(' | ') + tail[n]!,
-      turns: (n) => st.log[n]!,
+      ...batchCore(st, { N, group, prompt, step, vocab, header: header, tail: (n) => tail[n]! }),
       answerTokens,
       answerSpan: Uint8Array.from([0, 1, 0]),
       info: { search_noise: p },

@@ -11,7 +11,7 @@
  * rarely all-equal.
  */
 import { createRng, type Rng } from '../rng';
-import { createBatchState, createGrammar, RM_OFF, renderTurn, type RewardModelOptions } from './common';
+import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
 import type { EpisodeBatch, TaskEnv, TaskLayout, TurnResult } from './types';
 
 export const SEQ_REWARDS = ['exact', 'partial'] as const;
@@ -81,16 +81,7 @@ export function createSequenceEnv(opts: SequenceOptions): TaskEnv {
     }
 
     return {
-      size: N,
-      group,
-      prompt,
-      done: st.done,
-      reward: st.reward,
-      rewardTrue: st.rewardTrue,
-      success: st.success,
-      step,
-      describe: (n) => [vocab[prompt[2 * n + 1]!], ...st.log[n]!.map((v) => renderTurn(vocab, v))].join(' | '),
-      turns: (n) => st.log[n]!,
+      ...batchCore(st, { N, group, prompt, step, vocab, header: (n) => vocab[prompt[2 * n + 1]!]! }),
       answerTokens,
       answerSpan: new Uint8Array(L).fill(1),
     };

@@ -26,7 +26,7 @@
  */
 import type { Rng } from '../rng';
 import { checklistStates, checklistStepRewards, checklistTrajectoryReward, checklistTurnReward } from './checklist';
-import { createBatchState, createGrammar, RM_OFF, renderTurn, type RewardModelOptions } from './common';
+import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
 import { PAD, type ChecklistItem, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnChecklist, type TurnResult } from './types';
 
 export const TOOL_REWARDS = ['checklist', 'outcome'] as const;
@@ -235,16 +235,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
 
     const header = (n: number) => Array.from(prompt.subarray(n * P + 1, (n + 1) * P), (t) => vocab[t]).join(' ');
     return {
-      size: N,
-      group,
-      prompt,
-      done: st.done,
-      reward: st.reward,
-      rewardTrue: st.rewardTrue,
-      success: st.success,
-      step,
-      describe: (n) => [header(n), ...st.log[n]!.map((v) => renderTurn(vocab, v))].join(' | ') + ended[n]!,
-      turns: (n) => st.log[n]!,
+      ...batchCore(st, { N, group, prompt, step, vocab, header: header, tail: (n) => ended[n]! }),
       answerTokens,
       answerSpan,
       turnRewards,
