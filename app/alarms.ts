@@ -110,29 +110,25 @@ function median(xs: number[]): number {
 /** The alarms that `rows` set off; updates `state` in place. */
 export function detectAlarms(rows: readonly MetricRow[], state: AlarmState): Alarm[] {
   const out: Alarm[] = [];
+  const { armed } = state;
+  /** Rising edge with hysteresis: fire once when `fires`, re-arm only once `rearms`. */
+  const edge = (kind: AlarmKind, iter: number, value: number, fires: boolean, rearms: boolean) => {
+    if (armed[kind] && fires) {
+      out.push({ kind, iter, value });
+      armed[kind] = false;
+    } else if (!armed[kind] && rearms) armed[kind] = true;
+  };
   for (const r of rows) {
-    const { armed } = state;
     const f = r.groups_all_equal_frac;
-    if (Number.isFinite(f)) {
-      if (armed.collapse && f >= T.collapse) {
-        out.push({ kind: 'collapse', iter: r.iter, value: f });
-        armed.collapse = false;
-      } else if (!armed.collapse && f < T.collapseRearm) armed.collapse = true;
-    }
+    if (Number.isFinite(f)) edge('collapse', r.iter, f, f >= T.collapse, f < T.collapseRearm);
     const ess = r.ess;
-    if (Number.isFinite(ess)) {
-      if (armed.ess && ess < T.ess) {
-        out.push({ kind: 'ess', iter: r.iter, value: ess });
-        armed.ess = false;
-      } else if (!armed.ess && ess > T.essRearm) armed.ess = true;
-    }
+    if (Number.isFinite(ess)) edge('ess', r.iter, ess, ess < T.ess, ess > T.essRearm);
     const g = r.grad_norm;
     if (Number.isFinite(g)) {
       if (state.grads.length >= 5) {
         const med = median(state.grads);
         const spike = med > 0 && g > T.gradSpike * med;
-        if (spike && armed.grad) out.push({ kind: 'grad', iter: r.iter, value: g });
-        armed.grad = !spike;
+        edge('grad', r.iter, g, spike, !spike);
       }
       state.grads.push(g);
       if (state.grads.length > T.gradWindow) state.grads.shift();
@@ -141,12 +137,7 @@ export function detectAlarms(rows: readonly MetricRow[], state: AlarmState): Ala
     if (Number.isFinite(h)) {
       state.entropy0 ??= h;
       const h0 = state.entropy0;
-      if (h0 > 0) {
-        if (armed.entropy && h < T.entropy * h0) {
-          out.push({ kind: 'entropy', iter: r.iter, value: h });
-          armed.entropy = false;
-        } else if (!armed.entropy && h > T.entropyRearm * h0) armed.entropy = true;
-      }
+      if (h0 > 0) edge('entropy', r.iter, h, h < T.entropy * h0, h > T.entropyRearm * h0);
     }
   }
   return out;
