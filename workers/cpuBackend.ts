@@ -63,19 +63,24 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
     async update(inp: UpdateInput): Promise<UpdateStats> {
       const rows = shape.trainRowPos;
       // ALGO LOGIC: old and reference log-probs of the sampled tokens.
-      const old = forward(params, rows);
-      t.logpOld.set(tokenStatsCpu(old.z, dims.V, seq, rows).logp);
       const refOut = forward(ref, rows);
       t.logpRef.set(tokenStatsCpu(refOut.z, dims.V, seq, rows).logp);
+      // Also the first optimizer step's forward: same params, and rows are independent.
+      const old = forward(params, rows);
+      t.logpOld.set(tokenStatsCpu(old.z, dims.V, seq, rows).logp);
       t.adv.set(grpoAdvantageCpu(inp.rewards, inp.mask, Tp, { group: shape.group, ...shape.grpo }));
 
       let gradNorm = 0;
       let health = 0;
+      const firstStep = adamStep;
       for (let epoch = 0; epoch < shape.epochs; epoch++) {
         for (const [n0, n1] of shape.minibatches) {
           const [r0, r1] = [n0 * Tp, n1 * Tp];
           const mbRows = rows.subarray(r0, r1);
-          const f = forward(params, mbRows);
+          const f =
+            adamStep === firstStep
+              ? { h: old.h.subarray(r0 * dims.H, r1 * dims.H), z: old.z.subarray(r0 * dims.V, r1 * dims.V) }
+              : forward(params, mbRows);
           const ts = tokenStatsCpu(f.z, dims.V, seq, mbRows);
           t.logp.set(ts.logp, r0);
           t.entropy.set(ts.entropy, r0);

@@ -35,13 +35,14 @@ export interface GpuBackendOptions {
 /**
  * Dispatches one sampleTurn and one update() record (for tests and benchmarks): a turn is
  * actionLen x (forward, sample); an update is forward + tokenStats for the old and for the reference
- * log-probs, advantage, then per optimizer step forward, tokenStats, ppoLoss, logitGrad, headGrad,
+ * log-probs, advantage, then per optimizer step forward (reused from the old log-probs on the
+ * first step), tokenStats, ppoLoss, logitGrad, headGrad,
  * hiddenGrad, inputGrad, embedGrad, gradNorm, adam, and finally stats and two finite checks
  * (log-probs, loss and ratio columns, parameters).
  */
 export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
   const steps = shape.epochs * shape.minibatches.length;
-  return { sampleTurn: 2 * shape.actionLen, update: 2 + 2 + 1 + 10 * steps + 1 + 4 };
+  return { sampleTurn: 2 * shape.actionLen, update: 2 + 2 + 1 + 10 * steps - 1 + 1 + 4 };
 }
 
 export function createGpuBackend(
@@ -307,15 +308,17 @@ export function createGpuBackend(
       const bytes = await submitAndRead('update', read, (enc) => {
         const pass = enc.beginComputePass({ label: `update ${inp.iter}` });
         // ALGO LOGIC: old and reference log-probs of the sampled tokens, then advantages.
-        k.forward.encode(pass, fwdOld);
-        k.tokenStats.encode(pass, tsOld);
+        // Reference first, then old: h and z are left holding the current policy's activations on
+        // every row, which is exactly the first optimizer step's forward (same params, same rows).
         k.forward.encode(pass, fwdRef);
         k.tokenStats.encode(pass, tsRef);
+        k.forward.encode(pass, fwdOld);
+        k.tokenStats.encode(pass, tsOld);
         k.advantage.encode(pass, advCall);
         let s = 0;
         for (let epoch = 0; epoch < shape.epochs; epoch++) {
           for (const [fwd, ts, loss, lg, head, hidden, input, embed] of minibatch) {
-            k.forward.encode(pass, fwd);
+            if (s > 0) k.forward.encode(pass, fwd);
             k.tokenStats.encode(pass, ts);
             k.ppoLoss.encode(pass, loss);
             k.logitGrad.encode(pass, lg);
