@@ -130,7 +130,6 @@ export function createGpuBackend(
   const STATS_READ_WORDS = STATS_WORDS + 2;
   const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
   const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P), READ);
-  const paramsRead = buffer('params readback', 4 * P, READ);
   const batchParts: Array<[keyof BatchTensors | 'ppo', GPUBuffer, number]> = [
     ['seq', seq, 4 * N * L],
     ['logp', logp, 4 * R],
@@ -254,6 +253,15 @@ export function createGpuBackend(
     }
   }
 
+  async function snapshot(): Promise<ModelState> {
+    // The snapshot staging buffer holds the stats words first; the state follows them.
+    const bytes = await submitAndRead('snapshot', snapshotRead, (enc) => {
+      [params, ref, m, v].forEach((b, i) => enc.copyBufferToBuffer(b, 0, snapshotRead, 4 * (STATS_READ_WORDS + i * P), 4 * P));
+    });
+    const part = (i: number) => new Float32Array(bytes, 4 * (STATS_READ_WORDS + i * P), P);
+    return { params: part(0), ref: part(1), m: part(2), v: part(3), adamStep };
+  }
+
   return {
     kind: 'gpu',
     label,
@@ -368,18 +376,10 @@ export function createGpuBackend(
     },
 
     async readParams() {
-      const bytes = await submitAndRead('readParams', paramsRead, (enc) => enc.copyBufferToBuffer(params, 0, paramsRead, 0, 4 * P));
-      return new Float32Array(bytes);
+      return (await snapshot()).params;
     },
 
-    async snapshot() {
-      // The snapshot staging buffer holds the stats words first; the state follows them.
-      const bytes = await submitAndRead('snapshot', snapshotRead, (enc) => {
-        [params, ref, m, v].forEach((b, i) => enc.copyBufferToBuffer(b, 0, snapshotRead, 4 * (STATS_READ_WORDS + i * P), 4 * P));
-      });
-      const part = (i: number) => new Float32Array(bytes, 4 * (STATS_READ_WORDS + i * P), P);
-      return { params: part(0), ref: part(1), m: part(2), v: part(3), adamStep };
-    },
+    snapshot,
 
     async readBatch() {
       const bytes = await submitAndRead('readBatch', batchRead, (enc) => {
