@@ -286,7 +286,7 @@ export interface BatchDump {
 }
 
 function buildBatchDump(cfg: RunConfig, env: TaskEnv, shape: RunShape, b: LastBatch, t: BatchTensors): BatchDump {
-  const { N, Tp, L } = shape;
+  const { N, Tp } = shape;
   const trajs: BatchDump['trajs'] = [];
   for (let n = 0; n < N; n++) {
     const tokens: BatchDump['trajs'][number]['tokens'] = [];
@@ -310,7 +310,6 @@ function buildBatchDump(cfg: RunConfig, env: TaskEnv, shape: RunShape, b: LastBa
         loss: t.loss[r]!,
       });
     }
-    void L;
     const ep = b.episodes;
     const taken = ep.turns(n).length;
     const extra: Partial<BatchDump['trajs'][number]> = {};

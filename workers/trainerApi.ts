@@ -205,7 +205,7 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       return Date.now();
     },
     async start(onMetrics: (rows: MetricRow[]) => void, untilIter?: number, delayMs = 0) {
-      const t = requireTrainer();
+      requireTrainer();
       if (running) return;
       running = true;
       loop = (async () => {
@@ -233,7 +233,6 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
           running = false;
         }
       })();
-      void t;
       await loop;
     },
     async pause() {
