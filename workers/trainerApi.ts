@@ -229,7 +229,10 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
             await new Promise((r) => setTimeout(r, Math.max(0, delayMs)));
           }
         } finally {
-          if (pending.length) onMetrics(pending);
+          // Awaited: through Comlink the callback travels on its own port, so without waiting the
+          // last rows could reach the UI after start() has already resolved (a counter ticking
+          // after Pause). Awaiting a direct (non-Comlink) callback is harmless.
+          if (pending.length) await onMetrics(pending);
           running = false;
         }
       })();
