@@ -36,6 +36,8 @@ export interface MetricsSlice {
   series: MetricRow[];
   markers: RunMarker[];
   addMarker(m: RunMarker): void;
+  /** Drops rows after `iter` (a roll-back: the run recomputes them). */
+  truncateAfter(iter: number): void;
   /** Bumped on every clear; a callback created for an older epoch is ignored. */
   metricsEpoch: number;
   appendMetrics(rows: MetricRow[], epoch: number): void;
@@ -62,6 +64,10 @@ export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = 
   series: [],
   markers: [],
   metricsEpoch: 0,
+  truncateAfter(iter) {
+    get().flushMetrics();
+    set((s) => ({ series: s.series.filter((r) => r.iter <= iter) }));
+  },
   addMarker(m) {
     set((s) => ({ markers: [...s.markers, m] }));
   },

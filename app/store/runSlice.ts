@@ -144,6 +144,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       get().addMarker({ iter: e.iter, kind: 'device-lost', label: 'GPU device lost' });
       set({ notice: e.message });
     } else if (e.type === 'non-finite') {
+      // Iterations after the snapshot are recomputed by the next run: show each only once.
+      get().truncateAfter(e.rolledBackTo);
       get().addMarker({ iter: e.iter, kind: 'non-finite', label: 'NaN: rolled back' });
       set({ error: e.message });
     }
