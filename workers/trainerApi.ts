@@ -139,7 +139,12 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     while (trainer!.iter < lastEmitted) await trainer!.step();
   }
 
-  /** One iteration, surviving lost devices; NaN rolls back and is reported, then rethrown. */
+  /** Tells the UI about a roll-back; callers first deliver every row they hold, so none arrives after it. */
+  function reportNonFinite(e: NonFiniteError): void {
+    emit({ type: 'non-finite', iter: e.iter, rolledBackTo: e.rolledBackTo, quantities: e.quantities, message: e.message });
+  }
+
+  /** One iteration, surviving lost devices; a NaN has rolled back when NonFiniteError is thrown. */
   async function safeStep(): Promise<MetricRow> {
     for (let attempt = 0; ; attempt++) {
       const t = requireTrainer();
@@ -150,7 +155,6 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       } catch (e) {
         if (e instanceof NonFiniteError) {
           lastEmitted = Math.min(lastEmitted, e.rolledBackTo);
-          emit({ type: 'non-finite', iter: e.iter, rolledBackTo: e.rolledBackTo, quantities: e.quantities, message: e.message });
           throw e;
         }
         if (attempt >= MAX_RECOVERIES || !(await deviceLost())) throw e;
@@ -217,7 +221,12 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
               pending.push(await safeStep());
             } catch (e) {
               // A NaN pauses the run (the event says why); anything else ends start() with the error.
-              if (e instanceof NonFiniteError) break;
+              if (e instanceof NonFiniteError) {
+                if (pending.length) await onMetrics(pending);
+                pending = [];
+                reportNonFinite(e);
+                break;
+              }
               throw e;
             }
             if (Date.now() - last >= FLUSH_MS) {
@@ -243,7 +252,12 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     },
     async step() {
       await stopLoop();
-      return safeStep();
+      try {
+        return await safeStep();
+      } catch (e) {
+        if (e instanceof NonFiniteError) reportNonFinite(e);
+        throw e;
+      }
     },
     async reset() {
       await stopLoop();
