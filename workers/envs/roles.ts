@@ -144,11 +144,22 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
       return { obs, actionMask };
     }
 
+    /** Planner: TELL the asked fact, then ANSWER the truth; executor: LOOK the asked fact. */
+    function oracle(n: number, turn: number): Int32Array {
+      const out = new Int32Array(3);
+      if (st.done[n] || turn < 0 || turn >= layout.maxTurns) return out;
+      const b = Math.floor(n / group);
+      const [e, a] = [ent0 + question[2 * b]!, att0 + question[2 * b + 1]!];
+      out.set(turn === 0 ? [TELL, e, a] : turn === 1 ? [LOOK, e, a] : [ANSWER, val0 + truth(b), PAD]);
+      return out;
+    }
+
     const header = (n: number) => `Q ${vocab[prompt[n * P + 2]!]} ${vocab[prompt[n * P + 3]!]}`;
     return {
       ...batchCore(st, { N, group, prompt, step, vocab, header: header }),
       answerTokens,
       answerSpan: Uint8Array.from([0, 1, 0]),
+      oracle,
       turnRole,
       roleReward,
     };

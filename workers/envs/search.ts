@@ -13,6 +13,9 @@
  * Simulated engine, ZeroSearch-style: each search returns the right document with probability
  * 1 - p and a plausible wrong one (another value, or another entity, of the right kind) otherwise;
  * p is fixed or follows ZeroSearch's exponential curriculum over iterations (`searchNoiseAt`).
+ * The draws are keyed by (trajectory, turn), so a row's documents do not depend on the other rows.
+ * The oracle searches the hop chain in order, repeating a search whose document was noisy (the fact
+ * is still unknown), then answers; it never answers blind, so with noise it needs spare turns.
  *
  * Chance level (uniform policy, 1 hop): it answers blind most of the time and is right 1 time in
  * `values`. With hops = 1 and noise 0 the task is exactly the original search task (same tokens,
@@ -134,6 +137,19 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
       for (let h = 1; h < hops; h++) e = link[e * R + question[q + h]!]!;
       truth[b] = table[e * A + question[q + hops]!]!;
     }
+    // The hop chain of each question, as the searches that solve it: step k < hops - 1 is
+    // `SEARCH e_k r_(k+1)` (its document is e_(k+1)), the last is `SEARCH e_(hops-1) a`.
+    /** [prompts * hops * 2] the (entity, relation-or-attribute) tokens of chain step k. */
+    const chain = new Int32Array(prompts * hops * 2);
+    for (let b = 0; b < prompts; b++) {
+      const q = b * (hops + 1);
+      let e = question[q]!;
+      for (let k = 0; k < hops; k++) {
+        const last = k === hops - 1;
+        chain.set([ent0 + e, last ? att0 + question[q + hops]! : rel0 + question[q + k + 1]!], (b * hops + k) * 2);
+        if (!last) e = links[b]![e * R + question[q + k + 1]!]!;
+      }
+    }
     const prompt = new Int32Array(N * P);
     for (let n = 0; n < N; n++) {
       const q = Math.floor(n / group) * (hops + 1);
@@ -148,6 +164,30 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
     const answerTokens = new Int32Array(N * 3);
     for (let n = 0; n < N; n++) answerTokens.set([ANSWER, val0 + truth[Math.floor(n / group)]!, PAD], 3 * n);
     const tail: string[] = Array.from({ length: N }, () => '');
+    /** [N * hops] 1 once trajectory n has seen the true document of chain step k (for the oracle). */
+    const known = new Uint8Array(N * hops);
+    function learn(n: number, x: number, y: number, noisy: boolean): void {
+      if (noisy) return;
+      const b = Math.floor(n / group);
+      for (let k = 0; k < hops; k++) {
+        const c = (b * hops + k) * 2;
+        if (chain[c] === x && chain[c + 1] === y) known[n * hops + k] = 1;
+      }
+    }
+
+    function oracle(n: number, turn: number): Int32Array {
+      const out = new Int32Array(3);
+      if (st.done[n] || turn < 0 || turn >= maxTurns) return out;
+      const b = Math.floor(n / group);
+      for (let k = 0; k < hops; k++) {
+        if (known[n * hops + k]) continue;
+        const c = (b * hops + k) * 2;
+        out.set([SEARCH, chain[c]!, chain[c + 1]!]);
+        return out;
+      }
+      out.set([ANSWER, val0 + truth[b]!, PAD]);
+      return out;
+    }
 
     /** The engine: the right document with probability 1 - p, else a wrong one of the same kind. */
     function lookup(n: number, turn: number, right: number, kinds: number): { doc: number; noisy: boolean } {
@@ -165,11 +205,13 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
         const [act, x, y] = [actions[3 * n]!, actions[3 * n + 1]!, actions[3 * n + 2]!];
         if (act === SEARCH && isIn(x, ent0, E) && isIn(y, att0, A)) {
           const { doc, noisy } = lookup(n, turn, kb[b]![(x - ent0) * A + (y - att0)]!, Vv);
+          learn(n, x, y, noisy);
           obs.set([RES, val0 + doc], 2 * n);
           actionMask.set([1, 1, 1], 3 * n);
           st.record(n, { turn, policy: [act, x, y], env: [RES, val0 + doc], note: noisy ? '(noisy)' : '' });
         } else if (act === SEARCH && isIn(x, ent0, E) && isIn(y, rel0, R)) {
           const { doc, noisy } = lookup(n, turn, links[b]![(x - ent0) * R + (y - rel0)]!, E);
+          learn(n, x, y, noisy);
           obs.set([ent0 + doc, END], 2 * n);
           actionMask.set([1, 1, 1], 3 * n);
           st.record(n, { turn, policy: [act, x, y], env: [ent0 + doc, END], note: noisy ? '(noisy)' : '' });
@@ -197,6 +239,7 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
       ...batchCore(st, { N, group, prompt, step, vocab, header: header, tail: (n) => tail[n]! }),
       answerTokens,
       answerSpan: Uint8Array.from([0, 1, 0]),
+      oracle,
       info: { search_noise: p },
     };
   }

@@ -80,10 +80,17 @@ export function createSequenceEnv(opts: SequenceOptions): TaskEnv {
       return { obs, actionMask };
     }
 
+    /** The hidden target (one turn). */
+    function oracle(n: number, turn: number): Int32Array {
+      if (st.done[n] || turn !== 0) return new Int32Array(L);
+      return answerTokens.slice(n * L, (n + 1) * L);
+    }
+
     return {
       ...batchCore(st, { N, group, prompt, step, vocab, header: (n) => vocab[prompt[2 * n + 1]!]! }),
       answerTokens,
       answerSpan: new Uint8Array(L).fill(1),
+      oracle,
     };
   }
 

@@ -24,7 +24,7 @@
  * `toolReward` = `checklist` trains on R (judged labels); `outcome` on success alone. rewardTrue is
  * R from the true labels (or success). Success: every item of every reference turn truly met.
  */
-import type { Rng } from '../rng';
+import { hashUniform, type Rng } from '../rng';
 import { checklistStates, checklistStepRewards, checklistTrajectoryReward, checklistTurnReward } from './checklist';
 import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
 import { PAD, type ChecklistItem, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnChecklist, type TurnResult } from './types';
@@ -52,7 +52,10 @@ const DISTRACTOR_NAMES = ['WEATHER', 'NEWS', 'MAPS', 'MAIL', 'CLOCK', 'TAXI', 'H
 const KINDS = ['c', 'n', 'x', 'm', 'k'] as const; // currency, amount, rate, money, code
 const [CUR, AMT, RATEK, MONEY, CODE] = [0, 1, 2, 3, 4];
 
-/** Label of the judge-noise stream forked from a batch's generator. */
+/**
+ * Label of the judge-noise stream forked from a batch's generator. Its seed keys a counter-based
+ * uniform per (trajectory, turn, item), so a row's labels do not depend on the other rows.
+ */
 const JUDGE_STREAM = 0x10d9e;
 
 export function createToolsEnv(opts: ToolsOptions): TaskEnv {
@@ -159,7 +162,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       lists.push(checklistFor(cur, amt, correct[b]!));
       for (let i = 0; i < group; i++) prompt.set([BOS, REQ, tok(AMT, amt), tok(CUR, cur)], (b * group + i) * P);
     }
-    const judge = rng.fork(JUDGE_STREAM);
+    const judgeSeed = Math.floor(rng.fork(JUDGE_STREAM).next() * 4294967296);
     const st = createBatchState({ N, rm, rewardRange: [0, 1], rng });
     const turnRewards = new Float32Array(N * S);
     const turnRewardsTrue = new Float32Array(N * S);
@@ -208,7 +211,8 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
         const satTrue = new Uint8Array(items.length);
         satTrue[0] = ok && t === turn ? 1 : 0;
         for (let c = 1; c < items.length; c++) satTrue[c] = satTrue[0] && args[c - 1] === correct[b]![turn]![c - 1] ? 1 : 0;
-        const sat = Uint8Array.from(satTrue, (s) => (opts.judgeNoise > 0 && judge.next() < opts.judgeNoise ? 1 - s : s));
+        const flip = (c: number) => opts.judgeNoise > 0 && hashUniform(judgeSeed, n, turn, c) < opts.judgeNoise;
+        const sat = Uint8Array.from(satTrue, (s, c) => (flip(c) ? 1 - s : s));
         checklist[n]!.push({ items, sat, satTrue });
         const r = checklistStepRewards(items, checklistStates(items, sat, 3));
         const rTrue = checklistStepRewards(items, checklistStates(items, satTrue, 3));
@@ -233,11 +237,20 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       return { obs, actionMask };
     }
 
+    /** The reference call of `turn` with the reference arguments (whatever row n did before). */
+    function oracle(n: number, turn: number): Int32Array {
+      const out = new Int32Array(3);
+      if (st.done[n] || turn < 0 || turn >= S) return out;
+      out.set([tool0 + turn, ...correct[Math.floor(n / group)]![turn]!]);
+      return out;
+    }
+
     const header = (n: number) => Array.from(prompt.subarray(n * P + 1, (n + 1) * P), (t) => vocab[t]).join(' ');
     return {
       ...batchCore(st, { N, group, prompt, step, vocab, header: header, tail: (n) => ended[n]! }),
       answerTokens,
       answerSpan,
+      oracle,
       turnRewards,
       stepRewards,
       checklist,

@@ -91,7 +91,11 @@ export interface EpisodeBatch {
   readonly group: number;
   /** [N * promptLen] */
   readonly prompt: Int32Array;
-  /** [N] 1 once the episode has ended. */
+  /**
+   * [N] 1 once the episode has ended. The caller may also set done[n] = 1 itself before a turn (the
+   * trainer does, to roll out only a subset of rows): from then on step() leaves row n inert, with
+   * actionMask 0 and PAD observations, and its reward / rewardTrue / success stay as they were.
+   */
   readonly done: Uint8Array;
   /**
    * [N] the reward used for training, final once done (or after the last turn). Equal to
@@ -102,12 +106,32 @@ export interface EpisodeBatch {
   readonly rewardTrue: Float32Array;
   /** [N] 1 where the task was solved. */
   readonly success: Uint8Array;
-  /** Applies one turn's sampled tokens ([N * actionLen]); the last turn ends every episode. */
+  /**
+   * Applies one turn's sampled tokens ([N * actionLen]); the last turn ends every episode.
+   * Replays are per trajectory: what row n observes and earns depends only on the sample() arguments
+   * and row n's own actions, never on the other rows (per-step noise is keyed by (n, turn)).
+   */
   step(turn: number, actions: Int32Array): TurnResult;
   /** Readable text of one trajectory's tokens, turn by turn. */
   describe(n: number): string;
   /** The turns taken so far by trajectory n, structured (policy tokens vs environment tokens). */
   turns(n: number): TurnView[];
+
+  /**
+   * The correct next action of trajectory n at `turn` ([actionLen] tokens, PAD in the slots the
+   * action does not use), given the state row n has reached: what the task's reference solution
+   * would do next. Every task implements it; following it from turn 0 solves the task with the
+   * maximal reward (when noise leaves enough turns). ReGFT's hint-prefixed rollouts and EDGE-GRPO's
+   * guided error correction force it for some turns and sample the rest. Call it before step(turn);
+   * a finished row or a turn outside [0, maxTurns) gives all PAD. Per task:
+   *   search    SEARCH the first fact of the hop chain not yet truly observed (a noisy document
+   *             leaves it unknown, so it is searched again), else ANSWER the true value
+   *   tools     the reference call of `turn` with the reference arguments
+   *   roles     planner: TELL the asked fact; executor: LOOK the asked fact; planner: ANSWER the truth
+   *   sequence  the hidden target sequence
+   * Optional in the type only so that test doubles may leave it out.
+   */
+  oracle?(n: number, turn: number): Int32Array;
 
   // Optional, per method --------------------------------------------------------------------
 
