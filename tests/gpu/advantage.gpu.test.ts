@@ -1,67 +1,261 @@
 /**
- * advantage.wgsl vs grpoAdvantageCpu (kernels/advantage.ts). Tolerance atol 1e-6, rtol 1e-5: the
- * group mean and std are f32 sums of at most 64 rewards of order 1 (a few ulps), divided by
- * std + eps. Zeros must be exact where the reference has them (masked rows, all-equal groups),
- * since adv_zero_frac counts them.
+ * advantage.wgsl vs advantageCpu (kernels/advantage.ts): every estimator with its option
+ * combinations (62 option sets), on seeded random batches of several shapes: uniform groups filling
+ * exactly one workgroup; variable groups with padding trajectories at N = 67 and 130 (not multiples
+ * of 64); tp cutting the last turn short or running past the turns; and extremes (rewards, turn and
+ * role rewards of order 1e4, log IS weights up to +-1000, g2 = 0, entropy 0).
+ *
+ * Tolerance: |got - ref| <= tol (s + |ref|), s = the largest |ref| in the row's group. The GPU
+ * computes in f32, the reference in float64 from the same f32 inputs; each cancellation inside a
+ * group (R - mean, v - mu, R^S - R^S', R - b) loses a few f32 ulps of the group's values, then
+ * divisions by std + eps, IGPO's backward sums over <= 4 turns and exp of the IS factor add a few
+ * more, so tol = 2e-5 (about 150 ulps; observed <= 4e-6). Extreme OPOB (log IS up to +-1000) takes
+ * differences of log weights near 2000, where one f32 ulp is 1.2e-4, so its weights may carry that
+ * relative error: tol 1e-3 there. Zeros the structure guarantees (masked rows; groups of equal
+ * rewards under group/rloo/opob/REINFORCE++-baseline) must be exactly 0 on the GPU, since
+ * adv_zero_frac and the collapse metrics count them.
  */
 import { describe, expect, it } from 'vitest';
-import { ADVANTAGE_WORKGROUP_SIZE, advantageKernel, grpoAdvantageCpu, type GrpoOptions } from '../../kernels/advantage';
+import {
+  ADV_ESTIMATORS,
+  ADVANTAGE_DEFAULTS,
+  advantageCpu,
+  advantageKernel,
+  groupLayout,
+  packTrajIn,
+  packTurnIn,
+  type AdvantageInputs,
+  type AdvantageOptions,
+  type AdvantageShape,
+} from '../../kernels/advantage';
+import { packTrajStats } from '../../kernels/trajStats';
 import { createRng } from '../../workers/rng';
-import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
 
-type RewardKind = 'normal' | 'binary' | 'equal';
+interface Case {
+  name: string;
+  inp: AdvantageInputs;
+  shape: AdvantageShape;
+  extreme: boolean;
+}
 
-async function check(N: number, G: number, tp: number, kind: RewardKind, o: Partial<GrpoOptions> = {}) {
+const TOL = 2e-5;
+const TOL_OPOB_EXTREME = 1e-3;
+
+/**
+ * A batch of contiguous groups of the given sizes. Groups of size 1 marked 'pad' are padding
+ * trajectories (no turns, empty mask). Some groups get all-equal rewards (collapse) and some turn
+ * rewards are binary, so pools and anchor sets with equal values occur.
+ */
+function makeCase(
+  name: string,
+  seed: number,
+  sizes: Array<number | 'pad'>,
+  o: { T: number; aL: number; tp: number; nRoles: number; extreme?: boolean },
+): Case {
+  const rng = createRng(seed);
+  const G = sizes.map((s) => (s === 'pad' ? 1 : s));
+  const N = G.reduce((a, b) => a + b, 0);
+  const { T, aL, tp, nRoles } = o;
+  const S = o.extreme ? 1e4 : 1;
+  const pad = new Uint8Array(N);
+  const reward = new Float32Array(N);
+  let n = 0;
+  sizes.forEach((s, g) => {
+    const kind = rng.int(3); // 0 normal, 1 binary, 2 all equal
+    const eq = S * rng.normal();
+    for (let k = 0; k < G[g]!; k++, n++) {
+      pad[n] = s === 'pad' ? 1 : 0;
+      reward[n] = pad[n] ? 0 : kind === 0 ? S * rng.normal() : kind === 1 ? S * rng.int(2) : eq;
+    }
+  });
+  const turns = Uint32Array.from({ length: N }, (_, m) => (pad[m] ? 0 : 1 + rng.int(T)));
+  const mask = new Float32Array(N * tp);
+  for (let m = 0; m < N; m++) {
+    for (let j = 0; j < tp; j++) {
+      // Mostly only the taken turns' rows are policy rows; a few stray rows past them test the zeros.
+      const inTurns = Math.floor(j / aL) < turns[m]!;
+      mask[m * tp + j] = pad[m] ? 0 : (inTurns ? rng.next() < 0.85 : rng.next() < 0.1) ? 1 : 0;
+    }
+  }
+  const binaryTurns = rng.next() < 0.5;
+  const inp: AdvantageInputs = {
+    reward,
+    ...groupLayout(G),
+    turns,
+    turnReward: Float32Array.from({ length: N * T }, () => (binaryTurns ? S * rng.int(2) : S * rng.normal())),
+    turnRole: Int32Array.from({ length: N * T }, () => (rng.next() < 0.1 ? -1 : rng.int(nRoles))),
+    turnKey: Uint32Array.from({ length: N * T }, () => rng.int(3)),
+    roleRewards: Float32Array.from({ length: N * nRoles }, (_, k) => S * ((k % nRoles) + 1) * rng.normal() + (k % nRoles)),
+    trajStats: {
+      len: Float32Array.from({ length: N }, (_, m) => mask.subarray(m * tp, (m + 1) * tp).reduce((a, b) => a + b, 0)),
+      entMean: Float32Array.from({ length: N }, () => (o.extreme && rng.next() < 0.3 ? 0 : 3 * rng.next())),
+      logIS: Float32Array.from({ length: N }, () => (o.extreme ? (rng.next() < 0.5 ? 1000 : -1000) * rng.next() : 2 * rng.normal())),
+      g2: Float32Array.from({ length: N }, () => (rng.next() < 0.15 ? 0 : (o.extreme ? 1e3 : 1) * rng.next() * tp)),
+    },
+    mask,
+    logpOld: Float32Array.from({ length: N * tp }, () => -5 * rng.next()),
+    logpRef: Float32Array.from({ length: N * tp }, () => -5 * rng.next()),
+  };
+  return { name, inp, shape: { numTraj: N, tp, maxTurns: T, actionLen: aL, nRoles }, extreme: !!o.extreme };
+}
+
+const CASES: Case[] = [
+  // 8 groups of 8 = 64 trajectories: one full workgroup. tp = T * actionLen.
+  makeCase('uniform N=64', 1, new Array<number>(8).fill(8), { T: 3, aL: 2, tp: 6, nRoles: 2 }),
+  // Variable groups with padding, N = 67 (two workgroups, the second nearly empty); tp 11 cuts turn 3.
+  makeCase('variable N=67', 2, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], { T: 4, aL: 3, tp: 11, nRoles: 3 }),
+  // N = 130 with rows past the last turn (tp = T * actionLen + 2).
+  makeCase('variable N=130', 3, [9, 9, 3, 'pad', 'pad', 16, 2, 2, 11, 8, 8, 8, 5, 16, 4, 4, 6, 7], { T: 2, aL: 4, tp: 10, nRoles: 2 }),
+  makeCase('extreme N=67', 4, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], { T: 4, aL: 3, tp: 11, nRoles: 3, extreme: true }),
+];
+
+/** Every option that changes an estimator's result, crossed per estimator. */
+function variants(): Array<Partial<AdvantageOptions>> {
+  const out: Array<Partial<AdvantageOptions>> = [];
+  const bools = [false, true];
+  for (const estimator of ['group', 'rloo', 'raw'] as const) {
+    for (const byRole of bools) {
+      for (const entropyScale of bools) {
+        if (estimator === 'group') {
+          for (const scaleStd of bools) for (const unbiasedStd of bools) out.push({ estimator, byRole, entropyScale, scaleStd, unbiasedStd });
+        } else out.push({ estimator, byRole, entropyScale });
+      }
+    }
+  }
+  for (const baseline of bools) {
+    for (const klInReward of [0, 0.3]) for (const gamma of [1, 0.9]) out.push({ estimator: 'reinforce', baseline, klInReward, gamma });
+  }
+  out.push({ estimator: 'reinforce', baseline: true, entropyScale: true, gamma: 0.95 });
+  for (const separate of bools) for (const gamma of [1, 0.8]) out.push({ estimator: 'turn', separate, gamma });
+  out.push({ estimator: 'turn', separate: true, entropyScale: true });
+  for (const scaleStd of bools) for (const unbiasedStd of bools) out.push({ estimator: 'turnGroup', scaleStd, unbiasedStd });
+  for (const scaleStd of bools) {
+    for (const gamma of [1, 0.9]) for (const stepWeight of [1, 0.5]) out.push({ estimator: 'gigpo', scaleStd, gamma, stepWeight });
+  }
+  for (const scaleStd of bools) {
+    for (const isCap of [0, 2, 1e6]) for (const entropyScale of bools) out.push({ estimator: 'opob', scaleStd, isCap, entropyScale });
+  }
+  return out;
+}
+
+const VARIANTS = variants();
+const label = (v: Partial<AdvantageOptions>) =>
+  Object.entries(v).map(([k, x]) => (k === 'estimator' ? x : `${k}=${x}`)).join(' ');
+
+/** Rows whose advantage must be exactly 0 on the GPU: masked, or a group of equal rewards. */
+function structuralZeros(c: Case, o: AdvantageOptions): Uint8Array {
+  const { inp, shape } = c;
+  const z = new Uint8Array(shape.numTraj * shape.tp);
+  const collapses =
+    (!o.byRole && (o.estimator === 'group' || o.estimator === 'rloo' || o.estimator === 'opob')) ||
+    (o.estimator === 'reinforce' && o.baseline && o.klInReward === 0);
+  for (let n = 0; n < shape.numTraj; n++) {
+    const g0 = inp.groupStart[n]!;
+    let equal = inp.groupSize[n]! > 1;
+    for (let m = g0; m < g0 + inp.groupSize[n]!; m++) if (inp.reward[m] !== inp.reward[g0]) equal = false;
+    for (let j = 0; j < shape.tp; j++) {
+      const i = n * shape.tp + j;
+      z[i] = inp.mask[i] === 0 || (collapses && equal) ? 1 : 0;
+    }
+  }
+  return z;
+}
+
+/** Worst errors over all checks, for the report. */
+const worst: Record<string, number> = {};
+
+/**
+ * Per-row error scale: the largest |ref| over the rows of the row's group (+1e-7 so a group that
+ * is 0 in float64 may hold f32 dust). Cancellations inside a group (R - mean, v - mu, R - b) lose
+ * digits relative to the group's values, not to one small result, and normalized estimators
+ * (scaleStd, IGPO) have outputs of order 1 whatever the input scale, so this scale fits both.
+ */
+function groupScales(c: Case, ref: Float32Array): Float64Array {
+  const { tp, numTraj: N } = c.shape;
+  const s = new Float64Array(N * tp);
+  for (let n = 0; n < N; ) {
+    const G = c.inp.groupSize[n]!;
+    let m = 0;
+    for (let i = n * tp; i < (n + G) * tp; i++) m = Math.max(m, Math.abs(ref[i]!));
+    s.fill(m + 1e-7, n * tp, (n + G) * tp);
+    n += G;
+  }
+  return s;
+}
+
+/** Rows outside |got - ref| <= tol * (scale + |ref|), and the worst |got - ref| / (scale + |ref|). */
+function compare(got: Float32Array, ref: Float32Array, scale: Float64Array, tol: number) {
+  let bad = 0;
+  let first = -1;
+  let w = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const e = got[i] === ref[i] ? 0 : Math.abs(got[i]! - ref[i]!) / (scale[i]! + Math.abs(ref[i]!));
+    if (!(e <= tol)) {
+      bad++;
+      if (first < 0) first = i;
+    }
+    w = Math.max(w, Number.isNaN(e) ? Infinity : e);
+  }
+  return { bad, first, worst: w };
+}
+
+async function checkCase(c: Case) {
   const device = await requireGpu();
-  const rng = createRng(N * 1000 + G * 10 + tp);
-  const rewards = Float32Array.from({ length: N }, (_, n) =>
-    kind === 'binary' ? rng.int(2) : kind === 'equal' ? 0.1 * (1 + Math.floor(n / G)) : rng.normal(),
-  );
-  const mask = Float32Array.from({ length: N * tp }, () => (rng.next() < 0.8 ? 1 : 0));
-  const opts: GrpoOptions = { group: G, scaleStd: true, unbiasedStd: false, eps: 1e-6, ...o };
-  const ref = grpoAdvantageCpu(rewards, mask, tp, opts);
-  const adv = await withValidation(device, async () => {
+  const { inp, shape } = c;
+  const N = shape.numTraj;
+  const R = N * shape.tp;
+  const opts = VARIANTS.map((v): AdvantageOptions => ({ ...ADVANTAGE_DEFAULTS, ...v }));
+  const outs = await withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = advantageKernel.create(device);
-    const out = g.empty(N * tp);
-    const call = kernel.bind({ rewards: g.upload(rewards), mask: g.upload(mask), adv: out }, { ...opts, numTraj: N, tp });
-    runCalls(device, [[kernel, call]]);
-    const res = await g.readF32(out, N * tp);
+    const bufs = {
+      trajIn: g.upload(packTrajIn(inp)),
+      turnIn: g.upload(packTurnIn(inp, N, shape.maxTurns)),
+      roleRewards: g.upload(inp.roleRewards!),
+      trajStats: g.upload(packTrajStats(inp.trajStats!)),
+      mask: g.upload(inp.mask),
+      logpOld: g.upload(inp.logpOld!),
+      logpRef: g.upload(inp.logpRef!),
+    };
+    const advs = opts.map(() => g.empty(R));
+    const calls = opts.map((o, k) => kernel.bind({ ...bufs, adv: advs[k]! }, { ...shape, ...o }));
+    runCalls(device, calls.map((call) => [kernel, call] as [typeof kernel, typeof call]));
+    const res: Float32Array[] = [];
+    for (const b of advs) res.push(await g.readF32(b, R));
     g.destroy();
     kernel.destroy();
     return res;
   });
-  const name = `advantage N=${N} G=${G} tp=${tp} ${kind}${o.scaleStd === false ? ' no-std' : ''}${o.unbiasedStd ? ' unbiased' : ''}`;
-  expectClose(adv, ref, { atol: 1e-6, rtol: 1e-5, label: name });
-  for (let i = 0; i < ref.length; i++) if (ref[i] === 0) expect(adv[i] === 0, `${name}: adv[${i}] is exactly 0`).toBe(true);
+  const failures: string[] = [];
+  opts.forEach((o, k) => {
+    const ref = advantageCpu(inp, o, shape);
+    const got = outs[k]!;
+    const name = `${c.name} ${label(VARIANTS[k]!)}`;
+    const tol = c.extreme && o.estimator === 'opob' ? TOL_OPOB_EXTREME : TOL;
+    const r = compare(got, ref, groupScales(c, ref), tol);
+    const key = `${o.estimator}${c.extreme ? ' (extreme)' : ''}`;
+    worst[key] = Math.max(worst[key] ?? 0, r.worst);
+    if (r.bad > 0) {
+      failures.push(`${name}: ${r.bad} of ${R} differ (tol ${tol}); first [${r.first}] got ${got[r.first]}, expected ${ref[r.first]}`);
+    }
+    const zeros = structuralZeros(c, o);
+    let nz = 0;
+    for (let i = 0; i < R; i++) if (zeros[i] && got[i] !== 0) nz++;
+    if (nz > 0) failures.push(`${name}: ${nz} rows that must be exactly 0 are not`);
+  });
+  expect(failures, failures.slice(0, 8).join('\n')).toEqual([]);
 }
 
-describe('advantage.wgsl matches grpoAdvantageCpu', () => {
-  // Rows N * tp at the edge sizes 1, 63, 64, 65, 123 and 1152.
-  const wg = ADVANTAGE_WORKGROUP_SIZE;
-  const cases: Array<[number, number, number]> = [
-    [1, 1, 1],
-    [7, 7, (wg - 1) / 7],
-    [8, 4, wg / 8],
-    [13, 13, (wg + 1) / 13],
-    [41, 41, 3],
-    [128, 8, 9],
-  ];
-  for (const [N, G, tp] of cases) {
-    it(`rows = ${N * tp} (N ${N}, group ${G}, tp ${tp})`, async () => {
-      await check(N, G, tp, 'normal');
-      await check(N, G, tp, 'binary');
-    });
-  }
-  it('group size 1 uses mean 0 and std 1', async () => check(20, 1, 3, 'normal'));
-  it('all-equal groups give exactly 0 (values 0.1, 0.2, ... that f32 sums do not keep exact)', async () => {
-    await check(24, 3, 4, 'equal');
-    await check(60, 6, 2, 'equal', { unbiasedStd: true });
+describe('advantage.wgsl matches advantageCpu', () => {
+  it('covers every estimator', () => {
+    expect(new Set(VARIANTS.map((v) => v.estimator))).toEqual(new Set(ADV_ESTIMATORS));
   });
-  it('without std scaling, and with the unbiased std', async () => {
-    await check(32, 8, 5, 'normal', { scaleStd: false });
-    await check(32, 8, 5, 'binary', { unbiasedStd: true });
+  for (const c of CASES) it(`${c.name}: ${VARIANTS.length} option sets`, async () => checkCase(c));
+  it('worst errors', () => {
+    // max |got - ref| / (group scale + |ref|) per estimator over all cases and option sets.
+    for (const [k, w] of Object.entries(worst)) console.info(`[close] advantage ${k}: max scaled error ${w.toExponential(2)}`);
+    expect(Object.keys(worst).length).toBeGreaterThan(0);
   });
 });

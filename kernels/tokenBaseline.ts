@@ -1,0 +1,101 @@
+/**
+ * OTB: the optimal token baseline (kernel `tokenBaseline.wgsl`; METHODS.md 5.13, verl
+ * `compute_multi_turn_optimal_token_baseline_advantage`), one thread per row. Positions are
+ * re-indexed over each trajectory's masked rows (p = 0, 1, ... skips observation gaps):
+ *   w_{n,p} = 1 - 2 pi_old + sum_v pi_old,v^2     (logit-gradient proxy, kernels/trajStats.ts gradProxy)
+ *   W_{n,p} = sum_{q <= p} w_{n,q}                 (cumulative path variance)
+ *   B*_p    = sum_m W_{m,p} R_m / (sum_m W_{m,p} + 1e-8)   over the group members m with a position p
+ *   A_{n,p} = R_n - B*_p                          (G_{n,p} = R_n: the outcome return); a group of one: A = R.
+ * The baseline is taken around the row's own return: B*_p = R_n + sum_m W (R_m - R_n) / (sum W + 1e-8),
+ * i.e. verl's form with the 1e-8 guard acting as a pseudo-weight on R_n. It differs from verl's by
+ * 1e-8 R_n / (sum W + 1e-8), and makes a group of equal returns give exactly 0 (verl leaves
+ * 1e-8 R / (sum W + 1e-8) there; at sum W = 0 it gives A = R where this gives 0).
+ * Masked-out rows are 0. verl's `handle_zero_tail` and the rollout-IS factor on w are not applied.
+ */
+import { defineKernel, uniformLayout } from './pipeline';
+import tokenBaselineWGSL from './tokenBaseline.wgsl?raw';
+import { gradProxy } from './trajStats';
+
+export interface TokenBaselineInputs {
+  /** [N] outcome reward R_n */
+  reward: Float32Array;
+  /** [N] first trajectory of n's group (kernels/advantage.ts groupLayout) */
+  groupStart: Uint32Array;
+  /** [N] */
+  groupSize: Uint32Array;
+  /** [N * Tp] 0/1 */
+  mask: Float32Array;
+  /** [N * Tp] log pi_old of the sampled token */
+  logpOld: Float32Array;
+  /** [N * Tp] sum_v pi_old,v^2 */
+  sumP2Old: Float32Array;
+}
+
+export function tokenBaselineCpu(inp: TokenBaselineInputs, Tp: number): Float32Array {
+  const N = inp.reward.length;
+  const adv = new Float32Array(N * Tp);
+  // Cumulative W of each trajectory by position, and its positions' rows.
+  const W: number[][] = [];
+  for (let n = 0; n < N; n++) {
+    const cum: number[] = [];
+    let acc = 0;
+    for (let j = 0; j < Tp; j++) {
+      const i = n * Tp + j;
+      if (inp.mask[i] === 0) continue;
+      acc += gradProxy(inp.logpOld[i]!, inp.sumP2Old[i]!);
+      cum.push(acc);
+    }
+    W.push(cum);
+  }
+  for (let n = 0; n < N; n++) {
+    const g0 = inp.groupStart[n]!;
+    const G = inp.groupSize[n]!;
+    const Rn = inp.reward[n]!;
+    let p = 0;
+    for (let j = 0; j < Tp; j++) {
+      const i = n * Tp + j;
+      const m = inp.mask[i]!;
+      if (m === 0) continue;
+      if (G <= 1) {
+        adv[i] = Rn * m;
+      } else {
+        let num = 0;
+        let den = 0;
+        for (let k = g0; k < g0 + G; k++) {
+          const w = W[k]![p];
+          if (w === undefined) continue;
+          num += w * (Rn - inp.reward[k]!);
+          den += w;
+        }
+        adv[i] = (num / (den + 1e-8)) * m;
+      }
+      p++;
+    }
+  }
+  return adv;
+}
+
+export const TOKEN_BASELINE_WORKGROUP_SIZE = 64;
+
+/** Mirrors `struct TokenBaseline` in tokenBaseline.wgsl. */
+export const TOKEN_BASELINE_UNIFORM = uniformLayout([['numRows', 'u32'], ['tp', 'u32']] as const);
+
+export interface TokenBaselineConfig {
+  numTraj: number;
+  tp: number;
+}
+
+/**
+ * tokenBaselineCpu on the GPU. Buffers: trajIn [N * 4] (kernels/advantage.ts packTrajIn; the turns
+ * word is unused), mask, logpOld, sumP2Old [N * tp], adv [N * tp] (output, every row written).
+ * Each row walks its group's rows up to its position: O(G * tp) per row.
+ */
+export const tokenBaselineKernel = defineKernel({
+  label: 'tokenBaseline',
+  wgsl: tokenBaselineWGSL,
+  workgroupSize: TOKEN_BASELINE_WORKGROUP_SIZE,
+  bindings: ['trajIn', 'mask', 'logpOld', 'sumP2Old', 'adv'],
+  uniform: TOKEN_BASELINE_UNIFORM,
+  values: (c: TokenBaselineConfig) => ({ numRows: c.numTraj * c.tp, tp: c.tp }),
+  workgroups: (c) => Math.ceil((c.numTraj * c.tp) / TOKEN_BASELINE_WORKGROUP_SIZE),
+});

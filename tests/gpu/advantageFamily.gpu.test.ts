@@ -1,0 +1,268 @@
+/**
+ * The advantage stage's other kernels against their references: trajStats.wgsl (trajStatsCpu),
+ * tokenBaseline.wgsl (tokenBaselineCpu, OTB), whiten.wgsl (whitenCpu), and trajStats' output buffer
+ * bound straight into advantage.wgsl (the struct layouts agree). These kernels are not in
+ * ALL_KERNELS yet, so the file compiles them with validateKernels first.
+ *
+ * Tolerances (GPU f32 vs float64 reference on the same f32 inputs):
+ * - trajStats: len is a count (exact). entMean, logIS and g2 are in-order f32 sums of <= tp terms,
+ *   each term within 1-2 ulps (exp in g2): atol = 1e-6 tp x (largest |term|: 20 for the clamped
+ *   log IS, 2 for g2, 1 for entMean), rtol 1e-5.
+ * - tokenBaseline: A = -sum W (R_m - R_n) / (sum W + 1e-8). The proxy w = 1 - 2 pi + sum pi^2
+ *   cancels terms of order 1 down to w >= (1 - pi)^2 >= 0.01 here (pi <= 0.9), so w carries up to
+ *   ~2.5e-5 relative error, and the baseline that much of the group's reward spread:
+ *   |err| <= 1e-4 (s + |ref|), s = the largest |ref| in the group. Equal-reward groups exactly 0.
+ * - whiten: (A - mean) / sd loses a few ulps of max|A| in A - mean: atol = 1e-5 max(1, max|A| / sd),
+ *   rtol 1e-5.
+ */
+import { describe, expect, it } from 'vitest';
+import { ADVANTAGE_DEFAULTS, advantageCpu, advantageKernel, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
+import { validateKernels } from '../../kernels/pipeline';
+import { tokenBaselineCpu, tokenBaselineKernel } from '../../kernels/tokenBaseline';
+import { TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats, type TrajStatsInput } from '../../kernels/trajStats';
+import { whitenCpu, whitenKernel, WHITEN_WORKGROUP_SIZE } from '../../kernels/whiten';
+import { createRng, type Rng } from '../../workers/rng';
+import { expectClose } from '../helpers/expectClose';
+import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { requireGpu } from '../helpers/requireGpu';
+
+async function device(): Promise<GPUDevice> {
+  const d = await requireGpu();
+  await validateKernels(d, [trajStatsKernel, tokenBaselineKernel, whitenKernel]);
+  return d;
+}
+
+/**
+ * Per-row rollout data: pi in [0.02, 0.9], sum pi^2 in [pi^2, pi^2 + (1 - pi)^2], log IS mostly
+ * small with some beyond the +-20 clamp, and NaN in masked-out rows (they must be skipped).
+ */
+function rows(rng: Rng, N: number, tp: number, emptyEvery = 0): TrajStatsInput {
+  const R = N * tp;
+  const mask = Float32Array.from({ length: R }, (_, i) => {
+    const n = Math.floor(i / tp);
+    return emptyEvery && n % emptyEvery === emptyEvery - 1 ? 0 : rng.next() < 0.8 ? 1 : 0;
+  });
+  const p = Array.from({ length: R }, () => 0.02 + 0.88 * rng.next());
+  const nanIfOff = (i: number, x: number) => (mask[i] ? x : NaN);
+  return {
+    mask,
+    logpOld: Float32Array.from(p, (x, i) => nanIfOff(i, Math.log(x))),
+    logpRollout: Float32Array.from(p, (x, i) => nanIfOff(i, Math.log(x) + (rng.next() < 0.05 ? 30 * Math.sign(rng.next() - 0.5) : 0.5 * rng.normal()))),
+    entropyOld: Float32Array.from({ length: R }, (_, i) => nanIfOff(i, 3 * rng.next())),
+    sumP2Old: Float32Array.from(p, (x, i) => nanIfOff(i, x * x + (1 - x) ** 2 * rng.next())),
+  };
+}
+
+describe('trajStats.wgsl matches trajStatsCpu', () => {
+  const cases: Array<[number, number]> = [[1, 1], [63, 5], [64, 7], [65, 3], [130, 12]];
+  for (const [N, tp] of cases) {
+    it(`N = ${N}, tp = ${tp} (every 4th trajectory empty)`, async () => {
+      const d = await device();
+      const inp = rows(createRng(N * 31 + tp), N, tp, 4);
+      const ref = trajStatsCpu(inp, tp);
+      const got = await withValidation(d, async () => {
+        const g = new GpuScratch(d);
+        const k = trajStatsKernel.create(d);
+        const out = g.empty(N * TRAJ_STATS_WORDS);
+        const call = k.bind(
+          {
+            mask: g.upload(inp.mask), logpOld: g.upload(inp.logpOld), logpRollout: g.upload(inp.logpRollout),
+            entropyOld: g.upload(inp.entropyOld), sumP2Old: g.upload(inp.sumP2Old), out,
+          },
+          { numTraj: N, tp },
+        );
+        runCalls(d, [[k, call]]);
+        const res = unpackTrajStats(await g.readF32(out, N * TRAJ_STATS_WORDS), N);
+        g.destroy();
+        k.destroy();
+        return res;
+      });
+      expect(Array.from(got.len)).toEqual(Array.from(ref.len));
+      expectClose(got.entMean, ref.entMean, { atol: 1e-6 * tp, rtol: 1e-5, label: `trajStats entMean N=${N} tp=${tp}` });
+      expectClose(got.logIS, ref.logIS, { atol: 2e-5 * tp, rtol: 1e-5, label: `trajStats logIS N=${N} tp=${tp}` });
+      expectClose(got.g2, ref.g2, { atol: 2e-6 * tp, rtol: 1e-5, label: `trajStats g2 N=${N} tp=${tp}` });
+      for (let n = 0; n < N; n++) if (ref.len[n] === 0) expect([got.entMean[n], got.logIS[n], got.g2[n]]).toEqual([0, 0, 0]);
+    });
+  }
+});
+
+/** Variable contiguous groups; 'pad' = a padding trajectory (group of one, empty mask). */
+function groupsCase(seed: number, sizes: Array<number | 'pad'>, tp: number) {
+  const rng = createRng(seed);
+  const G = sizes.map((s) => (s === 'pad' ? 1 : s));
+  const N = G.reduce((a, b) => a + b, 0);
+  const r = rows(rng, N, tp);
+  const reward = new Float32Array(N);
+  let n = 0;
+  sizes.forEach((s, g) => {
+    const kind = rng.int(3); // normal, binary, all equal
+    const eq = rng.normal();
+    for (let k = 0; k < G[g]!; k++, n++) {
+      if (s === 'pad') r.mask.fill(0, n * tp, (n + 1) * tp);
+      reward[n] = kind === 0 ? rng.normal() : kind === 1 ? rng.int(2) : eq;
+    }
+  });
+  return { ...r, reward, ...groupLayout(G), N, tp };
+}
+
+function maxPerGroup(ref: Float32Array, groupSize: Uint32Array, tp: number): Float64Array {
+  const s = new Float64Array(ref.length);
+  for (let n = 0; n < groupSize.length; ) {
+    const G = groupSize[n]!;
+    let m = 0;
+    for (let i = n * tp; i < (n + G) * tp; i++) m = Math.max(m, Math.abs(ref[i]!));
+    s.fill(m + 1e-7, n * tp, (n + G) * tp);
+    n += G;
+  }
+  return s;
+}
+
+describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
+  const cases: Array<[string, number, Array<number | 'pad'>, number]> = [
+    ['N=64 uniform', 5, new Array<number>(16).fill(4), 6],
+    ['N=67 variable', 6, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], 9],
+    ['N=130 variable', 7, [9, 9, 3, 'pad', 'pad', 16, 2, 2, 11, 8, 8, 8, 5, 16, 4, 4, 6, 7], 13],
+  ];
+  for (const [name, seed, sizes, tp] of cases) {
+    it(name, async () => {
+      const d = await device();
+      const c = groupsCase(seed, sizes, tp);
+      const ref = tokenBaselineCpu(c, tp);
+      const R = c.N * tp;
+      const got = await withValidation(d, async () => {
+        const g = new GpuScratch(d);
+        const k = tokenBaselineKernel.create(d);
+        const adv = g.empty(R);
+        const trajIn = g.upload(packTrajIn({ ...c, turns: new Uint32Array(c.N) }));
+        const call = k.bind(
+          { trajIn, mask: g.upload(c.mask), logpOld: g.upload(c.logpOld), sumP2Old: g.upload(c.sumP2Old), adv },
+          { numTraj: c.N, tp },
+        );
+        runCalls(d, [[k, call]]);
+        const res = await g.readF32(adv, R);
+        g.destroy();
+        k.destroy();
+        return res;
+      });
+      const s = maxPerGroup(ref, c.groupSize, tp);
+      let worst = 0;
+      for (let i = 0; i < R; i++) {
+        const e = Math.abs(got[i]! - ref[i]!) / (s[i]! + Math.abs(ref[i]!));
+        expect(e <= 1e-4, `row ${i}: got ${got[i]}, expected ${ref[i]}`).toBe(true);
+        if (ref[i] === 0 && (c.mask[i] === 0 || s[i]! <= 1e-7)) expect(got[i], `row ${i} exactly +0`).toBe(0);
+        worst = Math.max(worst, e);
+      }
+      console.info(`[close] tokenBaseline ${name}: max |err| / (group max + |ref|) ${worst.toExponential(2)}`);
+    });
+  }
+});
+
+describe('whiten.wgsl matches whitenCpu', () => {
+  const wg = WHITEN_WORKGROUP_SIZE;
+  const cases: Array<[number, number, number]> = [
+    // rows, scale, offset
+    [1, 1, 0],
+    [wg - 1, 1, 0],
+    [wg, 3, 1],
+    [wg + 1, 1, 0],
+    [5000, 2, 0.5],
+    [1000, 1e4, 1e3],
+    [777, 1, 100],
+  ];
+  for (const [R, scale, offset] of cases) {
+    it(`rows = ${R}, values ${scale} N(0,1) + ${offset}`, async () => {
+      const d = await device();
+      const rng = createRng(R + scale);
+      const adv = Float32Array.from({ length: R }, () => scale * rng.normal() + offset);
+      const mask = Float32Array.from({ length: R }, () => (rng.next() < 0.8 ? 1 : 0));
+      await checkWhiten(d, adv, mask, `rows=${R} scale=${scale} offset=${offset}`);
+    });
+  }
+  it('no masked row, one masked row, all-equal values', async () => {
+    const d = await device();
+    await checkWhiten(d, Float32Array.from([1, 2, 3]), new Float32Array(3), 'empty');
+    await checkWhiten(d, Float32Array.from([1, 2, 3]), Float32Array.from([0, 1, 0]), 'one');
+    await checkWhiten(d, new Float32Array(300).fill(0.1), new Float32Array(300).fill(1), 'equal');
+  });
+});
+
+async function checkWhiten(d: GPUDevice, adv: Float32Array, mask: Float32Array, name: string) {
+  const R = adv.length;
+  const ref = whitenCpu(adv, mask);
+  const got = await withValidation(d, async () => {
+    const g = new GpuScratch(d);
+    const k = whitenKernel.create(d);
+    const buf = g.upload(adv);
+    runCalls(d, [[k, k.bind({ mask: g.upload(mask), adv: buf }, { numRows: R })]]);
+    const res = await g.readF32(buf, R);
+    g.destroy();
+    k.destroy();
+    return res;
+  });
+  let sum = 0;
+  let count = 0;
+  let maxA = 0;
+  for (let i = 0; i < R; i++) {
+    if (mask[i] === 0) continue;
+    sum += adv[i]!;
+    count++;
+    maxA = Math.max(maxA, Math.abs(adv[i]!));
+  }
+  const mean = sum / Math.max(count, 1);
+  let ss = 0;
+  for (let i = 0; i < R; i++) if (mask[i] !== 0) ss += (adv[i]! - mean) ** 2;
+  const sd = count > 1 ? Math.sqrt(ss / (count - 1) + 1e-8) : 1;
+  expectClose(got, ref, { atol: 1e-5 * Math.max(1, maxA / sd), rtol: 1e-5, label: `whiten ${name}` });
+  for (let i = 0; i < R; i++) if (mask[i] === 0 || count <= 1) expect(got[i], `row ${i} exactly 0`).toBe(0);
+}
+
+describe('trajStats output feeds advantage.wgsl', () => {
+  it('opob with IS weights and entropyScale from the GPU trajStats buffer', async () => {
+    const d = await device();
+    const c = groupsCase(9, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7], 6);
+    const N = c.N;
+    const tp = c.tp;
+    const shape = { numTraj: N, tp, maxTurns: 2, actionLen: 3, nRoles: 1 };
+    const inp = { ...c, turns: new Uint32Array(N).fill(2), trajStats: trajStatsCpu(c, tp) };
+    const cleanLogp = Float32Array.from(c.logpOld, (x) => (Number.isNaN(x) ? 0 : x));
+    const results: Array<[string, Float32Array, Float32Array]> = [];
+    const optsList = [
+      { ...ADVANTAGE_DEFAULTS, estimator: 'opob' as const, isCap: 3, entropyScale: true },
+      { ...ADVANTAGE_DEFAULTS, estimator: 'group' as const, entropyScale: true, scaleStd: false },
+    ];
+    await withValidation(d, async () => {
+      const g = new GpuScratch(d);
+      const ts = trajStatsKernel.create(d);
+      const ak = advantageKernel.create(d);
+      const stats = g.empty(N * TRAJ_STATS_WORDS);
+      const mask = g.upload(c.mask);
+      const tsCall = ts.bind(
+        {
+          mask, logpOld: g.upload(c.logpOld), logpRollout: g.upload(c.logpRollout),
+          entropyOld: g.upload(c.entropyOld), sumP2Old: g.upload(c.sumP2Old), out: stats,
+        },
+        { numTraj: N, tp },
+      );
+      const common = {
+        trajIn: g.upload(packTrajIn(inp)), turnIn: g.upload(packTurnIn({}, N, 2)), roleRewards: g.upload(new Float32Array(N)),
+        trajStats: stats, mask, logpOld: g.upload(cleanLogp), logpRef: g.upload(cleanLogp),
+      };
+      const outs = optsList.map(() => g.empty(N * tp));
+      const calls = optsList.map((o, k) => ak.bind({ ...common, adv: outs[k]! }, { ...shape, ...o }));
+      runCalls(d, [[ts, tsCall], ...calls.map((call) => [ak, call] as [typeof ak, typeof call])]);
+      for (let k = 0; k < optsList.length; k++) {
+        const o = optsList[k]!;
+        results.push([o.estimator, await g.readF32(outs[k]!, N * tp), advantageCpu(inp, o, shape)]);
+      }
+      g.destroy();
+      ts.destroy();
+      ak.destroy();
+    });
+    for (const [name, got, ref] of results) {
+      const s = maxPerGroup(ref, c.groupSize, tp);
+      for (let i = 0; i < ref.length; i++) {
+        expect(Math.abs(got[i]! - ref[i]!) <= 1e-4 * (s[i]! + Math.abs(ref[i]!)), `${name} row ${i}: got ${got[i]}, expected ${ref[i]}`).toBe(true);
+      }
+    }
+  });
+});
