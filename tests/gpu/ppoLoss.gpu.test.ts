@@ -1,12 +1,18 @@
 /**
- * ppoLoss.wgsl vs ppoLossCpu (kernels/ppoLoss.ts). Tolerances: ratio, loss and dlogp involve one
- * f32 exp of a log-ratio up to 20, so rtol 1e-5 (exp's f32 error grows with its argument: ~1e-6
- * relative at 20) and atol 1e-6 (k3 = exp(k) - k - 1 cancels for small k, an absolute f32 error of
- * ~1e-7). clip must match exactly: a flip needs a log-ratio within 1e-7 of log(1 +- eps), which
- * these seeds do not produce.
+ * ppoLoss.wgsl vs ppoLossCpu (kernels/ppoLoss.ts), in every ratio mode (token, GSPO sequence, GMPO
+ * geometric, SeeUPO turn stage) and KL type (k3, k1, k2). Tolerances: ratio, loss and dlogp involve
+ * one or two f32 exps of log-ratios up to 20, so rtol 1e-5 (exp's f32 error grows with its argument:
+ * ~1e-6 relative at 20; mode 3 multiplies two such exps) and atol 1e-6 (k3 = exp(k) - k - 1 cancels
+ * for small k, an absolute f32 error of ~1e-7; k1 = logp - logpRef is off by half an ulp of |logp|
+ * <= ~10). Inputs past the +-20 clamp (|logp| up to ~60) use atol 1e-5: there the f32 difference
+ * logp - logpRef, and so k1 and k2's gradient, is off by up to half an ulp of 64 (3.8e-6).
+ * The modes that read seqLog get the same f32 seqLog on both sides (the reference's), so they test
+ * ppoLoss alone; one chained test feeds seqRatio.wgsl's own output. clip must match exactly: a flip
+ * needs a log-ratio within 1e-7 of a clip bound, which these seeds do not produce.
  */
 import { describe, expect, it } from 'vitest';
-import { PPO_LOSS_WORKGROUP_SIZE, ppoLossCpu, ppoLossKernel, unpackPpoRows, PPO_ROW_WORDS, type PpoLossOptions } from '../../kernels/ppoLoss';
+import { KL_TYPES, PPO_LOSS_WORKGROUP_SIZE, RATIO_MODES, ppoLossCpu, ppoLossKernel, unpackPpoRows, PPO_ROW_WORDS, type PpoLossOptions } from '../../kernels/ppoLoss';
+import { seqRatioCpu, seqRatioKernel, type SeqRatioMode } from '../../kernels/seqRatio';
 import { createRng } from '../../workers/rng';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
@@ -33,11 +39,12 @@ function inputs(R: number, seed: number, spread = 0.4): Inputs {
   return { logp, logpOld, logpRef, adv, weight };
 }
 
-async function check(inp: Inputs, o: PpoLossOptions, name: string, rowBase = 0) {
+/** Runs the kernel on rows rowBase.. of `inp` and compares with the reference; returns the reference. */
+async function check(inp: Inputs, o: PpoLossOptions, name: string, rowBase = 0, seqLog?: Float32Array, atol = 1e-6) {
   const device = await requireGpu();
   const R = inp.logp.length;
   const sub = (a: Float32Array) => a.subarray(rowBase);
-  const ref = ppoLossCpu(sub(inp.logp), sub(inp.logpOld), sub(inp.logpRef), sub(inp.adv), sub(inp.weight), o);
+  const ref = ppoLossCpu(sub(inp.logp), sub(inp.logpOld), sub(inp.logpRef), sub(inp.adv), sub(inp.weight), { ...o, rowBase }, seqLog);
   const got = await withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = ppoLossKernel.create(device);
@@ -46,7 +53,7 @@ async function check(inp: Inputs, o: PpoLossOptions, name: string, rowBase = 0) 
     const call = kernel.bind(
       {
         logp: g.upload(inp.logp), logpOld: g.upload(inp.logpOld), logpRef: g.upload(inp.logpRef),
-        adv: g.upload(inp.adv), weight: g.upload(inp.weight), dlogp, out,
+        adv: g.upload(inp.adv), weight: g.upload(inp.weight), seqLog: g.upload(seqLog ?? new Float32Array(1)), dlogp, out,
       },
       { ...o, numRows: R - rowBase, rowBase },
     );
@@ -57,7 +64,7 @@ async function check(inp: Inputs, o: PpoLossOptions, name: string, rowBase = 0) 
     kernel.destroy();
     return { dlogp: d, loss: rows.loss.subarray(rowBase), ratio: rows.ratio.subarray(rowBase), kl: rows.kl.subarray(rowBase), clip: rows.clip.subarray(rowBase) };
   });
-  const tol = { atol: 1e-6, rtol: 1e-5 };
+  const tol = { atol, rtol: 1e-5 };
   expectClose(got.loss, ref.loss, { ...tol, label: `ppoLoss loss ${name}` });
   expectClose(got.dlogp, ref.dlogp, { ...tol, label: `ppoLoss dlogp ${name}` });
   expectClose(got.ratio, ref.ratio, { ...tol, label: `ppoLoss ratio ${name}` });
@@ -86,5 +93,118 @@ describe('ppoLoss.wgsl matches ppoLossCpu', () => {
     const inp = inputs(70, 8);
     inp.logp.set(inp.logpOld);
     await check(inp, OPTS, 'on-policy');
+  });
+});
+
+// ---- ratio modes 1-3 and the KL types ----------------------------------------------------------
+
+const TP = 6;
+const ACTION_LEN = 2;
+const TURNS = 3;
+const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn' };
+const MODE_OPTS: Record<number, PpoLossOptions> = {
+  0: { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.1 },
+  1: { clipLow: 0.05, clipHigh: 0.06, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.sequence },
+  2: { clipLow: 0.1, clipHigh: 0.12, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.geometric },
+  3: { clipLow: 0.05, clipHigh: 0.05, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.turn, stage: 1 },
+};
+
+/** N trajectories of TP rows with a loss mask folded into the weights (seq-mean-token-mean). */
+function trajInputs(N: number, seed: number, spread = 0.3): Inputs & { mask: Float32Array } {
+  const base = inputs(N * TP, seed, spread);
+  const rng = createRng(seed + 1);
+  const mask = Float32Array.from({ length: N * TP }, () => (rng.next() < 0.8 ? 1 : 0));
+  mask.fill(0, 0, TP); // trajectory 0 is empty
+  for (let n = 0; n < N; n++) {
+    let len = 0;
+    for (let j = 0; j < TP; j++) len += mask[n * TP + j]!;
+    for (let j = 0; j < TP; j++) base.weight[n * TP + j] = mask[n * TP + j]! / (N * Math.max(len, 1));
+  }
+  base.adv.forEach((a, i) => (base.adv[i] = a * mask[i]!));
+  return { ...base, mask };
+}
+
+function seqLogOf(inp: Inputs & { mask: Float32Array }, o: PpoLossOptions): Float32Array | undefined {
+  const mode = o.ratioMode ?? 0;
+  if (mode === 0) return undefined;
+  return seqRatioCpu(inp.mask, inp.logp, inp.logpOld, inp.adv, { mode: SEQ_MODE[mode]!, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS, clipLow: o.clipLow, clipHigh: o.clipHigh });
+}
+
+describe('ppoLoss.wgsl: ratio modes x KL types', () => {
+  for (const mode of [0, 1, 2, 3]) {
+    for (const klType of [KL_TYPES.k3, KL_TYPES.k1, KL_TYPES.k2]) {
+      it(`mode ${mode}, kl ${Object.keys(KL_TYPES)[klType]}: 23 trajectories, then a minibatch from trajectory 5`, async () => {
+        const o = { ...MODE_OPTS[mode]!, klType, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS };
+        const inp = trajInputs(23, 100 + mode * 3 + klType);
+        const ref = await check(inp, o, `mode ${mode} kl ${klType}`, 0, seqLogOf(inp, o));
+        expect(ref.clip.includes(0) && ref.clip.some((c) => c !== 0), `mode ${mode}: clipped and unclipped rows`).toBe(true);
+        await check(inp, o, `mode ${mode} kl ${klType} rowBase`, 5 * TP, seqLogOf(inp, o));
+      });
+    }
+  }
+  it('SeeUPO: every stage, with other turns giving exactly zero loss and gradient', async () => {
+    const inp = trajInputs(11, 120);
+    for (let stage = 0; stage < TURNS; stage++) {
+      const o = { ...MODE_OPTS[3]!, stage, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS };
+      const ref = await check(inp, o, `turn stage ${stage}`, 0, seqLogOf(inp, o));
+      ref.loss.forEach((l, i) => {
+        if (Math.floor((i % TP) / ACTION_LEN) !== stage) expect(l).toBe(0);
+      });
+    }
+  });
+  for (const mode of [1, 2, 3]) {
+    it(`mode ${mode}: log-ratios past the +-20 clamp, k past its clamp`, async () => {
+      const o = { ...MODE_OPTS[mode]!, klType: KL_TYPES.k2, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS };
+      const inp = trajInputs(20, 130 + mode, 15);
+      await check(inp, o, `mode ${mode} past clamp k2`, 0, seqLogOf(inp, o), 1e-5);
+      await check(inp, { ...o, klType: KL_TYPES.k3 }, `mode ${mode} past clamp k3`, 0, seqLogOf(inp, o), 1e-5);
+    });
+  }
+  it('chained on the GPU: seqRatio.wgsl then ppoLoss.wgsl, per minibatch, against the reference chain', async () => {
+    const device = await requireGpu();
+    const N = 23;
+    const inp = trajInputs(N, 140);
+    const minibatches = [[0, 9], [9, 23]] as const;
+    for (const mode of [1, 2, 3]) {
+      const o = { ...MODE_OPTS[mode]!, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS };
+      const seqOpts = { mode: SEQ_MODE[mode]!, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS, clipLow: o.clipLow, clipHigh: o.clipHigh };
+      const S = mode === 3 ? TURNS : 1;
+      const refSeq = new Float32Array(N * S);
+      const ref = { loss: new Float32Array(N * TP), dlogp: new Float32Array(N * TP), ratio: new Float32Array(N * TP) };
+      for (const [n0, n1] of minibatches) {
+        const sub = (a: Float32Array) => a.subarray(n0 * TP, n1 * TP);
+        seqRatioCpu(sub(inp.mask), sub(inp.logp), sub(inp.logpOld), sub(inp.adv), { ...seqOpts, rowBase: n0 * TP }, refSeq);
+        const r = ppoLossCpu(sub(inp.logp), sub(inp.logpOld), sub(inp.logpRef), sub(inp.adv), sub(inp.weight), { ...o, rowBase: n0 * TP }, refSeq);
+        ref.loss.set(r.loss, n0 * TP);
+        ref.dlogp.set(r.dlogp, n0 * TP);
+        ref.ratio.set(r.ratio, n0 * TP);
+      }
+      const got = await withValidation(device, async () => {
+        const g = new GpuScratch(device);
+        const sk = seqRatioKernel.create(device);
+        const pk = ppoLossKernel.create(device);
+        const [mask, logp, logpOld, logpRef, adv, weight] = [inp.mask, inp.logp, inp.logpOld, inp.logpRef, inp.adv, inp.weight].map((a) => g.upload(a));
+        const seqLog = g.empty(N * S);
+        const dlogp = g.empty(N * TP);
+        const out = g.empty(N * TP * PPO_ROW_WORDS);
+        const calls: Parameters<typeof runCalls>[1] = [];
+        for (const [n0, n1] of minibatches) {
+          const rows = { rowBase: n0 * TP, numRows: (n1 - n0) * TP };
+          calls.push([sk, sk.bind({ mask: mask!, logp: logp!, logpOld: logpOld!, adv: adv!, out: seqLog }, { ...seqOpts, ...rows }) as never]);
+          calls.push([pk, pk.bind({ logp: logp!, logpOld: logpOld!, logpRef: logpRef!, adv: adv!, weight: weight!, seqLog, dlogp, out }, { ...o, ...rows }) as never]);
+        }
+        runCalls(device, calls);
+        const res = { seq: await g.readF32(seqLog, N * S), dlogp: await g.readF32(dlogp, N * TP), rows: unpackPpoRows(await g.read(out, N * TP * PPO_ROW_WORDS), N * TP) };
+        g.destroy();
+        sk.destroy();
+        pk.destroy();
+        return res;
+      });
+      const tol = { atol: 1e-6, rtol: 1e-5 };
+      expectClose(got.seq, refSeq, { ...tol, label: `chained mode ${mode} seqLog` });
+      expectClose(got.rows.loss, ref.loss, { ...tol, label: `chained mode ${mode} loss` });
+      expectClose(got.dlogp, ref.dlogp, { ...tol, label: `chained mode ${mode} dlogp` });
+      expectClose(got.rows.ratio, ref.ratio, { ...tol, label: `chained mode ${mode} ratio` });
+    }
   });
 });
