@@ -93,7 +93,7 @@ export const adamKernel = defineKernel({
   label: 'adam',
   wgsl: adamWGSL,
   workgroupSize: ADAM_WORKGROUP_SIZE,
-  bindings: ['params', 'grads', 'm', 'v', 'norm', 'health'],
+  bindings: ['params', 'grads', 'm', 'v', 'norm', 'health', 'lrScale'],
   uniform: ADAM_UNIFORM,
   values: (c: AdamOptions & { n: number }) => ({
     n: c.n, lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps,

@@ -1,6 +1,8 @@
 // Adam with global gradient-norm clipping, one thread per parameter (reference: adamCpu in adam.ts):
 //   s = min(1, maxGradNorm / (norm + 1e-6)) (1 when maxGradNorm = 0),  g = s * grad
 //   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  p -= lr (m / bc1) / (sqrt(v / bc2) + eps)
+// lr is multiplied by lrScale[1] (VCPO's ESS factor; 1 otherwise), read on the device so the factor
+// computed in the same command buffer never travels to the host and back.
 // bc1 = 1 - b1^t and bc2 = 1 - b2^t come per optimizer step from the host (one uniform per step).
 // A NaN or Inf gradient norm skips the step (parameters and moments stay as they were) and sets
 // the gradients bit (2) of health[0], as mixed-precision loss scalers skip overflowing steps.
@@ -25,6 +27,7 @@ struct Adam {
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;        // [n] second moment
 @group(0) @binding(5) var<storage, read> norm: array<f32>;           // [1] gradient norm
 @group(0) @binding(6) var<storage, read_write> health: array<atomic<u32>>; // [1] bit flags
+@group(0) @binding(7) var<storage, read> lrScale: array<f32>;        // [>= 2] lr factor at [1] (essScale.wgsl)
 
 override workgroupSize: u32 = 64;
 
@@ -53,5 +56,5 @@ fn main(
   let vi = u.beta2 * v[i] + u.oneMinusBeta2 * g * g;
   m[i] = mi;
   v[i] = vi;
-  params[i] = params[i] - (u.lr * (mi / u.bc1)) / (sqrt(vi / u.bc2) + u.eps);
+  params[i] = params[i] - (u.lr * lrScale[1] * (mi / u.bc1)) / (sqrt(vi / u.bc2) + u.eps);
 }

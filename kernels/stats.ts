@@ -25,9 +25,13 @@ export interface StatsInput {
   clip: Int32Array;
   /** [R] weighted token losses of the last epoch */
   loss: Float32Array;
-  /** [N] */
+  /** [N] training rewards. */
   rewards: Float32Array;
-  group: number;
+  /** [N] first row of each row's group and the group's size (groups are runs of rows). */
+  groupStart: Uint32Array;
+  groupSize: Uint32Array;
+  /** [N] turns taken; 0 marks a row without a trajectory (padding, dropped by a filter). */
+  turns: Uint32Array;
   /** Policy-token rows per trajectory. */
   Tp: number;
   minibatches: number;
@@ -107,10 +111,15 @@ export function statsCpu(s: StatsInput): StatsOut {
   for (let i = 0; i < R; i++) if (s.mask[i] !== 0) advVar += (s.adv[i]! - advMean) ** 2;
 
   let equal = 0;
-  const groups = Math.floor(N / s.group);
-  for (let g = 0; g < groups; g++) {
+  let groups = 0;
+  let live = 0;
+  for (let n = 0; n < N; n++) {
+    if (!s.turns[n]) continue;
+    live++;
+    if (s.groupStart[n] !== n) continue;
+    groups++;
     let same = 1;
-    for (let i = 1; i < s.group; i++) if (s.rewards[g * s.group + i] !== s.rewards[g * s.group]) same = 0;
+    for (let k = 1; k < s.groupSize[n]!; k++) if (s.rewards[n + k] !== s.rewards[n]) same = 0;
     equal += same;
   }
 
@@ -126,12 +135,12 @@ export function statsCpu(s: StatsInput): StatsOut {
   }
   const lse = (scale: number): number => {
     let m = -Infinity;
-    for (let n = 0; n < N; n++) m = Math.max(m, scale * lam[n]!);
+    for (let n = 0; n < N; n++) if (s.turns[n]) m = Math.max(m, scale * lam[n]!);
     let t = 0;
-    for (let n = 0; n < N; n++) t += Math.exp(scale * lam[n]! - m);
+    for (let n = 0; n < N; n++) if (s.turns[n]) t += Math.exp(scale * lam[n]! - m);
     return m + Math.log(t);
   };
-  const ess = N > 0 ? Math.exp(2 * lse(1) - lse(2)) / N : 1;
+  const ess = live > 0 ? Math.exp(2 * lse(1) - lse(2)) / live : 1;
 
   return {
     tokens: count,
@@ -175,34 +184,32 @@ export function decodeStats(words: Float32Array): StatsOut {
 
 /** Mirrors `struct Stats` in stats.wgsl. */
 export const STATS_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['numTraj', 'u32'], ['group', 'u32'], ['tp', 'u32'], ['minibatches', 'u32'],
+  ['numRows', 'u32'], ['numTraj', 'u32'], ['tp', 'u32'], ['minibatches', 'u32'],
   ['advLo', 'f32'], ['advScale', 'f32'], ['ratioLo', 'f32'], ['ratioScale', 'f32'],
 ] as const);
 
 export interface StatsConfig {
   /** Trajectories N; rows are N * tp. */
   numTraj: number;
-  group: number;
   tp: number;
   minibatches: number;
 }
 
 /**
  * statsCpu on the GPU in one workgroup: buffers mask, adv, logp, logpOld, entropy, ppo (ppoLoss's
- * PpoRow output), rewards, and out [STATS_WORDS] f32 (decodeStats reads it).
+ * PpoRow output), traj (advantage.ts's TrajIn rows), and out [STATS_WORDS] f32 (decodeStats reads it).
  */
 export const statsKernel = defineKernel({
   label: 'stats',
   wgsl: statsWGSL,
   workgroupSize: STATS_WORKGROUP_SIZE,
-  bindings: ['mask', 'adv', 'logp', 'logpOld', 'entropy', 'ppo', 'rewards', 'out'],
+  bindings: ['mask', 'adv', 'logp', 'logpOld', 'entropy', 'ppo', 'traj', 'out'],
   uniform: STATS_UNIFORM,
   check: (c: StatsConfig) => {
     if (HIST_BINS !== 24) throw new Error('stats: stats.wgsl is compiled for 24 histogram bins');
-    if (c.group < 1) throw new Error('stats: group must be at least 1');
   },
   values: (c: StatsConfig) => ({
-    numRows: c.numTraj * c.tp, numTraj: c.numTraj, group: c.group, tp: c.tp, minibatches: c.minibatches,
+    numRows: c.numTraj * c.tp, numTraj: c.numTraj, tp: c.tp, minibatches: c.minibatches,
     advLo: ADV_HIST_RANGE[0], advScale: HIST_BINS / (ADV_HIST_RANGE[1] - ADV_HIST_RANGE[0]),
     ratioLo: LOGRATIO_HIST_RANGE[0], ratioScale: HIST_BINS / (LOGRATIO_HIST_RANGE[1] - LOGRATIO_HIST_RANGE[0]),
   }),

@@ -6,13 +6,21 @@
 struct Stats {
   numRows: u32,
   numTraj: u32,
-  group: u32,
   tp: u32,
   minibatches: u32,
   advLo: f32,
   advScale: f32,
   ratioLo: f32,
   ratioScale: f32,
+}
+
+// Per trajectory (advantage.wgsl's TrajIn): groups are runs of rows that may differ in size; a row
+// with no turns holds no trajectory (padding, or a prompt a filter dropped).
+struct TrajIn {
+  reward: f32,
+  groupStart: u32,
+  groupSize: u32,
+  turns: u32,
 }
 
 struct PpoRow {
@@ -29,7 +37,7 @@ struct PpoRow {
 @group(0) @binding(4) var<storage, read> logpOld: array<f32>;       // [numRows]
 @group(0) @binding(5) var<storage, read> entropy: array<f32>;       // [numRows]
 @group(0) @binding(6) var<storage, read> ppo: array<PpoRow>;        // [numRows] (ppoLoss.wgsl)
-@group(0) @binding(7) var<storage, read> rewards: array<f32>;       // [numTraj]
+@group(0) @binding(7) var<storage, read> traj: array<TrajIn>;      // [numTraj]
 @group(0) @binding(8) var<storage, read_write> out: array<f32>;     // [STAT_COUNT + 2 * histBins]
 
 override workgroupSize: u32 = 256;
@@ -55,7 +63,7 @@ const STAT_COUNT: u32 = 14u;
 var<workgroup> red: array<f32, workgroupSize>;
 var<workgroup> advHist: array<atomic<u32>, histBins>;
 var<workgroup> ratioHist: array<atomic<u32>, histBins>;
-var<workgroup> counts: array<atomic<u32>, 5>;   // tokens, adv == 0, clip low, clip high, equal groups
+var<workgroup> counts: array<atomic<u32>, 7>;   // tokens, adv == 0, clip low, clip high, equal groups, groups, live trajectories
 
 fn clampLogRatio(i: u32) -> f32 {
   return clamp(logp[i] - logpOld[i], -20.0, 20.0);
@@ -182,33 +190,48 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   }
   let advVarTotal = reduceSum(lid, advVar);
 
-  let groups = u.numTraj / u.group;
   var nEqual = 0u;
-  for (var g = lid; g < groups; g += workgroupSize) {
-    let g0 = g * u.group;
+  var nGroups = 0u;
+  var nLive = 0u;
+  for (var n = lid; n < u.numTraj; n += workgroupSize) {
+    let t = traj[n];
+    if (t.turns == 0u) {
+      continue;
+    }
+    nLive += 1u;
+    if (t.groupStart != n) {
+      continue;
+    }
+    nGroups += 1u;
     var same = 1u;
-    for (var k = 1u; k < u.group; k++) {
-      if (rewards[g0 + k] != rewards[g0]) {
+    for (var k = 1u; k < t.groupSize; k++) {
+      if (traj[n + k].reward != t.reward) {
         same = 0u;
       }
     }
     nEqual += same;
   }
   atomicAdd(&counts[4], nEqual);
+  atomicAdd(&counts[5], nGroups);
+  atomicAdd(&counts[6], nLive);
 
   // ESS = exp(2 LSE(lam) - LSE(2 lam)) / N = exp(2 log s1 - log s2) / N with m = max lam,
   // s1 = sum exp(lam - m), s2 = sum exp(2 lam - 2 m): the large m cancels before any exp.
   var lamMax = -F32_MAX;
   for (var n = lid; n < u.numTraj; n += workgroupSize) {
-    lamMax = max(lamMax, seqLogRatio(n));
+    if (traj[n].turns != 0u) {
+      lamMax = max(lamMax, seqLogRatio(n));
+    }
   }
   let m = reduceMax(lid, lamMax);
   var s1 = 0.0;
   var s2 = 0.0;
   for (var n = lid; n < u.numTraj; n += workgroupSize) {
-    let e = seqLogRatio(n) - m;
-    s1 += exp(e);
-    s2 += exp(2.0 * e);
+    if (traj[n].turns != 0u) {
+      let e = seqLogRatio(n) - m;
+      s1 += exp(e);
+      s2 += exp(2.0 * e);
+    }
   }
   let s1Total = reduceSum(lid, s1);
   let s2Total = reduceSum(lid, s2);
@@ -228,8 +251,10 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     out[STAT_ENTROPY] = entTotal / c;
     out[STAT_KL_REF] = klTotal / c;
     out[STAT_LOSS] = lossTotal / f32(max(u.minibatches, 1u));
+    let groups = atomicLoad(&counts[5]);
+    let live = atomicLoad(&counts[6]);
     out[STAT_GROUPS_ALL_EQUAL_FRAC] = select(0.0, f32(atomicLoad(&counts[4])) / f32(max(groups, 1u)), groups > 0u);
-    out[STAT_ESS] = select(1.0, exp(2.0 * log(s1Total) - log(s2Total)) / f32(u.numTraj), u.numTraj > 0u);
+    out[STAT_ESS] = select(1.0, exp(2.0 * log(s1Total) - log(s2Total)) / f32(live), live > 0u);
     for (var b = 0u; b < histBins; b++) {
       out[STAT_COUNT + b] = f32(atomicLoad(&advHist[b]));
       out[STAT_COUNT + histBins + b] = f32(atomicLoad(&ratioHist[b]));

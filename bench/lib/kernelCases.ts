@@ -13,7 +13,8 @@
  * Tp policy rows per trajectory.
  */
 import { adamCpu, gradNormCpu } from '../../kernels/adam';
-import { grpoAdvantageCpu } from '../../kernels/advantage';
+import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
+import { essScaleCpu } from '../../kernels/essScale';
 import {
   embedGradCpu,
   forwardCpu,
@@ -26,13 +27,20 @@ import {
 } from '../../kernels/mlp';
 import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
 import { sampleCpu } from '../../kernels/sample';
+import { seqRatioCpu } from '../../kernels/seqRatio';
 import { STATS_WORDS, statsCpu } from '../../kernels/stats';
+import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
+import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
+import { whitenCpu } from '../../kernels/whiten';
 import type { RunShape } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { createEnv } from '../../workers/envs';
 import { createRng } from '../../workers/rng';
 import { buildShape } from '../../workers/trainer';
+
+/** The loss options of the kernel cases: the token-level clipped surrogate with a KL term. */
+const LOSS = { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0.01 };
 
 /** One kernel at one size. */
 export interface KernelCase {
@@ -54,7 +62,12 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   forward: 'bytes 4[P + R(K+2) + V^2 + R(H+V)] (params, context+previous tokens, grammar, h and z out); flops 2R(KDH + HV)',
   sample: 'bytes 4[R V + 3R] (logits, rowPos in; token to seq and to the readback); flops ~3RV',
   tokenStats: 'bytes 4[R V + 5R] (logits, rowPos, token in; logp, entropy, sum p^2 out); flops ~6RV',
-  advantage: 'bytes 4[N + 2R] (rewards, mask in; advantages out); flops ~4R',
+  trajStats: 'bytes 4[5R + 4N] (mask, logp old and rollout, entropy, sum p^2 in; 4 words per trajectory out); flops ~8R',
+  advantage: 'bytes 4[4N + 2R] (trajectory rows, mask in; advantages out), GRPO estimator; flops ~4R',
+  tokenBaseline: 'bytes 4[4N + 4R] (trajectory rows, mask, logp old, sum p^2 in; advantages out); flops ~4RG (each row walks its group)',
+  whiten: 'bytes 4[3R] (mask, adv in; adv out); flops ~6R',
+  essScale: 'bytes 4[4N + 2] (trajectory statistics in; ESS and lr factor out); flops ~6N',
+  seqRatio: 'bytes 4[4R + N] (mask, logp, old, adv in; one log-ratio per trajectory out), GSPO mode; flops ~4R',
   ppoLoss: 'bytes 4[5R + R + 4R] (logp, old, ref, adv, weight in; dlogp and 4-word loss rows out); flops ~30R',
   logitGrad: 'bytes 4[2RV + 3R] (logits, rowPos, token, dlogp in; dz out); flops ~5RV',
   headGrad: 'bytes 4[RH + RV + (H+1)V] (h, dz in; dW2, db2 out); flops 2RHV + RV',
@@ -76,7 +89,12 @@ export function kernelCosts(dims: MlpDims, R: number, N: number): Record<string,
     forward: { bytes: 4 * (P + R * (K + 2) + V * V + R * (H + V)), flops: 2 * R * (K * D * H + H * V) },
     sample: { bytes: 4 * (R * V + 3 * R), flops: 3 * R * V },
     tokenStats: { bytes: 4 * (R * V + 5 * R), flops: 6 * R * V },
-    advantage: { bytes: 4 * (N + 2 * R), flops: 4 * R },
+    trajStats: { bytes: 4 * (5 * R + 4 * N), flops: 8 * R },
+    advantage: { bytes: 4 * (4 * N + 2 * R), flops: 4 * R },
+    tokenBaseline: { bytes: 4 * (4 * N + 4 * R), flops: 4 * R * 8 },
+    whiten: { bytes: 4 * 3 * R, flops: 6 * R },
+    essScale: { bytes: 4 * (4 * N + 2), flops: 6 * N },
+    seqRatio: { bytes: 4 * (4 * R + N), flops: 4 * R },
     ppoLoss: { bytes: 4 * (5 * R + R + PPO_ROW_WORDS * R), flops: 30 * R },
     logitGrad: { bytes: 4 * (2 * R * V + 3 * R), flops: 5 * R * V },
     headGrad: { bytes: 4 * (R * H + R * V + (H + 1) * V), flops: 2 * R * H * V + R * V },
@@ -139,6 +157,11 @@ export interface KernelData {
   dlogp: Float32Array;
   mask: Float32Array;
   rewards: Float32Array;
+  /** Groups of 8 rows, every row 3 turns (the advantage stage's per-trajectory data). */
+  groupStart: Uint32Array;
+  groupSize: Uint32Array;
+  turns: Uint32Array;
+  trajStats: TrajStats;
   grads: Float32Array;
   m: Float32Array;
   v: Float32Array;
@@ -180,11 +203,15 @@ export function makeKernelData(cfg: RunConfig, seed = 1): KernelData {
   const { da, dx } = hiddenGradCpu(params, dims, R, f.h, dz);
   const mask = new Float32Array(R).fill(1);
   const rewards = Float32Array.from({ length: N }, () => (rng.next() < 0.4 ? 1 : 0));
-  const adv = grpoAdvantageCpu(rewards, mask, Tp, { group: shape.group, ...shape.grpo });
+  const groups = groupLayout(Array.from({ length: N / shape.group }, () => shape.group));
+  const turns = new Uint32Array(N).fill(shape.maxTurns);
+  const advShape = { numTraj: N, tp: Tp, maxTurns: shape.maxTurns, actionLen: shape.actionLen, nRoles: 1 };
+  const adv = advantageCpu({ reward: rewards, ...groups, turns, mask }, ADVANTAGE_DEFAULTS, advShape);
   const logpOld = Float32Array.from(ts.logp, (x) => x + 0.05 * rng.normal());
   const logpRef = Float32Array.from(ts.logp, (x) => x + 0.05 * rng.normal());
   const weight = new Float32Array(R).fill(1 / R);
-  const lo = ppoLossCpu(ts.logp, logpOld, logpRef, adv, weight, shape.loss);
+  const trajStats = trajStatsCpu({ mask, logpOld, logpRollout: logpRef, entropyOld: ts.entropy, sumP2Old: ts.sumP2 }, Tp);
+  const lo = ppoLossCpu(ts.logp, logpOld, logpRef, adv, weight, LOSS);
   const ppoRows = new Float32Array(R * PPO_ROW_WORDS);
   const ppoInts = new Int32Array(ppoRows.buffer);
   for (let r = 0; r < R; r++) {
@@ -217,6 +244,9 @@ export function makeKernelData(cfg: RunConfig, seed = 1): KernelData {
     dlogp,
     mask,
     rewards,
+    ...groups,
+    turns,
+    trajStats,
     grads,
     m: new Float32Array(P),
     v: new Float32Array(P),
@@ -248,7 +278,17 @@ export function sharedBuffers(d: KernelData): KernelCase['buffers'] {
     weight: d.weight,
     dlogp: d.dlogp,
     mask: d.mask,
-    rewards: d.rewards,
+    trajIn: packTrajIn({ reward: d.rewards, groupStart: d.groupStart, groupSize: d.groupSize, turns: d.turns }),
+    traj: packTrajIn({ reward: d.rewards, groupStart: d.groupStart, groupSize: d.groupSize, turns: d.turns }),
+    turnIn: packTurnIn({}, d.shape.N, d.shape.maxTurns),
+    roleRewards: new Float32Array(d.shape.N),
+    trajStats: packTrajStats(d.trajStats),
+    stats: packTrajStats(d.trajStats),
+    logpRollout: d.logpRef,
+    entropyOld: d.entropy,
+    sumP2Old: d.entropy,
+    seqLog: { words: d.shape.N },
+    lrScale: Float32Array.of(1, 1),
     grads: d.grads,
     m: d.m,
     v: d.v,
@@ -267,6 +307,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
   const rows = `R=${R} rows`;
   const seqCopy = Int32Array.from(d.seq);
   const cost = kernelCosts(dims, R, N);
+  const advShape = { numTraj: N, tp: Tp, maxTurns: shape.maxTurns, actionLen: shape.actionLen, nRoles: 1 };
   const cases: Array<Omit<KernelCase, 'bytes' | 'flops'>> = [
     {
       label: 'forward',
@@ -291,18 +332,53 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       cpu: () => void tokenStatsCpu(d.z, V, d.seq, d.rowPos),
     },
     {
+      label: 'trajStats',
+      size: `N=${N}, ${rows}`,
+      config: { numTraj: N, tp: Tp },
+      buffers: { out: { words: 4 * N } },
+      cpu: () => void trajStatsCpu({ mask: d.mask, logpOld: d.logpOld, logpRollout: d.logpRef, entropyOld: d.entropy, sumP2Old: d.entropy }, Tp),
+    },
+    {
       label: 'advantage',
       size: `N=${N}, ${rows}`,
-      config: { numTraj: N, tp: Tp, group: shape.group, ...shape.grpo },
+      config: { ...advShape, ...ADVANTAGE_DEFAULTS },
       buffers: { adv: { words: R } },
-      cpu: () => void grpoAdvantageCpu(d.rewards, d.mask, Tp, { group: shape.group, ...shape.grpo }),
+      cpu: () => void advantageCpu({ reward: d.rewards, groupStart: d.groupStart, groupSize: d.groupSize, turns: d.turns, mask: d.mask }, ADVANTAGE_DEFAULTS, advShape),
+    },
+    {
+      label: 'tokenBaseline',
+      size: `N=${N}, ${rows}`,
+      config: { numTraj: N, tp: Tp },
+      buffers: { adv: { words: R } },
+      cpu: () => void tokenBaselineCpu({ reward: d.rewards, groupStart: d.groupStart, groupSize: d.groupSize, mask: d.mask, logpOld: d.logpOld, sumP2Old: d.entropy }, Tp),
+    },
+    {
+      label: 'whiten',
+      size: rows,
+      config: { numRows: R },
+      buffers: { adv: Float32Array.from(d.adv) },
+      cpu: () => void whitenCpu(d.adv, d.mask),
+    },
+    {
+      label: 'essScale',
+      size: `N=${N}`,
+      config: { numTraj: N, enabled: true, rule: 'sqrt', rhoBase: 1 },
+      buffers: { out: { words: 2 } },
+      cpu: () => void essScaleCpu(d.trajStats, { enabled: true, rule: 'sqrt', rhoBase: 1 }),
+    },
+    {
+      label: 'seqRatio',
+      size: `N=${N}, ${rows}`,
+      config: { numRows: R, mode: 'sequence', tp: Tp },
+      buffers: { out: { words: N } },
+      cpu: () => void seqRatioCpu(d.mask, d.logp, d.logpOld, d.adv, { mode: 'sequence', tp: Tp }),
     },
     {
       label: 'ppoLoss',
       size: rows,
-      config: { numRows: R, ...shape.loss },
+      config: { numRows: R, ...LOSS },
       buffers: { dlogp: { words: R }, out: { words: R * PPO_ROW_WORDS } },
-      cpu: () => void ppoLossCpu(d.logp, d.logpOld, d.logpRef, d.adv, d.weight, shape.loss),
+      cpu: () => void ppoLossCpu(d.logp, d.logpOld, d.logpRef, d.adv, d.weight, LOSS),
     },
     {
       label: 'logitGrad',
@@ -342,12 +418,12 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     {
       label: 'stats',
       size: `N=${N}, ${rows}`,
-      config: { numTraj: N, group: shape.group, tp: Tp, minibatches: 1 },
+      config: { numTraj: N, tp: Tp, minibatches: 1 },
       buffers: { out: { words: STATS_WORDS } },
       cpu: () =>
         void statsCpu({
           mask: d.mask, adv: d.adv, logp: d.logp, logpOld: d.logpOld, entropy: d.entropy, kl: d.kl,
-          clip: d.clip, loss: d.loss, rewards: d.rewards, group: shape.group, Tp, minibatches: 1,
+          clip: d.clip, loss: d.loss, rewards: d.rewards, groupStart: d.groupStart, groupSize: d.groupSize, turns: d.turns, Tp, minibatches: 1,
         }),
     },
   ];

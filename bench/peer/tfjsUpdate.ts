@@ -94,7 +94,7 @@ export function createTfPeer(shape: RunShape, params: Float32Array, refParams: F
   }
 
   function grpoAdvantage(rewards: tf.Tensor1D, mask: tf.Tensor2D): tf.Tensor1D {
-    const o = shape.grpo;
+    const o = shape.adv;
     let a: tf.Tensor1D;
     if (group > 1) {
       const g = tf.reshape(rewards, [N / group, group]);
@@ -132,7 +132,7 @@ export function createTfPeer(shape: RunShape, params: Float32Array, refParams: F
       if (!batch) throw new Error('tfjs peer: setBatch() first');
       (optimizer as unknown as { learningRate: number }).learningRate = inp.lr;
       const out = tf.tidy(() => {
-        const rewards = tf.tensor1d(inp.rewards);
+        const rewards = tf.tensor1d(inp.adv.reward);
         const mask = tf.tensor2d(inp.mask, [N, Tp]);
         const weights = tf.tensor1d(inp.weights);
         const logpOld = logProbs(vars, 0, R);

@@ -55,7 +55,7 @@ describe('gradNorm.wgsl matches gradNormCpu', () => {
   });
 });
 
-async function checkAdam(n: number, steps: number, o: Omit<AdamOptions, 'step'>, seed: number) {
+async function checkAdam(n: number, steps: number, o: Omit<AdamOptions, 'step'>, seed: number, scale = 1) {
   const device = await requireGpu();
   const rng = createRng(seed);
   const p0 = Float32Array.from({ length: n }, () => rng.normal());
@@ -64,7 +64,7 @@ async function checkAdam(n: number, steps: number, o: Omit<AdamOptions, 'step'>,
   const params = Float32Array.from(p0);
   const m = new Float32Array(n);
   const v = new Float32Array(n);
-  for (let s = 0; s < steps; s++) adamCpu(params, gradsPerStep[s]!, m, v, gradNormCpu(gradsPerStep[s]!), { ...o, step: s + 1 });
+  for (let s = 0; s < steps; s++) adamCpu(params, gradsPerStep[s]!, m, v, gradNormCpu(gradsPerStep[s]!), { ...o, lr: o.lr * scale, step: s + 1 });
 
   const got = await withValidation(device, async () => {
     const g = new GpuScratch(device);
@@ -75,12 +75,13 @@ async function checkAdam(n: number, steps: number, o: Omit<AdamOptions, 'step'>,
     const vB = g.upload(new Float32Array(n));
     const norm = g.empty(1);
     const health = g.upload(new Uint32Array(1));
+    const lrScale = g.upload(Float32Array.of(1, scale));
     // All steps in one pass: each step has its own gradient buffer, norm call and Adam uniform.
     const items: Parameters<typeof runCalls>[1] = [];
     for (let s = 0; s < steps; s++) {
       const grads = g.upload(gradsPerStep[s]!);
       items.push([normK, normK.bind({ grads, norm }, { n })]);
-      items.push([adamK, adamK.bind({ params: pB, grads, m: mB, v: vB, norm, health }, { ...o, n, step: s + 1 })]);
+      items.push([adamK, adamK.bind({ params: pB, grads, m: mB, v: vB, norm, health, lrScale }, { ...o, n, step: s + 1 })]);
     }
     runCalls(device, items);
     const out = { params: await g.readF32(pB, n), m: await g.readF32(mB, n), v: await g.readF32(vB, n), health: (await g.readU32(health, 1))[0] };
@@ -107,6 +108,8 @@ describe('adam.wgsl matches adamCpu', () => {
     checkAdam(200, 5, { lr: 0.003, beta1: 0.5, beta2: 0.9, eps: 1e-6, maxGradNorm: 0 }, 77));
   it('a clip threshold above the norm leaves the gradient alone', async () =>
     checkAdam(100, 2, { ...BASE, maxGradNorm: 1e6 }, 78));
+  it('the lr factor read from the device (VCPO ESS scaling) multiplies the step', async () =>
+    checkAdam(300, 3, { ...BASE, maxGradNorm: 1 }, 79, 0.37));
 });
 
 describe('adam.wgsl skips a step whose gradient norm is not finite', () => {
@@ -131,7 +134,7 @@ describe('adam.wgsl skips a step whose gradient norm is not finite', () => {
         const health = g.upload(new Uint32Array(1));
         runCalls(device, [
           [normK, normK.bind({ grads: gB, norm }, { n })],
-          [adamK, adamK.bind({ params: pB, grads: gB, m: mB, v: g.upload(new Float32Array(n)), norm, health }, { ...BASE, maxGradNorm: 1, n, step: 1 })],
+          [adamK, adamK.bind({ params: pB, grads: gB, m: mB, v: g.upload(new Float32Array(n)), norm, health, lrScale: g.upload(Float32Array.of(1, 1)) }, { ...BASE, maxGradNorm: 1, n, step: 1 })],
         ]);
         const out = { params: await g.readF32(pB, n), m: await g.readF32(mB, n), health: (await g.readU32(health, 1))[0] };
         g.destroy();

@@ -17,6 +17,40 @@ interface Opts {
   spread?: number;
   rewards?: 'normal' | 'binary' | 'equal';
   edges?: boolean;
+  /** Group sizes (variable, as DARS makes them); rows past their sum are padding (no turns). */
+  sizes?: number[];
+}
+
+function groupsOf(N: number, group: number, sizes?: number[]) {
+  const groupStart = new Uint32Array(N);
+  const groupSize = new Uint32Array(N).fill(1);
+  const turns = new Uint32Array(N);
+  const list = sizes ?? Array.from({ length: Math.floor(N / group) }, () => group);
+  let n = 0;
+  for (const size of list) {
+    for (let k = 0; k < size; k++) {
+      groupStart[n + k] = n;
+      groupSize[n + k] = size;
+      turns[n + k] = 1 + ((n + k) % 3);
+    }
+    n += size;
+  }
+  for (; n < N; n++) groupStart[n] = n;
+  return { groupStart, groupSize, turns };
+}
+
+/** TrajIn rows as stats.wgsl reads them: reward (f32 bits), groupStart, groupSize, turns. */
+function packTraj(s: StatsInput): Uint32Array {
+  const N = s.rewards.length;
+  const words = new Uint32Array(4 * N);
+  const f = new Float32Array(words.buffer);
+  for (let n = 0; n < N; n++) {
+    f[4 * n] = s.rewards[n]!;
+    words[4 * n + 1] = s.groupStart[n]!;
+    words[4 * n + 2] = s.groupSize[n]!;
+    words[4 * n + 3] = s.turns[n]!;
+  }
+  return words;
 }
 
 function makeInput(N: number, group: number, Tp: number, seed: number, o: Opts = {}): StatsInput {
@@ -45,7 +79,7 @@ function makeInput(N: number, group: number, Tp: number, seed: number, o: Opts =
     clip: Int32Array.from({ length: R }, (_, i) => (mask[i] === 0 ? 0 : [-1, 0, 0, 1][rng.int(4)]!)),
     loss: Float32Array.from({ length: R }, (_, i) => (mask[i] === 0 ? 0 : rng.normal() * 0.01)),
     rewards,
-    group,
+    ...groupsOf(N, group, o.sizes),
     Tp,
     minibatches: 1 + rng.int(3),
   };
@@ -72,9 +106,9 @@ async function check(s: StatsInput, name: string) {
     const call = kernel.bind(
       {
         mask: g.upload(s.mask), adv: g.upload(s.adv), logp: g.upload(s.logp), logpOld: g.upload(s.logpOld),
-        entropy: g.upload(s.entropy), ppo: g.upload(pf), rewards: g.upload(s.rewards), out,
+        entropy: g.upload(s.entropy), ppo: g.upload(pf), traj: g.upload(packTraj(s)), out,
       },
-      { numTraj: N, group: s.group, tp: s.Tp, minibatches: s.minibatches },
+      { numTraj: N, tp: s.Tp, minibatches: s.minibatches },
     );
     runCalls(device, [[kernel, call]]);
     const res = await g.readF32(out, STATS_WORDS);
@@ -120,6 +154,11 @@ describe('stats.wgsl matches statsCpu', () => {
     const { got } = await check(makeInput(24, 6, 3, 4, { rewards: 'equal' }), 'all equal');
     expect(got.groups_all_equal_frac).toBe(1);
     await check(makeInput(24, 1, 3, 5), 'group 1');
+  });
+  it('variable group sizes with padding rows (DARS), which count neither as groups nor in the ESS', async () => {
+    const { got, ref } = await check(makeInput(40, 8, 4, 8, { sizes: [8, 11, 1, 16], rewards: 'binary' }), 'variable groups');
+    expect(got.groups_all_equal_frac).toBeCloseTo(ref.groups_all_equal_frac, 6);
+    await check(makeInput(12, 4, 4, 9, { sizes: [3, 3], rewards: 'equal' }), 'half padding');
   });
   it('values on histogram edges and log-ratios past the +-20 clamp', async () => {
     await check(makeInput(64, 8, 6, 6, { edges: true }), 'edges');

@@ -175,7 +175,9 @@ describe('statsCpu', () => {
       clip: Int32Array.from([0, 1, 0, -1]),
       loss: f32([0.1, 0.2, 0, 0.3]),
       rewards: f32([1, 1]),
-      group: 1,
+      groupStart: Uint32Array.of(0, 1),
+      groupSize: Uint32Array.of(1, 1),
+      turns: Uint32Array.of(1, 1),
       Tp: 2,
       minibatches: 2,
     });
@@ -197,11 +199,12 @@ describe('statsCpu', () => {
   });
   it('an empty mask gives finite defaults; ESS survives log-weights of +-1000', () => {
     const z = new Float32Array(4);
-    const s = statsCpu({ mask: z, adv: z, logp: z, logpOld: z, entropy: z, kl: z, clip: new Int32Array(4), loss: z, rewards: f32([0, 1]), group: 2, Tp: 2, minibatches: 1 });
+    const pair = { groupStart: Uint32Array.of(0, 0), groupSize: Uint32Array.of(2, 2), turns: Uint32Array.of(1, 1) };
+    const s = statsCpu({ mask: z, adv: z, logp: z, logpOld: z, entropy: z, kl: z, clip: new Int32Array(4), loss: z, rewards: f32([0, 1]), ...pair, Tp: 2, minibatches: 1 });
     expect(s.ratio_mean).toBe(1);
     expect(s.adv_std).toBe(0);
     expect(s.groups_all_equal_frac).toBe(0);
-    const big = statsCpu({ mask: f32([1, 1, 1, 1]), adv: z, logp: f32([20, 20, -20, -20]), logpOld: z, entropy: z, kl: z, clip: new Int32Array(4), loss: z, rewards: f32([0, 1]), group: 2, Tp: 2, minibatches: 1 });
+    const big = statsCpu({ mask: f32([1, 1, 1, 1]), adv: z, logp: f32([20, 20, -20, -20]), logpOld: z, entropy: z, kl: z, clip: new Int32Array(4), loss: z, rewards: f32([0, 1]), ...pair, Tp: 2, minibatches: 1 });
     expect(big.ess).toBeCloseTo(0.5, 6);
   });
   it('histBin puts out-of-range values in the end bins', () => {

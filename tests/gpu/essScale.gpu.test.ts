@@ -1,0 +1,64 @@
+/**
+ * essScale.wgsl vs essScaleCpu (kernels/essScale.ts). Tolerance rtol 2e-5: the ESS is a ratio of
+ * f32 tree sums of exp over up to ~1000 trajectories (a few ulps each) and one exp/log pair; the
+ * sqrt halves the relative error. Extremes: log-weights of +-1000 (a product of ratios would be
+ * e^1000), one dominant trajectory (ESS -> 1/N), equal weights (ESS = N), no live trajectory.
+ */
+import { describe, expect, it } from 'vitest';
+import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../../kernels/essScale';
+import { packTrajStats, type TrajStats } from '../../kernels/trajStats';
+import { createRng } from '../../workers/rng';
+import { expectClose } from '../helpers/expectClose';
+import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { requireGpu } from '../helpers/requireGpu';
+
+function statsOf(logIS: number[], len?: number[]): TrajStats {
+  const N = logIS.length;
+  return {
+    len: Float32Array.from(len ?? logIS.map(() => 3)),
+    entMean: new Float32Array(N),
+    logIS: Float32Array.from(logIS),
+    g2: new Float32Array(N),
+  };
+}
+
+async function check(stats: TrajStats, o: EssScaleOptions, name: string): Promise<[number, number]> {
+  const device = await requireGpu();
+  const ref = essScaleCpu(stats, o);
+  const got = await withValidation(device, async () => {
+    const g = new GpuScratch(device);
+    const k = essScaleKernel.create(device);
+    const out = g.empty(2);
+    runCalls(device, [[k, k.bind({ stats: g.upload(packTrajStats(stats)), out }, { ...o, numTraj: stats.len.length })]]);
+    const r = await g.readF32(out, 2);
+    g.destroy();
+    k.destroy();
+    return r;
+  });
+  expectClose(Array.from(got), ref, { atol: 1e-7, rtol: 2e-5, label: `essScale ${name}` });
+  return [got[0]!, got[1]!];
+}
+
+const SQRT: EssScaleOptions = { enabled: true, rule: 'sqrt', rhoBase: 1 };
+
+describe('essScale.wgsl matches essScaleCpu', () => {
+  for (const N of [1, 7, 256, 257, 1000]) {
+    it(`N = ${N}, random stale log-weights`, async () => {
+      const rng = createRng(N);
+      await check(statsOf(Array.from({ length: N }, () => rng.normal() * 2)), SQRT, `N=${N}`);
+      await check(statsOf(Array.from({ length: N }, () => rng.normal())), { enabled: true, rule: 'linear', rhoBase: 0.5 }, `N=${N} linear`);
+    });
+  }
+  it('equal weights: ESS = N, factor 1; one dominant weight: ESS -> 1/N', async () => {
+    expect((await check(statsOf([0.3, 0.3, 0.3, 0.3]), SQRT, 'equal'))[1]).toBeCloseTo(1, 6);
+    const [rho, f] = await check(statsOf([1000, -1000, -1000, -1000]), SQRT, 'dominant +-1000');
+    expect(rho).toBeCloseTo(0.25, 6);
+    expect(f).toBeCloseTo(0.5, 6);
+  });
+  it('padding rows (len 0) are not counted; no live row gives ESS 1; disabled gives factor 1', async () => {
+    await check(statsOf([0, 5, 0, -2], [2, 0, 1, 0]), SQRT, 'padding');
+    expect(await check(statsOf([1, 2], [0, 0]), SQRT, 'none live')).toEqual([1, 1]);
+    const [, f] = await check(statsOf([4, 0, 0]), { enabled: false, rule: 'sqrt', rhoBase: 1 }, 'disabled');
+    expect(f).toBe(1);
+  });
+});
