@@ -112,7 +112,9 @@ export function parseArgs(argv: string[]): CliOptions {
       }
       config = parseConfig(json);
     }
-    for (const [k, v] of sets) config = withFieldText(config, k, v);
+    // The task first, then methods (which methods are allowed depends on the task), then the rest.
+    const rank = (k: string) => (k === 'task' ? 0 : k === 'methods' ? 1 : 2);
+    for (const [k, v] of [...sets].sort((a, b) => rank(a[0]) - rank(b[0]))) config = withFieldText(config, k, v);
     if (seed !== null) config = withFieldText(config, 'seed', seed);
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(`${e.key}: ${e.expected}`);

@@ -3,16 +3,22 @@
  * and `cpu` (the kernels' TypeScript references). The trainer drives either the same way, and both
  * perform the same sequence of operations, so the same config and seed give the same numbers.
  */
+import type { AdvantageOptions } from '../kernels/advantage';
+import type { EssScaleOptions } from '../kernels/essScale';
 import type { MlpDims } from '../kernels/mlp';
 import type { StatsOut } from '../kernels/stats';
-import type { LossAgg } from './config';
+import type { KlType, LossAgg } from './config';
+import type { RatioMode } from './plan';
 
 /** Everything static for a run: shapes, row tables, hyperparameters. Made once per run. */
 export interface RunShape {
   dims: MlpDims;
-  /** Trajectories per batch (prompts * group). */
+  /** Trajectory rows per batch (prompts * groupCap). */
   N: number;
+  /** Rollouts per prompt of the config. */
   group: number;
+  /** Rows per prompt the buffers hold (the group, or DARS's N_max). */
+  groupCap: number;
   /** Tokens per trajectory sequence. */
   L: number;
   /** Policy-token rows per trajectory (maxTurns * actionLen). */
@@ -33,8 +39,40 @@ export interface RunShape {
   temperature: number;
   epochs: number;
   optim: { beta1: number; beta2: number; eps: number; maxGradNorm: number };
-  loss: { clipLow: number; clipHigh: number; dualClip: number; klCoef: number; agg: LossAgg };
-  grpo: { scaleStd: boolean; unbiasedStd: boolean; eps: number };
+  loss: { clipLow: number; clipHigh: number; dualClip: number; klCoef: number; klType: KlType; ratioMode: RatioMode; agg: LossAgg };
+  /** The advantage estimator (workers/plan.ts); `otb` runs the token-baseline kernel. */
+  adv: AdvantageOptions & { otb: boolean };
+  /** REINFORCE++: whiten advantages over the batch. */
+  whiten: boolean;
+  /** Columns of the per-role rewards (1 for tasks without roles). */
+  nRoles: number;
+  /** VCPO's ESS-scaled learning rate (the ESS is reported either way). */
+  essLr: EssScaleOptions;
+  /** Roll out with the parameters of this many updates ago. */
+  staleness: number;
+  /** IGPO: contexts the backend scores per iteration (N * maxTurns), 0 when unused. */
+  scoreContexts: number;
+  /** IGPO: answer tokens scored per context. */
+  scoreSpan: number;
+}
+
+/** The advantage stage's per-trajectory and per-turn inputs (kernels/advantage.ts AdvantageInputs). */
+export interface AdvantageData {
+  /** [N] training reward of each row. */
+  reward: Float32Array;
+  /** [N] first row of the row's group, and the group's size. */
+  groupStart: Uint32Array;
+  groupSize: Uint32Array;
+  /** [N] turns taken; 0 for rows without a trajectory. */
+  turns: Uint32Array;
+  /** [N * maxTurns] per-turn rewards (IGPO, CM2 turn level, GiGPO steps). */
+  turnReward: Float32Array;
+  /** [N * maxTurns] acting role per turn, -1 none (Dr. MAS). */
+  turnRole: Int32Array;
+  /** [N * maxTurns] GiGPO anchor key of the state each turn starts from. */
+  turnKey: Uint32Array;
+  /** [N * nRoles] each role's reward (Dr. MAS). */
+  roleRewards: Float32Array;
 }
 
 export interface UpdateInput {
@@ -42,12 +80,15 @@ export interface UpdateInput {
   /** Also return the model state (read back with the statistics, in the same copy). */
   snapshot?: boolean;
   lr: number;
-  /** [N] training rewards. */
-  rewards: Float32Array;
+  adv: AdvantageData;
+  /** ReGFT's fine-tuning stage: the advantage is the reward itself (estimator raw). */
+  raw?: boolean;
   /** [N * Tp] 0/1 loss mask. */
   mask: Float32Array;
   /** [N * Tp] aggregation weights (0 where masked; each minibatch's weights give its mean). */
   weights: Float32Array;
+  /** SeeUPO: the aggregation weights of each turn's stage ([maxTurns] arrays of [N * Tp]). */
+  stageWeights?: Float32Array[];
 }
 
 /** Everything that changes while training: enough to resume a run exactly. */
@@ -64,6 +105,10 @@ export interface ModelState {
 
 export type UpdateStats = StatsOut & {
   grad_norm: number;
+  /** ESS / N of the sequence IS weights of the rollout policy (1 when rollouts are fresh). */
+  ess_rollout: number;
+  /** The factor the learning rate was scaled by (VCPO; 1 otherwise). */
+  lr_scale: number;
   /** Health bits (kernels/finiteCheck.ts HEALTH): NaN or Inf in the loss, gradients or parameters. */
   non_finite: number;
   /** The state after this update, when `snapshot` was asked for. */
@@ -103,6 +148,13 @@ export interface Backend {
   snapshot(): Promise<ModelState>;
   /** Overwrites the model and optimizer state (resume, roll back after a NaN or a lost device). */
   restore(state: ModelState): void;
+  /**
+   * IGPO: log-probs under the rollout policy of the tokens at flat positions `rows` of `seqs`
+   * ([scoreContexts * L] token sequences); one readback.
+   */
+  scoreTokens(seqs: Int32Array, rows: Uint32Array): Promise<Float32Array>;
+  /** ProRL: the reference policy becomes the current one, and Adam's moments and step restart. */
+  resetReference(): void;
   /** Reliability tests: writes a NaN into the first parameter, as a numerical blow-up would. */
   injectNaN(): void;
   readBatch(): Promise<BatchTensors>;

@@ -5,7 +5,7 @@
  * as `<methodId>.<param>`.
  */
 import { z } from 'zod';
-import { methodRegistry, METHOD_IDS, type MethodId } from './methods';
+import { conflictsOf, ESTIMATOR_IDS, methodRegistry, METHOD_IDS, type MethodDef, type MethodId } from './methods';
 import { paramSchema, parseParamText, type ParamSpec, type ParamValue } from './methods/params';
 import { NOISE_SCHEDULES, type NoiseSchedule } from './envs/search';
 import { SEQ_REWARDS, type SeqReward } from './envs/sequence';
@@ -16,6 +16,8 @@ export const TASK_IDS = ['search', 'tools', 'roles', 'sequence'] as const;
 export type TaskId = (typeof TASK_IDS)[number];
 export const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
 export type LossAgg = (typeof LOSS_AGG_MODES)[number];
+export const KL_TYPES = ['k3', 'k1', 'k2'] as const;
+export type KlType = (typeof KL_TYPES)[number];
 
 /** Every config field but `methods` and method parameters. Keys are paths into RunConfig. */
 export const CONFIG_FIELDS = {
@@ -38,7 +40,7 @@ export const CONFIG_FIELDS = {
   'env.distractors': { kind: 'int', default: 0, min: 0, max: 8, label: 'distractor tools', doc: 'tools: extra tools that are never the right call.' },
   'env.judgeNoise': { kind: 'number', default: 0, min: 0, max: 0.5, label: 'judge noise', doc: 'tools: probability that the simulated judge flips a checklist label.' },
   'env.strictArgs': { kind: 'bool', default: false, label: 'strict arguments', doc: 'tools: a wrong argument ends the episode too (the tool item is always strict).' },
-  'env.toolReward': { kind: 'choice', default: 'checklist', options: TOOL_REWARDS, label: 'tool reward', doc: 'tools: train on the judged checklist reward (partial credit), or on success alone.' },
+  'env.toolReward': { kind: 'choice', default: 'outcome', options: TOOL_REWARDS, label: 'tool reward', doc: 'tools: train on the outcome (success) alone, or on the judged checklist reward (partial credit; the CM2 method switches it on).' },
   'env.roleScale': { kind: 'number', default: 1, min: 0, max: 20, label: 'executor reward scale', doc: 'roles: multiplies the executor\'s reward (the planner\'s stays in [0, 1]).' },
   'env.roleOffset': { kind: 'number', default: 0, min: -5, max: 5, label: 'executor reward offset', doc: 'roles: added to the executor\'s reward.' },
   'env.symbols': { kind: 'int', default: 4, min: 2, max: 16, label: 'symbols', doc: 'sequence: symbols per position.' },
@@ -62,7 +64,9 @@ export const CONFIG_FIELDS = {
   clipLow: { kind: 'number', default: 0.2, min: 0, max: 1, label: 'clip low', doc: 'PPO clip: ratio floor is 1 - clipLow.' },
   clipHigh: { kind: 'number', default: 0.2, min: 0, max: 10, label: 'clip high', doc: 'PPO clip: ratio ceiling is 1 + clipHigh (DAPO raises it).' },
   dualClip: { kind: 'number', default: 3, min: 1, max: 100, label: 'dual clip c', doc: 'For negative advantages the loss is capped at -A*c.' },
-  klCoef: { kind: 'number', default: 0, min: 0, max: 1, label: 'KL coef', doc: 'Weight of the k3 KL to the initial policy in the loss.' },
+  klCoef: { kind: 'number', default: 0, min: 0, max: 1, label: 'KL coef', doc: 'Weight of the KL to the reference policy in the loss.' },
+  klType: { kind: 'choice', default: 'k3', options: KL_TYPES, label: 'KL estimator', doc: 'k3 (low_var_kl, GRPO), k1 (log-ratio) or k2 (half squared log-ratio), METHODS.md 1.4.' },
+  staleness: { kind: 'int', default: 0, min: 0, max: 16, label: 'rollout staleness', doc: 'Roll out with the policy of this many updates ago (simulated asynchronous RL; VCPO).' },
   lossAgg: { kind: 'choice', default: 'token-mean', options: LOSS_AGG_MODES, label: 'loss aggregation', doc: 'How token losses are averaged (METHODS.md 1.3).' },
 } as const satisfies Record<string, ParamSpec>;
 
@@ -112,6 +116,8 @@ export interface RunConfig {
   clipHigh: number;
   dualClip: number;
   klCoef: number;
+  klType: KlType;
+  staleness: number;
   lossAgg: LossAgg;
   /** Active methods, in the order they were switched on. */
   methods: MethodId[];
@@ -174,6 +180,7 @@ export function withField(cfg: RunConfig, key: string, value: ParamValue): RunCo
   if (!spec) throw new ConfigError(key, 'unknown key (see --help for the list)');
   const parsed = paramSchema(spec).safeParse(value);
   if (!parsed.success) throw new ConfigError(key, parsed.error.issues[0]?.message ?? 'invalid value');
+  if (key === 'task') checkTasks(cfg.methods, parsed.data as TaskId, 'task');
   const next = structuredClone(cfg) as unknown as Record<string, unknown>;
   if (Object.hasOwn(CONFIG_FIELDS, key)) setPath(next, key, parsed.data);
   else setPath(next.methodParams as Record<string, unknown>, key, parsed.data);
@@ -197,13 +204,29 @@ export function withMethods(cfg: RunConfig, ids: string[]): RunConfig {
   for (const id of ids) {
     if (!Object.hasOwn(methodRegistry, id)) throw new ConfigError('methods', `unknown method "${id}"; expected some of ${METHOD_IDS.join(', ')}`);
   }
+  const unique = [...new Set(ids)] as MethodId[];
+  checkMethods(unique, cfg.task);
+  return { ...structuredClone(cfg), methods: unique };
+}
+
+/** The rules of a method set: no conflicting pair, exactly one advantage estimator, the right task. */
+function checkMethods(ids: readonly MethodId[], task: TaskId): void {
   for (const a of ids) {
-    for (const b of methodRegistry[a as MethodId].conflicts as readonly string[]) {
+    for (const b of conflictsOf(a)) {
       if (ids.includes(b)) throw new ConfigError('methods', `${a} conflicts with ${b}; switch one of them off`);
     }
   }
-  if (!ids.includes('grpo')) throw new ConfigError('methods', 'the skeleton trainer needs grpo active');
-  return { ...structuredClone(cfg), methods: [...new Set(ids)] as MethodId[] };
+  if (!ids.some((id) => ESTIMATOR_IDS.includes(id))) {
+    throw new ConfigError('methods', `the run needs one advantage estimator (${ESTIMATOR_IDS.join(', ')}); none is active`);
+  }
+  checkTasks(ids, task, 'methods');
+}
+
+function checkTasks(ids: readonly MethodId[], task: TaskId, key: string): void {
+  for (const id of ids) {
+    const tasks = (methodRegistry[id] as MethodDef).tasks;
+    if (tasks && !tasks.includes(task)) throw new ConfigError(key, `${id} needs the ${tasks.join(' or ')} task (the task is ${task})`);
+  }
 }
 
 export class ConfigError extends Error {
@@ -226,18 +249,21 @@ export function parseConfig(input: unknown): RunConfig {
   }
   let cfg = defaultConfig();
   const flat = flatten(input as Record<string, unknown>);
+  let methods: string[] | null = null;
+  // Methods last: whether a method set is valid depends on the task, wherever the file puts it.
+  cfg = { ...cfg, methods: [] };
   for (const [key, value] of flat) {
     if (key === 'methods') {
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
         throw new ConfigError('methods', 'expected an array of method ids');
       }
-      cfg = withMethods(cfg, value as string[]);
+      methods = value as string[];
     } else {
       const k = key.startsWith('methodParams.') ? key.slice('methodParams.'.length) : key;
       cfg = withField(cfg, k, value as ParamValue);
     }
   }
-  return cfg;
+  return withMethods(cfg, methods ?? defaultConfig().methods);
 }
 
 function flatten(obj: Record<string, unknown>, prefix = ''): Array<[string, unknown]> {

@@ -4,12 +4,17 @@
  */
 import { adamCpu, gradNormCpu } from '../kernels/adam';
 import { HEALTH, nonFiniteCpu } from '../kernels/finiteCheck';
-import { grpoAdvantageCpu } from '../kernels/advantage';
+import { advantageCpu } from '../kernels/advantage';
+import { essScaleCpu } from '../kernels/essScale';
 import { backwardCpu, forwardCpu, logitGradCpu, paramLayout } from '../kernels/mlp';
-import { ppoLossCpu } from '../kernels/ppoLoss';
+import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../kernels/ppoLoss';
 import { sampleCpu } from '../kernels/sample';
+import { seqRatioCpu } from '../kernels/seqRatio';
 import { statsCpu } from '../kernels/stats';
+import { tokenBaselineCpu } from '../kernels/tokenBaseline';
 import { tokenStatsCpu } from '../kernels/tokenStats';
+import { trajStatsCpu } from '../kernels/trajStats';
+import { whitenCpu } from '../kernels/whiten';
 import type { Backend, BatchTensors, RunShape, UpdateInput, UpdateStats } from './backend';
 
 export function createCpuBackend(shape: RunShape, initialParams: Float32Array): Backend {
@@ -35,9 +40,14 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
     loss: new Float32Array(R),
   };
   const kl = new Float32Array(R);
+  // Rollouts use the parameters of `staleness` updates ago: the oldest of the last staleness + 1.
+  let history: Float32Array[] = [Float32Array.from(initialParams)];
+  const rolloutParams = () => (shape.staleness > 0 ? history[0]! : params);
 
-  const forward = (p: Float32Array, rowPos: Uint32Array) =>
-    forwardCpu(p, dims, seq, L, rowPos, shape.grammar, shape.temperature);
+  const forward = (p: Float32Array, rowPos: Uint32Array, tokens = seq) =>
+    forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature);
+  const T = shape.maxTurns;
+  const mode = shape.loss.ratioMode;
 
   return {
     kind: 'cpu',
@@ -49,7 +59,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       const out = new Int32Array(N * shape.actionLen);
       for (let a = 0; a < shape.actionLen; a++) {
         const rowPos = shape.rolloutRowPos[turn * shape.actionLen + a]!;
-        const { z } = forward(params, rowPos);
+        const { z } = forward(rolloutParams(), rowPos);
         sampleCpu(z, dims.V, rowPos, seq, shape.seed, iter);
         for (let n = 0; n < N; n++) out[n * shape.actionLen + a] = seq[rowPos[n]!]!;
       }
@@ -62,58 +72,103 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
     },
     async update(inp: UpdateInput): Promise<UpdateStats> {
       const rows = shape.trainRowPos;
-      // ALGO LOGIC: old and reference log-probs of the sampled tokens.
+      // ALGO LOGIC: reference, old (and, with stale rollouts, rollout) log-probs of the sampled tokens.
       const refOut = forward(ref, rows);
       t.logpRef.set(tokenStatsCpu(refOut.z, dims.V, seq, rows).logp);
       // Also the first optimizer step's forward: same params, and rows are independent.
       const old = forward(params, rows);
-      t.logpOld.set(tokenStatsCpu(old.z, dims.V, seq, rows).logp);
-      t.adv.set(grpoAdvantageCpu(inp.rewards, inp.mask, Tp, { group: shape.group, ...shape.grpo }));
+      const oldTs = tokenStatsCpu(old.z, dims.V, seq, rows);
+      t.logpOld.set(oldTs.logp);
+      const logpRollout = shape.staleness > 0 ? tokenStatsCpu(forward(rolloutParams(), rows).z, dims.V, seq, rows).logp : oldTs.logp;
+      const ts = trajStatsCpu({ mask: inp.mask, logpOld: oldTs.logp, logpRollout, entropyOld: oldTs.entropy, sumP2Old: oldTs.sumP2 }, Tp);
+      const a = inp.adv;
+      const advIn = { ...a, trajStats: ts, mask: inp.mask, logpOld: t.logpOld, logpRef: t.logpRef };
+      const advShape = { numTraj: N, tp: Tp, maxTurns: T, actionLen: shape.actionLen, nRoles: shape.nRoles };
+      let adv = inp.raw
+        ? advantageCpu(advIn, { ...shape.adv, estimator: 'raw', byRole: false, entropyScale: false }, advShape)
+        : shape.adv.otb
+          ? tokenBaselineCpu({ reward: a.reward, groupStart: a.groupStart, groupSize: a.groupSize, mask: inp.mask, logpOld: oldTs.logp, sumP2Old: oldTs.sumP2 }, Tp)
+          : advantageCpu(advIn, shape.adv, advShape);
+      if (shape.whiten && !inp.raw) adv = whitenCpu(adv, inp.mask);
+      t.adv.set(adv);
+      const [essRollout, lrScale] = essScaleCpu(ts, shape.essLr);
 
+      const seqMode = mode === 'token' ? null : mode;
+      const segs = mode === 'turn' ? T : 1;
+      const seqLog = new Float32Array(N * segs);
+      const lossOpts = {
+        ...shape.loss,
+        ratioMode: RATIO_MODES[mode],
+        klType: KL_TYPES[shape.loss.klType],
+        tp: Tp,
+        actionLen: shape.actionLen,
+        maxTurns: T,
+      };
+      // SeeUPO trains one turn per stage, the last turn first; every other mode has one stage.
+      const stages = mode === 'turn' ? Array.from({ length: T }, (_, k) => T - 1 - k) : [0];
       let gradNorm = 0;
       let health = 0;
       const firstStep = adamStep;
       for (let epoch = 0; epoch < shape.epochs; epoch++) {
-        for (const [n0, n1] of shape.minibatches) {
-          const [r0, r1] = [n0 * Tp, n1 * Tp];
-          const mbRows = rows.subarray(r0, r1);
-          const f =
-            adamStep === firstStep
-              ? { h: old.h.subarray(r0 * dims.H, r1 * dims.H), z: old.z.subarray(r0 * dims.V, r1 * dims.V) }
-              : forward(params, mbRows);
-          const ts = tokenStatsCpu(f.z, dims.V, seq, mbRows);
-          t.logp.set(ts.logp, r0);
-          t.entropy.set(ts.entropy, r0);
-          t.sumP2.set(ts.sumP2, r0);
-          const lo = ppoLossCpu(
-            ts.logp,
-            t.logpOld.subarray(r0, r1),
-            t.logpRef.subarray(r0, r1),
-            t.adv.subarray(r0, r1),
-            inp.weights.subarray(r0, r1),
-            shape.loss,
-          );
-          t.loss.set(lo.loss, r0);
-          t.ratio.set(lo.ratio, r0);
-          t.clip.set(lo.clip, r0);
-          kl.set(lo.kl, r0);
-          const dz = logitGradCpu(f.z, dims.V, seq, mbRows, lo.dlogp, shape.temperature);
-          const grads = backwardCpu(params, dims, seq, L, mbRows, f.h, dz);
-          gradNorm = gradNormCpu(grads);
-          adamStep++;
-          const applied = adamCpu(params, grads, m, v, gradNorm, {
-            lr: inp.lr,
-            beta1: shape.optim.beta1,
-            beta2: shape.optim.beta2,
-            eps: shape.optim.eps,
-            step: adamStep,
-            maxGradNorm: shape.optim.maxGradNorm,
-          });
-          if (!applied) health |= HEALTH.gradients;
+        for (const stage of stages) {
+          const weights = mode === 'turn' ? inp.stageWeights![stage]! : inp.weights;
+          for (const [n0, n1] of shape.minibatches) {
+            const [r0, r1] = [n0 * Tp, n1 * Tp];
+            const mbRows = rows.subarray(r0, r1);
+            const f =
+              adamStep === firstStep
+                ? { h: old.h.subarray(r0 * dims.H, r1 * dims.H), z: old.z.subarray(r0 * dims.V, r1 * dims.V) }
+                : forward(params, mbRows);
+            const tsNew = tokenStatsCpu(f.z, dims.V, seq, mbRows);
+            t.logp.set(tsNew.logp, r0);
+            t.entropy.set(tsNew.entropy, r0);
+            t.sumP2.set(tsNew.sumP2, r0);
+            if (seqMode) {
+              seqRatioCpu(inp.mask.subarray(r0, r1), tsNew.logp, t.logpOld.subarray(r0, r1), t.adv.subarray(r0, r1), {
+                mode: seqMode === 'turn' ? 'turn' : seqMode,
+                tp: Tp,
+                actionLen: shape.actionLen,
+                maxTurns: T,
+                clipLow: shape.loss.clipLow,
+                clipHigh: shape.loss.clipHigh,
+                rowBase: r0,
+              }, seqLog);
+            }
+            const lo = ppoLossCpu(
+              tsNew.logp,
+              t.logpOld.subarray(r0, r1),
+              t.logpRef.subarray(r0, r1),
+              t.adv.subarray(r0, r1),
+              weights.subarray(r0, r1),
+              { ...lossOpts, stage, rowBase: r0 },
+              seqLog,
+            );
+            t.loss.set(lo.loss, r0);
+            t.ratio.set(lo.ratio, r0);
+            t.clip.set(lo.clip, r0);
+            kl.set(lo.kl, r0);
+            const dz = logitGradCpu(f.z, dims.V, seq, mbRows, lo.dlogp, shape.temperature);
+            const grads = backwardCpu(params, dims, seq, L, mbRows, f.h, dz);
+            gradNorm = gradNormCpu(grads);
+            adamStep++;
+            const applied = adamCpu(params, grads, m, v, gradNorm, {
+              lr: inp.lr * lrScale,
+              beta1: shape.optim.beta1,
+              beta2: shape.optim.beta2,
+              eps: shape.optim.eps,
+              step: adamStep,
+              maxGradNorm: shape.optim.maxGradNorm,
+            });
+            if (!applied) health |= HEALTH.gradients;
+          }
         }
       }
       if (nonFiniteCpu(t.logp) || nonFiniteCpu(t.loss) || nonFiniteCpu(t.ratio)) health |= HEALTH.loss;
       if (nonFiniteCpu(params)) health |= HEALTH.parameters;
+      if (shape.staleness > 0) {
+        history.push(Float32Array.from(params));
+        if (history.length > shape.staleness + 1) history.shift();
+      }
       // PLUMBING: statistics for the charts.
       const stats = statsCpu({
         mask: inp.mask,
@@ -124,15 +179,27 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
         kl,
         clip: t.clip,
         loss: t.loss,
-        rewards: inp.rewards,
-        group: shape.group,
+        rewards: a.reward,
+        groupStart: a.groupStart,
+        groupSize: a.groupSize,
+        turns: a.turns,
         Tp,
         minibatches: shape.minibatches.length,
       });
       const state = inp.snapshot
         ? { params: Float32Array.from(params), ref: Float32Array.from(ref), m: Float32Array.from(m), v: Float32Array.from(v), adamStep }
         : undefined;
-      return { ...stats, grad_norm: gradNorm, non_finite: health, ...(state ? { state } : {}) };
+      return { ...stats, grad_norm: gradNorm, ess_rollout: essRollout, lr_scale: lrScale, non_finite: health, ...(state ? { state } : {}) };
+    },
+    async scoreTokens(seqs, positions) {
+      const ts = tokenStatsCpu(forwardCpu(rolloutParams(), dims, seqs, L, positions, shape.grammar, shape.temperature).z, dims.V, seqs, positions);
+      return ts.logp;
+    },
+    resetReference() {
+      ref.set(params);
+      m.fill(0);
+      v.fill(0);
+      adamStep = 0;
     },
     async readParams() {
       return Float32Array.from(params);
@@ -142,6 +209,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
     },
     restore(st) {
       params.set(st.params);
+      history = [Float32Array.from(st.params)];
       ref.set(st.ref);
       m.set(st.m);
       v.set(st.v);

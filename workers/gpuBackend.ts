@@ -9,7 +9,8 @@
  * and one readback of the statistics. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
 import { adamKernel, gradNormKernel } from '../kernels/adam';
-import { advantageKernel } from '../kernels/advantage';
+import { advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
+import { essScaleKernel } from '../kernels/essScale';
 import {
   embedGradKernel,
   forwardKernel,
@@ -21,10 +22,14 @@ import {
 } from '../kernels/mlp';
 import { finiteCheckKernel, HEALTH } from '../kernels/finiteCheck';
 import { BufferUsage, MapMode } from '../kernels/pipeline';
-import { PPO_ROW_WORDS, ppoLossKernel, unpackPpoRows } from '../kernels/ppoLoss';
+import { KL_TYPES, PPO_ROW_WORDS, ppoLossKernel, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
 import { sampleKernel, type SampleConfig } from '../kernels/sample';
+import { seqRatioKernel } from '../kernels/seqRatio';
 import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats';
+import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernel } from '../kernels/tokenStats';
+import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
+import { whitenKernel } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 
 export interface GpuBackendOptions {
@@ -34,15 +39,26 @@ export interface GpuBackendOptions {
 
 /**
  * Dispatches one sampleTurn and one update() record (for tests and benchmarks): a turn is
- * actionLen x (forward, sample); an update is forward + tokenStats for the old and for the reference
- * log-probs, advantage, then per optimizer step forward (reused from the old log-probs on the
- * first step), tokenStats, ppoLoss, logitGrad, headGrad,
- * hiddenGrad, inputGrad, embedGrad, gradNorm, adam, and finally stats and two finite checks
+ * actionLen x (forward, sample); an update is forward + tokenStats for the reference, (with stale
+ * rollouts) the rollout and the old log-probs, trajStats, the advantage (plus whitening for
+ * REINFORCE++), essScale, then per optimizer step forward (reused from the old log-probs on the
+ * first step), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad, headGrad,
+ * hiddenGrad, inputGrad, embedGrad, gradNorm, adam, and finally stats and four finite checks
  * (log-probs, loss and ratio columns, parameters).
  */
 export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
-  const steps = shape.epochs * shape.minibatches.length;
-  return { sampleTurn: 2 * shape.actionLen, update: 2 + 2 + 1 + 10 * steps - 1 + 1 + 4 };
+  const steps = updateSteps(shape);
+  const logps = 2 * (2 + (shape.staleness > 0 ? 1 : 0));
+  const perStep = 10 + (shape.loss.ratioMode === 'token' ? 0 : 1);
+  return {
+    sampleTurn: 2 * shape.actionLen,
+    update: logps + 1 + 1 + (shape.whiten ? 1 : 0) + 1 + perStep * steps - 1 + 1 + 4,
+  };
+}
+
+/** Optimizer steps per update: epochs x minibatches, times the turns for SeeUPO's per-turn stages. */
+export function updateSteps(shape: RunShape): number {
+  return shape.epochs * shape.minibatches.length * (shape.loss.ratioMode === 'turn' ? shape.maxTurns : 1);
 }
 
 export function createGpuBackend(
@@ -55,7 +71,8 @@ export function createGpuBackend(
   const { V, K, D, H } = dims;
   const P = paramLayout(dims).size;
   const R = N * Tp;
-  const steps = shape.epochs * shape.minibatches.length;
+  const steps = updateSteps(shape);
+  const T = shape.maxTurns;
   const label = opts.label ?? 'WebGPU';
   if (initialParams.length !== P) throw new Error(`gpu backend: ${initialParams.length} parameters given, the model has ${P}`);
   if (shape.grammar.length !== V * V) throw new Error(`gpu backend: grammar has ${shape.grammar.length} entries, expected ${V * V}`);
@@ -113,21 +130,49 @@ export function createGpuBackend(
   const logpRef = f32('logpRef', R);
   const entropy = f32('entropy', R);
   const sumP2 = f32('sumP2', R);
-  const scratchEntropy = f32('entropy (old/ref, unused)', R);
-  const scratchSumP2 = f32('sumP2 (old/ref, unused)', R);
+  // The old policy's entropy and sum p^2 (EDGE-GRPO, OTB, VCPO); the reference and rollout passes
+  // write their own unused copies.
+  const entropyOld = f32('entropy (old)', R);
+  const sumP2Old = f32('sumP2 (old)', R);
+  const scratchEntropy = f32('entropy (ref/rollout, unused)', R);
+  const scratchSumP2 = f32('sumP2 (ref/rollout, unused)', R);
+  const stale = shape.staleness > 0;
+  const logpRollout = stale ? f32('logpRollout', R) : logpOld;
   const adv = f32('adv', R);
   const dlogp = f32('dlogp', R);
   const ppo = f32('ppo rows', R * PPO_ROW_WORDS);
-  const rewards = f32('rewards', N);
   const mask = f32('mask', R);
   const weights = f32('weights', R);
+  // SeeUPO: one set of aggregation weights per turn stage.
+  const mode = shape.loss.ratioMode;
+  const stageWeights = mode === 'turn' ? Array.from({ length: T }, (_, k) => f32(`weights turn ${k}`, R)) : [];
+  // Advantage inputs: per trajectory, per turn, per role; trajectory statistics; the ESS and lr factor.
+  const trajIn = f32('trajIn', 4 * N);
+  const turnIn = f32('turnIn', 4 * N * T);
+  const roleRewards = f32('roleRewards', N * shape.nRoles);
+  const trajStats = f32('trajStats', TRAJ_STATS_WORDS * N);
+  const essOut = f32('ess and lr factor', 2);
+  const segs = mode === 'turn' ? T : 1;
+  const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
+  // Stale rollouts: the last staleness + 1 parameter versions, and the one rollouts read.
+  const history = stale ? Array.from({ length: shape.staleness + 1 }, (_, i) => upload(`params history ${i}`, initialParams)) : [];
+  const rollParams = stale ? upload('rollout params', initialParams) : params;
+  let updates = 0;
+  // IGPO: teacher-forced answer contexts, scored with the rollout policy (h and z are reused: M <= R rows).
+  const M = shape.scoreContexts;
+  const scoreRowsN = M * shape.scoreSpan;
+  const scoreSeq = M ? f32('score seq', M * L) : null;
+  const scoreRows = M ? f32('score rows', scoreRowsN) : null;
+  const scoreLogp = M ? f32('score logp', scoreRowsN) : null;
+  const scoreScratch = M ? [f32('score entropy', scoreRowsN), f32('score sumP2', scoreRowsN)] : null;
   const sampled = f32('sampled', N * actionLen);
   // Readback staging (MAP_READ), one per kind of read so they never overlap.
   const READ = BufferUsage.MAP_READ | BufferUsage.COPY_DST;
   const sampledRead = buffer('sampled readback', 4 * N * actionLen, READ);
-  // Stats, grad norm and health words, then (on snapshot updates) params, ref, m, v: one mapAsync.
-  const STATS_READ_WORDS = STATS_WORDS + 2;
+  const scoreRead = M ? buffer('score readback', 4 * scoreRowsN, READ) : null;
+  // Stats, grad norm, health, ESS and lr factor, then (on snapshot updates) params, ref, m, v: one mapAsync.
+  const STATS_READ_WORDS = STATS_WORDS + 4;
   const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
   const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P), READ);
   const batchParts: Array<[keyof BatchTensors | 'ppo', GPUBuffer, number]> = [
@@ -147,7 +192,12 @@ export function createGpuBackend(
     forward: forwardKernel.create(device),
     sample: sampleKernel.create(device),
     tokenStats: tokenStatsKernel.create(device),
+    trajStats: trajStatsKernel.create(device),
     advantage: advantageKernel.create(device),
+    tokenBaseline: tokenBaselineKernel.create(device),
+    whiten: whitenKernel.create(device),
+    essScale: essScaleKernel.create(device),
+    seqRatio: seqRatioKernel.create(device),
     ppoLoss: ppoLossKernel.create(device),
     logitGrad: logitGradKernel.create(device),
     headGrad: headGradKernel.create(device),
@@ -159,7 +209,7 @@ export function createGpuBackend(
     stats: statsKernel.create(device),
     finiteCheck: finiteCheckKernel.create(device),
   };
-  const T = shape.temperature;
+  const temp = shape.temperature;
 
   // Rollout: one (forward, sample) pair per (turn, slot), rows s*N .. s*N + N - 1 of rolloutRowPos.
   const sampleConfig = (s: number, iter: number): SampleConfig => ({
@@ -167,53 +217,108 @@ export function createGpuBackend(
   });
   const rollout = shape.rolloutRowPos.map((_, s) => ({
     forward: k.forward.bind(
-      { params, seq, rowPos: rolloutRowPos, grammar, h, z },
-      { dims, seqLen: L, numRows: N, rowBase: s * N, outBase: 0, temperature: T },
+      { params: rollParams, seq, rowPos: rolloutRowPos, grammar, h, z },
+      { dims, seqLen: L, numRows: N, rowBase: s * N, outBase: 0, temperature: temp },
       `forward rollout ${s}`,
     ),
     sample: k.sample.bind({ z, rowPos: rolloutRowPos, seq, sampled }, sampleConfig(s, 0), `sample rollout ${s}`),
   }));
 
   // Old and reference log-probs over all training rows.
-  const allRows = { dims, seqLen: L, numRows: R, rowBase: 0, temperature: T };
+  const allRows = { dims, seqLen: L, numRows: R, rowBase: 0, temperature: temp };
   const fwdOld = k.forward.bind({ params, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward old');
   const fwdRef = k.forward.bind({ params: ref, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward ref');
   const tsOld = k.tokenStats.bind(
-    { z, seq, rowPos: trainRowPos, logp: logpOld, entropy: scratchEntropy, sumP2: scratchSumP2 },
+    { z, seq, rowPos: trainRowPos, logp: logpOld, entropy: entropyOld, sumP2: sumP2Old },
     { vocab: V, numRows: R },
     'tokenStats old',
   );
+  const fwdRoll = stale ? k.forward.bind({ params: rollParams, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward rollout policy') : null;
+  const tsRoll = stale
+    ? k.tokenStats.bind(
+        { z, seq, rowPos: trainRowPos, logp: logpRollout, entropy: scratchEntropy, sumP2: scratchSumP2 },
+        { vocab: V, numRows: R },
+        'tokenStats rollout policy',
+      )
+    : null;
+  const trajStatsCall = k.trajStats.bind(
+    { mask, logpOld, logpRollout, entropyOld, sumP2Old, out: trajStats },
+    { numTraj: N, tp: Tp },
+  );
+  const scoreCalls =
+    M && scoreSeq && scoreRows && scoreLogp && scoreScratch
+      ? [
+          k.forward.bind(
+            { params: rollParams, seq: scoreSeq, rowPos: scoreRows, grammar, h, z },
+            { dims, seqLen: L, numRows: scoreRowsN, rowBase: 0, outBase: 0, temperature: temp },
+            'forward answer scoring',
+          ),
+          k.tokenStats.bind(
+            { z, seq: scoreSeq, rowPos: scoreRows, logp: scoreLogp, entropy: scoreScratch[0]!, sumP2: scoreScratch[1]! },
+            { vocab: V, numRows: scoreRowsN },
+            'tokenStats answer scoring',
+          ),
+        ] as const
+      : null;
   const tsRef = k.tokenStats.bind(
     { z, seq, rowPos: trainRowPos, logp: logpRef, entropy: scratchEntropy, sumP2: scratchSumP2 },
     { vocab: V, numRows: R },
     'tokenStats ref',
   );
-  const advCall = k.advantage.bind({ rewards, mask, adv }, { numTraj: N, tp: Tp, group: shape.group, ...shape.grpo });
+  const advBuffers = { trajIn, turnIn, roleRewards, trajStats, mask, logpOld, logpRef, adv };
+  const advConfig: AdvantageConfig = { numTraj: N, tp: Tp, maxTurns: T, actionLen, nRoles: shape.nRoles, ...shape.adv };
+  const advCall = k.advantage.bind(advBuffers, advConfig, 'advantage');
+  // ReGFT's fine-tuning iterations: the advantage is the reward itself.
+  const rawAdvCall = k.advantage.bind(advBuffers, { ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');
+  const otbCall = k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, adv }, { numTraj: N, tp: Tp });
+  const whitenCall = k.whiten.bind({ mask, adv }, { numRows: R });
+  const essCall = k.essScale.bind({ stats: trajStats, out: essOut }, { numTraj: N, ...shape.essLr });
+  const lossOpts = {
+    clipLow: shape.loss.clipLow,
+    clipHigh: shape.loss.clipHigh,
+    dualClip: shape.loss.dualClip,
+    klCoef: shape.loss.klCoef,
+    ratioMode: RATIO_MODES[mode],
+    klType: KL_TYPES[shape.loss.klType],
+    tp: Tp,
+    actionLen,
+    maxTurns: T,
+  };
+  const stages = mode === 'turn' ? Array.from({ length: T }, (_, i) => T - 1 - i) : [0];
 
   // One set of calls per minibatch: rows n0*Tp .. n1*Tp - 1 of every per-row buffer.
-  const minibatch = shape.minibatches.map(([n0, n1], i) => {
+  // ... and per turn stage for SeeUPO: stage k's ppoLoss reads its own weights.
+  const minibatch = stages.flatMap((stage) => shape.minibatches.map(([n0, n1], i) => {
     const rows = { numRows: (n1 - n0) * Tp, rowBase: n0 * Tp };
-    const tag = `minibatch ${i}`;
+    const tag = `minibatch ${i}${mode === 'turn' ? ` turn ${stage}` : ''}`;
+    const weight = mode === 'turn' ? stageWeights[stage]! : weights;
     return [
-      k.forward.bind({ params, seq, rowPos: trainRowPos, grammar, h, z }, { ...rows, dims, seqLen: L, temperature: T }, `forward ${tag}`),
+      k.forward.bind({ params, seq, rowPos: trainRowPos, grammar, h, z }, { ...rows, dims, seqLen: L, temperature: temp }, `forward ${tag}`),
       k.tokenStats.bind({ z, seq, rowPos: trainRowPos, logp, entropy, sumP2 }, { ...rows, vocab: V }, `tokenStats ${tag}`),
-      k.ppoLoss.bind({ logp, logpOld, logpRef, adv, weight: weights, dlogp, out: ppo }, { ...rows, ...shape.loss }, `ppoLoss ${tag}`),
-      k.logitGrad.bind({ z, seq, rowPos: trainRowPos, dlogp, dz }, { ...rows, vocab: V, temperature: T }, `logitGrad ${tag}`),
+      mode === 'token'
+        ? null
+        : k.seqRatio.bind(
+            { mask, logp, logpOld, adv, out: seqLog },
+            { ...rows, mode: mode === 'turn' ? 'turn' : mode, tp: Tp, actionLen, maxTurns: T, clipLow: shape.loss.clipLow, clipHigh: shape.loss.clipHigh },
+            `seqRatio ${tag}`,
+          ),
+      k.ppoLoss.bind({ logp, logpOld, logpRef, adv, weight, seqLog, dlogp, out: ppo }, { ...rows, ...lossOpts, stage }, `ppoLoss ${tag}`),
+      k.logitGrad.bind({ z, seq, rowPos: trainRowPos, dlogp, dz }, { ...rows, vocab: V, temperature: temp }, `logitGrad ${tag}`),
       k.headGrad.bind({ h, dz, grads }, { ...rows, dims }, `headGrad ${tag}`),
       k.hiddenGrad.bind({ params, h, dz, da, dx }, { ...rows, dims }, `hiddenGrad ${tag}`),
       k.inputGrad.bind({ params, seq, rowPos: trainRowPos, da, grads }, { ...rows, dims, seqLen: L }, `inputGrad ${tag}`),
       k.embedGrad.bind({ seq, rowPos: trainRowPos, dx, grads }, { ...rows, dims, seqLen: L }, `embedGrad ${tag}`),
     ] as const;
-  });
+  }));
   const normCall = k.gradNorm.bind({ grads, norm }, { n: P });
   // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
   const adamConfig = (lr: number, step: number) => ({ n: P, lr, ...shape.optim, step });
   const adamCalls = Array.from({ length: steps }, (_, s) =>
-    k.adam.bind({ params, grads, m, v, norm, health }, adamConfig(0, s + 1), `adam step ${s}`),
+    k.adam.bind({ params, grads, m, v, norm, health, lrScale: essOut }, adamConfig(0, s + 1), `adam step ${s}`),
   );
   const statsCall = k.stats.bind(
-    { mask, adv, logp, logpOld, entropy, ppo, rewards, out: statsOut },
-    { numTraj: N, group: shape.group, tp: Tp, minibatches: shape.minibatches.length },
+    { mask, adv, logp, logpOld, entropy, ppo, traj: trajIn, out: statsOut },
+    { numTraj: N, tp: Tp, minibatches: shape.minibatches.length },
   );
 
   // After the update: log-probs and the loss and ratio columns of the loss rows (not the clip
@@ -305,11 +410,16 @@ export function createGpuBackend(
     },
 
     async update(inp: UpdateInput): Promise<UpdateStats> {
-      if (inp.rewards.length !== N) throw new Error(`update: ${inp.rewards.length} rewards, expected ${N}`);
+      const a = inp.adv;
+      if (a.reward.length !== N) throw new Error(`update: ${a.reward.length} rewards, expected ${N}`);
       if (inp.mask.length !== R || inp.weights.length !== R) throw new Error(`update: mask and weights need ${R} entries`);
-      device.queue.writeBuffer(rewards, 0, inp.rewards);
+      if (mode === 'turn' && inp.stageWeights?.length !== T) throw new Error(`update: SeeUPO needs ${T} stage weight arrays`);
+      device.queue.writeBuffer(trajIn, 0, packTrajIn(a));
+      device.queue.writeBuffer(turnIn, 0, packTurnIn(a, N, T));
+      device.queue.writeBuffer(roleRewards, 0, a.roleRewards);
       device.queue.writeBuffer(mask, 0, inp.mask);
       device.queue.writeBuffer(weights, 0, inp.weights);
+      stageWeights.forEach((b, i) => device.queue.writeBuffer(b, 0, inp.stageWeights![i]!));
       adamCalls.forEach((c, s) => c.update(adamConfig(inp.lr, adamStep + s + 1)));
       device.queue.writeBuffer(health, 0, new Uint32Array(1));
       const read = inp.snapshot ? snapshotRead : statsRead;
@@ -320,14 +430,24 @@ export function createGpuBackend(
         // every row, which is exactly the first optimizer step's forward (same params, same rows).
         k.forward.encode(pass, fwdRef);
         k.tokenStats.encode(pass, tsRef);
+        if (fwdRoll && tsRoll) {
+          k.forward.encode(pass, fwdRoll);
+          k.tokenStats.encode(pass, tsRoll);
+        }
         k.forward.encode(pass, fwdOld);
         k.tokenStats.encode(pass, tsOld);
-        k.advantage.encode(pass, advCall);
+        k.trajStats.encode(pass, trajStatsCall);
+        if (inp.raw) k.advantage.encode(pass, rawAdvCall);
+        else if (shape.adv.otb) k.tokenBaseline.encode(pass, otbCall);
+        else k.advantage.encode(pass, advCall);
+        if (shape.whiten && !inp.raw) k.whiten.encode(pass, whitenCall);
+        k.essScale.encode(pass, essCall);
         let s = 0;
         for (let epoch = 0; epoch < shape.epochs; epoch++) {
-          for (const [fwd, ts, loss, lg, head, hidden, input, embed] of minibatch) {
+          for (const [fwd, ts, ratio, loss, lg, head, hidden, input, embed] of minibatch) {
             if (s > 0) k.forward.encode(pass, fwd);
             k.tokenStats.encode(pass, ts);
+            if (ratio) k.seqRatio.encode(pass, ratio);
             k.ppoLoss.encode(pass, loss);
             k.logitGrad.encode(pass, lg);
             k.headGrad.encode(pass, head);
@@ -342,18 +462,28 @@ export function createGpuBackend(
         k.stats.encode(pass, statsCall);
         for (const c of [checkLogp, checkLoss, checkRatio, checkParams]) k.finiteCheck.encode(pass, c);
         pass.end();
+        if (stale) {
+          // Keep this version; the next rollouts read the one `staleness` updates older.
+          const slots = history.length;
+          enc.copyBufferToBuffer(params, 0, history[updates % slots]!, 0, 4 * P);
+          enc.copyBufferToBuffer(history[(updates + 1) % slots]!, 0, rollParams, 0, 4 * P);
+        }
         enc.copyBufferToBuffer(statsOut, 0, read, 0, 4 * STATS_WORDS);
         enc.copyBufferToBuffer(norm, 0, read, 4 * STATS_WORDS, 4);
         enc.copyBufferToBuffer(health, 0, read, 4 * (STATS_WORDS + 1), 4);
+        enc.copyBufferToBuffer(essOut, 0, read, 4 * (STATS_WORDS + 2), 8);
         if (inp.snapshot) {
           [params, ref, m, v].forEach((b, i) => enc.copyBufferToBuffer(b, 0, read, 4 * (STATS_READ_WORDS + i * P), 4 * P));
         }
       });
       adamStep += steps;
+      updates++;
       const words = new Float32Array(bytes);
       const out: UpdateStats = {
         ...decodeStats(words),
         grad_norm: steps > 0 ? words[STATS_WORDS]! : 0,
+        ess_rollout: words[STATS_WORDS + 2]!,
+        lr_scale: words[STATS_WORDS + 3]!,
         non_finite: new Uint32Array(bytes, 4 * (STATS_WORDS + 1), 1)[0]!,
       };
       if (inp.snapshot) {
@@ -368,7 +498,36 @@ export function createGpuBackend(
         if (data.length !== P) throw new Error(`restore: state has ${data.length} values, the model has ${P}`);
         device.queue.writeBuffer(b, 0, data);
       }
+      // Stale rollouts restart from the restored policy (the lag builds up again).
+      if (stale) for (const b of [...history, rollParams]) device.queue.writeBuffer(b, 0, st.params);
       adamStep = st.adamStep;
+    },
+
+    resetReference() {
+      const enc = device.createCommandEncoder({ label: 'reset reference' });
+      enc.copyBufferToBuffer(params, 0, ref, 0, 4 * P);
+      device.queue.submit([enc.finish()]);
+      const zeros = new Float32Array(P);
+      device.queue.writeBuffer(m, 0, zeros);
+      device.queue.writeBuffer(v, 0, zeros);
+      adamStep = 0;
+    },
+
+    async scoreTokens(seqs, positions) {
+      if (!scoreCalls || !scoreSeq || !scoreRows || !scoreLogp || !scoreRead) throw new Error('scoreTokens: this run scores no answers (IGPO is off)');
+      if (seqs.length !== M * L || positions.length !== scoreRowsN) {
+        throw new Error(`scoreTokens: ${seqs.length} tokens and ${positions.length} rows, expected ${M * L} and ${scoreRowsN}`);
+      }
+      device.queue.writeBuffer(scoreSeq, 0, seqs);
+      device.queue.writeBuffer(scoreRows, 0, positions);
+      const bytes = await submitAndRead('scoreTokens', scoreRead, (enc) => {
+        const pass = enc.beginComputePass({ label: 'answer scoring' });
+        k.forward.encode(pass, scoreCalls[0]);
+        k.tokenStats.encode(pass, scoreCalls[1]);
+        pass.end();
+        enc.copyBufferToBuffer(scoreLogp, 0, scoreRead, 0, 4 * scoreRowsN);
+      });
+      return new Float32Array(bytes);
     },
 
     injectNaN() {

@@ -10,37 +10,51 @@ export function aggregationWeights(
   Tp: number,
   minibatches: Array<[number, number]>,
   mode: LossAgg,
+  /** [N] how many times each trajectory counts (PF-PPO's resampling); default 1. */
+  mult?: Float32Array,
 ): Float32Array {
   const w = new Float32Array(mask.length);
+  const c = (n: number) => (mult ? mult[n]! : 1);
   for (const [n0, n1] of minibatches) {
-    const seqs = n1 - n0;
+    // Sequences without a policy token (padding, dropped prompts) are not part of the mean.
+    let seqs = 0;
     let total = 0;
-    for (let i = n0 * Tp; i < n1 * Tp; i++) total += mask[i]!;
+    for (let n = n0; n < n1; n++) {
+      let len = 0;
+      for (let j = 0; j < Tp; j++) len += mask[n * Tp + j]!;
+      if (len > 0) seqs += c(n);
+      total += c(n) * len;
+    }
     for (let n = n0; n < n1; n++) {
       let len = 0;
       for (let j = 0; j < Tp; j++) len += mask[n * Tp + j]!;
       for (let j = 0; j < Tp; j++) {
         const i = n * Tp + j;
-        if (!mask[i]) continue;
+        if (!mask[i] || !c(n)) continue;
         switch (mode) {
           case 'token-mean':
-            w[i] = 1 / Math.max(total, 1);
+            w[i] = c(n) / Math.max(total, 1);
             break;
           case 'seq-mean-token-mean':
-            w[i] = 1 / (seqs * Math.max(len, 1));
+            w[i] = c(n) / (Math.max(seqs, 1) * Math.max(len, 1));
             break;
           case 'seq-mean-token-sum':
-            w[i] = 1 / seqs;
+            w[i] = c(n) / Math.max(seqs, 1);
             break;
           case 'seq-mean-token-sum-norm':
             // Dr. GRPO: a constant normalizer, the padded response length (TRL: B * max length).
-            w[i] = 1 / (seqs * Tp);
+            w[i] = c(n) / (Math.max(seqs, 1) * Tp);
             break;
         }
       }
     }
   }
   return w;
+}
+
+/** The weights restricted to the rows of one turn (SeeUPO's per-turn stages), same aggregation. */
+export function turnMask(mask: Float32Array, Tp: number, actionLen: number, turn: number): Float32Array {
+  return mask.map((m, i) => (Math.floor((i % Tp) / actionLen) === turn ? m : 0));
 }
 
 /** Trajectory ranges of M contiguous minibatches over N trajectories. */

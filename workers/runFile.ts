@@ -122,6 +122,8 @@ const trajSchema = z.object({
   role: roleName.nullable(),
   reward: num,
   reward_true: num,
+  kept: z.boolean().optional(),
+  copies: z.number().int().min(0).max(1_000_000).optional(),
   // Fields some tasks and methods add (DESIGN.md "The batch dump"); others are dropped.
   turn_rewards: z.array(num).max(64).optional(),
   checklist: z

@@ -262,7 +262,7 @@ export function decodeShareLink(input: unknown): DecodedLink {
       version = m.to;
     }
 
-    // ALGO LOGIC: apply `methods` first, then every field, each through the config's validators.
+    // ALGO LOGIC: apply `task`, then `methods`, then every other field, each through the config's validators.
     let config = defaultConfig();
     const apply = (key: string, value: string) => {
       try {
@@ -277,6 +277,9 @@ export function decodeShareLink(input: unknown): DecodedLink {
       }
     };
     const fieldKeys = new Set(allFields().map(([k]) => k));
+    // The task first: which methods are allowed depends on it.
+    const task = current.get('task');
+    if (task !== undefined) apply('task', task);
     const methods = current.get('methods');
     if (methods !== undefined) {
       // Checked against the id list here: `toString` or `__proto__` must not pass for a method.
@@ -287,7 +290,7 @@ export function decodeShareLink(input: unknown): DecodedLink {
     }
     const out: DecodedLink = { config, errors, version };
     for (const [key, value] of current) {
-      if (key === 'methods' || key === 'v') continue;
+      if (key === 'methods' || key === 'task' || key === 'v') continue;
       if (fieldKeys.has(key)) {
         apply(key, value);
         continue;

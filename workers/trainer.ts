@@ -7,13 +7,16 @@
  */
 import { initParams, type MlpDims } from '../kernels/mlp';
 import { healthNames, type HealthQuantity } from '../kernels/finiteCheck';
-import type { Backend, BatchTensors, ModelState, RunShape } from './backend';
+import type { AdvantageData, Backend, BatchTensors, ModelState, RunShape } from './backend';
 import { makeRowTables } from './backend';
+import { collectBatch, turnsTaken, type RolloutLayout } from './collect';
 import type { RunConfig } from './config';
-import { createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from './envs';
-import { aggregationWeights, minibatchRanges } from './lossAgg';
+import { createEnv, seqLen, type EpisodeBatch, type TaskEnv } from './envs';
+import { aggregationWeights, minibatchRanges, turnMask } from './lossAgg';
 import { ADV_HIST_RANGE, histEdges, LOGRATIO_HIST_RANGE, type MetricRow } from './metrics';
+import { resolvePlan, type Plan } from './plan';
 import { createRng } from './rng';
+import { anchorKeys, answerContexts, informationGain, outcomeOnLastTurn } from './turnRewards';
 
 export const ADAM_EPS = 1e-8;
 
@@ -21,17 +24,19 @@ export function modelDims(cfg: RunConfig, env: TaskEnv): MlpDims {
   return { V: env.vocab.length, K: cfg.model.context, D: cfg.model.embed, H: cfg.model.hidden };
 }
 
-/** Everything static about a run, derived once from its config. */
-export function buildShape(cfg: RunConfig, env: TaskEnv): RunShape {
+/** Everything static about a run, derived once from its config and the active methods' plan. */
+export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePlan(cfg)): RunShape {
   const l = env.layout;
-  const N = cfg.batch * cfg.group;
+  const N = cfg.batch * plan.groupCap;
   const L = seqLen(l);
   const tables = makeRowTables({ N, L, ...l });
-  const grpo = cfg.methodParams.grpo;
+  const span = env.sample(1, 1, createRng(0), 0).answerSpan;
+  const scoreSpan = plan.igpo && span ? span.reduce((a, b) => a + b, 0) : 0;
   return {
     dims: modelDims(cfg, env),
     N,
     group: cfg.group,
+    groupCap: plan.groupCap,
     L,
     Tp: l.maxTurns * l.actionLen,
     actionLen: l.actionLen,
@@ -45,8 +50,14 @@ export function buildShape(cfg: RunConfig, env: TaskEnv): RunShape {
     temperature: cfg.temperature,
     epochs: cfg.epochs,
     optim: { beta1: cfg.beta1, beta2: cfg.beta2, eps: ADAM_EPS, maxGradNorm: cfg.maxGradNorm },
-    loss: { clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, dualClip: cfg.dualClip, klCoef: cfg.klCoef, agg: cfg.lossAgg },
-    grpo: { scaleStd: grpo.scaleStd as boolean, unbiasedStd: grpo.unbiasedStd as boolean, eps: grpo.eps as number },
+    loss: { ...plan.ratio, klCoef: plan.kl.coef, klType: plan.kl.type, ratioMode: plan.ratio.mode, agg: plan.lossAgg },
+    adv: plan.advantage,
+    whiten: plan.whiten,
+    nRoles: Math.max(env.roles?.length ?? 1, 1),
+    essLr: { enabled: plan.essLr !== null, rule: plan.essLr?.rule ?? 'sqrt', rhoBase: plan.essLr?.baseEss ?? 1 },
+    staleness: plan.staleness,
+    scoreContexts: scoreSpan ? N * l.maxTurns : 0,
+    scoreSpan,
   };
 }
 
@@ -64,6 +75,11 @@ export interface LastBatch {
   mask: Float32Array;
   lr: number;
   loss: number;
+  /** The advantage stage's inputs (groups, turns, per-turn rewards). */
+  adv: AdvantageData;
+  /** [N] 1 where the row was trained on; PF-PPO's draw counts. */
+  live: Uint8Array;
+  mult: Float32Array;
 }
 
 /** A point a run can be resumed from exactly: replaying from it reproduces the same iterations. */
@@ -120,11 +136,14 @@ export interface Trainer {
 const now = (): number => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
 export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory, opts: TrainerOptions = {}): Promise<Trainer> {
-  const env = createEnv(cfg);
-  const shape = buildShape(cfg, env);
+  const plan = resolvePlan(cfg);
+  const env = createEnv(plan.envConfig);
+  const shape = buildShape(cfg, env, plan);
   const init = initialParams(cfg, env);
   const backend = await makeBackend(shape, init);
-  const { N, L, Tp, actionLen, obsLen, promptLen } = shape;
+  const { N, Tp } = shape;
+  const T = shape.maxTurns;
+  const layout: RolloutLayout = { N, L: shape.L, Tp, promptLen: shape.promptLen, actionLen: shape.actionLen, obsLen: shape.obsLen, maxTurns: T };
   const advEdges = histEdges(ADV_HIST_RANGE);
   const ratioEdges = histEdges(LOGRATIO_HIST_RANGE);
   const snapshotEvery = Math.max(1, opts.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY);
@@ -136,40 +155,55 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   let iter = lastGood.iter;
   let lastBatch: LastBatch | null = null;
 
+  /** The reward stage: per-turn rewards, roles and anchor keys of the batch (METHODS.md 6). */
+  async function rewardStage(c: Awaited<ReturnType<typeof collectBatch>>): Promise<AdvantageData> {
+    const ep = c.ep;
+    const turns = Uint32Array.from({ length: N }, (_, n) => (c.live[n] ? turnsTaken(c.mask, n, layout) : 0));
+    // ReGFT's fine-tuning stage: the kept (correct) rollouts get advantage 1.
+    const reward = c.sft ? Float32Array.from(ep.success) : Float32Array.from(ep.reward);
+    let turnReward: Float32Array = new Float32Array(N * T);
+    let turnKey: Uint32Array = new Uint32Array(N * T);
+    if (plan.igpo && ep.answerTokens && ep.answerSpan) {
+      const ctx = answerContexts(c.seq, ep.answerTokens, ep.answerSpan, layout);
+      const logp = await backend.scoreTokens(ctx.seqs, ctx.rows);
+      turnReward = informationGain(logp, ctx.spanLen, turns, reward, T, plan.igpo.igType);
+    } else if (plan.taskTurnRewards && ep.turnRewards) {
+      turnReward = Float32Array.from(ep.turnRewards);
+    } else if (plan.anchors) {
+      turnReward = outcomeOnLastTurn(reward, turns, T);
+      turnKey = anchorKeys(c.seq, layout);
+    }
+    const turnRole = ep.turnRole ? Int32Array.from(ep.turnRole) : new Int32Array(N * T).fill(-1);
+    const roleRewards = ep.roleReward ? Float32Array.from(ep.roleReward) : new Float32Array(N * shape.nRoles);
+    return { reward, groupStart: c.groupStart, groupSize: c.groupSize, turns, turnReward, turnRole, turnKey, roleRewards };
+  }
+
   async function step(): Promise<MetricRow> {
     const t0 = now();
     iter++;
-    // ALGO LOGIC: sample tasks, seeded by (seed, iter) so any iteration can be reproduced; the task
-    // also gets the iterations done so far (the clock of curricula such as ZeroSearch's noise).
-    const episodes = env.sample(cfg.batch, cfg.group, createRng(cfg.seed).fork(iter), iter - 1);
-    const seq = new Int32Array(N * L).fill(PAD);
-    for (let n = 0; n < N; n++) seq.set(episodes.prompt.subarray(n * promptLen, (n + 1) * promptLen), n * L);
-    backend.writeSequences(seq);
-
-    // Roll out in lockstep: the backend samples a turn, the task answers.
-    const mask = new Float32Array(N * Tp);
-    const w = actionLen + obsLen;
-    for (let turn = 0; turn < shape.maxTurns; turn++) {
-      if (episodes.done.every((d) => d === 1)) break;
-      const actions = await backend.sampleTurn(turn, iter);
-      const res = episodes.step(turn, actions);
-      const block = new Int32Array(N * w);
-      for (let n = 0; n < N; n++) {
-        for (let a = 0; a < actionLen; a++) {
-          const keep = res.actionMask[n * actionLen + a]!;
-          block[n * w + a] = keep ? actions[n * actionLen + a]! : PAD;
-          mask[n * Tp + turn * actionLen + a] = keep;
-        }
-        block.set(res.obs.subarray(n * obsLen, (n + 1) * obsLen), n * w + actionLen);
-      }
-      backend.writeTurn(turn, block);
-    }
+    // ProRL: the reference (and Adam) restart from the current policy every resetEvery iterations.
+    if (plan.refResetEvery > 0 && iter > 1 && (iter - 1) % plan.refResetEvery === 0) backend.resetReference();
+    // Sampling and filtering: tasks seeded by (seed, iter), so any iteration can be reproduced.
+    const c = await collectBatch({ cfg, plan, env, backend, layout }, iter);
+    backend.writeSequences(c.seq);
+    const adv = await rewardStage(c);
 
     // Update.
-    const rewards = Float32Array.from(episodes.reward);
-    const weights = aggregationWeights(mask, Tp, shape.minibatches, cfg.lossAgg);
-    const lr = cfg.lr;
-    const s = await backend.update({ iter, lr, rewards, mask, weights, snapshot: iter % snapshotEvery === 0 });
+    const weights = aggregationWeights(c.mask, Tp, shape.minibatches, plan.lossAgg, c.mult);
+    const stageWeights =
+      plan.ratio.mode === 'turn'
+        ? Array.from({ length: T }, (_, k) => aggregationWeights(turnMask(c.mask, Tp, shape.actionLen, k), Tp, shape.minibatches, plan.lossAgg, c.mult))
+        : undefined;
+    const s = await backend.update({
+      iter,
+      lr: cfg.lr,
+      adv,
+      raw: c.sft,
+      mask: c.mask,
+      weights,
+      ...(stageWeights ? { stageWeights } : {}),
+      snapshot: iter % snapshotEvery === 0,
+    });
     if (s.non_finite) {
       const failed = iter;
       backend.restore(lastGood.state);
@@ -181,18 +215,13 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
       opts.onSnapshot?.(lastGood);
     }
 
-    // PLUMBING: the metrics row.
-    let rSum = 0;
-    let succ = 0;
-    for (let n = 0; n < N; n++) {
-      rSum += rewards[n]!;
-      succ += episodes.success[n]!;
-    }
-    lastBatch = { iter, episodes, rewards, mask, lr, loss: s.loss };
+    // PLUMBING: the metrics row. Reward and success are the policy's own first-round rollouts.
+    const lr = cfg.lr * s.lr_scale;
+    lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, live: c.live, mult: c.mult };
     return {
       iter,
-      reward_mean: rSum / N,
-      success_rate: succ / N,
+      reward_mean: c.firstPass.reward,
+      success_rate: c.firstPass.success,
       adv_mean: s.adv_mean,
       adv_std: s.adv_std,
       adv_zero_frac: s.adv_zero_frac,
@@ -207,9 +236,11 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
       kl_ref: s.kl_ref,
       grad_norm: s.grad_norm,
       ess: s.ess,
+      ess_rollout: s.ess_rollout,
       lr,
       loss: s.loss,
       tokens: s.tokens,
+      rollouts: c.rollouts,
       ms: now() - t0,
       adv_hist: s.adv_hist,
       adv_hist_edges: advEdges,
@@ -220,7 +251,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
 
   async function dumpBatch(): Promise<BatchDump> {
     if (!lastBatch) throw new Error('no batch yet: run at least one iteration');
-    return buildBatchDump(cfg, env, shape, lastBatch, await backend.readBatch());
+    return buildBatchDump(cfg, env, shape, plan, lastBatch, await backend.readBatch());
   }
 
   return {
@@ -246,6 +277,14 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   };
 }
 
+/** The ordinal of each row's group (groups are runs of rows that start at groupStart). */
+function groupIndices(groupStart: Uint32Array): Uint32Array {
+  const out = new Uint32Array(groupStart.length);
+  let g = -1;
+  groupStart.forEach((start, n) => (out[n] = start === n ? ++g : g));
+  return out;
+}
+
 export interface BatchDump {
   version: 1;
   iter: number;
@@ -258,7 +297,14 @@ export interface BatchDump {
     role: null;
     reward: number;
     reward_true: number;
-    /** Per turn taken, where the task defines them (the tools task's checklist rewards R_t). */
+    /** false: not trained on (a filter dropped it, or ReGFT's fine-tuning kept only correct rollouts). */
+    kept: boolean;
+    /** PF-PPO: times the rollout was drawn by the reliability resampling (1 without it). */
+    copies: number;
+    /**
+     * Per turn taken, where the methods or the task define them: IGPO's information gain (outcome
+     * on the last turn), GiGPO's step rewards, the tools task's checklist rewards R_t.
+     */
     turn_rewards?: number[];
     /** Per turn taken, the checklist with the judge's labels (tools task). */
     checklist?: Array<Array<{ item: string; weight: number; sat: boolean; sat_true: boolean; strict: boolean }>>;
@@ -285,9 +331,10 @@ export interface BatchDump {
   }>;
 }
 
-function buildBatchDump(cfg: RunConfig, env: TaskEnv, shape: RunShape, b: LastBatch, t: BatchTensors): BatchDump {
+function buildBatchDump(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, b: LastBatch, t: BatchTensors): BatchDump {
   const { N, Tp } = shape;
   const trajs: BatchDump['trajs'] = [];
+  const groupOf = groupIndices(b.adv.groupStart);
   for (let n = 0; n < N; n++) {
     const tokens: BatchDump['trajs'][number]['tokens'] = [];
     for (let j = 0; j < Tp; j++) {
@@ -313,7 +360,9 @@ function buildBatchDump(cfg: RunConfig, env: TaskEnv, shape: RunShape, b: LastBa
     const ep = b.episodes;
     const taken = ep.turns(n).length;
     const extra: Partial<BatchDump['trajs'][number]> = {};
-    if (ep.turnRewards) extra.turn_rewards = Array.from(ep.turnRewards.subarray(n * shape.maxTurns, n * shape.maxTurns + taken));
+    const methodTurnRewards = plan.igpo !== null || plan.taskTurnRewards || plan.anchors;
+    const turnRewards = methodTurnRewards ? b.adv.turnReward : ep.turnRewards;
+    if (turnRewards) extra.turn_rewards = Array.from(turnRewards.subarray(n * shape.maxTurns, n * shape.maxTurns + taken));
     if (ep.checklist) {
       extra.checklist = ep.checklist[n]!.map((c) =>
         c.items.map((it, i) => ({ item: it.id, weight: it.weight, sat: c.sat[i] === 1, sat_true: c.satTrue[i] === 1, strict: it.strict })),
@@ -328,10 +377,12 @@ function buildBatchDump(cfg: RunConfig, env: TaskEnv, shape: RunShape, b: LastBa
     }
     trajs.push({
       id: n,
-      group: Math.floor(n / shape.group),
+      group: groupOf[n]!,
       role: null,
       reward: b.rewards[n]!,
       reward_true: ep.rewardTrue[n]!,
+      kept: b.live[n] === 1,
+      copies: b.mult[n]!,
       ...extra,
       text: ep.describe(n),
       tokens,

@@ -5,7 +5,8 @@
  */
 import { useMemo } from 'react';
 import { ConfigError, getField, withMethods, type RunConfig } from '../../workers/config';
-import { methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/methods';
+import { toggledMethods } from '../methodToggle';
+import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/methods';
 import type { ParamSpec } from '../../workers/methods/params';
 import { useAppStore } from '../store';
 import { ParamControl } from './ParamControl';
@@ -41,7 +42,7 @@ const GROUPED = byStage();
 /** Why toggling `id` is not allowed, or null if it is. */
 function toggleBlocker(config: RunConfig, id: string): string | null {
   const active = config.methods as string[];
-  const next = active.includes(id) ? active.filter((m) => m !== id) : [...active, id];
+  const next = toggledMethods(active, id);
   try {
     withMethods(config, next);
     return null;
@@ -59,10 +60,8 @@ function MethodCard({ method }: { method: MethodDef }) {
   const blocker = useMemo(() => toggleBlocker(config, method.id), [config, method.id]);
   const toggleId = `method-${method.id}`;
 
-  const toggle = () => {
-    const ids = config.methods as string[];
-    setMethods(active ? ids.filter((m) => m !== method.id) : [...ids, method.id]);
-  };
+  const toggle = () => setMethods(toggledMethods(config.methods as string[], method.id));
+  const replaces = method.estimator && !active ? (config.methods as string[]).find((m) => (ESTIMATOR_IDS as readonly string[]).includes(m)) : undefined;
 
   return (
     <article className={`method ${active ? 'active' : ''}`}>
@@ -78,6 +77,8 @@ function MethodCard({ method }: { method: MethodDef }) {
       </header>
       <p className="idea">{method.idea}</p>
       {blocker && <p className="hint conflict">{active ? blocker : `Not available: ${blocker}`}</p>}
+      {!blocker && replaces && <p className="hint">Advantage estimator: switching it on replaces {methodRegistry[replaces as MethodId].name}.</p>}
+      {method.inferred && <p className="hint">Inferred reading: {method.inferred}</p>}
       <div className="knobs">
         {Object.entries(method.params).map(([p, spec]) => (
           <ParamControl

@@ -10,6 +10,8 @@
  * lr = 0.01 (1.1e-5 seen): params atol 5e-5, rtol 1e-4. Statistics and per-token tensors come from
  * forward passes of those parameters: atol 5e-5, rtol 5e-4.
  */
+import { ADVANTAGE_DEFAULTS, groupLayout } from '../../kernels/advantage';
+import { turnsTaken } from '../../workers/collect';
 import { afterEach, describe, expect, it } from 'vitest';
 import { paramLayout, initParams, type MlpDims } from '../../kernels/mlp';
 import { STATS_FIELDS } from '../../kernels/stats';
@@ -28,7 +30,7 @@ function buildShape(env: TaskEnv, prompts: number, group: number, dims: MlpDims)
   const L = promptLen + maxTurns * (actionLen + obsLen);
   const tables = makeRowTables({ N, L, promptLen, actionLen, obsLen, maxTurns });
   return {
-    dims, N, group, L, Tp: maxTurns * actionLen, actionLen, obsLen, promptLen, maxTurns,
+    dims, N, group, groupCap: group, L, Tp: maxTurns * actionLen, actionLen, obsLen, promptLen, maxTurns,
     ...tables,
     grammar: env.grammar,
     minibatches: [[0, N / 2], [N / 2, N]],
@@ -36,8 +38,14 @@ function buildShape(env: TaskEnv, prompts: number, group: number, dims: MlpDims)
     temperature: 1,
     epochs: 2,
     optim: { beta1: 0.9, beta2: 0.999, eps: 1e-8, maxGradNorm: 1 },
-    loss: { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.05, agg: 'seq-mean-token-mean' },
-    grpo: { scaleStd: true, unbiasedStd: false, eps: 1e-6 },
+    loss: { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.05, klType: 'k3', ratioMode: 'token', agg: 'seq-mean-token-mean' },
+    adv: { ...ADVANTAGE_DEFAULTS, unbiasedStd: false, otb: false },
+    whiten: false,
+    nRoles: 1,
+    essLr: { enabled: false, rule: 'sqrt', rhoBase: 1 },
+    staleness: 0,
+    scoreContexts: 0,
+    scoreSpan: 0,
   };
 }
 
@@ -82,7 +90,18 @@ async function iteration(b: Backend, env: TaskEnv, shape: RunShape, iter: number
   // Env reward plus seeded noise, so that groups differ and the gradient is not zero.
   const noise = createRng(1000 + iter);
   const rewards = Float32Array.from(episodes.reward, (r) => r + 0.5 * noise.next());
-  const stats = await b.update({ iter, lr: 0.01, rewards, mask, weights: weightsFor(shape, mask) });
+  const turns = Uint32Array.from({ length: N }, (_, n) => turnsTaken(mask, n, shape));
+  const T = shape.maxTurns;
+  const adv = {
+    reward: rewards,
+    ...groupLayout(Array.from({ length: N / shape.group }, () => shape.group)),
+    turns,
+    turnReward: new Float32Array(N * T),
+    turnRole: new Int32Array(N * T).fill(-1),
+    turnKey: new Uint32Array(N * T),
+    roleRewards: new Float32Array(N),
+  };
+  const stats = await b.update({ iter, lr: 0.01, adv, mask, weights: weightsFor(shape, mask) });
   return { sampled, stats, mask };
 }
 

@@ -19,6 +19,7 @@ export const grpo = {
   paper: '2402.03300',
   idea: 'Group-normalized outcome reward as every token\'s advantage; no critic.',
   stage: 'advantage',
+  estimator: true,
   conflicts: [],
   params: {
     scaleStd: { kind: 'bool', default: true, label: 'divide by group std', doc: 'Divide the centred reward by the group std (off: Dr. GRPO style).' },

@@ -1,8 +1,41 @@
 /** The explicit method registry. Adding a method is adding one file and one line here. */
+import { cm2 } from './cm2';
+import { dapo } from './dapo';
+import { dars } from './dars';
+import { drgrpo } from './drgrpo';
+import { drmas } from './drmas';
+import { edge } from './edge';
+import { gmpo } from './gmpo';
 import { grpo } from './grpo';
+import { gspo } from './gspo';
+import { igpo } from './igpo';
+import { otb } from './otb';
+import { pfppo } from './pfppo';
+import { prorl } from './prorl';
+import { regft } from './regft';
 import type { MethodDef } from './registry';
+import { reinforcepp } from './reinforcepp';
+import { rloo } from './rloo';
+import { sampo } from './sampo';
+import { seeupo } from './seeupo';
+import { vcpo } from './vcpo';
+import { zerosearch } from './zerosearch';
 
-export const methodRegistry = { grpo } as const satisfies Record<string, MethodDef>;
+export const methodRegistry = {
+  grpo, drgrpo, dapo, gspo, rloo, reinforcepp,
+  igpo, cm2, edge, regft, pfppo, zerosearch, dars, seeupo, sampo, vcpo, prorl, gmpo, otb, drmas,
+} as const satisfies Record<string, MethodDef>;
 export type MethodId = keyof typeof methodRegistry;
 export const METHOD_IDS = Object.keys(methodRegistry) as MethodId[];
+export const ESTIMATOR_IDS = METHOD_IDS.filter((id) => (methodRegistry[id] as MethodDef).estimator === true);
+
+/** Every method `id` cannot be active with: its own list, the lists that name it, and (for an estimator) the other estimators. */
+export function conflictsOf(id: MethodId): MethodId[] {
+  const def = methodRegistry[id] as MethodDef;
+  const out = new Set<MethodId>(def.conflicts as readonly MethodId[]);
+  for (const other of METHOD_IDS) if ((methodRegistry[other] as MethodDef).conflicts.includes(id)) out.add(other);
+  if (def.estimator) for (const e of ESTIMATOR_IDS) if (e !== id) out.add(e);
+  out.delete(id);
+  return [...out];
+}
 export type { MethodDef, Stage } from './registry';

@@ -22,6 +22,15 @@ export interface MethodDef {
   conflicts: readonly string[];
   params: Readonly<Record<string, ParamSpec>>;
   /**
+   * It supplies the advantage estimator. A run has exactly one; switching another estimator on
+   * replaces it (the UI swaps them; the config refuses two at once, naming both).
+   */
+  estimator?: true;
+  /** The tasks it needs (its data exists only there); absent: every task. */
+  tasks?: readonly string[];
+  /** Where the implementation follows an inferred reading of the paper (METHODS.md 7), what it is. */
+  inferred?: string;
+  /**
    * How this method maps onto real frameworks' options, for "Take it to a real run"
    * (workers/frameworkExport.ts). `null` says the framework has no such method; leaving it out
    * says no mapping was written yet (both are listed as having no equivalent).

@@ -1,0 +1,275 @@
+/**
+ * The method catalogue (issue 5): every registry entry is complete and has a test of its defining
+ * behaviour here, on a constructed batch or a few seeded CPU iterations; conflicts and task
+ * requirements are refused by name. The kernels' own tests check the formulas in detail
+ * (tests/unit/advantage.test.ts, tests/unit/ppoLoss.test.ts); these check that each method's
+ * switch reaches the stage it acts on.
+ */
+import { describe, expect, it } from 'vitest';
+import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout } from '../../kernels/advantage';
+import { ppoLossCpu, RATIO_MODES } from '../../kernels/ppoLoss';
+import { seqRatioCpu } from '../../kernels/seqRatio';
+import { ConfigError, defaultConfig, parseConfig, withField, withFieldText, withMethods, type RunConfig } from '../../workers/config';
+import { createCpuBackend } from '../../workers/cpuBackend';
+import { conflictsOf, ESTIMATOR_IDS, methodRegistry, METHOD_IDS, type MethodDef, type MethodId } from '../../workers/methods';
+import type { MetricRow } from '../../workers/metrics';
+import { resolvePlan } from '../../workers/plan';
+import { createRng } from '../../workers/rng';
+import { darsExtra, pfppoCounts } from '../../workers/selection';
+import { createTrainer, type Trainer } from '../../workers/trainer';
+import { toggledMethods } from '../../app/methodToggle';
+
+const SMALL = { batch: '4', group: '4', 'model.hidden': '16', seed: '2' };
+
+function cfgOf(methods: string, extra: Record<string, string> = {}): RunConfig {
+  const all: Record<string, string> = { ...SMALL, ...extra };
+  let cfg = defaultConfig();
+  if (all.task) cfg = withFieldText(cfg, 'task', all.task);
+  cfg = withFieldText(cfg, 'methods', methods);
+  for (const [k, v] of Object.entries(all)) if (k !== 'task') cfg = withFieldText(cfg, k, v);
+  return cfg;
+}
+
+async function run(cfg: RunConfig, iters: number): Promise<{ t: Trainer; rows: MetricRow[] }> {
+  const t = await createTrainer(cfg, createCpuBackend);
+  const rows: MetricRow[] = [];
+  for (let i = 0; i < iters; i++) rows.push(await t.step());
+  return { t, rows };
+}
+
+const f32 = (a: number[]) => Float32Array.from(a);
+
+/** One defining-behaviour test per method id; the first test checks none is missing. */
+const DEFINING: Record<MethodId, () => Promise<void> | void> = {
+  grpo() {
+    // All-equal rewards: every advantage is exactly 0 (Advantage Collapse).
+    const adv = advantageCpu({ reward: f32([1, 1, 1, 1]), ...groupLayout([4]), turns: Uint32Array.of(1, 1, 1, 1), mask: f32([1, 1, 1, 1]) }, ADVANTAGE_DEFAULTS, shape(4, 1));
+    expect(Array.from(adv)).toEqual([0, 0, 0, 0]);
+  },
+  drgrpo() {
+    const p = resolvePlan(cfgOf('drgrpo'));
+    expect(p.advantage.scaleStd).toBe(false);
+    expect(p.lossAgg).toBe('seq-mean-token-sum-norm');
+    // One success in 4: GRPO gives the success (G-1)/sqrt(G)-ish, Dr. GRPO just R - mean = 0.75.
+    const adv = advantageCpu({ reward: f32([1, 0, 0, 0]), ...groupLayout([4]), turns: Uint32Array.of(1, 1, 1, 1), mask: f32([1, 1, 1, 1]) }, p.advantage, shape(4, 1));
+    expect(adv[0]).toBeCloseTo(0.75, 6);
+  },
+  rloo() {
+    const p = resolvePlan(cfgOf('rloo'));
+    const adv = advantageCpu({ reward: f32([1, 0, 0, 0]), ...groupLayout([4]), turns: Uint32Array.of(1, 1, 1, 1), mask: f32([1, 1, 1, 1]) }, p.advantage, shape(4, 1));
+    expect(adv[0]).toBeCloseTo(1, 6); // 1 - mean of the other three (0)
+    expect(adv[1]).toBeCloseTo(-1 / 3, 6);
+  },
+  async reinforcepp() {
+    // Batch whitening: an all-wrong group still gets a signal relative to a group that succeeded.
+    const { t } = await run(cfgOf('reinforcepp'), 1);
+    expect(resolvePlan(t.config).whiten).toBe(true);
+    const d = await t.dumpBatch();
+    const advs = d.trajs.flatMap((tr) => tr.tokens.map((x) => x.adv));
+    expect(Math.abs(advs.reduce((a, b) => a + b, 0) / advs.length)).toBeLessThan(1e-5);
+    expect(advs.filter((a) => a === 0).length).toBe(0);
+  },
+  async dapo() {
+    const p = resolvePlan(cfgOf('grpo,dapo'));
+    expect([p.ratio.clipLow, p.ratio.clipHigh, p.lossAgg]).toEqual([0.2, 0.28, 'token-mean']);
+    // Dynamic sampling: the trained batch has no all-equal group while rounds remain, at a cost.
+    const { rows } = await run(cfgOf('grpo,dapo', { 'dapo.maxGenBatches': '10' }), 2);
+    for (const r of rows) {
+      expect(r.groups_all_equal_frac).toBe(0);
+      expect(r.rollouts).toBeGreaterThan(16);
+    }
+  },
+  gspo() {
+    // One outlier token (log-ratio +3 in 6 tokens): the token ratio is e^3, GSPO's s only e^0.5.
+    const logp = f32([3, 0, 0, 0, 0, 0]);
+    const zero = new Float32Array(6);
+    const mask = f32([1, 1, 1, 1, 1, 1]);
+    const seqLog = seqRatioCpu(mask, logp, zero, f32([1, 1, 1, 1, 1, 1]), { mode: 'sequence', tp: 6 });
+    expect(seqLog[0]).toBeCloseTo(0.5, 6);
+    const tok = ppoLossCpu(logp, zero, zero, f32([1, 1, 1, 1, 1, 1]), mask, { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0 });
+    expect(tok.ratio[0]).toBeCloseTo(Math.exp(3), 4);
+    const seq = ppoLossCpu(logp, zero, zero, f32([1, 1, 1, 1, 1, 1]), mask, { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0, ratioMode: RATIO_MODES.sequence, tp: 6 }, seqLog);
+    expect(seq.ratio[0]).toBeCloseTo(Math.exp(0.5), 5);
+    expect(resolvePlan(cfgOf('grpo,gspo')).ratio).toMatchObject({ mode: 'sequence', clipLow: 3e-4, clipHigh: 4e-4 });
+  },
+  async igpo() {
+    // All-equal outcomes: GRPO's advantages are all 0; IGPO's are not (information gain differs).
+    const cfg = cfgOf('igpo', { 'env.values': '64' });
+    const { t } = await run(cfg, 1);
+    const d = await t.dumpBatch();
+    const groups = [...new Set(d.trajs.map((tr) => tr.group))].map((g) => d.trajs.filter((tr) => tr.group === g));
+    const tied = groups.filter((g) => g.every((tr) => tr.reward === g[0]!.reward));
+    expect(tied.length).toBeGreaterThan(0);
+    for (const g of tied) expect(g.flatMap((tr) => tr.tokens.map((x) => x.adv)).some((a) => a !== 0)).toBe(true);
+    expect(d.trajs.some((tr) => (tr.turn_rewards?.length ?? 0) > 1)).toBe(true);
+  },
+  async cm2() {
+    // Partial checklist credit: groups rarely tie, unlike binary success on the same task.
+    const plain = await run(cfgOf('grpo', { task: 'tools' }), 2);
+    const cm2 = await run(cfgOf('cm2', { task: 'tools' }), 2);
+    const mean = (rows: MetricRow[]) => rows.reduce((s, r) => s + r.groups_all_equal_frac, 0) / rows.length;
+    expect(mean(cm2.rows)).toBeLessThan(mean(plain.rows));
+    expect(resolvePlan(cm2.t.config).envConfig.env.toolReward).toBe('checklist');
+  },
+  async edge() {
+    // GEC: wrong rollouts are corrected, so more trained rollouts succeed than the policy managed.
+    const { t, rows } = await run(cfgOf('grpo,edge', { 'edge.inject': '0.5', 'edge.replace': '0.5' }), 1);
+    const d = await t.dumpBatch();
+    const trainedSuccess = d.trajs.filter((tr) => tr.reward === 1).length / d.trajs.length;
+    expect(trainedSuccess).toBeGreaterThan(rows[0]!.success_rate + 0.3);
+    expect(rows[0]!.rollouts).toBeGreaterThan(16);
+    // EDA: a confident (low-entropy) rollout's advantage is scaled up.
+    const adv = advantageCpu(
+      {
+        reward: f32([1, 0, 1, 0]),
+        ...groupLayout([4]),
+        turns: Uint32Array.of(1, 1, 1, 1),
+        mask: f32([1, 1, 1, 1]),
+        trajStats: { len: f32([1, 1, 1, 1]), entMean: f32([0.5, 1, 1, 1.5]), logIS: new Float32Array(4), g2: new Float32Array(4) },
+      },
+      { ...ADVANTAGE_DEFAULTS, entropyScale: true },
+      shape(4, 1),
+    );
+    expect(adv[0]! / adv[2]!).toBeCloseTo(2, 5);
+  },
+  async regft() {
+    // The fine-tuning stage trains on correct rollouts only, with advantage 1.
+    const { t } = await run(cfgOf('grpo,regft', { 'regft.iters': '1' }), 1);
+    const d = await t.dumpBatch();
+    for (const tr of d.trajs) {
+      if (!tr.kept) expect(tr.tokens.every((x) => x.adv === 0)).toBe(true);
+      else expect(tr.tokens.every((x) => x.adv === 1)).toBe(true);
+    }
+    expect(d.trajs.some((tr) => tr.kept)).toBe(true);
+  },
+  pfppo() {
+    // max_min within a group: only the best and the worst rollouts are ever drawn.
+    const counts = pfppoCounts(f32([0.9, 0.5, 0.4, 0.1]), Uint8Array.of(1, 1, 1, 1), 4, { weighting: 'max_min', pow: 2, scope: 'group' }, createRng(1));
+    expect(counts[1]! + counts[2]!).toBe(0);
+    expect(counts[0]! + counts[3]!).toBe(4);
+  },
+  async zerosearch() {
+    const cfg = cfgOf('grpo,zerosearch', { 'zerosearch.iters': '10', 'zerosearch.pEnd': '0.8' });
+    const env = resolvePlan(cfg).envConfig.env;
+    expect([env.noiseSchedule, env.noise, env.noiseIters]).toEqual(['exp', 0.8, 10]);
+  },
+  dars() {
+    // METHODS.md 5.7's worked example: N = 8, a = 1/8, no std: ET 11 extra rollouts, HW 24.
+    expect(darsExtra(1 / 8, 8, { schedule: 'ET', useStd: false, nMax: 64 })).toBe(11);
+    expect(darsExtra(1 / 8, 8, { schedule: 'HW', useStd: false, nMax: 64 })).toBe(24);
+    expect(darsExtra(1 / 2, 8, { schedule: 'ET', useStd: false, nMax: 64 })).toBe(0);
+    expect(darsExtra(0, 8, { schedule: 'HW', useStd: false, nMax: 32 })).toBe(24);
+  },
+  async seeupo() {
+    // Stage k trains turn k only: rows of other turns get no gradient.
+    const adv = f32([1, 1, 1, 1]);
+    const logp = f32([0.1, 0.1, -0.1, -0.1]);
+    const z = new Float32Array(4);
+    const seqLog = seqRatioCpu(f32([1, 1, 1, 1]), logp, z, adv, { mode: 'turn', tp: 4, actionLen: 2, maxTurns: 2 });
+    const out = ppoLossCpu(logp, z, z, adv, f32([0.25, 0.25, 0.25, 0.25]), { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0, ratioMode: RATIO_MODES.turn, tp: 4, actionLen: 2, maxTurns: 2, stage: 1 }, seqLog);
+    expect(Array.from(out.dlogp.subarray(0, 2))).toEqual([0, 0]);
+    expect(out.dlogp[2]).not.toBe(0);
+    const { rows } = await run(cfgOf('grpo,seeupo'), 1);
+    expect(Number.isFinite(rows[0]!.loss)).toBe(true);
+  },
+  async sampo() {
+    const p = resolvePlan(cfgOf('sampo'));
+    expect([p.ratio.mode, p.advantage.estimator, p.lossAgg]).toEqual(['sequence', 'gigpo', 'seq-mean-token-mean']);
+    // GiGPO: two rollouts that reach the same state get step advantages relative to each other.
+    const adv = advantageCpu(
+      {
+        reward: f32([1, 0]),
+        ...groupLayout([2]),
+        turns: Uint32Array.of(2, 2),
+        turnReward: f32([0, 1, 0, 0]),
+        turnKey: Uint32Array.of(7, 9, 7, 9),
+        mask: f32([1, 1, 1, 1]),
+      },
+      { ...ADVANTAGE_DEFAULTS, estimator: 'gigpo', scaleStd: false, stepWeight: 1, gamma: 1 },
+      shape(2, 2, 1, 2),
+    );
+    expect(adv[0]).toBeCloseTo(0.5 + 0.5, 6);
+    expect(adv[2]).toBeCloseTo(-0.5 - 0.5, 6);
+  },
+  async vcpo() {
+    // Stale rollouts: the ESS of pi_old/mu drops below 1 and the lr is scaled down by sqrt of it.
+    const { rows } = await run(cfgOf('vcpo', { staleness: '2', lr: '0.05' }), 4);
+    const last = rows[3]!;
+    expect(last.ess_rollout).toBeLessThan(1);
+    expect(last.lr).toBeCloseTo(0.05 * Math.sqrt(last.ess_rollout), 6);
+    expect(rows[0]!.ess_rollout).toBeCloseTo(1, 6);
+  },
+  async prorl() {
+    // The reference restarts from the current policy: the KL falls back after each reset.
+    const { rows } = await run(cfgOf('grpo,prorl', { 'prorl.resetEvery': '3', lr: '0.05' }), 4);
+    expect(rows[2]!.kl_ref).toBeGreaterThan(0);
+    expect(rows[3]!.kl_ref).toBeLessThan(rows[2]!.kl_ref);
+  },
+  gmpo() {
+    // The sign-aware log-space clip: a +3 log-ratio under A > 0 counts as +0.4 in the mean.
+    const seqLog = seqRatioCpu(f32([1, 1]), f32([3, 0]), new Float32Array(2), f32([1, 1]), { mode: 'geometric', tp: 2, clipLow: 0.4, clipHigh: 0.4 });
+    expect(seqLog[0]).toBeCloseTo(0.2, 6);
+    expect(resolvePlan(cfgOf('grpo,gmpo')).ratio).toMatchObject({ mode: 'geometric', clipLow: 0.4, clipHigh: 0.4 });
+  },
+  otb() {
+    expect(resolvePlan(cfgOf('otb')).advantage.otb).toBe(true);
+  },
+  async drmas() {
+    // Per-role statistics: the executor's x5 + 2 rewards normalize to the planner's scale.
+    const adv = advantageCpu(
+      {
+        reward: f32([0, 0, 0, 0]),
+        ...groupLayout([2, 2]),
+        turns: Uint32Array.of(2, 2, 2, 2),
+        turnRole: Int32Array.of(0, 1, 0, 1, 0, 1, 0, 1),
+        roleRewards: f32([1, 7, 0, 2, 1, 7, 0, 2]),
+        mask: f32([1, 1, 1, 1, 1, 1, 1, 1]),
+      },
+      { ...ADVANTAGE_DEFAULTS, byRole: true },
+      shape(4, 2, 1, 2, 2),
+    );
+    expect(adv[0]).toBeCloseTo(adv[1]!, 5);
+    const { rows } = await run(cfgOf('grpo,drmas', { task: 'roles' }), 1);
+    expect(Number.isFinite(rows[0]!.grad_norm)).toBe(true);
+  },
+};
+
+function shape(numTraj: number, tp: number, actionLen = tp, maxTurns = 1, nRoles = 1) {
+  return { numTraj, tp, maxTurns, actionLen, nRoles };
+}
+
+describe('method registry', () => {
+  it('every method has an entry, a paper id, an idea, a stage and a defining-behaviour test', () => {
+    for (const id of METHOD_IDS) {
+      const m = methodRegistry[id] as MethodDef;
+      expect(m.id).toBe(id);
+      expect(m.paper).toMatch(/^\d{4}\.\d{5}$/);
+      expect(m.idea.length).toBeGreaterThan(20);
+      expect(DEFINING[id], `no defining test for ${id}`).toBeTypeOf('function');
+    }
+    expect(Object.keys(DEFINING).sort()).toEqual([...METHOD_IDS].sort());
+  });
+  it('conflicts are symmetric and refused naming both; one estimator exactly', () => {
+    for (const a of METHOD_IDS) for (const b of conflictsOf(a)) expect(conflictsOf(b)).toContain(a);
+    expect(() => withMethods(defaultConfig(), ['grpo', 'gspo', 'gmpo'])).toThrow(/gspo conflicts with gmpo|gmpo conflicts with gspo/);
+    expect(() => withMethods(defaultConfig(), ['grpo', 'rloo'])).toThrow(/grpo conflicts with rloo/);
+    expect(() => withMethods(defaultConfig(), ['dapo'])).toThrow(/one advantage estimator/);
+    expect(ESTIMATOR_IDS).toContain('grpo');
+  });
+  it('a method on the wrong task is refused by name, in either order of the settings', () => {
+    expect(() => withMethods(defaultConfig(), ['cm2'])).toThrow(ConfigError);
+    expect(() => withMethods(defaultConfig(), ['cm2'])).toThrow(/cm2 needs the tools task/);
+    const tools = withMethods(withField(defaultConfig(), 'task', 'tools'), ['cm2']);
+    expect(() => withField(tools, 'task', 'search')).toThrow(/task: cm2 needs the tools task/);
+    expect(parseConfig({ methods: ['cm2'], task: 'tools' }).methods).toEqual(['cm2']);
+  });
+  it('switching an estimator on in the UI replaces the active one', () => {
+    expect(toggledMethods(['grpo', 'dapo'], 'rloo')).toEqual(['dapo', 'rloo']);
+    expect(toggledMethods(['grpo', 'dapo'], 'gspo')).toEqual(['grpo', 'dapo', 'gspo']);
+    expect(toggledMethods(['grpo', 'dapo'], 'dapo')).toEqual(['grpo']);
+  });
+});
+
+describe('defining behaviour of each method', () => {
+  for (const id of METHOD_IDS) it(id, async () => DEFINING[id]());
+});

@@ -1,0 +1,270 @@
+/**
+ * The sampling and filtering stages of one iteration (METHODS.md 6): roll out, then whatever the
+ * active methods do before the update -- DAPO/SAMPO dynamic sampling (more generation rounds until
+ * the batch has no all-equal group), DARS (a second, targeted round for hard prompts), EDGE-GRPO's
+ * guided error correction and ReGFT's hinted rollouts (re-rolled rows with reference actions
+ * forced), PF-PPO's resampling multiplicities. The result is the batch the update trains on.
+ *
+ * Rows are laid out as batch x groupCap (groupCap = the group size, or DARS's N_max); a group is a
+ * run of consecutive rows, and rows that hold no trajectory (padding, dropped prompts) are not live.
+ */
+import type { Backend } from './backend';
+import type { RunConfig } from './config';
+import { composeBatch, type RowPick } from './compose';
+import { PAD, type EpisodeBatch, type TaskEnv } from './envs';
+import type { Plan } from './plan';
+import { createRng, hashUniform } from './rng';
+import { darsExtra, groupAllEqual, pfppoCounts } from './selection';
+
+export interface RolloutLayout {
+  N: number;
+  L: number;
+  Tp: number;
+  promptLen: number;
+  actionLen: number;
+  obsLen: number;
+  maxTurns: number;
+}
+
+/** The host copy of a batch's tokens as the update will see them. */
+export interface RollState {
+  ep: EpisodeBatch;
+  /** [N * L] token sequences. */
+  seq: Int32Array;
+  /** [N * Tp] 1 on policy tokens that enter the loss. */
+  mask: Float32Array;
+  /** [N * Tp] the action tokens written at each policy slot (PAD where unused), for replays. */
+  actions: Int32Array;
+}
+
+export interface Collected extends RollState {
+  /** [N] first row of each row's group, and the group's size. */
+  groupStart: Uint32Array;
+  groupSize: Uint32Array;
+  /** [N] 1 where the row holds a trajectory the update trains on. */
+  live: Uint8Array;
+  /** [N] how many times PF-PPO drew the row (1 without it). */
+  mult: Float32Array;
+  /** Policy performance on its own first-round rollouts (before filtering, hints or corrections). */
+  firstPass: { reward: number; success: number };
+  /** Trajectories rolled out this iteration (generation cost of filtering, DARS, corrections). */
+  rollouts: number;
+  /** ReGFT's fine-tuning stage: train with advantage = reward (1 on kept rollouts). */
+  sft: boolean;
+}
+
+export interface CollectContext {
+  cfg: RunConfig;
+  plan: Plan;
+  env: TaskEnv;
+  backend: Backend;
+  layout: RolloutLayout;
+}
+
+/** The sampling key of a rollout round: every round of an iteration draws different tokens. */
+export const roundKey = (iter: number, round: number): number => (iter + round * 0x100000) >>> 0;
+
+function newState(ep: EpisodeBatch, l: RolloutLayout): RollState {
+  const seq = new Int32Array(l.N * l.L).fill(PAD);
+  for (let n = 0; n < l.N; n++) seq.set(ep.prompt.subarray(n * l.promptLen, (n + 1) * l.promptLen), n * l.L);
+  return { ep, seq, mask: new Float32Array(l.N * l.Tp), actions: new Int32Array(l.N * l.Tp).fill(PAD) };
+}
+
+/**
+ * Rolls out the `active` rows of `st` (all when null) in lockstep; other rows keep their tokens.
+ * `force(n, turn)` may return the tokens row n must play at `turn` instead of sampled ones.
+ */
+export async function rollOut(
+  backend: Backend,
+  l: RolloutLayout,
+  st: RollState,
+  key: number,
+  active: Uint8Array | null,
+  force?: (n: number, turn: number) => Int32Array | null,
+): Promise<number> {
+  const { ep } = st;
+  const { N, L, Tp, actionLen, obsLen, promptLen } = l;
+  let count = 0;
+  for (let n = 0; n < N; n++) {
+    if (active && !active[n]) ep.done[n] = 1;
+    else count++;
+  }
+  backend.writeSequences(st.seq);
+  const w = actionLen + obsLen;
+  const block = new Int32Array(N * w);
+  for (let turn = 0; turn < l.maxTurns; turn++) {
+    if (ep.done.every((d) => d === 1)) break;
+    const actions = await backend.sampleTurn(turn, key);
+    if (force) {
+      for (let n = 0; n < N; n++) {
+        if (ep.done[n]) continue;
+        const f = force(n, turn);
+        if (f) actions.set(f, n * actionLen);
+      }
+    }
+    const res = ep.step(turn, actions);
+    const start = promptLen + turn * w;
+    for (let n = 0; n < N; n++) {
+      if (active && !active[n]) {
+        block.set(st.seq.subarray(n * L + start, n * L + start + w), n * w);
+        continue;
+      }
+      for (let a = 0; a < actionLen; a++) {
+        const keep = res.actionMask[n * actionLen + a]!;
+        const tok = keep ? actions[n * actionLen + a]! : PAD;
+        block[n * w + a] = tok;
+        st.mask[n * Tp + turn * actionLen + a] = keep;
+        st.actions[n * Tp + turn * actionLen + a] = tok;
+      }
+      block.set(res.obs.subarray(n * obsLen, (n + 1) * obsLen), n * w + actionLen);
+      st.seq.set(block.subarray(n * w, (n + 1) * w), n * L + start);
+    }
+    backend.writeTurn(turn, block);
+  }
+  return count;
+}
+
+/** Turns taken by row n (turns with a policy token). */
+export function turnsTaken(mask: Float32Array, n: number, l: Pick<RolloutLayout, 'Tp' | 'actionLen' | 'maxTurns'>): number {
+  let t = 0;
+  for (let turn = 0; turn < l.maxTurns; turn++) {
+    for (let a = 0; a < l.actionLen; a++) if (mask[n * l.Tp + turn * l.actionLen + a]) t = turn + 1;
+  }
+  return t;
+}
+
+function composeStates(picks: ReadonlyArray<{ st: RollState; n: number }>, group: number, l: RolloutLayout): RollState {
+  const ep = composeBatch(picks.map(({ st, n }) => ({ ep: st.ep, n }) satisfies RowPick), group);
+  const out: RollState = { ep, seq: new Int32Array(l.N * l.L), mask: new Float32Array(l.N * l.Tp), actions: new Int32Array(l.N * l.Tp) };
+  picks.forEach(({ st, n }, i) => {
+    out.seq.set(st.seq.subarray(n * l.L, (n + 1) * l.L), i * l.L);
+    out.mask.set(st.mask.subarray(n * l.Tp, (n + 1) * l.Tp), i * l.Tp);
+    out.actions.set(st.actions.subarray(n * l.Tp, (n + 1) * l.Tp), i * l.Tp);
+  });
+  return out;
+}
+
+function meanOf(a: ArrayLike<number>, rows: number[]): number {
+  return rows.length ? rows.reduce((s, n) => s + a[n]!, 0) / rows.length : 0;
+}
+
+export async function collectBatch(ctx: CollectContext, iter: number): Promise<Collected> {
+  const { cfg, plan, env, backend, layout: l } = ctx;
+  const B = cfg.batch;
+  const G = cfg.group;
+  const cap = plan.groupCap;
+  const N = l.N;
+  const base = createRng(cfg.seed).fork(iter);
+  // Round 0 draws the same tasks as a run without these methods (same seed, same iteration).
+  const tasks = (round: number) => env.sample(B, cap, round === 0 ? createRng(cfg.seed).fork(iter) : base.fork(0x5eed + round), iter - 1);
+  const all = Array.from({ length: N }, (_, n) => n);
+  let rollouts = 0;
+
+  const groupStart = Uint32Array.from(all, (n) => Math.floor(n / cap) * cap);
+  const groupSize = new Uint32Array(N).fill(cap);
+  const live = new Uint8Array(N).fill(1);
+  let st: RollState;
+  let first: RollState;
+  let firstRows = all;
+  let sft = false;
+
+  if (plan.dars) {
+    // DARS: G rollouts per prompt first, then the schedule's extra rollouts for hard prompts.
+    st = first = newState(tasks(0), l);
+    const stage1 = Uint8Array.from(all, (n) => (n % cap < G ? 1 : 0));
+    rollouts += await rollOut(backend, l, st, roundKey(iter, 0), stage1);
+    firstRows = all.filter((n) => stage1[n]);
+    const extra = new Uint8Array(N);
+    for (let p = 0; p < B; p++) {
+      const rows = all.slice(p * cap, p * cap + G);
+      const dn = darsExtra(meanOf(st.ep.success, rows), G, plan.dars);
+      for (let k = G; k < G + dn; k++) extra[p * cap + k] = 1;
+      for (let k = 0; k < cap; k++) groupSize[p * cap + k] = k < G + dn ? G + dn : 1;
+      for (let k = G + dn; k < cap; k++) {
+        groupStart[p * cap + k] = p * cap + k;
+        live[p * cap + k] = 0;
+      }
+    }
+    if (extra.some((x) => x)) {
+      for (let n = 0; n < N; n++) if (extra[n]) st.ep.done[n] = 0;
+      rollouts += await rollOut(backend, l, st, roundKey(iter, 1), extra);
+    }
+    // Post-filter: prompts whose combined accuracy is 0 or at least `upper` are dropped.
+    for (let p = 0; p < B; p++) {
+      const size = groupSize[p * cap]!;
+      const acc = meanOf(st.ep.success, all.slice(p * cap, p * cap + size));
+      if (acc === 0 || acc >= plan.dars.upper) for (let k = 0; k < size; k++) live[p * cap + k] = 0;
+    }
+  } else if (plan.dynamicSampling && iter >= plan.dynamicSampling.from) {
+    // DAPO / SAMPO: keep groups whose rewards differ; new rounds until B groups or the round limit.
+    const keep: Array<{ st: RollState; n: number }> = [];
+    let round0: RollState | null = null;
+    const spare: Array<{ st: RollState; n: number }> = [];
+    for (let round = 0; round < plan.dynamicSampling.maxGenBatches && keep.length < N; round++) {
+      const s = newState(tasks(round), l);
+      rollouts += await rollOut(backend, l, s, roundKey(iter, round), null);
+      round0 ??= s;
+      for (let g = 0; g < B; g++) {
+        const rows = all.slice(g * G, (g + 1) * G).map((n) => ({ st: s, n }));
+        if (!groupAllEqual(s.ep.reward, g * G, G)) keep.push(...rows);
+        else spare.push(...rows);
+      }
+    }
+    // Still short after the last round: fill with all-equal groups (as SAMPO does).
+    const picks = [...keep.slice(0, N), ...spare.slice(0, Math.max(0, N - keep.length))];
+    first = round0!;
+    st = composeStates(picks, G, l);
+  } else {
+    st = first = newState(tasks(0), l);
+    rollouts += await rollOut(backend, l, st, roundKey(iter, 0), null);
+  }
+  // The policy's own performance: the first round, before filtering, hints or corrections.
+  const firstPass = { reward: meanOf(first.ep.reward, firstRows), success: meanOf(first.ep.success, firstRows) };
+
+  if (plan.regft && iter <= plan.regft.iters) {
+    // ReGFT: hard prompts are rolled out again with a reference prefix; the correct rollouts (hinted
+    // or found unaided) are the fine-tuning data.
+    sft = true;
+    const hard = new Uint8Array(N);
+    for (let g = 0; g < B; g++) {
+      const rows = all.slice(g * G, (g + 1) * G);
+      if (meanOf(st.ep.success, rows) <= plan.regft.hardRate) for (const n of rows) hard[n] = 1;
+    }
+    if (hard.some((x) => x)) {
+      const st2 = newState(tasks(0), l);
+      const hint = plan.regft.hintTurns;
+      rollouts += await rollOut(backend, l, st2, roundKey(iter, 1), hard, (n, turn) => (turn < hint ? st2.ep.oracle!(n, turn) : null));
+      st = composeStates(all.map((n) => ({ st: hard[n] ? st2 : st, n })), G, l);
+    }
+    for (let n = 0; n < N; n++) if (!st.ep.success[n]) live[n] = 0;
+  } else if (plan.gec) {
+    // EDGE-GRPO GEC: some wrong rollouts are finished (inject) or replaced (replace) by the reference.
+    const mode = new Uint8Array(N);
+    for (let n = 0; n < N; n++) {
+      if (st.ep.success[n]) continue;
+      const u = hashUniform(cfg.seed, iter, n, 0x6ec);
+      mode[n] = u < plan.gec.inject ? 1 : u < plan.gec.inject + plan.gec.replace ? 2 : 0;
+    }
+    if (mode.some((x) => x)) {
+      const prev = st;
+      const st2 = newState(tasks(0), l);
+      const turns = Uint32Array.from(all, (n) => turnsTaken(prev.mask, n, l));
+      const force = (n: number, turn: number): Int32Array | null => {
+        if (mode[n] === 1 && turn + 1 < turns[n]!) {
+          return prev.actions.slice(n * l.Tp + turn * l.actionLen, n * l.Tp + (turn + 1) * l.actionLen);
+        }
+        return st2.ep.oracle!(n, turn);
+      };
+      rollouts += await rollOut(backend, l, st2, roundKey(iter, 1), Uint8Array.from(mode, (m) => (m ? 1 : 0)), force);
+      st = composeStates(all.map((n) => ({ st: mode[n] ? st2 : prev, n })), G, l);
+    }
+  }
+
+  for (let n = 0; n < N; n++) if (!live[n]) st.mask.fill(0, n * l.Tp, (n + 1) * l.Tp);
+  const mult = new Float32Array(N).fill(1);
+  if (plan.pfppo) {
+    const counts = pfppoCounts(st.ep.reward, live, G, plan.pfppo, base.fork(0x9f));
+    mult.set(counts);
+  }
+  return { ...st, groupStart, groupSize, live, mult, firstPass, rollouts, sft };
+}

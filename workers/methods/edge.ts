@@ -1,0 +1,29 @@
+/**
+ * EDGE-GRPO: Entropy-Driven advantage and Guided Error correction (arXiv 2507.21848), METHODS.md 5.3.
+ *
+ * EDA: each rollout's advantage is scaled by Pbar / P_i, its mean token entropy relative to the
+ * group's (old policy, detached; clamped to [0.1, 10]): confident correct answers gain more,
+ * confident wrong ones lose more, and equal-reward groups stay at zero.
+ * GEC: a wrong rollout (not the task's best reward) is, with probability `inject`, replayed up to
+ * its last turn and then finished by the task's reference solution (the "correct answer is ..."
+ * injection), or with probability `replace` replaced by the reference trajectory. The code's third
+ * branch (continue after "Wait! Something is wrong") has no counterpart in the toys; those rollouts
+ * stay as they were. Injected tokens are off-policy: learning is fast and possibly biased.
+ */
+import type { MethodDef } from './registry';
+
+export const edge = {
+  id: 'edge',
+  name: 'EDGE-GRPO',
+  paper: '2507.21848',
+  idea: 'Entropy-scaled advantages plus guided error correction that puts correct answers into failing groups.',
+  stage: 'advantage',
+  conflicts: ['otb', 'reinforcepp', 'igpo', 'cm2', 'sampo', 'dars', 'dapo', 'regft'],
+  inferred: 'GEC\'s reflection branch has no toy counterpart; the entropy is the old policy\'s, detached (the code lets gradient flow through it).',
+  params: {
+    eda: { kind: 'bool', default: true, label: 'entropy-driven advantage', doc: 'Scale each rollout\'s advantage by the group mean entropy over its own.' },
+    gec: { kind: 'bool', default: true, label: 'guided error correction', doc: 'Correct some wrong rollouts with the reference solution.' },
+    inject: { kind: 'number', default: 0.25, min: 0, max: 1, label: 'inject probability', doc: 'A wrong rollout gets the reference answer at its last turn.' },
+    replace: { kind: 'number', default: 0.25, min: 0, max: 1, label: 'replace probability', doc: 'A wrong rollout is replaced by the reference trajectory.' },
+  },
+} as const satisfies MethodDef;

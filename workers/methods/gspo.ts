@@ -1,0 +1,22 @@
+/**
+ * GSPO: Group Sequence Policy Optimization (arXiv 2507.18071), METHODS.md 4.5.
+ *
+ * The importance ratio and its clip act on whole sequences: s_i = exp(mean_t (logp - logp_old)),
+ * the length-normalized (geometric-mean) sequence ratio, clipped to [1 - 3e-4, 1 + 4e-4]. As verl
+ * implements it (GSPO-token), every token carries the value s_i and the gradient s_i * d logp_t, and
+ * the loss is seq-mean-token-mean. One outlier token moves s_i only by exp(delta / |o_i|).
+ */
+import type { MethodDef } from './registry';
+
+export const gspo = {
+  id: 'gspo',
+  name: 'GSPO',
+  paper: '2507.18071',
+  idea: 'Sequence-level ratio (geometric mean over tokens) and sequence-level clipping.',
+  stage: 'ratio',
+  conflicts: ['gmpo', 'seeupo', 'sampo', 'dapo', 'drgrpo'],
+  params: {
+    clipLow: { kind: 'number', default: 3e-4, min: 0, max: 1, scale: 'log', label: 'clip low', doc: 'Sequence-ratio floor 1 - clipLow (GSPO: 3e-4).' },
+    clipHigh: { kind: 'number', default: 4e-4, min: 0, max: 10, scale: 'log', label: 'clip high', doc: 'Sequence-ratio ceiling 1 + clipHigh (GSPO: 4e-4).' },
+  },
+} as const satisfies MethodDef;

@@ -1,0 +1,26 @@
+/**
+ * PF-PPO: Policy Filtration for PPO (arXiv 2409.06957), METHODS.md 5.5, verl `compute_pf_ppo_reweight_data`.
+ *
+ * A reward model is more reliable at its extremes than in the middle. PF-PPO reweights the batch
+ * by the reward-model score S_i before the update: pow w = |S|^k, max_min (only the best and the
+ * worst), or max_random (0.4 for the best, 0.1 otherwise), then resamples B rollouts with
+ * replacement in proportion to w (here as multiplicities on each rollout's loss weight, which is the
+ * same loss). verl takes max/min over the whole batch; `scope: group` takes them per prompt (the
+ * paper's best/worst-of-N reading). Pair it with the task's reward-model noise (env.rmNoise).
+ */
+import type { MethodDef } from './registry';
+
+export const pfppo = {
+  id: 'pfppo',
+  name: 'PF-PPO',
+  paper: '2409.06957',
+  idea: 'Train on the rollouts whose reward-model scores are reliable (the extremes), resampled by weight.',
+  stage: 'filtering',
+  conflicts: [],
+  inferred: 'The per-prompt scope is the paper\'s likely intent (not verified); verl filters over the batch.',
+  params: {
+    weighting: { kind: 'choice', default: 'max_min', options: ['pow', 'max_min', 'max_random'], label: 'reweighting', doc: 'pow: |S|^k; max_min: best and worst only; max_random: 0.4 best, 0.1 others.' },
+    pow: { kind: 'number', default: 2, min: 0, max: 8, label: 'power k', doc: 'Exponent of the pow weighting.' },
+    scope: { kind: 'choice', default: 'group', options: ['group', 'batch'], label: 'scope', doc: 'Best/worst per prompt group, or over the whole batch (verl).' },
+  },
+} as const satisfies MethodDef;

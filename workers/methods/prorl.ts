@@ -1,0 +1,22 @@
+/**
+ * ProRL: Prolonged RL with reference resets (arXiv 2505.24864), METHODS.md 5.11.
+ *
+ * Long runs with a KL penalty to the reference policy; every `resetEvery` iterations the reference
+ * is hard-reset to the current policy and Adam's moments are zeroed, so the KL term does not grow
+ * until it pins the policy. Pair it with clip-higher (DAPO) as the paper does.
+ */
+import type { MethodDef } from './registry';
+
+export const prorl = {
+  id: 'prorl',
+  name: 'ProRL',
+  paper: '2505.24864',
+  idea: 'KL to a reference policy that is periodically reset to the current one, with the optimizer state.',
+  stage: 'optimizer',
+  conflicts: [],
+  inferred: 'beta and the reset schedule are not published in reach: a fixed period is used.',
+  params: {
+    klCoef: { kind: 'number', default: 0.05, min: 0, max: 1, label: 'KL coef', doc: 'beta of the k3 KL to the reference (replaces the global KL coef).' },
+    resetEvery: { kind: 'int', default: 50, min: 1, max: 100000, label: 'reset every', doc: 'Iterations between reference and optimizer resets.' },
+  },
+} as const satisfies MethodDef;

@@ -1,0 +1,25 @@
+/**
+ * REINFORCE++ (arXiv 2501.03262), METHODS.md 4.7, verl `compute_reinforce_plus_plus_outcome_advantage`.
+ *
+ * Critic-free REINFORCE with PPO tricks: the token reward is the outcome on the last token minus
+ * beta * (logp_old - logp_ref) on every token (KL in the reward), the advantage is the reward-to-go
+ * G_t = r_t + gamma G_{t+1}, and advantages are whitened over the whole batch (not per group), so an
+ * all-wrong group still gets a signal relative to easier prompts. The baseline variant subtracts the
+ * group mean of R first (REINFORCE++-baseline).
+ */
+import type { MethodDef } from './registry';
+
+export const reinforcepp = {
+  id: 'reinforcepp',
+  name: 'REINFORCE++',
+  paper: '2501.03262',
+  idea: 'Reward-to-go with the KL in the reward, whitened over the whole batch instead of per group.',
+  stage: 'advantage',
+  estimator: true,
+  conflicts: [],
+  params: {
+    baseline: { kind: 'bool', default: false, label: 'group baseline', doc: 'REINFORCE++-baseline: subtract the group mean reward before whitening.' },
+    klInReward: { kind: 'number', default: 0.001, min: 0, max: 1, label: 'KL in reward', doc: 'beta of the per-token penalty -beta (logp_old - logp_ref) in the reward.' },
+    gamma: { kind: 'number', default: 1, min: 0, max: 1, label: 'gamma', doc: 'Discount of the reward-to-go (verl: 1).' },
+  },
+} as const satisfies MethodDef;

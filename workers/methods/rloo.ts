@@ -1,0 +1,19 @@
+/**
+ * RLOO: REINFORCE Leave-One-Out ("Back to Basics", arXiv 2402.14740), METHODS.md 4.6.
+ *
+ * Each rollout's baseline is the mean reward of the other G-1 rollouts of its prompt:
+ * A_i = R_i - (sum_j R_j - R_i) / (G - 1) = G/(G-1) (R_i - mean). Unbiased, no critic, no std.
+ * As in verl, the advantage goes into the PPO clipped surrogate (a group of one keeps A = R).
+ */
+import type { MethodDef } from './registry';
+
+export const rloo = {
+  id: 'rloo',
+  name: 'RLOO',
+  paper: '2402.14740',
+  idea: 'Leave-one-out baseline: each rollout is compared with the mean of the other rollouts of its prompt.',
+  stage: 'advantage',
+  estimator: true,
+  conflicts: [],
+  params: {},
+} as const satisfies MethodDef;

@@ -1,0 +1,97 @@
+/**
+ * Per-turn rewards of the reward stage (METHODS.md 6): IGPO's information gain, GiGPO's step
+ * rewards and anchor keys. The log-probs come from the backend (a teacher-forced forward pass on
+ * the GPU); what is left here is arranging contexts and differencing a few numbers per turn.
+ */
+import { PAD } from './envs';
+import type { RolloutLayout } from './collect';
+import { pcgHash } from './rng';
+
+export interface AnswerContexts {
+  /** [N * maxTurns * L] row n's tokens before turn k, then the answer written as turn k. */
+  seqs: Int32Array;
+  /** Flat positions in `seqs` of the answer-span tokens, [N * maxTurns * spanLen], (n, k, slot) order. */
+  rows: Uint32Array;
+  spanLen: number;
+}
+
+/**
+ * IGPO's teacher-forced contexts: for every row n and turn k, the row's tokens up to the start of
+ * turn k followed by the ground-truth answer in turn k's action slots (k = 0 is the bare prompt).
+ */
+export function answerContexts(seq: Int32Array, answerTokens: Int32Array, answerSpan: Uint8Array, l: RolloutLayout): AnswerContexts {
+  const { N, L, maxTurns: T, actionLen, obsLen, promptLen } = l;
+  const span = Array.from(answerSpan.keys()).filter((a) => answerSpan[a]);
+  const seqs = new Int32Array(N * T * L).fill(PAD);
+  const rows = new Uint32Array(N * T * span.length);
+  for (let n = 0; n < N; n++) {
+    for (let k = 0; k < T; k++) {
+      const c = n * T + k;
+      const start = promptLen + k * (actionLen + obsLen);
+      seqs.set(seq.subarray(n * L, n * L + start), c * L);
+      seqs.set(answerTokens.subarray(n * actionLen, (n + 1) * actionLen), c * L + start);
+      span.forEach((a, i) => (rows[c * span.length + i] = c * L + start + a));
+    }
+  }
+  return { seqs, rows, spanLen: span.length };
+}
+
+/**
+ * Turn rewards [N * maxTurns] for IGPO: turn t < T_n - 1 gets p_{t+1} - p_t (prob_diff: p = exp of
+ * the mean answer log-prob; log_prob_diff: the mean log-probs themselves), the last turn taken gets
+ * the outcome reward, turns not taken 0.
+ */
+export function informationGain(
+  logp: Float32Array,
+  spanLen: number,
+  turns: Uint32Array,
+  outcome: Float32Array,
+  T: number,
+  igType: 'prob_diff' | 'log_prob_diff',
+): Float32Array {
+  const N = turns.length;
+  const out = new Float32Array(N * T);
+  const p = (n: number, k: number): number => {
+    let s = 0;
+    for (let i = 0; i < spanLen; i++) s += logp[(n * T + k) * spanLen + i]!;
+    const mean = spanLen ? s / spanLen : 0;
+    return igType === 'prob_diff' ? Math.exp(mean) : mean;
+  };
+  for (let n = 0; n < N; n++) {
+    const Tn = turns[n]!;
+    if (Tn === 0) continue;
+    for (let t = 0; t + 1 < Tn; t++) out[n * T + t] = p(n, t + 1) - p(n, t);
+    out[n * T + Tn - 1] = outcome[n]!;
+  }
+  return out;
+}
+
+/**
+ * GiGPO anchor keys [N * maxTurns]: the state a turn starts from is what the agent last observed --
+ * the prompt before turn 0, the previous turn's observation after that -- hashed. Equal keys within a
+ * group are one anchor state.
+ */
+export function anchorKeys(seq: Int32Array, l: RolloutLayout): Uint32Array {
+  const { N, L, maxTurns: T, actionLen, obsLen, promptLen } = l;
+  const keys = new Uint32Array(N * T);
+  const hash = (from: number, len: number, salt: number): number => {
+    let h = pcgHash(salt);
+    for (let i = 0; i < len; i++) h = pcgHash((h ^ seq[from + i]!) >>> 0);
+    return h;
+  };
+  for (let n = 0; n < N; n++) {
+    for (let t = 0; t < T; t++) {
+      keys[n * T + t] = t === 0 ? hash(n * L, promptLen, 0x9a) : hash(n * L + promptLen + (t - 1) * (actionLen + obsLen) + actionLen, obsLen, 0x0b5);
+    }
+  }
+  return keys;
+}
+
+/** GiGPO step rewards [N * maxTurns]: the outcome on the last turn taken (the toys have no per-step reward). */
+export function outcomeOnLastTurn(outcome: Float32Array, turns: Uint32Array, T: number): Float32Array {
+  const out = new Float32Array(turns.length * T);
+  turns.forEach((Tn, n) => {
+    if (Tn > 0) out[n * T + Tn - 1] = outcome[n]!;
+  });
+  return out;
+}
