@@ -19,7 +19,7 @@ export type Theme = 'light' | 'dark';
 /** Display preferences: kept in this browser (localStorage), never in a share link. */
 const PREFS_KEY = 'rl-playground-display';
 
-function loadPrefs(): { theme: Theme; largeType: boolean } {
+export function loadPrefs(): { theme: Theme; largeType: boolean } {
   let theme: Theme = 'light';
   let largeType = false;
   try {
@@ -34,7 +34,7 @@ function loadPrefs(): { theme: Theme; largeType: boolean } {
   return { theme, largeType };
 }
 
-function savePrefs(p: { theme: Theme; largeType: boolean }): void {
+export function savePrefs(p: { theme: Theme; largeType: boolean }): void {
   try {
     localStorage.setItem(PREFS_KEY, JSON.stringify(p));
   } catch {

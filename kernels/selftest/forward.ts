@@ -1,0 +1,60 @@
+/**
+ * Self-test of forward.wgsl against forwardCpu (from tests/gpu/forward.gpu.test.ts).
+ * Tolerance: h and z are f32 sums of K*D and H products on the GPU against float64 sums in the
+ * reference, a few f32 ulps of the largest partial sum apart: atol 2e-5, rtol 1e-4 for inputs of
+ * order 1; at temperature 0.05 the logits are 20x larger, so atol 2e-4. Masked logits must be
+ * MASKED_LOGIT bit for bit (the softmax kernels recognise them by value).
+ */
+import { createRng } from '../../workers/rng';
+import { forwardCpu, forwardKernel, MASKED_LOGIT, MLP_WORKGROUP_SIZE, type MlpDims } from '../mlp';
+import { makeMlpCase } from './fixtures';
+import { dispatch, exact, withScratch, type Check, type SelfTestCase, type Tolerance } from './harness';
+
+const TOL: Tolerance = { atol: 2e-5, rtol: 1e-4, why: 'f32 sums of K·D and H products against float64 sums' };
+const TOL_COLD: Tolerance = { ...TOL, atol: 2e-4, why: 'f32 sums of K·D and H products against float64 sums, with logits 20x larger at temperature 0.05' };
+
+function forwardCase(name: string, dims: MlpDims, rows: number, seed: number, o: { rowBase?: number; temperature?: number } = {}): SelfTestCase {
+  return {
+    kernel: forwardKernel,
+    name,
+    run: (device) =>
+      withScratch(device, async (s) => {
+        const c = makeMlpCase(dims, rows, createRng(seed));
+        const T = o.temperature ?? 0.8;
+        const base = o.rowBase ?? 0;
+        // rowPos with `base` junk entries in front, so rowBase and outBase are exercised.
+        const rowPos = new Uint32Array(base + rows);
+        rowPos.set(c.rowPos, base);
+        const k = s.kernel(forwardKernel.create(device));
+        const h = s.empty((base + rows) * dims.H);
+        const z = s.empty((base + rows) * dims.V);
+        const call = k.bind(
+          { params: s.upload(c.params), seq: s.upload(c.seq), rowPos: s.upload(rowPos), grammar: s.upload(Uint32Array.from(c.grammar)), h, z },
+          { dims, seqLen: c.L, numRows: rows, rowBase: base, temperature: T },
+        );
+        dispatch(device, [[k, call]]);
+        const gh = (await s.readF32(h, (base + rows) * dims.H)).subarray(base * dims.H);
+        const gz = (await s.readF32(z, (base + rows) * dims.V)).subarray(base * dims.V);
+        const ref = forwardCpu(c.params, dims, c.seq, c.L, c.rowPos, c.grammar, T);
+        const checks: Check[] = [{ output: 'h, z', actual: [...gh, ...gz], expected: [...ref.h, ...ref.z], tol: T < 0.1 ? TOL_COLD : TOL }];
+        if (T < 0.1) {
+          const masked = [...ref.z.keys()].filter((i) => ref.z[i] === MASKED_LOGIT);
+          checks.push({
+            output: 'masked z',
+            actual: masked.map((i) => gz[i]!),
+            expected: masked.map((i) => ref.z[i]!),
+            tol: exact('forbidden tokens must get MASKED_LOGIT bit for bit'),
+          });
+        }
+        return checks;
+      }),
+  };
+}
+
+export const forwardCases: SelfTestCase[] = [
+  forwardCase(`rows ${MLP_WORKGROUP_SIZE + 1}`, { V: 13, K: 3, D: 4, H: 8 }, MLP_WORKGROUP_SIZE + 1, 100 + MLP_WORKGROUP_SIZE + 1),
+  // The per-row workgroup strides over hidden units and vocabulary: sizes past the workgroup.
+  forwardCase('hidden 65, vocab 67', { V: 67, K: 2, D: 3, H: 65 }, 17, 7 * 65),
+  forwardCase('context past the sequence start (PAD), vocab 1, rowBase 7', { V: 1, K: 9, D: 2, H: 5 }, 12, 5, { rowBase: 7 }),
+  forwardCase('temperature 0.05, masked logits', { V: 11, K: 2, D: 2, H: 4 }, 40, 9, { temperature: 0.05 }),
+];

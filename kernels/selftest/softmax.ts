@@ -1,0 +1,194 @@
+/**
+ * Self-tests of the row-softmax kernels (they share rowSoftmax.wgsl): sample.wgsl vs sampleCpu,
+ * tokenStats.wgsl vs tokenStatsCpu, logitGrad.wgsl vs logitGradCpu, on ordinary rows and on the
+ * extreme rows of their GPU tests (logits ±1e4, one dominant token, one allowed token, all equal).
+ * Tolerances, from tests/gpu/{sample,tokenStats,logitGrad}.gpu.test.ts:
+ * - sample: tokens exactly. The GPU's f32 CDF differs from the float64 one by ~1e-7, so a mismatch
+ *   needs a uniform within 1e-7 of a CDF edge, which these fixed seeds do not hit.
+ * - tokenStats: an f32 log-sum-exp is off by a few ulps of |lse| ~ max|z|, so
+ *   atol = 1e-5 + 1e-6 max|z| and rtol = 1e-4 + 1e-6 max|z| (sum pi^2 = exp(.. - 2 lse) turns that
+ *   absolute error into a relative one).
+ * - logitGrad: dz = g (onehot - p) / T with p from an f32 log-sum-exp: atol 1e-6 + 1e-6 max|z|,
+ *   rtol 1e-4. Forbidden tokens and rows with dlogp = 0 must be exactly 0.
+ */
+import { createRng } from '../../workers/rng';
+import { logitGradCpu, logitGradKernel, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../mlp';
+import { sampleCpu, sampleKernel, SAMPLE_WORKGROUP_SIZE } from '../sample';
+import { tokenStatsCpu, tokenStatsKernel, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
+import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from './fixtures';
+import { dispatch, exact, joined, withScratch, type SelfTestCase } from './harness';
+
+const KIND_NAMES: Record<RowKind, string> = {
+  normal: 'N(0, 2) logits',
+  huge: 'logits ±1e4',
+  dominant: 'one dominant logit (60)',
+  single: 'one allowed token',
+  flat: 'all logits equal',
+};
+const EXTREME: RowKind[] = ['huge', 'dominant', 'single', 'flat'];
+
+// ---- sample ----
+
+interface SampleInput {
+  /** [rows, V] masked logits. */
+  z: Float32Array;
+  V: number;
+  /** Row r samples position 3r + 1 of a sequence of 3 rows + 2 tokens. */
+  rowPos: Uint32Array;
+  seqLen: number;
+}
+
+function randomSampleInput(rows: number, V: number, seed: number): SampleInput {
+  const rng = createRng(seed);
+  const z = new Float32Array(rows * V);
+  for (let r = 0; r < rows; r++) {
+    for (let v = 0; v < V; v++) z[r * V + v] = rng.next() < 0.3 ? MASKED_LOGIT : rng.normal() * 2;
+    z[r * V + rng.int(V)] = rng.normal() * 2; // at least one allowed token
+  }
+  return { z, V, rowPos: Uint32Array.from({ length: rows }, (_, r) => 3 * r + 1), seqLen: 3 * rows + 2 };
+}
+
+/** Rows cycling through ±1e4, one dominant token, one allowed token, a near-uniform row. */
+function extremeSampleInput(): SampleInput {
+  const V = 12;
+  const rows = 4 * 30;
+  const rng = createRng(77);
+  const z = new Float32Array(rows * V);
+  for (let r = 0; r < rows; r++) {
+    const kind = r % 4;
+    for (let v = 0; v < V; v++) {
+      if (kind === 0) z[r * V + v] = rng.next() < 0.5 ? 1e4 : -1e4;
+      else if (kind === 1) z[r * V + v] = v === r % V ? 50 : rng.normal();
+      else if (kind === 2) z[r * V + v] = v === (r * 5) % V ? rng.normal() : MASKED_LOGIT;
+      else z[r * V + v] = 1e-6 * rng.normal();
+    }
+  }
+  return { z, V, rowPos: Uint32Array.from({ length: rows }, (_, r) => 3 * r + 1), seqLen: 3 * rows + 2 };
+}
+
+function sampleCase(name: string, input: () => SampleInput, seed: number, iter: number): SelfTestCase {
+  return {
+    kernel: sampleKernel,
+    name,
+    run: (device) =>
+      withScratch(device, async (s) => {
+        const c = input();
+        const rows = c.rowPos.length;
+        const cpuSeq = new Int32Array(c.seqLen);
+        sampleCpu(c.z, c.V, c.rowPos, cpuSeq, seed, iter);
+        const k = s.kernel(sampleKernel.create(device));
+        const seq = s.upload(new Uint32Array(c.seqLen));
+        const sampled = s.upload(new Uint32Array(rows));
+        const call = k.bind({ z: s.upload(c.z), rowPos: s.upload(c.rowPos), seq, sampled }, { vocab: c.V, numRows: rows, seed, iter });
+        dispatch(device, [[k, call]]);
+        const gpuSeq = await s.readU32(seq, c.seqLen);
+        const out = await s.readU32(sampled, rows);
+        const expected = Int32Array.from(c.rowPos, (p) => cpuSeq[p]!);
+        return [
+          {
+            output: 'tokens',
+            actual: joined(gpuSeq, out),
+            expected: joined(cpuSeq, expected),
+            tol: exact('same counter-based uniform on both sides; f32 vs float64 CDF only matters within 1e-7 of an edge'),
+          },
+        ];
+      }),
+  };
+}
+
+// ---- tokenStats ----
+
+function tokenStatsCase(name: string, c: () => LogitCase, rowBase = 0): SelfTestCase {
+  return {
+    kernel: tokenStatsKernel,
+    name,
+    run: (device) =>
+      withScratch(device, async (s) => {
+        const lc = c();
+        const n = lc.rowPos.length;
+        const rows = n - rowBase;
+        const ref = tokenStatsCpu(lc.z.subarray(rowBase * lc.V), lc.V, lc.seq, lc.rowPos.subarray(rowBase));
+        const k = s.kernel(tokenStatsKernel.create(device));
+        const [logp, entropy, sumP2] = [s.empty(n), s.empty(n), s.empty(n)];
+        const call = k.bind(
+          { z: s.upload(lc.z), seq: s.upload(lc.seq), rowPos: s.upload(lc.rowPos), logp, entropy, sumP2 },
+          { vocab: lc.V, numRows: rows, rowBase },
+        );
+        dispatch(device, [[k, call]]);
+        const got = [logp, entropy, sumP2].map(async (b) => (await s.readF32(b, n)).subarray(rowBase));
+        const [gl, ge, gs] = await Promise.all(got);
+        const m = maxAbsLogit(lc.z);
+        return [
+          {
+            output: 'logp, entropy, sumP2',
+            actual: joined(gl!, ge!, gs!),
+            expected: joined(ref.logp, ref.entropy, ref.sumP2),
+            tol: {
+              atol: 1e-5 + 1e-6 * m,
+              rtol: 1e-4 + 1e-6 * m,
+              why: 'an f32 log-sum-exp is off by a few ulps of |lse| ~ max|z|: atol 1e-5 + 1e-6 max|z|, rtol 1e-4 + 1e-6 max|z|',
+            },
+          },
+        ];
+      }),
+  };
+}
+
+// ---- logitGrad ----
+
+const T = 0.7;
+
+function logitGradCase(name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTestCase {
+  return {
+    kernel: logitGradKernel,
+    name,
+    run: (device) =>
+      withScratch(device, async (s) => {
+        const lc = c();
+        const rows = lc.rowPos.length;
+        const rng = createRng(rows + lc.V);
+        const dlogp = Float32Array.from({ length: rows }, () => (rng.next() < zeroFrac ? 0 : rng.normal()));
+        const ref = logitGradCpu(lc.z, lc.V, lc.seq, lc.rowPos, dlogp, T);
+        const k = s.kernel(logitGradKernel.create(device));
+        const out = s.empty(rows * lc.V);
+        const call = k.bind(
+          { z: s.upload(lc.z), seq: s.upload(lc.seq), rowPos: s.upload(lc.rowPos), dlogp: s.upload(dlogp), dz: out },
+          { vocab: lc.V, numRows: rows, temperature: T },
+        );
+        dispatch(device, [[k, call]]);
+        const dz = await s.readF32(out, rows * lc.V);
+        const zeros: number[] = [];
+        for (let i = 0; i < dz.length; i++) if (dlogp[Math.floor(i / lc.V)] === 0 || lc.z[i] === MASKED_LOGIT) zeros.push(i);
+        const m = maxAbsLogit(lc.z);
+        return [
+          {
+            output: 'dz',
+            actual: dz,
+            expected: ref,
+            tol: { atol: 1e-6 + 1e-6 * m, rtol: 1e-4, why: 'g (onehot − p) / T with p from an f32 log-sum-exp: atol 1e-6 + 1e-6 max|z|, rtol 1e-4' },
+          },
+          {
+            output: 'dz = 0 (masked, dlogp 0)',
+            actual: zeros.map((i) => dz[i]!),
+            expected: zeros.map(() => 0),
+            tol: exact('forbidden tokens and rows without a gradient get exactly 0'),
+          },
+        ];
+      }),
+  };
+}
+
+export const softmaxCases: SelfTestCase[] = [
+  sampleCase(`rows ${SAMPLE_WORKGROUP_SIZE + 1}`, () => randomSampleInput(SAMPLE_WORKGROUP_SIZE + 1, 17, 65), 12345, 2),
+  sampleCase('rows 123', () => randomSampleInput(123, 17, 123), 12345, 4),
+  sampleCase('logits ±1e4, one dominant, one allowed, near-uniform rows', extremeSampleInput, 2024, 5),
+
+  tokenStatsCase(`rows ${TOKEN_STATS_WORKGROUP_SIZE + 1}`, () => logitCase(TOKEN_STATS_WORKGROUP_SIZE + 1, 23, 65)),
+  tokenStatsCase('vocab 1', () => logitCase(20, 1, 1)),
+  tokenStatsCase('vocab 130, rowBase 13', () => logitCase(50, 130, 2), 13),
+  ...EXTREME.map((kind) => tokenStatsCase(KIND_NAMES[kind], () => logitCase(40, 16, 4, [kind]))),
+
+  logitGradCase(`rows ${MLP_WORKGROUP_SIZE + 1}`, () => logitCase(MLP_WORKGROUP_SIZE + 1, 19, 50 + MLP_WORKGROUP_SIZE + 1)),
+  ...EXTREME.map((kind) => logitGradCase(KIND_NAMES[kind], () => logitCase(30, 12, 8, [kind]))),
+  logitGradCase('every dlogp 0', () => logitCase(70, 5, 9), 1),
+];

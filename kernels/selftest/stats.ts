@@ -1,0 +1,160 @@
+/**
+ * Self-test of stats.wgsl against statsCpu (from tests/gpu/stats.gpu.test.ts), on rows around the
+ * kernel's one 256-thread workgroup, binary and all-equal rewards, variable group sizes with padding
+ * rows, histogram-edge values and log-ratios past the ±20 clamp.
+ * Tolerances: the token count and the histogram bins exactly (u32 atomics; histBin rounds like the
+ * GPU); the means, std, ratio min/max and ESS with atol 1e-6, rtol 1e-5, as f32 tree sums over up
+ * to ~1000 rows differ from float64 sums by a few ulps of the total.
+ */
+import { createRng } from '../../workers/rng';
+import { decodeStats, STATS_FIELDS, STATS_WORDS, statsCpu, statsKernel, type StatsInput } from '../stats';
+import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
+
+/**
+ * Words of one row of the stats kernel's `ppo` input: `struct PpoRow { loss, ratio, kl: f32, clip: i32 }`
+ * in stats.wgsl (ppoLoss.wgsl's per-row output). Mirrored here rather than imported from ppoLoss.ts,
+ * so this case depends on the stats kernel only.
+ */
+const PPO_ROW_WORDS = 4;
+
+/**
+ * Words of one row of the stats kernel's `traj` input: `struct TrajIn { reward: f32, groupStart,
+ * groupSize, turns: u32 }` in stats.wgsl (advantage.ts's packTrajIn), mirrored for the same reason.
+ */
+const TRAJ_IN_WORDS = 4;
+
+interface Opts {
+  maskP?: number;
+  spread?: number;
+  rewards?: 'normal' | 'binary' | 'equal';
+  edges?: boolean;
+  /** Group sizes (variable, as DARS makes them); rows past their sum are padding (no turns). */
+  sizes?: number[];
+}
+
+/** Groups as runs of rows: each row's group start and size, and its turns (0 = a padding row). */
+function groupsOf(N: number, group: number, sizes?: number[]) {
+  const groupStart = new Uint32Array(N);
+  const groupSize = new Uint32Array(N).fill(1);
+  const turns = new Uint32Array(N);
+  const list = sizes ?? Array.from({ length: Math.floor(N / group) }, () => group);
+  let n = 0;
+  for (const size of list) {
+    for (let k = 0; k < size; k++) {
+      groupStart[n + k] = n;
+      groupSize[n + k] = size;
+      turns[n + k] = 1 + ((n + k) % 3);
+    }
+    n += size;
+  }
+  for (; n < N; n++) groupStart[n] = n;
+  return { groupStart, groupSize, turns };
+}
+
+/** [N, TRAJ_IN_WORDS] TrajIn rows: reward (f32 bits), groupStart, groupSize, turns. */
+function packTraj(s: StatsInput): Uint32Array {
+  const N = s.rewards.length;
+  const words = new Uint32Array(TRAJ_IN_WORDS * N);
+  const f = new Float32Array(words.buffer);
+  for (let n = 0; n < N; n++) {
+    f[TRAJ_IN_WORDS * n] = s.rewards[n]!;
+    words[TRAJ_IN_WORDS * n + 1] = s.groupStart[n]!;
+    words[TRAJ_IN_WORDS * n + 2] = s.groupSize[n]!;
+    words[TRAJ_IN_WORDS * n + 3] = s.turns[n]!;
+  }
+  return words;
+}
+
+/** N trajectories of Tp policy rows in groups of `group`, seeded; the GPU test's generator. */
+function makeInput(N: number, group: number, Tp: number, seed: number, o: Opts = {}): StatsInput {
+  const rng = createRng(seed);
+  const R = N * Tp;
+  const mask = Float32Array.from({ length: R }, () => (rng.next() < (o.maskP ?? 0.8) ? 1 : 0));
+  const edgeVals = [-3, 3, 0, 0.25, -0.25, 2.999, -3.5, 1e-9];
+  const adv = Float32Array.from({ length: R }, (_, i) =>
+    mask[i] === 0 ? 0 : o.edges && i % 3 === 0 ? edgeVals[i % edgeVals.length]! : rng.next() < 0.1 ? 0 : rng.normal() * 1.5,
+  );
+  const logpOld = Float32Array.from({ length: R }, () => -Math.abs(rng.normal()) * 3);
+  const lrEdges = [0.5, -0.5, 0, 0.25, 1 / 24, -1 / 24, 25, -25];
+  const logp = Float32Array.from(logpOld, (x, i) =>
+    o.edges && i % 4 === 0 ? x + lrEdges[i % lrEdges.length]! : x + rng.normal() * (o.spread ?? 0.2),
+  );
+  const rewards = Float32Array.from({ length: N }, (_, n) =>
+    o.rewards === 'binary' ? rng.int(2) : o.rewards === 'equal' ? 0.1 * (1 + Math.floor(n / group)) : rng.normal(),
+  );
+  return {
+    mask,
+    adv,
+    logp,
+    logpOld,
+    entropy: Float32Array.from({ length: R }, () => rng.next() * 3),
+    kl: Float32Array.from({ length: R }, () => rng.next() * 0.1),
+    clip: Int32Array.from({ length: R }, (_, i) => (mask[i] === 0 ? 0 : [-1, 0, 0, 1][rng.int(4)]!)),
+    loss: Float32Array.from({ length: R }, (_, i) => (mask[i] === 0 ? 0 : rng.normal() * 0.01)),
+    rewards,
+    ...groupsOf(N, group, o.sizes),
+    Tp,
+    minibatches: 1 + rng.int(3),
+  };
+}
+
+function statsCase(name: string, input: () => StatsInput): SelfTestCase {
+  return {
+    kernel: statsKernel,
+    name,
+    run: (device) =>
+      withScratch(device, async (s) => {
+        const x = input();
+        const R = x.mask.length;
+        const N = x.rewards.length;
+        const ref = statsCpu(x);
+        // [R, PPO_ROW_WORDS]: loss, ratio, kl (f32), clip (i32) per row.
+        const ppo = new ArrayBuffer(Math.max(16, R * 4 * PPO_ROW_WORDS));
+        const pf = new Float32Array(ppo);
+        const pi = new Int32Array(ppo);
+        for (let i = 0; i < R; i++) {
+          pf[PPO_ROW_WORDS * i] = x.loss[i]!;
+          pf[PPO_ROW_WORDS * i + 1] = Math.exp(Math.min(Math.max(x.logp[i]! - x.logpOld[i]!, -20), 20));
+          pf[PPO_ROW_WORDS * i + 2] = x.kl[i]!;
+          pi[PPO_ROW_WORDS * i + 3] = x.clip[i]!;
+        }
+        const k = s.kernel(statsKernel.create(device));
+        const out = s.empty(STATS_WORDS);
+        const call = k.bind(
+          {
+            mask: s.upload(x.mask), adv: s.upload(x.adv), logp: s.upload(x.logp), logpOld: s.upload(x.logpOld),
+            entropy: s.upload(x.entropy), ppo: s.upload(pf), traj: s.upload(packTraj(x)), out,
+          },
+          { numTraj: N, tp: x.Tp, minibatches: x.minibatches },
+        );
+        dispatch(device, [[k, call]]);
+        const got = decodeStats(await s.readF32(out, STATS_WORDS));
+        const scalars = STATS_FIELDS.filter((f) => f !== 'tokens');
+        return [
+          {
+            output: 'tokens, adv_hist, ratio_hist',
+            actual: [got.tokens, ...got.adv_hist, ...got.ratio_hist],
+            expected: [ref.tokens, ...ref.adv_hist, ...ref.ratio_hist],
+            tol: exact('counts by u32 atomics; bins computed with the same f32 roundings'),
+          },
+          {
+            output: `${scalars.length} scalars`,
+            actual: scalars.map((f) => got[f]),
+            expected: scalars.map((f) => ref[f]),
+            tol: { atol: 1e-6, rtol: 1e-5, why: 'f32 tree sums over up to ~1000 rows against float64 sums' },
+          },
+        ];
+      }),
+  };
+}
+
+export const statsCases: SelfTestCase[] = [
+  statsCase('rows 257 (N 257, group 1)', () => makeInput(257, 1, 1, 257)),
+  statsCase('rows 1152 (N 128, group 8, Tp 9)', () => makeInput(128, 8, 9, 1152)),
+  statsCase('binary rewards, rows 255', () => makeInput(15, 5, 17, 256, { rewards: 'binary' })),
+  statsCase('empty mask', () => makeInput(16, 4, 5, 3, { maskP: 0 })),
+  statsCase('all-equal rewards in every group', () => makeInput(24, 6, 3, 4, { rewards: 'equal' })),
+  statsCase('variable group sizes with padding rows', () => makeInput(40, 8, 4, 8, { sizes: [8, 11, 1, 16], rewards: 'binary' })),
+  statsCase('values on histogram edges', () => makeInput(64, 8, 6, 6, { edges: true })),
+  statsCase('log-ratios past the ±20 clamp', () => makeInput(40, 4, 6, 7, { spread: 30 })),
+];
