@@ -32,12 +32,12 @@ export default defineConfig({
   projects: [
     {
       name: 'webgpu',
-      testMatch: ['smoke.spec.ts', 'webgpu.spec.ts', 'share-webgpu.spec.ts', 'reliability-webgpu.spec.ts'],
+      testMatch: ['smoke.spec.ts', 'webgpu.spec.ts', 'share-webgpu.spec.ts', 'reliability-webgpu.spec.ts', 'selftest.spec.ts'],
       use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: WEBGPU_ARGS } },
     },
     {
       name: 'no-webgpu',
-      testMatch: ['smoke.spec.ts', 'cpuFallback.spec.ts', 'security.spec.ts', 'share.spec.ts', 'reliability.spec.ts', 'ui.spec.ts', 'live-settings.spec.ts'],
+      testMatch: ['smoke.spec.ts', 'cpuFallback.spec.ts', 'security.spec.ts', 'share.spec.ts', 'reliability.spec.ts', 'ui.spec.ts', 'live-settings.spec.ts', 'compare.spec.ts', 'selftest.spec.ts'],
       use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: NO_WEBGPU_ARGS } },
     },
   ],

@@ -5,6 +5,8 @@
  */
 import { useEffect } from 'react';
 import type { PanelId } from '../workers/shareUrl';
+import { CompareView } from './compare/CompareView';
+import { ViewTabs } from './compare/ViewTabs';
 import { AlarmsPanel } from './panels/AlarmsPanel';
 import { Inspector } from './panels/Inspector';
 import { MethodsPanel } from './panels/MethodsPanel';
@@ -14,6 +16,7 @@ import { RunControls } from './panels/RunControls';
 import { TaskPanel } from './panels/TaskPanel';
 import { Toolbar } from './panels/Toolbar';
 import { useAppStore } from './store';
+import { useCompareStore } from './store/compareStore';
 import { startUrlSync } from './urlSync';
 
 function ErrorAlert() {
@@ -77,6 +80,7 @@ function isControl(target: EventTarget | null): boolean {
 /** Space starts or pauses the run, S runs one iteration; not while a control has the key. */
 function onShortcut(e: KeyboardEvent): void {
   if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isControl(e.target)) return;
+  if (useCompareStore.getState().tab !== 'train') return;
   const s = useAppStore.getState();
   if (e.key === ' ' || e.code === 'Space') {
     e.preventDefault();
@@ -123,6 +127,7 @@ export function App() {
   }, []);
   useDisplayPrefs();
   const hidden = useAppStore((s) => s.hidden);
+  const tab = useCompareStore((s) => s.tab);
   const show = (id: PanelId) => !hidden.includes(id);
   const sidebar = show('run') || show('task') || show('methods');
 
@@ -138,6 +143,7 @@ export function App() {
           <DisplayToggles />
         </div>
       </header>
+      <ViewTabs />
       <HiddenPanelsNote />
       <LinkNotice />
       <ImportErrors />
@@ -145,20 +151,23 @@ export function App() {
       <ErrorAlert />
       <FailureAlert />
       <RecoveryNotice />
-      <main className={`layout ${sidebar ? '' : 'no-sidebar'}`}>
-        {sidebar && (
-          <div className="sidebar">
-            {show('run') && <RunControls />}
-            {show('task') && <TaskPanel />}
-            {show('methods') && <MethodsPanel />}
+      {tab === 'compare' && <CompareView />}
+      <div id="view-train" role="tabpanel" aria-labelledby="tab-train" hidden={tab !== 'train'}>
+        <main className={`layout ${sidebar ? '' : 'no-sidebar'}`}>
+          {sidebar && (
+            <div className="sidebar">
+              {show('run') && <RunControls />}
+              {show('task') && <TaskPanel />}
+              {show('methods') && <MethodsPanel />}
+            </div>
+          )}
+          <div className="main-column">
+            {show('charts') && <MetricsCharts />}
+            {show('charts') && <AlarmsPanel />}
+            <Inspector />
           </div>
-        )}
-        <div className="main-column">
-          {show('charts') && <MetricsCharts />}
-          {show('charts') && <AlarmsPanel />}
-          <Inspector />
-        </div>
-      </main>
+        </main>
+      </div>
     </div>
   );
 }

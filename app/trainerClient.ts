@@ -18,19 +18,44 @@ export function setWorkerErrorHandler(fn: ((message: string) => void) | null): v
   onWorkerError = fn;
 }
 
+/** A new trainer worker, wrapped; `onError` hears what it raises outside a call. */
+function spawnWorker(onError: (message: string) => void): { worker: Worker; trainer: Trainer } {
+  const w = new Worker(new URL('../workers/trainer.worker.ts', import.meta.url), { type: 'module' });
+  w.addEventListener('error', (e) => {
+    e.preventDefault();
+    onError(e.message || 'the worker script failed to load');
+  });
+  w.addEventListener('messageerror', () => {
+    onError('Trainer worker sent a message that could not be read.');
+  });
+  return { worker: w, trainer: wrap<TrainerApi>(w) };
+}
+
 /** The trainer proxy, creating the worker on first use. */
 export function getTrainer(): Trainer {
   if (trainer) return trainer;
-  worker = new Worker(new URL('../workers/trainer.worker.ts', import.meta.url), { type: 'module' });
-  worker.addEventListener('error', (e) => {
-    e.preventDefault();
-    onWorkerError?.(e.message || 'the worker script failed to load');
-  });
-  worker.addEventListener('messageerror', () => {
-    onWorkerError?.('Trainer worker sent a message that could not be read.');
-  });
-  trainer = wrap<TrainerApi>(worker);
+  const spawned = spawnWorker((message) => onWorkerError?.(message));
+  worker = spawned.worker;
+  trainer = spawned.trainer;
   return trainer;
+}
+
+/** A trainer in a worker of its own (the Compare view runs two beside the main one). */
+export interface TrainerClient {
+  trainer: Trainer;
+  /** Terminates at once (a crashed or hung worker): calls still waiting never settle. */
+  kill(): void;
+}
+
+export function createTrainerClient(onError: (message: string) => void): TrainerClient {
+  const { worker: w, trainer: t } = spawnWorker(onError);
+  return {
+    trainer: t,
+    kill() {
+      t[releaseProxy]();
+      w.terminate();
+    },
+  };
 }
 
 /** Wraps an event callback (snapshots, lost devices, NaN) for the worker. */

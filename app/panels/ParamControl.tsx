@@ -8,19 +8,22 @@ interface Props {
   spec: ParamSpec;
   value: ParamValue | undefined;
   disabled?: boolean;
+  /** Where an edit goes instead of the playground's config; returns why it was refused, or null. */
+  onCommit?: (key: string, value: ParamValue) => string | null;
 }
 
 function formatNumber(v: number): string {
   return Math.abs(v) > 0 && Math.abs(v) < 1e-3 ? v.toExponential() : String(v);
 }
 
-export function ParamControl({ fieldKey, spec, value, disabled }: Props) {
+export function ParamControl({ fieldKey, spec, value, disabled, onCommit }: Props) {
   const id = useId();
   const setField = useAppStore((s) => s.setField);
   const [draft, setDraft] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   const commit = (v: ParamValue) => {
+    if (onCommit) return setError(onCommit(fieldKey, v));
     const ok = setField(fieldKey, v);
     setError(ok ? null : (useAppStore.getState().configError?.message ?? 'invalid value'));
   };

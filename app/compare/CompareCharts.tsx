@@ -1,0 +1,159 @@
+/**
+ * Runs A and B overlaid, one Recharts line chart per metric: A solid blue, B dashed orange (told
+ * apart by dash as well as colour), the legend naming what differs. Each chart can show its data
+ * as a table (iteration, A, B). Containers carry data-points-a / data-points-b for the e2e tests.
+ */
+import { memo, useId, useMemo, useState } from 'react';
+import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/metrics';
+
+/** The two runs' line styles: colour and dash both differ (colour-blind and greyscale safe). */
+export const RUN_STYLE = {
+  a: { color: '#3b82f6', dash: undefined, width: 2, look: 'solid blue' },
+  b: { color: '#f97316', dash: '7 4', width: 2.5, look: 'dashed orange' },
+} as const;
+
+interface Spec {
+  metric: ScalarMetric;
+  title: string;
+  fraction?: boolean;
+}
+
+/** The compared metrics, in the order the issue lists them. */
+export const COMPARED: Spec[] = [
+  { metric: 'reward_mean', title: 'Reward' },
+  { metric: 'success_rate', title: 'Success rate', fraction: true },
+  { metric: 'groups_all_equal_frac', title: 'All-equal groups', fraction: true },
+  { metric: 'adv_zero_frac', title: 'Zero-advantage tokens', fraction: true },
+  { metric: 'entropy', title: 'Entropy' },
+  { metric: 'clip_frac', title: 'Clip fraction', fraction: true },
+  { metric: 'grad_norm', title: 'Gradient norm' },
+  { metric: 'kl_ref', title: 'KL to the reference' },
+];
+
+/** Points drawn per chart at most; longer runs are thinned (every k-th iteration, the last kept). */
+const MAX_DRAWN = 400;
+const TABLE_ROWS = 100;
+
+interface Point {
+  iter: number;
+  a?: number;
+  b?: number;
+}
+
+function fmt(v: number | undefined): string {
+  if (v === undefined) return '';
+  if (!Number.isFinite(v)) return String(v);
+  if (v === 0 || Number.isInteger(v)) return String(v);
+  if (Math.abs(v) < 1e-3 || Math.abs(v) >= 1e5) return v.toExponential(3);
+  return String(Number(v.toPrecision(5)));
+}
+
+function tickFmt(v: number): string {
+  if (v === 0 || Math.abs(v) >= 1000) return String(Math.round(v));
+  if (Math.abs(v) < 1e-3) return v.toExponential(1);
+  return String(Number(v.toPrecision(4)));
+}
+
+/** Both runs' values of `metric`, by iteration. */
+function merge(a: MetricRow[], b: MetricRow[], metric: ScalarMetric): Point[] {
+  const byIter = new Map<number, Point>();
+  for (const r of a) byIter.set(r.iter, { iter: r.iter, a: r[metric] });
+  for (const r of b) byIter.set(r.iter, { ...(byIter.get(r.iter) ?? { iter: r.iter }), b: r[metric] });
+  return [...byIter.values()].sort((x, y) => x.iter - y.iter);
+}
+
+function thin(points: Point[], max: number): Point[] {
+  if (points.length <= max) return points;
+  const k = Math.ceil(points.length / max);
+  const out: Point[] = [];
+  for (let i = (points.length - 1) % k; i < points.length; i += k) out.push(points[i]!);
+  return out;
+}
+
+const CompareChart = memo(function CompareChart(props: { spec: Spec; a: MetricRow[]; b: MetricRow[]; legendA: string; legendB: string }) {
+  const { spec, a, b, legendA, legendB } = props;
+  const tableId = useId();
+  const [table, setTable] = useState(false);
+  const points = useMemo(() => merge(a, b, spec.metric), [a, b, spec.metric]);
+  const drawn = useMemo(() => thin(points, MAX_DRAWN), [points]);
+  const shown = points.slice(-TABLE_ROWS);
+  const caption = `${spec.title}: A ${a.length} iterations, B ${b.length} iterations${shown.length < points.length ? ` (the last ${shown.length} shown)` : ''}`;
+  return (
+    <figure className="chart" data-testid={`compare-${spec.metric}`} data-points-a={a.length} data-points-b={b.length} title={METRIC_DOCS[spec.metric]}>
+      <figcaption>
+        <span>{spec.title}</span>
+        <span className="chart-tools">
+          <button
+            type="button"
+            className="mini"
+            aria-expanded={table}
+            aria-controls={tableId}
+            aria-label={`${table ? 'Hide' : 'Show'} the ${spec.title} data as a table`}
+            onClick={() => setTable(!table)}
+          >
+            Table
+          </button>
+        </span>
+      </figcaption>
+      <p className="chart-doc">{METRIC_DOCS[spec.metric]}</p>
+      <ResponsiveContainer width="100%" height={170}>
+        <LineChart data={drawn} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
+          <CartesianGrid stroke="#e6e8eb" />
+          <XAxis dataKey="iter" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} />
+          <YAxis domain={spec.fraction ? [0, 1] : ['auto', 'auto']} width={52} tick={{ fontSize: 11 }} tickFormatter={tickFmt} />
+          <Tooltip isAnimationActive={false} labelFormatter={(l) => `iteration ${l}`} formatter={(v) => fmt(Number(v))} />
+          <Legend wrapperStyle={{ fontSize: 12 }} />
+          {(['a', 'b'] as const).map((side) => (
+            <Line
+              key={side}
+              type="linear"
+              dataKey={side}
+              name={side === 'a' ? legendA : legendB}
+              stroke={RUN_STYLE[side].color}
+              strokeWidth={RUN_STYLE[side].width}
+              strokeDasharray={RUN_STYLE[side].dash}
+              legendType="plainline"
+              dot={false}
+              connectNulls
+              isAnimationActive={false}
+            />
+          ))}
+        </LineChart>
+      </ResponsiveContainer>
+      {table && (
+        <div className="data-table-wrap" id={tableId}>
+          <table className="data-table" data-testid="data-table">
+            <caption>{caption}</caption>
+            <thead>
+              <tr>
+                <th scope="col">iter</th>
+                <th scope="col">A</th>
+                <th scope="col">B</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((p) => (
+                <tr key={p.iter}>
+                  <th scope="row">{p.iter}</th>
+                  <td className="num">{fmt(p.a)}</td>
+                  <td className="num">{fmt(p.b)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </figure>
+  );
+});
+
+export function CompareCharts(props: { a: MetricRow[]; b: MetricRow[]; legendA: string; legendB: string }) {
+  return (
+    <div className="chart-grid compare-charts">
+      {COMPARED.map((spec) => (
+        <CompareChart key={spec.metric} spec={spec} {...props} />
+      ))}
+    </div>
+  );
+}
