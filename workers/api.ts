@@ -4,6 +4,7 @@
  */
 import type { RunConfig } from './config';
 import type { MetricRow } from './metrics';
+import type { LabResult } from './batchLab';
 import type { BatchDump, TrainerSnapshot } from './trainer';
 
 export type BackendChoice = 'auto' | 'gpu' | 'cpu';
@@ -68,5 +69,11 @@ export interface TrainerApi {
   describeTrajectory(n: number): Promise<{ text: string; reward: number; group: number } | null>;
   /** The last iteration's whole batch (DESIGN.md "The batch dump"); null before the first iteration. */
   dumpBatch(): Promise<BatchDump | null>;
+  /**
+   * Batch lab: the last batch re-scored, without training, under each of `methodSets` (the run's
+   * config with those methods): per-token advantages, aggregation and gradient weights. Throws
+   * (with the reason) for a set the config refuses, or before the first iteration.
+   */
+  rescore(methodSets: string[][]): Promise<LabResult>;
   dispose(): Promise<void>;
 }

@@ -77,6 +77,8 @@ export interface LastBatch {
   loss: number;
   /** The advantage stage's inputs (groups, turns, per-turn rewards). */
   adv: AdvantageData;
+  /** [N * L] the batch's token sequences. */
+  seq: Int32Array;
   /** [N] 1 where the row was trained on; PF-PPO's draw counts. */
   live: Uint8Array;
   mult: Float32Array;
@@ -217,7 +219,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
 
     // PLUMBING: the metrics row. Reward and success are the policy's own first-round rollouts.
     const lr = cfg.lr * s.lr_scale;
-    lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, live: c.live, mult: c.mult };
+    lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, seq: c.seq, live: c.live, mult: c.mult };
     return {
       iter,
       reward_mean: c.firstPass.reward,

@@ -9,11 +9,12 @@
  */
 import type { BackendChoice, BackendInfo, DebugFault, ResumeFrom, TrainerApi, TrainerEvent } from './api';
 import type { Backend, RunShape } from './backend';
-import type { RunConfig } from './config';
+import { withMethods, type RunConfig } from './config';
 import { createCpuBackend } from './cpuBackend';
 import type { GpuHandle } from './gpuDevice';
 import type { MetricRow } from './metrics';
 import { createEnv } from './envs';
+import { rescoreBatch } from './batchLab';
 import { createTrainer, modelDims, NonFiniteError, type Trainer, type TrainerSnapshot } from './trainer';
 
 const CPU_LABEL = 'CPU (TypeScript reference kernels)';
@@ -272,6 +273,10 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     },
     async dumpBatch() {
       return trainer?.lastBatch ? trainer.dumpBatch() : null;
+    },
+    async rescore(methodSets) {
+      const t = requireTrainer();
+      return rescoreBatch(t, methodSets.map((ids) => withMethods(t.config, ids)));
     },
     async debug(fault: DebugFault, ms = 60_000) {
       switch (fault) {
