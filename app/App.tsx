@@ -7,6 +7,7 @@ import { useEffect } from 'react';
 import type { PanelId } from '../workers/shareUrl';
 import { CompareView } from './compare/CompareView';
 import { ViewTabs } from './compare/ViewTabs';
+import { BatchLab } from './batchLab/BatchLab';
 import { AlarmsPanel } from './panels/AlarmsPanel';
 import { Inspector } from './panels/Inspector';
 import { MethodsPanel } from './panels/MethodsPanel';
@@ -165,6 +166,7 @@ export function App() {
             {show('charts') && <MetricsCharts />}
             {show('charts') && <AlarmsPanel />}
             <Inspector />
+            <BatchLab />
           </div>
         </main>
       </div>
