@@ -254,6 +254,7 @@ function MethodsB({ config, disabled }: { config: RunConfig; disabled: boolean }
                 value={getField(config, `${m.id}.${p}`)}
                 disabled={disabled}
                 onCommit={setFieldB}
+                owner={m.name}
               />
             ))}
           </div>

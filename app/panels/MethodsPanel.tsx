@@ -84,6 +84,7 @@ function MethodCard({ method }: { method: MethodDef }) {
           <ParamControl
             key={p}
             fieldKey={`${method.id}.${p}`}
+            owner={method.name}
             spec={spec as ParamSpec}
             value={getField(config, `${method.id}.${p}`)}
             disabled={locked}

@@ -10,13 +10,16 @@ interface Props {
   disabled?: boolean;
   /** Where an edit goes instead of the playground's config; returns why it was refused, or null. */
   onCommit?: (key: string, value: ParamValue) => string | null;
+  /** The method the parameter belongs to: part of the accessible name ("DAPO clip high"). */
+  owner?: string;
 }
 
 function formatNumber(v: number): string {
   return Math.abs(v) > 0 && Math.abs(v) < 1e-3 ? v.toExponential() : String(v);
 }
 
-export function ParamControl({ fieldKey, spec, value, disabled, onCommit }: Props) {
+export function ParamControl({ fieldKey, spec, value, disabled, onCommit, owner }: Props) {
+  const ownerName = owner ? <span className="visually-hidden">{owner} </span> : null;
   const id = useId();
   const setField = useAppStore((s) => s.setField);
   const [draft, setDraft] = useState<string | null>(null);
@@ -37,7 +40,10 @@ export function ParamControl({ fieldKey, spec, value, disabled, onCommit }: Prop
           disabled={disabled}
           onChange={(e) => commit(e.target.checked)}
         />
-        <span>{spec.label}</span>
+        <span>
+          {ownerName}
+          {spec.label}
+        </span>
       </label>
     );
   }
@@ -45,7 +51,10 @@ export function ParamControl({ fieldKey, spec, value, disabled, onCommit }: Prop
   if (spec.kind === 'choice') {
     return (
       <div className="field field-wide" title={spec.doc}>
-        <label htmlFor={id}>{spec.label}</label>
+        <label htmlFor={id}>
+          {ownerName}
+          {spec.label}
+        </label>
         <select id={id} value={String(value)} disabled={disabled} onChange={(e) => commit(e.target.value)}>
           {spec.options.map((o) => (
             <option key={o} value={o}>
@@ -61,7 +70,10 @@ export function ParamControl({ fieldKey, spec, value, disabled, onCommit }: Prop
   const step = spec.kind === 'int' ? 1 : (spec.step ?? 'any');
   return (
     <div className="field" title={spec.doc}>
-      <label htmlFor={id}>{spec.label}</label>
+      <label htmlFor={id}>
+        {ownerName}
+        {spec.label}
+      </label>
       <input
         id={id}
         type="number"

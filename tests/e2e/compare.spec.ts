@@ -71,14 +71,16 @@ test('A and B from the same seed: same first iteration, different curves after; 
   await expect(a).toContainText('learning rate0.005');
   await expect(b.getByTestId('compare-diff')).toContainText('Same settings as A');
 
-  // B's methods: toggles from the registry; GRPO cannot go (the trainer needs it).
+  // B's methods: toggles from the registry; GRPO cannot go (a run needs one advantage estimator),
+  // another estimator replaces it, a method of another stage joins it.
   await b.getByText(/^B's methods/).click();
   await expect(b.getByRole('checkbox', { name: 'GRPO', exact: true })).toBeDisabled();
-  const other = b.locator('.compare-toggles input:not(:disabled)').first();
-  const name = (await other.locator('xpath=..').textContent())!.trim();
-  await other.check();
-  await expect(b.getByTestId('compare-diff')).toContainText(`methods grpo → grpo+`);
-  await b.getByRole('checkbox', { name, exact: true }).uncheck();
+  await b.getByRole('checkbox', { name: 'RLOO', exact: true }).check();
+  await expect(b.getByTestId('compare-diff')).toContainText('methods grpo → rloo');
+  await b.getByRole('checkbox', { name: 'GRPO', exact: true }).check();
+  await b.getByRole('checkbox', { name: 'DAPO', exact: true }).check();
+  await expect(b.getByTestId('compare-diff')).toContainText('methods grpo → grpo+dapo');
+  await b.getByRole('checkbox', { name: 'DAPO', exact: true }).uncheck();
   await expect(b.getByTestId('compare-diff')).toContainText('Same settings as A');
 
   // B's learning rate: validated by the config module (a bad value is refused by name).

@@ -200,9 +200,17 @@ test('methods are grouped by stage, rendered from the registry', async ({ page }
     await expect(group.getByRole('checkbox', { name: m.name, exact: true })).toBeVisible();
     await expect(group.getByRole('link', { name: `arXiv:${m.paper}` })).toHaveAttribute('href', `https://arxiv.org/abs/${m.paper}`);
   }
-  // GRPO cannot be switched off in this trainer: the toggle says why.
+  // GRPO cannot be switched off alone (a run needs one advantage estimator): the toggle says why.
   await expect(panel.getByRole('checkbox', { name: 'GRPO', exact: true })).toBeDisabled();
-  await expect(panel).toContainText('needs grpo active');
+  await expect(panel).toContainText('the run needs one advantage estimator');
+  // Another estimator replaces it; a conflicting pair is refused naming both.
+  await panel.getByRole('checkbox', { name: 'RLOO', exact: true }).check();
+  await expect(panel.getByRole('checkbox', { name: 'GRPO', exact: true })).not.toBeChecked();
+  await panel.getByRole('checkbox', { name: 'GSPO', exact: true }).check();
+  await expect(panel.getByRole('checkbox', { name: 'GMPO', exact: true })).toBeDisabled();
+  await expect(panel).toContainText('gspo conflicts with gmpo');
+  // A method's parameters are named with the method ("DAPO clip high").
+  await expect(panel.getByLabel('DAPO clip high', { exact: true })).toHaveValue('0.28');
 });
 
 test('every control has an accessible name and is reachable by keyboard', async ({ page }) => {
