@@ -21,9 +21,11 @@ import {
   YAxis,
 } from 'recharts';
 import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/metrics';
+import { resolvePlan } from '../../workers/plan';
 import { ALARM_DOCS } from '../alarms';
 import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { HeatmapCanvas } from '../charts/Heatmap';
+import { useStaggeredSeries } from '../charts/stagger';
 import { chartSvg, downloadBlob, downloadText, fileStem, svgToPng } from '../exporters';
 import { useAppStore } from '../store';
 import { alarmKindOf, isAlarm, type RunMarker } from '../store/metricsSlice';
@@ -47,6 +49,8 @@ const TABLE_ROWS = 100;
 const HEATMAP_TABLE_ROWS = 30;
 
 const GROUPS = chartGroups();
+/** Charts that take turns to update (the heatmaps and the small charts; the large one is live). */
+const SLOTS = GROUPS.length + 1;
 
 /** PNG and SVG download buttons for the chart in `figure`. */
 function ChartExport(props: { figure: RefObject<HTMLElement | null>; testId: string; title: string; legend: Array<{ name: string; color: string }> }) {
@@ -189,8 +193,9 @@ function SeriesTable({ id, title, rows, keys }: { id: string; title: string; row
   );
 }
 
-const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series: MetricRow[]; markers: RunMarker[]; height: number }) {
-  const { group, series, markers, height } = props;
+const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series: MetricRow[]; markers: RunMarker[]; height: number; slot?: number }) {
+  const { group, markers, height } = props;
+  const series = useStaggeredSeries(props.series, props.slot ?? 0, SLOTS, props.slot === undefined ? 0 : undefined) as MetricRow[];
   const testId = `chart-${group.id}`;
   const keys = group.metrics.map((m, i) => ({ key: m, ...seriesStyle(i) }));
   const doc = group.metrics.map((m) => `${m}: ${METRIC_DOCS[m]}`);
@@ -341,11 +346,13 @@ function Heatmap(props: {
   title: string;
   doc: string;
   series: MetricRow[];
+  slot: number;
   histKey: 'adv_hist' | 'ratio_hist';
   range: readonly [number, number];
   guides: Array<{ value: number; color: string }>;
 }) {
-  const { testId, title, doc, series, histKey, range, guides } = props;
+  const { testId, title, doc, histKey, range, guides } = props;
+  const series = useStaggeredSeries(props.series, props.slot, SLOTS) as MetricRow[];
   const tableId = useId();
   const [table, setTable] = useState(false);
   const edgesKey = histKey === 'adv_hist' ? 'adv_hist_edges' : 'ratio_hist_edges';
@@ -418,13 +425,17 @@ function markersFor(group: ChartGroup, markers: RunMarker[]): RunMarker[] {
 export function MetricsCharts() {
   const liveSeries = useAppStore((s) => s.series);
   const markers = useAppStore((s) => s.markers);
-  const clipLow = useAppStore((s) => s.config.clipLow);
-  const clipHigh = useAppStore((s) => s.config.clipHigh);
+  const config = useAppStore((s) => s.config);
+  // The clip the run applies: a method may set its own (DAPO, GSPO, GMPO's log-space range).
+  const ratio = useMemo(() => resolvePlan(config).ratio, [config]);
   // The small charts render at a lower priority, so a burst of rows never blocks the page.
   const series = useDeferredValue(liveSeries);
   const last = liveSeries[liveSeries.length - 1];
   const iterLabel = last ? ` (iteration ${last.iter})` : '';
-  const clip = useMemo(() => clipBounds(clipLow, clipHigh), [clipLow, clipHigh]);
+  const clip = useMemo<[number, number]>(
+    () => (ratio.mode === 'geometric' ? [-ratio.clipLow, ratio.clipHigh] : clipBounds(ratio.clipLow, ratio.clipHigh)),
+    [ratio],
+  );
   const clipGuides = useMemo(
     () => [
       { value: clip[0], color: '#ffffff' },
@@ -465,6 +476,7 @@ export function MetricsCharts() {
           title="Advantage distribution over iterations"
           doc="Each column is one iteration's advantage histogram (scaled to its own maximum); a single bright band at 0 is Advantage Collapse."
           series={series}
+          slot={0}
           histKey="adv_hist"
           range={ADV_HIST_RANGE}
           guides={zeroGuide}
@@ -474,14 +486,15 @@ export function MetricsCharts() {
           title="Log IS ratio distribution over iterations"
           doc="Each column is one iteration's log-ratio histogram; dashed lines: the clip bounds. Spread beyond them means clipping, a widening fan means the policy moves fast."
           series={series}
+          slot={1}
           histKey="ratio_hist"
           range={LOGRATIO_HIST_RANGE}
           guides={clipGuides}
         />
       </div>
       <div className="chart-grid small">
-        {small.map((g) => (
-          <SeriesChart key={g.id} group={g} series={series} height={150} markers={groupMarkers.get(g.id)!} />
+        {small.map((g, i) => (
+          <SeriesChart key={g.id} group={g} series={series} height={150} markers={groupMarkers.get(g.id)!} slot={i + 2} />
         ))}
       </div>
     </section>

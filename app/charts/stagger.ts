@@ -1,0 +1,43 @@
+/**
+ * Staggered chart updates: each chart takes new rows only at its own slot of a fixed period, so
+ * the charts of one store update commit one at a time in separate tasks instead of all in one
+ * (a commit of every chart at once was a main-thread long task on every update; BENCHMARKS.md).
+ * A series that shrinks (a reset, a roll-back) shows at once.
+ */
+import { useEffect, useRef, useState } from 'react';
+
+/** Period in which every chart takes its latest rows once. */
+export const STAGGER_PERIOD_MS = 600;
+
+/** `series` as the chart in `slot` of `slots` shows it: updated at most once per period. */
+export function useStaggeredSeries<T>(series: readonly T[], slot: number, slots: number, periodMs = STAGGER_PERIOD_MS): readonly T[] {
+  const [shown, setShown] = useState(series);
+  const latest = useRef(series);
+  latest.current = series;
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => {
+    if (periodMs <= 0 || series === shown) return;
+    if (series.length < shown.length || shown.length === 0) {
+      if (timer.current !== null) clearTimeout(timer.current);
+      timer.current = null;
+      setShown(series);
+      return;
+    }
+    if (timer.current !== null) return;
+    const now = performance.now();
+    const offset = ((slot % slots) / slots) * periodMs;
+    const next = Math.ceil((now - offset) / periodMs) * periodMs + offset;
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      setShown(latest.current);
+    }, Math.max(0, next - now));
+  }, [series, shown, slot, slots, periodMs]);
+  useEffect(
+    () => () => {
+      if (timer.current !== null) clearTimeout(timer.current);
+    },
+    [],
+  );
+  // A period of 0 is a live chart.
+  return periodMs > 0 ? shown : series;
+}
