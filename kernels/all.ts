@@ -3,6 +3,7 @@ import { adamKernel, gradNormKernel } from './adam';
 import { advantageKernel } from './advantage';
 import { essScaleKernel } from './essScale';
 import { finiteCheckKernel } from './finiteCheck';
+import { infoGainKernel } from './infoGain';
 import {
   embedGradKernel,
   forwardKernel,
@@ -24,6 +25,7 @@ export const ALL_KERNELS = [
   forwardKernel,
   sampleKernel,
   tokenStatsKernel,
+  infoGainKernel,
   trajStatsKernel,
   advantageKernel,
   tokenBaselineKernel,

@@ -5,6 +5,7 @@
  */
 import type { AdvantageOptions } from '../kernels/advantage';
 import type { EssScaleOptions } from '../kernels/essScale';
+import type { InfoGainType } from '../kernels/infoGain';
 import type { MlpDims } from '../kernels/mlp';
 import type { StatsOut } from '../kernels/stats';
 import type { KlType, LossAgg } from './config';
@@ -54,6 +55,8 @@ export interface RunShape {
   scoreContexts: number;
   /** IGPO: answer tokens scored per context. */
   scoreSpan: number;
+  /** IGPO: how the answer log-probs become information gain. */
+  igType: InfoGainType;
 }
 
 /** The advantage stage's per-trajectory and per-turn inputs (kernels/advantage.ts AdvantageInputs). */
@@ -89,6 +92,13 @@ export interface UpdateInput {
   weights: Float32Array;
   /** SeeUPO: the aggregation weights of each turn's stage ([maxTurns] arrays of [N * Tp]). */
   stageWeights?: Float32Array[];
+  /**
+   * IGPO: the teacher-forced answer contexts ([scoreContexts * L] tokens) and the flat positions of
+   * their answer tokens. The backend scores them with the rollout policy and writes the information
+   * gain of every turn but the last into the per-turn rewards (adv.turnReward holds the outcome on
+   * each last turn).
+   */
+  score?: { seqs: Int32Array; rows: Uint32Array };
 }
 
 /** Everything that changes while training: enough to resume a run exactly. */
@@ -127,6 +137,8 @@ export interface BatchTensors {
   ratio: Float32Array;
   clip: Int32Array;
   loss: Float32Array;
+  /** [N * maxTurns] the per-turn rewards the advantage used (with IGPO's information gain). */
+  turnReward: Float32Array;
 }
 
 export interface Backend {
@@ -148,11 +160,6 @@ export interface Backend {
   snapshot(): Promise<ModelState>;
   /** Overwrites the model and optimizer state (resume, roll back after a NaN or a lost device). */
   restore(state: ModelState): void;
-  /**
-   * IGPO: log-probs under the rollout policy of the tokens at flat positions `rows` of `seqs`
-   * ([scoreContexts * L] token sequences); one readback.
-   */
-  scoreTokens(seqs: Int32Array, rows: Uint32Array): Promise<Float32Array>;
   /** ProRL: the reference policy becomes the current one, and Adam's moments and step restart. */
   resetReference(): void;
   /** Reliability tests: writes a NaN into the first parameter, as a numerical blow-up would. */

@@ -10,6 +10,7 @@
  * change rollouts that already happened; their notes say what they would do instead.
  */
 import { advantageCpu } from '../kernels/advantage';
+import { infoGainCpu } from '../kernels/infoGain';
 import { forwardCpu } from '../kernels/mlp';
 import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../kernels/ppoLoss';
 import { seqRatioCpu } from '../kernels/seqRatio';
@@ -23,7 +24,7 @@ import { resolvePlan } from './plan';
 import { createRng } from './rng';
 import { groupAllEqual, pfppoCounts } from './selection';
 import type { Trainer } from './trainer';
-import { anchorKeys, answerContexts, informationGain, outcomeOnLastTurn } from './turnRewards';
+import { anchorKeys, answerContexts, outcomeOnLastTurn } from './turnRewards';
 
 export interface LabColumn {
   /** The method set, as in the config. */
@@ -100,7 +101,7 @@ export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<La
     if (plan.igpo && ep.answerTokens && ep.answerSpan) {
       const ctx = answerContexts(seq, ep.answerTokens, ep.answerSpan, layout);
       const lp = tokenStatsCpu(forwardCpu(state.state.params, dims, ctx.seqs, L, ctx.rows, shape.grammar, shape.temperature).z, dims.V, ctx.seqs, ctx.rows).logp;
-      turnReward = informationGain(lp, ctx.spanLen, base.turns, base.reward, T, plan.igpo.igType);
+      turnReward = infoGainCpu(lp, ctx.spanLen, base.turns, base.reward, T, plan.igpo.igType);
     } else if (plan.taskTurnRewards && ep.turnRewards) {
       turnReward = Float32Array.from(ep.turnRewards);
     } else if (plan.anchors) {

@@ -6,6 +6,7 @@ import { adamCpu, gradNormCpu } from '../kernels/adam';
 import { HEALTH, nonFiniteCpu } from '../kernels/finiteCheck';
 import { advantageCpu } from '../kernels/advantage';
 import { essScaleCpu } from '../kernels/essScale';
+import { infoGainCpu } from '../kernels/infoGain';
 import { backwardCpu, forwardCpu, logitGradCpu, paramLayout } from '../kernels/mlp';
 import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../kernels/ppoLoss';
 import { sampleCpu } from '../kernels/sample';
@@ -38,6 +39,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
     ratio: new Float32Array(R),
     clip: new Int32Array(R),
     loss: new Float32Array(R),
+    turnReward: new Float32Array(N * shape.maxTurns),
   };
   const kl = new Float32Array(R);
   // Rollouts use the parameters of `staleness` updates ago: the oldest of the last staleness + 1.
@@ -81,7 +83,14 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       t.logpOld.set(oldTs.logp);
       const logpRollout = shape.staleness > 0 ? tokenStatsCpu(forward(rolloutParams(), rows).z, dims.V, seq, rows).logp : oldTs.logp;
       const ts = trajStatsCpu({ mask: inp.mask, logpOld: oldTs.logp, logpRollout, entropyOld: oldTs.entropy, sumP2Old: oldTs.sumP2 }, Tp);
-      const a = inp.adv;
+      let a = inp.adv;
+      if (inp.score) {
+        // IGPO: the answer log-probs under the rollout policy become the earlier turns' rewards.
+        const lp = tokenStatsCpu(forwardCpu(rolloutParams(), dims, inp.score.seqs, L, inp.score.rows, shape.grammar, shape.temperature).z, dims.V, inp.score.seqs, inp.score.rows).logp;
+        const outcome = Float32Array.from(a.turns, (Tn, n) => (Tn > 0 ? a.turnReward[n * T + Tn - 1]! : 0));
+        a = { ...a, turnReward: infoGainCpu(lp, shape.scoreSpan, a.turns, outcome, T, shape.igType) };
+      }
+      t.turnReward.set(a.turnReward);
       const advIn = { ...a, trajStats: ts, mask: inp.mask, logpOld: t.logpOld, logpRef: t.logpRef };
       const advShape = { numTraj: N, tp: Tp, maxTurns: T, actionLen: shape.actionLen, nRoles: shape.nRoles };
       let adv = inp.raw
@@ -190,10 +199,6 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
         ? { params: Float32Array.from(params), ref: Float32Array.from(ref), m: Float32Array.from(m), v: Float32Array.from(v), adamStep }
         : undefined;
       return { ...stats, grad_norm: gradNorm, ess_rollout: essRollout, lr_scale: lrScale, non_finite: health, ...(state ? { state } : {}) };
-    },
-    async scoreTokens(seqs, positions) {
-      const ts = tokenStatsCpu(forwardCpu(rolloutParams(), dims, seqs, L, positions, shape.grammar, shape.temperature).z, dims.V, seqs, positions);
-      return ts.logp;
     },
     resetReference() {
       ref.set(params);

@@ -11,6 +11,7 @@
 import { adamKernel, gradNormKernel } from '../kernels/adam';
 import { advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
 import { essScaleKernel } from '../kernels/essScale';
+import { infoGainKernel } from '../kernels/infoGain';
 import {
   embedGradKernel,
   forwardKernel,
@@ -39,7 +40,8 @@ export interface GpuBackendOptions {
 
 /**
  * Dispatches one sampleTurn and one update() record (for tests and benchmarks): a turn is
- * actionLen x (forward, sample); an update is forward + tokenStats for the reference, (with stale
+ * actionLen x (forward, sample); an update is (IGPO) forward + tokenStats over the answer contexts
+ * and infoGain, then forward + tokenStats for the reference, (with stale
  * rollouts) the rollout and the old log-probs, trajStats, the advantage (plus whitening for
  * REINFORCE++), essScale, then per optimizer step forward (reused from the old log-probs on the
  * first step), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad, headGrad,
@@ -48,7 +50,7 @@ export interface GpuBackendOptions {
  */
 export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
   const steps = updateSteps(shape);
-  const logps = 2 * (2 + (shape.staleness > 0 ? 1 : 0));
+  const logps = 2 * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 3 : 0);
   const perStep = 10 + (shape.loss.ratioMode === 'token' ? 0 : 1);
   return {
     sampleTurn: 2 * shape.actionLen,
@@ -170,12 +172,12 @@ export function createGpuBackend(
   // Readback staging (MAP_READ), one per kind of read so they never overlap.
   const READ = BufferUsage.MAP_READ | BufferUsage.COPY_DST;
   const sampledRead = buffer('sampled readback', 4 * N * actionLen, READ);
-  const scoreRead = M ? buffer('score readback', 4 * scoreRowsN, READ) : null;
   // Stats, grad norm, health, ESS and lr factor, then (on snapshot updates) params, ref, m, v: one mapAsync.
   const STATS_READ_WORDS = STATS_WORDS + 4;
   const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
   const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P), READ);
-  const batchParts: Array<[keyof BatchTensors | 'ppo', GPUBuffer, number]> = [
+  const batchParts: Array<[keyof BatchTensors | 'ppo' | 'turnIn', GPUBuffer, number]> = [
+    ['turnIn', turnIn, 16 * N * T],
     ['seq', seq, 4 * N * L],
     ['logp', logp, 4 * R],
     ['logpOld', logpOld, 4 * R],
@@ -198,6 +200,7 @@ export function createGpuBackend(
     whiten: whitenKernel.create(device),
     essScale: essScaleKernel.create(device),
     seqRatio: seqRatioKernel.create(device),
+    infoGain: infoGainKernel.create(device),
     ppoLoss: ppoLossKernel.create(device),
     logitGrad: logitGradKernel.create(device),
     headGrad: headGradKernel.create(device),
@@ -258,6 +261,7 @@ export function createGpuBackend(
             { vocab: V, numRows: scoreRowsN },
             'tokenStats answer scoring',
           ),
+          k.infoGain.bind({ scoreLogp, trajIn, turnIn }, { numTraj: N, maxTurns: T, span: shape.scoreSpan, igType: shape.igType }),
         ] as const
       : null;
   const tsRef = k.tokenStats.bind(
@@ -420,6 +424,14 @@ export function createGpuBackend(
       device.queue.writeBuffer(mask, 0, inp.mask);
       device.queue.writeBuffer(weights, 0, inp.weights);
       stageWeights.forEach((b, i) => device.queue.writeBuffer(b, 0, inp.stageWeights![i]!));
+      if (inp.score) {
+        if (!scoreCalls || !scoreSeq || !scoreRows) throw new Error('update: answer contexts given, but this run scores no answers (IGPO is off)');
+        if (inp.score.seqs.length !== M * L || inp.score.rows.length !== scoreRowsN) {
+          throw new Error(`update: ${inp.score.seqs.length} context tokens and ${inp.score.rows.length} rows, expected ${M * L} and ${scoreRowsN}`);
+        }
+        device.queue.writeBuffer(scoreSeq, 0, inp.score.seqs);
+        device.queue.writeBuffer(scoreRows, 0, inp.score.rows);
+      }
       adamCalls.forEach((c, s) => c.update(adamConfig(inp.lr, adamStep + s + 1)));
       device.queue.writeBuffer(health, 0, new Uint32Array(1));
       const read = inp.snapshot ? snapshotRead : statsRead;
@@ -428,6 +440,12 @@ export function createGpuBackend(
         // ALGO LOGIC: old and reference log-probs of the sampled tokens, then advantages.
         // Reference first, then old: h and z are left holding the current policy's activations on
         // every row, which is exactly the first optimizer step's forward (same params, same rows).
+        if (inp.score && scoreCalls) {
+          // IGPO first (it uses h and z too): answer log-probs, then information gain into turnIn.
+          k.forward.encode(pass, scoreCalls[0]);
+          k.tokenStats.encode(pass, scoreCalls[1]);
+          k.infoGain.encode(pass, scoreCalls[2]);
+        }
         k.forward.encode(pass, fwdRef);
         k.tokenStats.encode(pass, tsRef);
         if (fwdRoll && tsRoll) {
@@ -513,22 +531,6 @@ export function createGpuBackend(
       adamStep = 0;
     },
 
-    async scoreTokens(seqs, positions) {
-      if (!scoreCalls || !scoreSeq || !scoreRows || !scoreLogp || !scoreRead) throw new Error('scoreTokens: this run scores no answers (IGPO is off)');
-      if (seqs.length !== M * L || positions.length !== scoreRowsN) {
-        throw new Error(`scoreTokens: ${seqs.length} tokens and ${positions.length} rows, expected ${M * L} and ${scoreRowsN}`);
-      }
-      device.queue.writeBuffer(scoreSeq, 0, seqs);
-      device.queue.writeBuffer(scoreRows, 0, positions);
-      const bytes = await submitAndRead('scoreTokens', scoreRead, (enc) => {
-        const pass = enc.beginComputePass({ label: 'answer scoring' });
-        k.forward.encode(pass, scoreCalls[0]);
-        k.tokenStats.encode(pass, scoreCalls[1]);
-        pass.end();
-        enc.copyBufferToBuffer(scoreLogp, 0, scoreRead, 0, 4 * scoreRowsN);
-      });
-      return new Float32Array(bytes);
-    },
 
     injectNaN() {
       device.queue.writeBuffer(params, 0, Float32Array.of(NaN));
@@ -566,6 +568,10 @@ export function createGpuBackend(
         ratio: rows.ratio,
         clip: rows.clip,
         loss: rows.loss,
+        turnReward: (() => {
+          const words = new Float32Array(parts.turnIn!);
+          return Float32Array.from({ length: N * T }, (_, i) => words[4 * i]!);
+        })(),
       };
     },
 

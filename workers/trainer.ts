@@ -16,7 +16,7 @@ import { aggregationWeights, minibatchRanges, turnMask } from './lossAgg';
 import { ADV_HIST_RANGE, histEdges, LOGRATIO_HIST_RANGE, type MetricRow } from './metrics';
 import { resolvePlan, type Plan } from './plan';
 import { createRng } from './rng';
-import { anchorKeys, answerContexts, informationGain, outcomeOnLastTurn } from './turnRewards';
+import { anchorKeys, answerContexts, outcomeOnLastTurn } from './turnRewards';
 
 export const ADAM_EPS = 1e-8;
 
@@ -58,6 +58,7 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
     staleness: plan.staleness,
     scoreContexts: scoreSpan ? N * l.maxTurns : 0,
     scoreSpan,
+    igType: plan.igpo?.igType ?? 'prob_diff',
   };
 }
 
@@ -158,17 +159,19 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   let lastBatch: LastBatch | null = null;
 
   /** The reward stage: per-turn rewards, roles and anchor keys of the batch (METHODS.md 6). */
-  async function rewardStage(c: Awaited<ReturnType<typeof collectBatch>>): Promise<AdvantageData> {
+  async function rewardStage(c: Awaited<ReturnType<typeof collectBatch>>): Promise<{ adv: AdvantageData; score?: { seqs: Int32Array; rows: Uint32Array } }> {
     const ep = c.ep;
     const turns = Uint32Array.from({ length: N }, (_, n) => (c.live[n] ? turnsTaken(c.mask, n, layout) : 0));
     // ReGFT's fine-tuning stage: the kept (correct) rollouts get advantage 1.
     const reward = c.sft ? Float32Array.from(ep.success) : Float32Array.from(ep.reward);
     let turnReward: Float32Array = new Float32Array(N * T);
     let turnKey: Uint32Array = new Uint32Array(N * T);
+    let score: { seqs: Int32Array; rows: Uint32Array } | undefined;
     if (plan.igpo && ep.answerTokens && ep.answerSpan) {
+      // The outcome on each last turn; the backend adds the information gain of the earlier turns.
       const ctx = answerContexts(c.seq, ep.answerTokens, ep.answerSpan, layout);
-      const logp = await backend.scoreTokens(ctx.seqs, ctx.rows);
-      turnReward = informationGain(logp, ctx.spanLen, turns, reward, T, plan.igpo.igType);
+      score = { seqs: ctx.seqs, rows: ctx.rows };
+      turnReward = outcomeOnLastTurn(reward, turns, T);
     } else if (plan.taskTurnRewards && ep.turnRewards) {
       turnReward = Float32Array.from(ep.turnRewards);
     } else if (plan.anchors) {
@@ -177,7 +180,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     }
     const turnRole = ep.turnRole ? Int32Array.from(ep.turnRole) : new Int32Array(N * T).fill(-1);
     const roleRewards = ep.roleReward ? Float32Array.from(ep.roleReward) : new Float32Array(N * shape.nRoles);
-    return { reward, groupStart: c.groupStart, groupSize: c.groupSize, turns, turnReward, turnRole, turnKey, roleRewards };
+    return { adv: { reward, groupStart: c.groupStart, groupSize: c.groupSize, turns, turnReward, turnRole, turnKey, roleRewards }, ...(score ? { score } : {}) };
   }
 
   async function step(): Promise<MetricRow> {
@@ -188,7 +191,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     // Sampling and filtering: tasks seeded by (seed, iter), so any iteration can be reproduced.
     const c = await collectBatch({ cfg, plan, env, backend, layout }, iter);
     backend.writeSequences(c.seq);
-    const adv = await rewardStage(c);
+    const { adv, score } = await rewardStage(c);
 
     // Update.
     const weights = aggregationWeights(c.mask, Tp, shape.minibatches, plan.lossAgg, c.mult);
@@ -204,6 +207,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
       mask: c.mask,
       weights,
       ...(stageWeights ? { stageWeights } : {}),
+      ...(score ? { score } : {}),
       snapshot: iter % snapshotEvery === 0,
     });
     if (s.non_finite) {
@@ -363,7 +367,7 @@ function buildBatchDump(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Pla
     const taken = ep.turns(n).length;
     const extra: Partial<BatchDump['trajs'][number]> = {};
     const methodTurnRewards = plan.igpo !== null || plan.taskTurnRewards || plan.anchors;
-    const turnRewards = methodTurnRewards ? b.adv.turnReward : ep.turnRewards;
+    const turnRewards = methodTurnRewards ? t.turnReward : ep.turnRewards;
     if (turnRewards) extra.turn_rewards = Array.from(turnRewards.subarray(n * shape.maxTurns, n * shape.maxTurns + taken));
     if (ep.checklist) {
       extra.checklist = ep.checklist[n]!.map((c) =>

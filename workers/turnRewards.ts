@@ -1,7 +1,7 @@
 /**
- * Per-turn rewards of the reward stage (METHODS.md 6): IGPO's information gain, GiGPO's step
- * rewards and anchor keys. The log-probs come from the backend (a teacher-forced forward pass on
- * the GPU); what is left here is arranging contexts and differencing a few numbers per turn.
+ * Per-turn inputs of the reward stage (METHODS.md 6): IGPO's teacher-forced answer contexts (the
+ * backend scores them and turns the log-probs into information gain on the device, kernels/infoGain.ts),
+ * GiGPO's step rewards and anchor keys.
  */
 import { PAD } from './envs';
 import type { RolloutLayout } from './collect';
@@ -34,36 +34,6 @@ export function answerContexts(seq: Int32Array, answerTokens: Int32Array, answer
     }
   }
   return { seqs, rows, spanLen: span.length };
-}
-
-/**
- * Turn rewards [N * maxTurns] for IGPO: turn t < T_n - 1 gets p_{t+1} - p_t (prob_diff: p = exp of
- * the mean answer log-prob; log_prob_diff: the mean log-probs themselves), the last turn taken gets
- * the outcome reward, turns not taken 0.
- */
-export function informationGain(
-  logp: Float32Array,
-  spanLen: number,
-  turns: Uint32Array,
-  outcome: Float32Array,
-  T: number,
-  igType: 'prob_diff' | 'log_prob_diff',
-): Float32Array {
-  const N = turns.length;
-  const out = new Float32Array(N * T);
-  const p = (n: number, k: number): number => {
-    let s = 0;
-    for (let i = 0; i < spanLen; i++) s += logp[(n * T + k) * spanLen + i]!;
-    const mean = spanLen ? s / spanLen : 0;
-    return igType === 'prob_diff' ? Math.exp(mean) : mean;
-  };
-  for (let n = 0; n < N; n++) {
-    const Tn = turns[n]!;
-    if (Tn === 0) continue;
-    for (let t = 0; t + 1 < Tn; t++) out[n * T + t] = p(n, t + 1) - p(n, t);
-    out[n * T + Tn - 1] = outcome[n]!;
-  }
-  return out;
 }
 
 /**

@@ -46,6 +46,7 @@ function buildShape(env: TaskEnv, prompts: number, group: number, dims: MlpDims)
     staleness: 0,
     scoreContexts: 0,
     scoreSpan: 0,
+    igType: 'prob_diff',
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout } from '../../kernels/advantage';
+import { infoGainCpu } from '../../kernels/infoGain';
 import { ppoLossCpu, RATIO_MODES } from '../../kernels/ppoLoss';
 import { seqRatioCpu } from '../../kernels/seqRatio';
 import { ConfigError, defaultConfig, parseConfig, withField, withFieldText, withMethods, type RunConfig } from '../../workers/config';
@@ -93,6 +94,12 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     expect(resolvePlan(cfgOf('grpo,gspo')).ratio).toMatchObject({ mode: 'sequence', clipLow: 3e-4, clipHigh: 4e-4 });
   },
   async igpo() {
+    // Hand-worked information gain: p = 0.1, 0.4, 0.5 before turns 0, 1, 2 of a 3-turn episode.
+    const ig = infoGainCpu(f32([Math.log(0.1), Math.log(0.4), Math.log(0.5)]), 1, Uint32Array.of(3), f32([1]), 3, 'prob_diff');
+    expect(Array.from(ig).map((x) => +x.toFixed(6))).toEqual([0.3, 0.1, 1]);
+    const logDiff = infoGainCpu(f32([Math.log(0.1), Math.log(0.4), Math.log(0.5)]), 1, Uint32Array.of(2), f32([0]), 3, 'log_prob_diff');
+    expect(logDiff[0]).toBeCloseTo(Math.log(4), 5);
+    expect(Array.from(logDiff.subarray(1))).toEqual([0, 0]);
     // All-equal outcomes: GRPO's advantages are all 0; IGPO's are not (information gain differs).
     const cfg = cfgOf('igpo', { 'env.values': '64' });
     const { t } = await run(cfg, 1);
