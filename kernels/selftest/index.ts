@@ -7,7 +7,7 @@
  *
  * @example
  *   const results = await runSelfTest(device, (r) => console.log(r.kernel, r.case, r.pass));
- *   console.log(summarize(results).line); // "12/12 kernels passed (58/58 checks)"
+ *   console.log(summarize(results).line); // "19/19 kernels passed (181/181 checks)"
  */
 import { ALL_KERNELS } from '../all';
 import { validateKernels } from '../pipeline';
@@ -130,7 +130,7 @@ export interface SelfTestSummary {
   passedKernels: number;
   passedChecks: number;
   checks: number;
-  /** "12/12 kernels passed (58/58 checks)" */
+  /** "19/19 kernels passed (181/181 checks)" */
   line: string;
 }
 

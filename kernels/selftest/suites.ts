@@ -5,6 +5,10 @@
  */
 export { forwardCases } from './forward';
 export { softmaxCases } from './softmax';
+export { infoGainCases } from './infoGain';
+export { advantageCases } from './advantage';
+export { advantageFamilyCases } from './advantageFamily';
+export { policyLossCases } from './policyLoss';
 export { backwardCases } from './backward';
 export { optimizerCases } from './optimizer';
 export { statsCases } from './stats';

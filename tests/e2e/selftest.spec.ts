@@ -7,12 +7,12 @@
 import { expect, test, type Page } from '@playwright/test';
 import { collectPageErrors, removeWebGpu, SCREENS_DIR } from './util';
 
-/** "N/N kernels passed (M/M checks)": N is 12 today and grows as case files are added. */
+/** "N/N kernels passed (M/M checks)": N is 19 today and grows as case files are added. */
 const SUMMARY = /^(\d+)\/\1 kernels passed \((\d+)\/\2 checks\)$/;
-/** The kernels the page must cover, in pipeline order (others may come between them). */
+/** The kernels the page must cover, in pipeline order (kernels/all.ts; others may come between them). */
 const REQUIRED = [
-  'forward', 'sample', 'tokenStats', 'logitGrad', 'headGrad', 'hiddenGrad', 'inputGrad', 'embedGrad',
-  'gradNorm', 'adam', 'stats', 'finiteCheck',
+  'forward', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio',
+  'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'inputGrad', 'embedGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
 
 async function waitDone(page: Page): Promise<void> {

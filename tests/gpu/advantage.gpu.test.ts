@@ -21,94 +21,26 @@ import {
   ADVANTAGE_DEFAULTS,
   advantageCpu,
   advantageKernel,
-  groupLayout,
   packTrajIn,
   packTurnIn,
-  type AdvantageInputs,
   type AdvantageOptions,
-  type AdvantageShape,
 } from '../../kernels/advantage';
 import { packTrajStats } from '../../kernels/trajStats';
-import { createRng } from '../../workers/rng';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
-
-interface Case {
-  name: string;
-  inp: AdvantageInputs;
-  shape: AdvantageShape;
-  extreme: boolean;
-}
+import { advantageBatch, type AdvantageBatch } from '../helpers/rlFixtures';
 
 const TOL = 2e-5;
 const TOL_OPOB_EXTREME = 1e-3;
 
-/**
- * A batch of contiguous groups of the given sizes. Groups of size 1 marked 'pad' are padding
- * trajectories (no turns, empty mask). Some groups get all-equal rewards (collapse) and some turn
- * rewards are binary, so pools and anchor sets with equal values occur.
- */
-function makeCase(
-  name: string,
-  seed: number,
-  sizes: Array<number | 'pad'>,
-  o: { T: number; aL: number; tp: number; nRoles: number; extreme?: boolean },
-): Case {
-  const rng = createRng(seed);
-  const G = sizes.map((s) => (s === 'pad' ? 1 : s));
-  const N = G.reduce((a, b) => a + b, 0);
-  const { T, aL, tp, nRoles } = o;
-  const S = o.extreme ? 1e4 : 1;
-  const pad = new Uint8Array(N);
-  const reward = new Float32Array(N);
-  let n = 0;
-  sizes.forEach((s, g) => {
-    const kind = rng.int(3); // 0 normal, 1 binary, 2 all equal
-    const eq = S * rng.normal();
-    for (let k = 0; k < G[g]!; k++, n++) {
-      pad[n] = s === 'pad' ? 1 : 0;
-      reward[n] = pad[n] ? 0 : kind === 0 ? S * rng.normal() : kind === 1 ? S * rng.int(2) : eq;
-    }
-  });
-  const turns = Uint32Array.from({ length: N }, (_, m) => (pad[m] ? 0 : 1 + rng.int(T)));
-  const mask = new Float32Array(N * tp);
-  for (let m = 0; m < N; m++) {
-    for (let j = 0; j < tp; j++) {
-      // Mostly only the taken turns' rows are policy rows; a few stray rows past them test the zeros.
-      const inTurns = Math.floor(j / aL) < turns[m]!;
-      mask[m * tp + j] = pad[m] ? 0 : (inTurns ? rng.next() < 0.85 : rng.next() < 0.1) ? 1 : 0;
-    }
-  }
-  const binaryTurns = rng.next() < 0.5;
-  const inp: AdvantageInputs = {
-    reward,
-    ...groupLayout(G),
-    turns,
-    turnReward: Float32Array.from({ length: N * T }, () => (binaryTurns ? S * rng.int(2) : S * rng.normal())),
-    turnRole: Int32Array.from({ length: N * T }, () => (rng.next() < 0.1 ? -1 : rng.int(nRoles))),
-    turnKey: Uint32Array.from({ length: N * T }, () => rng.int(3)),
-    roleRewards: Float32Array.from({ length: N * nRoles }, (_, k) => S * ((k % nRoles) + 1) * rng.normal() + (k % nRoles)),
-    trajStats: {
-      len: Float32Array.from({ length: N }, (_, m) => mask.subarray(m * tp, (m + 1) * tp).reduce((a, b) => a + b, 0)),
-      entMean: Float32Array.from({ length: N }, () => (o.extreme && rng.next() < 0.3 ? 0 : 3 * rng.next())),
-      logIS: Float32Array.from({ length: N }, () => (o.extreme ? (rng.next() < 0.5 ? 1000 : -1000) * rng.next() : 2 * rng.normal())),
-      g2: Float32Array.from({ length: N }, () => (rng.next() < 0.15 ? 0 : (o.extreme ? 1e3 : 1) * rng.next() * tp)),
-    },
-    mask,
-    logpOld: Float32Array.from({ length: N * tp }, () => -5 * rng.next()),
-    logpRef: Float32Array.from({ length: N * tp }, () => -5 * rng.next()),
-  };
-  return { name, inp, shape: { numTraj: N, tp, maxTurns: T, actionLen: aL, nRoles }, extreme: !!o.extreme };
-}
-
-const CASES: Case[] = [
+const CASES: AdvantageBatch[] = [
   // 8 groups of 8 = 64 trajectories: one full workgroup. tp = T * actionLen.
-  makeCase('uniform N=64', 1, new Array<number>(8).fill(8), { T: 3, aL: 2, tp: 6, nRoles: 2 }),
+  advantageBatch('uniform N=64', 1, new Array<number>(8).fill(8), { T: 3, aL: 2, tp: 6, nRoles: 2 }),
   // Variable groups with padding, N = 67 (two workgroups, the second nearly empty); tp 11 cuts turn 3.
-  makeCase('variable N=67', 2, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], { T: 4, aL: 3, tp: 11, nRoles: 3 }),
+  advantageBatch('variable N=67', 2, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], { T: 4, aL: 3, tp: 11, nRoles: 3 }),
   // N = 130 with rows past the last turn (tp = T * actionLen + 2).
-  makeCase('variable N=130', 3, [9, 9, 3, 'pad', 'pad', 16, 2, 2, 11, 8, 8, 8, 5, 16, 4, 4, 6, 7], { T: 2, aL: 4, tp: 10, nRoles: 2 }),
-  makeCase('extreme N=67', 4, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], { T: 4, aL: 3, tp: 11, nRoles: 3, extreme: true }),
+  advantageBatch('variable N=130', 3, [9, 9, 3, 'pad', 'pad', 16, 2, 2, 11, 8, 8, 8, 5, 16, 4, 4, 6, 7], { T: 2, aL: 4, tp: 10, nRoles: 2 }),
+  advantageBatch('extreme N=67', 4, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], { T: 4, aL: 3, tp: 11, nRoles: 3, extreme: true }),
 ];
 
 /** Every option that changes an estimator's result, crossed per estimator. */
@@ -145,7 +77,7 @@ const label = (v: Partial<AdvantageOptions>) =>
   Object.entries(v).map(([k, x]) => (k === 'estimator' ? x : `${k}=${x}`)).join(' ');
 
 /** Rows whose advantage must be exactly 0 on the GPU: masked, or a group of equal rewards. */
-function structuralZeros(c: Case, o: AdvantageOptions): Uint8Array {
+function structuralZeros(c: AdvantageBatch, o: AdvantageOptions): Uint8Array {
   const { inp, shape } = c;
   const z = new Uint8Array(shape.numTraj * shape.tp);
   const collapses =
@@ -172,7 +104,7 @@ const worst: Record<string, number> = {};
  * digits relative to the group's values, not to one small result, and normalized estimators
  * (scaleStd, IGPO) have outputs of order 1 whatever the input scale, so this scale fits both.
  */
-function groupScales(c: Case, ref: Float32Array): Float64Array {
+function groupScales(c: AdvantageBatch, ref: Float32Array): Float64Array {
   const { tp, numTraj: N } = c.shape;
   const s = new Float64Array(N * tp);
   for (let n = 0; n < N; ) {
@@ -201,7 +133,7 @@ function compare(got: Float32Array, ref: Float32Array, scale: Float64Array, tol:
   return { bad, first, worst: w };
 }
 
-async function checkCase(c: Case) {
+async function checkCase(c: AdvantageBatch) {
   const device = await requireGpu();
   const { inp, shape } = c;
   const N = shape.numTraj;

@@ -16,15 +16,16 @@
  *   rtol 1e-5.
  */
 import { describe, expect, it } from 'vitest';
-import { ADVANTAGE_DEFAULTS, advantageCpu, advantageKernel, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
+import { ADVANTAGE_DEFAULTS, advantageCpu, advantageKernel, packTrajIn, packTurnIn } from '../../kernels/advantage';
 import { validateKernels } from '../../kernels/pipeline';
 import { tokenBaselineCpu, tokenBaselineKernel } from '../../kernels/tokenBaseline';
-import { TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats, type TrajStatsInput } from '../../kernels/trajStats';
+import { TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats } from '../../kernels/trajStats';
 import { whitenCpu, whitenKernel, WHITEN_WORKGROUP_SIZE } from '../../kernels/whiten';
-import { createRng, type Rng } from '../../workers/rng';
+import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
+import { groupedRollout, rolloutRows } from '../helpers/rlFixtures';
 
 async function device(): Promise<GPUDevice> {
   const d = await requireGpu();
@@ -32,33 +33,12 @@ async function device(): Promise<GPUDevice> {
   return d;
 }
 
-/**
- * Per-row rollout data: pi in [0.02, 0.9], sum pi^2 in [pi^2, pi^2 + (1 - pi)^2], log IS mostly
- * small with some beyond the +-20 clamp, and NaN in masked-out rows (they must be skipped).
- */
-function rows(rng: Rng, N: number, tp: number, emptyEvery = 0): TrajStatsInput {
-  const R = N * tp;
-  const mask = Float32Array.from({ length: R }, (_, i) => {
-    const n = Math.floor(i / tp);
-    return emptyEvery && n % emptyEvery === emptyEvery - 1 ? 0 : rng.next() < 0.8 ? 1 : 0;
-  });
-  const p = Array.from({ length: R }, () => 0.02 + 0.88 * rng.next());
-  const nanIfOff = (i: number, x: number) => (mask[i] ? x : NaN);
-  return {
-    mask,
-    logpOld: Float32Array.from(p, (x, i) => nanIfOff(i, Math.log(x))),
-    logpRollout: Float32Array.from(p, (x, i) => nanIfOff(i, Math.log(x) + (rng.next() < 0.05 ? 30 * Math.sign(rng.next() - 0.5) : 0.5 * rng.normal()))),
-    entropyOld: Float32Array.from({ length: R }, (_, i) => nanIfOff(i, 3 * rng.next())),
-    sumP2Old: Float32Array.from(p, (x, i) => nanIfOff(i, x * x + (1 - x) ** 2 * rng.next())),
-  };
-}
-
 describe('trajStats.wgsl matches trajStatsCpu', () => {
   const cases: Array<[number, number]> = [[1, 1], [63, 5], [64, 7], [65, 3], [130, 12]];
   for (const [N, tp] of cases) {
     it(`N = ${N}, tp = ${tp} (every 4th trajectory empty)`, async () => {
       const d = await device();
-      const inp = rows(createRng(N * 31 + tp), N, tp, 4);
+      const inp = rolloutRows(createRng(N * 31 + tp), N, tp, 4);
       const ref = trajStatsCpu(inp, tp);
       const got = await withValidation(d, async () => {
         const g = new GpuScratch(d);
@@ -86,25 +66,6 @@ describe('trajStats.wgsl matches trajStatsCpu', () => {
   }
 });
 
-/** Variable contiguous groups; 'pad' = a padding trajectory (group of one, empty mask). */
-function groupsCase(seed: number, sizes: Array<number | 'pad'>, tp: number) {
-  const rng = createRng(seed);
-  const G = sizes.map((s) => (s === 'pad' ? 1 : s));
-  const N = G.reduce((a, b) => a + b, 0);
-  const r = rows(rng, N, tp);
-  const reward = new Float32Array(N);
-  let n = 0;
-  sizes.forEach((s, g) => {
-    const kind = rng.int(3); // normal, binary, all equal
-    const eq = rng.normal();
-    for (let k = 0; k < G[g]!; k++, n++) {
-      if (s === 'pad') r.mask.fill(0, n * tp, (n + 1) * tp);
-      reward[n] = kind === 0 ? rng.normal() : kind === 1 ? rng.int(2) : eq;
-    }
-  });
-  return { ...r, reward, ...groupLayout(G), N, tp };
-}
-
 function maxPerGroup(ref: Float32Array, groupSize: Uint32Array, tp: number): Float64Array {
   const s = new Float64Array(ref.length);
   for (let n = 0; n < groupSize.length; ) {
@@ -126,7 +87,7 @@ describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
   for (const [name, seed, sizes, tp] of cases) {
     it(name, async () => {
       const d = await device();
-      const c = groupsCase(seed, sizes, tp);
+      const c = groupedRollout(seed, sizes, tp);
       const ref = tokenBaselineCpu(c, tp);
       const R = c.N * tp;
       const got = await withValidation(d, async () => {
@@ -219,7 +180,7 @@ async function checkWhiten(d: GPUDevice, adv: Float32Array, mask: Float32Array, 
 describe('trajStats output feeds advantage.wgsl', () => {
   it('opob with IS weights and entropyScale from the GPU trajStats buffer', async () => {
     const d = await device();
-    const c = groupsCase(9, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7], 6);
+    const c = groupedRollout(9, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7], 6);
     const N = c.N;
     const tp = c.tp;
     const shape = { numTraj: N, tp, maxTurns: 2, actionLen: 3, nRoles: 1 };

@@ -13,34 +13,16 @@
 import { describe, expect, it } from 'vitest';
 import { KL_TYPES, PPO_LOSS_WORKGROUP_SIZE, RATIO_MODES, ppoLossCpu, ppoLossKernel, unpackPpoRows, PPO_ROW_WORDS, type PpoLossOptions } from '../../kernels/ppoLoss';
 import { seqRatioCpu, seqRatioKernel, type SeqRatioMode } from '../../kernels/seqRatio';
-import { createRng } from '../../workers/rng';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireGpu } from '../helpers/requireGpu';
+import { ppoRows as inputs, ppoTrajInputs as trajInputs, RATIO_ACTION_LEN, RATIO_TP, RATIO_TURNS, type PpoInputs } from '../helpers/rlFixtures';
 
 const OPTS: PpoLossOptions = { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.1 };
 
-interface Inputs {
-  logp: Float32Array;
-  logpOld: Float32Array;
-  logpRef: Float32Array;
-  adv: Float32Array;
-  weight: Float32Array;
-}
-
-function inputs(R: number, seed: number, spread = 0.4): Inputs {
-  const rng = createRng(seed);
-  const logpOld = Float32Array.from({ length: R }, () => -Math.abs(rng.normal()) * 3);
-  const logp = Float32Array.from(logpOld, (x) => x + rng.normal() * spread);
-  const logpRef = Float32Array.from(logpOld, (x) => x + rng.normal() * spread);
-  const adv = Float32Array.from({ length: R }, () => (rng.next() < 0.1 ? 0 : rng.normal()));
-  const weight = Float32Array.from({ length: R }, () => (rng.next() < 0.2 ? 0 : rng.next() / 10));
-  return { logp, logpOld, logpRef, adv, weight };
-}
-
 /** Runs the kernel on rows rowBase.. of `inp` and compares with the reference; returns the reference. */
-async function check(inp: Inputs, o: PpoLossOptions, name: string, rowBase = 0, seqLog?: Float32Array, atol = 1e-6) {
+async function check(inp: PpoInputs, o: PpoLossOptions, name: string, rowBase = 0, seqLog?: Float32Array, atol = 1e-6) {
   const device = await requireGpu();
   const R = inp.logp.length;
   const sub = (a: Float32Array) => a.subarray(rowBase);
@@ -98,9 +80,9 @@ describe('ppoLoss.wgsl matches ppoLossCpu', () => {
 
 // ---- ratio modes 1-3 and the KL types ----------------------------------------------------------
 
-const TP = 6;
-const ACTION_LEN = 2;
-const TURNS = 3;
+const TP = RATIO_TP;
+const ACTION_LEN = RATIO_ACTION_LEN;
+const TURNS = RATIO_TURNS;
 const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn' };
 const MODE_OPTS: Record<number, PpoLossOptions> = {
   0: { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.1 },
@@ -109,22 +91,7 @@ const MODE_OPTS: Record<number, PpoLossOptions> = {
   3: { clipLow: 0.05, clipHigh: 0.05, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.turn, stage: 1 },
 };
 
-/** N trajectories of TP rows with a loss mask folded into the weights (seq-mean-token-mean). */
-function trajInputs(N: number, seed: number, spread = 0.3): Inputs & { mask: Float32Array } {
-  const base = inputs(N * TP, seed, spread);
-  const rng = createRng(seed + 1);
-  const mask = Float32Array.from({ length: N * TP }, () => (rng.next() < 0.8 ? 1 : 0));
-  mask.fill(0, 0, TP); // trajectory 0 is empty
-  for (let n = 0; n < N; n++) {
-    let len = 0;
-    for (let j = 0; j < TP; j++) len += mask[n * TP + j]!;
-    for (let j = 0; j < TP; j++) base.weight[n * TP + j] = mask[n * TP + j]! / (N * Math.max(len, 1));
-  }
-  base.adv.forEach((a, i) => (base.adv[i] = a * mask[i]!));
-  return { ...base, mask };
-}
-
-function seqLogOf(inp: Inputs & { mask: Float32Array }, o: PpoLossOptions): Float32Array | undefined {
+function seqLogOf(inp: PpoInputs & { mask: Float32Array }, o: PpoLossOptions): Float32Array | undefined {
   const mode = o.ratioMode ?? 0;
   if (mode === 0) return undefined;
   return seqRatioCpu(inp.mask, inp.logp, inp.logpOld, inp.adv, { mode: SEQ_MODE[mode]!, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS, clipLow: o.clipLow, clipHigh: o.clipHigh });

@@ -9,13 +9,14 @@ import { defineKernel, uniformLayout } from '../../kernels/pipeline';
 import { formatError, formatReport, runSelfTest, SELF_TEST_CASES, summarize, type SelfTestCase, type SelfTestResult } from '../../kernels/selftest';
 import { requestGpu } from '../../workers/gpuDevice';
 
+/** The kernels the self-test covers, in pipeline order (kernels/all.ts). */
 const COVERED = [
-  'forward', 'sample', 'tokenStats', 'logitGrad', 'headGrad', 'hiddenGrad', 'inputGrad', 'embedGrad',
-  'gradNorm', 'adam', 'stats', 'finiteCheck',
+  'forward', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio',
+  'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'inputGrad', 'embedGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
 
 describe('kernel self-test', () => {
-  it('covers the 12 kernels (at least), in pipeline order', () => {
+  it('covers the 19 kernels (at least), in pipeline order', () => {
     const kernels = [...new Set(SELF_TEST_CASES.map((c) => c.kernel.label))];
     expect(kernels.filter((k) => COVERED.includes(k))).toEqual(COVERED);
   });

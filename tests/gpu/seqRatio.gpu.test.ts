@@ -13,38 +13,16 @@
 import { describe, expect, it } from 'vitest';
 import { seqRatioCpu, seqRatioKernel, seqRatioSegments, type SeqRatioMode, type SeqRatioOptions } from '../../kernels/seqRatio';
 import { validateKernels } from '../../kernels/pipeline';
-import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
+import { RATIO_ACTION_LEN, RATIO_TP, RATIO_TURNS, seqRatioInputs as inputs, type SeqRatioInputs } from '../helpers/rlFixtures';
 
-const TP = 6;
-const ACTION_LEN = 2;
-const TURNS = 3;
+const TP = RATIO_TP;
+const ACTION_LEN = RATIO_ACTION_LEN;
+const TURNS = RATIO_TURNS;
 
-interface Inputs {
-  mask: Float32Array;
-  logp: Float32Array;
-  logpOld: Float32Array;
-  adv: Float32Array;
-}
-
-/** N trajectories of TP rows: random masks (some empty, some full), token advantages with zeros. */
-function inputs(N: number, seed: number, spread = 0.3): Inputs {
-  const rng = createRng(seed);
-  const R = N * TP;
-  const mask = new Float32Array(R);
-  for (let n = 0; n < N; n++) {
-    const kind = n === 1 ? 0 : rng.next(); // trajectory 1 is always empty
-    for (let j = 0; j < TP; j++) mask[n * TP + j] = kind < 0.1 ? 0 : kind < 0.3 ? 1 : rng.next() < 0.7 ? 1 : 0;
-  }
-  const logpOld = Float32Array.from({ length: R }, () => -Math.abs(rng.normal()) * 3);
-  const logp = Float32Array.from(logpOld, (x) => x + rng.normal() * spread);
-  const adv = Float32Array.from(mask, (m) => (rng.next() < 0.1 ? 0 : m * rng.normal()));
-  return { mask, logp, logpOld, adv };
-}
-
-async function check(inp: Inputs, o: Omit<SeqRatioOptions, 'tp'>, name: string, rowTraj = [0, inp.logp.length / TP], atol = 1e-6) {
+async function check(inp: SeqRatioInputs, o: Omit<SeqRatioOptions, 'tp'>, name: string, rowTraj = [0, inp.logp.length / TP], atol = 1e-6) {
   const device = await requireGpu();
   const N = inp.logp.length / TP;
   const [n0, n1] = rowTraj as [number, number];
