@@ -15,6 +15,7 @@
 import { adamCpu, gradNormCpu } from '../../kernels/adam';
 import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
 import { essScaleCpu } from '../../kernels/essScale';
+import { infoGainCpu } from '../../kernels/infoGain';
 import {
   embedGradCpu,
   forwardCpu,
@@ -62,6 +63,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   forward: 'bytes 4[P + R(K+2) + V^2 + R(H+V)] (params, context+previous tokens, grammar, h and z out); flops 2R(KDH + HV)',
   sample: 'bytes 4[R V + 3R] (logits, rowPos in; token to seq and to the readback); flops ~3RV',
   tokenStats: 'bytes 4[R V + 5R] (logits, rowPos, token in; logp, entropy, sum p^2 out); flops ~6RV',
+  infoGain: 'bytes 4[NT + 4N + 4NT] (answer log-probs, trajectory rows in; turn rows out), one answer token; flops ~4NT',
   trajStats: 'bytes 4[5R + 4N] (mask, logp old and rollout, entropy, sum p^2 in; 4 words per trajectory out); flops ~8R',
   advantage: 'bytes 4[4N + 2R] (trajectory rows, mask in; advantages out), GRPO estimator; flops ~4R',
   tokenBaseline: 'bytes 4[4N + 4R] (trajectory rows, mask, logp old, sum p^2 in; advantages out); flops ~4RG (each row walks its group)',
@@ -82,13 +84,14 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
 };
 
 /** Compulsory bytes and FLOPs of every kernel for R rows, N trajectories, P parameters (see the formulas above). */
-export function kernelCosts(dims: MlpDims, R: number, N: number): Record<string, { bytes: number; flops: number }> {
+export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<string, { bytes: number; flops: number }> {
   const { V, K, D, H } = dims;
   const P = paramLayout(dims).size;
   return {
     forward: { bytes: 4 * (P + R * (K + 2) + V * V + R * (H + V)), flops: 2 * R * (K * D * H + H * V) },
     sample: { bytes: 4 * (R * V + 3 * R), flops: 3 * R * V },
     tokenStats: { bytes: 4 * (R * V + 5 * R), flops: 6 * R * V },
+    infoGain: { bytes: 4 * (N * T + 4 * N + 4 * N * T), flops: 4 * N * T },
     trajStats: { bytes: 4 * (5 * R + 4 * N), flops: 8 * R },
     advantage: { bytes: 4 * (4 * N + 2 * R), flops: 4 * R },
     tokenBaseline: { bytes: 4 * (4 * N + 4 * R), flops: 4 * R * 8 },
@@ -306,7 +309,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
   const T = shape.temperature;
   const rows = `R=${R} rows`;
   const seqCopy = Int32Array.from(d.seq);
-  const cost = kernelCosts(dims, R, N);
+  const cost = kernelCosts(dims, R, N, shape.maxTurns);
   const advShape = { numTraj: N, tp: Tp, maxTurns: shape.maxTurns, actionLen: shape.actionLen, nRoles: 1 };
   const cases: Array<Omit<KernelCase, 'bytes' | 'flops'>> = [
     {
@@ -330,6 +333,13 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       config: { vocab: V, numRows: R },
       buffers: { logp: { words: R }, entropy: { words: R } },
       cpu: () => void tokenStatsCpu(d.z, V, d.seq, d.rowPos),
+    },
+    {
+      label: 'infoGain',
+      size: `N=${N}, ${shape.maxTurns} turns`,
+      config: { numTraj: N, maxTurns: shape.maxTurns, span: 1, igType: 'prob_diff' },
+      buffers: { scoreLogp: d.logp.slice(0, N * shape.maxTurns) },
+      cpu: () => void infoGainCpu(d.logp.slice(0, N * shape.maxTurns), 1, d.turns, d.rewards, shape.maxTurns, 'prob_diff'),
     },
     {
       label: 'trajStats',
