@@ -173,3 +173,21 @@ export function resolvePlan(cfg: RunConfig): Plan {
     groupCap: dars ? dars.nMax : cfg.group,
   };
 }
+
+/**
+ * Config fields the active methods replace, with the value the run uses instead (for the UI: a
+ * setting a method overrides is shown as such, so nobody tunes a knob that has no effect).
+ */
+export function overriddenFields(cfg: RunConfig): Array<{ key: string; value: string | number | boolean }> {
+  const p = resolvePlan(cfg);
+  const out: Array<{ key: string; value: string | number | boolean }> = [];
+  const check = (key: string, configured: unknown, used: string | number | boolean) => {
+    if (configured !== used) out.push({ key, value: used });
+  };
+  check('clipLow', cfg.clipLow, p.ratio.clipLow);
+  check('clipHigh', cfg.clipHigh, p.ratio.clipHigh);
+  check('klCoef', cfg.klCoef, p.kl.coef);
+  check('lossAgg', cfg.lossAgg, p.lossAgg);
+  for (const k of Object.keys(cfg.env) as Array<keyof RunConfig['env']>) check(`env.${k}`, cfg.env[k], p.envConfig.env[k]);
+  return out;
+}

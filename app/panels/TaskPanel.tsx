@@ -1,6 +1,7 @@
 /** The task, its own knobs (TASK_KNOBS) and the run's main settings, rendered from CONFIG_FIELDS. */
 import { CONFIG_FIELDS, getField, type ConfigKey, type TaskId } from '../../workers/config';
 import { TASK_KNOBS } from '../../workers/envs';
+import { overriddenFields } from '../../workers/plan';
 import type { ParamSpec } from '../../workers/methods/params';
 import { useAppStore } from '../store';
 import { ParamControl } from './ParamControl';
@@ -51,6 +52,25 @@ function Knobs({ keys }: { keys: ConfigKey[] }) {
   );
 }
 
+/** Settings an active method replaces (DAPO's clip, ZeroSearch's noise curriculum, ...). */
+function MethodOverrides() {
+  const config = useAppStore((s) => s.config);
+  const fields = overriddenFields(config);
+  if (fields.length === 0) return null;
+  return (
+    <p className="hint" data-testid="method-overrides">
+      Set by the active methods (the values above apply when they are off):{' '}
+      {fields.map((f, i) => (
+        <span key={f.key}>
+          {i > 0 && ', '}
+          <code>{f.key}</code> = {String(f.value)}
+        </span>
+      ))}
+      .
+    </p>
+  );
+}
+
 export function TaskPanel() {
   const imported = useAppStore((s) => s.imported !== null);
   const task = useAppStore((s) => s.config.task);
@@ -68,6 +88,7 @@ export function TaskPanel() {
         <summary>Model, optimizer and loss settings</summary>
         <Knobs keys={advanced} />
       </details>
+      <MethodOverrides />
       <p className="hint">
         {imported
           ? 'The imported run’s settings (read-only).'

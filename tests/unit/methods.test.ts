@@ -280,3 +280,12 @@ describe('method registry', () => {
 describe('defining behaviour of each method', () => {
   for (const id of METHOD_IDS) it(id, async () => DEFINING[id]());
 });
+
+describe('settings the methods replace', () => {
+  it('are listed with the value the run uses', async () => {
+    const { overriddenFields } = await import('../../workers/plan');
+    expect(overriddenFields(cfgOf('grpo'))).toEqual([]);
+    expect(overriddenFields(cfgOf('grpo,dapo'))).toEqual([{ key: 'clipHigh', value: 0.28 }]);
+    expect(overriddenFields(cfgOf('grpo,zerosearch')).map((f) => f.key)).toEqual(['env.noise', 'env.noiseSchedule']);
+  });
+});
