@@ -12,7 +12,15 @@ export interface BenchArgs {
   out: string;
   /** Print the tables of a saved results file instead of running anything. */
   render?: string;
+  /** Section 1: only these kernels (labels), instead of all. */
+  kernels?: string[];
+  /** Section 1: these batch sizes (prompts, group 8) instead of the plan's. */
+  kernelBatches?: number[];
+  /** Section 2: the scales the GPU backend runs at (e.g. 64x on a software adapter), instead of the plan's. */
+  gpuScales?: string[];
 }
+
+const list = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
 
 export function parseBenchArgs(argv: string[]): BenchArgs {
   const a: BenchArgs = { quick: false, only: [...SECTIONS], browser: true, out: resolve(ROOT, 'bench/results/latest.json') };
@@ -24,6 +32,14 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     else if (flag === '--no-browser') a.browser = false;
     else if (flag === '--out') a.out = resolve(value());
     else if (flag === '--render') a.render = resolve(value());
+    else if (flag === '--kernels') a.kernels = list(value());
+    else if (flag === '--kernel-batches') {
+      a.kernelBatches = list(value()).map((x) => {
+        const n = Number(x);
+        if (!Number.isInteger(n) || n < 1 || n > 1024) throw new Error(`--kernel-batches: "${x}" is not a batch size in 1..1024`);
+        return n;
+      });
+    } else if (flag === '--gpu-scales') a.gpuScales = list(value());
     else if (flag === '--only') {
       const names = value().split(',').map((s) => s.trim()).filter(Boolean);
       for (const n of names) if (!(SECTIONS as readonly string[]).includes(n)) throw new Error(`--only: unknown section "${n}" (expected ${SECTIONS.join(', ')})`);
@@ -31,6 +47,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     } else if (flag === '--help' || flag === '-h') {
       process.stdout.write(
         'npm run bench -- [--quick] [--only kernels,iteration,peer,scaling,page] [--no-browser] [--out FILE]\n' +
+          '       [--kernels headGrad,inputGrad,...] [--kernel-batches 1,4,16,128] [--gpu-scales default,8x,64x,scale]\n' +
           '       npm run bench -- --render FILE   (print the tables of a saved results JSON)\n' +
           'env: CHROMIUM_PATH (browser binary), BENCH_CHROMIUM_ARGS (extra flags, space-separated)\n',
       );

@@ -4,6 +4,8 @@
  * as the GPU); on a real GPU the same plan runs faster. Every warm-up and repetition count below is
  * printed next to its numbers.
  */
+import { presetSettings } from '../workers/presets';
+import type { BenchArgs } from './args';
 import type { ScaleSpec } from './lib/iteration';
 import type { KernelBenchOptions } from './page/kernels';
 import type { PeerOptions } from './page/peer';
@@ -14,7 +16,10 @@ export type Section = (typeof SECTIONS)[number];
 
 export interface Plan {
   kernels: Omit<KernelBenchOptions, 'log'>;
-  /** Section 2 scales: the classroom default (16 prompts x 8 rollouts), 8x and 64x the rollouts. */
+  /**
+   * Section 2 scales: the classroom default (16 prompts x 8 rollouts), 8x and 64x the rollouts, and
+   * the `scale` preset (workers/presets.ts: 1024 rollouts, H 512, D 64) on the GPU backend.
+   */
   iteration: {
     scales: ScaleSpec[];
     /** Scales the GPU backend runs at (the others get a row saying why not). */
@@ -107,9 +112,10 @@ export function makePlan(quick: boolean, software: boolean): Plan {
       scales: [
         { name: 'default', set: def, warmup: 3, reps: 10 },
         software ? { name: '8x', set: x8, warmup: 0, reps: 1 } : { name: '8x', set: x8, warmup: 2, reps: 5 },
-        { name: '64x', set: x64, warmup: 1, reps: 3 },
+        software ? { name: '64x', set: x64, warmup: 0, reps: 1 } : { name: '64x', set: x64, warmup: 1, reps: 3 },
+        software ? { name: 'scale', set: presetSettings('scale'), warmup: 0, reps: 1 } : { name: 'scale', set: presetSettings('scale'), warmup: 2, reps: 5 },
       ],
-      gpuScales: software ? ['default', '8x'] : ['default', '8x', '64x'],
+      gpuScales: software ? ['default', '8x'] : ['default', '8x', '64x', 'scale'],
       pageCpuScales: ['default'],
       nodeScales: [
         { name: 'default', set: def, warmup: 3, reps: 10 },
@@ -126,4 +132,21 @@ export function makePlan(quick: boolean, software: boolean): Plan {
       : { axes: scalingAxes(4, { batch: '4' }), warmup: 2, reps: 5, backends: ['gpu', 'cpu'] },
     page: { seconds: 20, backends: ['cpu', 'gpu'] },
   };
+}
+
+/** The command-line overrides of a plan (bench/args.ts): kernel subset and sizes, GPU iteration scales. */
+export function applyArgs(plan: Plan, args: Pick<BenchArgs, 'kernels' | 'kernelBatches' | 'gpuScales'>): Plan {
+  const out = structuredClone(plan);
+  if (args.kernels) out.kernels.only = args.kernels;
+  if (args.kernelBatches) {
+    const ph = plan.kernels.paramHidden;
+    out.kernels.batches = args.kernelBatches;
+    out.kernels.paramHidden = args.kernelBatches.map((_, i) => ph[Math.min(i, ph.length - 1)]!);
+  }
+  if (args.gpuScales) {
+    const known = plan.iteration.scales.map((s) => s.name);
+    for (const s of args.gpuScales) if (!known.includes(s)) throw new Error(`--gpu-scales: unknown scale "${s}" (expected ${known.join(', ')})`);
+    out.iteration.gpuScales = args.gpuScales;
+  }
+  return out;
 }

@@ -25,7 +25,7 @@ import { nodeIterations } from './node';
 import type { BenchApi } from './page/main';
 import { runPageBench } from './pageRun';
 import { parseBenchArgs, ROOT } from './args';
-import { makePlan, type Section } from './plan';
+import { applyArgs, makePlan, type Section } from './plan';
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
@@ -111,7 +111,7 @@ export async function main(argv: string[]): Promise<BenchResults> {
     process.stdout.write(renderMarkdown(saved));
     return { ...saved, errors: {} };
   }
-  let plan = makePlan(args.quick, true);
+  let plan = applyArgs(makePlan(args.quick, true), args);
   const t0 = Date.now();
   const flags = chromiumArgs();
   const results: BenchResults = {
@@ -145,7 +145,7 @@ export async function main(argv: string[]): Promise<BenchResults> {
       const a = results.env.adapter;
       log(`adapter: ${a.available ? `${a.vendor} ${a.architecture} ${a.description ?? ''} fallback=${a.isFallbackAdapter}` : a.error}`);
       // A hardware adapter gets the full sizes; a software one (or none) the reduced plan.
-      plan = makePlan(args.quick, !(a.available && a.isFallbackAdapter === false));
+      plan = applyArgs(makePlan(args.quick, !(a.available && a.isFallbackAdapter === false)), args);
     }
     const section = async (name: string, fn: () => Promise<void>) => {
       const ts = Date.now();
@@ -168,7 +168,8 @@ export async function main(argv: string[]): Promise<BenchResults> {
         const rows: IterationRow[] = [];
         if (bench) rows.push(...(await inPage(bench.page, 'iteration', { scales: plan.iteration.scales, gpuScales: plan.iteration.gpuScales, cpuScales: plan.iteration.pageCpuScales })));
         rows.push(...(await nodeIterations(plan.iteration.nodeScales, log)));
-        const order = (r: IterationRow) => plan.iteration.nodeScales.findIndex((s) => s.name === r.scale);
+        const names = [...plan.iteration.nodeScales, ...plan.iteration.scales].map((s) => s.name);
+        const order = (r: IterationRow) => names.indexOf(r.scale);
         results.iteration = rows.sort((a, b) => order(a) - order(b));
       });
     }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseBenchArgs } from '../../bench/args';
+import { applyArgs, makePlan } from '../../bench/plan';
 import { growthWord, logLogSlope, summarize } from '../../bench/lib/stats';
 import type { BenchResults } from '../../bench/lib/tables';
 
@@ -47,6 +48,20 @@ describe('bench harness', () => {
     expect(parseBenchArgs(['--only=page', '--no-browser'])).toMatchObject({ only: ['page'], browser: false, quick: false });
     expect(() => parseBenchArgs(['--only', 'gpu'])).toThrow(/unknown section "gpu"/);
     expect(() => parseBenchArgs(['--fast'])).toThrow(/unknown option --fast/);
+    expect(parseBenchArgs(['--kernels', 'headGrad,embedGrad', '--kernel-batches=1,128', '--gpu-scales', 'default,64x'])).toMatchObject({
+      kernels: ['headGrad', 'embedGrad'], kernelBatches: [1, 128], gpuScales: ['default', '64x'],
+    });
+    expect(() => parseBenchArgs(['--kernel-batches', '0'])).toThrow(/--kernel-batches/);
+  });
+
+  it('applies the kernel and GPU-scale overrides to the plan', () => {
+    const plan = applyArgs(makePlan(false, true), { kernels: ['inputGrad'], kernelBatches: [1, 4, 16, 128], gpuScales: ['64x', 'scale'] });
+    expect(plan.kernels.only).toEqual(['inputGrad']);
+    expect(plan.kernels.batches).toEqual([1, 4, 16, 128]);
+    expect(plan.kernels.paramHidden).toHaveLength(4);
+    expect(plan.iteration.gpuScales).toEqual(['64x', 'scale']);
+    expect(plan.iteration.scales.find((s) => s.name === 'scale')!.set).toMatchObject({ task: 'sequence', 'model.hidden': '512' });
+    expect(() => applyArgs(makePlan(false, true), { gpuScales: ['128x'] })).toThrow(/unknown scale "128x"/);
   });
 
   it('summaries and log-log slopes', () => {
