@@ -1,20 +1,23 @@
-// Output-layer gradients, one thread per parameter, summed over rows in row order (reference:
+// Output-layer gradients, pass 1 of a two-level row reduction (kernels/reduce.ts; reference:
 // headGradCpu in mlp.ts):  dW2[j, v] = sum_r h[r, j] dz[r, v],  db2[v] = sum_r dz[r, v].
-// Rows are rowBase .. rowBase + numRows - 1 of h and dz.
+// One invocation per (row chunk, output): chunk c holds rows rowBase + c * rowsPerChunk onwards
+// (at most rowsPerChunk of them, never past rowBase + numRows), summed in row order into
+// partials[c * outputs + o], outputs = (hidden + 1) * vocab laid out as W2 then b2. chunkSum.wgsl
+// then adds the chunks in order into grads.
 
 struct HeadGrad {
   numRows: u32,
   rowBase: u32,
   vocab: u32,
   hidden: u32,
-  w2Off: u32,
-  b2Off: u32,
+  rowsPerChunk: u32,
+  chunks: u32,
 }
 
 @group(0) @binding(0) var<uniform> u: HeadGrad;
-@group(0) @binding(1) var<storage, read> h: array<f32>;             // [rows, hidden]
-@group(0) @binding(2) var<storage, read> dz: array<f32>;            // [rows, vocab]
-@group(0) @binding(3) var<storage, read_write> grads: array<f32>;   // flat gradient (paramLayout)
+@group(0) @binding(1) var<storage, read> h: array<f32>;              // [rows, hidden]
+@group(0) @binding(2) var<storage, read> dz: array<f32>;             // [rows, vocab]
+@group(0) @binding(3) var<storage, read_write> partials: array<f32>; // [chunks, (hidden + 1) * vocab]
 
 override workgroupSize: u32 = 64;
 
@@ -26,22 +29,26 @@ fn main(
 ) {
   let idx = flatWorkgroup(wid, nwg) * workgroupSize + lid;
   let nW = u.hidden * u.vocab;
-  if (idx >= nW + u.vocab) {
+  let outputs = nW + u.vocab;
+  if (idx >= outputs * u.chunks) {
     return;
   }
+  let c = idx / outputs;
+  let o = idx - c * outputs;
+  let r0 = u.rowBase + c * u.rowsPerChunk;
+  let r1 = min(r0 + u.rowsPerChunk, u.rowBase + u.numRows);
   var acc = 0.0;
-  if (idx < nW) {
-    let j = idx / u.vocab;
-    let v = idx % u.vocab;
-    for (var r = u.rowBase; r < u.rowBase + u.numRows; r++) {
+  if (o < nW) {
+    let j = o / u.vocab;
+    let v = o % u.vocab;
+    for (var r = r0; r < r1; r++) {
       acc += h[r * u.hidden + j] * dz[r * u.vocab + v];
     }
-    grads[u.w2Off + idx] = acc;
   } else {
-    let v = idx - nW;
-    for (var r = u.rowBase; r < u.rowBase + u.numRows; r++) {
+    let v = o - nW;
+    for (var r = r0; r < r1; r++) {
       acc += dz[r * u.vocab + v];
     }
-    grads[u.b2Off + v] = acc;
   }
+  partials[idx] = acc;
 }

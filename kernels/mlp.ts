@@ -18,6 +18,7 @@ import inputGradWGSL from './inputGrad.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
+import { defineReduction, rowChunks } from './reduce';
 
 export interface MlpDims {
   /** Vocabulary size. */
@@ -40,6 +41,7 @@ export interface ParamLayout {
   size: number;
 }
 
+/** W1 and b1 are adjacent, as are W2 and b2: the backward reductions write each pair as one range. */
 export function paramLayout({ V, K, D, H }: MlpDims): ParamLayout {
   const emb = 0;
   const w1 = emb + V * D;
@@ -263,8 +265,9 @@ export function inputGradCpu(
 
 /**
  * Embedding gradient (kernel `embedGrad.wgsl`), written into the flat gradient `g`: dx scattered to
- * each context token's row, but gathered per (token, d) in row order rather than scattered, so the
- * GPU needs no float atomics:  demb[t, d] = sum_r sum_k [ctx_k(r) = t] dx[r, k*D + d].
+ * each context token's row,  demb[t, d] = sum_r sum_k [ctx_k(r) = t] dx[r, k*D + d]. The GPU needs
+ * no float atomics for the scatter: each invocation owns one embedding column of one row chunk's
+ * table (kernels/reduce.ts), and the chunk tables are added in chunk order.
  */
 export function embedGradCpu(
   dims: MlpDims,
@@ -293,7 +296,9 @@ export function embedGradCpu(
 /**
  * Backward pass of the MLP from logit gradients to the flat parameter gradient: headGrad,
  * hiddenGrad, inputGrad and embedGrad in turn (each piece's kernel is named in its doc). Sums are
- * over rows in row order, which the GPU kernels also follow so results are deterministic.
+ * over rows in row order with float64 accumulators here; the GPU kernels sum in f32 over fixed row
+ * chunks, then the chunks in order (kernels/reduce.ts), so their results are the same bits on every
+ * run and within f32 rounding of these.
  */
 export function backwardCpu(
   params: Float32Array,
@@ -396,23 +401,46 @@ export const logitGradKernel = defineKernel({
 });
 export const createLogitGradKernel = (device: GPUDevice) => logitGradKernel.create(device);
 
+/**
+ * Rows per chunk of the two-level reductions (kernels/reduce.ts) at small and medium batches:
+ * headGrad and inputGrad do a multiply-add per row and output, embedGrad only K adds per row and
+ * embedding column (its pass 1 has one invocation per chunk and column, so smaller chunks).
+ */
+export const HEAD_CHUNK_ROWS = 64;
+export const INPUT_CHUNK_ROWS = 64;
+export const EMBED_CHUNK_ROWS = 16;
+
 /** Mirrors `struct HeadGrad` in headGrad.wgsl. */
 export const HEAD_GRAD_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'], ['b2Off', 'u32'],
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
 ] as const);
 
-/** headGradCpu on the GPU: buffers h, dz, grads (writes the W2 and b2 ranges). */
-export const headGradKernel = defineKernel({
+type HeadGradConfig = RowsConfig & { dims: MlpDims };
+const headOutputs = (d: MlpDims) => (d.H + 1) * d.V;
+const headChunks = (c: HeadGradConfig) => rowChunks(c.numRows, headOutputs(c.dims), HEAD_CHUNK_ROWS);
+
+/** Pass 1 of headGrad: buffers h, dz, partials ([chunks, (H+1)V]: W2 then b2 per chunk). */
+export const headGradPartialKernel = defineKernel({
   label: 'headGrad',
   wgsl: headGradWGSL,
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['h', 'dz', 'grads'],
+  bindings: ['h', 'dz', 'partials'],
   uniform: HEAD_GRAD_UNIFORM,
-  values: (c: RowsConfig & { dims: MlpDims }) => {
-    const P = paramLayout(c.dims);
-    return { numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.dims.V, hidden: c.dims.H, w2Off: P.w2, b2Off: P.b2 };
+  values: (c: HeadGradConfig) => {
+    const { rowsPerChunk, chunks } = headChunks(c);
+    return { numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.dims.V, hidden: c.dims.H, rowsPerChunk, chunks };
   },
-  workgroups: (c) => perThread((c.dims.H + 1) * c.dims.V),
+  workgroups: (c) => perThread(headChunks(c).chunks * headOutputs(c.dims)),
+});
+
+/**
+ * headGradCpu on the GPU, two dispatches (kernels/reduce.ts): buffers h, dz, partials (scratch of
+ * at least `headGradKernel.scratchWords(config)` words) and grads (writes the W2 and b2 ranges).
+ */
+export const headGradKernel = defineReduction({
+  label: 'headGrad',
+  partial: headGradPartialKernel,
+  layout: (c: HeadGradConfig) => ({ outputs: headOutputs(c.dims), chunks: headChunks(c).chunks, dstOff: paramLayout(c.dims).w2 }),
 });
 export const createHeadGradKernel = (device: GPUDevice) => headGradKernel.create(device);
 
@@ -443,46 +471,93 @@ export const createHiddenGradKernel = (device: GPUDevice) => hiddenGradKernel.cr
 /** Mirrors `struct InputGrad` in inputGrad.wgsl. */
 export const INPUT_GRAD_UNIFORM = uniformLayout([
   ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['context', 'u32'], ['embed', 'u32'],
-  ['hidden', 'u32'], ['embOff', 'u32'], ['w1Off', 'u32'], ['b1Off', 'u32'],
+  ['hidden', 'u32'], ['embOff', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
 ] as const);
 
-/** inputGradCpu on the GPU: buffers params, seq, rowPos, da, grads (writes the W1 and b1 ranges). */
-export const inputGradKernel = defineKernel({
+type InputGradConfig = RowsConfig & { dims: MlpDims; seqLen: number };
+const inputOutputs = (d: MlpDims) => (d.K * d.D + 1) * d.H;
+const inputChunks = (c: InputGradConfig) => rowChunks(c.numRows, inputOutputs(c.dims), INPUT_CHUNK_ROWS);
+
+/** Pass 1 of inputGrad: buffers params, seq, rowPos, da, partials ([chunks, (KD+1)H]: W1 then b1 per chunk). */
+export const inputGradPartialKernel = defineKernel({
   label: 'inputGrad',
   wgsl: inputGradWGSL,
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'seq', 'rowPos', 'da', 'grads'],
+  bindings: ['params', 'seq', 'rowPos', 'da', 'partials'],
   uniform: INPUT_GRAD_UNIFORM,
-  values: (c: RowsConfig & { dims: MlpDims; seqLen: number }) => {
+  values: (c: InputGradConfig) => {
     const P = paramLayout(c.dims);
+    const { rowsPerChunk, chunks } = inputChunks(c);
     return {
       numRows: c.numRows, rowBase: c.rowBase ?? 0, seqLen: c.seqLen, context: c.dims.K, embed: c.dims.D,
-      hidden: c.dims.H, embOff: P.emb, w1Off: P.w1, b1Off: P.b1,
+      hidden: c.dims.H, embOff: P.emb, rowsPerChunk, chunks,
     };
   },
-  workgroups: (c) => perThread((c.dims.K * c.dims.D + 1) * c.dims.H),
+  workgroups: (c) => perThread(inputChunks(c).chunks * inputOutputs(c.dims)),
+});
+
+/**
+ * inputGradCpu on the GPU, two dispatches (kernels/reduce.ts): buffers params, seq, rowPos, da,
+ * partials (scratch, `inputGradKernel.scratchWords(config)` words) and grads (writes W1 and b1).
+ */
+export const inputGradKernel = defineReduction({
+  label: 'inputGrad',
+  partial: inputGradPartialKernel,
+  layout: (c: InputGradConfig) => ({ outputs: inputOutputs(c.dims), chunks: inputChunks(c).chunks, dstOff: paramLayout(c.dims).w1 }),
 });
 export const createInputGradKernel = (device: GPUDevice) => inputGradKernel.create(device);
 
 /** Mirrors `struct EmbedGrad` in embedGrad.wgsl. */
 export const EMBED_GRAD_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['embOff', 'u32'],
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'],
+  ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
 ] as const);
 
-/** embedGradCpu on the GPU: buffers seq, rowPos, dx, grads (writes the embedding range). */
-export const embedGradKernel = defineKernel({
+type EmbedGradConfig = RowsConfig & { dims: MlpDims; seqLen: number };
+const embedOutputs = (d: MlpDims) => d.V * d.D;
+const embedChunks = (c: EmbedGradConfig) => rowChunks(c.numRows, embedOutputs(c.dims), EMBED_CHUNK_ROWS);
+
+/**
+ * Pass 1 of embedGrad: buffers seq, rowPos, dx, partials ([chunks, V, D]). One invocation per
+ * (chunk, embedding column d) owns column d of its chunk's table: it zeroes it, then scatters its
+ * rows' dx into it in (row, slot) order. No two invocations touch the same word, so no atomics.
+ */
+export const embedGradPartialKernel = defineKernel({
   label: 'embedGrad',
   wgsl: embedGradWGSL,
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['seq', 'rowPos', 'dx', 'grads'],
+  bindings: ['seq', 'rowPos', 'dx', 'partials'],
   uniform: EMBED_GRAD_UNIFORM,
-  values: (c: RowsConfig & { dims: MlpDims; seqLen: number }) => {
-    const P = paramLayout(c.dims);
+  values: (c: EmbedGradConfig) => {
+    const { rowsPerChunk, chunks } = embedChunks(c);
     return {
       numRows: c.numRows, rowBase: c.rowBase ?? 0, seqLen: c.seqLen, vocab: c.dims.V,
-      context: c.dims.K, embed: c.dims.D, embOff: P.emb,
+      context: c.dims.K, embed: c.dims.D, rowsPerChunk, chunks,
     };
   },
-  workgroups: (c) => perThread(c.dims.V * c.dims.D),
+  workgroups: (c) => perThread(embedChunks(c).chunks * c.dims.D),
+});
+
+/**
+ * embedGradCpu on the GPU, two dispatches (kernels/reduce.ts): buffers seq, rowPos, dx, partials
+ * (scratch, `embedGradKernel.scratchWords(config)` words) and grads (writes the embedding range).
+ */
+export const embedGradKernel = defineReduction({
+  label: 'embedGrad',
+  partial: embedGradPartialKernel,
+  layout: (c: EmbedGradConfig) => ({ outputs: embedOutputs(c.dims), chunks: embedChunks(c).chunks, dstOff: paramLayout(c.dims).emb }),
 });
 export const createEmbedGradKernel = (device: GPUDevice) => embedGradKernel.create(device);
+
+/**
+ * Words of the scratch buffer the three reductions of a backward pass share (they run one after
+ * another), for every row count in `rowCounts` (the minibatch sizes of a run).
+ */
+export function backwardScratchWords(dims: MlpDims, seqLen: number, rowCounts: readonly number[]): number {
+  let words = 1;
+  for (const numRows of rowCounts) {
+    const c = { dims, seqLen, numRows };
+    words = Math.max(words, headGradKernel.scratchWords(c), inputGradKernel.scratchWords(c), embedGradKernel.scratchWords(c));
+  }
+  return words;
+}

@@ -13,6 +13,7 @@ import { advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '.
 import { essScaleKernel } from '../kernels/essScale';
 import { infoGainKernel } from '../kernels/infoGain';
 import {
+  backwardScratchWords,
   embedGradKernel,
   forwardKernel,
   headGradKernel,
@@ -44,14 +45,16 @@ export interface GpuBackendOptions {
  * and infoGain, then forward + tokenStats for the reference, (with stale
  * rollouts) the rollout and the old log-probs, trajStats, the advantage (plus whitening for
  * REINFORCE++), essScale, then per optimizer step forward (reused from the old log-probs on the
- * first step), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad, headGrad,
- * hiddenGrad, inputGrad, embedGrad, gradNorm, adam, and finally stats and four finite checks
- * (log-probs, loss and ratio columns, parameters).
+ * first step), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad, headGrad
+ * (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, inputGrad (2),
+ * embedGrad (2), gradNorm, adam, and finally stats and four finite checks (log-probs, loss and
+ * ratio columns, parameters).
  */
 export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
   const steps = updateSteps(shape);
   const logps = 2 * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 3 : 0);
-  const perStep = 10 + (shape.loss.ratioMode === 'token' ? 0 : 1);
+  // forward, tokenStats, ppoLoss, logitGrad, 3 two-pass reductions, hiddenGrad, gradNorm, adam (+ seqRatio)
+  const perStep = 13 + (shape.loss.ratioMode === 'token' ? 0 : 1);
   return {
     sampleTurn: 2 * shape.actionLen,
     update: logps + 1 + 1 + (shape.whiten ? 1 : 0) + 1 + perStep * steps - 1 + 1 + 4,
@@ -79,8 +82,11 @@ export function createGpuBackend(
   if (initialParams.length !== P) throw new Error(`gpu backend: ${initialParams.length} parameters given, the model has ${P}`);
   if (shape.grammar.length !== V * V) throw new Error(`gpu backend: grammar has ${shape.grammar.length} entries, expected ${V * V}`);
 
-  // The largest per-row buffers: say which limit a too-large batch hits instead of a validation error.
-  const largest = 4 * R * Math.max(V, H, K * D, 4);
+  // Scratch of the backward reductions (kernels/reduce.ts), shared by the three, sized for the
+  // largest minibatch.
+  const scratchWords = backwardScratchWords(dims, L, shape.minibatches.map(([n0, n1]) => (n1 - n0) * Tp));
+  // The largest buffers: say which limit a too-large batch hits instead of a validation error.
+  const largest = Math.max(4 * R * Math.max(V, H, K * D, 4), 4 * scratchWords);
   const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
   if (largest > limit) {
     throw new Error(
@@ -126,6 +132,8 @@ export function createGpuBackend(
   const dz = f32('dz', R * V);
   const da = f32('da', R * H);
   const dx = f32('dx', R * K * D);
+  // [chunks, outputs] partial sums of headGrad, inputGrad and embedGrad (each overwrites what it reads).
+  const partials = f32('backward partials', scratchWords);
   // Per-row scalars [R].
   const logp = f32('logp', R);
   const logpOld = f32('logpOld', R);
@@ -308,10 +316,10 @@ export function createGpuBackend(
           ),
       k.ppoLoss.bind({ logp, logpOld, logpRef, adv, weight, seqLog, dlogp, out: ppo }, { ...rows, ...lossOpts, stage }, `ppoLoss ${tag}`),
       k.logitGrad.bind({ z, seq, rowPos: trainRowPos, dlogp, dz }, { ...rows, vocab: V, temperature: temp }, `logitGrad ${tag}`),
-      k.headGrad.bind({ h, dz, grads }, { ...rows, dims }, `headGrad ${tag}`),
+      k.headGrad.bind({ h, dz, partials, grads }, { ...rows, dims }, `headGrad ${tag}`),
       k.hiddenGrad.bind({ params, h, dz, da, dx }, { ...rows, dims }, `hiddenGrad ${tag}`),
-      k.inputGrad.bind({ params, seq, rowPos: trainRowPos, da, grads }, { ...rows, dims, seqLen: L }, `inputGrad ${tag}`),
-      k.embedGrad.bind({ seq, rowPos: trainRowPos, dx, grads }, { ...rows, dims, seqLen: L }, `embedGrad ${tag}`),
+      k.inputGrad.bind({ params, seq, rowPos: trainRowPos, da, partials, grads }, { ...rows, dims, seqLen: L }, `inputGrad ${tag}`),
+      k.embedGrad.bind({ seq, rowPos: trainRowPos, dx, partials, grads }, { ...rows, dims, seqLen: L }, `embedGrad ${tag}`),
     ] as const;
   }));
   const normCall = k.gradNorm.bind({ grads, norm }, { n: P });

@@ -17,8 +17,14 @@ import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn }
 import { essScaleCpu } from '../../kernels/essScale';
 import { infoGainCpu } from '../../kernels/infoGain';
 import {
+  EMBED_CHUNK_ROWS,
   embedGradCpu,
+  embedGradKernel,
   forwardCpu,
+  HEAD_CHUNK_ROWS,
+  headGradKernel,
+  INPUT_CHUNK_ROWS,
+  inputGradKernel,
   headGradCpu,
   hiddenGradCpu,
   inputGradCpu,
@@ -27,6 +33,7 @@ import {
   type MlpDims,
 } from '../../kernels/mlp';
 import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
+import { rowChunks } from '../../kernels/reduce';
 import { sampleCpu } from '../../kernels/sample';
 import { seqRatioCpu } from '../../kernels/seqRatio';
 import { STATS_WORDS, statsCpu } from '../../kernels/stats';
@@ -401,7 +408,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       label: 'headGrad',
       size: rows,
       config: { numRows: R, dims },
-      buffers: { grads: { words: P } },
+      buffers: { grads: { words: P }, partials: { words: headGradKernel.scratchWords({ numRows: R, dims }) } },
       cpu: () => void headGradCpu(dims, R, d.h, d.dz, new Float32Array(P)),
     },
     {
@@ -415,14 +422,14 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       label: 'inputGrad',
       size: rows,
       config: { numRows: R, dims, seqLen: L },
-      buffers: { grads: { words: P } },
+      buffers: { grads: { words: P }, partials: { words: inputGradKernel.scratchWords({ numRows: R, dims, seqLen: L }) } },
       cpu: () => void inputGradCpu(d.params, dims, d.seq, L, d.rowPos, d.da, new Float32Array(P)),
     },
     {
       label: 'embedGrad',
       size: rows,
       config: { numRows: R, dims, seqLen: L },
-      buffers: { grads: { words: P } },
+      buffers: { grads: { words: P }, partials: { words: embedGradKernel.scratchWords({ numRows: R, dims, seqLen: L }) } },
       cpu: () => void embedGradCpu(dims, d.seq, L, d.rowPos, d.dx, new Float32Array(P)),
     },
     {
@@ -509,6 +516,14 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
   const P = paramLayout(shape.dims).size;
   const wg = 64;
   const per = (n: number) => Math.ceil(n / wg);
+  // The two-pass reductions (kernels/reduce.ts): pass 1 over row chunks, pass 2 over the chunks.
+  const reduction = (kernel: string, outputs: number, minRows: number, threads: (chunks: number) => number, perRow: number, mapping: string, extra = 0): LaunchShape[] => {
+    const { rowsPerChunk, chunks } = rowChunks(R, outputs, minRows);
+    return [
+      { kernel, threads: threads(chunks), serial: rowsPerChunk * perRow + extra, mapping },
+      { kernel: `${kernel} (sum)`, threads: outputs, serial: chunks, mapping: 'chunkSum: thread per output, serial over the chunks in order' },
+    ];
+  };
   const shapes: LaunchShape[] = [
     { kernel: 'forward', threads: R * wg, serial: per(H) * K * D + per(V) * H, mapping: 'workgroup per row; thread per hidden unit, then per logit' },
     { kernel: 'sample', threads: R, serial: V, mapping: 'thread per row, serial over the vocabulary' },
@@ -516,10 +531,12 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     { kernel: 'advantage', threads: R, serial: shape.group, mapping: 'thread per token row, serial over its group' },
     { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
-    { kernel: 'headGrad', threads: (H + 1) * V, serial: R, mapping: 'thread per W2/b2 entry, serial over all rows' },
+    ...reduction('headGrad', (H + 1) * V, HEAD_CHUNK_ROWS, (c) => c * (H + 1) * V, 1, 'thread per (row chunk, W2/b2 entry), serial over the chunk\'s rows'),
     { kernel: 'hiddenGrad', threads: R * wg, serial: per(H) * V + per(K * D) * H, mapping: 'workgroup per row; thread per hidden unit, then per input' },
-    { kernel: 'inputGrad', threads: (K * D + 1) * H, serial: R, mapping: 'thread per W1/b1 entry, serial over all rows (re-gathering the context token)' },
-    { kernel: 'embedGrad', threads: V * D, serial: R * K, mapping: 'thread per embedding entry, serial over all rows x context slots' },
+    ...reduction('inputGrad', (K * D + 1) * H, INPUT_CHUNK_ROWS, (c) => c * (K * D + 1) * H, 1,
+      'thread per (row chunk, W1/b1 entry), serial over the chunk\'s rows (re-gathering the context token)'),
+    ...reduction('embedGrad', V * D, EMBED_CHUNK_ROWS, (c) => c * D, K,
+      'thread per (row chunk, embedding column): zeroes its column of the chunk\'s [V, D] table, then scatters rows x context slots into it', V),
     { kernel: 'gradNorm', threads: 256, serial: Math.ceil(P / 256), mapping: 'one workgroup' },
     { kernel: 'adam', threads: P, serial: 1, mapping: 'thread per parameter' },
     { kernel: 'stats', threads: 256, serial: Math.ceil(R / 256) * 4, mapping: 'one workgroup, ~4 passes over the rows' },

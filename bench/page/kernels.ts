@@ -3,7 +3,7 @@
  * (same work, same page) and a plain copy of the same bytes on the same device, interleaved
  * (kernel, reference, copy, kernel, reference, copy, ...) so drift hits all three alike.
  */
-import { ALL_KERNELS } from '../../kernels/all';
+import { ALL_OPS } from '../../kernels/all';
 import { BufferUsage } from '../../kernels/pipeline';
 import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../lib/gpuTimer';
 import { kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, type KernelCase } from '../lib/kernelCases';
@@ -93,7 +93,7 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
       const cases = { ...kernelCases(data), ...paramKernelCases({ ...data.dims, H: o.paramHidden[si] ?? data.dims.H }, data.shape.optim) };
       const pool = bufferPool(device, sharedBuffers(data), unknown);
       o.log(`kernels: size ${si + 1}/${o.batches.length} (batch ${batch}, R=${data.R}) inputs ready in ${(now() - t0).toFixed(0)} ms`);
-      for (const def of ALL_KERNELS) {
+      for (const def of ALL_OPS) {
         if (o.only && !o.only.includes(def.label)) continue;
         const c = cases[def.label];
         if (!c) {

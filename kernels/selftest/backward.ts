@@ -1,26 +1,33 @@
 /**
  * Self-tests of the backward kernels against their references in kernels/mlp.ts, each fed the
  * reference's own inputs (from tests/gpu/backward.gpu.test.ts): headGrad.wgsl (dW2, db2),
- * hiddenGrad.wgsl (da, dx), inputGrad.wgsl (dW1, db1), embedGrad.wgsl (d emb).
+ * hiddenGrad.wgsl (da, dx), inputGrad.wgsl (dW1, db1), embedGrad.wgsl (d emb). headGrad, inputGrad
+ * and embedGrad are two-pass reductions (kernels/reduce.ts: row chunks, then chunkSum.wgsl adds
+ * them in order); the base cases have 65 rows, so they cross a chunk edge.
  * Tolerance: each output is an f32 sum of `terms` products of order 1 against a float64 sum; the
  * rounding error grows like sqrt(terms) ulps of the running sum, so atol = 2e-6 sqrt(terms) and
  * rtol = 1e-4, with terms = rows (headGrad, inputGrad), V (da), H (dx), rows * K (embedGrad).
  */
 import { createRng } from '../../workers/rng';
 import {
+  backwardScratchWords,
   embedGradCpu,
   embedGradKernel,
+  embedGradPartialKernel,
   forwardCpu,
   headGradCpu,
   headGradKernel,
+  headGradPartialKernel,
   hiddenGradCpu,
   hiddenGradKernel,
   inputGradCpu,
   inputGradKernel,
+  inputGradPartialKernel,
   MLP_WORKGROUP_SIZE,
   paramLayout,
   type MlpDims,
 } from '../mlp';
+import { chunkSumKernel } from '../reduce';
 import { makeMlpCase } from './fixtures';
 import { dispatch, withScratch, type Check, type Scratch, type SelfTestCase, type Tolerance } from './harness';
 
@@ -32,7 +39,8 @@ const tol = (terms: number, what: string): Tolerance => ({
 });
 
 type Piece = 'headGrad' | 'hiddenGrad' | 'inputGrad' | 'embedGrad';
-const KERNELS = { headGrad: headGradKernel, hiddenGrad: hiddenGradKernel, inputGrad: inputGradKernel, embedGrad: embedGradKernel };
+/** The pipeline each piece is listed under (pass 1 of the reductions; chunkSum is what they also use). */
+const KERNELS = { headGrad: headGradPartialKernel, hiddenGrad: hiddenGradKernel, inputGrad: inputGradPartialKernel, embedGrad: embedGradPartialKernel };
 
 /** The reference forward pass and the gradients each piece reads, for `rows` seeded rows. */
 function setup(dims: MlpDims, rows: number, seed: number) {
@@ -49,10 +57,11 @@ async function runPiece(device: GPUDevice, s: Scratch, piece: Piece, dims: MlpDi
   const L = paramLayout(dims);
   const cfg = { dims, numRows: rows, seqLen: c.L };
   const grads = s.empty(L.size);
+  const partials = s.empty(backwardScratchWords(dims, c.L, [rows]));
   const ref = new Float32Array(L.size);
   if (piece === 'headGrad') {
     const k = s.kernel(headGradKernel.create(device));
-    dispatch(device, [[k, k.bind({ h: s.upload(h), dz: s.upload(dz), grads }, cfg)]]);
+    dispatch(device, [[k, k.bind({ h: s.upload(h), dz: s.upload(dz), partials, grads }, cfg)]]);
     headGradCpu(dims, rows, h, dz, ref);
     const got = await s.readF32(grads, L.size);
     return [{ output: 'dW2, db2', actual: got.subarray(L.w2), expected: ref.subarray(L.w2), tol: tol(rows, 'rows of h · dz') }];
@@ -71,13 +80,13 @@ async function runPiece(device: GPUDevice, s: Scratch, piece: Piece, dims: MlpDi
   const rowPos = s.upload(c.rowPos);
   if (piece === 'inputGrad') {
     const k = s.kernel(inputGradKernel.create(device));
-    dispatch(device, [[k, k.bind({ params: s.upload(c.params), seq, rowPos, da: s.upload(da), grads }, cfg)]]);
+    dispatch(device, [[k, k.bind({ params: s.upload(c.params), seq, rowPos, da: s.upload(da), partials, grads }, cfg)]]);
     inputGradCpu(c.params, dims, c.seq, c.L, c.rowPos, da, ref);
     const got = await s.readF32(grads, L.size);
     return [{ output: 'dW1, db1', actual: got.subarray(L.w1, L.w2), expected: ref.subarray(L.w1, L.w2), tol: tol(rows, 'rows of x · da') }];
   }
   const k = s.kernel(embedGradKernel.create(device));
-  dispatch(device, [[k, k.bind({ seq, rowPos, dx: s.upload(dx), grads }, cfg)]]);
+  dispatch(device, [[k, k.bind({ seq, rowPos, dx: s.upload(dx), partials, grads }, cfg)]]);
   embedGradCpu(dims, c.seq, c.L, c.rowPos, dx, ref);
   const got = await s.readF32(grads, L.size);
   return [{ output: 'd emb', actual: got.subarray(L.emb, L.w1), expected: ref.subarray(L.emb, L.w1), tol: tol(rows * dims.K, 'rows × K context slots of dx') }];
@@ -86,6 +95,7 @@ async function runPiece(device: GPUDevice, s: Scratch, piece: Piece, dims: MlpDi
 function pieceCase(piece: Piece, name: string, dims: MlpDims, rows: number, seed: number): SelfTestCase {
   return {
     kernel: KERNELS[piece],
+    ...(piece === 'hiddenGrad' ? {} : { uses: [chunkSumKernel] }),
     name: `${name}: V${dims.V} K${dims.K} D${dims.D} H${dims.H}, ${rows} rows`,
     run: (device) => withScratch(device, (s) => runPiece(device, s, piece, dims, rows, seed)),
   };
@@ -96,11 +106,11 @@ const ROWS = MLP_WORKGROUP_SIZE + 1;
 
 export const backwardCases: SelfTestCase[] = [
   pieceCase('headGrad', 'base', BASE, ROWS, 300 + ROWS),
-  pieceCase('headGrad', '(H+1)·V = 65 threads', { V: 13, K: 4, D: 5, H: 4 }, 37, 13 * 4),
+  pieceCase('headGrad', '(H+1)·V = 65 outputs', { V: 13, K: 4, D: 5, H: 4 }, 37, 13 * 4),
   pieceCase('hiddenGrad', 'base', BASE, ROWS, 300 + ROWS),
   pieceCase('hiddenGrad', 'H and K·D = 65 (strided loops)', { V: 5, K: 13, D: 5, H: 65 }, 37, 5 * 65),
   pieceCase('inputGrad', 'base', BASE, ROWS, 300 + ROWS),
-  pieceCase('inputGrad', '(K·D+1)·H = 65 threads', { V: 64, K: 2, D: 32, H: 1 }, 37, 64),
+  pieceCase('inputGrad', '(K·D+1)·H = 65 outputs', { V: 64, K: 2, D: 32, H: 1 }, 37, 64),
   pieceCase('embedGrad', 'base', BASE, ROWS, 300 + ROWS),
-  pieceCase('embedGrad', 'V·D = 65 threads', { V: 13, K: 4, D: 5, H: 4 }, 37, 13 * 4),
+  pieceCase('embedGrad', 'V·D = 65 outputs', { V: 13, K: 4, D: 5, H: 4 }, 37, 13 * 4),
 ];

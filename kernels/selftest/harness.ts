@@ -15,6 +15,7 @@
  */
 import type { DefinedKernel, KernelCall } from '../pipeline';
 import { BufferUsage, MapMode } from '../pipeline';
+import type { ReductionCall } from '../reduce';
 
 /** How close the GPU must come to the reference, and why that much (shown to the user). */
 export interface Tolerance {
@@ -171,13 +172,16 @@ export class Scratch {
   }
 }
 
-type Encodable = { encode(pass: GPUComputePassEncoder, call: KernelCall<never>): void };
+type Encodable = { encode(pass: GPUComputePassEncoder, call: never): void };
 
-/** Encodes the calls, in order, into one compute pass and submits it. */
-export function dispatch(device: GPUDevice, items: Array<[Encodable, KernelCall<never>]>): void {
+/**
+ * Encodes the calls, in order, into one compute pass and submits it. A call is a kernel's (one
+ * dispatch) or a two-pass reduction's (kernels/reduce.ts, two dispatches), with the object that made it.
+ */
+export function dispatch(device: GPUDevice, items: Array<[Encodable, KernelCall<never> | ReductionCall<never>]>): void {
   const enc = device.createCommandEncoder({ label: 'selftest' });
   const pass = enc.beginComputePass({ label: 'selftest' });
-  for (const [kernel, call] of items) kernel.encode(pass, call);
+  for (const [kernel, call] of items) kernel.encode(pass, call as never);
   pass.end();
   device.queue.submit([enc.finish()]);
 }

@@ -1,6 +1,6 @@
 /**
  * Finite-difference check of the whole GPU gradient: forward.wgsl, logitGrad.wgsl and the four
- * backward kernels give dL/dparams of L = sum_r c_r log pi(a_r) (the form every policy loss takes
+ * backward kernels (three of them two-pass reductions sharing one scratch buffer) give dL/dparams of L = sum_r c_r log pi(a_r) (the form every policy loss takes
  * through dlogp), compared with central differences of the same loss computed by the CPU
  * references (forwardCpu + tokenStatsCpu) on a small model, every parameter perturbed.
  * Tolerance: the reference loss is rounded to f32 per row (~6e-8 relative), so a central difference
@@ -10,6 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  backwardScratchWords,
   embedGradKernel,
   forwardCpu,
   forwardKernel,
@@ -63,13 +64,14 @@ describe('finite differences of the loss match the GPU gradient', () => {
         GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer,
       ];
       const cfg = { dims, numRows: R, seqLen: c.L };
+      const partials = g.empty(backwardScratchWords(dims, c.L, [R]));
       runCalls(device, [
         [k.fwd, k.fwd.bind({ params, seq, rowPos, grammar, h, z }, { ...cfg, temperature: T })],
         [k.lg, k.lg.bind({ z, seq, rowPos, dlogp: g.upload(coef), dz }, { ...cfg, vocab: dims.V, temperature: T })],
-        [k.head, k.head.bind({ h, dz, grads: out }, cfg)],
+        [k.head, k.head.bind({ h, dz, partials, grads: out }, cfg)],
         [k.hidden, k.hidden.bind({ params, h, dz, da, dx }, cfg)],
-        [k.input, k.input.bind({ params, seq, rowPos, da, grads: out }, cfg)],
-        [k.embed, k.embed.bind({ seq, rowPos, dx, grads: out }, cfg)],
+        [k.input, k.input.bind({ params, seq, rowPos, da, partials, grads: out }, cfg)],
+        [k.embed, k.embed.bind({ seq, rowPos, dx, partials, grads: out }, cfg)],
       ]);
       const res = await g.readF32(out, P);
       g.destroy();

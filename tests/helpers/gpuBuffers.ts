@@ -1,5 +1,6 @@
 /** Small buffer helpers for the GPU kernel tests: upload, empty, run one pass, read back. */
 import type { KernelCall } from '../../kernels/pipeline';
+import type { ReductionCall } from '../../kernels/reduce';
 
 const USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
@@ -44,14 +45,17 @@ export class GpuScratch {
   }
 }
 
-/** Encodes the calls into one compute pass and submits it. */
+/**
+ * Encodes the calls into one compute pass and submits it. A call is a kernel's (one dispatch) or a
+ * two-pass reduction's (kernels/reduce.ts, two dispatches); each goes with the object that made it.
+ */
 export function runCalls(
   device: GPUDevice,
-  items: Array<[{ encode(pass: GPUComputePassEncoder, call: KernelCall<never>): void }, KernelCall<never>]>,
+  items: Array<[{ encode(pass: GPUComputePassEncoder, call: never): void }, KernelCall<never> | ReductionCall<never>]>,
 ): void {
   const enc = device.createCommandEncoder();
   const pass = enc.beginComputePass();
-  for (const [kernel, call] of items) kernel.encode(pass, call);
+  for (const [kernel, call] of items) kernel.encode(pass, call as never);
   pass.end();
   device.queue.submit([enc.finish()]);
 }
