@@ -9,6 +9,8 @@ export interface BenchArgs {
   quick: boolean;
   only: Section[];
   browser: boolean;
+  /** Section 2: also run the CPU backend in Node (off with --no-node, e.g. for repeated GPU-only runs). */
+  node: boolean;
   out: string;
   /** Print the tables of a saved results file instead of running anything. */
   render?: string;
@@ -23,13 +25,14 @@ export interface BenchArgs {
 const list = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
 
 export function parseBenchArgs(argv: string[]): BenchArgs {
-  const a: BenchArgs = { quick: false, only: [...SECTIONS], browser: true, out: resolve(ROOT, 'bench/results/latest.json') };
+  const a: BenchArgs = { quick: false, only: [...SECTIONS], browser: true, node: true, out: resolve(ROOT, 'bench/results/latest.json') };
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i]!;
     const [flag, inline] = x.includes('=') ? [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)] : [x, undefined];
     const value = () => inline ?? argv[++i] ?? '';
     if (flag === '--quick') a.quick = true;
     else if (flag === '--no-browser') a.browser = false;
+    else if (flag === '--no-node') a.node = false;
     else if (flag === '--out') a.out = resolve(value());
     else if (flag === '--render') a.render = resolve(value());
     else if (flag === '--kernels') a.kernels = list(value());
@@ -47,7 +50,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     } else if (flag === '--help' || flag === '-h') {
       process.stdout.write(
         'npm run bench -- [--quick] [--only kernels,iteration,peer,scaling,page] [--no-browser] [--out FILE]\n' +
-          '       [--kernels headGrad,inputGrad,...] [--kernel-batches 1,4,16,128] [--gpu-scales default,8x,64x,scale]\n' +
+          '       [--kernels headGrad,inputGrad,...] [--kernel-batches 1,4,16,128] [--gpu-scales default,8x,64x,scale] [--no-node]\n' +
           '       npm run bench -- --render FILE   (print the tables of a saved results JSON)\n' +
           'env: CHROMIUM_PATH (browser binary), BENCH_CHROMIUM_ARGS (extra flags, space-separated)\n',
       );

@@ -167,7 +167,7 @@ export async function main(argv: string[]): Promise<BenchResults> {
       await section('iteration', async () => {
         const rows: IterationRow[] = [];
         if (bench) rows.push(...(await inPage(bench.page, 'iteration', { scales: plan.iteration.scales, gpuScales: plan.iteration.gpuScales, cpuScales: plan.iteration.pageCpuScales })));
-        rows.push(...(await nodeIterations(plan.iteration.nodeScales, log)));
+        if (args.node) rows.push(...(await nodeIterations(plan.iteration.nodeScales, log)));
         const names = [...plan.iteration.nodeScales, ...plan.iteration.scales].map((s) => s.name);
         const order = (r: IterationRow) => names.indexOf(r.scale);
         results.iteration = rows.sort((a, b) => order(a) - order(b));

@@ -45,7 +45,8 @@ describe('bench harness', () => {
 
   it('parses its options and rejects unknown ones', () => {
     expect(parseBenchArgs(['--quick', '--only', 'kernels,peer']).only).toEqual(['kernels', 'peer']);
-    expect(parseBenchArgs(['--only=page', '--no-browser'])).toMatchObject({ only: ['page'], browser: false, quick: false });
+    expect(parseBenchArgs(['--only=page', '--no-browser'])).toMatchObject({ only: ['page'], browser: false, node: true, quick: false });
+    expect(parseBenchArgs(['--no-node']).node).toBe(false);
     expect(() => parseBenchArgs(['--only', 'gpu'])).toThrow(/unknown section "gpu"/);
     expect(() => parseBenchArgs(['--fast'])).toThrow(/unknown option --fast/);
     expect(parseBenchArgs(['--kernels', 'headGrad,embedGrad', '--kernel-batches=1,128', '--gpu-scales', 'default,64x'])).toMatchObject({
