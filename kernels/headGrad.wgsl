@@ -1,9 +1,11 @@
 // Output-layer gradients, pass 1 of a two-level row reduction (kernels/reduce.ts; reference:
-// headGradCpu in mlp.ts):  dW2[j, v] = sum_r h[r, j] dz[r, v],  db2[v] = sum_r dz[r, v].
-// One invocation per (row chunk, output): chunk c holds rows rowBase + c * rowsPerChunk onwards
-// (at most rowsPerChunk of them, never past rowBase + numRows), summed in row order into
-// partials[c * outputs + o], outputs = (hidden + 1) * vocab laid out as W2 then b2. chunkSum.wgsl
-// then adds the chunks in order into grads.
+// headGradCpu in mlp.ts):  dW2[j, v] = sum_r h[r, j] dz[r, v],  db2[v] = sum_r dz[r, v]; the bias
+// is hidden row j = hidden with h = 1. One invocation per (row chunk, hidden row j, block of 4
+// vocabulary entries v0 .. v0 + 3): it reads h[r, j] once per row for its 4 outputs. Chunk c
+// holds rows rowBase + c * rowsPerChunk onwards (at most rowsPerChunk, never past
+// rowBase + numRows); each output is summed in row order into partials[c * outputs + j * vocab + v],
+// outputs = (hidden + 1) * vocab (W2 then b2, the gradient's own layout). chunkSum.wgsl then adds
+// the chunks in order.
 
 struct HeadGrad {
   numRows: u32,
@@ -20,6 +22,8 @@ struct HeadGrad {
 @group(0) @binding(3) var<storage, read_write> partials: array<f32>; // [chunks, (hidden + 1) * vocab]
 
 override workgroupSize: u32 = 64;
+// Vocabulary entries per invocation (HEAD_GRAD_BLOCK in mlp.ts).
+const VB: u32 = 4u;
 
 @compute @workgroup_size(workgroupSize)
 fn main(
@@ -28,27 +32,40 @@ fn main(
   @builtin(local_invocation_index) lid: u32,
 ) {
   let idx = flatWorkgroup(wid, nwg) * workgroupSize + lid;
-  let nW = u.hidden * u.vocab;
-  let outputs = nW + u.vocab;
-  if (idx >= outputs * u.chunks) {
+  let blocks = (u.vocab + VB - 1u) / VB;
+  let perChunk = (u.hidden + 1u) * blocks;
+  if (idx >= perChunk * u.chunks) {
     return;
   }
-  let c = idx / outputs;
-  let o = idx - c * outputs;
+  let c = idx / perChunk;
+  let rest = idx - c * perChunk;
+  let j = rest / blocks;
+  let v0 = (rest - j * blocks) * VB;
+  // The last block may be partial: its spare lanes read a valid dz entry and are never written.
+  let last = u.vocab - 1u;
+  let v1 = min(v0 + 1u, last);
+  let v2 = min(v0 + 2u, last);
+  let v3 = min(v0 + 3u, last);
   let r0 = u.rowBase + c * u.rowsPerChunk;
   let r1 = min(r0 + u.rowsPerChunk, u.rowBase + u.numRows);
-  var acc = 0.0;
-  if (o < nW) {
-    let j = o / u.vocab;
-    let v = o % u.vocab;
-    for (var r = r0; r < r1; r++) {
-      acc += h[r * u.hidden + j] * dz[r * u.vocab + v];
+  var acc = vec4<f32>(0.0);
+  for (var r = r0; r < r1; r++) {
+    var x = 1.0;
+    if (j < u.hidden) {
+      x = h[r * u.hidden + j];
     }
-  } else {
-    let v = o - nW;
-    for (var r = r0; r < r1; r++) {
-      acc += dz[r * u.vocab + v];
-    }
+    let row = r * u.vocab;
+    acc += x * vec4<f32>(dz[row + v0], dz[row + v1], dz[row + v2], dz[row + v3]);
   }
-  partials[idx] = acc;
+  let at = c * (u.hidden + 1u) * u.vocab + j * u.vocab + v0;
+  partials[at] = acc.x;
+  if (v0 + 1u < u.vocab) {
+    partials[at + 1u] = acc.y;
+  }
+  if (v0 + 2u < u.vocab) {
+    partials[at + 2u] = acc.z;
+  }
+  if (v0 + 3u < u.vocab) {
+    partials[at + 3u] = acc.w;
+  }
 }

@@ -409,6 +409,13 @@ export const createLogitGradKernel = (device: GPUDevice) => logitGradKernel.crea
 export const HEAD_CHUNK_ROWS = 64;
 export const INPUT_CHUNK_ROWS = 64;
 export const EMBED_CHUNK_ROWS = 16;
+/**
+ * Outputs per invocation of pass 1 (`VB` in headGrad.wgsl, `JB` in inputGrad.wgsl): 4 consecutive
+ * vocabulary entries (headGrad) or hidden units (inputGrad) that share the row's h[r, j] or
+ * gathered embedding entry, read once for 4 multiply-adds.
+ */
+export const HEAD_GRAD_BLOCK = 4;
+export const INPUT_GRAD_BLOCK = 4;
 
 /** Mirrors `struct HeadGrad` in headGrad.wgsl. */
 export const HEAD_GRAD_UNIFORM = uniformLayout([
@@ -419,7 +426,7 @@ type HeadGradConfig = RowsConfig & { dims: MlpDims };
 const headOutputs = (d: MlpDims) => (d.H + 1) * d.V;
 const headChunks = (c: HeadGradConfig) => rowChunks(c.numRows, headOutputs(c.dims), HEAD_CHUNK_ROWS);
 
-/** Pass 1 of headGrad: buffers h, dz, partials ([chunks, (H+1)V]: W2 then b2 per chunk). */
+/** Pass 1 of headGrad: buffers h, dz, partials ([chunks, (H+1)V]: W2 then b2 per chunk); (chunk, j, 4 v) per invocation. */
 export const headGradPartialKernel = defineKernel({
   label: 'headGrad',
   wgsl: headGradWGSL,
@@ -430,7 +437,7 @@ export const headGradPartialKernel = defineKernel({
     const { rowsPerChunk, chunks } = headChunks(c);
     return { numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.dims.V, hidden: c.dims.H, rowsPerChunk, chunks };
   },
-  workgroups: (c) => perThread(headChunks(c).chunks * headOutputs(c.dims)),
+  workgroups: (c) => perThread(headChunks(c).chunks * (c.dims.H + 1) * Math.ceil(c.dims.V / HEAD_GRAD_BLOCK)),
 });
 
 /**
@@ -478,7 +485,7 @@ type InputGradConfig = RowsConfig & { dims: MlpDims; seqLen: number };
 const inputOutputs = (d: MlpDims) => (d.K * d.D + 1) * d.H;
 const inputChunks = (c: InputGradConfig) => rowChunks(c.numRows, inputOutputs(c.dims), INPUT_CHUNK_ROWS);
 
-/** Pass 1 of inputGrad: buffers params, seq, rowPos, da, partials ([chunks, (KD+1)H]: W1 then b1 per chunk). */
+/** Pass 1 of inputGrad: buffers params, seq, rowPos, da, partials ([chunks, (KD+1)H]: W1 then b1 per chunk); (chunk, i, 4 j) per invocation. */
 export const inputGradPartialKernel = defineKernel({
   label: 'inputGrad',
   wgsl: inputGradWGSL,
@@ -493,7 +500,7 @@ export const inputGradPartialKernel = defineKernel({
       hidden: c.dims.H, embOff: P.emb, rowsPerChunk, chunks,
     };
   },
-  workgroups: (c) => perThread(inputChunks(c).chunks * inputOutputs(c.dims)),
+  workgroups: (c) => perThread(inputChunks(c).chunks * (c.dims.K * c.dims.D + 1) * Math.ceil(c.dims.H / INPUT_GRAD_BLOCK)),
 });
 
 /**

@@ -111,8 +111,9 @@ describe('backward kernels match their references', () => {
   for (const rows of edgeSizes(MLP_WORKGROUP_SIZE, 300)) {
     it(`rows = ${rows}`, async () => checkPieces({ V: 13, K: 3, D: 4, H: 8 }, rows, 300 + rows));
   }
-  // Thread counts at the workgroup edges: headGrad (H+1)V, inputGrad (KD+1)H, embedGrad VD, and the
-  // strided hidden / input loops of hiddenGrad (H, KD = 63, 64, 65).
+  // Output counts at the workgroup edges (chunkSum threads): headGrad (H+1)V, inputGrad (KD+1)H,
+  // embedGrad VD; partial blocks of 4 (V, H not multiples of 4; H = 1) in headGrad's and inputGrad's
+  // pass 1; and the strided hidden / input loops of hiddenGrad (H, KD = 63, 64, 65).
   const shapes: MlpDims[] = [
     { V: 9, K: 3, D: 3, H: 6 }, // headGrad 63 threads
     { V: 8, K: 1, D: 8, H: 7 }, // headGrad 64, embedGrad 64, inputGrad 63
