@@ -1,7 +1,9 @@
 /** The task, its own knobs (TASK_KNOBS) and the run's main settings, rendered from CONFIG_FIELDS. */
+import { useState } from 'react';
 import { CONFIG_FIELDS, getField, type ConfigKey, type TaskId } from '../../workers/config';
 import { TASK_KNOBS } from '../../workers/envs';
 import { overriddenFields } from '../../workers/plan';
+import { PRESET_IDS, PRESETS, presetConfig, type PresetId } from '../../workers/presets';
 import type { ParamSpec } from '../../workers/methods/params';
 import { useAppStore } from '../store';
 import { ParamControl } from './ParamControl';
@@ -52,6 +54,40 @@ function Knobs({ keys }: { keys: ConfigKey[] }) {
   );
 }
 
+/** Named whole configs (workers/presets.ts): the classroom defaults, or a size for real GPUs. */
+function PresetPicker() {
+  const setConfig = useAppStore((s) => s.setConfig);
+  const locked = useLocked();
+  const [choice, setChoice] = useState<PresetId | ''>('');
+  const doc = choice ? PRESETS[choice].doc : 'Replaces every setting with a named configuration.';
+  return (
+    <div className="field field-wide" title={doc}>
+      <label htmlFor="preset-picker">preset</label>
+      <select
+        id="preset-picker"
+        value={choice}
+        disabled={locked}
+        aria-describedby="preset-doc"
+        onChange={(e) => {
+          const id = e.target.value as PresetId | '';
+          setChoice(id);
+          if (id) setConfig(presetConfig(id));
+        }}
+      >
+        <option value="">(choose a preset)</option>
+        {PRESET_IDS.map((id) => (
+          <option key={id} value={id}>
+            {PRESETS[id].label}
+          </option>
+        ))}
+      </select>
+      <span id="preset-doc" className="hint">
+        {doc}
+      </span>
+    </div>
+  );
+}
+
 /** Settings an active method replaces (DAPO's clip, ZeroSearch's noise curriculum, ...). */
 function MethodOverrides() {
   const config = useAppStore((s) => s.config);
@@ -82,6 +118,7 @@ export function TaskPanel() {
     <section className="panel" aria-labelledby="task-title">
       <h2 id="task-title">Task: {TASK_TITLES[task]}</h2>
       <Knobs keys={['task']} />
+      <PresetPicker />
       <p className="blurb">{TASK_BLURBS[task]}</p>
       <Knobs keys={[...own, ...RUN_KNOBS]} />
       <details className="advanced">

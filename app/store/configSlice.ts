@@ -20,6 +20,8 @@ export interface ConfigSlice {
   /** Sets the active methods; false if the set was rejected (a conflict, a required method). */
   setMethods(ids: string[]): boolean;
   setBackend(backend: BackendChoice): void;
+  /** Replaces the whole config (a preset); the run restarts with it. */
+  setConfig(config: RunConfig): void;
 }
 
 /** A focus that still points into the config's batch, else null. */
@@ -62,6 +64,10 @@ export const createConfigSlice: StateCreator<AppState, [], [], ConfigSlice> = (s
   },
   setBackend(backend) {
     set({ backend, linkStep: null });
+    get().requestReconfigure(0);
+  },
+  setConfig(config) {
+    set({ config, configError: null, linkStep: null, focus: validFocus(get().focus, config) });
     get().requestReconfigure(0);
   },
 });
