@@ -6,6 +6,8 @@
 import { useEffect } from 'react';
 import type { PanelId } from '../workers/shareUrl';
 import { CompareView } from './compare/CompareView';
+import { LessonPanel } from './lessons/LessonPanel';
+import { PresenterStyle } from './lessons/presenter';
 import { ViewTabs } from './compare/ViewTabs';
 import { BatchLab } from './batchLab/BatchLab';
 import { AlarmsPanel } from './panels/AlarmsPanel';
@@ -96,7 +98,8 @@ function onShortcut(e: KeyboardEvent): void {
 /** Theme and type size: attributes on <html> that the CSS variables follow. */
 function useDisplayPrefs(): void {
   const theme = useAppStore((s) => s.theme);
-  const large = useAppStore((s) => s.largeType);
+  // Presenter mode (a lesson's) shows large type without changing the saved preference.
+  const large = useAppStore((s) => s.largeType || s.presenter);
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
     document.documentElement.dataset.type = large ? 'large' : 'normal';
@@ -129,11 +132,14 @@ export function App() {
   useDisplayPrefs();
   const hidden = useAppStore((s) => s.hidden);
   const tab = useCompareStore((s) => s.tab);
+  const lesson = useAppStore((s) => s.lesson !== null);
+  const presenter = useAppStore((s) => s.presenter);
   const show = (id: PanelId) => !hidden.includes(id);
-  const sidebar = show('run') || show('task') || show('methods');
+  const sidebar = lesson || show('run') || show('task') || show('methods');
 
   return (
-    <div className="app">
+    <div className={`app ${presenter ? 'presenting' : ''}`}>
+      <PresenterStyle />
       <header className="app-header">
         <div>
           <h1>Agentic RL Playground</h1>
@@ -157,6 +163,7 @@ export function App() {
         <main className={`layout ${sidebar ? '' : 'no-sidebar'}`}>
           {sidebar && (
             <div className="sidebar">
+              {lesson && <LessonPanel />}
               {show('run') && <RunControls />}
               {show('task') && <TaskPanel />}
               {show('methods') && <MethodsPanel />}

@@ -20,6 +20,8 @@ export function currentHash(s: AppState): string {
     step: s.linkStep ?? undefined,
     focus: s.focus ?? undefined,
     hide: s.hidden,
+    lesson: s.lesson ?? undefined,
+    present: s.presenter || undefined,
   });
 }
 
@@ -40,7 +42,15 @@ export function startUrlSync(): void {
   useAppStore.getState().applyLink(decodeShareLink(location.hash), true);
   writeHash();
   useAppStore.subscribe((s, prev) => {
-    if (s.config === prev.config && s.backend === prev.backend && s.hidden === prev.hidden && s.focus === prev.focus && s.linkStep === prev.linkStep) {
+    if (
+      s.config === prev.config &&
+      s.backend === prev.backend &&
+      s.hidden === prev.hidden &&
+      s.focus === prev.focus &&
+      s.linkStep === prev.linkStep &&
+      s.lesson === prev.lesson &&
+      s.presenter === prev.presenter
+    ) {
       return;
     }
     if (timer !== null) clearTimeout(timer);

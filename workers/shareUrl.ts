@@ -1,7 +1,9 @@
 /**
  * Share links (DESIGN.md "Share URLs"): the run config as readable key=value pairs in the URL hash,
  * `#v=1&seed=7&batch=4&grpo.eps=0.001&step=3&focus=traj:2&hide=methods,task`, with only the fields
- * that differ from the defaults, in a stable order. DOM-free: the app, the CLI and the tests share it.
+ * that differ from the defaults, in a stable order. A lesson's step is a link too:
+ * `#v=1&...&step=20&lesson=collapse:2&present=1` (workers/lessons.ts; `present=1` asks for presenter
+ * mode). DOM-free: the app, the CLI and the tests share it.
  *
  * A link is untrusted input (PERF_RELIABILITY.md section 8). `decodeShareLink` never throws: it
  * caps the size first, validates every value through the config's zod-backed ParamSpecs (via
@@ -12,6 +14,7 @@
 import { z } from 'zod';
 import type { BackendChoice } from './api';
 import { allFields, CONFIG_FIELDS, ConfigError, defaultConfig, fieldSpec, getField, withField, withFieldText, type RunConfig } from './config';
+import { lessonById, LESSON_IDS } from './lessons';
 import { METHOD_IDS } from './methods';
 import { paramSchema } from './methods/params';
 
@@ -30,6 +33,12 @@ export type PanelId = (typeof PANEL_IDS)[number];
 
 export type Focus = { kind: 'group'; index: number } | { kind: 'traj'; index: number };
 
+/** A lesson and one of its steps (1-based), as `lesson=<id>:<step>` (`lesson=<id>` is step 1). */
+export interface LessonRef {
+  id: string;
+  step: number;
+}
+
 /** What a link carries besides the config: the view of a classroom link, and the backend. */
 export interface LinkExtras {
   /** Run to this iteration and pause there. */
@@ -40,6 +49,10 @@ export interface LinkExtras {
   hide?: PanelId[];
   /** The backend the run was made on ('auto' is the default and is left out). */
   backend?: BackendChoice;
+  /** The lesson (and step) the link belongs to: the page opens its panel there. */
+  lesson?: LessonRef;
+  /** Presenter mode: large type and only the panels the lesson needs. */
+  present?: boolean;
 }
 
 export interface LinkProblem {
@@ -63,7 +76,7 @@ export interface DecodedLink extends LinkExtras {
 }
 
 /** Keys a link may hold besides the config fields and `methods`. */
-const EXTRA_KEYS = ['v', 'step', 'focus', 'hide', 'backend'] as const;
+const EXTRA_KEYS = ['v', 'step', 'focus', 'hide', 'backend', 'lesson', 'present'] as const;
 const BACKENDS = ['auto', 'gpu', 'cpu'] as const;
 
 /**
@@ -90,6 +103,19 @@ const focusSchema = z
     return { kind, index: Number(n) };
   });
 const backendSchema = z.enum(BACKENDS, { error: `expected one of ${BACKENDS.join(', ')}` });
+const PRESENT_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
+
+/** `lesson=<id>` or `lesson=<id>:<step>`: a registered lesson and one of its steps. */
+function parseLesson(value: string): LessonRef | string {
+  const m = /^([a-z][a-z0-9-]{0,31})(?::(\d{1,3}))?$/.exec(value);
+  const expected = `expected a lesson id (${LESSON_IDS.join(', ')}), optionally with :step`;
+  if (!m) return expected;
+  const lesson = lessonById(m[1]!);
+  if (!lesson) return `unknown lesson; ${expected}`;
+  const step = m[2] === undefined ? 1 : Number(m[2]);
+  if (step < 1 || step > lesson.steps.length) return `lesson ${lesson.id} has steps 1 to ${lesson.steps.length}`;
+  return { id: lesson.id, step };
+}
 
 /**
  * A number as a link writes it (JavaScript's shortest round-trip form: `0.003`, `1e-7`, `1e+21`).
@@ -136,6 +162,8 @@ export function encodeShareLink(config: RunConfig, extras: LinkExtras = {}): str
   if (extras.step !== undefined) add('step', String(extras.step));
   if (extras.focus) add('focus', focusText(extras.focus));
   if (extras.hide && extras.hide.length > 0) add('hide', [...new Set(extras.hide)].join(','));
+  if (extras.lesson) add('lesson', `${extras.lesson.id}:${extras.lesson.step}`);
+  if (extras.present) add('present', '1');
   return `#${parts.join('&')}`;
 }
 
@@ -187,7 +215,7 @@ function unknownKeyMessage(key: string): string {
       if (d < bestD) [best, bestD] = [k, d];
     }
   }
-  return `unknown key${best ? ` (did you mean ${best}?)` : ''}; expected a config key (as in the CLI's --help), methods, v, step, focus, hide or backend`;
+  return `unknown key${best ? ` (did you mean ${best}?)` : ''}; expected a config key (as in the CLI's --help), methods, v, step, focus, hide, backend, lesson or present`;
 }
 
 /**
@@ -312,6 +340,18 @@ export function decodeShareLink(input: unknown): DecodedLink {
           const r = backendSchema.safeParse(value);
           if (r.success) out.backend = r.data;
           else errors.push({ key, value: shorten(value), message: `expected one of ${BACKENDS.join(', ')}` });
+          break;
+        }
+        case 'lesson': {
+          const r = parseLesson(value);
+          if (typeof r === 'string') errors.push({ key, value: shorten(value), message: r });
+          else out.lesson = r;
+          break;
+        }
+        case 'present': {
+          const r = Object.hasOwn(PRESENT_VALUES, value) ? PRESENT_VALUES[value] : undefined;
+          if (r === undefined) errors.push({ key, value: shorten(value), message: 'expected 1 or 0' });
+          else if (r) out.present = true;
           break;
         }
         case 'hide': {

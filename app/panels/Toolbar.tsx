@@ -9,6 +9,7 @@ import { encodeShareLink, PANEL_IDS, type PanelId } from '../../workers/shareUrl
 import { copyText, downloadText, fileStem } from '../exporters';
 import { currentBatch, useAppStore, type AppState } from '../store';
 import { currentHash, shareLinkFor } from '../urlSync';
+import { LessonsMenu } from '../lessons/LessonsMenu';
 import { FrameworksDialog } from './FrameworksDialog';
 
 /** Batches up to this many trajectories are saved in a run file automatically. */
@@ -54,6 +55,8 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
       step: withStep ? stepValue : undefined,
       focus: withFocus && focus ? focus : undefined,
       hide,
+      lesson: s.lesson ?? undefined,
+      present: s.presenter || undefined,
     }),
   );
   let status = 'Copying…';
@@ -259,7 +262,8 @@ export function Toolbar() {
   const [realRun, setRealRun] = useState(false);
   const show = (id: PanelId) => !hidden.includes(id);
   return (
-    <nav className="toolbar" aria-label="Share and export">
+    <nav className="toolbar" aria-label="Lessons, share and export">
+      <LessonsMenu />
       {show('share') && <ShareButton />}
       {show('export') && <ExportMenu />}
       {show('export') && <ImportButton />}

@@ -372,6 +372,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         linkProblems: link.errors,
         linkMigratedFrom: link.migratedFrom ?? null,
         configError: null,
+        lesson: link.lesson ?? null,
+        presenter: link.present === true && link.lesson !== undefined,
       });
       if (initial) return;
       void enqueue(async () => {

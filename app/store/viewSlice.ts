@@ -5,7 +5,7 @@
  */
 import type { StateCreator } from 'zustand';
 import type { RunFile, RunFileProblem } from '../../workers/runFile';
-import type { Focus, LinkProblem, PanelId } from '../../workers/shareUrl';
+import type { Focus, LessonRef, LinkProblem, PanelId } from '../../workers/shareUrl';
 import type { BatchDump } from '../../workers/trainer';
 import type { AppState } from '.';
 
@@ -67,6 +67,15 @@ export interface ViewSlice {
   dismissLinkProblems(): void;
   setNotes(notes: string): void;
   dismissImportErrors(): void;
+  /** The open lesson and step (part of the share link), or null. */
+  lesson: LessonRef | null;
+  /** Presenter mode: large type and only the panels and charts the lesson needs. */
+  presenter: boolean;
+  /** Shows a lesson's panel at a step (the step's run is loaded by the panel). */
+  openLesson(lesson: LessonRef): void;
+  closeLesson(): void;
+  /** Presenter mode on (hides `hide`) or off (shows every panel). */
+  setPresenter(on: boolean, hide?: PanelId[]): void;
 }
 
 export const createViewSlice: StateCreator<AppState, [], [], ViewSlice> = (set, get) => ({
@@ -95,6 +104,11 @@ export const createViewSlice: StateCreator<AppState, [], [], ViewSlice> = (set, 
   dismissLinkProblems: () => set({ linkProblems: [], linkMigratedFrom: null }),
   setNotes: (notes) => set({ notes }),
   dismissImportErrors: () => set({ importErrors: null }),
+  lesson: null,
+  presenter: false,
+  openLesson: (lesson) => set({ lesson }),
+  closeLesson: () => set((s) => ({ lesson: null, presenter: false, hidden: s.presenter ? [] : s.hidden })),
+  setPresenter: (on, hide = []) => set({ presenter: on, hidden: on ? hide : [] }),
 });
 
 /** The batch of the run on screen, or null when it is stale or not loaded. */

@@ -25,7 +25,7 @@ test('controls render from CONFIG_FIELDS and the method registry', async ({ page
     `https://arxiv.org/abs/${grpo.paper}`,
   );
   for (const spec of Object.values(grpo.params)) {
-    await expect(page.getByLabel(spec.label, { exact: true })).toBeVisible();
+    await expect(page.getByLabel(`${grpo.name} ${spec.label}`, { exact: true })).toBeVisible();
   }
 
   // The trainer comes up and names its backend.

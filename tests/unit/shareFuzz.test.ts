@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { allFields, defaultConfig, getField, parseConfig, withField } from '../../workers/config';
 import { METHOD_IDS } from '../../workers/methods';
+import { lessonById, LESSONS } from '../../workers/lessons';
 import { paramSchema, type ParamSpec, type ParamValue } from '../../workers/methods/params';
 import { createRng, type Rng } from '../../workers/rng';
 import { decodeShareLink, encodeShareLink, linkKeys, MAX_LINK_CHARS, PANEL_IDS, type DecodedLink } from '../../workers/shareUrl';
@@ -91,7 +92,14 @@ function validLink(rng: Rng): string {
     focus: rng.next() < 0.5 ? (rng.next() < 0.5 ? { kind: 'group', index: rng.int(cfg.batch) } : { kind: 'traj', index: rng.int(n) }) : undefined,
     hide: rng.next() < 0.3 ? PANEL_IDS.filter(() => rng.next() < 0.3) : undefined,
     backend: rng.next() < 0.2 ? pick(rng, ['cpu', 'gpu', 'auto'] as const) : undefined,
+    lesson: rng.next() < 0.2 ? randomLesson(rng) : undefined,
+    present: rng.next() < 0.1 ? true : undefined,
   });
+}
+
+function randomLesson(rng: Rng): { id: string; step: number } {
+  const l = pick(rng, [...LESSONS]);
+  return { id: l.id, step: 1 + rng.int(l.steps.length) };
 }
 
 function randomText(rng: Rng, len: number): string {
@@ -173,6 +181,8 @@ function check(link: string, d: DecodedLink): void {
   }
   if (d.hide) for (const h of d.hide) expect(PANEL_IDS).toContain(h);
   if (d.step !== undefined) expect(Number.isInteger(d.step) && d.step >= 0).toBe(true);
+  if (d.lesson) expect(d.lesson.step).toBeLessThanOrEqual(lessonById(d.lesson.id)!.steps.length);
+  if (d.present !== undefined) expect(d.present).toBe(true);
   // What was applied is itself a clean link that decodes to the same thing.
   const again = decodeShareLink(encodeShareLink(d.config, d));
   expect(again.errors, link).toEqual([]);

@@ -1,0 +1,79 @@
+/**
+ * What the lesson runs measured in this browser: each lesson run's metric rows and last batch,
+ * captured when the playground holds exactly that run (same config, iterations 1..iters, no live
+ * settings change in between), so the panel can check each claim on the visitor's own backend.
+ */
+import { useEffect } from 'react';
+import { create } from 'zustand';
+import { lessonById, lessonRunConfig, type Lesson, type LessonRun, type RunResult } from '../../workers/lessons';
+import { encodeShareLink } from '../../workers/shareUrl';
+import { currentBatch, useAppStore, type AppState } from '../store';
+
+interface LessonResultsState {
+  /** By lesson id, then run id. */
+  results: Record<string, Record<string, RunResult>>;
+  record(lessonId: string, runId: string, r: RunResult): void;
+  clear(): void;
+}
+
+export const useLessonResults = create<LessonResultsState>()((set) => ({
+  results: {},
+  record: (lessonId, runId, r) => set((s) => ({ results: { ...s.results, [lessonId]: { ...s.results[lessonId], [runId]: r } } })),
+  clear: () => set({ results: {} }),
+}));
+
+/** The config link of every run of a lesson, to recognise the run on screen. */
+const runKeys = new Map<string, Map<string, LessonRun>>();
+function runsByConfig(lesson: Lesson): Map<string, LessonRun> {
+  let m = runKeys.get(lesson.id);
+  if (!m) {
+    m = new Map(lesson.runs.map((r) => [encodeShareLink(lessonRunConfig(r)), r]));
+    runKeys.set(lesson.id, m);
+  }
+  return m;
+}
+
+/** The lesson run the playground holds now, or null. */
+export function runOnScreen(lesson: Lesson, s: AppState): LessonRun | null {
+  return runsByConfig(lesson).get(encodeShareLink(s.config)) ?? null;
+}
+
+const needsDump = (lesson: Lesson, runId: string) =>
+  lesson.claims.some((c) => [c.a, c.b].some((x) => typeof x === 'object' && x.run === runId && 'dump' in x));
+
+/** Watches the run on screen and records it when it reaches its lesson run's iteration count. */
+export function useLessonCapture(): void {
+  useEffect(() => {
+    let asked = -1;
+    /** The metrics epoch each lesson run was recorded from (a reset or reload starts a new one). */
+    const recorded = new Map<string, number>();
+    const check = (s: AppState) => {
+      if (!s.lesson || s.phase !== 'idle' || s.imported) return;
+      const lesson = lessonById(s.lesson.id);
+      if (!lesson) return;
+      const run = runOnScreen(lesson, s);
+      if (!run) return;
+      const rows = s.series.filter((r) => r.iter <= run.iters);
+      if (rows.length !== run.iters || rows[rows.length - 1]?.iter !== run.iters) return;
+      // A live settings change or a restart mixes two runs: not this lesson run.
+      if (s.markers.some((m) => (m.kind === 'config' || m.kind === 'restart') && m.iter <= run.iters)) return;
+      const have = useLessonResults.getState().results[lesson.id]?.[run.id];
+      const last = s.series[s.series.length - 1];
+      const wantDump = needsDump(lesson, run.id) && last?.iter === run.iters;
+      const batch = wantDump ? currentBatch(s) : null;
+      if (wantDump && !batch) {
+        if (asked !== s.metricsEpoch) {
+          asked = s.metricsEpoch;
+          void s.loadBatch();
+        }
+        return;
+      }
+      const key = `${lesson.id}/${run.id}`;
+      if (have && recorded.get(key) === s.metricsEpoch && (have.dump !== null || batch === null)) return;
+      recorded.set(key, s.metricsEpoch);
+      useLessonResults.getState().record(lesson.id, run.id, { rows, dump: batch });
+    };
+    check(useAppStore.getState());
+    return useAppStore.subscribe(check);
+  }, []);
+}

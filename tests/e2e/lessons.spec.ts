@@ -1,0 +1,139 @@
+/**
+ * Lessons, driven as a teacher would on the CPU backend: open each lesson from the Lessons menu,
+ * load every step (each runs its share link to the iteration its lines measure), and check that
+ * every "what you should see" line is measured on the page and holds (the same numbers as the unit
+ * test's headless runs). Presenter mode hides the panels and charts the lesson does not need and
+ * puts the lesson in large type. Screenshots: test-results/screens/lesson-<id>.png (the page),
+ * lesson-<id>-panel.png (the whole panel) and lesson-<id>-presenter.png (dark theme).
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { lessonStepHash } from '../../app/lessons/links';
+import { lessonRun, LESSONS, type Lesson } from '../../workers/lessons';
+import { collectPageErrors, iterShown, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
+
+test.beforeEach(async ({ page, context }) => {
+  await removeWebGpu(page, context);
+});
+
+async function ready(page: Page, link = '/#v=1&batch=4&group=4'): Promise<void> {
+  await page.goto(link);
+  await expect(page.getByTestId('backend-status')).toHaveText(/^CPU/, { timeout: 60_000 });
+  await waitIdle(page);
+}
+
+async function openFromMenu(page: Page, lesson: Lesson): Promise<void> {
+  await page.getByText('Lessons', { exact: true }).click();
+  const menu = page.getByRole('menu', { name: 'Lessons' });
+  await expect(menu.getByRole('menuitem')).toHaveCount(LESSONS.length);
+  await menu.getByRole('menuitem', { name: `${LESSONS.indexOf(lesson) + 1}. ${lesson.title}` }).click();
+  await expect(menu).toBeHidden();
+  await expect(page.getByRole('heading', { name: `Lesson: ${lesson.title}` })).toBeFocused();
+}
+
+/** Waits until step `i` (0-based) has run and every line of it is measured; returns the states. */
+async function stepMeasured(page: Page, lesson: Lesson, i: number): Promise<void> {
+  const step = lesson.steps[i]!;
+  const run = lessonRun(lesson, step.run);
+  const panel = page.getByTestId('lesson-panel');
+  await expect(panel).toHaveAttribute('data-step', String(i + 1));
+  for (const id of step.claims) {
+    const line = panel.getByTestId(`lesson-claim-${id}`);
+    await expect(line, `${lesson.id} step ${i + 1}: ${id}`).not.toHaveAttribute('data-state', 'pending', { timeout: 150_000 });
+    await expect(line, `${lesson.id} step ${i + 1}: ${id} holds`).toHaveAttribute('data-state', 'ok');
+  }
+  await waitIdle(page);
+  expect(await iterShown(page)).toBe(run.iters);
+  await expect(panel.getByTestId(`lesson-step-${i + 1}`)).toHaveAttribute('aria-current', 'step');
+  await expect(panel.getByRole('button', { name: `Run step ${i + 1} again` })).toBeVisible();
+}
+
+for (const lesson of LESSONS) {
+  test(`lesson ${lesson.id}: every step runs and every line holds; presenter mode`, async ({ page }) => {
+    test.setTimeout(420_000);
+    const errors = collectPageErrors(page);
+    await ready(page);
+    await openFromMenu(page, lesson);
+    const panel = page.getByTestId('lesson-panel');
+    await expect(panel.getByRole('listitem').filter({ has: page.getByRole('button', { name: /^(Load|Run) step/ }) })).toHaveCount(lesson.steps.length);
+    // One paper link per method of the lesson.
+    await expect(panel.getByRole('link', { name: /\(arXiv:\d{4}\.\d{4,5}\)$/ })).toHaveCount(lesson.methods.length);
+
+    // Step 1 was loaded by the menu; the others by "Next step".
+    for (let i = 0; i < lesson.steps.length; i++) {
+      if (i > 0) await panel.getByRole('button', { name: 'Next step' }).click();
+      await stepMeasured(page, lesson, i);
+    }
+    // The address is the last step's link.
+    expect(new URL(page.url()).hash).toContain(`lesson=${lesson.id}:${lesson.steps.length}`);
+    await expect(panel.getByText('Take-away:')).toBeVisible();
+    // A value on the page: the first line's measured number is shown with it.
+    const first = panel.getByTestId(`lesson-claim-${lesson.steps[0]!.claims[0]}`);
+    expect(Number(await first.getAttribute('data-a'))).not.toBeNaN();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SCREENS_DIR}lesson-${lesson.id}.png` });
+    await panel.screenshot({ path: `${SCREENS_DIR}lesson-${lesson.id}-panel.png` });
+
+    // Presenter mode: large type, the lesson's hide= panels gone (and in the link), only its charts.
+    await page.getByRole('button', { name: 'Dark theme' }).click();
+    await panel.getByRole('button', { name: 'Presenter mode' }).click();
+    await expect(panel.getByRole('button', { name: 'Presenter mode' })).toHaveAttribute('aria-pressed', 'true');
+    await expect(page.locator('html')).toHaveAttribute('data-type', 'large');
+    if (lesson.hide.includes('methods')) await expect(page.getByRole('heading', { name: 'Methods', exact: true })).toHaveCount(0);
+    await expect(page.getByTestId('hidden-note')).toBeVisible();
+    const visibleCharts = await page
+      .locator('.charts figure.chart')
+      .evaluateAll((els) => els.filter((e) => getComputedStyle(e).display !== 'none').map((e) => e.getAttribute('data-testid')));
+    expect(visibleCharts.sort()).toEqual(lesson.charts.map((c) => `chart-${c}`).sort());
+    await expect.poll(() => new URL(page.url()).hash).toContain('present=1');
+    expect(new URL(page.url()).hash).toContain(`hide=${lesson.hide.join(',')}`);
+    await page.screenshot({ path: `${SCREENS_DIR}lesson-${lesson.id}-presenter.png`, fullPage: true });
+    // Leaving presenter mode shows every panel again.
+    await panel.getByRole('button', { name: 'Presenter mode' }).click();
+    await expect(page.getByTestId('hidden-note')).toHaveCount(0);
+    await expect(page.locator('html')).toHaveAttribute('data-type', 'normal');
+    expect(errors).toEqual([]);
+  });
+}
+
+test('a lesson step link opens the panel at that step and runs it; the menu works from the keyboard', async ({ page }) => {
+  const lesson = LESSONS.find((l) => l.id === 'turns')!;
+  const run = lessonRun(lesson, lesson.steps[1]!.run);
+  // The step link as the panel copies it: config, step=N, lesson=<id>:<n>.
+  const hash = lessonStepHash(lesson, 1);
+  expect(hash).toBe(`#v=1&batch=8&methods=igpo&step=${run.iters}&lesson=turns:2`);
+  await ready(page, `/${hash}`);
+  const panel = page.getByTestId('lesson-panel');
+  await expect(panel).toHaveAttribute('data-step', '2');
+  await stepMeasured(page, lesson, 1);
+  await expect(page.getByTestId('link-notice')).toHaveCount(0);
+
+  // Close it, then open another lesson with the keyboard only.
+  await panel.getByRole('button', { name: `Close the lesson ${lesson.title}` }).click();
+  await expect(panel).toHaveCount(0);
+  const summary = page.locator('summary', { hasText: 'Lessons' });
+  await summary.focus();
+  await page.keyboard.press('Enter');
+  const menu = page.getByRole('menu', { name: 'Lessons' });
+  await expect(menu).toBeVisible();
+  await page.keyboard.press('Tab');
+  await expect(menu.getByRole('menuitem').first()).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(menu).toBeHidden();
+  await expect(summary).toBeFocused();
+
+  // On a phone the lesson panel fits the screen (one column, nothing wider than it).
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByText('Lessons', { exact: true }).click();
+  await page.getByRole('menuitem', { name: `2. ${lesson.title}` }).click();
+  await expect(page.getByTestId('lesson-panel')).toBeVisible();
+  await page.waitForTimeout(300);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await page.screenshot({ path: `${SCREENS_DIR}lesson-phone.png` });
+  await waitIdle(page);
+  await page.setViewportSize({ width: 1366, height: 900 });
+
+  // A bad lesson in a link is named, and the rest of the link applies.
+  await page.goto('/#v=1&batch=4&lesson=nosuch');
+  await expect(page.getByTestId('link-notice')).toContainText('unknown lesson');
+  await expect(page.getByTestId('lesson-panel')).toHaveCount(0);
+});

@@ -1,0 +1,149 @@
+/**
+ * Lessons (workers/lessons.ts): every lesson's data is well formed, every step is a share link that
+ * decodes to exactly its run, and every claim its narrative makes holds when its runs are trained
+ * headless on the CPU backend with the lesson's configs and seeds (one test per lesson; the measured
+ * values are printed, so the numbers quoted in the narratives can be checked against them).
+ */
+import { describe, expect, it } from 'vitest';
+import { lessonStepHash } from '../../app/lessons/links';
+import { lessonChartIds } from '../../app/lessons/charts';
+import { encodeShareLink, decodeShareLink, PANEL_IDS } from '../../workers/shareUrl';
+import { createCpuBackend } from '../../workers/cpuBackend';
+import {
+  checkClaim,
+  describeClaim,
+  DUMP_STATS,
+  isDumpStat,
+  lessonById,
+  lessonRun,
+  lessonRunConfig,
+  LESSONS,
+  statValue,
+  type Lesson,
+  type RunResult,
+  type Stat,
+} from '../../workers/lessons';
+import { methodRegistry } from '../../workers/methods';
+import { SCALAR_METRICS, type MetricRow } from '../../workers/metrics';
+import { createTrainer } from '../../workers/trainer';
+
+const stats = (l: Lesson): Stat[] => l.claims.flatMap((c) => [c.a, ...(typeof c.b === 'number' ? [] : [c.b])]);
+
+describe('lesson data', () => {
+  it('has unique ids, registered methods, known panels and charts, and steps that name runs and claims', () => {
+    expect(new Set(LESSONS.map((l) => l.id)).size).toBe(LESSONS.length);
+    expect(LESSONS.length).toBeGreaterThanOrEqual(7);
+    const charts = new Set(lessonChartIds());
+    for (const l of LESSONS) {
+      expect(lessonById(l.id)).toBe(l);
+      for (const m of l.methods) expect(Object.hasOwn(methodRegistry, m), `${l.id}: ${m}`).toBe(true);
+      for (const p of l.hide) expect(PANEL_IDS, l.id).toContain(p);
+      expect(l.hide, `${l.id}: presenter mode keeps the run controls and charts`).not.toContain('run');
+      expect(l.hide).not.toContain('charts');
+      for (const c of l.charts) expect(charts.has(c), `${l.id}: chart ${c}`).toBe(true);
+      expect(new Set(l.runs.map((r) => r.id)).size).toBe(l.runs.length);
+      expect(new Set(l.claims.map((c) => c.id)).size).toBe(l.claims.length);
+      const claimIds = new Set(l.claims.map((c) => c.id));
+      const used = new Set<string>();
+      for (const s of l.steps) {
+        lessonRun(l, s.run);
+        expect(s.text.length).toBeGreaterThan(10);
+        expect(s.see.length).toBeGreaterThan(10);
+        expect(s.claims.length, `${l.id}: a step with no claim`).toBeGreaterThan(0);
+        for (const c of s.claims) {
+          expect(claimIds.has(c), `${l.id}: claim ${c}`).toBe(true);
+          used.add(c);
+          // A step's lines are about the run it loads (so they are measured once it has run).
+          const claim = l.claims.find((x) => x.id === c)!;
+          expect([claim.a, claim.b].some((x) => typeof x === 'object' && x.run === s.run), `${l.id}: ${c} is not about ${s.run}`).toBe(true);
+        }
+      }
+      expect([...claimIds].filter((c) => !used.has(c)), `${l.id}: claims no step shows`).toEqual([]);
+      for (const s of stats(l)) {
+        lessonRun(l, s.run);
+        if (isDumpStat(s)) expect(Object.hasOwn(DUMP_STATS, s.dump)).toBe(true);
+        else expect(SCALAR_METRICS, `${l.id}: metric ${s.metric}`).toContain(s.metric);
+      }
+      for (const c of l.claims) expect((c.by === undefined) !== (c.times === undefined) || (c.by === undefined && c.times === undefined)).toBe(true);
+      // Every run is a valid config (the validators throw otherwise) and differs from the others.
+      const links = l.runs.map((r) => encodeShareLink(lessonRunConfig(r)));
+      expect(new Set(links).size, `${l.id}: two runs with the same config`).toBe(l.runs.length);
+    }
+  });
+
+  it('every step is a share link that decodes to its run, step count, lesson and presenter view', () => {
+    for (const l of LESSONS) {
+      l.steps.forEach((s, i) => {
+        const run = lessonRun(l, s.run);
+        const d = decodeShareLink(lessonStepHash(l, i));
+        expect(d.errors, `${l.id} step ${i + 1}`).toEqual([]);
+        expect(d.config).toEqual(lessonRunConfig(run));
+        expect(d.step).toBe(run.iters);
+        expect(d.lesson).toEqual({ id: l.id, step: i + 1 });
+        expect(d.present).toBeUndefined();
+        const p = decodeShareLink(lessonStepHash(l, i, { present: true }));
+        expect(p.errors).toEqual([]);
+        expect(p.present).toBe(true);
+        expect(p.hide).toEqual(l.hide);
+        expect(p.config).toEqual(d.config);
+      });
+    }
+  });
+
+  it('lesson and present keys: validated by name, and old links without them still decode', () => {
+    const one = (link: string) => decodeShareLink(link).errors.map((e) => `${e.key}: ${e.message}`);
+    expect(decodeShareLink('#v=1&lesson=collapse').lesson).toEqual({ id: 'collapse', step: 1 });
+    expect(decodeShareLink('#v=1&lesson=turns:3').lesson).toEqual({ id: 'turns', step: 3 });
+    expect(one('#v=1&lesson=nope')).toEqual([expect.stringMatching(/^lesson: unknown lesson; expected a lesson id \(collapse, /)]);
+    expect(one('#v=1&lesson=turns:9')).toEqual(['lesson: lesson turns has steps 1 to 3']);
+    expect(one('#v=1&lesson=turns:0')).toEqual(['lesson: lesson turns has steps 1 to 3']);
+    expect(one('#v=1&lesson=__proto__')[0]).toMatch(/^lesson: expected a lesson id/);
+    expect(one('#v=1&present=yes')).toEqual(['present: expected 1 or 0']);
+    expect(decodeShareLink('#v=1&present=0').present).toBeUndefined();
+    expect(decodeShareLink('#v=1&batch=4&seed=3').lesson).toBeUndefined();
+    // The rest of a link with a bad lesson still applies.
+    const d = decodeShareLink('#v=1&batch=4&lesson=zzz');
+    expect(d.config.batch).toBe(4);
+    expect(encodeShareLink(d.config, { lesson: { id: 'roles', step: 2 }, present: true })).toBe('#v=1&batch=4&lesson=roles:2&present=1');
+  });
+
+  it('describes every claim in words', () => {
+    for (const l of LESSONS) for (const c of l.claims) expect(describeClaim(l, c)).toMatch(/[≥≤]/);
+  });
+});
+
+/** Trains one lesson run headless (CPU backend) and keeps its rows and last batch dump. */
+async function train(l: Lesson, runId: string): Promise<RunResult & { seconds: number }> {
+  const t0 = Date.now();
+  const run = lessonRun(l, runId);
+  const t = await createTrainer(lessonRunConfig(run), createCpuBackend);
+  const rows: MetricRow[] = [];
+  for (let i = 0; i < run.iters; i++) rows.push(await t.step());
+  const dump = await t.dumpBatch();
+  t.destroy();
+  return { rows, dump, seconds: (Date.now() - t0) / 1000 };
+}
+
+const fmt = (x: number) => (Number.isFinite(x) ? (Math.abs(x) >= 10 ? x.toFixed(1) : x.toPrecision(3)) : String(x));
+
+describe('lesson claims hold on the CPU backend', () => {
+  for (const l of LESSONS) {
+    it(`${l.id}: ${l.title}`, { timeout: 240_000 }, async () => {
+      const results: Record<string, RunResult> = {};
+      const timing: string[] = [];
+      for (const r of l.runs) {
+        const res = await train(l, r.id);
+        results[r.id] = res;
+        timing.push(`${r.id} ${res.seconds.toFixed(1)} s`);
+      }
+      const lines = l.claims.map((c) => {
+        const k = checkClaim(l, c, results);
+        return { c, k, line: `${k.ok ? 'ok  ' : 'FAIL'} ${c.id}: a=${fmt(k.a)} b=${fmt(k.b)}  (${describeClaim(l, c)})` };
+      });
+      console.log(`lesson ${l.id} (${timing.join(', ')})\n${lines.map((x) => '  ' + x.line).join('\n')}`);
+      for (const { c, k } of lines) expect(k.ok, `${l.id}/${c.id}: a=${k.a} b=${k.b}: ${describeClaim(l, c)}`).toBe(true);
+      // The statistics are what the panel shows too: every one is a number here.
+      for (const s of stats(l)) expect(Number.isFinite(statValue(s, results[s.run]!, lessonRun(l, s.run).iters)), JSON.stringify(s)).toBe(true);
+    });
+  }
+});

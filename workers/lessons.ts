@@ -1,0 +1,778 @@
+/**
+ * Lessons (issue 8): guided classroom demonstrations, as data. A lesson is a handful of runs (share
+ * links of the one RunConfig, fixed seed, a fixed number of iterations), numbered steps that load
+ * them with a "what you should see" line each, and the claims behind those lines as checkable specs.
+ *
+ * The claims are measured, not hoped for: tests/unit/lessons.test.ts runs every run of every lesson
+ * headless on the CPU backend with these exact configs and checks every claim with its margin; the
+ * Lessons panel (app/lessons/) computes the same statistics from the live run and shows the numbers
+ * next to each line. Numbers quoted in the text are those of the CPU backend on the lesson's seed.
+ *
+ * Pure data and pure functions: no DOM, no trainer. Statistics read metric rows (workers/metrics.ts,
+ * by their contract names) and the batch dump of a run's last iteration (DESIGN.md "The batch dump").
+ */
+import { defaultConfig, withFieldText, type RunConfig } from './config';
+import type { MethodId } from './methods';
+import type { MetricRow, ScalarMetric } from './metrics';
+import type { PanelId } from './shareUrl';
+import type { BatchDump } from './trainer';
+
+// ---------------------------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------------------------
+
+/** One configuration of a lesson: flat config keys as a share link writes them (`task`, `methods`, `env.values`...). */
+export interface LessonRun {
+  id: string;
+  /** Short name shown in the panel ("GRPO", "GRPO + DAPO"). */
+  label: string;
+  set: Readonly<Record<string, string>>;
+  /** Iterations the step runs (the link's `step=`, where it pauses) and the claims measure. */
+  iters: number;
+}
+
+export type Agg = 'mean' | 'max' | 'min' | 'last';
+
+/** A statistic of a run's metric rows: `agg` of `metric` over iterations `from`..`to` (1-based, inclusive). */
+export interface SeriesStat {
+  run: string;
+  metric: ScalarMetric;
+  agg: Agg;
+  /** First iteration of the window (default 1). */
+  from?: number;
+  /** Last iteration of the window (default: the run's iters). */
+  to?: number;
+}
+
+/** Statistics of the batch dump of a run's last iteration (see DUMP_STATS). */
+export type DumpStatId = keyof typeof DUMP_STATS;
+
+export interface DumpStat {
+  run: string;
+  dump: DumpStatId;
+}
+
+export type Stat = SeriesStat | DumpStat;
+
+/**
+ * A checkable claim: `a` compared with `b` (another statistic or a constant).
+ *   op '>' holds when a >= b + by (or a >= b * times);  op '<' when a <= b - by (or a <= b / times).
+ * Exactly one of `by` and `times` is given (by: 0 for a plain comparison).
+ */
+export interface Claim {
+  id: string;
+  /** The line the panel shows ("what you should see"), with the measured numbers of the CPU backend. */
+  see: string;
+  a: Stat;
+  op: '>' | '<';
+  b: Stat | number;
+  by?: number;
+  times?: number;
+}
+
+export interface LessonStep {
+  /** The run this step's link loads. */
+  run: string;
+  /** What to do, in a sentence or three. */
+  text: string;
+  /** What you should see (one line). */
+  see: string;
+  /** The claims this step's line makes (ids into the lesson's claims). */
+  claims: string[];
+  /** Open the batch inspector's trajectory view on this step (its numbers live in the batch dump). */
+  inspect?: boolean;
+}
+
+export interface Lesson {
+  id: string;
+  title: string;
+  /** One or two sentences: the question the lesson answers. */
+  summary: string;
+  /** Methods whose papers the panel links (arXiv ids come from the registry). */
+  methods: MethodId[];
+  runs: LessonRun[];
+  steps: LessonStep[];
+  claims: Claim[];
+  /** Presenter mode hides these panels (share-link `hide=` ids). */
+  hide: PanelId[];
+  /** Presenter mode keeps only these charts (app/lessons/charts.ts: chart group ids and the distribution charts). */
+  charts: string[];
+  /** What to take away, one sentence, shown after the last step. */
+  takeaway: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The lessons
+// ---------------------------------------------------------------------------------------------
+
+const SMALL = { batch: '8', group: '8' } as const;
+/** Lesson 1's hard search task: 32 values, so a blind answer is right 1 time in 32. */
+const HARD = { ...SMALL, 'env.values': '32' } as const;
+/** Lesson 3: 4 epochs x 2 minibatches per batch, so the ratios move away from 1. */
+const EPOCHS = { batch: '4', group: '8', epochs: '4', minibatches: '2' } as const;
+const STALE = { ...SMALL, staleness: '4', minibatches: '2', lr: '0.01' } as const;
+const PARTIAL = { ...SMALL, task: 'sequence', 'env.seqReward': 'partial' } as const;
+const ROLES = { ...SMALL, task: 'roles', 'env.roleScale': '5', 'env.roleOffset': '0.5' } as const;
+
+const mean = (run: string, metric: ScalarMetric, from?: number, to?: number): SeriesStat => ({
+  run,
+  metric,
+  agg: 'mean',
+  ...(from !== undefined ? { from } : {}),
+  ...(to !== undefined ? { to } : {}),
+});
+const dump = (run: string, id: DumpStatId): DumpStat => ({ run, dump: id });
+
+export const LESSONS: readonly Lesson[] = [
+  {
+    id: 'collapse',
+    title: 'Advantage Collapse',
+    summary:
+      'GRPO learns from differences within a group. When all 8 rollouts of a prompt fail, every advantage in the group is 0 and the prompt teaches nothing. What does each remedy change, and what does it cost?',
+    methods: ['grpo', 'igpo', 'edge', 'dars', 'dapo', 'cm2'],
+    runs: [
+      { id: 'grpo', label: 'GRPO, hard search', set: { ...HARD }, iters: 20 },
+      { id: 'igpo', label: 'IGPO, hard search', set: { ...HARD, methods: 'igpo' }, iters: 20 },
+      { id: 'edge', label: 'GRPO + EDGE-GRPO, hard search', set: { ...HARD, methods: 'grpo,edge' }, iters: 20 },
+      { id: 'dars', label: 'GRPO + DARS, hard search', set: { ...HARD, methods: 'grpo,dars', 'dars.nMax': '16' }, iters: 20 },
+      { id: 'dapo', label: 'GRPO + DAPO, hard search', set: { ...HARD, methods: 'grpo,dapo' }, iters: 20 },
+      { id: 'tools', label: 'GRPO, tools, outcome reward', set: { ...SMALL, task: 'tools' }, iters: 40 },
+      { id: 'cm2', label: 'CM2, tools, checklist reward', set: { ...SMALL, task: 'tools', methods: 'cm2' }, iters: 40 },
+    ],
+    steps: [
+      {
+        run: 'grpo',
+        text: 'Load this step: GRPO on a search task with 32 possible answers (8 prompts x 8 rollouts); it runs 20 iterations and pauses. Watch the Advantage Collapse chart.',
+        see: 'About 8 groups in 10 are all-equal (0.79) and as many tokens have an advantage of exactly 0 (0.80); success stays at chance, about 1 in 32.',
+        claims: ['grpo-collapse', 'grpo-zero', 'grpo-chance'],
+      },
+      {
+        run: 'igpo',
+        text: 'Switch on IGPO (it replaces GRPO\'s estimator) and run the same 20 iterations on the same seed.',
+        see: 'The outcomes still tie (all-equal groups 0.78), but zero-advantage tokens drop from 0.80 to 0.45: each search turn is rewarded by how much it raised the policy\'s probability of the true answer, which differs even when every answer is wrong.',
+        claims: ['igpo-zero', 'igpo-ties'],
+      },
+      {
+        run: 'edge',
+        text: 'Back to GRPO, with EDGE-GRPO on: its guided error correction finishes some failing rollouts with the reference answer.',
+        see: 'All-equal groups fall to about 0.02, at the price of about 95 rollouts per iteration instead of 64; the policy\'s own success stays at chance.',
+        claims: ['edge-alleq', 'edge-rollouts', 'edge-chance'],
+      },
+      {
+        run: 'dars',
+        text: 'GRPO with DARS instead: prompts below 50% accuracy get extra rollouts (up to 16 in all).',
+        see: 'About 128 rollouts per iteration (2x). Prompts still without a success are then dropped, so no trained group is all-equal (0.00); within 20 iterations success stays at chance.',
+        claims: ['dars-rollouts', 'dars-alleq', 'dars-chance'],
+      },
+      {
+        run: 'dapo',
+        text: 'GRPO with DAPO: dynamic sampling drops all-equal groups and rolls out more prompts to refill the batch.',
+        see: 'About 190 rollouts per iteration (3 generation rounds) and all-equal groups more than halve (0.37): after 3 rounds DAPO gives up and fills the batch with what it has.',
+        claims: ['dapo-alleq', 'dapo-rollouts'],
+      },
+      {
+        run: 'tools',
+        text: 'A different remedy needs a different task. On the tools task (three calls in order) the outcome reward is 1 only if every call and argument is right. Load GRPO there (40 iterations).',
+        see: 'Nearly every group is all-equal (0.98) and success is about 0.',
+        claims: ['tools-collapse', 'tools-fail'],
+      },
+      {
+        run: 'cm2',
+        text: 'Switch to CM2: a checklist gives partial credit for each right call and argument.',
+        see: 'No group is all-equal any more (0.00), and true success starts to rise: 0.05 in iterations 21-40 against 0.006 with the outcome reward.',
+        claims: ['cm2-alleq', 'cm2-success'],
+      },
+    ],
+    claims: [
+      { id: 'grpo-collapse', see: 'GRPO: most groups all-equal', a: mean('grpo', 'groups_all_equal_frac'), op: '>', b: 0.6 },
+      { id: 'grpo-zero', see: 'GRPO: most tokens have zero advantage', a: mean('grpo', 'adv_zero_frac'), op: '>', b: 0.6 },
+      { id: 'grpo-chance', see: 'GRPO: success at chance', a: mean('grpo', 'success_rate'), op: '<', b: 0.08 },
+      { id: 'igpo-zero', see: 'IGPO: fewer zero-advantage tokens', a: mean('igpo', 'adv_zero_frac'), op: '<', b: mean('grpo', 'adv_zero_frac'), by: 0.2 },
+      { id: 'igpo-ties', see: 'IGPO: the outcomes still tie', a: mean('igpo', 'groups_all_equal_frac'), op: '>', b: 0.6 },
+      { id: 'edge-alleq', see: 'EDGE-GRPO: almost no all-equal group', a: mean('edge', 'groups_all_equal_frac'), op: '<', b: 0.1 },
+      { id: 'edge-rollouts', see: 'EDGE-GRPO: corrections cost rollouts', a: mean('edge', 'rollouts'), op: '>', b: mean('grpo', 'rollouts'), by: 16 },
+      { id: 'edge-chance', see: 'EDGE-GRPO: own success still at chance', a: mean('edge', 'success_rate'), op: '<', b: 0.08 },
+      { id: 'dars-rollouts', see: 'DARS: more rollouts', a: mean('dars', 'rollouts'), op: '>', b: mean('grpo', 'rollouts'), times: 1.5 },
+      { id: 'dars-alleq', see: 'DARS: no trained group all-equal', a: mean('dars', 'groups_all_equal_frac'), op: '<', b: 0.05 },
+      { id: 'dars-chance', see: 'DARS: success still at chance', a: mean('dars', 'success_rate'), op: '<', b: 0.08 },
+      { id: 'dapo-alleq', see: 'DAPO: fewer all-equal groups', a: mean('dapo', 'groups_all_equal_frac'), op: '<', b: mean('grpo', 'groups_all_equal_frac'), by: 0.25 },
+      { id: 'dapo-rollouts', see: 'DAPO: about 3x the rollouts', a: mean('dapo', 'rollouts'), op: '>', b: mean('grpo', 'rollouts'), times: 2.5 },
+      { id: 'tools-collapse', see: 'Tools, outcome reward: nearly all groups all-equal', a: mean('tools', 'groups_all_equal_frac'), op: '>', b: 0.9 },
+      { id: 'tools-fail', see: 'Tools, outcome reward: success about 0', a: mean('tools', 'success_rate'), op: '<', b: 0.02 },
+      { id: 'cm2-alleq', see: 'CM2: no all-equal groups', a: mean('cm2', 'groups_all_equal_frac'), op: '<', b: 0.05 },
+      { id: 'cm2-success', see: 'CM2: true success rises', a: mean('cm2', 'success_rate', 21, 40), op: '>', b: mean('tools', 'success_rate', 21, 40), by: 0.02 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['reward', 'groups_all_equal_frac', 'adv-heatmap', 'tokens'],
+    takeaway:
+      'Each remedy puts a signal back where GRPO has none, and each pays for it: IGPO by rewarding turns, EDGE-GRPO by injecting answers, DARS and DAPO with rollouts, CM2 by grading partial progress. On a task this hard, 20 iterations of any of them do not lift success yet; partial credit is the one that moves it.',
+  },
+  {
+    id: 'turns',
+    title: 'Turn credit',
+    summary:
+      'A multi-turn episode gets one outcome reward. Which turn earned it? Plain GRPO cannot tell: every turn of a trajectory gets the same advantage.',
+    methods: ['grpo', 'igpo', 'seeupo'],
+    runs: [
+      { id: 'grpo', label: 'GRPO', set: { ...SMALL }, iters: 8 },
+      { id: 'igpo', label: 'IGPO', set: { ...SMALL, methods: 'igpo' }, iters: 8 },
+      { id: 'seeupo', label: 'GRPO + SeeUPO', set: { ...SMALL, methods: 'grpo,seeupo' }, iters: 8 },
+    ],
+    steps: [
+      {
+        run: 'grpo',
+        text: 'Load GRPO on the default search task (search, then answer; 8 iterations). Then open a trajectory in the batch inspector and read the advantage column turn by turn.',
+        see: 'Every turn of a trajectory carries the same advantage: no multi-turn trajectory (0%) has turns with different advantages. With one optimizer step per batch every ratio is exactly 1.',
+        claims: ['grpo-same', 'grpo-ratio-one'],
+        inspect: true,
+      },
+      {
+        run: 'igpo',
+        text: 'Switch on IGPO and load the same 8 iterations. Open a trajectory again.',
+        see: 'The search turn and the answer turn now get different advantages in every multi-turn trajectory (100%): a search that raised the policy\'s probability of the right answer earns credit even when the final answer is wrong.',
+        claims: ['igpo-distinct'],
+        inspect: true,
+      },
+      {
+        run: 'seeupo',
+        text: 'Now GRPO with SeeUPO, which updates one turn at a time, the last turn first.',
+        see: 'The advantage column is the outcome\'s again (0% with different advantages); what differs per turn is the ratio (100%): each turn is trained in its own stage after the later turns, and their ratios multiply its advantage in the loss.',
+        claims: ['seeupo-adv-same', 'seeupo-ratio-distinct'],
+        inspect: true,
+      },
+    ],
+    claims: [
+      { id: 'grpo-same', see: 'GRPO: one advantage per trajectory', a: dump('grpo', 'turn_adv_distinct'), op: '<', b: 0 },
+      { id: 'grpo-ratio-one', see: 'GRPO: ratios all 1', a: { run: 'grpo', metric: 'ratio_max', agg: 'max' }, op: '<', b: 1.0001 },
+      { id: 'igpo-distinct', see: 'IGPO: turns get different advantages', a: dump('igpo', 'turn_adv_distinct'), op: '>', b: 0.5 },
+      { id: 'seeupo-adv-same', see: 'SeeUPO: the advantage is still the outcome\'s', a: dump('seeupo', 'turn_adv_distinct'), op: '<', b: 0 },
+      { id: 'seeupo-ratio-distinct', see: 'SeeUPO: turns get different ratios', a: dump('seeupo', 'turn_ratio_distinct'), op: '>', b: 0.5 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['reward', 'advantage', 'ratio'],
+    takeaway:
+      'Outcome-only credit is shared equally by every turn. IGPO changes the advantage of each turn (a per-turn reward); SeeUPO keeps the outcome advantage but changes how each turn is updated.',
+  },
+  {
+    id: 'ratios',
+    title: 'Importance ratios out of control',
+    summary:
+      'Several optimizer steps per batch, or rollouts from an older policy, move pi/pi_old away from 1. How do token clipping, sequence-level ratios and VCPO\'s step size cope?',
+    methods: ['grpo', 'gspo', 'gmpo', 'sampo', 'vcpo'],
+    runs: [
+      { id: 'one', label: 'GRPO, 1 step per batch', set: { ...EPOCHS, epochs: '1', minibatches: '1' }, iters: 12 },
+      { id: 'grpo', label: 'GRPO, 4 epochs x 2 minibatches', set: { ...EPOCHS }, iters: 12 },
+      { id: 'gspo', label: 'GSPO, 4 epochs x 2 minibatches', set: { ...EPOCHS, methods: 'grpo,gspo' }, iters: 12 },
+      { id: 'gmpo', label: 'GMPO, 4 epochs x 2 minibatches', set: { ...EPOCHS, methods: 'grpo,gmpo' }, iters: 12 },
+      { id: 'sampo', label: 'SAMPO, 4 epochs x 2 minibatches', set: { ...EPOCHS, methods: 'sampo' }, iters: 12 },
+      { id: 'stale', label: 'GRPO, rollouts 4 updates stale', set: { ...STALE }, iters: 20 },
+      { id: 'vcpo', label: 'VCPO, rollouts 4 updates stale', set: { ...STALE, methods: 'vcpo' }, iters: 20 },
+    ],
+    steps: [
+      {
+        run: 'one',
+        text: 'Load GRPO with one optimizer step per batch (4 prompts x 8 rollouts, 12 iterations). Watch the IS ratio and ESS charts.',
+        see: 'Every ratio is exactly 1 (the largest is 1.00) and the ESS stays at 1: the policy being trained is the one that rolled out.',
+        claims: ['one-ratio', 'one-ess'],
+      },
+      {
+        run: 'grpo',
+        text: 'Now reuse each batch for 4 epochs of 2 minibatches (8 steps per batch).',
+        see: 'Ratios leave 1: the largest averages 2.9, about 1 token in 5 is clipped, and the ESS falls to 0.60. Token clipping cuts inside a trajectory: 95% of clipped trajectories also have unclipped tokens.',
+        claims: ['grpo-ratio', 'grpo-clip', 'grpo-ess', 'grpo-mixed'],
+        inspect: true,
+      },
+      {
+        run: 'gspo',
+        text: 'Switch on GSPO: one ratio per sequence (the geometric mean of its token ratios), clipped as a whole.',
+        see: 'No clipped trajectory is split any more (0%), though more tokens lie in clipped sequences (0.50). The policy moves less per batch: ESS 0.77, largest token ratio 2.1 on average.',
+        claims: ['gspo-mixed', 'gspo-clip', 'gspo-ess', 'gspo-ratio'],
+        inspect: true,
+      },
+      {
+        run: 'gmpo',
+        text: 'GMPO instead: the geometric mean of the token ratios, each clipped in log space at ±0.4 (ratios 0.67 to 1.49).',
+        see: 'Its clip is wider than the token clip (0.8 to 1.2), so it clips half as many tokens (0.11 vs 0.21); ratios are not narrower here (largest 3.4 on average) and entropy falls fastest (0.50 vs 0.83).',
+        claims: ['gmpo-clip', 'gmpo-entropy'],
+      },
+      {
+        run: 'sampo',
+        text: 'SAMPO: a tight sequence clip (1 - 0.003 to 1 + 0.004), GiGPO step advantages, and filtering of all-equal groups after 5 iterations.',
+        see: 'Sequences are clipped whole (0% split), the ESS stays at 0.72, and all-equal groups fall to 0.23 (0.54 with GRPO), for about 56 rollouts per iteration instead of 32.',
+        claims: ['sampo-mixed', 'sampo-ess', 'sampo-alleq', 'sampo-rollouts'],
+      },
+      {
+        run: 'stale',
+        text: 'Another way to leave the policy: train on rollouts from the policy of 4 updates ago (asynchronous RL), at lr 0.01 with 2 minibatches. Watch ess_rollout and the learning rate.',
+        see: 'The ESS of the stale rollouts (ess_rollout) averages about 0.62 while the learning rate stays at 0.01.',
+        claims: ['stale-ess', 'stale-lr'],
+      },
+      {
+        run: 'vcpo',
+        text: 'Switch to VCPO: it scales each step by the square root of that ESS.',
+        see: 'The applied learning rate drops to 0.007 on average and 0.0036 at its lowest, exactly where the rollouts are most off-policy.',
+        claims: ['vcpo-lr', 'vcpo-lrmin'],
+      },
+    ],
+    claims: [
+      { id: 'one-ratio', see: 'One step: ratios exactly 1', a: { run: 'one', metric: 'ratio_max', agg: 'max' }, op: '<', b: 1.0001 },
+      { id: 'one-ess', see: 'One step: ESS 1', a: { run: 'one', metric: 'ess', agg: 'min' }, op: '>', b: 0.9999 },
+      { id: 'grpo-ratio', see: '8 steps: large ratios', a: mean('grpo', 'ratio_max'), op: '>', b: 2 },
+      { id: 'grpo-clip', see: '8 steps: tokens get clipped', a: mean('grpo', 'clip_frac'), op: '>', b: 0.1 },
+      { id: 'grpo-ess', see: '8 steps: ESS falls', a: mean('grpo', 'ess'), op: '<', b: 0.75 },
+      { id: 'grpo-mixed', see: 'Token clipping splits trajectories', a: dump('grpo', 'clip_mixed'), op: '>', b: 0.5 },
+      { id: 'gspo-mixed', see: 'GSPO clips whole sequences', a: dump('gspo', 'clip_mixed'), op: '<', b: 0 },
+      { id: 'gspo-clip', see: 'GSPO: more tokens in clipped sequences', a: mean('gspo', 'clip_frac'), op: '>', b: mean('grpo', 'clip_frac'), by: 0.15 },
+      { id: 'gspo-ess', see: 'GSPO: higher ESS', a: mean('gspo', 'ess'), op: '>', b: mean('grpo', 'ess'), by: 0.1 },
+      { id: 'gspo-ratio', see: 'GSPO: smaller largest ratio', a: mean('gspo', 'ratio_max'), op: '<', b: mean('grpo', 'ratio_max'), by: 0.4 },
+      { id: 'gmpo-clip', see: 'GMPO: fewer clipped tokens', a: mean('gmpo', 'clip_frac'), op: '<', b: mean('grpo', 'clip_frac'), times: 1.5 },
+      { id: 'gmpo-entropy', see: 'GMPO: entropy falls faster', a: mean('gmpo', 'entropy'), op: '<', b: mean('grpo', 'entropy'), by: 0.15 },
+      { id: 'sampo-mixed', see: 'SAMPO clips whole sequences', a: dump('sampo', 'clip_mixed'), op: '<', b: 0 },
+      { id: 'sampo-ess', see: 'SAMPO: higher ESS', a: mean('sampo', 'ess'), op: '>', b: mean('grpo', 'ess'), by: 0.05 },
+      { id: 'sampo-alleq', see: 'SAMPO: filtering removes all-equal groups', a: mean('sampo', 'groups_all_equal_frac'), op: '<', b: mean('grpo', 'groups_all_equal_frac'), by: 0.2 },
+      { id: 'sampo-rollouts', see: 'SAMPO: filtering costs rollouts', a: mean('sampo', 'rollouts'), op: '>', b: mean('grpo', 'rollouts'), times: 1.3 },
+      { id: 'stale-ess', see: 'Stale rollouts: low rollout ESS', a: mean('stale', 'ess_rollout'), op: '<', b: 0.8 },
+      { id: 'stale-lr', see: 'Stale rollouts: lr unchanged', a: { run: 'stale', metric: 'lr', agg: 'min' }, op: '>', b: 0.0099 },
+      { id: 'vcpo-lr', see: 'VCPO: smaller steps', a: mean('vcpo', 'lr'), op: '<', b: mean('stale', 'lr'), times: 1.25 },
+      { id: 'vcpo-lrmin', see: 'VCPO: smallest step where the ESS is lowest', a: { run: 'vcpo', metric: 'lr', agg: 'min' }, op: '<', b: 0.005 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['ratio-hist', 'ratio', 'clip', 'ess', 'ess_rollout', 'lr', 'entropy'],
+    takeaway:
+      'Token clipping bounds each token and cuts trajectories apart; sequence ratios (GSPO, SAMPO) keep a trajectory whole and the policy closer to its rollouts; a wider log-space clip (GMPO) moves further; and VCPO answers stale rollouts with a smaller step rather than a clip.',
+  },
+  {
+    id: 'reward',
+    title: 'When the reward lies',
+    summary:
+      'A reward model is a noisy judge. Here the success rate is measured on the true outcome, so you can watch what training on a noisy score costs, and whether PF-PPO\'s filter buys it back.',
+    methods: ['grpo', 'pfppo'],
+    runs: [
+      { id: 'clean', label: 'GRPO, true reward', set: { ...PARTIAL }, iters: 40 },
+      { id: 'noisy', label: 'GRPO, noisy reward model', set: { ...PARTIAL, 'env.rmNoise': '1' }, iters: 40 },
+      { id: 'pfppo', label: 'GRPO + PF-PPO, noisy reward model', set: { ...PARTIAL, 'env.rmNoise': '1', methods: 'grpo,pfppo' }, iters: 40 },
+    ],
+    steps: [
+      {
+        run: 'clean',
+        text: 'Load GRPO on the sequence task with partial credit (the fraction of positions right), trained on the true reward for 40 iterations.',
+        see: 'True success (exact match) climbs to about 0.8 in iterations 31-40.',
+        claims: ['clean-learns'],
+      },
+      {
+        run: 'noisy',
+        text: 'Now train on a reward model instead: the true reward plus noise whose std is 1 at mid-range rewards and 0.1 at 0 and 1 (env.rmNoise = 1).',
+        see: 'The training reward still rises, but true success averages 0.16 over the 40 iterations, against 0.41 on the true reward.',
+        claims: ['noisy-reward-rises', 'noisy-hurts'],
+      },
+      {
+        run: 'pfppo',
+        text: 'Switch on PF-PPO: it trusts the extremes of the score and trains only on each group\'s best and worst rollout.',
+        see: 'On this toy it makes things worse. The extreme scores are mostly mid-range rollouts with large noise: the rollouts it trains on are about twice as wrong as the batch (|reward − true| 1.18 vs 0.57, last batch), and true success falls to 0.05.',
+        claims: ['pf-selects-noise', 'pf-worse'],
+        inspect: true,
+      },
+    ],
+    claims: [
+      { id: 'clean-learns', see: 'True reward: success rises', a: mean('clean', 'success_rate', 31, 40), op: '>', b: 0.5 },
+      { id: 'noisy-reward-rises', see: 'Noisy reward: the training reward still rises', a: mean('noisy', 'reward_mean', 31, 40), op: '>', b: mean('noisy', 'reward_mean', 1, 10), by: 0.05 },
+      { id: 'noisy-hurts', see: 'Noisy reward: lower true success', a: mean('noisy', 'success_rate'), op: '<', b: mean('clean', 'success_rate'), by: 0.15 },
+      { id: 'pf-selects-noise', see: 'PF-PPO trains on the noisiest scores', a: dump('pfppo', 'rm_error_trained'), op: '>', b: dump('pfppo', 'rm_error_all'), times: 1.5 },
+      { id: 'pf-worse', see: 'PF-PPO: lower true success', a: mean('pfppo', 'success_rate'), op: '<', b: mean('noisy', 'success_rate'), by: 0.05 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['reward', 'entropy'],
+    takeaway:
+      'Filtering on the score helps only where the score\'s extremes are reliable. When the noise grows toward the middle of the range, the highest and lowest scores are the most inflated ones, and a filter that keeps them keeps the noise.',
+  },
+  {
+    id: 'roles',
+    title: 'Two agents, one reward',
+    summary:
+      'A planner and an executor share one policy and one episode, but the executor\'s reward is 5 times larger (plus 0.5). One baseline for both roles, or one per role?',
+    methods: ['grpo', 'drmas'],
+    runs: [
+      { id: 'grpo', label: 'GRPO, one baseline', set: { ...ROLES }, iters: 30 },
+      { id: 'drmas', label: 'GRPO + Dr. MAS, per-role baselines', set: { ...ROLES, methods: 'grpo,drmas' }, iters: 30 },
+    ],
+    steps: [
+      {
+        run: 'grpo',
+        text: 'Load GRPO on the two-role task with the executor\'s reward scaled by 5 (30 iterations). Open a trajectory: both roles\' turns carry one advantage.',
+        see: 'The executor\'s large reward dominates that advantage: the planner\'s turns follow the planner\'s own reward only loosely (correlation 0.45, last batch).',
+        claims: ['grpo-corr'],
+        inspect: true,
+      },
+      {
+        run: 'drmas',
+        text: 'Switch on Dr. MAS: each role\'s reward is normalized with that role\'s mean and std within the group.',
+        see: 'Each role\'s advantage now tracks its own reward (correlation 0.97), planner and executor turns get different advantages (94% of trajectories), and the mean reward rises faster (0.88 vs 0.75); success itself is not higher within 30 iterations (0.11 for both).',
+        claims: ['drmas-corr', 'drmas-distinct', 'drmas-reward', 'drmas-success'],
+        inspect: true,
+      },
+    ],
+    claims: [
+      { id: 'grpo-corr', see: 'GRPO: the planner\'s credit is blurred', a: dump('grpo', 'role_adv_corr_min'), op: '<', b: 0.7 },
+      { id: 'drmas-corr', see: 'Dr. MAS: each role gets its own credit', a: dump('drmas', 'role_adv_corr_min'), op: '>', b: dump('grpo', 'role_adv_corr_min'), by: 0.3 },
+      { id: 'drmas-distinct', see: 'Dr. MAS: roles get different advantages', a: dump('drmas', 'turn_adv_distinct'), op: '>', b: 0.5 },
+      { id: 'drmas-reward', see: 'Dr. MAS: reward rises faster', a: mean('drmas', 'reward_mean'), op: '>', b: mean('grpo', 'reward_mean'), by: 0.05 },
+      { id: 'drmas-success', see: 'Dr. MAS: success not higher yet', a: mean('drmas', 'success_rate'), op: '<', b: mean('grpo', 'success_rate'), by: -0.03 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['reward', 'advantage'],
+    takeaway:
+      'When agents share an episode but not a reward scale, one baseline hands each agent the other\'s credit; per-role normalization gives each its own.',
+  },
+  {
+    id: 'length',
+    title: 'Length and normalization bias',
+    summary:
+      'How token losses are averaged, and whether advantages are divided by the group std, both bias what GRPO learns. Dr. GRPO removes both.',
+    methods: ['grpo', 'drgrpo'],
+    runs: [
+      { id: 'grpo', label: 'GRPO, per-sequence token mean', set: { ...SMALL, 'env.maxTurns': '5', lossAgg: 'seq-mean-token-mean' }, iters: 6 },
+      { id: 'drgrpo', label: 'Dr. GRPO', set: { ...SMALL, 'env.maxTurns': '5', methods: 'drgrpo' }, iters: 6 },
+    ],
+    steps: [
+      {
+        run: 'grpo',
+        text: 'Load GRPO with its original loss: each trajectory\'s token losses averaged over its own length, then over trajectories (search task with up to 5 turns, 6 iterations). Open the batch inspector.',
+        see: 'A token of the shortest trajectory weighs 4 times as much as a token of the longest (last batch), so a long wrong answer is punished less per token; advantages are divided by the group std (their std over tokens is 0.65).',
+        claims: ['grpo-weight', 'grpo-std'],
+        inspect: true,
+      },
+      {
+        run: 'drgrpo',
+        text: 'Switch to Dr. GRPO: advantage R − mean (no std), and every token divided by one constant (G x the longest possible response).',
+        see: 'Every token weighs the same (ratio 1.00); the advantages are smaller (std 0.27) and, with the constant normalizer, so are the gradients: about 10 times smaller at the same learning rate (0.026 vs 0.27).',
+        claims: ['dr-weight', 'dr-std', 'dr-grad'],
+        inspect: true,
+      },
+    ],
+    claims: [
+      { id: 'grpo-weight', see: 'GRPO: short trajectories\' tokens weigh more', a: dump('grpo', 'weight_short_long'), op: '>', b: 2 },
+      { id: 'grpo-std', see: 'GRPO: std-normalized advantages', a: mean('grpo', 'adv_std'), op: '>', b: 0.5 },
+      { id: 'dr-weight', see: 'Dr. GRPO: every token weighs the same', a: dump('drgrpo', 'weight_short_long'), op: '<', b: 1.01 },
+      { id: 'dr-std', see: 'Dr. GRPO: no std division', a: mean('drgrpo', 'adv_std'), op: '<', b: mean('grpo', 'adv_std'), by: 0.2 },
+      { id: 'dr-grad', see: 'Dr. GRPO: smaller gradients', a: mean('drgrpo', 'grad_norm'), op: '<', b: mean('grpo', 'grad_norm'), times: 5 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['reward', 'advantage', 'grad_norm', 'tokens'],
+    takeaway:
+      'The per-sequence mean gives short answers\' tokens more weight and long ones\' less; the std division rescales each prompt by how much its rollouts disagree. Dr. GRPO\'s constants remove both, and its smaller gradients may want a larger learning rate.',
+  },
+  {
+    id: 'entropy',
+    title: 'Entropy and exploration',
+    summary:
+      'A policy that stops exploring stops learning. DAPO\'s clip-higher lets unlikely tokens grow; ProRL keeps a KL leash to a reference but resets the reference now and then.',
+    methods: ['grpo', 'dapo', 'prorl'],
+    runs: [
+      { id: 'grpo', label: 'GRPO, 2 epochs x 2 minibatches', set: { ...SMALL, epochs: '2', minibatches: '2' }, iters: 30 },
+      { id: 'dapo', label: 'GRPO + DAPO clip-higher', set: { ...SMALL, epochs: '2', minibatches: '2', methods: 'grpo,dapo', 'dapo.dynamicSampling': 'false' }, iters: 30 },
+      { id: 'kl', label: 'GRPO, KL 0.05 to the initial policy', set: { ...SMALL, klCoef: '0.05' }, iters: 40 },
+      { id: 'prorl', label: 'GRPO + ProRL, reference reset every 10', set: { ...SMALL, methods: 'grpo,prorl', 'prorl.resetEvery': '10' }, iters: 40 },
+    ],
+    steps: [
+      {
+        run: 'grpo',
+        text: 'Load GRPO with 2 epochs of 2 minibatches per batch, so that clipping comes into play (30 iterations). Watch entropy and the clip fractions.',
+        see: 'Entropy falls to about 0.69 in iterations 16-30; about 3% of tokens are clipped on the high side.',
+        claims: ['grpo-entropy-falls', 'grpo-clip-high'],
+      },
+      {
+        run: 'dapo',
+        text: 'Switch on DAPO with clip-higher only (ceiling 1 + 0.28 instead of 1 + 0.2; dynamic sampling off).',
+        see: 'High-side clipping falls as intended (0.018 vs 0.030), but the extra room goes to tokens that are already winning: entropy falls faster, to 0.57 in iterations 16-30.',
+        claims: ['dapo-clip', 'dapo-entropy'],
+      },
+      {
+        run: 'kl',
+        text: 'Now a KL penalty instead (coefficient 0.05, k3 estimator) to the initial policy, 40 iterations. Watch the KL chart.',
+        see: 'The KL to the reference keeps growing: from 0.05 on average over iterations 1-10 to 0.16 over iterations 31-40.',
+        claims: ['kl-grows'],
+      },
+      {
+        run: 'prorl',
+        text: 'ProRL: the same penalty, but every 10 iterations the reference (and Adam\'s moments) jump to the current policy.',
+        see: 'The KL drops back to 0 at each reset (iteration 21, for one) and averages 0.085 against 0.145, so the leash pulls toward a recent policy instead of the initial one; entropy stays a little higher (1.02 vs 0.95).',
+        claims: ['prorl-reset', 'prorl-kl', 'prorl-entropy'],
+      },
+    ],
+    claims: [
+      { id: 'grpo-entropy-falls', see: 'GRPO: entropy falls', a: mean('grpo', 'entropy', 16, 30), op: '<', b: { run: 'grpo', metric: 'entropy', agg: 'mean', from: 1, to: 5 }, by: 0.2 },
+      { id: 'grpo-clip-high', see: 'GRPO: some high-side clipping', a: mean('grpo', 'clip_frac_high'), op: '>', b: 0.015 },
+      { id: 'dapo-clip', see: 'Clip-higher: less high-side clipping', a: mean('dapo', 'clip_frac_high'), op: '<', b: mean('grpo', 'clip_frac_high'), times: 1.3 },
+      { id: 'dapo-entropy', see: 'Clip-higher: entropy falls faster here', a: mean('dapo', 'entropy', 16, 30), op: '<', b: mean('grpo', 'entropy', 16, 30), by: 0.05 },
+      { id: 'kl-grows', see: 'Fixed reference: KL grows', a: mean('kl', 'kl_ref', 31, 40), op: '>', b: mean('kl', 'kl_ref', 1, 10), by: 0.05 },
+      { id: 'prorl-reset', see: 'ProRL: KL back to 0 at a reset', a: { run: 'prorl', metric: 'kl_ref', agg: 'last', from: 21, to: 21 }, op: '<', b: 0.01 },
+      { id: 'prorl-kl', see: 'ProRL: lower KL on average', a: mean('prorl', 'kl_ref'), op: '<', b: mean('kl', 'kl_ref'), times: 1.3 },
+      { id: 'prorl-entropy', see: 'ProRL: entropy a little higher', a: mean('prorl', 'entropy'), op: '>', b: mean('kl', 'entropy'), by: 0.03 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['reward', 'entropy', 'clip', 'kl'],
+    takeaway:
+      'Entropy is shaped by what the clip lets through, not by the clip\'s width alone: here clip-higher sped up the collapse it is meant to slow. ProRL\'s resets keep a KL penalty from turning into a tether to the initial policy.',
+  },
+];
+
+export const LESSON_IDS: readonly string[] = LESSONS.map((l) => l.id);
+
+export function lessonById(id: string): Lesson | undefined {
+  return LESSONS.find((l) => l.id === id);
+}
+
+export function lessonRun(lesson: Lesson, runId: string): LessonRun {
+  const run = lesson.runs.find((r) => r.id === runId);
+  if (!run) throw new Error(`lesson ${lesson.id}: no run "${runId}"`);
+  return run;
+}
+
+/**
+ * The RunConfig of a lesson run: the defaults with the run's keys applied through the config's
+ * validators (task first, then methods, then the rest), and seed 1 unless the run sets one.
+ */
+export function lessonRunConfig(run: LessonRun): RunConfig {
+  let cfg = defaultConfig();
+  const set = run.set;
+  if (set.task !== undefined) cfg = withFieldText(cfg, 'task', set.task);
+  if (set.methods !== undefined) cfg = withFieldText(cfg, 'methods', set.methods);
+  for (const [k, v] of Object.entries(set)) if (k !== 'task' && k !== 'methods') cfg = withFieldText(cfg, k, v);
+  return cfg;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+// ---------------------------------------------------------------------------------------------
+
+const avg = (xs: number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+type Traj = BatchDump['trajs'][number];
+
+/** Per turn taken, the mean of a token field over that turn's policy tokens. */
+function perTurn(t: Traj, field: 'adv' | 'ratio'): number[] {
+  const by = new Map<number, number[]>();
+  for (const k of t.tokens) {
+    if (!k.mask) continue;
+    const xs = by.get(k.turn) ?? [];
+    xs.push(k[field]);
+    by.set(k.turn, xs);
+  }
+  return [...by.keys()].sort((a, b) => a - b).map((turn) => avg(by.get(turn)!));
+}
+
+/** Fraction of the trained trajectories with two or more turns whose per-turn values differ; NaN if fewer than 4 such. */
+function turnsDistinct(d: BatchDump, field: 'adv' | 'ratio'): number {
+  const multi = d.trajs.filter((t) => t.kept && perTurn(t, field).length >= 2);
+  if (multi.length < 4) return NaN;
+  const distinct = multi.filter((t) => {
+    const v = perTurn(t, field);
+    return Math.max(...v) - Math.min(...v) > 1e-5;
+  });
+  return distinct.length / multi.length;
+}
+
+function pearson(xs: number[], ys: number[]): number {
+  const mx = avg(xs);
+  const my = avg(ys);
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  xs.forEach((x, i) => {
+    sxy += (x - mx) * (ys[i]! - my);
+    sxx += (x - mx) ** 2;
+    syy += (ys[i]! - my) ** 2;
+  });
+  return sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : NaN;
+}
+
+/**
+ * Statistics of one batch dump. Each documents what it measures; the panel shows the doc beside
+ * the number.
+ */
+export const DUMP_STATS = {
+  turn_adv_distinct: {
+    label: 'trajectories whose turns get different advantages',
+    doc: 'Among trained trajectories with 2+ turns: the fraction whose per-turn mean advantage is not the same on every turn.',
+    compute: (d: BatchDump) => turnsDistinct(d, 'adv'),
+  },
+  turn_ratio_distinct: {
+    label: 'trajectories whose turns have different ratios',
+    doc: 'Among trained trajectories with 2+ turns: the fraction whose per-turn mean importance ratio differs between turns.',
+    compute: (d: BatchDump) => turnsDistinct(d, 'ratio'),
+  },
+  clip_mixed: {
+    label: 'clipped trajectories with unclipped tokens too',
+    doc: 'Among trajectories with at least one clipped token: the fraction that also has unclipped tokens (token-level clipping splits a trajectory; sequence-level clipping does not).',
+    compute: (d: BatchDump) => {
+      const clipped = d.trajs.filter((t) => t.tokens.some((k) => k.mask && k.clip !== 0));
+      if (clipped.length === 0) return NaN;
+      return clipped.filter((t) => t.tokens.some((k) => k.mask && k.clip === 0)).length / clipped.length;
+    },
+  },
+  rm_error_trained: {
+    label: 'reward-model error of what is trained on',
+    doc: 'Mean |training reward - true reward| over the trained rollouts, each counted as often as it is drawn (PF-PPO resamples).',
+    compute: (d: BatchDump) => {
+      let w = 0;
+      let e = 0;
+      for (const t of d.trajs) {
+        const c = t.kept ? t.copies : 0;
+        w += c;
+        e += c * Math.abs(t.reward - t.reward_true);
+      }
+      return w > 0 ? e / w : NaN;
+    },
+  },
+  rm_error_all: {
+    label: 'reward-model error over all rollouts',
+    doc: 'Mean |training reward - true reward| over every rollout of the batch.',
+    compute: (d: BatchDump) => avg(d.trajs.map((t) => Math.abs(t.reward - t.reward_true))),
+  },
+  role_adv_corr_min: {
+    label: 'worst role: advantage vs its own reward (correlation)',
+    doc: 'For each role, the correlation over trajectories between the mean advantage of that role\'s turns and that role\'s own reward minus its group mean; the smaller of the roles.',
+    compute: (d: BatchDump) => {
+      const roles = [...new Set(d.trajs.flatMap((t) => t.turn_roles ?? []))];
+      if (roles.length === 0) return NaN;
+      const groups = new Map<number, Traj[]>();
+      for (const t of d.trajs) groups.set(t.group, [...(groups.get(t.group) ?? []), t]);
+      const corrs = roles.map((role) => {
+        const xs: number[] = [];
+        const ys: number[] = [];
+        for (const g of groups.values()) {
+          const gMean = avg(g.map((t) => t.role_rewards?.[role] ?? 0));
+          for (const t of g) {
+            const turns = (t.turn_roles ?? []).map((r, i) => (r === role ? i : -1)).filter((i) => i >= 0);
+            const adv = t.tokens.filter((k) => k.mask && turns.includes(k.turn)).map((k) => k.adv);
+            if (!t.kept || adv.length === 0) continue;
+            xs.push(avg(adv));
+            ys.push((t.role_rewards?.[role] ?? 0) - gMean);
+          }
+        }
+        return pearson(xs, ys);
+      });
+      return Math.min(...corrs);
+    },
+  },
+  weight_short_long: {
+    label: 'per-token weight, shortest vs longest trajectories',
+    doc: 'Mean per-token loss weight |loss / (advantage x ratio)| of the shortest trained trajectories divided by that of the longest (1: every token weighs the same).',
+    compute: (d: BatchDump) => {
+      const rows = d.trajs
+        .filter((t) => t.kept)
+        .map((t) => {
+          const ks = t.tokens.filter((k) => k.mask && Math.abs(k.adv) > 1e-6 && k.clip === 0);
+          return { len: t.tokens.filter((k) => k.mask).length, w: avg(ks.map((k) => Math.abs(k.loss / (k.adv * k.ratio)))) };
+        })
+        .filter((r) => Number.isFinite(r.w));
+      if (rows.length < 2) return NaN;
+      const lo = Math.min(...rows.map((r) => r.len));
+      const hi = Math.max(...rows.map((r) => r.len));
+      if (lo === hi) return NaN;
+      return avg(rows.filter((r) => r.len === lo).map((r) => r.w)) / avg(rows.filter((r) => r.len === hi).map((r) => r.w));
+    },
+  },
+  wrong_tokens: {
+    label: 'policy tokens per failed trajectory',
+    doc: 'Mean number of policy tokens of the rollouts whose true reward is below the batch\'s best.',
+    compute: (d: BatchDump) => {
+      const best = Math.max(...d.trajs.map((t) => t.reward_true));
+      const wrong = d.trajs.filter((t) => t.reward_true < best);
+      return avg(wrong.map((t) => t.tokens.filter((k) => k.mask).length));
+    },
+  },
+} satisfies Record<string, { label: string; doc: string; compute: (d: BatchDump) => number }>;
+
+/** What a run produced: its metric rows and its last iteration's batch dump. */
+export interface RunResult {
+  rows: readonly MetricRow[];
+  dump: BatchDump | null;
+}
+
+export function isDumpStat(s: Stat): s is DumpStat {
+  return 'dump' in s;
+}
+
+/** The value of a statistic on a run's result; NaN when it cannot be computed (too few iterations, no dump). */
+export function statValue(s: Stat, r: RunResult, iters: number): number {
+  if (isDumpStat(s)) return r.dump ? DUMP_STATS[s.dump].compute(r.dump) : NaN;
+  const from = s.from ?? 1;
+  const to = s.to ?? iters;
+  const xs = r.rows.filter((row) => row.iter >= from && row.iter <= to).map((row) => row[s.metric]);
+  if (xs.length < to - from + 1) return NaN;
+  switch (s.agg) {
+    case 'mean':
+      return avg(xs);
+    case 'max':
+      return Math.max(...xs);
+    case 'min':
+      return Math.min(...xs);
+    case 'last':
+      return xs[xs.length - 1]!;
+  }
+}
+
+export interface ClaimCheck {
+  a: number;
+  b: number;
+  ok: boolean;
+}
+
+/** Checks a claim given each run's result (by run id); missing runs give NaN and a failed check. */
+export function checkClaim(lesson: Lesson, c: Claim, results: Readonly<Record<string, RunResult | undefined>>): ClaimCheck {
+  const value = (s: Stat | number): number => {
+    if (typeof s === 'number') return s;
+    const r = results[s.run];
+    return r ? statValue(s, r, lessonRun(lesson, s.run).iters) : NaN;
+  };
+  const a = value(c.a);
+  const b = value(c.b);
+  const by = c.by ?? 0;
+  let ok: boolean;
+  if (c.times !== undefined) ok = c.op === '>' ? a >= b * c.times : a * c.times <= b;
+  else ok = c.op === '>' ? a >= b + by : a <= b - by;
+  return { a, b, ok: ok && Number.isFinite(a) && Number.isFinite(b) };
+}
+
+const METRIC_WORDS: Partial<Record<ScalarMetric, string>> = {
+  success_rate: 'success rate',
+  reward_mean: 'reward',
+  groups_all_equal_frac: 'all-equal groups',
+  adv_zero_frac: 'zero-advantage tokens',
+  ratio_max: 'largest ratio',
+  clip_frac: 'clip fraction',
+  clip_frac_high: 'high-side clip fraction',
+  ess: 'ESS',
+  ess_rollout: 'rollout ESS',
+  kl_ref: 'KL to the reference',
+  grad_norm: 'gradient norm',
+  rollouts: 'rollouts per iteration',
+  tokens: 'policy tokens',
+  adv_std: 'advantage std',
+  entropy: 'entropy',
+  lr: 'learning rate',
+};
+
+/** A statistic in words: "all-equal groups, mean of iterations 1-30 (GRPO, hard search)". */
+export function describeStat(lesson: Lesson, s: Stat | number): string {
+  if (typeof s === 'number') return String(s);
+  const run = lessonRun(lesson, s.run);
+  if (isDumpStat(s)) return `${DUMP_STATS[s.dump].label}, last batch (${run.label})`;
+  const from = s.from ?? 1;
+  const to = s.to ?? run.iters;
+  const window = from === to ? `iteration ${from}` : `iterations ${from}-${to}`;
+  const agg = s.agg === 'last' ? 'at' : `${s.agg} of`;
+  return `${METRIC_WORDS[s.metric] ?? s.metric}, ${agg} ${window} (${run.label})`;
+}
+
+/** A claim's condition in words: "A >= B + 0.2". */
+export function describeClaim(lesson: Lesson, c: Claim): string {
+  const a = describeStat(lesson, c.a);
+  const b = describeStat(lesson, c.b);
+  if (c.times !== undefined) return c.op === '>' ? `${a} ≥ ${c.times} × ${b}` : `${a} ≤ ${b} / ${c.times}`;
+  const by = c.by ?? 0;
+  if (by === 0) return `${a} ${c.op === '>' ? '≥' : '≤'} ${b}`;
+  const plus = (sign: 1 | -1) => (sign * by >= 0 ? `+ ${Math.abs(by)}` : `− ${Math.abs(by)}`);
+  return c.op === '>' ? `${a} ≥ ${b} ${plus(1)}` : `${a} ≤ ${b} ${plus(-1)}`;
+}
