@@ -40,7 +40,8 @@ export interface Setting {
 export const SETTINGS: Setting[] = [
   { task: 'search', name: 'default', set: {}, iters: 300, note: '1 hop, 3 entities x 2 attributes, 8 values, 3 turns, no noise' },
   { task: 'search', name: 'hard', set: { 'env.hops': '2', 'env.values': '32', 'env.noise': '0.2' }, iters: 100, note: '2 hops, 32 values, 20% wrong documents' },
-  { task: 'tools', name: 'default', set: { 'env.toolReward': 'checklist' }, iters: 300, note: 'RATE, CONV, BOOK; 3 tokens per argument kind; checklist reward' },
+  { task: 'tools', name: 'default', set: {}, iters: 300, note: 'RATE, CONV, BOOK; 3 tokens per argument kind; outcome reward' },
+  { task: 'tools', name: 'checklist', set: { 'env.toolReward': 'checklist' }, iters: 300, note: 'the default with the judged checklist reward (what CM2 switches on)' },
   { task: 'tools', name: 'hard', set: { 'env.toolReward': 'outcome', 'env.toolSteps': '4', 'env.distractors': '2', 'env.toolValues': '4' }, iters: 100, note: 'outcome reward, 4 steps, 2 distractor tools, 4 tokens per kind' },
   { task: 'roles', name: 'default', set: {}, iters: 300, note: 'planner TELL, executor LOOK, planner ANSWER; 3 x 2 facts, 8 values' },
   { task: 'roles', name: 'hard', set: { 'env.entities': '32', 'env.attributes': '16', 'env.values': '64' }, iters: 100, note: '32 x 16 facts, 64 values' },
