@@ -1,30 +1,20 @@
 /**
- * Live charts, rendered from data: one Recharts line chart per group of scalar metrics
+ * Live charts, rendered from data: one line chart per group of scalar metrics
  * (app/charts/chartGroups.ts over SCALAR_METRICS, with METRIC_DOCS as the explanations), the latest
  * advantage and log-ratio histograms (the clipped region shaded), and both distributions as canvas
  * heatmaps over iterations. Every chart can show its data as a table. Containers carry data-testid,
  * data-points (iterations shown), data-markers (run events) and data-alarms for the e2e tests.
+ * The line charts and histograms are app/charts/XYChart.tsx (plain SVG): with Recharts, chart
+ * re-renders were the main thread's long tasks while training (BENCHMARKS.md, page section).
  */
 import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
-import {
-  Area,
-  AreaChart,
-  CartesianGrid,
-  Legend,
-  Line,
-  LineChart,
-  ReferenceArea,
-  ReferenceLine,
-  ResponsiveContainer,
-  Tooltip,
-  XAxis,
-  YAxis,
-} from 'recharts';
 import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/metrics';
 import { resolvePlan } from '../../workers/plan';
 import { ALARM_DOCS } from '../alarms';
 import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { HeatmapCanvas } from '../charts/Heatmap';
+import { extent, niceScale, type AxisScale } from '../charts/scale';
+import { XYChart, type XYBand, type XYMarker, type XYSeries } from '../charts/XYChart';
 import { useStaggeredSeries } from '../charts/stagger';
 import { chartSvg, downloadBlob, downloadText, fileStem, svgToPng } from '../exporters';
 import { useAppStore } from '../store';
@@ -121,20 +111,25 @@ function thin(rows: MetricRow[], max: number): MetricRow[] {
   return out;
 }
 
-type Domain = [number | string | ((v: number) => number), number | string | ((v: number) => number)];
-
-function domainOf(kind: ChartGroup['domain']): Domain {
+/** The y axis of a group's chart over values in [lo, hi] (NaN when there are none). */
+function yScale(kind: ChartGroup['domain'], lo: number, hi: number): AxisScale {
   switch (kind) {
     case 'fraction':
-      return [0, 1];
     case 'unit':
-      return [(min: number) => Math.min(0, min), (max: number) => Math.max(1, max)];
-    case 'from-zero':
-      return [(min: number) => Math.min(0, min), 'auto'];
+      // 0 and 1 stay in view; a value past them widens the axis.
+      return niceScale(Number.isNaN(lo) ? 0 : Math.min(0, lo), Number.isNaN(hi) ? 1 : Math.max(1, hi));
+    case 'from-zero': {
+      const from = Number.isNaN(lo) ? 0 : Math.min(0, lo);
+      // All zeros: show [0, 1] rather than a range around 0.
+      return niceScale(from, hi > from ? hi : from + 1);
+    }
     default:
-      return ['auto', 'auto'];
+      return niceScale(lo, hi);
   }
 }
+
+const iterTitle = (x: number) => `iteration ${x}`;
+const intFmt = (v: number) => String(v);
 
 /** The caption row of a chart: title, the table toggle, the download buttons. */
 function Caption(props: { title: string; tableOpen: boolean; onTable: () => void; tableId: string; children?: ReactNode }) {
@@ -197,13 +192,47 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
   const { group, markers, height } = props;
   const series = useStaggeredSeries(props.series, props.slot ?? 0, SLOTS, props.slot === undefined ? 0 : undefined) as MetricRow[];
   const testId = `chart-${group.id}`;
-  const keys = group.metrics.map((m, i) => ({ key: m, ...seriesStyle(i) }));
+  const keys = useMemo<XYSeries[]>(
+    () =>
+      group.metrics.map((m, i) => {
+        const { color, dash } = seriesStyle(i);
+        return { key: m, name: m, color, dash, width: dash ? 2 : 1.5 };
+      }),
+    [group],
+  );
   const doc = group.metrics.map((m) => `${m}: ${METRIC_DOCS[m]}`);
   const ref = useRef<HTMLElement>(null);
   const tableId = useId();
   const [table, setTable] = useState(false);
   const drawn = useMemo(() => thin(series, MAX_DRAWN), [series]);
   const events = markers.filter((m) => !isAlarm(m)).length;
+  const marks = useMemo<XYMarker[]>(
+    () =>
+      markers.map((m) => ({
+        x: m.iter,
+        color: MARKER_COLORS[m.kind],
+        dash: isAlarm(m) ? '1 3' : '3 3',
+        label: height > 200 && !isAlarm(m) ? m.label : undefined,
+      })),
+    [markers, height],
+  );
+  const axes = useMemo(() => {
+    // The iterations shown, widened to take in every marker.
+    let [lo, hi] = extent(drawn, ['iter']);
+    for (const m of markers) {
+      lo = Number.isNaN(lo) ? m.iter : Math.min(lo, m.iter);
+      hi = Number.isNaN(hi) ? m.iter : Math.max(hi, m.iter);
+    }
+    if (Number.isNaN(lo)) [lo, hi] = [0, 1];
+    if (hi <= lo) hi = lo + 1;
+    const [ylo, yhi] = extent(drawn, group.metrics);
+    const y = yScale(group.domain, ylo, yhi);
+    return { x: { domain: [lo, hi] as [number, number], format: intFmt }, y: { ...y, format: tickFmt } };
+  }, [drawn, markers, group]);
+  const lastRow = series[series.length - 1];
+  const label =
+    `${group.title} chart: ${group.metrics.join(', ')} over ${series.length} iterations` +
+    (lastRow ? `; at iteration ${lastRow.iter}: ${group.metrics.map((m) => `${m} ${fmt(lastRow[m] as number)}`).join(', ')}` : '');
   return (
     <figure
       className={`chart ${group.large ? 'chart-large' : ''}`}
@@ -219,38 +248,19 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
         <ChartExport figure={ref} testId={testId} title={group.title} legend={keys.map((k) => ({ name: k.key, color: k.color }))} />
       </Caption>
       <p className="chart-doc">{group.doc ?? (group.metrics.length === 1 ? METRIC_DOCS[group.metrics[0]!] : doc.join(' '))}</p>
-      <ResponsiveContainer width="100%" height={height}>
-        <LineChart data={drawn} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
-          <CartesianGrid stroke="#e6e8eb" />
-          <XAxis dataKey="iter" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} />
-          <YAxis domain={domainOf(group.domain)} width={56} tick={{ fontSize: 11 }} tickFormatter={tickFmt} />
-          <Tooltip isAnimationActive={false} labelFormatter={(l) => `iteration ${l}`} />
-          {keys.length > 1 && <Legend wrapperStyle={{ fontSize: 12 }} />}
-          {markers.map((m, i) => (
-            <ReferenceLine
-              key={`${m.kind}-${m.iter}-${i}`}
-              x={m.iter}
-              stroke={MARKER_COLORS[m.kind]}
-              strokeDasharray={isAlarm(m) ? '1 3' : '3 3'}
-              ifOverflow="extendDomain"
-              label={height > 200 && !isAlarm(m) ? { value: m.label, position: 'insideTopLeft', fontSize: 11, fill: MARKER_COLORS[m.kind] } : undefined}
-            />
-          ))}
-          {keys.map((k) => (
-            <Line
-              key={k.key}
-              type="linear"
-              dataKey={k.key}
-              name={k.key}
-              stroke={k.color}
-              strokeWidth={k.dash ? 2 : 1.5}
-              strokeDasharray={k.dash}
-              dot={false}
-              isAnimationActive={false}
-            />
-          ))}
-        </LineChart>
-      </ResponsiveContainer>
+      <XYChart
+        data={drawn}
+        xKey="iter"
+        series={keys}
+        x={axes.x}
+        y={axes.y}
+        height={height}
+        markers={marks}
+        tooltipTitle={iterTitle}
+        valueFormat={fmt}
+        label={label}
+        legend={keys.length > 1}
+      />
       {table && <SeriesTable id={tableId} title={group.title} rows={series} keys={group.metrics} />}
     </figure>
   );
@@ -260,6 +270,10 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
 function clipBounds(clipLow: number, clipHigh: number): [number, number] {
   return [clipLow < 1 ? Math.log(1 - clipLow) : -Infinity, Math.log(1 + clipHigh)];
 }
+
+const CLIPPED = { fill: '#dc2626', opacity: 0.12, label: 'clipped', labelColor: '#b91c1c' };
+const ZERO_LINE: XYMarker[] = [{ x: 0, color: '#9ca3af' }];
+const binTitle = (x: number) => `from ${tickFmt(x)}`;
 
 function Histogram(props: {
   testId: string;
@@ -279,6 +293,11 @@ function Histogram(props: {
   const lo = ok ? edges[0]! : 0;
   const hi = ok ? edges[edges.length - 1]! : 1;
   const ticks = ok ? [lo, (lo + hi) / 2 - (hi - lo) / 4, (lo + hi) / 2, (lo + hi) / 2 + (hi - lo) / 4, hi] : undefined;
+  const y = niceScale(0, ok ? Math.max(...counts) : 1, 5, true);
+  const bands: XYBand[] = [];
+  if (clip && clip[0] > lo) bands.push({ x1: lo, x2: clip[0], ...CLIPPED });
+  if (clip && clip[1] < hi) bands.push({ x1: clip[1], x2: hi, ...CLIPPED });
+  const series = useMemo<XYSeries[]>(() => [{ key: 'count', name: 'count', color, stepArea: true }], [color]);
   return (
     <figure
       className="chart"
@@ -293,22 +312,20 @@ function Histogram(props: {
         <ChartExport figure={ref} testId={testId} title={title} legend={[{ name: 'count', color }]} />
       </Caption>
       <p className="chart-doc">{doc}</p>
-      <ResponsiveContainer width="100%" height={170}>
-        <AreaChart data={data} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
-          <CartesianGrid stroke="#e6e8eb" vertical={false} />
-          <XAxis dataKey="x" type="number" domain={[lo, hi]} ticks={ticks} tickFormatter={tickFmt} tick={{ fontSize: 11 }} />
-          <YAxis width={56} allowDecimals={false} tick={{ fontSize: 11 }} />
-          <Tooltip isAnimationActive={false} labelFormatter={(l) => `from ${tickFmt(Number(l))}`} />
-          {clip && clip[0] > lo && (
-            <ReferenceArea x1={lo} x2={clip[0]} fill="#dc2626" fillOpacity={0.12} ifOverflow="hidden" label={{ value: 'clipped', fontSize: 10, fill: '#b91c1c', position: 'insideTop' }} />
-          )}
-          {clip && clip[1] < hi && (
-            <ReferenceArea x1={clip[1]} x2={hi} fill="#dc2626" fillOpacity={0.12} ifOverflow="hidden" label={{ value: 'clipped', fontSize: 10, fill: '#b91c1c', position: 'insideTop' }} />
-          )}
-          <ReferenceLine x={0} stroke="#9ca3af" />
-          <Area type="stepAfter" dataKey="count" stroke={color} fill={color} fillOpacity={0.55} isAnimationActive={false} />
-        </AreaChart>
-      </ResponsiveContainer>
+      <XYChart
+        data={data}
+        xKey="x"
+        series={series}
+        x={{ domain: [lo, hi], ticks: ticks ?? [lo, hi], format: tickFmt }}
+        y={{ ...y, format: intFmt }}
+        height={170}
+        markers={ZERO_LINE}
+        bands={bands}
+        xGrid={false}
+        tooltipTitle={binTitle}
+        valueFormat={fmt}
+        label={ok ? `${title}: token counts in ${counts.length} bins from ${tickFmt(lo)} to ${tickFmt(hi)}; the largest ${Math.max(...counts)}` : `${title}: no data yet`}
+      />
       {table && ok && (
         <div className="data-table-wrap" id={tableId}>
           <table className="data-table" data-testid="data-table">

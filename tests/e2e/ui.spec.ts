@@ -310,7 +310,8 @@ test('the main thread stays responsive while training: long tasks (> 50 ms) are 
   const max = tasks.length ? Math.max(...tasks) : 0;
   test.info().annotations.push({ type: 'long tasks', description: `${tasks.length} over 50 ms during ${n} iterations; longest ${max.toFixed(0)} ms` });
   console.log(`long tasks: ${tasks.length} over 50 ms during ${n} iterations; longest ${max.toFixed(0)} ms: ${tasks.map((t) => t.toFixed(0)).join(', ')}`);
-  // The goal is none; not met yet (Recharts re-renders ~13 charts per flush), so this only reports,
-  // and fails only on a real stall.
-  expect(max).toBeLessThan(1000);
+  // The goal (issue 6) is none, with every chart shown. The line charts and histograms are plain SVG
+  // (app/charts/XYChart.tsx, well under a millisecond a render) and take new rows one chart at a
+  // time (app/charts/stagger.ts); with Recharts this run had about 50 long tasks of 50-330 ms.
+  expect(tasks, 'main-thread long tasks (ms) while training').toEqual([]);
 });

@@ -1,0 +1,270 @@
+/**
+ * A small SVG x/y chart: lines or a step area, grid, axes, vertical marker lines, shaded x bands,
+ * a legend, and a tooltip that follows the pointer (or the arrow keys when the chart has focus).
+ *
+ * It replaces Recharts for the live training charts: a Recharts chart re-render (its own store,
+ * selectors, text measuring for ticks, some hundred elements) cost 10-100 ms of main thread per
+ * update on a busy 2-core machine, and a dozen charts update while training (BENCHMARKS.md, page
+ * section). This one renders a few dozen elements from precomputed paths, well under a millisecond.
+ *
+ * The SVG keeps Recharts' class names for the parts that the theme CSS (app/styles.css), the chart
+ * export (app/exporters.ts, which clones `svg.recharts-surface`) and the e2e tests address:
+ * recharts-surface, recharts-cartesian-grid, recharts-curve recharts-line-curve,
+ * recharts-reference-line, recharts-reference-area, recharts-cartesian-axis-tick-value,
+ * recharts-legend-item-text. Colours are attributes, so an exported SVG looks the same on its own.
+ */
+import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
+import { indexAt, linear, linePath, stepPath, ticksWithin } from './scale';
+import './xyChart.css';
+
+export interface XYSeries {
+  key: string;
+  name: string;
+  color: string;
+  dash?: string;
+  width?: number;
+  /** Drawn as a step area down to 0 (a histogram over bin edges) instead of a line. */
+  stepArea?: boolean;
+}
+
+/** A vertical line at x (a run event, an alarm, a reference value). */
+export interface XYMarker {
+  x: number;
+  color: string;
+  dash?: string;
+  label?: string;
+}
+
+/** A shaded x range with an optional label at its top. */
+export interface XYBand {
+  x1: number;
+  x2: number;
+  fill: string;
+  opacity: number;
+  label?: string;
+  labelColor?: string;
+}
+
+export interface XYAxis {
+  domain: [number, number];
+  /** Ticks; without them, integer ticks as dense as their labels allow (an iteration axis). */
+  ticks?: number[];
+  format: (v: number) => string;
+}
+
+export interface XYChartProps {
+  /** Rows in ascending x. */
+  data: readonly object[];
+  xKey: string;
+  series: XYSeries[];
+  x: XYAxis;
+  y: XYAxis;
+  height: number;
+  markers?: XYMarker[];
+  bands?: XYBand[];
+  /** The tooltip's first line for a row's x. */
+  tooltipTitle: (x: number) => string;
+  /** Formats a value in the tooltip. */
+  valueFormat: (v: number) => string;
+  /** The accessible name of the chart image. */
+  label: string;
+  legend?: boolean;
+  /** Vertical grid lines at the x ticks (default true). */
+  xGrid?: boolean;
+}
+
+const TOP = 4;
+const RIGHT = 12;
+const Y_AXIS = 56;
+const X_AXIS = 30;
+const AXIS = '#666';
+const GRID = '#e6e8eb';
+const FONT = 11;
+
+export function XYChart(props: XYChartProps) {
+  const { data, xKey, series, x, y, height, markers = [], bands = [], tooltipTitle, valueFormat, label, legend, xGrid = true } = props;
+  const box = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(0);
+  // The x value the tooltip shows (pointer or keys); null: no tooltip.
+  const [active, setActive] = useState<number | null>(null);
+
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    setWidth(el.clientWidth);
+    const ro = new ResizeObserver(() => setWidth(el.clientWidth));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+
+  const left = Y_AXIS;
+  const right = Math.max(left + 1, width - RIGHT);
+  const top = TOP;
+  const bottom = Math.max(top + 1, height - X_AXIS);
+  const sx = useMemo(() => linear(x.domain[0], x.domain[1], left, right), [x.domain, left, right]);
+  const sy = useMemo(() => linear(y.domain[0], y.domain[1], bottom, top), [y.domain, bottom, top]);
+  const xTicks = useMemo(() => {
+    if (x.ticks) return x.ticks;
+    // As many integer ticks as labels of this length fit (about 7 px a digit, 20 px apart).
+    const chars = Math.max(x.format(x.domain[0]).length, x.format(x.domain[1]).length);
+    return ticksWithin(x.domain[0], x.domain[1], 1 + Math.max(1, Math.floor((right - left) / (chars * 7 + 20))), true);
+  }, [x, left, right]);
+  const yTicks = y.ticks ?? [];
+  const paths = useMemo(
+    () =>
+      width > 0
+        ? series.map((s) => {
+            if (!s.stepArea) return { line: linePath(data, xKey, s.key, sx, sy), area: '' };
+            const line = stepPath(data, xKey, s.key, sx, sy);
+            if (data.length === 0) return { line, area: '' };
+            const x0 = sx((data[0] as Record<string, number>)[xKey]!);
+            const x1 = sx((data[data.length - 1] as Record<string, number>)[xKey]!);
+            const base = Math.min(bottom, Math.max(top, sy(0)));
+            return { line, area: `${line}L${x1},${base}L${x0},${base}Z` };
+          })
+        : [],
+    [width, series, data, xKey, sx, sy, bottom, top],
+  );
+
+  const step = series.some((s) => s.stepArea);
+  const index = active === null ? -1 : indexAt(data, xKey, active, step);
+  const row = index >= 0 ? (data[index] as Record<string, unknown>) : null;
+  const cursorX = row ? sx(row[xKey] as number) : 0;
+
+  const onPointerMove = (e: PointerEvent<SVGSVGElement>) => {
+    if (data.length === 0) return;
+    const r = e.currentTarget.getBoundingClientRect();
+    const px = e.clientX - r.left;
+    if (px < left || px > right) return setActive(null);
+    setActive(x.domain[0] + ((px - left) / (right - left)) * (x.domain[1] - x.domain[0]));
+  };
+  const onKeyDown = (e: KeyboardEvent<SVGSVGElement>) => {
+    if (data.length === 0) return;
+    const last = data.length - 1;
+    const at = index < 0 ? last : index;
+    const to = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: last }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    setActive((data[Math.min(last, Math.max(0, to))] as Record<string, number>)[xKey]!);
+  };
+
+  const clampX = (v: number) => Math.min(right, Math.max(left, sx(v)));
+  return (
+    <div className="xy-chart">
+      <div ref={box} className="xy-chart-box" style={{ height }}>
+        {width > 0 && (
+          <svg
+            className="recharts-surface"
+            width={width}
+            height={height}
+            viewBox={`0 0 ${width} ${height}`}
+            role="img"
+            aria-label={label}
+            tabIndex={0}
+            onPointerMove={onPointerMove}
+            onPointerLeave={() => setActive(null)}
+            onKeyDown={onKeyDown}
+            onFocus={() => data.length > 0 && setActive((data[data.length - 1] as Record<string, number>)[xKey]!)}
+            onBlur={() => setActive(null)}
+          >
+            <g className="recharts-cartesian-grid">
+              {yTicks.map((t) => (
+                <line key={`h${t}`} x1={left} x2={right} y1={sy(t)} y2={sy(t)} stroke={GRID} />
+              ))}
+              {xGrid &&
+                xTicks.map((t) => (
+                  <line key={`v${t}`} x1={sx(t)} x2={sx(t)} y1={top} y2={bottom} stroke={GRID} />
+                ))}
+            </g>
+            {bands.map((b, i) => (
+              <g key={i} className="recharts-reference-area">
+                <rect x={clampX(b.x1)} y={top} width={Math.max(0, clampX(b.x2) - clampX(b.x1))} height={bottom - top} fill={b.fill} fillOpacity={b.opacity} />
+                {b.label && (
+                  <text x={(clampX(b.x1) + clampX(b.x2)) / 2} y={top + 12} textAnchor="middle" fontSize={10} fill={b.labelColor ?? AXIS}>
+                    {b.label}
+                  </text>
+                )}
+              </g>
+            ))}
+            {markers.map((m, i) => (
+              <g key={i} className="recharts-reference-line">
+                <line x1={sx(m.x)} x2={sx(m.x)} y1={top} y2={bottom} stroke={m.color} strokeDasharray={m.dash} />
+                {m.label && (
+                  <text x={sx(m.x) + 4} y={top + 12} fontSize={FONT} fill={m.color}>
+                    {m.label}
+                  </text>
+                )}
+              </g>
+            ))}
+            {series.map((s, i) => {
+              const p = paths[i];
+              return (
+                <g key={s.key}>
+                  {p?.area && <path d={p.area} fill={s.color} fillOpacity={0.55} stroke="none" />}
+                  <path
+                    className={`recharts-curve ${s.stepArea ? 'recharts-area-curve' : 'recharts-line-curve'}`}
+                    name={s.name}
+                    d={p?.line ?? ''}
+                    fill="none"
+                    stroke={s.color}
+                    strokeWidth={s.width ?? 1.5}
+                    strokeDasharray={s.dash}
+                  />
+                </g>
+              );
+            })}
+            <g className="recharts-cartesian-axis recharts-xAxis">
+              <line x1={left} x2={right} y1={bottom} y2={bottom} stroke={AXIS} />
+              {xTicks.map((t) => (
+                <g key={t}>
+                  <line x1={sx(t)} x2={sx(t)} y1={bottom} y2={bottom + 6} stroke={AXIS} />
+                  <text className="recharts-cartesian-axis-tick-value" x={sx(t)} y={bottom + 8} dy="0.71em" textAnchor="middle" fontSize={FONT} fill={AXIS}>
+                    {x.format(t)}
+                  </text>
+                </g>
+              ))}
+            </g>
+            <g className="recharts-cartesian-axis recharts-yAxis">
+              <line x1={left} x2={left} y1={top} y2={bottom} stroke={AXIS} />
+              {yTicks.map((t) => (
+                <g key={t}>
+                  <line x1={left - 6} x2={left} y1={sy(t)} y2={sy(t)} stroke={AXIS} />
+                  <text className="recharts-cartesian-axis-tick-value" x={left - 8} y={sy(t)} dy="0.355em" textAnchor="end" fontSize={FONT} fill={AXIS}>
+                    {y.format(t)}
+                  </text>
+                </g>
+              ))}
+            </g>
+            {row && <line className="xy-cursor" x1={cursorX} x2={cursorX} y1={top} y2={bottom} stroke="#9ca3af" />}
+          </svg>
+        )}
+        {row && (
+          <div
+            className="xy-tooltip"
+            role="status"
+            style={cursorX > (left + right) / 2 ? { right: width - cursorX + 10, top } : { left: cursorX + 10, top }}
+          >
+            <p className="xy-tooltip-title">{tooltipTitle(row[xKey] as number)}</p>
+            {series.map((s) => (
+              <p key={s.key} style={{ color: s.color }}>
+                {s.name}: {typeof row[s.key] === 'number' ? valueFormat(row[s.key] as number) : '–'}
+              </p>
+            ))}
+          </div>
+        )}
+      </div>
+      {legend && (
+        <ul className="xy-legend">
+          {series.map((s) => (
+            <li key={s.key}>
+              <svg width="18" height="10" aria-hidden="true">
+                <line x1="1" x2="17" y1="5" y2="5" stroke={s.color} strokeWidth={2} strokeDasharray={s.dash} />
+              </svg>
+              <span className="recharts-legend-item-text">{s.name}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

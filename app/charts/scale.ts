@@ -1,0 +1,127 @@
+/**
+ * Axis arithmetic for the SVG charts (app/charts/XYChart.tsx): "nice" domains and ticks, linear
+ * scales, and SVG paths from rows. Pure functions, no DOM.
+ */
+
+/** A step of 1, 2, 2.5 or 5 times a power of ten, about `span / intervals`. */
+export function niceStep(span: number, intervals: number): number {
+  const raw = span / Math.max(1, intervals);
+  if (!(raw > 0) || !Number.isFinite(raw)) return 1;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const n = (raw / mag) * (1 - 1e-9);
+  return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 2.5 ? 2.5 : n <= 5 ? 5 : 10) * mag;
+}
+
+/** Multiples of `step` from `lo` to `hi` (both on the grid), without floating-point dust. */
+function steps(lo: number, hi: number, step: number): number[] {
+  const out: number[] = [];
+  const n = Math.round((hi - lo) / step);
+  for (let i = 0; i <= n; i++) out.push(Number((lo + i * step).toPrecision(12)));
+  return out;
+}
+
+export interface AxisScale {
+  domain: [number, number];
+  ticks: number[];
+}
+
+/**
+ * A domain that holds [lo, hi], widened to multiples of a nice step, with its ticks (about `count`).
+ * An empty or one-value range is padded first, so a constant series sits in the middle.
+ */
+export function niceScale(lo: number, hi: number, count = 5, integer = false): AxisScale {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) [lo, hi] = [0, 1];
+  if (lo > hi) [lo, hi] = [hi, lo];
+  if (lo === hi) {
+    const pad = lo === 0 ? 1 : Math.abs(lo) * 0.2;
+    [lo, hi] = [lo - pad, hi + pad];
+  }
+  let step = niceStep(hi - lo, count - 1);
+  if (integer) step = Math.max(1, Math.ceil(step));
+  const ticks = steps(Math.floor(lo / step) * step, Math.ceil(hi / step) * step, step);
+  return { domain: [ticks[0]!, ticks[ticks.length - 1]!], ticks };
+}
+
+/** Ticks at multiples of a nice step inside [lo, hi] (the domain is kept as it is). */
+export function ticksWithin(lo: number, hi: number, count: number, integer = false): number[] {
+  if (!(hi > lo)) return Number.isFinite(lo) ? [lo] : [];
+  let step = niceStep(hi - lo, Math.max(1, count - 1));
+  if (integer) step = Math.max(1, Math.ceil(step));
+  const a = Math.ceil(lo / step - 1e-9) * step;
+  const b = Math.floor(hi / step + 1e-9) * step;
+  return b < a ? [] : steps(a, b, step);
+}
+
+/** The smallest and largest finite value of `keys` over `rows`; [NaN, NaN] when there is none. */
+export function extent(rows: readonly object[], keys: readonly string[]): [number, number] {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const r of rows) {
+    for (const k of keys) {
+      const v = (r as Record<string, unknown>)[k];
+      if (typeof v === 'number' && Number.isFinite(v)) {
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+      }
+    }
+  }
+  return lo <= hi ? [lo, hi] : [NaN, NaN];
+}
+
+/** Maps [d0, d1] linearly onto [r0, r1]; a zero-width domain maps to the middle. */
+export function linear(d0: number, d1: number, r0: number, r1: number): (v: number) => number {
+  const k = d1 !== d0 ? (r1 - r0) / (d1 - d0) : 0;
+  const mid = (r0 + r1) / 2;
+  return d1 !== d0 ? (v) => r0 + (v - d0) * k : () => mid;
+}
+
+const r1 = (v: number) => Math.round(v * 10) / 10;
+
+/** A polyline through the finite points of `key` (broken where a value is missing or not finite). */
+export function linePath(rows: readonly object[], xKey: string, key: string, sx: (v: number) => number, sy: (v: number) => number): string {
+  let d = '';
+  let pen = false;
+  for (const row of rows) {
+    const r = row as Record<string, unknown>;
+    const x = r[xKey];
+    const y = r[key];
+    if (typeof x !== 'number' || typeof y !== 'number' || !Number.isFinite(y)) {
+      pen = false;
+      continue;
+    }
+    d += `${pen ? 'L' : 'M'}${r1(sx(x))},${r1(sy(y))}`;
+    pen = true;
+  }
+  return d;
+}
+
+/** A step line (each value held until the next x) through `key`; non-finite values count as 0. */
+export function stepPath(rows: readonly object[], xKey: string, key: string, sx: (v: number) => number, sy: (v: number) => number): string {
+  let d = '';
+  let prevY = 0;
+  rows.forEach((row, i) => {
+    const r = row as Record<string, unknown>;
+    const x = r1(sx(r[xKey] as number));
+    const v = r[key];
+    const y = r1(sy(typeof v === 'number' && Number.isFinite(v) ? v : 0));
+    d += i === 0 ? `M${x},${y}` : `L${x},${prevY}L${x},${y}`;
+    prevY = y;
+  });
+  return d;
+}
+
+/** Index of the row whose x is nearest to `x` (`floor`: the last row at or before it); rows ascend in x. */
+export function indexAt(rows: readonly object[], xKey: string, x: number, floor = false): number {
+  if (rows.length === 0) return -1;
+  const xs = (i: number) => (rows[i] as Record<string, number>)[xKey]!;
+  let lo = 0;
+  let hi = rows.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (xs(mid) <= x) lo = mid;
+    else hi = mid - 1;
+  }
+  if (floor || lo === rows.length - 1) return lo;
+  if (xs(lo) > x) return lo;
+  return x - xs(lo) <= xs(lo + 1) - x ? lo : lo + 1;
+}
