@@ -9,14 +9,13 @@
  *
  * Each (configuration, seed) runs in its own child process at nice 10 (`--jobs`, default 2).
  */
-import { spawn } from 'node:child_process';
-import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createCpuBackend } from '../workers/cpuBackend';
 import { defaultConfig, withFieldText, type RunConfig } from '../workers/config';
 import { METHOD_IDS } from '../workers/methods';
 import type { MetricRow } from '../workers/metrics';
 import { createTrainer } from '../workers/trainer';
+import { runChild, runPool } from './sweepPool';
 import { writeSection } from './sweepTasks';
 
 /** A toy: knobs shared by the method's run and its GRPO baseline. */
@@ -239,25 +238,6 @@ function parse(argv: string[]): Args {
   return a;
 }
 
-function runChild(job: { key: string; seed: number; scale: number }): Promise<RunResult> {
-  const script = fileURLToPath(import.meta.url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, script, '--job', JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    try {
-      if (child.pid) setPriority(child.pid, 10);
-    } catch {
-      // Not allowed to renice here: run at the parent's priority.
-    }
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`job ${JSON.stringify(job)} exited with ${code}`));
-      resolve(JSON.parse(out.trim().split('\n').pop()!) as RunResult);
-    });
-  });
-}
-
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   if (args.job) {
@@ -270,19 +250,12 @@ async function main(): Promise<void> {
   // GRPO's own row is its baseline.
   const jobs = keys.filter((k) => k !== 'm:grpo').flatMap((key) => args.seeds.map((seed) => ({ key, seed, scale: args.scale })));
   const t0 = Date.now();
-  const results: RunResult[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: args.jobs }, async () => {
-      while (next < jobs.length) {
-        const job = jobs[next++]!;
-        const r = await runChild(job);
-        results.push(r);
-        if (r.key === 'base:hard') results.push({ ...r, key: 'm:grpo' });
-        process.stderr.write(`${r.key} seed ${r.seed}: ${r.seconds.toFixed(0)} s (${results.length}/${jobs.length})\n`);
-      }
-    }),
+  let done = 0;
+  const results = await runPool(jobs, args.jobs, (j) => runChild<typeof j, RunResult>(fileURLToPath(import.meta.url), j), (r) =>
+    process.stderr.write(`${r.key} seed ${r.seed}: ${r.seconds.toFixed(0)} s (${++done}/${jobs.length})\n`),
   );
+  // GRPO's own row is the hard toy's baseline.
+  results.push(...results.filter((r) => r.key === 'base:hard').map((r) => ({ ...r, key: 'm:grpo' })));
   const command = `npm run -s sweep:methods -- ${process.argv.slice(2).join(' ')}`.trim();
   const table = renderTable(results, args.seeds, command, (Date.now() - t0) / 60000);
   if (args.out === '-') process.stdout.write(table + '\n');

@@ -12,11 +12,10 @@
  * the same initial weights with the config's defaults (learning rate, batch, group, epochs: the
  * table says which) plus the setting's knobs. Jobs run in parallel child processes (`--jobs`, default 2), each at nice 10.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createCpuBackend } from '../workers/cpuBackend';
+import { runChild, runPool } from './sweepPool';
 import { defaultConfig, withFieldText, type RunConfig } from '../workers/config';
 import { createTrainer } from '../workers/trainer';
 
@@ -209,26 +208,6 @@ function parse(argv: string[]): Args {
   return a;
 }
 
-/** Runs one job in a child process at nice 10; resolves with its JSON result line. */
-function runChild(job: { setting: number; seed: number; iters: number }): Promise<JobResult> {
-  const script = fileURLToPath(import.meta.url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, script, '--job', JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    try {
-      if (child.pid) setPriority(child.pid, 10);
-    } catch {
-      // Not allowed to renice here: run at the parent's priority.
-    }
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`job ${JSON.stringify(job)} exited with ${code}`));
-      resolve(JSON.parse(out.trim().split('\n').pop()!) as JobResult);
-    });
-  });
-}
-
 async function main(): Promise<void> {
   const a = parse(process.argv.slice(2));
   if (a.job) {
@@ -241,20 +220,12 @@ async function main(): Promise<void> {
   const jobs = SETTINGS.flatMap((s, i) =>
     a.only && s.task !== a.only ? [] : a.seeds.map((seed) => ({ setting: i, seed, iters: Math.max(TAIL, Math.round(s.iters * a.scale)) })),
   );
-  const results: JobResult[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) {
-      const j = jobs[next++]!;
-      const r = await runChild(j);
-      results.push(r);
-      process.stderr.write(
-        `${r.task}/${r.name} seed ${r.seed}: random ${f2(r.randomSuccess)} (all-equal ${f2(r.randomAllEqual)}), ` +
-          `GRPO ${r.iters} iters ${f2(r.success)} (all-equal ${f2(r.allEqualEnd)}), ${r.seconds.toFixed(0)} s\n`,
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(a.jobs, jobs.length) }, worker));
+  const results = await runPool(jobs, a.jobs, (j) => runChild<typeof j, JobResult>(fileURLToPath(import.meta.url), j), (r) =>
+    process.stderr.write(
+      `${r.task}/${r.name} seed ${r.seed}: random ${f2(r.randomSuccess)} (all-equal ${f2(r.randomAllEqual)}), ` +
+        `GRPO ${r.iters} iters ${f2(r.success)} (all-equal ${f2(r.allEqualEnd)}), ${r.seconds.toFixed(0)} s\n`,
+    ),
+  );
   const cmd = 'npx tsx --import ./cli/registerRaw.mjs cli/sweepTasks.ts' + process.argv.slice(2).map((x) => ` ${x}`).join('');
   const table = renderTable(results, a.seeds, cmd, (Date.now() - t0) / 60000);
   if (a.out === '-') process.stdout.write(table + '\n');
