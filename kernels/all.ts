@@ -5,6 +5,7 @@
  */
 import { adamKernel, gradNormKernel } from './adam';
 import { advantageKernel } from './advantage';
+import { criticUpdateKernel, gaeKernel } from './critic';
 import { essScaleKernel } from './essScale';
 import { finiteCheckKernel } from './finiteCheck';
 import { infoGainKernel } from './infoGain';
@@ -36,6 +37,8 @@ export const ALL_KERNELS = [
   infoGainKernel,
   trajStatsKernel,
   advantageKernel,
+  gaeKernel,
+  criticUpdateKernel,
   tokenBaselineKernel,
   whitenKernel,
   essScaleKernel,
@@ -60,6 +63,8 @@ export const ALL_OPS = [
   infoGainKernel,
   trajStatsKernel,
   advantageKernel,
+  gaeKernel,
+  criticUpdateKernel,
   tokenBaselineKernel,
   whitenKernel,
   essScaleKernel,

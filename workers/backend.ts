@@ -57,6 +57,8 @@ export interface RunShape {
   scoreSpan: number;
   /** IGPO: how the answer log-probs become information gain. */
   igType: InfoGainType;
+  /** PPO: the critic table and its GAE (replaces the advantage estimator), or null. */
+  critic: { size: number; gamma: number; lambda: number; lr: number } | null;
 }
 
 /** The advantage stage's per-trajectory and per-turn inputs (kernels/advantage.ts AdvantageInputs). */
@@ -99,6 +101,8 @@ export interface UpdateInput {
    * each last turn).
    */
   score?: { seqs: Int32Array; rows: Uint32Array };
+  /** PPO: [N * Tp] the critic-table entry of each policy row's state. */
+  stateKey?: Uint32Array;
 }
 
 /** Everything that changes while training: enough to resume a run exactly. */
@@ -111,6 +115,8 @@ export interface ModelState {
   v: Float32Array;
   /** Optimizer steps taken (Adam's bias correction). */
   adamStep: number;
+  /** PPO: the critic table. */
+  critic?: Float32Array;
 }
 
 export type UpdateStats = StatsOut & {

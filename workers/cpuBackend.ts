@@ -5,6 +5,7 @@
 import { adamCpu, gradNormCpu } from '../kernels/adam';
 import { HEALTH, nonFiniteCpu } from '../kernels/finiteCheck';
 import { advantageCpu } from '../kernels/advantage';
+import { criticUpdateCpu, gaeCpu } from '../kernels/critic';
 import { essScaleCpu } from '../kernels/essScale';
 import { infoGainCpu } from '../kernels/infoGain';
 import { backwardCpu, forwardCpu, logitGradCpu, paramLayout } from '../kernels/mlp';
@@ -44,12 +45,22 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
   const kl = new Float32Array(R);
   // Rollouts use the parameters of `staleness` updates ago: the oldest of the last staleness + 1.
   let history: Float32Array[] = [Float32Array.from(initialParams)];
+  // PPO's critic table (zeros: no value known yet).
+  const critic = shape.critic ? new Float32Array(shape.critic.size) : null;
   const rolloutParams = () => (shape.staleness > 0 ? history[0]! : params);
 
   const forward = (p: Float32Array, rowPos: Uint32Array, tokens = seq) =>
     forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature);
   const T = shape.maxTurns;
   const mode = shape.loss.ratioMode;
+  const snapshotNow = () => ({
+    params: Float32Array.from(params),
+    ref: Float32Array.from(ref),
+    m: Float32Array.from(m),
+    v: Float32Array.from(v),
+    adamStep,
+    ...(critic ? { critic: Float32Array.from(critic) } : {}),
+  });
 
   return {
     kind: 'cpu',
@@ -93,9 +104,13 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       t.turnReward.set(a.turnReward);
       const advIn = { ...a, trajStats: ts, mask: inp.mask, logpOld: t.logpOld, logpRef: t.logpRef };
       const advShape = { numTraj: N, tp: Tp, maxTurns: T, actionLen: shape.actionLen, nRoles: shape.nRoles };
+      const gae = critic && shape.critic && !inp.raw ? gaeCpu(critic, inp.stateKey!, inp.mask, a.reward, Tp, shape.critic) : null;
+      if (gae && critic && shape.critic) criticUpdateCpu(critic, inp.stateKey!, inp.mask, gae.ret, shape.critic.lr);
       let adv = inp.raw
         ? advantageCpu(advIn, { ...shape.adv, estimator: 'raw', byRole: false, entropyScale: false }, advShape)
-        : shape.adv.otb
+        : gae
+          ? gae.adv
+          : shape.adv.otb
           ? tokenBaselineCpu({ reward: a.reward, groupStart: a.groupStart, groupSize: a.groupSize, mask: inp.mask, logpOld: oldTs.logp, sumP2Old: oldTs.sumP2 }, Tp)
           : advantageCpu(advIn, shape.adv, advShape);
       if (shape.whiten && !inp.raw) adv = whitenCpu(adv, inp.mask);
@@ -195,9 +210,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
         Tp,
         minibatches: shape.minibatches.length,
       });
-      const state = inp.snapshot
-        ? { params: Float32Array.from(params), ref: Float32Array.from(ref), m: Float32Array.from(m), v: Float32Array.from(v), adamStep }
-        : undefined;
+      const state = inp.snapshot ? snapshotNow() : undefined;
       return { ...stats, grad_norm: gradNorm, ess_rollout: essRollout, lr_scale: lrScale, non_finite: health, ...(state ? { state } : {}) };
     },
     resetReference() {
@@ -210,9 +223,10 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       return Float32Array.from(params);
     },
     async snapshot() {
-      return { params: Float32Array.from(params), ref: Float32Array.from(ref), m: Float32Array.from(m), v: Float32Array.from(v), adamStep };
+      return snapshotNow();
     },
     restore(st) {
+      if (critic) critic.set(st.critic ?? new Float32Array(critic.length));
       params.set(st.params);
       history = [Float32Array.from(st.params)];
       ref.set(st.ref);

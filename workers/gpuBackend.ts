@@ -10,6 +10,7 @@
  */
 import { adamKernel, gradNormKernel } from '../kernels/adam';
 import { advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
+import { criticUpdateKernel, gaeKernel } from '../kernels/critic';
 import { essScaleKernel } from '../kernels/essScale';
 import { infoGainKernel } from '../kernels/infoGain';
 import {
@@ -55,9 +56,11 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const logps = 2 * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 3 : 0);
   // forward, tokenStats, ppoLoss, logitGrad, 3 two-pass reductions, hiddenGrad, gradNorm, adam (+ seqRatio)
   const perStep = 13 + (shape.loss.ratioMode === 'token' ? 0 : 1);
+  // PPO: GAE replaces the advantage kernel, and the critic's update follows it.
+  const critic = shape.critic ? 1 : 0;
   return {
     sampleTurn: 2 * shape.actionLen,
-    update: logps + 1 + 1 + (shape.whiten ? 1 : 0) + 1 + perStep * steps - 1 + 1 + 4,
+    update: logps + 1 + 1 + critic + (shape.whiten ? 1 : 0) + 1 + perStep * steps - 1 + 1 + 4,
   };
 }
 
@@ -165,6 +168,11 @@ export function createGpuBackend(
   const segs = mode === 'turn' ? T : 1;
   const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
+  // PPO: the critic table, each row's state, the GAE returns.
+  const CRITIC = shape.critic?.size ?? 0;
+  const criticTable = f32('critic table', CRITIC);
+  const stateKey = f32('state keys', shape.critic ? R : 1);
+  const returns = f32('returns', shape.critic ? R : 1);
   // Stale rollouts: the last staleness + 1 parameter versions, and the one rollouts read.
   const history = stale ? Array.from({ length: shape.staleness + 1 }, (_, i) => upload(`params history ${i}`, initialParams)) : [];
   const rollParams = stale ? upload('rollout params', initialParams) : params;
@@ -183,7 +191,7 @@ export function createGpuBackend(
   // Stats, grad norm, health, ESS and lr factor, then (on snapshot updates) params, ref, m, v: one mapAsync.
   const STATS_READ_WORDS = STATS_WORDS + 4;
   const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
-  const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P), READ);
+  const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P + CRITIC), READ);
   const batchParts: Array<[keyof BatchTensors | 'ppo' | 'turnIn', GPUBuffer, number]> = [
     ['turnIn', turnIn, 16 * N * T],
     ['seq', seq, 4 * N * L],
@@ -209,6 +217,8 @@ export function createGpuBackend(
     essScale: essScaleKernel.create(device),
     seqRatio: seqRatioKernel.create(device),
     infoGain: infoGainKernel.create(device),
+    gae: gaeKernel.create(device),
+    criticUpdate: criticUpdateKernel.create(device),
     ppoLoss: ppoLossKernel.create(device),
     logitGrad: logitGradKernel.create(device),
     headGrad: headGradKernel.create(device),
@@ -284,6 +294,24 @@ export function createGpuBackend(
   const rawAdvCall = k.advantage.bind(advBuffers, { ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');
   const otbCall = k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, adv }, { numTraj: N, tp: Tp });
   const whitenCall = k.whiten.bind({ mask, adv }, { numRows: R });
+  const criticCalls = shape.critic
+    ? [
+        k.gae.bind({ critic: criticTable, stateKey, mask, trajIn, adv, ret: returns }, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }),
+        k.criticUpdate.bind({ stateKey, mask, ret: returns, critic: criticTable }, { tableSize: CRITIC, numRows: R, lr: shape.critic.lr }),
+      ] as const
+    : null;
+  /** Copies the state (params, ref, m, v, then the critic table) into `read` after its stats words. */
+  const copyState = (enc: GPUCommandEncoder, read: GPUBuffer) => {
+    [params, ref, m, v].forEach((b, i) => enc.copyBufferToBuffer(b, 0, read, 4 * (STATS_READ_WORDS + i * P), 4 * P));
+    if (CRITIC) enc.copyBufferToBuffer(criticTable, 0, read, 4 * (STATS_READ_WORDS + 4 * P), 4 * CRITIC);
+  };
+  const decodeState = (bytes: ArrayBuffer): ModelState => {
+    const part = (i: number) => new Float32Array(bytes, 4 * (STATS_READ_WORDS + i * P), P);
+    return {
+      params: part(0), ref: part(1), m: part(2), v: part(3), adamStep,
+      ...(CRITIC ? { critic: new Float32Array(bytes, 4 * (STATS_READ_WORDS + 4 * P), CRITIC) } : {}),
+    };
+  };
   const essCall = k.essScale.bind({ stats: trajStats, out: essOut }, { numTraj: N, ...shape.essLr });
   const lossOpts = {
     clipLow: shape.loss.clipLow,
@@ -372,11 +400,8 @@ export function createGpuBackend(
 
   async function snapshot(): Promise<ModelState> {
     // The snapshot staging buffer holds the stats words first; the state follows them.
-    const bytes = await submitAndRead('snapshot', snapshotRead, (enc) => {
-      [params, ref, m, v].forEach((b, i) => enc.copyBufferToBuffer(b, 0, snapshotRead, 4 * (STATS_READ_WORDS + i * P), 4 * P));
-    });
-    const part = (i: number) => new Float32Array(bytes, 4 * (STATS_READ_WORDS + i * P), P);
-    return { params: part(0), ref: part(1), m: part(2), v: part(3), adamStep };
+    const bytes = await submitAndRead('snapshot', snapshotRead, (enc) => copyState(enc, snapshotRead));
+    return decodeState(bytes);
   }
 
   return {
@@ -432,6 +457,10 @@ export function createGpuBackend(
       device.queue.writeBuffer(mask, 0, inp.mask);
       device.queue.writeBuffer(weights, 0, inp.weights);
       stageWeights.forEach((b, i) => device.queue.writeBuffer(b, 0, inp.stageWeights![i]!));
+      if (shape.critic) {
+        if (inp.stateKey?.length !== R) throw new Error(`update: PPO needs ${R} state keys`);
+        device.queue.writeBuffer(stateKey, 0, inp.stateKey);
+      }
       if (inp.score) {
         if (!scoreCalls || !scoreSeq || !scoreRows) throw new Error('update: answer contexts given, but this run scores no answers (IGPO is off)');
         if (inp.score.seqs.length !== M * L || inp.score.rows.length !== scoreRowsN) {
@@ -464,7 +493,10 @@ export function createGpuBackend(
         k.tokenStats.encode(pass, tsOld);
         k.trajStats.encode(pass, trajStatsCall);
         if (inp.raw) k.advantage.encode(pass, rawAdvCall);
-        else if (shape.adv.otb) k.tokenBaseline.encode(pass, otbCall);
+        else if (criticCalls) {
+          k.gae.encode(pass, criticCalls[0]);
+          k.criticUpdate.encode(pass, criticCalls[1]);
+        } else if (shape.adv.otb) k.tokenBaseline.encode(pass, otbCall);
         else k.advantage.encode(pass, advCall);
         if (shape.whiten && !inp.raw) k.whiten.encode(pass, whitenCall);
         k.essScale.encode(pass, essCall);
@@ -499,7 +531,7 @@ export function createGpuBackend(
         enc.copyBufferToBuffer(health, 0, read, 4 * (STATS_WORDS + 1), 4);
         enc.copyBufferToBuffer(essOut, 0, read, 4 * (STATS_WORDS + 2), 8);
         if (inp.snapshot) {
-          [params, ref, m, v].forEach((b, i) => enc.copyBufferToBuffer(b, 0, read, 4 * (STATS_READ_WORDS + i * P), 4 * P));
+          copyState(enc, read);
         }
       });
       adamStep += steps;
@@ -513,8 +545,7 @@ export function createGpuBackend(
         non_finite: new Uint32Array(bytes, 4 * (STATS_WORDS + 1), 1)[0]!,
       };
       if (inp.snapshot) {
-        const part = (i: number) => new Float32Array(bytes, 4 * (STATS_READ_WORDS + i * P), P);
-        out.state = { params: part(0), ref: part(1), m: part(2), v: part(3), adamStep };
+        out.state = decodeState(bytes);
       }
       return out;
     },
@@ -524,6 +555,7 @@ export function createGpuBackend(
         if (data.length !== P) throw new Error(`restore: state has ${data.length} values, the model has ${P}`);
         device.queue.writeBuffer(b, 0, data);
       }
+      if (CRITIC) device.queue.writeBuffer(criticTable, 0, st.critic ?? new Float32Array(CRITIC));
       // Stale rollouts restart from the restored policy (the lag builds up again).
       if (stale) for (const b of [...history, rollParams]) device.queue.writeBuffer(b, 0, st.params);
       adamStep = st.adamStep;

@@ -45,9 +45,14 @@ export interface Plan {
   refResetEvery: number;
   /** Rollouts come from the policy this many updates old. */
   staleness: number;
+  /** PPO: GAE advantages from a critic table (replaces the advantage kernel). */
+  critic: { size: number; gamma: number; lambda: number; lr: number } | null;
   /** Trajectories per prompt the buffers hold (the group size, or DARS's N_max). */
   groupCap: number;
 }
+
+/** Entries of PPO's critic table (policy contexts are hashed into it). */
+export const CRITIC_TABLE_SIZE = 4096;
 
 const on = (cfg: RunConfig, id: MethodId): boolean => (cfg.methods as string[]).includes(id);
 
@@ -106,6 +111,8 @@ export function resolvePlan(cfg: RunConfig): Plan {
     }
   }
   if (on(cfg, 'otb')) advantage.otb = true;
+  // PPO: GAE over the critic's values, whitened over the batch (verl's masked_whiten).
+  if (on(cfg, 'ppo')) whiten = true;
   if (on(cfg, 'vcpo')) {
     Object.assign(advantage, { estimator: 'opob', scaleStd: true, isCap: p.vcpo.isCap as number });
     // VCPO's recipe: no PPO clipping (clip_ratio_low 1.0, high 1e9), seq-mean-token-mean.
@@ -170,6 +177,9 @@ export function resolvePlan(cfg: RunConfig): Plan {
     essLr: on(cfg, 'vcpo') ? { rule: p.vcpo.rule as 'sqrt' | 'linear', baseEss: p.vcpo.baseEss as number } : null,
     refResetEvery: on(cfg, 'prorl') ? (p.prorl.resetEvery as number) : 0,
     staleness: cfg.staleness,
+    critic: on(cfg, 'ppo')
+      ? { size: CRITIC_TABLE_SIZE, gamma: p.ppo.gamma as number, lambda: p.ppo.lambda as number, lr: p.ppo.valueLr as number }
+      : null,
     groupCap: dars ? dars.nMax : cfg.group,
   };
 }

@@ -16,7 +16,7 @@ import { aggregationWeights, minibatchRanges, turnMask } from './lossAgg';
 import { ADV_HIST_RANGE, histEdges, LOGRATIO_HIST_RANGE, type MetricRow } from './metrics';
 import { resolvePlan, type Plan } from './plan';
 import { createRng } from './rng';
-import { anchorKeys, answerContexts, outcomeOnLastTurn } from './turnRewards';
+import { anchorKeys, answerContexts, outcomeOnLastTurn, stateKeys } from './turnRewards';
 
 export const ADAM_EPS = 1e-8;
 
@@ -59,6 +59,7 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
     scoreContexts: scoreSpan ? N * l.maxTurns : 0,
     scoreSpan,
     igType: plan.igpo?.igType ?? 'prob_diff',
+    critic: plan.critic,
   };
 }
 
@@ -208,6 +209,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
       weights,
       ...(stageWeights ? { stageWeights } : {}),
       ...(score ? { score } : {}),
+      ...(plan.critic ? { stateKey: stateKeys(c.seq, shape.trainRowPos, shape.L, cfg.model.context, plan.critic.size) } : {}),
       snapshot: iter % snapshotEvery === 0,
     });
     if (s.non_finite) {

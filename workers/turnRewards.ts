@@ -57,6 +57,19 @@ export function anchorKeys(seq: Int32Array, l: RolloutLayout): Uint32Array {
   return keys;
 }
 
+/**
+ * PPO's critic states [N * Tp]: each policy row's context (the tokens the policy sees before it,
+ * the last `context` of them) hashed into a table of `size` entries.
+ */
+export function stateKeys(seq: Int32Array, trainRowPos: Uint32Array, L: number, context: number, size: number): Uint32Array {
+  return Uint32Array.from(trainRowPos, (pos) => {
+    const start = pos - (pos % L);
+    let h = pcgHash(0x5a7e);
+    for (let k = 1; k <= context; k++) h = pcgHash((h ^ (pos - k >= start ? seq[pos - k]! + 1 : 0)) >>> 0);
+    return h % size;
+  });
+}
+
 /** GiGPO step rewards [N * maxTurns]: the outcome on the last turn taken (the toys have no per-step reward). */
 export function outcomeOnLastTurn(outcome: Float32Array, turns: Uint32Array, T: number): Float32Array {
   const out = new Float32Array(turns.length * T);

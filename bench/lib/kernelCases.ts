@@ -14,6 +14,7 @@
  */
 import { adamCpu, gradNormCpu } from '../../kernels/adam';
 import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
+import { criticUpdateCpu, gaeCpu } from '../../kernels/critic';
 import { essScaleCpu } from '../../kernels/essScale';
 import { infoGainCpu } from '../../kernels/infoGain';
 import {
@@ -72,6 +73,8 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   forward: 'bytes 4[P + R(K+2) + V^2 + R(H+V)] (params, context+previous tokens, grammar, h and z out); flops 2R(KDH + HV)',
   sample: 'bytes 4[R V + 3R] (logits, rowPos in; token to seq and to the readback); flops ~3RV',
   tokenStats: 'bytes 4[R V + 5R] (logits, rowPos, token in; logp, entropy, sum p^2 out); flops ~6RV',
+  gae: 'bytes 4[4R + 4N + 2R] (critic values via state keys, mask, trajectory rows in; advantages and returns out); flops ~6R',
+  criticUpdate: 'bytes 4[3R + 2C] per table entry scan (keys, mask, returns in; C = 4096 table entries read and written); flops ~C R (each entry scans every row)',
   infoGain: 'bytes 4[NT + 4N + 4NT] (answer log-probs, trajectory rows in; turn rows out), one answer token; flops ~4NT',
   trajStats: 'bytes 4[5R + 4N] (mask, logp old and rollout, entropy, sum p^2 in; 4 words per trajectory out); flops ~8R',
   advantage: 'bytes 4[4N + 2R] (trajectory rows, mask in; advantages out), GRPO estimator; flops ~4R',
@@ -100,6 +103,8 @@ export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<
     forward: { bytes: 4 * (P + R * (K + 2) + V * V + R * (H + V)), flops: 2 * R * (K * D * H + H * V) },
     sample: { bytes: 4 * (R * V + 3 * R), flops: 3 * R * V },
     tokenStats: { bytes: 4 * (R * V + 5 * R), flops: 6 * R * V },
+    gae: { bytes: 4 * (4 * R + 4 * N + 2 * R), flops: 6 * R },
+    criticUpdate: { bytes: 4 * (3 * R + 2 * 4096), flops: 4096 * R },
     infoGain: { bytes: 4 * (N * T + 4 * N + 4 * N * T), flops: 4 * N * T },
     trajStats: { bytes: 4 * (5 * R + 4 * N), flops: 8 * R },
     advantage: { bytes: 4 * (4 * N + 2 * R), flops: 4 * R },
@@ -300,6 +305,9 @@ export function sharedBuffers(d: KernelData): KernelCase['buffers'] {
     entropyOld: d.entropy,
     sumP2Old: d.entropy,
     seqLog: { words: d.shape.N },
+    critic: Float32Array.from({ length: 4096 }, (_, k) => Math.sin(k)),
+    stateKey: Uint32Array.from({ length: d.R }, (_, i) => (i * 2654435761) % 4096),
+    ret: d.logp,
     lrScale: Float32Array.of(1, 1),
     grads: d.grads,
     m: d.m,
@@ -320,6 +328,9 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
   const seqCopy = Int32Array.from(d.seq);
   const cost = kernelCosts(dims, R, N, shape.maxTurns);
   const advShape = { numTraj: N, tp: Tp, maxTurns: shape.maxTurns, actionLen: shape.actionLen, nRoles: 1 };
+  // PPO's critic: a 4096-entry table and a state key per row.
+  const critic = Float32Array.from({ length: 4096 }, (_, k) => Math.sin(k));
+  const stateKeys = Uint32Array.from({ length: R }, (_, i) => (i * 2654435761) % 4096);
   const cases: Array<Omit<KernelCase, 'bytes' | 'flops'>> = [
     {
       label: 'forward',
@@ -342,6 +353,20 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       config: { vocab: V, numRows: R },
       buffers: { logp: { words: R }, entropy: { words: R } },
       cpu: () => void tokenStatsCpu(d.z, V, d.seq, d.rowPos),
+    },
+    {
+      label: 'gae',
+      size: `N=${N}, ${rows}`,
+      config: { numTraj: N, tp: Tp, gamma: 1, lambda: 1 },
+      buffers: { adv: { words: R }, ret: { words: R } },
+      cpu: () => void gaeCpu(critic, stateKeys, d.mask, d.rewards, Tp, { gamma: 1, lambda: 1 }),
+    },
+    {
+      label: 'criticUpdate',
+      size: `C=4096 entries, ${rows}`,
+      config: { tableSize: 4096, numRows: R, lr: 0.1 },
+      buffers: { critic: Float32Array.from(critic) },
+      cpu: () => void criticUpdateCpu(Float32Array.from(critic), stateKeys, d.mask, d.logp, 0.1),
     },
     {
       label: 'infoGain',

@@ -7,6 +7,7 @@ export { forwardCases } from './forward';
 export { softmaxCases } from './softmax';
 export { infoGainCases } from './infoGain';
 export { advantageCases } from './advantage';
+export { criticCases } from './critic';
 export { advantageFamilyCases } from './advantageFamily';
 export { policyLossCases } from './policyLoss';
 export { backwardCases } from './backward';

@@ -47,6 +47,7 @@ function buildShape(env: TaskEnv, prompts: number, group: number, dims: MlpDims)
     scoreContexts: 0,
     scoreSpan: 0,
     igType: 'prob_diff',
+    critic: null,
   };
 }
 

@@ -21,6 +21,8 @@ const BASE: Record<string, string> = { batch: '3', group: '4', seed: '3', epochs
 /** One run per method, on a task where it acts; methods= is applied after the task. */
 const CASES: Array<[string, Record<string, string>]> = [
   ['grpo', {}],
+  ['ppo', {}],
+  ['ppo', { group: '1', 'ppo.lambda': '0.9', 'ppo.gamma': '0.95' }],
   ['drgrpo', {}],
   ['rloo', {}],
   ['reinforcepp', { 'reinforcepp.klInReward': '0.05' }],

@@ -11,7 +11,7 @@ import { requestGpu } from '../../workers/gpuDevice';
 
 /** The kernels the self-test covers, in pipeline order (kernels/all.ts). */
 const COVERED = [
-  'forward', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio',
+  'forward', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio',
   'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'inputGrad', 'embedGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
 

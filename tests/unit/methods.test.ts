@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout } from '../../kernels/advantage';
+import { criticUpdateCpu, gaeCpu } from '../../kernels/critic';
 import { infoGainCpu } from '../../kernels/infoGain';
 import { ppoLossCpu, RATIO_MODES } from '../../kernels/ppoLoss';
 import { seqRatioCpu } from '../../kernels/seqRatio';
@@ -54,6 +55,24 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     // One success in 4: GRPO gives the success (G-1)/sqrt(G)-ish, Dr. GRPO just R - mean = 0.75.
     const adv = advantageCpu({ reward: f32([1, 0, 0, 0]), ...groupLayout([4]), turns: Uint32Array.of(1, 1, 1, 1), mask: f32([1, 1, 1, 1]) }, p.advantage, shape(4, 1));
     expect(adv[0]).toBeCloseTo(0.75, 6);
+  },
+  async ppo() {
+    // GAE on a hand-worked trajectory: values 0.2, 0.5, 0 along three policy rows, outcome 1.
+    const critic = f32([0.2, 0.5, 0]);
+    const keys = Uint32Array.of(0, 1, 2);
+    const mc = gaeCpu(critic, keys, f32([1, 1, 1]), f32([1]), 3, { gamma: 1, lambda: 1 });
+    expect(Array.from(mc.adv).map((x) => +x.toFixed(6))).toEqual([0.8, 0.5, 1]);
+    expect(Array.from(mc.ret).map((x) => +x.toFixed(6))).toEqual([1, 1, 1]);
+    const td = gaeCpu(critic, keys, f32([1, 1, 1]), f32([1]), 3, { gamma: 1, lambda: 0 });
+    expect(Array.from(td.adv).map((x) => +x.toFixed(6))).toEqual([0.3, -0.5, 1]);
+    criticUpdateCpu(critic, keys, f32([1, 1, 1]), mc.ret, 0.5);
+    expect(Array.from(critic).map((x) => +x.toFixed(6))).toEqual([0.6, 0.75, 0.5]);
+    // A learned baseline needs no group: at group size 1 the critic still centres the advantages.
+    const { t, rows } = await run(cfgOf('ppo', { group: '1', batch: '16' }), 3);
+    expect(rows.every((r) => Number.isFinite(r.loss))).toBe(true);
+    const state = await t.snapshotNow();
+    expect(state.state.critic!.some((v) => v !== 0)).toBe(true);
+    expect(resolvePlan(t.config).whiten).toBe(true);
   },
   rloo() {
     const p = resolvePlan(cfgOf('rloo'));

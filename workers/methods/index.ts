@@ -11,6 +11,7 @@ import { gspo } from './gspo';
 import { igpo } from './igpo';
 import { otb } from './otb';
 import { pfppo } from './pfppo';
+import { ppo } from './ppo';
 import { prorl } from './prorl';
 import { regft } from './regft';
 import type { MethodDef } from './registry';
@@ -22,7 +23,7 @@ import { vcpo } from './vcpo';
 import { zerosearch } from './zerosearch';
 
 export const methodRegistry = {
-  grpo, drgrpo, dapo, gspo, rloo, reinforcepp,
+  grpo, drgrpo, ppo, dapo, gspo, rloo, reinforcepp,
   igpo, cm2, edge, regft, pfppo, zerosearch, dars, seeupo, sampo, vcpo, prorl, gmpo, otb, drmas,
 } as const satisfies Record<string, MethodDef>;
 export type MethodId = keyof typeof methodRegistry;
