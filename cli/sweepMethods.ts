@@ -73,6 +73,7 @@ interface Claim {
 
 export const CLAIMS: Record<string, Claim> = {
   grpo: { toy: 'hard', methods: 'grpo', metric: 'allEqual', dir: 0, claim: 'the baseline: collapse plateaus on the hard toy', also: ['success'] },
+  ppo: { toy: 'search', methods: 'ppo', metric: 'success', dir: 0, claim: 'a learned (critic) baseline: a reference curve, smoother but lagging while V is poor', also: ['allEqual', 'zeroAdv', 'gradNormStd'] },
   drgrpo: { toy: 'search', methods: 'drgrpo', metric: 'tokens', dir: -1, claim: 'no length bias: wrong answers do not drift longer (fewer tokens)', also: ['success'] },
   rloo: { toy: 'group4', methods: 'rloo', metric: 'success', dir: 0, claim: 'same collapse as GRPO, unbiased baseline at small G', also: ['allEqual'] },
   reinforcepp: { toy: 'hard', methods: 'reinforcepp', metric: 'zeroAdv', dir: -1, claim: 'batch whitening: collapsed groups still get nonzero advantages', also: ['success'] },
