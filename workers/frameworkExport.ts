@@ -15,6 +15,7 @@
 import { CONFIG_FIELDS, getField, type RunConfig } from './config';
 import { createEnv } from './envs';
 import { methodRegistry, type MethodDef } from './methods';
+import { resolvePlan } from './plan';
 import type { FrameworkMapping, FrameworkValue } from './methods/registry';
 
 export type Framework = 'verl' | 'trl';
@@ -81,6 +82,99 @@ const BUILTIN_MAPPINGS: Record<string, { verl?: FrameworkMapping | null; trl?: F
   },
 };
 
+/** A method param the export carries through an option set above (the run's effective clip, KL, aggregation). */
+const carried = (param: string, option: string) => ({ param, reason: `exported as ${option} (the value the run uses)` });
+
+/** verl's advantage estimator for a method whose whole effect is choosing it. */
+const verlEstimator = (estimator: string) => (): ReturnType<FrameworkMapping> => ({ set: [{ key: 'algorithm.adv_estimator', value: estimator, from: [] }] });
+
+Object.assign(BUILTIN_MAPPINGS, {
+  drgrpo: {
+    verl: () => ({
+      set: [
+        { key: 'algorithm.adv_estimator', value: 'grpo', from: [] },
+        { key: 'algorithm.norm_adv_by_std_in_grpo', value: false, from: [] },
+      ],
+    }),
+    trl: () => ({ set: [{ key: 'scale_rewards', value: 'none', from: [] }] }),
+  },
+  ppo: {
+    verl: (p) => ({
+      set: [{ key: 'algorithm.adv_estimator', value: 'gae', from: [] }],
+      matches: [
+        ...(p.gamma === 1 ? [{ param: 'gamma', reason: "verl's algorithm.gamma defaults to 1.0" }] : []),
+        ...(p.lambda === 1 ? [{ param: 'lambda', reason: "verl's algorithm.lam defaults to 1.0" }] : []),
+      ],
+      unsupported: [
+        ...(p.gamma !== 1 ? [{ param: 'gamma', reason: 'set algorithm.gamma by hand (not exported)' }] : []),
+        ...(p.lambda !== 1 ? [{ param: 'lambda', reason: 'set algorithm.lam by hand (not exported)' }] : []),
+        { param: 'valueLr', reason: "verl's critic is a network (critic.optim.lr), not the playground's value table" },
+      ],
+    }),
+    trl: null,
+  },
+  rloo: { verl: verlEstimator('rloo'), trl: null },
+  otb: { verl: verlEstimator('optimal_token_baseline'), trl: null },
+  reinforcepp: {
+    verl: (p) => ({
+      set: [{ key: 'algorithm.adv_estimator', value: p.baseline === true ? 'reinforce_plus_plus_baseline' : 'reinforce_plus_plus', from: ['reinforcepp.baseline'] }],
+      matches: p.gamma === 1 ? [{ param: 'gamma', reason: "verl's algorithm.gamma defaults to 1.0" }] : [],
+      unsupported: [
+        ...(p.gamma !== 1 ? [{ param: 'gamma', reason: 'set algorithm.gamma by hand (not exported)' }] : []),
+        { param: 'klInReward', reason: 'set algorithm.use_kl_in_reward=True and algorithm.kl_ctrl.kl_coef by hand (not exported)' },
+      ],
+    }),
+    trl: null,
+  },
+  dapo: {
+    verl: (p) => ({
+      set: [],
+      matches: [carried('clipLow', 'clip_ratio_low'), carried('clipHigh', 'clip_ratio_high')],
+      unsupported: [
+        { param: 'dynamicSampling', reason: "dynamic sampling is verl's DAPO recipe (algorithm.filter_groups in recipe/dapo), not the core trainer" },
+        { param: 'maxGenBatches', reason: "the DAPO recipe's max_num_gen_batches" },
+      ],
+    }),
+    trl: (p) => ({
+      set: [],
+      matches: [carried('clipLow', 'epsilon'), carried('clipHigh', 'epsilon_high')],
+      unsupported: [
+        { param: 'dynamicSampling', reason: 'TRL does not refill the batch with new prompts' },
+        { param: 'maxGenBatches', reason: 'TRL does not refill the batch with new prompts' },
+      ],
+    }),
+  },
+  gspo: {
+    verl: () => ({
+      set: [{ key: 'actor_rollout_ref.actor.policy_loss.loss_mode', value: 'gspo', from: [] }],
+      matches: [carried('clipLow', 'clip_ratio_low'), carried('clipHigh', 'clip_ratio_high')],
+    }),
+    trl: () => ({
+      set: [{ key: 'importance_sampling_level', value: 'sequence', from: [] }],
+      matches: [carried('clipLow', 'epsilon'), carried('clipHigh', 'epsilon_high')],
+    }),
+  },
+  gmpo: {
+    verl: () => ({
+      set: [{ key: 'actor_rollout_ref.actor.policy_loss.loss_mode', value: 'geo_mean', from: [] }],
+      matches: [{ param: 'clip', reason: 'exported as clip_ratio_low and clip_ratio_high (geo_mean reads them as log-space bounds)' }],
+    }),
+    trl: null,
+  },
+  prorl: {
+    verl: () => ({
+      set: [],
+      matches: [carried('klCoef', 'kl_loss_coef')],
+      unsupported: [{ param: 'resetEvery', reason: 'verl has no reference-policy reset; restart from a checkpoint with a new reference' }],
+    }),
+    trl: (p) => ({
+      set: [],
+      matches: [carried('klCoef', 'beta')],
+      unsupported: [{ param: 'resetEvery', reason: `TRL's sync_ref_model copies the policy into the reference every ref_model_sync_steps (${p.resetEvery} here would be that), not exported` }],
+    }),
+  },
+} satisfies Record<string, { verl?: FrameworkMapping | null; trl?: FrameworkMapping | null }>);
+
 function methodMapping(def: MethodDef, fw: Framework): FrameworkMapping | null | undefined {
   const own = def.frameworks;
   if (own && fw in own) return own[fw];
@@ -114,6 +208,13 @@ function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
   const none = (key: string, reason: string) => noEquivalent.push({ key, value: val(key), reason });
   const same = (key: string, reason: string) => matches.push({ key, value: val(key), reason });
   const verl = fw === 'verl';
+  // The values the run uses: an active method may set the clip, the KL coef or the aggregation.
+  const plan = resolvePlan(cfg);
+  const eff = { clipLow: plan.ratio.clipLow, clipHigh: plan.ratio.clipHigh, klCoef: plan.kl.coef, lossAgg: plan.lossAgg };
+  for (const [key, v] of Object.entries(eff)) {
+    const own = cfg[key as keyof typeof eff];
+    if (v !== own) notes.push(`${key} ${v} is set by the active methods (${cfg.methods.join(', ')}); the config's own ${own} applies when they are off.`);
+  }
   const N = cfg.batch * cfg.group;
   const M = Math.max(1, Math.min(cfg.minibatches, N));
   const Tp = policyTokens(cfg);
@@ -136,20 +237,21 @@ function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
       set('actor_rollout_ref.actor.ppo_mini_batch_size', cfg.batch, []);
       none('minibatches', `verl splits a batch into minibatches of whole prompt groups (ppo_mini_batch_size counts prompts); ${M} minibatches do not divide ${cfg.batch} prompts evenly, so one minibatch is used`);
     }
-    set('actor_rollout_ref.actor.clip_ratio_low', cfg.clipLow, ['clipLow']);
-    set('actor_rollout_ref.actor.clip_ratio_high', cfg.clipHigh, ['clipHigh']);
+    set('actor_rollout_ref.actor.clip_ratio_low', eff.clipLow, ['clipLow']);
+    set('actor_rollout_ref.actor.clip_ratio_high', eff.clipHigh, ['clipHigh']);
     if (cfg.dualClip > 1) set('actor_rollout_ref.actor.clip_ratio_c', cfg.dualClip, ['dualClip']);
     else none('dualClip', 'verl requires clip_ratio_c > 1');
-    set('actor_rollout_ref.actor.loss_agg_mode', cfg.lossAgg, ['lossAgg']);
-    if (cfg.lossAgg === 'seq-mean-token-sum-norm') {
+    set('actor_rollout_ref.actor.loss_agg_mode', eff.lossAgg, ['lossAgg']);
+    if (eff.lossAgg === 'seq-mean-token-sum-norm') {
       set('actor_rollout_ref.actor.loss_scale_factor', Tp, []);
       notes.push(`loss_scale_factor=${Tp} is this task's policy-token budget (turns x action tokens), the constant the playground divides by; use your response length in a real run.`);
     }
     set('algorithm.use_kl_in_reward', false, []);
-    set('actor_rollout_ref.actor.use_kl_loss', cfg.klCoef > 0, ['klCoef']);
-    if (cfg.klCoef > 0) {
-      set('actor_rollout_ref.actor.kl_loss_coef', cfg.klCoef, ['klCoef']);
-      set('actor_rollout_ref.actor.kl_loss_type', 'low_var_kl', []);
+    set('actor_rollout_ref.actor.use_kl_loss', eff.klCoef > 0, ['klCoef']);
+    if (eff.klCoef > 0) {
+      set('actor_rollout_ref.actor.kl_loss_coef', eff.klCoef, ['klCoef']);
+      // METHODS.md 1.4: k3 is verl's low_var_kl, k1 its kl, k2 its mse.
+      set('actor_rollout_ref.actor.kl_loss_type', { k3: 'low_var_kl', k1: 'kl', k2: 'mse' }[cfg.klType], []);
     }
     notes.push('Add your own data.train_files, actor_rollout_ref.model.path, reward function and rollout engine settings (actor_rollout_ref.rollout.name, GPUs).');
   } else {
@@ -176,17 +278,17 @@ function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
     set('weight_decay', 0, []);
     set('max_grad_norm', cfg.maxGradNorm, ['maxGradNorm']);
     set('num_iterations', cfg.epochs, ['epochs']);
-    set('epsilon', cfg.clipLow, ['clipLow']);
-    set('epsilon_high', cfg.clipHigh, ['clipHigh']);
-    if (cfg.dualClip >= 1 + cfg.clipHigh) {
+    set('epsilon', eff.clipLow, ['clipLow']);
+    set('epsilon_high', eff.clipHigh, ['clipHigh']);
+    if (cfg.dualClip >= 1 + eff.clipHigh) {
       // TRL's two-sided clipping caps the unclipped ratio at delta: for A < 0 that is the dual-clip
       // bound -A*c, and for A > 0 the min() already picks the 1+epsilon_high term.
       set('delta', cfg.dualClip, ['dualClip']);
     } else {
-      none('dualClip', `TRL's delta (two-sided clipping) equals the dual clip only when it is at least 1 + epsilon_high (${1 + cfg.clipHigh})`);
+      none('dualClip', `TRL's delta (two-sided clipping) equals the dual clip only when it is at least 1 + epsilon_high (${1 + eff.clipHigh})`);
     }
-    set('beta', cfg.klCoef, ['klCoef']);
-    switch (cfg.lossAgg) {
+    set('beta', eff.klCoef, ['klCoef']);
+    switch (eff.lossAgg) {
       case 'token-mean':
         // 'bnpo' normalizes by the local batch's tokens: with one process and no accumulation,
         // exactly the playground's per-minibatch token mean.

@@ -4,9 +4,9 @@
  * the framework's behaviour, or listed as having no equivalent); methods map themselves.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { allFields, defaultConfig, withField, type RunConfig } from '../../workers/config';
+import { allFields, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/config';
 import { exportedKeys, exportToTrl, exportToVerl, FRAMEWORKS, exportToFramework, type FrameworkExport } from '../../workers/frameworkExport';
-import { methodRegistry } from '../../workers/methods';
+import { methodRegistry, METHOD_IDS } from '../../workers/methods';
 import type { MethodDef } from '../../workers/methods/registry';
 import type { ParamSpec, ParamValue } from '../../workers/methods/params';
 import { createEnv } from '../../workers/envs';
@@ -34,6 +34,7 @@ const VERL_OPTIONS = new Set([
   'actor_rollout_ref.actor.use_kl_loss',
   'actor_rollout_ref.actor.kl_loss_coef',
   'actor_rollout_ref.actor.kl_loss_type',
+  'actor_rollout_ref.actor.policy_loss.loss_mode',
 ]);
 
 /** Fields of TRL's GRPOConfig (`trl/trainer/grpo_config.py`) and the TrainingArguments it extends. */
@@ -50,6 +51,7 @@ const TRL_OPTIONS = new Set([
   'loss_type',
   'scale_rewards',
   'max_completion_length',
+  'importance_sampling_level',
   // TrainingArguments
   'seed',
   'per_device_train_batch_size',
@@ -229,6 +231,30 @@ describe('both frameworks', () => {
         expect(out.text).not.toMatch(/undefined|NaN|\[object/);
       }
     }
+  });
+});
+
+describe('every method of the registry', () => {
+  it('exports real options, accounts for its parameters, and carries the values the run uses', () => {
+    for (const id of METHOD_IDS) {
+      const def = methodRegistry[id] as MethodDef;
+      let cfg = defaultConfig();
+      if (def.tasks) cfg = withField(cfg, 'task', def.tasks[0]!);
+      cfg = withMethods(cfg, def.estimator ? [id] : ['grpo', id]);
+      for (const fw of FRAMEWORKS) {
+        const out = exportToFramework(cfg, fw);
+        const known = fw === 'verl' ? VERL_OPTIONS : TRL_OPTIONS;
+        for (const s of out.settings) expect(known.has(s.key), `${id} ${fw}: ${s.key}`).toBe(true);
+        expectAccounted(cfg, out);
+      }
+    }
+    // DAPO's clip-higher reaches both frameworks; Dr. GRPO's aggregation too.
+    const dapo = withMethods(defaultConfig(), ['grpo', 'dapo']);
+    expect(setting(exportToFramework(dapo, 'verl'), 'actor_rollout_ref.actor.clip_ratio_high')).toBe(0.28);
+    expect(setting(exportToFramework(dapo, 'trl'), 'epsilon_high')).toBe(0.28);
+    const dr = withMethods(defaultConfig(), ['drgrpo']);
+    expect(setting(exportToFramework(dr, 'trl'), 'loss_type')).toBe('dr_grpo');
+    expect(setting(exportToFramework(withMethods(defaultConfig(), ['ppo']), 'verl'), 'algorithm.adv_estimator')).toBe('gae');
   });
 });
 
