@@ -23,27 +23,6 @@ struct Advantage {
   isCap: f32,
 }
 
-struct TrajIn {
-  reward: f32,
-  groupStart: u32,
-  groupSize: u32,
-  turns: u32,
-}
-
-struct TurnIn {
-  reward: f32,
-  role: i32,
-  key: u32,
-  pad: u32,
-}
-
-struct TrajStats {
-  len: f32,
-  entMean: f32,
-  logIS: f32,
-  g2: f32,
-}
-
 @group(0) @binding(0) var<uniform> u: Advantage;
 @group(0) @binding(1) var<storage, read> trajIn: array<TrajIn>;       // [N]
 @group(0) @binding(2) var<storage, read> turnIn: array<TurnIn>;       // [N * maxTurns]

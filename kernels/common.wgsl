@@ -47,3 +47,38 @@ fn contextIndex(pos: u32, seqLen: u32, context: u32, k: u32) -> i32 {
   }
   return i32(pos - context + k);
 }
+
+// Row layouts shared by several kernels (their TypeScript packers: advantage.ts packTrajIn and
+// packTurnIn, trajStats.ts packTrajStats, ppoLoss.ts unpackPpoRows).
+
+// One trajectory: its reward, its group (a run of rows from groupStart), its turns (0: no trajectory).
+struct TrajIn {
+  reward: f32,
+  groupStart: u32,
+  groupSize: u32,
+  turns: u32,
+}
+
+// One turn of one trajectory: its reward, the acting role (-1 none), an anchor-state key.
+struct TurnIn {
+  reward: f32,
+  role: i32,
+  key: u32,
+  pad: u32,
+}
+
+// One trajectory's statistics (trajStats.wgsl).
+struct TrajStats {
+  len: f32,
+  entMean: f32,
+  logIS: f32,
+  g2: f32,
+}
+
+// One row of the loss kernel's output besides dlogp (ppoLoss.wgsl).
+struct PpoRow {
+  loss: f32,    // weighted token loss
+  ratio: f32,   // the importance ratio the row used
+  kl: f32,      // KL estimate to the reference
+  clip: i32,    // -1 low side, 1 high side, 0 none
+}

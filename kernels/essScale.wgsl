@@ -13,13 +13,6 @@ struct EssScale {
   enabled: u32,
 }
 
-struct TrajStats {
-  len: f32,
-  entMean: f32,
-  logIS: f32,
-  g2: f32,
-}
-
 @group(0) @binding(0) var<uniform> u: EssScale;
 @group(0) @binding(1) var<storage, read> stats: array<TrajStats>;   // [numTraj] (trajStats.wgsl)
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;     // [2]

@@ -12,13 +12,6 @@ struct Gae {
   lambda: f32,
 }
 
-struct TrajIn {
-  reward: f32,
-  groupStart: u32,
-  groupSize: u32,
-  turns: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: Gae;
 @group(0) @binding(1) var<storage, read> critic: array<f32>;      // [tableSize]
 @group(0) @binding(2) var<storage, read> stateKey: array<u32>;    // [numTraj * tp], < tableSize

@@ -12,20 +12,6 @@ struct InfoGain {
   logDiff: u32,
 }
 
-struct TrajIn {
-  reward: f32,
-  groupStart: u32,
-  groupSize: u32,
-  turns: u32,
-}
-
-struct TurnIn {
-  reward: f32,
-  role: i32,
-  key: u32,
-  pad: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: InfoGain;
 @group(0) @binding(1) var<storage, read> scoreLogp: array<f32>;    // [numTraj * maxTurns * span]
 @group(0) @binding(2) var<storage, read> trajIn: array<TrajIn>;     // [numTraj]

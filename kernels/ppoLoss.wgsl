@@ -20,14 +20,6 @@ struct PpoLoss {
   stage: u32,       // the turn k updated in mode 3
 }
 
-// One row's outputs besides dlogp (kept apart so that at most 8 storage buffers are bound).
-struct PpoRow {
-  loss: f32,    // weighted token loss
-  ratio: f32,   // token r, sequence s, or the row's turn u
-  kl: f32,      // KL estimate to the reference (klType)
-  clip: i32,    // -1 low side, 1 high side, 0 none
-}
-
 // Clipped surrogate on a log-ratio: loss, gradient factor (-A r on the unclipped branch), clip flag.
 struct Clipped {
   L: f32,

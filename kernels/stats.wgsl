@@ -14,22 +14,6 @@ struct Stats {
   ratioScale: f32,
 }
 
-// Per trajectory (advantage.wgsl's TrajIn): groups are runs of rows that may differ in size; a row
-// with no turns holds no trajectory (padding, or a prompt a filter dropped).
-struct TrajIn {
-  reward: f32,
-  groupStart: u32,
-  groupSize: u32,
-  turns: u32,
-}
-
-struct PpoRow {
-  loss: f32,
-  ratio: f32,
-  kl: f32,
-  clip: i32,
-}
-
 @group(0) @binding(0) var<uniform> u: Stats;
 @group(0) @binding(1) var<storage, read> mask: array<f32>;          // [numRows] 0/1
 @group(0) @binding(2) var<storage, read> adv: array<f32>;           // [numRows]

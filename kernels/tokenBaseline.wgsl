@@ -9,13 +9,6 @@ struct TokenBaseline {
   tp: u32,
 }
 
-struct TrajIn {
-  reward: f32,
-  groupStart: u32,
-  groupSize: u32,
-  turns: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: TokenBaseline;
 @group(0) @binding(1) var<storage, read> trajIn: array<TrajIn>;   // [N]
 @group(0) @binding(2) var<storage, read> mask: array<f32>;        // [N * tp] 0/1

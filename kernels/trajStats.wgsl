@@ -7,13 +7,6 @@ struct TrajStatsParams {
   tp: u32,
 }
 
-struct TrajStats {
-  len: f32,
-  entMean: f32,
-  logIS: f32,
-  g2: f32,
-}
-
 @group(0) @binding(0) var<uniform> u: TrajStatsParams;
 @group(0) @binding(1) var<storage, read> mask: array<f32>;          // [N * tp] 0/1
 @group(0) @binding(2) var<storage, read> logpOld: array<f32>;       // [N * tp]

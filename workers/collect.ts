@@ -3,7 +3,7 @@
  * active methods do before the update -- DAPO/SAMPO dynamic sampling (more generation rounds until
  * the batch has no all-equal group), DARS (a second, targeted round for hard prompts), EDGE-GRPO's
  * guided error correction and ReGFT's hinted rollouts (re-rolled rows with reference actions
- * forced), PF-PPO's resampling multiplicities. The result is the batch the update trains on.
+ * forced), PF-PPO's resampling multiplicities. The result is the batch the update trains on, its tokens already on the backend.
  *
  * Rows are laid out as batch x groupCap (groupCap = the group size, or DARS's N_max); a group is a
  * run of consecutive rows, and rows that hold no trajectory (padding, dropped prompts) are not live.
@@ -159,6 +159,12 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
   const tasks = (round: number) => env.sample(B, cap, round === 0 ? createRng(cfg.seed).fork(iter) : base.fork(0x5eed + round), iter - 1);
   const all = Array.from({ length: N }, (_, n) => n);
   let rollouts = 0;
+  // The state whose tokens the backend holds: a rollout leaves exactly the host copy on the device.
+  let onDevice: RollState | null = null;
+  const roll = async (s: RollState, key: number, active: Uint8Array | null, force?: (n: number, turn: number) => Int32Array | null) => {
+    rollouts += await rollOut(backend, l, s, key, active, force);
+    onDevice = s;
+  };
 
   const groupStart = Uint32Array.from(all, (n) => Math.floor(n / cap) * cap);
   const groupSize = new Uint32Array(N).fill(cap);
@@ -172,7 +178,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     // DARS: G rollouts per prompt first, then the schedule's extra rollouts for hard prompts.
     st = first = newState(tasks(0), l);
     const stage1 = Uint8Array.from(all, (n) => (n % cap < G ? 1 : 0));
-    rollouts += await rollOut(backend, l, st, roundKey(iter, 0), stage1);
+    await roll(st, roundKey(iter, 0), stage1);
     firstRows = all.filter((n) => stage1[n]);
     const extra = new Uint8Array(N);
     for (let p = 0; p < B; p++) {
@@ -187,7 +193,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     }
     if (extra.some((x) => x)) {
       for (let n = 0; n < N; n++) if (extra[n]) st.ep.done[n] = 0;
-      rollouts += await rollOut(backend, l, st, roundKey(iter, 1), extra);
+      await roll(st, roundKey(iter, 1), extra);
     }
     // Post-filter: prompts whose combined accuracy is 0 or at least `upper` are dropped.
     for (let p = 0; p < B; p++) {
@@ -202,7 +208,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     const spare: Array<{ st: RollState; n: number }> = [];
     for (let round = 0; round < plan.dynamicSampling.maxGenBatches && keep.length < N; round++) {
       const s = newState(tasks(round), l);
-      rollouts += await rollOut(backend, l, s, roundKey(iter, round), null);
+      await roll(s, roundKey(iter, round), null);
       round0 ??= s;
       for (let g = 0; g < B; g++) {
         const rows = all.slice(g * G, (g + 1) * G).map((n) => ({ st: s, n }));
@@ -216,7 +222,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     st = composeStates(picks, G, l);
   } else {
     st = first = newState(tasks(0), l);
-    rollouts += await rollOut(backend, l, st, roundKey(iter, 0), null);
+    await roll(st, roundKey(iter, 0), null);
   }
   // The policy's own performance: the first round, before filtering, hints or corrections.
   const firstPass = { reward: meanOf(first.ep.reward, firstRows), success: meanOf(first.ep.success, firstRows) };
@@ -233,7 +239,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     if (hard.some((x) => x)) {
       const st2 = newState(tasks(0), l);
       const hint = plan.regft.hintTurns;
-      rollouts += await rollOut(backend, l, st2, roundKey(iter, 1), hard, (n, turn) => (turn < hint ? st2.ep.oracle!(n, turn) : null));
+      await roll(st2, roundKey(iter, 1), hard, (n, turn) => (turn < hint ? st2.ep.oracle!(n, turn) : null));
       st = composeStates(all.map((n) => ({ st: hard[n] ? st2 : st, n })), G, l);
     }
     for (let n = 0; n < N; n++) if (!st.ep.success[n]) live[n] = 0;
@@ -255,7 +261,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
         }
         return st2.ep.oracle!(n, turn);
       };
-      rollouts += await rollOut(backend, l, st2, roundKey(iter, 1), Uint8Array.from(mode, (m) => (m ? 1 : 0)), force);
+      await roll(st2, roundKey(iter, 1), Uint8Array.from(mode, (m) => (m ? 1 : 0)), force);
       st = composeStates(all.map((n) => ({ st: mode[n] ? st2 : prev, n })), G, l);
     }
   }
@@ -266,5 +272,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     const counts = pfppoCounts(st.ep.reward, live, G, plan.pfppo, base.fork(0x9f));
     mult.set(counts);
   }
+  // A batch assembled from several rounds or re-rolled rows is not on the device yet.
+  if (st !== onDevice) backend.writeSequences(st.seq);
   return { ...st, groupStart, groupSize, live, mult, firstPass, rollouts, sft };
 }

@@ -191,7 +191,6 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     if (plan.refResetEvery > 0 && iter > 1 && (iter - 1) % plan.refResetEvery === 0) backend.resetReference();
     // Sampling and filtering: tasks seeded by (seed, iter), so any iteration can be reproduced.
     const c = await collectBatch({ cfg, plan, env, backend, layout }, iter);
-    backend.writeSequences(c.seq);
     const { adv, score } = await rewardStage(c);
 
     // Update.
