@@ -7,23 +7,12 @@
  * to ~1000 rows differ from float64 sums by a few ulps of the total.
  */
 import { createRng } from '../../workers/rng';
+import { packTrajIn } from '../advantage';
+import { PPO_ROW_WORDS } from '../ppoLoss';
 import { decodeStats, STATS_FIELDS, STATS_WORDS, statsCpu, statsKernel, type StatsInput } from '../stats';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
 
-/**
- * Words of one row of the stats kernel's `ppo` input: `struct PpoRow { loss, ratio, kl: f32, clip: i32 }`
- * in stats.wgsl (ppoLoss.wgsl's per-row output). Mirrored here rather than imported from ppoLoss.ts,
- * so this case depends on the stats kernel only.
- */
-const PPO_ROW_WORDS = 4;
-
-/**
- * Words of one row of the stats kernel's `traj` input: `struct TrajIn { reward: f32, groupStart,
- * groupSize, turns: u32 }` in stats.wgsl (advantage.ts's packTrajIn), mirrored for the same reason.
- */
-const TRAJ_IN_WORDS = 4;
-
-interface Opts {
+export interface StatsInputOptions {
   maskP?: number;
   spread?: number;
   rewards?: 'normal' | 'binary' | 'equal';
@@ -51,22 +40,24 @@ function groupsOf(N: number, group: number, sizes?: number[]) {
   return { groupStart, groupSize, turns };
 }
 
-/** [N, TRAJ_IN_WORDS] TrajIn rows: reward (f32 bits), groupStart, groupSize, turns. */
-function packTraj(s: StatsInput): Uint32Array {
-  const N = s.rewards.length;
-  const words = new Uint32Array(TRAJ_IN_WORDS * N);
-  const f = new Float32Array(words.buffer);
-  for (let n = 0; n < N; n++) {
-    f[TRAJ_IN_WORDS * n] = s.rewards[n]!;
-    words[TRAJ_IN_WORDS * n + 1] = s.groupStart[n]!;
-    words[TRAJ_IN_WORDS * n + 2] = s.groupSize[n]!;
-    words[TRAJ_IN_WORDS * n + 3] = s.turns[n]!;
+/** The kernel's packed inputs besides the per-row arrays: the PpoRow rows and the TrajIn rows. */
+export function statsPacked(x: StatsInput): { ppo: Float32Array; traj: Uint32Array } {
+  const R = x.mask.length;
+  // [R, PPO_ROW_WORDS]: loss, ratio, kl (f32), clip (i32) per row.
+  const buf = new ArrayBuffer(Math.max(16, R * 4 * PPO_ROW_WORDS));
+  const pf = new Float32Array(buf);
+  const pi = new Int32Array(buf);
+  for (let i = 0; i < R; i++) {
+    pf[PPO_ROW_WORDS * i] = x.loss[i]!;
+    pf[PPO_ROW_WORDS * i + 1] = Math.exp(Math.min(Math.max(x.logp[i]! - x.logpOld[i]!, -20), 20));
+    pf[PPO_ROW_WORDS * i + 2] = x.kl[i]!;
+    pi[PPO_ROW_WORDS * i + 3] = x.clip[i]!;
   }
-  return words;
+  return { ppo: pf, traj: packTrajIn({ reward: x.rewards, groupStart: x.groupStart, groupSize: x.groupSize, turns: x.turns }) };
 }
 
 /** N trajectories of Tp policy rows in groups of `group`, seeded; the GPU test's generator. */
-function makeInput(N: number, group: number, Tp: number, seed: number, o: Opts = {}): StatsInput {
+export function makeStatsInput(N: number, group: number, Tp: number, seed: number, o: StatsInputOptions = {}): StatsInput {
   const rng = createRng(seed);
   const R = N * Tp;
   const mask = Float32Array.from({ length: R }, () => (rng.next() < (o.maskP ?? 0.8) ? 1 : 0));
@@ -105,25 +96,15 @@ function statsCase(name: string, input: () => StatsInput): SelfTestCase {
     run: (device) =>
       withScratch(device, async (s) => {
         const x = input();
-        const R = x.mask.length;
         const N = x.rewards.length;
         const ref = statsCpu(x);
-        // [R, PPO_ROW_WORDS]: loss, ratio, kl (f32), clip (i32) per row.
-        const ppo = new ArrayBuffer(Math.max(16, R * 4 * PPO_ROW_WORDS));
-        const pf = new Float32Array(ppo);
-        const pi = new Int32Array(ppo);
-        for (let i = 0; i < R; i++) {
-          pf[PPO_ROW_WORDS * i] = x.loss[i]!;
-          pf[PPO_ROW_WORDS * i + 1] = Math.exp(Math.min(Math.max(x.logp[i]! - x.logpOld[i]!, -20), 20));
-          pf[PPO_ROW_WORDS * i + 2] = x.kl[i]!;
-          pi[PPO_ROW_WORDS * i + 3] = x.clip[i]!;
-        }
+        const packed = statsPacked(x);
         const k = s.kernel(statsKernel.create(device));
         const out = s.empty(STATS_WORDS);
         const call = k.bind(
           {
             mask: s.upload(x.mask), adv: s.upload(x.adv), logp: s.upload(x.logp), logpOld: s.upload(x.logpOld),
-            entropy: s.upload(x.entropy), ppo: s.upload(pf), traj: s.upload(packTraj(x)), out,
+            entropy: s.upload(x.entropy), ppo: s.upload(packed.ppo), traj: s.upload(packed.traj), out,
           },
           { numTraj: N, tp: x.Tp, minibatches: x.minibatches },
         );
@@ -149,12 +130,12 @@ function statsCase(name: string, input: () => StatsInput): SelfTestCase {
 }
 
 export const statsCases: SelfTestCase[] = [
-  statsCase('rows 257 (N 257, group 1)', () => makeInput(257, 1, 1, 257)),
-  statsCase('rows 1152 (N 128, group 8, Tp 9)', () => makeInput(128, 8, 9, 1152)),
-  statsCase('binary rewards, rows 255', () => makeInput(15, 5, 17, 256, { rewards: 'binary' })),
-  statsCase('empty mask', () => makeInput(16, 4, 5, 3, { maskP: 0 })),
-  statsCase('all-equal rewards in every group', () => makeInput(24, 6, 3, 4, { rewards: 'equal' })),
-  statsCase('variable group sizes with padding rows', () => makeInput(40, 8, 4, 8, { sizes: [8, 11, 1, 16], rewards: 'binary' })),
-  statsCase('values on histogram edges', () => makeInput(64, 8, 6, 6, { edges: true })),
-  statsCase('log-ratios past the ±20 clamp', () => makeInput(40, 4, 6, 7, { spread: 30 })),
+  statsCase('rows 257 (N 257, group 1)', () => makeStatsInput(257, 1, 1, 257)),
+  statsCase('rows 1152 (N 128, group 8, Tp 9)', () => makeStatsInput(128, 8, 9, 1152)),
+  statsCase('binary rewards, rows 255', () => makeStatsInput(15, 5, 17, 256, { rewards: 'binary' })),
+  statsCase('empty mask', () => makeStatsInput(16, 4, 5, 3, { maskP: 0 })),
+  statsCase('all-equal rewards in every group', () => makeStatsInput(24, 6, 3, 4, { rewards: 'equal' })),
+  statsCase('variable group sizes with padding rows', () => makeStatsInput(40, 8, 4, 8, { sizes: [8, 11, 1, 16], rewards: 'binary' })),
+  statsCase('values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true })),
+  statsCase('log-ratios past the ±20 clamp', () => makeStatsInput(40, 4, 6, 7, { spread: 30 })),
 ];
