@@ -11,17 +11,13 @@ import { finiteCheckKernel } from './finiteCheck';
 import { infoGainKernel } from './infoGain';
 import {
   embedGradKernel,
-  embedGradPartialKernel,
   forwardKernel,
   headGradKernel,
-  headGradPartialKernel,
   hiddenGradKernel,
   inputGradKernel,
-  inputGradPartialKernel,
   logitGradKernel,
 } from './mlp';
 import { ppoLossKernel } from './ppoLoss';
-import { chunkSumKernel } from './reduce';
 import { seqRatioKernel } from './seqRatio';
 import { sampleKernel } from './sample';
 import { statsKernel } from './stats';
@@ -29,32 +25,7 @@ import { tokenBaselineKernel } from './tokenBaseline';
 import { tokenStatsKernel } from './tokenStats';
 import { trajStatsKernel } from './trajStats';
 import { whitenKernel } from './whiten';
-
-export const ALL_KERNELS = [
-  forwardKernel,
-  sampleKernel,
-  tokenStatsKernel,
-  infoGainKernel,
-  trajStatsKernel,
-  advantageKernel,
-  gaeKernel,
-  criticUpdateKernel,
-  tokenBaselineKernel,
-  whitenKernel,
-  essScaleKernel,
-  seqRatioKernel,
-  ppoLossKernel,
-  logitGradKernel,
-  headGradPartialKernel,
-  hiddenGradKernel,
-  inputGradPartialKernel,
-  embedGradPartialKernel,
-  chunkSumKernel,
-  gradNormKernel,
-  adamKernel,
-  statsKernel,
-  finiteCheckKernel,
-] as const;
+import type { DefinedKernel } from './pipeline';
 
 export const ALL_OPS = [
   forwardKernel,
@@ -80,3 +51,9 @@ export const ALL_OPS = [
   statsKernel,
   finiteCheckKernel,
 ] as const;
+
+/** One entry per pipeline: each reduction's pass-1 kernel, and chunkSum once. */
+/** What a compilation check or the self-test needs of a pipeline. */
+export type Pipeline = Pick<DefinedKernel<unknown, unknown>, 'label' | 'source' | 'workgroupSize' | 'uniform'>;
+const pipelines = (op: (typeof ALL_OPS)[number]): Pipeline[] => ('kernels' in op ? [...op.kernels] : [op]);
+export const ALL_KERNELS: readonly Pipeline[] = [...new Map(ALL_OPS.flatMap(pipelines).map((k) => [k.label, k])).values()];
