@@ -15,6 +15,7 @@ import { defaultConfig, withFieldText, type RunConfig } from '../workers/config'
 import { METHOD_IDS } from '../workers/methods';
 import type { MetricRow } from '../workers/metrics';
 import { createTrainer } from '../workers/trainer';
+import { parseSweepArgs } from './sweepArgs';
 import { runChild, runPool } from './sweepPool';
 import { writeSection } from './sweepTasks';
 
@@ -188,59 +189,13 @@ export function renderTable(results: RunResult[], seeds: number[], command: stri
   return lines.join('\n');
 }
 
-interface Args {
-  seeds: number[];
-  jobs: number;
-  out: string;
-  scale: number;
-  only: string[] | null;
-  job: string | null;
-}
 
-function parse(argv: string[]): Args {
-  const a: Args = { seeds: [1, 2, 3], jobs: 2, out: 'docs/METHODS_RESULTS.md', scale: 1, only: null, job: null };
-  for (let i = 0; i < argv.length; i++) {
-    const v = () => {
-      const x = argv[++i];
-      if (x === undefined) throw new Error(`${argv[i - 1]}: expected a value`);
-      return x;
-    };
-    switch (argv[i]) {
-      case '--seeds':
-        a.seeds = v().split(',').map(Number);
-        break;
-      case '--jobs':
-        a.jobs = Math.max(1, Number(v()));
-        break;
-      case '--out':
-        a.out = v();
-        break;
-      case '--scale':
-        a.scale = Number(v());
-        break;
-      case '--only':
-        a.only = v().split(',');
-        break;
-      case '--job':
-        a.job = v();
-        break;
-      case '--help':
-      case '-h':
-        process.stdout.write(
-          'cli/sweepMethods.ts [--seeds 1,2,3] [--jobs 2] [--out docs/METHODS_RESULTS.md | -] [--scale 1] [--only id,id]\n' +
-            '  --scale multiplies every toy\'s iterations; --only keeps some methods (and their baselines).\n',
-        );
-        process.exit(0);
-        break;
-      default:
-        throw new Error(`unknown flag ${argv[i]}`);
-    }
-  }
-  return a;
-}
+const HELP =
+  'cli/sweepMethods.ts [--seeds 1,2,3] [--jobs 2] [--out docs/METHODS_RESULTS.md | -] [--scale 1] [--only id,id]\n' +
+  '  --scale multiplies every toy\'s iterations; --only keeps some methods (and their baselines).\n';
 
 async function main(): Promise<void> {
-  const args = parse(process.argv.slice(2));
+  const args = parseSweepArgs(process.argv.slice(2), { seeds: [1, 2, 3], out: 'docs/METHODS_RESULTS.md' }, HELP);
   if (args.job) {
     const j = JSON.parse(args.job) as { key: string; seed: number; scale: number };
     process.stdout.write(JSON.stringify(await runOne(j.key, j.seed, j.scale)) + '\n');

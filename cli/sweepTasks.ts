@@ -15,6 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createCpuBackend } from '../workers/cpuBackend';
+import { parseSweepArgs } from './sweepArgs';
 import { runChild, runPool } from './sweepPool';
 import { defaultConfig, withFieldText, type RunConfig } from '../workers/config';
 import { createTrainer } from '../workers/trainer';
@@ -156,60 +157,14 @@ export function writeSection(file: string, table: string, generator = 'cli/sweep
   writeFileSync(file, text);
 }
 
-interface Args {
-  seeds: number[];
-  jobs: number;
-  out: string;
-  scale: number;
-  only: string | null;
-  job: string | null;
-}
 
-function parse(argv: string[]): Args {
-  const a: Args = { seeds: [1, 2], jobs: 2, out: 'docs/TASKS.md', scale: 1, only: null, job: null };
-  for (let i = 0; i < argv.length; i++) {
-    const v = () => {
-      const x = argv[++i];
-      if (x === undefined) throw new Error(`${argv[i - 1]}: expected a value`);
-      return x;
-    };
-    switch (argv[i]) {
-      case '--seeds':
-        a.seeds = v().split(',').map(Number);
-        break;
-      case '--jobs':
-        a.jobs = Math.max(1, Number(v()));
-        break;
-      case '--out':
-        a.out = v();
-        break;
-      case '--scale':
-        a.scale = Number(v());
-        break;
-      case '--only':
-        a.only = v();
-        break;
-      case '--job':
-        a.job = v();
-        break;
-      case '--help':
-      case '-h':
-        process.stdout.write(
-          'cli/sweepTasks.ts [--seeds 1,2] [--jobs 2] [--out docs/TASKS.md | -] [--scale 1] [--only task]\n' +
-            '  defaults: seeds 1,2; 2 parallel jobs; writes the generated section of docs/TASKS.md.\n' +
-            '  --scale multiplies every setting\'s GRPO iterations (a quick look: 0.2); --only keeps one task.\n',
-        );
-        process.exit(0);
-        break;
-      default:
-        throw new Error(`unknown flag ${argv[i]}`);
-    }
-  }
-  return a;
-}
+const HELP =
+  'cli/sweepTasks.ts [--seeds 1,2] [--jobs 2] [--out docs/TASKS.md | -] [--scale 1] [--only task,task]\n' +
+  '  defaults: seeds 1,2; 2 parallel jobs; writes the generated section of docs/TASKS.md.\n' +
+  '  --scale multiplies every setting\'s GRPO iterations (a quick look: 0.2); --only keeps some tasks (task,task).\n';
 
 async function main(): Promise<void> {
-  const a = parse(process.argv.slice(2));
+  const a = parseSweepArgs(process.argv.slice(2), { seeds: [1, 2], out: 'docs/TASKS.md' }, HELP);
   if (a.job) {
     const j = JSON.parse(a.job) as { setting: number; seed: number; iters: number };
     const r = await runJob(SETTINGS[j.setting]!, j.seed, j.iters);
@@ -218,7 +173,7 @@ async function main(): Promise<void> {
   }
   const t0 = Date.now();
   const jobs = SETTINGS.flatMap((s, i) =>
-    a.only && s.task !== a.only ? [] : a.seeds.map((seed) => ({ setting: i, seed, iters: Math.max(TAIL, Math.round(s.iters * a.scale)) })),
+    a.only && !a.only.includes(s.task) ? [] : a.seeds.map((seed) => ({ setting: i, seed, iters: Math.max(TAIL, Math.round(s.iters * a.scale)) })),
   );
   const results = await runPool(jobs, a.jobs, (j) => runChild<typeof j, JobResult>(fileURLToPath(import.meta.url), j), (r) =>
     process.stderr.write(
