@@ -1,10 +1,12 @@
 /**
- * Runs A and B overlaid, one Recharts line chart per metric: A solid blue, B dashed orange (told
+ * Runs A and B overlaid, one line chart per metric (app/charts/XYChart.tsx, as the live charts): A solid blue, B dashed orange (told
  * apart by dash as well as colour), the legend naming what differs. Each chart can show its data
  * as a table (iteration, A, B). Containers carry data-points-a / data-points-b for the e2e tests.
  */
 import { memo, useId, useMemo, useState } from 'react';
-import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { extent, niceScale } from '../charts/scale';
+import { fmt, thin, tickFmt } from '../charts/format';
+import { XYChart, type XYSeries } from '../charts/XYChart';
 import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/metrics';
 
 /** The two runs' line styles: colour and dash both differ (colour-blind and greyscale safe). */
@@ -41,20 +43,6 @@ interface Point {
   b?: number;
 }
 
-function fmt(v: number | undefined): string {
-  if (v === undefined) return '';
-  if (!Number.isFinite(v)) return String(v);
-  if (v === 0 || Number.isInteger(v)) return String(v);
-  if (Math.abs(v) < 1e-3 || Math.abs(v) >= 1e5) return v.toExponential(3);
-  return String(Number(v.toPrecision(5)));
-}
-
-function tickFmt(v: number): string {
-  if (v === 0 || Math.abs(v) >= 1000) return String(Math.round(v));
-  if (Math.abs(v) < 1e-3) return v.toExponential(1);
-  return String(Number(v.toPrecision(4)));
-}
-
 /** Both runs' values of `metric`, by iteration. */
 function merge(a: MetricRow[], b: MetricRow[], metric: ScalarMetric): Point[] {
   const byIter = new Map<number, Point>();
@@ -63,13 +51,7 @@ function merge(a: MetricRow[], b: MetricRow[], metric: ScalarMetric): Point[] {
   return [...byIter.values()].sort((x, y) => x.iter - y.iter);
 }
 
-function thin(points: Point[], max: number): Point[] {
-  if (points.length <= max) return points;
-  const k = Math.ceil(points.length / max);
-  const out: Point[] = [];
-  for (let i = (points.length - 1) % k; i < points.length; i += k) out.push(points[i]!);
-  return out;
-}
+const iterTitle = (x: number) => `iteration ${x}`;
 
 const CompareChart = memo(function CompareChart(props: { spec: Spec; a: MetricRow[]; b: MetricRow[]; legendA: string; legendB: string }) {
   const { spec, a, b, legendA, legendB } = props;
@@ -77,6 +59,25 @@ const CompareChart = memo(function CompareChart(props: { spec: Spec; a: MetricRo
   const [table, setTable] = useState(false);
   const points = useMemo(() => merge(a, b, spec.metric), [a, b, spec.metric]);
   const drawn = useMemo(() => thin(points, MAX_DRAWN), [points]);
+  const series = useMemo<XYSeries[]>(
+    () =>
+      (['a', 'b'] as const).map((side) => ({
+        key: side,
+        name: side === 'a' ? legendA : legendB,
+        color: RUN_STYLE[side].color,
+        dash: RUN_STYLE[side].dash,
+        width: RUN_STYLE[side].width,
+      })),
+    [legendA, legendB],
+  );
+  const axes = useMemo(() => {
+    let [lo, hi] = extent(drawn, ['iter']);
+    if (Number.isNaN(lo)) [lo, hi] = [0, 1];
+    if (hi <= lo) hi = lo + 1;
+    const [ylo, yhi] = extent(drawn, ['a', 'b']);
+    const y = spec.fraction ? niceScale(0, Math.max(1, Number.isNaN(yhi) ? 1 : yhi)) : niceScale(ylo, yhi);
+    return { x: { domain: [lo, hi] as [number, number], format: String }, y: { ...y, format: tickFmt } };
+  }, [drawn, spec.fraction]);
   const shown = points.slice(-TABLE_ROWS);
   const caption = `${spec.title}: A ${a.length} iterations, B ${b.length} iterations${shown.length < points.length ? ` (the last ${shown.length} shown)` : ''}`;
   return (
@@ -97,30 +98,18 @@ const CompareChart = memo(function CompareChart(props: { spec: Spec; a: MetricRo
         </span>
       </figcaption>
       <p className="chart-doc">{METRIC_DOCS[spec.metric]}</p>
-      <ResponsiveContainer width="100%" height={170}>
-        <LineChart data={drawn} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
-          <CartesianGrid stroke="#e6e8eb" />
-          <XAxis dataKey="iter" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} />
-          <YAxis domain={spec.fraction ? [0, 1] : ['auto', 'auto']} width={52} tick={{ fontSize: 11 }} tickFormatter={tickFmt} />
-          <Tooltip isAnimationActive={false} labelFormatter={(l) => `iteration ${l}`} formatter={(v) => fmt(Number(v))} />
-          <Legend wrapperStyle={{ fontSize: 12 }} />
-          {(['a', 'b'] as const).map((side) => (
-            <Line
-              key={side}
-              type="linear"
-              dataKey={side}
-              name={side === 'a' ? legendA : legendB}
-              stroke={RUN_STYLE[side].color}
-              strokeWidth={RUN_STYLE[side].width}
-              strokeDasharray={RUN_STYLE[side].dash}
-              legendType="plainline"
-              dot={false}
-              connectNulls
-              isAnimationActive={false}
-            />
-          ))}
-        </LineChart>
-      </ResponsiveContainer>
+      <XYChart
+        data={drawn}
+        xKey="iter"
+        series={series}
+        x={axes.x}
+        y={axes.y}
+        height={170}
+        tooltipTitle={iterTitle}
+        valueFormat={fmt}
+        label={`${spec.title} chart: A ${a.length} iterations, B ${b.length} iterations`}
+        legend
+      />
       {table && (
         <div className="data-table-wrap" id={tableId}>
           <table className="data-table" data-testid="data-table">

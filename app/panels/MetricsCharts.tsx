@@ -12,6 +12,7 @@ import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from
 import { resolvePlan } from '../../workers/plan';
 import { ALARM_DOCS } from '../alarms';
 import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
+import { fmt, thin, tickFmt } from '../charts/format';
 import { HeatmapCanvas } from '../charts/Heatmap';
 import { extent, niceScale, type AxisScale } from '../charts/scale';
 import { XYChart, type XYBand, type XYMarker, type XYSeries } from '../charts/XYChart';
@@ -86,29 +87,6 @@ function ChartExport(props: { figure: RefObject<HTMLElement | null>; testId: str
       {error && <span className="field-error">{error}</span>}
     </span>
   );
-}
-
-function fmt(v: number | undefined): string {
-  if (v === undefined) return '';
-  if (!Number.isFinite(v)) return String(v);
-  if (v === 0 || Number.isInteger(v)) return String(v);
-  if (Math.abs(v) < 1e-3 || Math.abs(v) >= 1e5) return v.toExponential(3);
-  return String(Number(v.toPrecision(5)));
-}
-
-function tickFmt(v: number): string {
-  if (v === 0 || Math.abs(v) >= 1000) return String(Math.round(v));
-  if (Math.abs(v) < 1e-3) return v.toExponential(1);
-  return String(Number(v.toPrecision(4)));
-}
-
-/** Every k-th row so at most `max` are drawn; the last row is always kept. */
-function thin(rows: MetricRow[], max: number): MetricRow[] {
-  if (rows.length <= max) return rows;
-  const k = Math.ceil(rows.length / max);
-  const out: MetricRow[] = [];
-  for (let i = (rows.length - 1) % k; i < rows.length; i += k) out.push(rows[i]!);
-  return out;
 }
 
 /** The y axis of a group's chart over values in [lo, hi] (NaN when there are none). */
