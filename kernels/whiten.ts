@@ -10,22 +10,29 @@
 import { defineKernel, uniformLayout } from './pipeline';
 import whitenWGSL from './whiten.wgsl?raw';
 
-/** Whitened copy of adv (float64 sums, rounded to f32 once). */
-export function whitenCpu(adv: Float32Array, mask: Float32Array): Float32Array {
-  const R = adv.length;
+/** The masked statistics whitening uses (float64): count, mean, the sd it divides by, and max |A|. */
+export function whitenStats(adv: Float32Array, mask: Float32Array): { count: number; mean: number; sd: number; maxAbs: number } {
   let count = 0;
   let sum = 0;
-  for (let i = 0; i < R; i++) {
+  let maxAbs = 0;
+  for (let i = 0; i < adv.length; i++) {
     if (mask[i] === 0) continue;
     count++;
     sum += adv[i]!;
+    maxAbs = Math.max(maxAbs, Math.abs(adv[i]!));
   }
   const mean = sum / Math.max(count, 1);
   let ss = 0;
-  for (let i = 0; i < R; i++) if (mask[i] !== 0) ss += (adv[i]! - mean) ** 2;
+  for (let i = 0; i < adv.length; i++) if (mask[i] !== 0) ss += (adv[i]! - mean) ** 2;
   const sd = count > 1 ? Math.sqrt(ss / (count - 1) + 1e-8) : 1;
-  const out = new Float32Array(R);
-  for (let i = 0; i < R; i++) out[i] = mask[i] !== 0 ? (adv[i]! - mean) / sd : 0;
+  return { count, mean, sd, maxAbs };
+}
+
+/** Whitened copy of adv (float64 sums, rounded to f32 once). */
+export function whitenCpu(adv: Float32Array, mask: Float32Array): Float32Array {
+  const { mean, sd } = whitenStats(adv, mask);
+  const out = new Float32Array(adv.length);
+  for (let i = 0; i < adv.length; i++) out[i] = mask[i] !== 0 ? (adv[i]! - mean) / sd : 0;
   return out;
 }
 

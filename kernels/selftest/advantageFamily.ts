@@ -19,7 +19,7 @@ import { packTrajIn } from '../advantage';
 import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../essScale';
 import { tokenBaselineCpu, tokenBaselineKernel } from '../tokenBaseline';
 import { packTrajStats, TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats, type TrajStats } from '../trajStats';
-import { whitenCpu, whitenKernel, WHITEN_WORKGROUP_SIZE } from '../whiten';
+import { whitenCpu, whitenKernel, whitenStats, WHITEN_WORKGROUP_SIZE } from '../whiten';
 import { createRng } from '../../workers/rng';
 import { GROUPS_130, GROUPS_67, groupedRollout, groupScales, rolloutRows, type GroupSpec } from './fixtures';
 import { dispatch, exact, joined, withScratch, type Check, type SelfTestCase } from './harness';
@@ -126,19 +126,7 @@ function whitenCase(name: string, input: () => { adv: Float32Array; mask: Float3
         const buf = s.upload(adv);
         dispatch(device, [[k, k.bind({ mask: s.upload(mask), adv: buf }, { numRows: R })]]);
         const got = await s.readF32(buf, R);
-        let sum = 0;
-        let count = 0;
-        let maxA = 0;
-        for (let i = 0; i < R; i++) {
-          if (mask[i] === 0) continue;
-          sum += adv[i]!;
-          count++;
-          maxA = Math.max(maxA, Math.abs(adv[i]!));
-        }
-        const mean = sum / Math.max(count, 1);
-        let ss = 0;
-        for (let i = 0; i < R; i++) if (mask[i] !== 0) ss += (adv[i]! - mean) ** 2;
-        const sd = count > 1 ? Math.sqrt(ss / (count - 1) + 1e-8) : 1;
+        const { count, sd, maxAbs: maxA } = whitenStats(adv, mask);
         const live: number[] = [];
         const dead: number[] = [];
         for (let i = 0; i < R; i++) (mask[i] !== 0 && count > 1 ? live : dead).push(i);

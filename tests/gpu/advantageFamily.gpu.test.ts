@@ -20,7 +20,7 @@ import { ADVANTAGE_DEFAULTS, advantageCpu, advantageKernel, packTrajIn, packTurn
 import { validateKernels } from '../../kernels/pipeline';
 import { tokenBaselineCpu, tokenBaselineKernel } from '../../kernels/tokenBaseline';
 import { TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats } from '../../kernels/trajStats';
-import { whitenCpu, whitenKernel, WHITEN_WORKGROUP_SIZE } from '../../kernels/whiten';
+import { whitenCpu, whitenKernel, whitenStats, WHITEN_WORKGROUP_SIZE } from '../../kernels/whiten';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
@@ -160,19 +160,7 @@ async function checkWhiten(d: GPUDevice, adv: Float32Array, mask: Float32Array, 
     k.destroy();
     return res;
   });
-  let sum = 0;
-  let count = 0;
-  let maxA = 0;
-  for (let i = 0; i < R; i++) {
-    if (mask[i] === 0) continue;
-    sum += adv[i]!;
-    count++;
-    maxA = Math.max(maxA, Math.abs(adv[i]!));
-  }
-  const mean = sum / Math.max(count, 1);
-  let ss = 0;
-  for (let i = 0; i < R; i++) if (mask[i] !== 0) ss += (adv[i]! - mean) ** 2;
-  const sd = count > 1 ? Math.sqrt(ss / (count - 1) + 1e-8) : 1;
+  const { count, sd, maxAbs: maxA } = whitenStats(adv, mask);
   expectClose(got, ref, { atol: 1e-5 * Math.max(1, maxA / sd), rtol: 1e-5, label: `whiten ${name}` });
   for (let i = 0; i < R; i++) if (mask[i] === 0 || count <= 1) expect(got[i], `row ${i} exactly 0`).toBe(0);
 }
