@@ -83,6 +83,11 @@ export function contextToken(seq: ArrayLike<number>, pos: number, L: number, K: 
   return q < 0 ? 0 : seq[pos - K + k]!;
 }
 
+/** A token id as the first layer reads it: PAD (0) for anything outside the vocabulary. */
+export function vocabToken(t: number, V: number): number {
+  return t < V ? t : 0;
+}
+
 export interface ForwardOut {
   /** [R, H] hidden activations. */
   h: Float32Array;
@@ -91,8 +96,37 @@ export interface ForwardOut {
 }
 
 /**
+ * The first layer factored through the vocabulary (kernel `embedProject.wgsl`). Context slot k of
+ * every row holds one of V tokens, so its share of x W1 is one of V vectors, formed once per
+ * parameter set instead of once per row:
+ *   proj[k, t, j] = sum_d emb[t, d] W1[k*D + d, j]          [K, V, H]
+ * V*K*D*H multiply-adds per parameter set against R*K*D*H per pass over R rows; V is 19-80 in the
+ * tasks and R is a batch of rows (128 per rollout slot, 1152 per update at the defaults).
+ */
+export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Array {
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims);
+  const proj = new Float64Array(K * V * H);
+  for (let k = 0; k < K; k++) {
+    for (let t = 0; t < V; t++) {
+      const out = (k * V + t) * H;
+      for (let d = 0; d < D; d++) {
+        const x = params[P.emb + t * D + d]!;
+        const row = P.w1 + (k * D + d) * H;
+        for (let j = 0; j < H; j++) proj[out + j]! += x * params[row + j]!;
+      }
+    }
+  }
+  return proj;
+}
+
+/**
  * Forward pass for R rows (kernel `forward.wgsl`). Row r predicts the token at flat position
- * rowPos[r] of `seq` ([N, L] row-major); its grammar row is the previous token.
+ * rowPos[r] of `seq` ([N, L] row-major); its grammar row is the previous token:
+ *   h[r, j] = tanh(b1[j] + sum_k proj[k, ctx_k(r), j]),   z[r] = grammarMask((h[r] W2 + b2) / temperature)
+ * with `proj` from embedProjectCpu (computed here unless given). A context token outside the
+ * vocabulary (no task writes one) reads as PAD (token 0), here and in every kernel, so that every
+ * row has exactly one token in every slot.
  */
 export function forwardCpu(
   params: Float32Array,
@@ -102,35 +136,33 @@ export function forwardCpu(
   rowPos: Uint32Array,
   grammar: Uint8Array,
   temperature: number,
+  proj: Float64Array = embedProjectCpu(params, dims),
 ): ForwardOut {
-  const { V, K, D, H } = dims;
+  const { V, K, H } = dims;
   const P = paramLayout(dims);
   const R = rowPos.length;
   const h = new Float32Array(R * H);
   const z = new Float32Array(R * V);
   const hid = new Float64Array(H);
+  const out = new Float64Array(V);
   for (let r = 0; r < R; r++) {
     const pos = rowPos[r]!;
     for (let j = 0; j < H; j++) hid[j] = params[P.b1 + j]!;
     for (let k = 0; k < K; k++) {
-      const tok = contextToken(seq, pos, L, K, k);
-      for (let d = 0; d < D; d++) {
-        const x = params[P.emb + tok * D + d]!;
-        const row = P.w1 + (k * D + d) * H;
-        for (let j = 0; j < H; j++) hid[j]! += x * params[row + j]!;
-      }
+      const tok = vocabToken(contextToken(seq, pos, L, K, k), V);
+      const row = (k * V + tok) * H;
+      for (let j = 0; j < H; j++) hid[j]! += proj[row + j]!;
     }
     for (let j = 0; j < H; j++) h[r * H + j] = safeTanh(hid[j]!);
-    const prev = seq[pos - 1]!;
-    for (let v = 0; v < V; v++) {
-      if (!grammar[prev * V + v]) {
-        z[r * V + v] = MASKED_LOGIT;
-        continue;
-      }
-      let acc = params[P.b2 + v]!;
-      for (let j = 0; j < H; j++) acc += h[r * H + j]! * params[P.w2 + j * V + v]!;
-      z[r * V + v] = acc / temperature;
+    // Hidden units outer so W2 is read along its rows; each logit still sums over j in order.
+    for (let v = 0; v < V; v++) out[v] = params[P.b2 + v]!;
+    for (let j = 0; j < H; j++) {
+      const hj = h[r * H + j]!;
+      const row = P.w2 + j * V;
+      for (let v = 0; v < V; v++) out[v]! += hj * params[row + v]!;
     }
+    const prev = seq[pos - 1]!;
+    for (let v = 0; v < V; v++) z[r * V + v] = grammar[prev * V + v] ? out[v]! / temperature : MASKED_LOGIT;
   }
   return { h, z };
 }
@@ -201,12 +233,9 @@ export interface HiddenGrad {
   dx: Float32Array;
 }
 
-/**
- * Back through tanh and into the inputs (kernel `hiddenGrad.wgsl`), per row:
- *   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v],   dx[r, i] = sum_j W1[i, j] da[r, j].
- */
-export function hiddenGradCpu(params: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): HiddenGrad {
-  const { V, K, D, H } = dims;
+/** Back through W2 and tanh: da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v]   [R, H]. */
+export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): Float32Array {
+  const { V, H } = dims;
   const P = paramLayout(dims);
   const da = new Float32Array(R * H);
   for (let r = 0; r < R; r++) {
@@ -217,6 +246,17 @@ export function hiddenGradCpu(params: Float32Array, dims: MlpDims, R: number, h:
       da[r * H + j] = acc * (1 - hj * hj);
     }
   }
+  return da;
+}
+
+/**
+ * Back through tanh and into the inputs (kernel `hiddenGrad.wgsl`), per row:
+ *   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v],   dx[r, i] = sum_j W1[i, j] da[r, j].
+ */
+export function hiddenGradCpu(params: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): HiddenGrad {
+  const { K, D, H } = dims;
+  const P = paramLayout(dims);
+  const da = hiddenDaCpu(params, dims, R, h, dz);
   const dx = new Float32Array(R * K * D);
   for (let r = 0; r < R; r++) {
     for (let i = 0; i < K * D; i++) {
@@ -294,11 +334,80 @@ export function embedGradCpu(
 }
 
 /**
- * Backward pass of the MLP from logit gradients to the flat parameter gradient: headGrad,
- * hiddenGrad, inputGrad and embedGrad in turn (each piece's kernel is named in its doc). Sums are
- * over rows in row order with float64 accumulators here; the GPU kernels sum in f32 over fixed row
- * chunks, then the chunks in order (kernels/reduce.ts), so their results are the same bits on every
- * run and within f32 rounding of these.
+ * Row gradients gathered by context slot and token (kernel `slotGrad.wgsl`), the transpose of the
+ * factored first layer:  G[k, t, j] = sum_r [ctx_k(r) = t] da[r, j]      [K, V, H]
+ * summed in row order. R*K*H adds; every later first-layer gradient needs only G, never the rows.
+ */
+export function slotGradCpu(
+  dims: MlpDims,
+  seq: Int32Array | Uint32Array,
+  L: number,
+  rowPos: Uint32Array,
+  da: Float32Array,
+): Float64Array {
+  const { V, K, H } = dims;
+  const R = rowPos.length;
+  const G = new Float64Array(K * V * H);
+  for (let r = 0; r < R; r++) {
+    for (let k = 0; k < K; k++) {
+      const t = vocabToken(contextToken(seq, rowPos[r]!, L, K, k), V);
+      const out = (k * V + t) * H;
+      for (let j = 0; j < H; j++) G[out + j]! += da[r * H + j]!;
+    }
+  }
+  return G;
+}
+
+/**
+ * Embedding and first-layer gradients from the slot sums G (kernel `firstLayerGrad.wgsl`),
+ * written into the flat gradient `g` (the emb, W1 and b1 ranges, which are adjacent):
+ *   demb[t, d]     = sum_k sum_j W1[k*D + d, j] G[k, t, j]
+ *   dW1[k*D + d, j] = sum_t emb[t, d] G[k, t, j]
+ *   db1[j]         = sum_t G[0, t, j]   (every row has exactly one token in slot 0: this is sum_r da[r, j])
+ * V*K*D*H multiply-adds each for demb and dW1, against R*K*D*H each for the per-row dx = W1 da
+ * and the per-row x^T da they replace.
+ */
+export function firstLayerGradCpu(params: Float32Array, dims: MlpDims, G: Float64Array, g: Float32Array): Float32Array {
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims);
+  for (let t = 0; t < V; t++) {
+    for (let d = 0; d < D; d++) {
+      let acc = 0;
+      for (let k = 0; k < K; k++) {
+        const w = P.w1 + (k * D + d) * H;
+        const s = (k * V + t) * H;
+        for (let j = 0; j < H; j++) acc += params[w + j]! * G[s + j]!;
+      }
+      g[P.emb + t * D + d] = acc;
+    }
+  }
+  const w1 = new Float64Array(H);
+  for (let k = 0; k < K; k++) {
+    for (let d = 0; d < D; d++) {
+      w1.fill(0);
+      // Tokens outer so G is read along its rows; each weight still sums over t in order.
+      for (let t = 0; t < V; t++) {
+        const x = params[P.emb + t * D + d]!;
+        const s = (k * V + t) * H;
+        for (let j = 0; j < H; j++) w1[j]! += x * G[s + j]!;
+      }
+      g.set(w1, P.w1 + (k * D + d) * H);
+    }
+  }
+  for (let j = 0; j < H; j++) {
+    let acc = 0;
+    for (let t = 0; t < V; t++) acc += G[t * H + j]!;
+    g[P.b1 + j] = acc;
+  }
+  return g;
+}
+
+/**
+ * Backward pass of the MLP from logit gradients to the flat parameter gradient: headGrad, the da
+ * half of hiddenGrad, slotGrad and firstLayerGrad in turn (each piece's kernel is named in its
+ * doc). Sums here are float64; the GPU kernels sum in f32 over fixed row chunks, then the chunks in
+ * order (kernels/reduce.ts), so their results are the same bits on every run and within f32
+ * rounding of these.
  */
 export function backwardCpu(
   params: Float32Array,
@@ -312,9 +421,8 @@ export function backwardCpu(
   const R = rowPos.length;
   const g = new Float32Array(paramLayout(dims).size);
   headGradCpu(dims, R, h, dz, g);
-  const { da, dx } = hiddenGradCpu(params, dims, R, h, dz);
-  inputGradCpu(params, dims, seq, L, rowPos, da, g);
-  embedGradCpu(dims, seq, L, rowPos, dx, g);
+  const da = hiddenDaCpu(params, dims, R, h, dz);
+  firstLayerGradCpu(params, dims, slotGradCpu(dims, seq, L, rowPos, da), g);
   return g;
 }
 
