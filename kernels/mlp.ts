@@ -144,7 +144,6 @@ export function forwardCpu(
   const h = new Float32Array(R * H);
   const z = new Float32Array(R * V);
   const hid = new Float64Array(H);
-  const out = new Float64Array(V);
   for (let r = 0; r < R; r++) {
     const pos = rowPos[r]!;
     for (let j = 0; j < H; j++) hid[j] = params[P.b1 + j]!;
@@ -154,15 +153,16 @@ export function forwardCpu(
       for (let j = 0; j < H; j++) hid[j]! += proj[row + j]!;
     }
     for (let j = 0; j < H; j++) h[r * H + j] = safeTanh(hid[j]!);
-    // Hidden units outer so W2 is read along its rows; each logit still sums over j in order.
-    for (let v = 0; v < V; v++) out[v] = params[P.b2 + v]!;
-    for (let j = 0; j < H; j++) {
-      const hj = h[r * H + j]!;
-      const row = P.w2 + j * V;
-      for (let v = 0; v < V; v++) out[v]! += hj * params[row + v]!;
-    }
     const prev = seq[pos - 1]!;
-    for (let v = 0; v < V; v++) z[r * V + v] = grammar[prev * V + v] ? out[v]! / temperature : MASKED_LOGIT;
+    for (let v = 0; v < V; v++) {
+      if (!grammar[prev * V + v]) {
+        z[r * V + v] = MASKED_LOGIT;
+        continue;
+      }
+      let acc = params[P.b2 + v]!;
+      for (let j = 0; j < H; j++) acc += h[r * H + j]! * params[P.w2 + j * V + v]!;
+      z[r * V + v] = acc / temperature;
+    }
   }
   return { h, z };
 }
