@@ -8,7 +8,7 @@ import { advantageCpu } from '../kernels/advantage';
 import { criticUpdateCpu, gaeCpu } from '../kernels/critic';
 import { essScaleCpu } from '../kernels/essScale';
 import { infoGainCpu } from '../kernels/infoGain';
-import { backwardCpu, forwardCpu, logitGradCpu, paramLayout } from '../kernels/mlp';
+import { backwardCpu, embedProjectCpu, forwardCpu, logitGradCpu, paramLayout } from '../kernels/mlp';
 import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../kernels/ppoLoss';
 import { sampleCpu } from '../kernels/sample';
 import { seqRatioCpu } from '../kernels/seqRatio';
@@ -49,8 +49,20 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
   const critic = shape.critic ? new Float32Array(shape.critic.size) : null;
   const rolloutParams = () => (shape.staleness > 0 ? history[0]! : params);
 
-  const forward = (p: Float32Array, rowPos: Uint32Array, tokens = seq) =>
-    forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature);
+  // The first layer's table (embedProjectCpu) per parameter array, kept until any parameters
+  // change: rollouts run several forwards per iteration with the same policy, and the reference
+  // changes only on a reset. `version` moves on every write to params, ref or history.
+  let version = 0;
+  const tables = new WeakMap<Float32Array, { version: number; proj: Float64Array }>();
+  const projOf = (p: Float32Array) => {
+    const hit = tables.get(p);
+    if (hit?.version === version) return hit.proj;
+    const proj = embedProjectCpu(p, dims);
+    tables.set(p, { version, proj });
+    return proj;
+  };
+  const forward = (p: Float32Array, rowPos: Uint32Array, tokens: Int32Array | Uint32Array = seq) =>
+    forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature, projOf(p));
   const T = shape.maxTurns;
   const mode = shape.loss.ratioMode;
   const snapshotNow = () => ({
@@ -97,7 +109,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       let a = inp.adv;
       if (inp.score) {
         // IGPO: the answer log-probs under the rollout policy become the earlier turns' rewards.
-        const lp = tokenStatsCpu(forwardCpu(rolloutParams(), dims, inp.score.seqs, L, inp.score.rows, shape.grammar, shape.temperature).z, dims.V, inp.score.seqs, inp.score.rows).logp;
+        const lp = tokenStatsCpu(forward(rolloutParams(), inp.score.rows, inp.score.seqs).z, dims.V, inp.score.seqs, inp.score.rows).logp;
         const outcome = Float32Array.from(a.turns, (Tn, n) => (Tn > 0 ? a.turnReward[n * T + Tn - 1]! : 0));
         a = { ...a, turnReward: infoGainCpu(lp, shape.scoreSpan, a.turns, outcome, T, shape.igType) };
       }
@@ -175,6 +187,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
             const grads = backwardCpu(params, dims, seq, L, mbRows, f.h, dz);
             gradNorm = gradNormCpu(grads);
             adamStep++;
+            version++;
             const applied = adamCpu(params, grads, m, v, gradNorm, {
               lr: inp.lr * lrScale,
               beta1: shape.optim.beta1,
@@ -214,6 +227,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       return { ...stats, grad_norm: gradNorm, ess_rollout: essRollout, lr_scale: lrScale, non_finite: health, ...(state ? { state } : {}) };
     },
     resetReference() {
+      version++;
       ref.set(params);
       m.fill(0);
       v.fill(0);
@@ -226,6 +240,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       return snapshotNow();
     },
     restore(st) {
+      version++;
       if (critic) critic.set(st.critic ?? new Float32Array(critic.length));
       params.set(st.params);
       history = [Float32Array.from(st.params)];
@@ -235,6 +250,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       adamStep = st.adamStep;
     },
     injectNaN() {
+      version++;
       params[0] = NaN;
     },
     async readBatch() {
