@@ -35,6 +35,7 @@ export interface PeerOptions {
 
 interface Captured {
   params: Float32Array;
+  ref: Float32Array;
   seq: Int32Array;
   inp: UpdateInput;
   loss: number;
@@ -54,11 +55,12 @@ async function captureBatch(o: PeerOptions): Promise<{ captured: Captured; shape
       update: async (inp) => {
         n++;
         if (n < o.prepIters) return b.update(inp);
-        const before = await b.readParams();
+        const before = await b.snapshot();
         const s = await b.update(inp);
         const batch = await b.readBatch();
         captured = {
-          params: before,
+          params: before.params,
+          ref: before.ref,
           seq: Int32Array.from(batch.seq),
           inp: { ...inp, snapshot: false },
           loss: s.loss,
@@ -136,15 +138,21 @@ export async function runPeerBench(o: PeerOptions, log: (m: string) => void): Pr
       const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
       label = `wasm (${simd ? 'SIMD' : 'no SIMD'}, ${threads && globalThis.crossOriginIsolated ? 'multi-threaded' : 'single thread'})`;
     }
-    const peer = createTfPeer(shape, c.params);
-    label += `; embedding by ${peer.embeddingLookup}`;
-    peer.setBatch(c.seq);
-    const tc = await peer.update(c.inp);
-    const pass =
-      Number.isFinite(tc.loss) && Number.isFinite(tc.gradNorm) &&
-      relErr(tc.loss, c.loss) <= o.tolerance && relErr(tc.gradNorm, c.gradNorm) <= o.tolerance;
-    log(`peer: tfjs ${label} check: loss ${tc.loss} vs CPU ${c.loss}, grad norm ${tc.gradNorm} vs CPU ${c.gradNorm} -> ${pass ? 'PASS' : 'FAIL'}`);
-    peers.push({ name, label, peer, check: { ...tc, pass }, times: [] });
+    for (const firstLayer of ['direct', 'factored'] as const) {
+      const peer = createTfPeer(shape, c.params, c.ref, firstLayer);
+      const what =
+        firstLayer === 'direct'
+          ? `first layer direct, embedding by ${peer.embeddingLookup}`
+          : `first layer factored, table rows by ${peer.embeddingLookup === 'gather' ? 'gather' : 'count matrix matmul'}`;
+      const full = `${label}; ${what}`;
+      peer.setBatch(c.seq);
+      const tc = await peer.update(c.inp);
+      const pass =
+        Number.isFinite(tc.loss) && Number.isFinite(tc.gradNorm) &&
+        relErr(tc.loss, c.loss) <= o.tolerance && relErr(tc.gradNorm, c.gradNorm) <= o.tolerance;
+      log(`peer: tfjs ${full} check: loss ${tc.loss} vs CPU ${c.loss}, grad norm ${tc.gradNorm} vs CPU ${c.gradNorm} -> ${pass ? 'PASS' : 'FAIL'}`);
+      peers.push({ name, label: full, peer, check: { ...tc, pass }, times: [] });
+    }
   }
 
   // Interleaved: each TF.js peer, our GPU backend, our CPU backend, then again.

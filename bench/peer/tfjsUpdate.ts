@@ -9,6 +9,12 @@
  *     gradients by tf.variableGrads, global-norm clipping, tf.train.adam (same beta1, beta2, eps, lr)
  *   one readback: the loss (mean over the last epoch's minibatches) and the last gradient norm.
  *
+ * The first layer is written two ways. `direct`: gather the K context embeddings of each row and
+ * multiply by W1 (R*K*D*H multiply-adds per pass). `factored`: the same math as our backends
+ * (kernels/mlp.ts embedProjectCpu): proj[k, t] = emb[t] W1_k once per weight set by a batched
+ * matmul, then each row sums the K entries of its context tokens (K*V*D*H + R*K*H). Measuring both
+ * separates what the algorithm gains from what the kernels gain.
+ *
  * The batch's index tensors (context tokens, previous tokens, actions) are made once per batch by
  * setBatch(), as the GPU backend gets its token buffer during the rollout; update() uploads the
  * rewards, mask and weights as the GPU backend's update does.
@@ -25,15 +31,23 @@ export interface TfUpdateResult {
   gradNorm: number;
 }
 
+export type FirstLayer = 'direct' | 'factored';
+
 export interface TfPeer {
-  /** How the embedding lookup is written on this backend. */
+  /** How the embedding (or table) lookup is written on this backend. */
   readonly embeddingLookup: 'gather' | 'one-hot matmul';
+  readonly firstLayer: FirstLayer;
   setBatch(seq: Int32Array): void;
   update(inp: UpdateInput): Promise<TfUpdateResult>;
   dispose(): void;
 }
 
-export function createTfPeer(shape: RunShape, params: Float32Array, refParams: Float32Array = params): TfPeer {
+export function createTfPeer(
+  shape: RunShape,
+  params: Float32Array,
+  refParams: Float32Array = params,
+  firstLayer: FirstLayer = 'direct',
+): TfPeer {
   const { dims, N, L, Tp, group } = shape;
   const { V, K, D, H } = dims;
   const R = N * Tp;
@@ -65,17 +79,39 @@ export function createTfPeer(shape: RunShape, params: Float32Array, refParams: F
   // The embedding lookup: tf.gather where the backend can differentiate it (its gradient is
   // UnsortedSegmentSum, which tfjs-backend-wasm 4.22 lacks), else a one-hot matmul (same values).
   const gatherable = tf.getKernel('UnsortedSegmentSum', tf.getBackend()) !== undefined;
-  let batch: { ctx: tf.Tensor2D; ctxOneHot: tf.Tensor2D | null; prev: tf.Tensor1D; onehot: tf.Tensor2D } | null = null;
+  let batch: {
+    ctx: tf.Tensor2D;
+    ctxOneHot: tf.Tensor2D | null;
+    /** Factored: table row k*V + ctx_k(r) per (row, slot), [R, K] for gather... */
+    slot: tf.Tensor2D;
+    /** ... or, without a differentiable gather, [R, K*V] with K ones per row (the row sums by one matmul). */
+    slotCounts: tf.Tensor2D | null;
+    prev: tf.Tensor1D;
+    onehot: tf.Tensor2D;
+  } | null = null;
+
+  /** x W1 for rows [r0, r1): [n, H]. */
+  function firstLayerOf(w: Weights, r0: number, n: number): tf.Tensor2D {
+    const b = batch!;
+    if (firstLayer === 'factored') {
+      // proj [K*V, H]: emb [V, D] times each slot's block of W1, as one batched matmul.
+      const embK = tf.tile(tf.reshape(w.emb, [1, V, D]), [K, 1, 1]) as tf.Tensor3D;
+      const proj = tf.reshape(tf.matMul(embK, tf.reshape(w.w1, [K, D, H]) as tf.Tensor3D), [K * V, H]) as tf.Tensor2D;
+      if (b.slotCounts) return tf.matMul(tf.slice(b.slotCounts, [r0, 0], [n, K * V]), proj);
+      const rows = tf.gather(proj, tf.reshape(tf.slice(b.slot, [r0, 0], [n, K]), [n * K]));
+      return tf.sum(tf.reshape(rows, [n, K, H]), 1) as tf.Tensor2D;
+    }
+    const rows = b.ctxOneHot
+      ? tf.matMul(tf.slice(b.ctxOneHot, [r0 * K, 0], [n * K, V]), w.emb)
+      : tf.gather(w.emb, tf.reshape(tf.slice(b.ctx, [r0, 0], [n, K]), [n * K]));
+    return tf.matMul(tf.reshape(rows, [n, K * D]), w.w1);
+  }
 
   /** Log-probs of the sampled tokens of rows [r0, r1). */
   function logProbs(w: Weights, r0: number, r1: number): tf.Tensor1D {
     const b = batch!;
     const n = r1 - r0;
-    const rows = b.ctxOneHot
-      ? tf.matMul(tf.slice(b.ctxOneHot, [r0 * K, 0], [n * K, V]), w.emb)
-      : tf.gather(w.emb, tf.reshape(tf.slice(b.ctx, [r0, 0], [n, K]), [n * K]));
-    const x = tf.reshape(rows, [n, K * D]);
-    const h = tf.tanh(tf.add(tf.matMul(x, w.w1), w.b1));
+    const h = tf.tanh(tf.add(firstLayerOf(w, r0, n), w.b1));
     const zRaw = tf.div(tf.add(tf.matMul(h, w.w2), w.b2), T);
     const allowed = tf.gather(grammar, tf.slice(b.prev, [r0], [n]));
     // Forbidden tokens get MASKED_LOGIT exactly (exp underflows to 0) and no gradient.
@@ -88,6 +124,8 @@ export function createTfPeer(shape: RunShape, params: Float32Array, refParams: F
     if (!batch) return;
     batch.ctx.dispose();
     batch.ctxOneHot?.dispose();
+    batch.slot.dispose();
+    batch.slotCounts?.dispose();
     batch.prev.dispose();
     batch.onehot.dispose();
     batch = null;
@@ -123,9 +161,17 @@ export function createTfPeer(shape: RunShape, params: Float32Array, refParams: F
         act[r] = seq[pos]!;
       }
       const ctxT = tf.tensor2d(ctx, [R, K], 'int32');
-      const ctxOneHot = gatherable ? null : tf.tidy(() => tf.cast(tf.oneHot(tf.reshape(ctxT, [R * K]) as tf.Tensor1D, V), 'float32') as tf.Tensor2D);
+      const direct = firstLayer === 'direct';
+      const ctxOneHot = gatherable || !direct ? null : tf.tidy(() => tf.cast(tf.oneHot(tf.reshape(ctxT, [R * K]) as tf.Tensor1D, V), 'float32') as tf.Tensor2D);
+      const slot = Int32Array.from(ctx, (t, i) => (i % K) * V + t);
+      let slotCounts: tf.Tensor2D | null = null;
+      if (!gatherable && !direct) {
+        const counts = new Float32Array(R * K * V);
+        slot.forEach((s, i) => (counts[Math.floor(i / K) * K * V + s] = 1));
+        slotCounts = tf.tensor2d(counts, [R, K * V]);
+      }
       const onehot = tf.tidy(() => tf.cast(tf.oneHot(tf.tensor1d(act, 'int32'), V), 'float32') as tf.Tensor2D);
-      batch = { ctx: ctxT, ctxOneHot, prev: tf.tensor1d(prev, 'int32'), onehot };
+      batch = { ctx: ctxT, ctxOneHot, slot: tf.tensor2d(slot, [R, K], 'int32'), slotCounts, prev: tf.tensor1d(prev, 'int32'), onehot };
     },
 
     async update(inp) {
@@ -180,6 +226,7 @@ export function createTfPeer(shape: RunShape, params: Float32Array, refParams: F
     },
 
     embeddingLookup: gatherable ? 'gather' : 'one-hot matmul',
+    firstLayer,
 
     dispose() {
       disposeBatch();
