@@ -173,7 +173,7 @@ export function App() {
             {show('charts') && <MetricsCharts />}
             {show('charts') && <AlarmsPanel />}
             <Inspector />
-            <BatchLab />
+            {show('batchlab') && <BatchLab />}
           </div>
         </main>
       </div>

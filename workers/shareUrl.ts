@@ -28,7 +28,7 @@ export const MAX_LINK_KEYS = 200;
 export const MAX_LINK_STEP = 100_000;
 
 /** Panels a link can hide with `hide=` (TensorFlow Playground's *_hide keys, as one list). */
-export const PANEL_IDS = ['run', 'task', 'methods', 'charts', 'group', 'trajectory', 'share', 'export', 'frameworks'] as const;
+export const PANEL_IDS = ['run', 'task', 'methods', 'charts', 'group', 'trajectory', 'batchlab', 'share', 'export', 'frameworks'] as const;
 export type PanelId = (typeof PANEL_IDS)[number];
 
 export type Focus = { kind: 'group'; index: number } | { kind: 'traj'; index: number };

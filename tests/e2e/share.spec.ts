@@ -87,12 +87,12 @@ test('a step-addressable link runs to its step, pauses there, and opens its traj
   await expect.poll(() => new URL(page.url()).hash).toContain('focus=traj:5');
 
   // A classroom link: the settings panels hidden, the run paused at its step with a group open.
-  await page.goto('/#v=1&seed=3&batch=4&group=4&step=5&focus=group:2&hide=run,task,methods');
+  await page.goto('/#v=1&seed=3&batch=4&group=4&step=5&focus=group:2&hide=run,task,methods,batchlab');
   await expect(page.getByTestId('group-detail')).toHaveAttribute('data-group', '2', { timeout: 60_000 });
   await expect(page.getByRole('heading', { name: 'Group view: rewards of iteration 5' })).toBeVisible();
-  for (const name of ['Run', 'Methods']) await expect(page.getByRole('heading', { name, exact: true })).toHaveCount(0);
+  for (const name of ['Run', 'Methods', 'Batch lab']) await expect(page.getByRole('heading', { name, exact: true })).toHaveCount(0);
   await expect(page.getByRole('button', { name: 'Start' })).toHaveCount(0);
-  await expect(page.getByTestId('hidden-note')).toContainText('Hidden by this link: run, task, methods.');
+  await expect(page.getByTestId('hidden-note')).toContainText('Hidden by this link: run, task, methods, batchlab.');
   expect(await chartPoints(page, 'chart-reward')).toBe(5);
   await page.screenshot({ path: `${SCREENS_DIR}share-classroom-link.png`, fullPage: true });
 
