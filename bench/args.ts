@@ -50,7 +50,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     } else if (flag === '--help' || flag === '-h') {
       process.stdout.write(
         'npm run bench -- [--quick] [--only kernels,iteration,peer,scaling,page] [--no-browser] [--out FILE]\n' +
-          '       [--kernels headGrad,inputGrad,...] [--kernel-batches 1,4,16,128] [--gpu-scales default,8x,64x,scale] [--no-node]\n' +
+          '       [--kernels headGrad,slotGrad,...] [--kernel-batches 1,4,16,128] [--gpu-scales default,8x,64x,scale] [--no-node]\n' +
           '       npm run bench -- --render FILE   (print the tables of a saved results JSON)\n' +
           'env: CHROMIUM_PATH (browser binary), BENCH_CHROMIUM_ARGS (extra flags, space-separated)\n',
       );

@@ -10,12 +10,13 @@ import { essScaleKernel } from './essScale';
 import { finiteCheckKernel } from './finiteCheck';
 import { infoGainKernel } from './infoGain';
 import {
-  embedGradKernel,
+  embedProjectKernel,
+  firstLayerGradKernel,
   forwardKernel,
   headGradKernel,
   hiddenGradKernel,
-  inputGradKernel,
   logitGradKernel,
+  slotGradKernel,
 } from './mlp';
 import { ppoLossKernel } from './ppoLoss';
 import { seqRatioKernel } from './seqRatio';
@@ -28,6 +29,7 @@ import { whitenKernel } from './whiten';
 import type { DefinedKernel } from './pipeline';
 
 export const ALL_OPS = [
+  embedProjectKernel,
   forwardKernel,
   sampleKernel,
   tokenStatsKernel,
@@ -44,8 +46,8 @@ export const ALL_OPS = [
   logitGradKernel,
   headGradKernel,
   hiddenGradKernel,
-  inputGradKernel,
-  embedGradKernel,
+  slotGradKernel,
+  firstLayerGradKernel,
   gradNormKernel,
   adamKernel,
   statsKernel,

@@ -1,7 +1,8 @@
-// Pass 2 of the two-level row reductions (kernels/reduce.ts; pass 1 is headGrad, inputGrad or
-// embedGrad): one thread per output, summing the per-chunk partial sums in chunk order,
+// Pass 2 of the two-level row reductions (kernels/reduce.ts; pass 1 is headGrad or slotGrad):
+// one thread per output, summing the per-chunk partial sums in chunk order,
 //   grads[dstOff + o] = sum_{c = 0, 1, ..., chunks - 1} partials[c * outputs + o].
-// It overwrites its range of grads (the gradient of this minibatch), as the one-pass kernels did.
+// It overwrites its range of the destination bound as `grads` (the gradient of this minibatch, or
+// slotGrad's own G buffer), as the one-pass kernels did.
 
 struct ChunkSum {
   outputs: u32,

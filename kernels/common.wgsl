@@ -48,6 +48,12 @@ fn contextIndex(pos: u32, seqLen: u32, context: u32, k: u32) -> i32 {
   return i32(pos - context + k);
 }
 
+// A token id as the first layer reads it: PAD (0) for anything outside the vocabulary, so every
+// row has exactly one token in every context slot (vocabToken in mlp.ts).
+fn vocabToken(t: u32, vocab: u32) -> u32 {
+  return select(0u, t, t < vocab);
+}
+
 // Row layouts shared by several kernels (their TypeScript packers: advantage.ts packTrajIn and
 // packTurnIn, trajStats.ts packTrajStats, ppoLoss.ts unpackPpoRows).
 

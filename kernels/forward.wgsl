@@ -1,6 +1,9 @@
 // MLP forward for a set of rows, one workgroup per row (reference: forwardCpu in mlp.ts):
-//   h = tanh(concat(emb[ctx_0..ctx_{K-1}]) W1 + b1),  z = grammarMask((h W2 + b2) / temperature).
-// Row r predicts flat position rowPos[rowBase + r]; outputs go to row outBase + r.
+//   h[r, j] = tanh(b1[j] + sum_k proj[k, ctx_k(r), j]),  z = grammarMask((h W2 + b2) / temperature),
+// with proj [context, vocab, hidden] the first layer factored through the vocabulary
+// (embedProject.wgsl, made from the same parameters), summed over k in order. A context token
+// outside the vocabulary reads as PAD (vocabToken). Row r predicts flat position rowPos[rowBase + r];
+// outputs go to row outBase + r.
 
 struct Forward {
   numRows: u32,
@@ -9,10 +12,7 @@ struct Forward {
   seqLen: u32,
   vocab: u32,
   context: u32,
-  embed: u32,
   hidden: u32,
-  embOff: u32,
-  w1Off: u32,
   b1Off: u32,
   w2Off: u32,
   b2Off: u32,
@@ -21,18 +21,20 @@ struct Forward {
 
 @group(0) @binding(0) var<uniform> u: Forward;
 @group(0) @binding(1) var<storage, read> params: array<f32>;       // flat parameters (mlp.ts paramLayout)
-@group(0) @binding(2) var<storage, read> seq: array<u32>;          // [N, seqLen] tokens
-@group(0) @binding(3) var<storage, read> rowPos: array<u32>;       // [rows] flat positions
-@group(0) @binding(4) var<storage, read> grammar: array<u32>;      // [vocab, vocab] 0/1 allowed[prev, next]
-@group(0) @binding(5) var<storage, read_write> hOut: array<f32>;   // [rows, hidden]
-@group(0) @binding(6) var<storage, read_write> zOut: array<f32>;   // [rows, vocab]
+@group(0) @binding(2) var<storage, read> proj: array<f32>;         // [context, vocab, hidden] (embedProject.wgsl)
+@group(0) @binding(3) var<storage, read> seq: array<u32>;          // [N, seqLen] tokens
+@group(0) @binding(4) var<storage, read> rowPos: array<u32>;       // [rows] flat positions
+@group(0) @binding(5) var<storage, read> grammar: array<u32>;      // [vocab, vocab] 0/1 allowed[prev, next]
+@group(0) @binding(6) var<storage, read_write> hOut: array<f32>;   // [rows, hidden]
+@group(0) @binding(7) var<storage, read_write> zOut: array<f32>;   // [rows, vocab]
 
 override workgroupSize: u32 = 64;
 const MAX_HIDDEN: u32 = 1024u;
 const MAX_CONTEXT: u32 = 32u;
 
 var<workgroup> hs: array<f32, MAX_HIDDEN>;
-var<workgroup> ctx: array<u32, MAX_CONTEXT>;
+// Row offsets (k * vocab + token) * hidden of the row's proj rows, one per context slot.
+var<workgroup> ctxRow: array<u32, MAX_CONTEXT>;
 
 @compute @workgroup_size(workgroupSize)
 fn main(
@@ -47,7 +49,8 @@ fn main(
   let pos = rowPos[u.rowBase + r];
   for (var k = lid; k < u.context; k += workgroupSize) {
     let q = contextIndex(pos, u.seqLen, u.context, k);
-    ctx[k] = select(0u, seq[max(q, 0)], q >= 0);
+    let tok = vocabToken(select(0u, seq[max(q, 0)], q >= 0), u.vocab);
+    ctxRow[k] = (k * u.vocab + tok) * u.hidden;
   }
   workgroupBarrier();
 
@@ -55,10 +58,7 @@ fn main(
   for (var j = lid; j < u.hidden; j += workgroupSize) {
     var acc = params[u.b1Off + j];
     for (var k = 0u; k < u.context; k++) {
-      let e = u.embOff + ctx[k] * u.embed;
-      for (var d = 0u; d < u.embed; d++) {
-        acc += params[e + d] * params[u.w1Off + (k * u.embed + d) * u.hidden + j];
-      }
+      acc += proj[ctxRow[k] + j];
     }
     let hv = safeTanh(acc);
     hs[j] = hv;

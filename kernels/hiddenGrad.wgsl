@@ -1,15 +1,13 @@
-// Back through tanh and into the concatenated embeddings, one workgroup per row (reference:
-// hiddenGradCpu in mlp.ts):
-//   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v],   dx[r, i] = sum_j W1[i, j] da[r, j].
-// Row r is rowBase + r in h, dz, da and dx.
+// Back through W2 and tanh, one thread per (row, hidden unit) (reference: hiddenDaCpu in mlp.ts):
+//   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v]      [rows, hidden]
+// summed over v in order. Row r is rowBase + r in h, dz and da. Nothing flows further back per row:
+// slotGrad.wgsl gathers da by context slot and token, and firstLayerGrad.wgsl takes it from there.
 
 struct HiddenGrad {
   numRows: u32,
   rowBase: u32,
   vocab: u32,
   hidden: u32,
-  inputs: u32,
-  w1Off: u32,
   w2Off: u32,
 }
 
@@ -18,12 +16,8 @@ struct HiddenGrad {
 @group(0) @binding(2) var<storage, read> h: array<f32>;             // [rows, hidden]
 @group(0) @binding(3) var<storage, read> dz: array<f32>;            // [rows, vocab]
 @group(0) @binding(4) var<storage, read_write> da: array<f32>;      // [rows, hidden]
-@group(0) @binding(5) var<storage, read_write> dx: array<f32>;      // [rows, inputs = context * embed]
 
 override workgroupSize: u32 = 64;
-const MAX_HIDDEN: u32 = 1024u;
-
-var<workgroup> das: array<f32, MAX_HIDDEN>;
 
 @compute @workgroup_size(workgroupSize)
 fn main(
@@ -31,27 +25,16 @@ fn main(
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let i0 = flatWorkgroup(wid, nwg);
-  if (i0 >= u.numRows) {
+  let i = flatWorkgroup(wid, nwg) * workgroupSize + lid;
+  if (i >= u.numRows * u.hidden) {
     return;
   }
-  let r = u.rowBase + i0;
-  for (var j = lid; j < u.hidden; j += workgroupSize) {
-    var acc = 0.0;
-    for (var v = 0u; v < u.vocab; v++) {
-      acc += params[u.w2Off + j * u.vocab + v] * dz[r * u.vocab + v];
-    }
-    let hj = h[r * u.hidden + j];
-    let g = acc * (1.0 - hj * hj);
-    das[j] = g;
-    da[r * u.hidden + j] = g;
+  let r = u.rowBase + i / u.hidden;
+  let j = i % u.hidden;
+  var acc = 0.0;
+  for (var v = 0u; v < u.vocab; v++) {
+    acc += params[u.w2Off + j * u.vocab + v] * dz[r * u.vocab + v];
   }
-  workgroupBarrier();
-  for (var i = lid; i < u.inputs; i += workgroupSize) {
-    var acc = 0.0;
-    for (var j = 0u; j < u.hidden; j++) {
-      acc += params[u.w1Off + i * u.hidden + j] * das[j];
-    }
-    dx[r * u.inputs + i] = acc;
-  }
+  let hj = h[r * u.hidden + j];
+  da[r * u.hidden + j] = acc * (1.0 - hj * hj);
 }

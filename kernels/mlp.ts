@@ -10,13 +10,14 @@
  * the kernels named in each function's doc and are checked against these.
  */
 import type { Rng } from '../workers/rng';
-import embedGradWGSL from './embedGrad.wgsl?raw';
+import embedProjectWGSL from './embedProject.wgsl?raw';
+import firstLayerGradWGSL from './firstLayerGrad.wgsl?raw';
 import forwardWGSL from './forward.wgsl?raw';
 import headGradWGSL from './headGrad.wgsl?raw';
 import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
-import inputGradWGSL from './inputGrad.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
+import slotGradWGSL from './slotGrad.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
 import { defineReduction, rowChunks } from './reduce';
 
@@ -226,14 +227,11 @@ export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float
   return g;
 }
 
-export interface HiddenGrad {
-  /** [R, H] gradient w.r.t. the hidden pre-activations. */
-  da: Float32Array;
-  /** [R, K*D] gradient w.r.t. the concatenated context embeddings. */
-  dx: Float32Array;
-}
-
-/** Back through W2 and tanh: da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v]   [R, H]. */
+/**
+ * Back through W2 and tanh (kernel `hiddenGrad.wgsl`):
+ *   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v]      [R, H]
+ * Nothing goes further back per row: slotGradCpu gathers da by context slot and token.
+ */
 export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): Float32Array {
   const { V, H } = dims;
   const P = paramLayout(dims);
@@ -247,90 +245,6 @@ export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: F
     }
   }
   return da;
-}
-
-/**
- * Back through tanh and into the inputs (kernel `hiddenGrad.wgsl`), per row:
- *   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v],   dx[r, i] = sum_j W1[i, j] da[r, j].
- */
-export function hiddenGradCpu(params: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): HiddenGrad {
-  const { K, D, H } = dims;
-  const P = paramLayout(dims);
-  const da = hiddenDaCpu(params, dims, R, h, dz);
-  const dx = new Float32Array(R * K * D);
-  for (let r = 0; r < R; r++) {
-    for (let i = 0; i < K * D; i++) {
-      let acc = 0;
-      for (let j = 0; j < H; j++) acc += params[P.w1 + i * H + j]! * da[r * H + j]!;
-      dx[r * K * D + i] = acc;
-    }
-  }
-  return { da, dx };
-}
-
-/**
- * Input-layer gradients (kernel `inputGrad.wgsl`), written into the flat gradient `g`:
- *   dW1[i, j] = sum_r x[r, i] da[r, j],  db1[j] = sum_r da[r, j],  x[r, k*D + d] = emb[ctx_k(r), d].
- */
-export function inputGradCpu(
-  params: Float32Array,
-  dims: MlpDims,
-  seq: Int32Array | Uint32Array,
-  L: number,
-  rowPos: Uint32Array,
-  da: Float32Array,
-  g: Float32Array,
-): Float32Array {
-  const { K, D, H } = dims;
-  const P = paramLayout(dims);
-  const R = rowPos.length;
-  // Rows outer, float64 accumulators: every output still sums its terms in row order.
-  const w1 = new Float64Array(K * D * H);
-  const b1 = new Float64Array(H);
-  for (let r = 0; r < R; r++) {
-    for (let k = 0; k < K; k++) {
-      const tok = contextToken(seq, rowPos[r]!, L, K, k);
-      for (let d = 0; d < D; d++) {
-        const x = params[P.emb + tok * D + d]!;
-        const row = (k * D + d) * H;
-        for (let j = 0; j < H; j++) w1[row + j]! += x * da[r * H + j]!;
-      }
-    }
-    for (let j = 0; j < H; j++) b1[j]! += da[r * H + j]!;
-  }
-  g.set(w1, P.w1);
-  g.set(b1, P.b1);
-  return g;
-}
-
-/**
- * Embedding gradient (kernel `embedGrad.wgsl`), written into the flat gradient `g`: dx scattered to
- * each context token's row,  demb[t, d] = sum_r sum_k [ctx_k(r) = t] dx[r, k*D + d]. The GPU needs
- * no float atomics for the scatter: each invocation owns one embedding column of one row chunk's
- * table (kernels/reduce.ts), and the chunk tables are added in chunk order.
- */
-export function embedGradCpu(
-  dims: MlpDims,
-  seq: Int32Array | Uint32Array,
-  L: number,
-  rowPos: Uint32Array,
-  dx: Float32Array,
-  g: Float32Array,
-): Float32Array {
-  const { V, K, D } = dims;
-  const P = paramLayout(dims);
-  const R = rowPos.length;
-  // Scattered in (row, k) order into float64 accumulators: each (token, d) still sums its terms in
-  // the order of the gathered definition above, at R*K*D work instead of V*D*R*K.
-  const emb = new Float64Array(V * D);
-  for (let r = 0; r < R; r++) {
-    for (let k = 0; k < K; k++) {
-      const t = contextToken(seq, rowPos[r]!, L, K, k);
-      for (let d = 0; d < D; d++) emb[t * D + d]! += dx[r * K * D + k * D + d]!;
-    }
-  }
-  g.set(emb, P.emb);
-  return g;
 }
 
 /**
@@ -403,11 +317,11 @@ export function firstLayerGradCpu(params: Float32Array, dims: MlpDims, G: Float6
 }
 
 /**
- * Backward pass of the MLP from logit gradients to the flat parameter gradient: headGrad, the da
- * half of hiddenGrad, slotGrad and firstLayerGrad in turn (each piece's kernel is named in its
- * doc). Sums here are float64; the GPU kernels sum in f32 over fixed row chunks, then the chunks in
- * order (kernels/reduce.ts), so their results are the same bits on every run and within f32
- * rounding of these.
+ * Backward pass of the MLP from logit gradients to the flat parameter gradient: headGrad,
+ * hiddenDa, slotGrad and firstLayerGrad in turn (each piece's kernel is named in its doc). Sums
+ * here are float64; the GPU kernels sum in f32 over fixed row chunks, then the chunks in order
+ * (kernels/reduce.ts), so their results are the same bits on every run and within f32 rounding of
+ * these.
  */
 export function backwardCpu(
   params: Float32Array,
@@ -427,12 +341,12 @@ export function backwardCpu(
 }
 
 // ---------------------------------------------------------------------------------------------
-// GPU kernels. Row-indexed arrays (h, z, dz, da, dx) use the row's index in the whole row set:
-// row r of a call is rowBase + r, so minibatches share buffers with the full batch.
+// GPU kernels. Row-indexed arrays (h, z, dz, da) use the row's index in the whole row set: row r
+// of a call is rowBase + r, so minibatches share buffers with the full batch.
 
-/** Threads per workgroup of the per-row (forward, hiddenGrad) and per-parameter kernels. */
+/** Threads per workgroup of the per-row (forward) and per-output kernels. */
 export const MLP_WORKGROUP_SIZE = 64;
-/** Sizes of the fixed workgroup arrays in forward.wgsl and hiddenGrad.wgsl. */
+/** Sizes of the fixed workgroup arrays in forward.wgsl. */
 export const MAX_HIDDEN = 1024;
 export const MAX_CONTEXT = 32;
 
@@ -442,6 +356,32 @@ function checkDims(label: string, d: MlpDims): void {
 }
 
 const perThread = (n: number) => Math.ceil(n / MLP_WORKGROUP_SIZE);
+
+/** Words of the factored first layer's tables: proj (embedProject) and the slot sums G (slotGrad), both [K, V, H]. */
+export const slotTableWords = ({ V, K, H }: MlpDims) => K * V * H;
+
+/** Mirrors `struct EmbedProject` in embedProject.wgsl. */
+export const EMBED_PROJECT_UNIFORM = uniformLayout([
+  ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['hidden', 'u32'], ['embOff', 'u32'], ['w1Off', 'u32'],
+] as const);
+
+/**
+ * embedProjectCpu on the GPU: buffers params, proj (output, `slotTableWords(dims)` words). Run it
+ * whenever the parameters the next forward reads are not the ones the table was made from.
+ */
+export const embedProjectKernel = defineKernel({
+  label: 'embedProject',
+  wgsl: embedProjectWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  bindings: ['params', 'proj'],
+  uniform: EMBED_PROJECT_UNIFORM,
+  values: (c: { dims: MlpDims }) => {
+    const P = paramLayout(c.dims);
+    return { vocab: c.dims.V, context: c.dims.K, embed: c.dims.D, hidden: c.dims.H, embOff: P.emb, w1Off: P.w1 };
+  },
+  workgroups: (c) => perThread(slotTableWords(c.dims)),
+});
+export const createEmbedProjectKernel = (device: GPUDevice) => embedProjectKernel.create(device);
 
 export interface ForwardConfig {
   dims: MlpDims;
@@ -458,17 +398,19 @@ export interface ForwardConfig {
 /** Mirrors `struct Forward` in forward.wgsl. */
 export const FORWARD_UNIFORM = uniformLayout([
   ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
-  ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['hidden', 'u32'],
-  ['embOff', 'u32'], ['w1Off', 'u32'], ['b1Off', 'u32'], ['w2Off', 'u32'],
-  ['b2Off', 'u32'], ['temperature', 'f32'],
+  ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'],
+  ['b1Off', 'u32'], ['w2Off', 'u32'], ['b2Off', 'u32'], ['temperature', 'f32'],
 ] as const);
 
-/** forwardCpu on the GPU: buffers params, seq (u32), rowPos, grammar (u32 0/1), h and z (outputs). */
+/**
+ * forwardCpu on the GPU: buffers params, proj (embedProject's table of the same params), seq (u32),
+ * rowPos, grammar (u32 0/1), h and z (outputs).
+ */
 export const forwardKernel = defineKernel({
   label: 'forward',
   wgsl: forwardWGSL,
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'seq', 'rowPos', 'grammar', 'h', 'z'],
+  bindings: ['params', 'proj', 'seq', 'rowPos', 'grammar', 'h', 'z'],
   uniform: FORWARD_UNIFORM,
   check: (c: ForwardConfig) => checkDims('forward', c.dims),
   values: (c: ForwardConfig) => {
@@ -476,8 +418,8 @@ export const forwardKernel = defineKernel({
     const rowBase = c.rowBase ?? 0;
     return {
       numRows: c.numRows, rowBase, outBase: c.outBase ?? rowBase, seqLen: c.seqLen,
-      vocab: c.dims.V, context: c.dims.K, embed: c.dims.D, hidden: c.dims.H,
-      embOff: P.emb, w1Off: P.w1, b1Off: P.b1, w2Off: P.w2, b2Off: P.b2, temperature: c.temperature,
+      vocab: c.dims.V, context: c.dims.K, hidden: c.dims.H,
+      b1Off: P.b1, w2Off: P.w2, b2Off: P.b2, temperature: c.temperature,
     };
   },
   workgroups: (c: ForwardConfig) => c.numRows,
@@ -510,20 +452,18 @@ export const logitGradKernel = defineKernel({
 export const createLogitGradKernel = (device: GPUDevice) => logitGradKernel.create(device);
 
 /**
- * Rows per chunk of the two-level reductions (kernels/reduce.ts) at small and medium batches:
- * headGrad and inputGrad do a multiply-add per row and output, embedGrad only K adds per row and
- * embedding column (its pass 1 has one invocation per chunk and column, so smaller chunks).
+ * Rows per chunk of the two-level reductions (kernels/reduce.ts) at small and medium batches.
+ * headGrad does a multiply-add per row and output. slotGrad does one add per row and owned
+ * column but first zeroes V table entries per column, so its chunks stay as long as headGrad's:
+ * the zeroing (and pass 2's reads) cost chunks * K*V*H against R*K*H adds, V / 64 of the work.
  */
 export const HEAD_CHUNK_ROWS = 64;
-export const INPUT_CHUNK_ROWS = 64;
-export const EMBED_CHUNK_ROWS = 16;
+export const SLOT_CHUNK_ROWS = 64;
 /**
- * Outputs per invocation of pass 1 (`VB` in headGrad.wgsl, `JB` in inputGrad.wgsl): 4 consecutive
- * vocabulary entries (headGrad) or hidden units (inputGrad) that share the row's h[r, j] or
- * gathered embedding entry, read once for 4 multiply-adds.
+ * Outputs per invocation of headGrad's pass 1 (`VB` in headGrad.wgsl): 4 consecutive vocabulary
+ * entries that share the row's h[r, j], read once for 4 multiply-adds.
  */
 export const HEAD_GRAD_BLOCK = 4;
-export const INPUT_GRAD_BLOCK = 4;
 
 /** Mirrors `struct HeadGrad` in headGrad.wgsl. */
 export const HEAD_GRAD_UNIFORM = uniformLayout([
@@ -561,118 +501,100 @@ export const createHeadGradKernel = (device: GPUDevice) => headGradKernel.create
 
 /** Mirrors `struct HiddenGrad` in hiddenGrad.wgsl. */
 export const HIDDEN_GRAD_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['inputs', 'u32'], ['w1Off', 'u32'], ['w2Off', 'u32'],
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'],
 ] as const);
 
-/** hiddenGradCpu on the GPU: buffers params, h, dz, da and dx (outputs). */
+/** hiddenDaCpu on the GPU, one thread per (row, hidden unit): buffers params, h, dz, da (output). */
 export const hiddenGradKernel = defineKernel({
   label: 'hiddenGrad',
   wgsl: hiddenGradWGSL,
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'h', 'dz', 'da', 'dx'],
+  bindings: ['params', 'h', 'dz', 'da'],
   uniform: HIDDEN_GRAD_UNIFORM,
-  check: (c: RowsConfig & { dims: MlpDims }) => checkDims('hiddenGrad', c.dims),
-  values: (c: RowsConfig & { dims: MlpDims }) => {
-    const P = paramLayout(c.dims);
-    return {
-      numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.dims.V, hidden: c.dims.H,
-      inputs: c.dims.K * c.dims.D, w1Off: P.w1, w2Off: P.w2,
-    };
-  },
-  workgroups: (c) => c.numRows,
+  values: (c: RowsConfig & { dims: MlpDims }) => ({
+    numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.dims.V, hidden: c.dims.H, w2Off: paramLayout(c.dims).w2,
+  }),
+  workgroups: (c) => perThread(c.numRows * c.dims.H),
 });
 export const createHiddenGradKernel = (device: GPUDevice) => hiddenGradKernel.create(device);
 
-/** Mirrors `struct InputGrad` in inputGrad.wgsl. */
-export const INPUT_GRAD_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['context', 'u32'], ['embed', 'u32'],
-  ['hidden', 'u32'], ['embOff', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
-] as const);
-
-type InputGradConfig = RowsConfig & { dims: MlpDims; seqLen: number };
-const inputOutputs = (d: MlpDims) => (d.K * d.D + 1) * d.H;
-const inputChunks = (c: InputGradConfig) => rowChunks(c.numRows, inputOutputs(c.dims), INPUT_CHUNK_ROWS);
-
-/** Pass 1 of inputGrad: buffers params, seq, rowPos, da, partials ([chunks, (KD+1)H]: W1 then b1 per chunk); (chunk, i, 4 j) per invocation. */
-export const inputGradPartialKernel = defineKernel({
-  label: 'inputGrad',
-  wgsl: inputGradWGSL,
-  workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'seq', 'rowPos', 'da', 'partials'],
-  uniform: INPUT_GRAD_UNIFORM,
-  values: (c: InputGradConfig) => {
-    const P = paramLayout(c.dims);
-    const { rowsPerChunk, chunks } = inputChunks(c);
-    return {
-      numRows: c.numRows, rowBase: c.rowBase ?? 0, seqLen: c.seqLen, context: c.dims.K, embed: c.dims.D,
-      hidden: c.dims.H, embOff: P.emb, rowsPerChunk, chunks,
-    };
-  },
-  workgroups: (c) => perThread(inputChunks(c).chunks * (c.dims.K * c.dims.D + 1) * Math.ceil(c.dims.H / INPUT_GRAD_BLOCK)),
-});
-
-/**
- * inputGradCpu on the GPU, two dispatches (kernels/reduce.ts): buffers params, seq, rowPos, da,
- * partials (scratch, `inputGradKernel.scratchWords(config)` words) and grads (writes W1 and b1).
- */
-export const inputGradKernel = defineReduction({
-  label: 'inputGrad',
-  partial: inputGradPartialKernel,
-  layout: (c: InputGradConfig) => ({ outputs: inputOutputs(c.dims), chunks: inputChunks(c).chunks, dstOff: paramLayout(c.dims).w1 }),
-});
-export const createInputGradKernel = (device: GPUDevice) => inputGradKernel.create(device);
-
-/** Mirrors `struct EmbedGrad` in embedGrad.wgsl. */
-export const EMBED_GRAD_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'],
+/** Mirrors `struct SlotGrad` in slotGrad.wgsl. */
+export const SLOT_GRAD_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'],
   ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
 ] as const);
 
-type EmbedGradConfig = RowsConfig & { dims: MlpDims; seqLen: number };
-const embedOutputs = (d: MlpDims) => d.V * d.D;
-const embedChunks = (c: EmbedGradConfig) => rowChunks(c.numRows, embedOutputs(c.dims), EMBED_CHUNK_ROWS);
+type SlotGradConfig = RowsConfig & { dims: MlpDims; seqLen: number };
+const slotChunks = (c: SlotGradConfig) => rowChunks(c.numRows, slotTableWords(c.dims), SLOT_CHUNK_ROWS);
 
 /**
- * Pass 1 of embedGrad: buffers seq, rowPos, dx, partials ([chunks, V, D]). One invocation per
- * (chunk, embedding column d) owns column d of its chunk's table: it zeroes it, then scatters its
- * rows' dx into it in (row, slot) order. No two invocations touch the same word, so no atomics.
+ * Pass 1 of slotGrad: buffers seq, rowPos, da, partials ([chunks, K, V, H]). One invocation per
+ * (chunk, slot k, hidden unit j) owns column j of slot k of its chunk's table: it zeroes it, then
+ * scatters its rows' da into it in row order. No two invocations touch the same word, so no atomics.
  */
-export const embedGradPartialKernel = defineKernel({
-  label: 'embedGrad',
-  wgsl: embedGradWGSL,
+export const slotGradPartialKernel = defineKernel({
+  label: 'slotGrad',
+  wgsl: slotGradWGSL,
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['seq', 'rowPos', 'dx', 'partials'],
-  uniform: EMBED_GRAD_UNIFORM,
-  values: (c: EmbedGradConfig) => {
-    const { rowsPerChunk, chunks } = embedChunks(c);
+  bindings: ['seq', 'rowPos', 'da', 'partials'],
+  uniform: SLOT_GRAD_UNIFORM,
+  values: (c: SlotGradConfig) => {
+    const { rowsPerChunk, chunks } = slotChunks(c);
     return {
       numRows: c.numRows, rowBase: c.rowBase ?? 0, seqLen: c.seqLen, vocab: c.dims.V,
-      context: c.dims.K, embed: c.dims.D, rowsPerChunk, chunks,
+      context: c.dims.K, hidden: c.dims.H, rowsPerChunk, chunks,
     };
   },
-  workgroups: (c) => perThread(embedChunks(c).chunks * c.dims.D),
+  workgroups: (c) => perThread(slotChunks(c).chunks * c.dims.K * c.dims.H),
 });
 
 /**
- * embedGradCpu on the GPU, two dispatches (kernels/reduce.ts): buffers seq, rowPos, dx, partials
- * (scratch, `embedGradKernel.scratchWords(config)` words) and grads (writes the embedding range).
+ * slotGradCpu on the GPU, two dispatches (kernels/reduce.ts): buffers seq, rowPos, da, partials
+ * (scratch, `slotGradKernel.scratchWords(config)` words) and grads: bind the slot-sum buffer G
+ * ([K, V, H], `slotTableWords(dims)` words) there, which pass 2 overwrites from word 0.
  */
-export const embedGradKernel = defineReduction({
-  label: 'embedGrad',
-  partial: embedGradPartialKernel,
-  layout: (c: EmbedGradConfig) => ({ outputs: embedOutputs(c.dims), chunks: embedChunks(c).chunks, dstOff: paramLayout(c.dims).emb }),
+export const slotGradKernel = defineReduction({
+  label: 'slotGrad',
+  partial: slotGradPartialKernel,
+  layout: (c: SlotGradConfig) => ({ outputs: slotTableWords(c.dims), chunks: slotChunks(c).chunks, dstOff: 0 }),
 });
-export const createEmbedGradKernel = (device: GPUDevice) => embedGradKernel.create(device);
+export const createSlotGradKernel = (device: GPUDevice) => slotGradKernel.create(device);
+
+/** Mirrors `struct FirstLayerGrad` in firstLayerGrad.wgsl. */
+export const FIRST_LAYER_GRAD_UNIFORM = uniformLayout([
+  ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['hidden', 'u32'], ['embOff', 'u32'], ['w1Off', 'u32'],
+] as const);
+
+/** Outputs of firstLayerGrad: the adjacent emb | W1 | b1 range of the gradient. */
+const firstLayerOutputs = ({ V, K, D, H }: MlpDims) => V * D + K * D * H + H;
 
 /**
- * Words of the scratch buffer the three reductions of a backward pass share (they run one after
+ * firstLayerGradCpu on the GPU, one thread per output: buffers params, G (slotGrad's slot sums),
+ * grads (writes the emb, W1 and b1 ranges).
+ */
+export const firstLayerGradKernel = defineKernel({
+  label: 'firstLayerGrad',
+  wgsl: firstLayerGradWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  bindings: ['params', 'G', 'grads'],
+  uniform: FIRST_LAYER_GRAD_UNIFORM,
+  values: (c: { dims: MlpDims }) => {
+    const P = paramLayout(c.dims);
+    return { vocab: c.dims.V, context: c.dims.K, embed: c.dims.D, hidden: c.dims.H, embOff: P.emb, w1Off: P.w1 };
+  },
+  workgroups: (c) => perThread(firstLayerOutputs(c.dims)),
+});
+export const createFirstLayerGradKernel = (device: GPUDevice) => firstLayerGradKernel.create(device);
+
+/**
+ * Words of the scratch buffer the reductions of a backward pass share (they run one after
  * another), for every row count in `rowCounts` (the minibatch sizes of a run).
  */
 export function backwardScratchWords(dims: MlpDims, seqLen: number, rowCounts: readonly number[]): number {
   let words = 1;
   for (const numRows of rowCounts) {
     const c = { dims, seqLen, numRows };
-    words = Math.max(words, headGradKernel.scratchWords(c), inputGradKernel.scratchWords(c), embedGradKernel.scratchWords(c));
+    words = Math.max(words, headGradKernel.scratchWords(c), slotGradKernel.scratchWords(c));
   }
   return words;
 }

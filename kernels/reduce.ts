@@ -1,13 +1,13 @@
 /**
  * Two-level deterministic row reductions, for the gradient kernels that sum over the rows of a
- * minibatch (headGrad, inputGrad, embedGrad in mlp.ts). No float atomics, so the result is the
- * same bits on every run:
+ * minibatch (headGrad and slotGrad in mlp.ts). No float atomics, so the result is the same bits
+ * on every run:
  *
  *   pass 1 (the kernel's own WGSL): the rows are cut into `chunks` consecutive chunks of
  *          `rowsPerChunk` rows; each chunk's sum is formed in row order, one invocation per
  *          (chunk, output), into a scratch buffer `partials` [chunks, outputs];
  *   pass 2 (chunkSum.wgsl): one invocation per output adds the chunk partials in chunk order and
- *          writes (overwrites) the output range of the gradient.
+ *          writes (overwrites) the output range of its destination buffer.
  *
  * The chunking is a function of the row count and the output count only (rowChunks below), so a
  * given run shape always sums in the same order. A chunk is `minRowsPerChunk` rows (64 for the

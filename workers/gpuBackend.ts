@@ -3,10 +3,12 @@
  * that stay on the device. Every buffer, pipeline, uniform and bind group is made once here; a
  * call only rewrites the few uniforms that change (the sampling iteration, Adam's step and lr).
  *
- * Per rollout turn: one command buffer with actionLen (forward, sample) dispatch pairs and one
- * readback of the N * actionLen sampled tokens. Per update: one command buffer with every
- * dispatch (old/ref log-probs, advantages, epochs x minibatches of forward ... Adam, statistics)
- * and one readback of the statistics. No DOM APIs: it runs in a page, a worker or Node (Dawn).
+ * Per rollout turn: one command buffer with the rollout policy's first-layer table (embedProject)
+ * and actionLen (forward, sample) dispatch pairs, and one readback of the N * actionLen sampled
+ * tokens. Per update: one command buffer with every dispatch (old/ref log-probs, advantages,
+ * epochs x minibatches of forward ... Adam, statistics) and one readback of the statistics.
+ * Every forward reads the shared [K, V, H] table `proj`; an embedProject dispatch remakes it
+ * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
 import { adamKernel, gradNormKernel } from '../kernels/adam';
 import { advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
@@ -15,13 +17,15 @@ import { essScaleKernel } from '../kernels/essScale';
 import { infoGainKernel } from '../kernels/infoGain';
 import {
   backwardScratchWords,
-  embedGradKernel,
+  embedProjectKernel,
+  firstLayerGradKernel,
   forwardKernel,
   headGradKernel,
   hiddenGradKernel,
-  inputGradKernel,
   logitGradKernel,
   paramLayout,
+  slotGradKernel,
+  slotTableWords,
 } from '../kernels/mlp';
 import { finiteCheckKernel, HEALTH } from '../kernels/finiteCheck';
 import { BufferUsage, MapMode } from '../kernels/pipeline';
@@ -42,25 +46,28 @@ export interface GpuBackendOptions {
 
 /**
  * Dispatches one sampleTurn and one update() record (for tests and benchmarks): a turn is
- * actionLen x (forward, sample); an update is (IGPO) forward + tokenStats over the answer contexts
- * and infoGain, then forward + tokenStats for the reference, (with stale
- * rollouts) the rollout and the old log-probs, trajStats, the advantage (plus whitening for
- * REINFORCE++), essScale, then per optimizer step forward (reused from the old log-probs on the
- * first step), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad, headGrad
- * (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, inputGrad (2),
- * embedGrad (2), gradNorm, adam, and finally stats and four finite checks (log-probs, loss and
- * ratio columns, parameters).
+ * embedProject (the rollout policy's table) then actionLen x (forward, sample); an update is
+ * (IGPO) embedProject + forward + tokenStats over the answer contexts and infoGain, then
+ * embedProject + forward + tokenStats for the reference, (with stale rollouts) the rollout and
+ * the old log-probs, trajStats, the advantage (plus whitening for REINFORCE++), essScale, then per
+ * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
+ * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
+ * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
+ * (2), firstLayerGrad, gradNorm, adam, and finally stats and four finite checks (log-probs, loss
+ * and ratio columns, parameters).
  */
 export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
   const steps = updateSteps(shape);
-  const logps = 2 * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 3 : 0);
-  // forward, tokenStats, ppoLoss, logitGrad, 3 two-pass reductions, hiddenGrad, gradNorm, adam (+ seqRatio)
+  // embedProject, forward, tokenStats per log-prob pass; IGPO's adds infoGain.
+  const logps = 3 * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 4 : 0);
+  // embedProject, forward, tokenStats, ppoLoss, logitGrad, 2 two-pass reductions, hiddenGrad,
+  // firstLayerGrad, gradNorm, adam (+ seqRatio)
   const perStep = 13 + (shape.loss.ratioMode === 'token' ? 0 : 1);
   // PPO: GAE replaces the advantage kernel, and the critic's update follows it.
   const critic = shape.critic ? 1 : 0;
   return {
-    sampleTurn: 2 * shape.actionLen,
-    update: logps + 1 + 1 + critic + (shape.whiten ? 1 : 0) + 1 + perStep * steps - 1 + 1 + 4,
+    sampleTurn: 1 + 2 * shape.actionLen,
+    update: logps + 1 + 1 + critic + (shape.whiten ? 1 : 0) + 1 + perStep * steps - (steps > 0 ? 2 : 0) + 1 + 4,
   };
 }
 
@@ -76,7 +83,7 @@ export function createGpuBackend(
   opts: GpuBackendOptions = {},
 ): Backend {
   const { dims, N, L, Tp, actionLen } = shape;
-  const { V, K, D, H } = dims;
+  const { V, H } = dims;
   const P = paramLayout(dims).size;
   const R = N * Tp;
   const steps = updateSteps(shape);
@@ -85,11 +92,12 @@ export function createGpuBackend(
   if (initialParams.length !== P) throw new Error(`gpu backend: ${initialParams.length} parameters given, the model has ${P}`);
   if (shape.grammar.length !== V * V) throw new Error(`gpu backend: grammar has ${shape.grammar.length} entries, expected ${V * V}`);
 
-  // Scratch of the backward reductions (kernels/reduce.ts), shared by the three, sized for the
+  // Scratch of the backward reductions (kernels/reduce.ts), shared by the two, sized for the
   // largest minibatch.
   const scratchWords = backwardScratchWords(dims, L, shape.minibatches.map(([n0, n1]) => (n1 - n0) * Tp));
-  // The largest buffers: say which limit a too-large batch hits instead of a validation error.
-  const largest = Math.max(4 * R * Math.max(V, H, K * D, 4), 4 * scratchWords);
+  // The largest buffers (per-row activations, the [K, V, H] first-layer tables, the scratch): say
+  // which limit a too-large batch hits instead of a validation error.
+  const largest = Math.max(4 * R * Math.max(V, H, 4), 4 * slotTableWords(dims), 4 * scratchWords);
   const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
   if (largest > limit) {
     throw new Error(
@@ -134,8 +142,11 @@ export function createGpuBackend(
   const z = f32('z', R * V);
   const dz = f32('dz', R * V);
   const da = f32('da', R * H);
-  const dx = f32('dx', R * K * D);
-  // [chunks, outputs] partial sums of headGrad, inputGrad and embedGrad (each overwrites what it reads).
+  // The first layer factored through the vocabulary: the table of the parameters the next forward
+  // reads (embedProject), and the backward's slot sums of da (slotGrad), [K, V, H] each.
+  const proj = f32('proj', slotTableWords(dims));
+  const slotSums = f32('slot sums G', slotTableWords(dims));
+  // [chunks, outputs] partial sums of headGrad and slotGrad (each overwrites what it reads).
   const partials = f32('backward partials', scratchWords);
   // Per-row scalars [R].
   const logp = f32('logp', R);
@@ -207,6 +218,7 @@ export function createGpuBackend(
 
   // Kernels: pipelines come from the per-device cache; each bind() below is one configuration.
   const k = {
+    embedProject: embedProjectKernel.create(device),
     forward: forwardKernel.create(device),
     sample: sampleKernel.create(device),
     tokenStats: tokenStatsKernel.create(device),
@@ -223,14 +235,19 @@ export function createGpuBackend(
     logitGrad: logitGradKernel.create(device),
     headGrad: headGradKernel.create(device),
     hiddenGrad: hiddenGradKernel.create(device),
-    inputGrad: inputGradKernel.create(device),
-    embedGrad: embedGradKernel.create(device),
+    slotGrad: slotGradKernel.create(device),
+    firstLayerGrad: firstLayerGradKernel.create(device),
     gradNorm: gradNormKernel.create(device),
     adam: adamKernel.create(device),
     stats: statsKernel.create(device),
     finiteCheck: finiteCheckKernel.create(device),
   };
   const temp = shape.temperature;
+  // proj from each parameter set a forward reads (the rollout policy is params without staleness).
+  const project = (p: GPUBuffer, what: string) => k.embedProject.bind({ params: p, proj }, { dims }, `embedProject ${what}`);
+  const projParams = project(params, 'params');
+  const projRef = project(ref, 'ref');
+  const projRoll = stale ? project(rollParams, 'rollout policy') : projParams;
 
   // Rollout: one (forward, sample) pair per (turn, slot), rows s*N .. s*N + N - 1 of rolloutRowPos.
   const sampleConfig = (s: number, iter: number): SampleConfig => ({
@@ -238,7 +255,7 @@ export function createGpuBackend(
   });
   const rollout = shape.rolloutRowPos.map((_, s) => ({
     forward: k.forward.bind(
-      { params: rollParams, seq, rowPos: rolloutRowPos, grammar, h, z },
+      { params: rollParams, proj, seq, rowPos: rolloutRowPos, grammar, h, z },
       { dims, seqLen: L, numRows: N, rowBase: s * N, outBase: 0, temperature: temp },
       `forward rollout ${s}`,
     ),
@@ -247,14 +264,14 @@ export function createGpuBackend(
 
   // Old and reference log-probs over all training rows.
   const allRows = { dims, seqLen: L, numRows: R, rowBase: 0, temperature: temp };
-  const fwdOld = k.forward.bind({ params, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward old');
-  const fwdRef = k.forward.bind({ params: ref, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward ref');
+  const fwdOld = k.forward.bind({ params, proj, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward old');
+  const fwdRef = k.forward.bind({ params: ref, proj, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward ref');
   const tsOld = k.tokenStats.bind(
     { z, seq, rowPos: trainRowPos, logp: logpOld, entropy: entropyOld, sumP2: sumP2Old },
     { vocab: V, numRows: R },
     'tokenStats old',
   );
-  const fwdRoll = stale ? k.forward.bind({ params: rollParams, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward rollout policy') : null;
+  const fwdRoll = stale ? k.forward.bind({ params: rollParams, proj, seq, rowPos: trainRowPos, grammar, h, z }, allRows, 'forward rollout policy') : null;
   const tsRoll = stale
     ? k.tokenStats.bind(
         { z, seq, rowPos: trainRowPos, logp: logpRollout, entropy: scratchEntropy, sumP2: scratchSumP2 },
@@ -270,7 +287,7 @@ export function createGpuBackend(
     M && scoreSeq && scoreRows && scoreLogp && scoreScratch
       ? [
           k.forward.bind(
-            { params: rollParams, seq: scoreSeq, rowPos: scoreRows, grammar, h, z },
+            { params: rollParams, proj, seq: scoreSeq, rowPos: scoreRows, grammar, h, z },
             { dims, seqLen: L, numRows: scoreRowsN, rowBase: 0, outBase: 0, temperature: temp },
             'forward answer scoring',
           ),
@@ -333,7 +350,7 @@ export function createGpuBackend(
     const tag = `minibatch ${i}${mode === 'turn' ? ` turn ${stage}` : ''}`;
     const weight = mode === 'turn' ? stageWeights[stage]! : weights;
     return [
-      k.forward.bind({ params, seq, rowPos: trainRowPos, grammar, h, z }, { ...rows, dims, seqLen: L, temperature: temp }, `forward ${tag}`),
+      k.forward.bind({ params, proj, seq, rowPos: trainRowPos, grammar, h, z }, { ...rows, dims, seqLen: L, temperature: temp }, `forward ${tag}`),
       k.tokenStats.bind({ z, seq, rowPos: trainRowPos, logp, entropy, sumP2 }, { ...rows, vocab: V }, `tokenStats ${tag}`),
       mode === 'token'
         ? null
@@ -345,11 +362,12 @@ export function createGpuBackend(
       k.ppoLoss.bind({ logp, logpOld, logpRef, adv, weight, seqLog, dlogp, out: ppo }, { ...rows, ...lossOpts, stage }, `ppoLoss ${tag}`),
       k.logitGrad.bind({ z, seq, rowPos: trainRowPos, dlogp, dz }, { ...rows, vocab: V, temperature: temp }, `logitGrad ${tag}`),
       k.headGrad.bind({ h, dz, partials, grads }, { ...rows, dims }, `headGrad ${tag}`),
-      k.hiddenGrad.bind({ params, h, dz, da, dx }, { ...rows, dims }, `hiddenGrad ${tag}`),
-      k.inputGrad.bind({ params, seq, rowPos: trainRowPos, da, partials, grads }, { ...rows, dims, seqLen: L }, `inputGrad ${tag}`),
-      k.embedGrad.bind({ seq, rowPos: trainRowPos, dx, partials, grads }, { ...rows, dims, seqLen: L }, `embedGrad ${tag}`),
+      k.hiddenGrad.bind({ params, h, dz, da }, { ...rows, dims }, `hiddenGrad ${tag}`),
+      k.slotGrad.bind({ seq, rowPos: trainRowPos, da, partials, grads: slotSums }, { ...rows, dims, seqLen: L }, `slotGrad ${tag}`),
     ] as const;
   }));
+  // The same for every minibatch: it reads only the parameters and the slot sums.
+  const firstLayerCall = k.firstLayerGrad.bind({ params, G: slotSums, grads }, { dims });
   const normCall = k.gradNorm.bind({ grads, norm }, { n: P });
   // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
   const adamConfig = (lr: number, step: number) => ({ n: P, lr, ...shape.optim, step });
@@ -420,6 +438,9 @@ export function createGpuBackend(
       for (const s of slots) rollout[s]!.sample.update(sampleConfig(s, iter));
       const bytes = await submitAndRead('sampleTurn', sampledRead, (enc) => {
         const pass = enc.beginComputePass({ label: `sampleTurn ${turn}` });
+        // Made again every turn: an update, restore() or a stale-rollout swap may have changed
+        // the rollout policy or left another table in proj.
+        k.embedProject.encode(pass, projRoll);
         for (const s of slots) {
           k.forward.encode(pass, rollout[s]!.forward);
           k.sample.encode(pass, rollout[s]!.sample);
@@ -479,16 +500,20 @@ export function createGpuBackend(
         // every row, which is exactly the first optimizer step's forward (same params, same rows).
         if (inp.score && scoreCalls) {
           // IGPO first (it uses h and z too): answer log-probs, then information gain into turnIn.
+          k.embedProject.encode(pass, projRoll);
           k.forward.encode(pass, scoreCalls[0]);
           k.tokenStats.encode(pass, scoreCalls[1]);
           k.infoGain.encode(pass, scoreCalls[2]);
         }
+        k.embedProject.encode(pass, projRef);
         k.forward.encode(pass, fwdRef);
         k.tokenStats.encode(pass, tsRef);
         if (fwdRoll && tsRoll) {
+          k.embedProject.encode(pass, projRoll);
           k.forward.encode(pass, fwdRoll);
           k.tokenStats.encode(pass, tsRoll);
         }
+        k.embedProject.encode(pass, projParams);
         k.forward.encode(pass, fwdOld);
         k.tokenStats.encode(pass, tsOld);
         k.trajStats.encode(pass, trajStatsCall);
@@ -502,16 +527,20 @@ export function createGpuBackend(
         k.essScale.encode(pass, essCall);
         let s = 0;
         for (let epoch = 0; epoch < shape.epochs; epoch++) {
-          for (const [fwd, ts, ratio, loss, lg, head, hidden, input, embed] of minibatch) {
-            if (s > 0) k.forward.encode(pass, fwd);
+          for (const [fwd, ts, ratio, loss, lg, head, hidden, slot] of minibatch) {
+            // Every step after the first follows an Adam step: params, and so their table, changed.
+            if (s > 0) {
+              k.embedProject.encode(pass, projParams);
+              k.forward.encode(pass, fwd);
+            }
             k.tokenStats.encode(pass, ts);
             if (ratio) k.seqRatio.encode(pass, ratio);
             k.ppoLoss.encode(pass, loss);
             k.logitGrad.encode(pass, lg);
             k.headGrad.encode(pass, head);
             k.hiddenGrad.encode(pass, hidden);
-            k.inputGrad.encode(pass, input);
-            k.embedGrad.encode(pass, embed);
+            k.slotGrad.encode(pass, slot);
+            k.firstLayerGrad.encode(pass, firstLayerCall);
             k.gradNorm.encode(pass, normCall);
             k.adam.encode(pass, adamCalls[s++]!);
           }

@@ -18,21 +18,20 @@ import { criticUpdateCpu, gaeCpu } from '../../kernels/critic';
 import { essScaleCpu } from '../../kernels/essScale';
 import { infoGainCpu } from '../../kernels/infoGain';
 import {
-  EMBED_CHUNK_ROWS,
-  embedGradCpu,
-  embedGradKernel,
+  embedProjectCpu,
+  firstLayerGradCpu,
   forwardCpu,
   HEAD_CHUNK_ROWS,
   HEAD_GRAD_BLOCK,
   headGradKernel,
-  INPUT_CHUNK_ROWS,
-  INPUT_GRAD_BLOCK,
-  inputGradKernel,
   headGradCpu,
-  hiddenGradCpu,
-  inputGradCpu,
+  hiddenDaCpu,
   logitGradCpu,
   paramLayout,
+  SLOT_CHUNK_ROWS,
+  slotGradCpu,
+  slotGradKernel,
+  slotTableWords,
   type MlpDims,
 } from '../../kernels/mlp';
 import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
@@ -70,7 +69,8 @@ export interface KernelCase {
 
 /** Formula of the compulsory bytes and FLOPs per kernel (printed under the kernel table). */
 export const KERNEL_COST_FORMULAS: Record<string, string> = {
-  forward: 'bytes 4[P + R(K+2) + V^2 + R(H+V)] (params, context+previous tokens, grammar, h and z out); flops 2R(KDH + HV)',
+  embedProject: 'bytes 4[VD + KDH + KVH] (embeddings, W1 in; the [K, V, H] table out), once per parameter set; flops 2VKDH',
+  forward: 'bytes 4[H + HV + V + KVH + R(K+2) + V^2 + R(H+V)] (b1, W2, b2, the table, context+previous tokens, grammar, h and z out); flops R(KH + 2HV)',
   sample: 'bytes 4[R V + 3R] (logits, rowPos in; token to seq and to the readback); flops ~3RV',
   tokenStats: 'bytes 4[R V + 5R] (logits, rowPos, token in; logp, entropy, sum p^2 out); flops ~6RV',
   gae: 'bytes 4[4R + 4N + 2R] (critic values via state keys, mask, trajectory rows in; advantages and returns out); flops ~6R',
@@ -85,9 +85,9 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   ppoLoss: 'bytes 4[5R + R + 4R] (logp, old, ref, adv, weight in; dlogp and 4-word loss rows out); flops ~30R',
   logitGrad: 'bytes 4[2RV + 3R] (logits, rowPos, token, dlogp in; dz out); flops ~5RV',
   headGrad: 'bytes 4[RH + RV + (H+1)V] (h, dz in; dW2, db2 out); flops 2RHV + RV',
-  hiddenGrad: 'bytes 4[HV + KDH + 2RH + RV + RKD] (W2, W1, h, dz in; da, dx out); flops 2R(HV + KDH)',
-  inputGrad: 'bytes 4[VD + R(K+1) + RH + (KD+1)H] (embeddings, rowPos + context tokens, da in; dW1, db1 out); flops 2RKDH + RH',
-  embedGrad: 'bytes 4[R(K+1) + RKD + VD] (rowPos + context tokens, dx in; dEmb out); flops RKD',
+  hiddenGrad: 'bytes 4[HV + 2RH + RV] (W2, h, dz in; da out); flops 2RHV',
+  slotGrad: 'bytes 4[R(K+1) + RH + KVH] (rowPos + context tokens, da in; the slot sums G out); flops RKH',
+  firstLayerGrad: 'bytes 4[2(VD + KDH) + KVH + H] (embeddings, W1, G in; dEmb, dW1, db1 out), whatever R; flops 4VKDH + VH',
   gradNorm: 'bytes 4[P + 1]; flops 2P',
   adam: 'bytes 4[4P + 1 + 3P] (params, grads, m, v, norm in; params, m, v out); flops ~15P',
   stats: 'bytes 4[9R + N + S] (mask, adv, logp, old, entropy, 4-word loss rows, rewards in; S stat words out); flops ~20R',
@@ -99,8 +99,10 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
 export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<string, { bytes: number; flops: number }> {
   const { V, K, D, H } = dims;
   const P = paramLayout(dims).size;
+  const KVH = slotTableWords(dims);
   return {
-    forward: { bytes: 4 * (P + R * (K + 2) + V * V + R * (H + V)), flops: 2 * R * (K * D * H + H * V) },
+    embedProject: { bytes: 4 * (V * D + K * D * H + KVH), flops: 2 * V * K * D * H },
+    forward: { bytes: 4 * (H + H * V + V + KVH + R * (K + 2) + V * V + R * (H + V)), flops: R * (K * H + 2 * H * V) },
     sample: { bytes: 4 * (R * V + 3 * R), flops: 3 * R * V },
     tokenStats: { bytes: 4 * (R * V + 5 * R), flops: 6 * R * V },
     gae: { bytes: 4 * (4 * R + 4 * N + 2 * R), flops: 6 * R },
@@ -115,9 +117,9 @@ export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<
     ppoLoss: { bytes: 4 * (5 * R + R + PPO_ROW_WORDS * R), flops: 30 * R },
     logitGrad: { bytes: 4 * (2 * R * V + 3 * R), flops: 5 * R * V },
     headGrad: { bytes: 4 * (R * H + R * V + (H + 1) * V), flops: 2 * R * H * V + R * V },
-    hiddenGrad: { bytes: 4 * (H * V + K * D * H + 2 * R * H + R * V + R * K * D), flops: 2 * R * (H * V + K * D * H) },
-    inputGrad: { bytes: 4 * (V * D + R * (K + 1) + R * H + (K * D + 1) * H), flops: 2 * R * K * D * H + R * H },
-    embedGrad: { bytes: 4 * (R * (K + 1) + R * K * D + V * D), flops: R * K * D },
+    hiddenGrad: { bytes: 4 * (H * V + 2 * R * H + R * V), flops: 2 * R * H * V },
+    slotGrad: { bytes: 4 * (R * (K + 1) + R * H + KVH), flops: R * K * H },
+    firstLayerGrad: { bytes: 4 * (2 * (V * D + K * D * H) + KVH + H), flops: 4 * V * K * D * H + V * H },
     gradNorm: { bytes: 4 * (P + 1), flops: 2 * P },
     adam: { bytes: 4 * (7 * P + 1), flops: 15 * P },
     stats: { bytes: 4 * (9 * R + N + STATS_WORDS), flops: 20 * R },
@@ -127,8 +129,9 @@ export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<
 
 /**
  * FLOPs of one training iteration at the shape of `cfg` by the formulas above: the rollout's
- * forward passes (N rows per action slot per turn, all turns) and the update's kernels (old and
- * reference forward + tokenStats over all rows, then per optimizer step the whole chain).
+ * forward passes (one embedProject per turn, N rows per action slot per turn, all turns) and the
+ * update's kernels (old and reference embedProject + forward + tokenStats over all rows, then per
+ * optimizer step the whole chain; the row kernels over one minibatch, the model-sized ones whole).
  */
 export function iterationFlops(cfg: RunConfig): { rollout: number; update: number } {
   const shape = buildShape(cfg, createEnv(cfg));
@@ -136,11 +139,13 @@ export function iterationFlops(cfg: RunConfig): { rollout: number; update: numbe
   const all = kernelCosts(shape.dims, R, shape.N);
   const turn = kernelCosts(shape.dims, shape.N, shape.N);
   const steps = shape.epochs * shape.minibatches.length;
-  const perStep = (['forward', 'tokenStats', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'inputGrad', 'embedGrad'] as const)
-    .reduce((a, k) => a + all[k]!.flops / shape.minibatches.length, 0) + all.gradNorm!.flops + all.adam!.flops;
+  const rowKernels = ['forward', 'tokenStats', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'slotGrad'] as const;
+  const modelKernels = ['embedProject', 'firstLayerGrad', 'gradNorm', 'adam'] as const;
+  const perStep =
+    rowKernels.reduce((a, k) => a + all[k]!.flops / shape.minibatches.length, 0) + modelKernels.reduce((a, k) => a + all[k]!.flops, 0);
   return {
-    rollout: shape.maxTurns * shape.actionLen * (turn.forward!.flops + turn.sample!.flops),
-    update: 2 * (all.forward!.flops + all.tokenStats!.flops) + all.advantage!.flops + steps * perStep + all.stats!.flops,
+    rollout: shape.maxTurns * (turn.embedProject!.flops + shape.actionLen * (turn.forward!.flops + turn.sample!.flops)),
+    update: 2 * (all.embedProject!.flops + all.forward!.flops + all.tokenStats!.flops) + all.advantage!.flops + steps * perStep + all.stats!.flops,
   };
 }
 
@@ -162,9 +167,10 @@ export interface KernelData {
   grammar: Uint8Array;
   h: Float32Array;
   z: Float32Array;
+  /** [K, V, H] embedProjectCpu's table of `params`, which the forward case reads. */
+  proj: Float64Array;
   dz: Float32Array;
   da: Float32Array;
-  dx: Float32Array;
   logp: Float32Array;
   logpOld: Float32Array;
   logpRef: Float32Array;
@@ -213,11 +219,12 @@ export function makeKernelData(cfg: RunConfig, seed = 1): KernelData {
     }
   }
   const rowPos = shape.trainRowPos;
-  const f = forwardCpu(params, dims, seq, L, rowPos, shape.grammar, shape.temperature);
+  const proj = embedProjectCpu(params, dims);
+  const f = forwardCpu(params, dims, seq, L, rowPos, shape.grammar, shape.temperature, proj);
   const ts = tokenStatsCpu(f.z, V, seq, rowPos);
   const dlogp = Float32Array.from({ length: R }, () => 0.5 + rng.next());
   const dz = logitGradCpu(f.z, V, seq, rowPos, dlogp, shape.temperature);
-  const { da, dx } = hiddenGradCpu(params, dims, R, f.h, dz);
+  const da = hiddenDaCpu(params, dims, R, f.h, dz);
   const mask = new Float32Array(R).fill(1);
   const rewards = Float32Array.from({ length: N }, () => (rng.next() < 0.4 ? 1 : 0));
   const groups = groupLayout(Array.from({ length: N / shape.group }, () => shape.group));
@@ -249,9 +256,9 @@ export function makeKernelData(cfg: RunConfig, seed = 1): KernelData {
     grammar: shape.grammar,
     h: f.h,
     z: f.z,
+    proj,
     dz,
     da,
-    dx,
     logp: ts.logp,
     logpOld,
     logpRef,
@@ -283,9 +290,9 @@ export function sharedBuffers(d: KernelData): KernelCase['buffers'] {
     grammar: Uint32Array.from(d.grammar),
     h: d.h,
     z: d.z,
+    proj: Float32Array.from(d.proj),
     dz: d.dz,
     da: d.da,
-    dx: d.dx,
     logp: d.logp,
     logpOld: d.logpOld,
     logpRef: d.logpRef,
@@ -321,7 +328,7 @@ export function sharedBuffers(d: KernelData): KernelCase['buffers'] {
 /** Every kernel's case at the size of `d`, keyed by kernel label. */
 export function kernelCases(d: KernelData): Record<string, KernelCase> {
   const { shape, dims, R, P } = d;
-  const { V, K, D, H } = dims;
+  const { V, H } = dims;
   const { N, L, Tp } = shape;
   const T = shape.temperature;
   const rows = `R=${R} rows`;
@@ -337,7 +344,8 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       size: rows,
       config: { dims, seqLen: L, numRows: R, temperature: T },
       buffers: {},
-      cpu: () => void forwardCpu(d.params, dims, d.seq, L, d.rowPos, d.grammar, T),
+      // Given the table, as the kernel is: embedProject is its own case.
+      cpu: () => void forwardCpu(d.params, dims, d.seq, L, d.rowPos, d.grammar, T, d.proj),
     },
     {
       label: 'sample',
@@ -442,22 +450,16 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       label: 'hiddenGrad',
       size: rows,
       config: { numRows: R, dims },
-      buffers: { da: { words: R * H }, dx: { words: R * K * D } },
-      cpu: () => void hiddenGradCpu(d.params, dims, R, d.h, d.dz),
+      buffers: { da: { words: R * H } },
+      cpu: () => void hiddenDaCpu(d.params, dims, R, d.h, d.dz),
     },
     {
-      label: 'inputGrad',
+      label: 'slotGrad',
       size: rows,
       config: { numRows: R, dims, seqLen: L },
-      buffers: { grads: { words: P }, partials: { words: inputGradKernel.scratchWords({ numRows: R, dims, seqLen: L }) } },
-      cpu: () => void inputGradCpu(d.params, dims, d.seq, L, d.rowPos, d.da, new Float32Array(P)),
-    },
-    {
-      label: 'embedGrad',
-      size: rows,
-      config: { numRows: R, dims, seqLen: L },
-      buffers: { grads: { words: P }, partials: { words: embedGradKernel.scratchWords({ numRows: R, dims, seqLen: L }) } },
-      cpu: () => void embedGradCpu(dims, d.seq, L, d.rowPos, d.dx, new Float32Array(P)),
+      // Pass 2 writes the slot sums G into the buffer bound as `grads`.
+      buffers: { grads: { words: slotTableWords(dims) }, partials: { words: slotGradKernel.scratchWords({ numRows: R, dims, seqLen: L }) } },
+      cpu: () => void slotGradCpu(dims, d.seq, L, d.rowPos, d.da),
     },
     {
       label: 'stats',
@@ -475,20 +477,39 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
 }
 
 /**
- * The per-parameter kernels (gradNorm, adam, finiteCheck) at the parameter count of `dims`, on
- * buffers of their own: their size follows the model, not the batch, so the benchmark grows the
- * hidden width for them instead.
+ * The kernels whose work follows the model, not the batch: the per-parameter ones (gradNorm,
+ * adam, finiteCheck) and the first layer's per-parameter-set ones (embedProject, firstLayerGrad),
+ * at the size of `dims`, on buffers of their own; the benchmark grows the hidden width for them
+ * instead of the batch.
  */
 export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed = 2): Record<string, KernelCase> {
   const P = paramLayout(dims).size;
+  const KVH = slotTableWords(dims);
   const rng = createRng(seed);
   const params = Float32Array.from({ length: P }, () => rng.normal() * 0.3);
   const grads = Float32Array.from({ length: P }, () => rng.normal() * 1e-2);
+  // Slot sums of the size a minibatch's da would give (values do not change the work).
+  const G = Float64Array.from({ length: KVH }, () => rng.normal());
   const norm = gradNormCpu(grads);
   const state = { params: Float32Array.from(params), m: new Float32Array(P), v: new Float32Array(P) };
   const size = `P=${P} params (H=${dims.H})`;
+  const table = `K·V·H=${KVH} table (H=${dims.H})`;
   const cost = kernelCosts(dims, 1, 1);
   const cases: Array<Omit<KernelCase, 'bytes' | 'flops'>> = [
+    {
+      label: 'embedProject',
+      size: table,
+      config: { dims },
+      buffers: { params, proj: { words: KVH } },
+      cpu: () => void embedProjectCpu(params, dims),
+    },
+    {
+      label: 'firstLayerGrad',
+      size: table,
+      config: { dims },
+      buffers: { params, G: Float32Array.from(G), grads: { words: P } },
+      cpu: () => void firstLayerGradCpu(params, dims, G, new Float32Array(P)),
+    },
     {
       label: 'gradNorm',
       size,
@@ -552,7 +573,8 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     ];
   };
   const shapes: LaunchShape[] = [
-    { kernel: 'forward', threads: R * wg, serial: per(H) * K * D + per(V) * H, mapping: 'workgroup per row; thread per hidden unit, then per logit' },
+    { kernel: 'embedProject', threads: K * V * H, serial: D, mapping: 'thread per (context slot, token, hidden unit), once per parameter set' },
+    { kernel: 'forward', threads: R * wg, serial: per(H) * K + per(V) * H, mapping: 'workgroup per row; thread per hidden unit (K table entries), then per logit' },
     { kernel: 'sample', threads: R, serial: V, mapping: 'thread per row, serial over the vocabulary' },
     { kernel: 'tokenStats', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
     { kernel: 'advantage', threads: R, serial: shape.group, mapping: 'thread per token row, serial over its group' },
@@ -560,11 +582,10 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
     ...reduction('headGrad', (H + 1) * V, HEAD_CHUNK_ROWS, (c) => c * (H + 1) * Math.ceil(V / HEAD_GRAD_BLOCK), 1,
       `thread per (row chunk, hidden unit or bias, ${HEAD_GRAD_BLOCK} vocabulary entries), serial over the chunk\'s rows`),
-    { kernel: 'hiddenGrad', threads: R * wg, serial: per(H) * V + per(K * D) * H, mapping: 'workgroup per row; thread per hidden unit, then per input' },
-    ...reduction('inputGrad', (K * D + 1) * H, INPUT_CHUNK_ROWS, (c) => c * (K * D + 1) * Math.ceil(H / INPUT_GRAD_BLOCK), 1,
-      `thread per (row chunk, input or bias, ${INPUT_GRAD_BLOCK} hidden units), serial over the chunk\'s rows (gathering the context token once per row)`),
-    ...reduction('embedGrad', V * D, EMBED_CHUNK_ROWS, (c) => c * D, K,
-      'thread per (row chunk, embedding column): zeroes its column of the chunk\'s [V, D] table, then scatters rows x context slots into it', V),
+    { kernel: 'hiddenGrad', threads: R * H, serial: V, mapping: 'thread per (row, hidden unit), serial over the vocabulary' },
+    ...reduction('slotGrad', K * V * H, SLOT_CHUNK_ROWS, (c) => c * K * H, 1,
+      'thread per (row chunk, context slot, hidden unit): zeroes its V entries of the chunk\'s [K, V, H] table, then scatters the chunk\'s rows into them', V),
+    { kernel: 'firstLayerGrad', threads: V * D + K * D * H + H, serial: K * H, mapping: 'thread per output of emb | W1 | b1: K·H terms for an embedding entry, V for a weight or bias' },
     { kernel: 'gradNorm', threads: 256, serial: Math.ceil(P / 256), mapping: 'one workgroup' },
     { kernel: 'adam', threads: P, serial: 1, mapping: 'thread per parameter' },
     { kernel: 'stats', threads: 256, serial: Math.ceil(R / 256) * 4, mapping: 'one workgroup, ~4 passes over the rows' },

@@ -106,7 +106,7 @@ export function kernelTable(k: NonNullable<BenchResults['kernels']>, timestamps:
   const notes = [
     `Times are per dispatch. GB/s = compulsory bytes / median time (timestamps when the adapter has them); the copy column is a plain vec4 copy of the same bytes on the same device; "GPU / CPU time" below 1 means the WGSL kernel is faster than its TypeScript reference in the same page.`,
     'Memory-bound kernels (judge them by GB/s against the copy): sample, tokenStats, advantage, ppoLoss, logitGrad, gradNorm, adam, stats, finiteCheck. ' +
-      'Matmul-like kernels (judge them by GFLOP/s; their compulsory bytes are small): forward, headGrad, hiddenGrad, inputGrad, embedGrad.',
+      'Matmul-like kernels (judge them by GFLOP/s; their compulsory bytes are small): embedProject, forward, headGrad, hiddenGrad, slotGrad, firstLayerGrad.',
     reps ? `Repetitions per cell: ${reps.gpu} GPU passes, ${reps.cpu} CPU runs, ${reps.copy} copy passes after warm-up (fewer only where one run would exceed the cell budget; see latest.json).` : '',
     k.unknownBindings.length ? `Bindings without a declared input (scratch buffers, bytes formula may be stale): ${k.unknownBindings.join(', ')}.` : '',
     '',

@@ -40,7 +40,12 @@ export function randomGrammar(V: number, rng: Rng, density = 0.6): Uint8Array {
   return g;
 }
 
-export function makeMlpCase(dims: MlpDims, rows: number, rng: Rng, o: { N?: number; L?: number } = {}): MlpCase {
+/**
+ * `pastVocab`: that many sequence positions get tokens V .. V + 2, which no task writes and which
+ * the first layer reads as PAD (mlp.ts vocabToken). Only context positions are chosen: never a
+ * row's own token or its previous one (the grammar row), which index by token id unguarded.
+ */
+export function makeMlpCase(dims: MlpDims, rows: number, rng: Rng, o: { N?: number; L?: number; pastVocab?: number } = {}): MlpCase {
   const L = o.L ?? 7;
   const N = o.N ?? Math.max(1, Math.ceil(rows / (L - 1)));
   const grammar = randomGrammar(dims.V, rng);
@@ -61,7 +66,20 @@ export function makeMlpCase(dims: MlpDims, rows: number, rng: Rng, o: { N?: numb
     const prev = seq[rowPos[r]! - 1]!;
     if (!grammar[prev * dims.V + seq[rowPos[r]!]!]) grammar[prev * dims.V + seq[rowPos[r]!]!] = 1;
   }
-  return { dims, params: randomParams(dims, rng), seq, L, rowPos, grammar };
+  const params = randomParams(dims, rng);
+  // Drawn last, so that cases without them keep the numbers they always had.
+  if (o.pastVocab) placePastVocab(seq, rowPos, o.pastVocab, dims.V, rng);
+  return { dims, params, seq, L, rowPos, grammar };
+}
+
+function placePastVocab(seq: Int32Array, rowPos: Uint32Array, count: number, V: number, rng: Rng): void {
+  const taken = new Set<number>();
+  for (const p of rowPos) taken.add(p).add(p - 1);
+  const free = [...seq.keys()].filter((i) => !taken.has(i));
+  for (let n = 0; n < count && free.length > 0; n++) {
+    const [i] = free.splice(rng.int(free.length), 1);
+    seq[i!] = V + rng.int(3);
+  }
 }
 
 export interface LogitCase {

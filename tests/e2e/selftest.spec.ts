@@ -11,8 +11,8 @@ import { collectPageErrors, removeWebGpu, SCREENS_DIR } from './util';
 const SUMMARY = /^(\d+)\/\1 kernels passed \((\d+)\/\2 checks\)$/;
 /** The kernels the page must cover, in pipeline order (kernels/all.ts; others may come between them). */
 const REQUIRED = [
-  'forward', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio',
-  'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'inputGrad', 'embedGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
+  'embedProject', 'forward', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale',
+  'seqRatio', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
 
 async function waitDone(page: Page): Promise<void> {

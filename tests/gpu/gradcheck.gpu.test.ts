@@ -1,8 +1,10 @@
 /**
- * Finite-difference check of the whole GPU gradient: forward.wgsl, logitGrad.wgsl and the four
- * backward kernels (three of them two-pass reductions sharing one scratch buffer) give dL/dparams of L = sum_r c_r log pi(a_r) (the form every policy loss takes
- * through dlogp), compared with central differences of the same loss computed by the CPU
- * references (forwardCpu + tokenStatsCpu) on a small model, every parameter perturbed.
+ * Finite-difference check of the whole GPU gradient: embedProject.wgsl, forward.wgsl,
+ * logitGrad.wgsl and the four backward kernels (headGrad and slotGrad two-pass reductions sharing
+ * one scratch buffer, then firstLayerGrad from slotGrad's G) give dL/dparams of
+ * L = sum_r c_r log pi(a_r) (the form every policy loss takes through dlogp), compared with central
+ * differences of the same loss computed by the CPU references (forwardCpu + tokenStatsCpu) on a
+ * small model, every parameter perturbed; some context tokens lie past the vocabulary (PAD).
  * Tolerance: the reference loss is rounded to f32 per row (~6e-8 relative), so a central difference
  * with step 2e-3 carries noise of about sqrt(R) * 6e-8 * |L| / 4e-3 ~ 1e-4, plus O(step^2)
  * truncation; atol 1e-3 and rtol 1e-2 leave room for both while a wrong term (a missing factor,
@@ -11,13 +13,15 @@
 import { describe, expect, it } from 'vitest';
 import {
   backwardScratchWords,
-  embedGradKernel,
+  embedProjectKernel,
+  firstLayerGradKernel,
   forwardCpu,
   forwardKernel,
   headGradKernel,
   hiddenGradKernel,
-  inputGradKernel,
   logitGradKernel,
+  slotGradKernel,
+  slotTableWords,
   type MlpDims,
 } from '../../kernels/mlp';
 import { ppoLossCpu } from '../../kernels/ppoLoss';
@@ -29,12 +33,12 @@ import { makeMlpCase } from '../helpers/mlpFixture';
 import { requireGpu } from '../helpers/requireGpu';
 
 describe('finite differences of the loss match the GPU gradient', () => {
-  it('every parameter of a small MLP (V 7, K 3, D 3, H 5; 14 rows, some with PAD context)', async () => {
+  it('every parameter of a small MLP (V 7, K 3, D 3, H 5; 14 rows, some with PAD context, some past the vocabulary)', async () => {
     const device = await requireGpu();
     const dims: MlpDims = { V: 7, K: 3, D: 3, H: 5 };
     const T = 0.8;
     const rng = createRng(31337);
-    const c = makeMlpCase(dims, 14, rng, { L: 6, N: 4 });
+    const c = makeMlpCase(dims, 14, rng, { L: 6, N: 4, pastVocab: 4 });
     const R = c.rowPos.length;
     const coef = Float32Array.from({ length: R }, () => rng.normal());
     const loss = (p: Float32Array): number => {
@@ -49,29 +53,31 @@ describe('finite differences of the loss match the GPU gradient', () => {
     const grads = await withValidation(device, async () => {
       const g = new GpuScratch(device);
       const k = {
+        project: embedProjectKernel.create(device),
         fwd: forwardKernel.create(device),
         lg: logitGradKernel.create(device),
         head: headGradKernel.create(device),
         hidden: hiddenGradKernel.create(device),
-        input: inputGradKernel.create(device),
-        embed: embedGradKernel.create(device),
+        slot: slotGradKernel.create(device),
+        first: firstLayerGradKernel.create(device),
       };
       const params = g.upload(c.params);
       const seq = g.upload(c.seq);
       const rowPos = g.upload(c.rowPos);
       const grammar = g.upload(Uint32Array.from(c.grammar));
-      const [h, z, dz, da, dx, out] = [R * dims.H, R * dims.V, R * dims.V, R * dims.H, R * dims.K * dims.D, P].map((n) => g.empty(n)) as [
-        GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer,
-      ];
+      const [proj, h, z, dz, da, G, out] = [slotTableWords(dims), R * dims.H, R * dims.V, R * dims.V, R * dims.H, slotTableWords(dims), P].map((n) =>
+        g.empty(n),
+      ) as [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer];
       const cfg = { dims, numRows: R, seqLen: c.L };
       const partials = g.empty(backwardScratchWords(dims, c.L, [R]));
       runCalls(device, [
-        [k.fwd, k.fwd.bind({ params, seq, rowPos, grammar, h, z }, { ...cfg, temperature: T })],
+        [k.project, k.project.bind({ params, proj }, cfg)],
+        [k.fwd, k.fwd.bind({ params, proj, seq, rowPos, grammar, h, z }, { ...cfg, temperature: T })],
         [k.lg, k.lg.bind({ z, seq, rowPos, dlogp: g.upload(coef), dz }, { ...cfg, vocab: dims.V, temperature: T })],
         [k.head, k.head.bind({ h, dz, partials, grads: out }, cfg)],
-        [k.hidden, k.hidden.bind({ params, h, dz, da, dx }, cfg)],
-        [k.input, k.input.bind({ params, seq, rowPos, da, partials, grads: out }, cfg)],
-        [k.embed, k.embed.bind({ seq, rowPos, dx, partials, grads: out }, cfg)],
+        [k.hidden, k.hidden.bind({ params, h, dz, da }, cfg)],
+        [k.slot, k.slot.bind({ seq, rowPos, da, partials, grads: G }, cfg)],
+        [k.first, k.first.bind({ params, G, grads: out }, cfg)],
       ]);
       const res = await g.readF32(out, P);
       g.destroy();

@@ -49,15 +49,15 @@ describe('bench harness', () => {
     expect(parseBenchArgs(['--no-node']).node).toBe(false);
     expect(() => parseBenchArgs(['--only', 'gpu'])).toThrow(/unknown section "gpu"/);
     expect(() => parseBenchArgs(['--fast'])).toThrow(/unknown option --fast/);
-    expect(parseBenchArgs(['--kernels', 'headGrad,embedGrad', '--kernel-batches=1,128', '--gpu-scales', 'default,64x'])).toMatchObject({
-      kernels: ['headGrad', 'embedGrad'], kernelBatches: [1, 128], gpuScales: ['default', '64x'],
+    expect(parseBenchArgs(['--kernels', 'headGrad,slotGrad', '--kernel-batches=1,128', '--gpu-scales', 'default,64x'])).toMatchObject({
+      kernels: ['headGrad', 'slotGrad'], kernelBatches: [1, 128], gpuScales: ['default', '64x'],
     });
     expect(() => parseBenchArgs(['--kernel-batches', '0'])).toThrow(/--kernel-batches/);
   });
 
   it('applies the kernel and GPU-scale overrides to the plan', () => {
-    const plan = applyArgs(makePlan(false, true), { kernels: ['inputGrad'], kernelBatches: [1, 4, 16, 128], gpuScales: ['64x', 'scale'] });
-    expect(plan.kernels.only).toEqual(['inputGrad']);
+    const plan = applyArgs(makePlan(false, true), { kernels: ['firstLayerGrad'], kernelBatches: [1, 4, 16, 128], gpuScales: ['64x', 'scale'] });
+    expect(plan.kernels.only).toEqual(['firstLayerGrad']);
     expect(plan.kernels.batches).toEqual([1, 4, 16, 128]);
     expect(plan.kernels.paramHidden).toHaveLength(4);
     expect(plan.iteration.gpuScales).toEqual(['64x', 'scale']);

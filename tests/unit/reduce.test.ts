@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backwardScratchWords, EMBED_CHUNK_ROWS, embedGradKernel, HEAD_CHUNK_ROWS, headGradKernel, inputGradKernel } from '../../kernels/mlp';
+import { backwardScratchWords, HEAD_CHUNK_ROWS, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel } from '../../kernels/mlp';
 import { REDUCE_MAX_CHUNKS, REDUCE_MAX_SCRATCH_WORDS, rowChunks } from '../../kernels/reduce';
 
 describe('row chunks of the two-level reductions', () => {
@@ -27,10 +27,13 @@ describe('row chunks of the two-level reductions', () => {
     const dims = { V: 19, K: 8, D: 16, H: 64 };
     const c = { dims, numRows: 1152, seqLen: 19 };
     expect(headGradKernel.scratchWords(c)).toBe(18 * 65 * 19);
-    expect(inputGradKernel.scratchWords(c)).toBe(18 * 129 * 64);
-    expect(embedGradKernel.scratchWords(c)).toBe((1152 / EMBED_CHUNK_ROWS) * 19 * 16);
-    expect(backwardScratchWords(dims, 19, [1152, 576])).toBe(18 * 129 * 64);
+    // slotGrad's table per chunk is [K, V, H].
+    expect(slotGradKernel.scratchWords(c)).toBe((1152 / SLOT_CHUNK_ROWS) * 8 * 19 * 64);
+    expect(backwardScratchWords(dims, 19, [1152, 576])).toBe(18 * 8 * 19 * 64);
     expect(backwardScratchWords(dims, 19, [])).toBe(1);
-    expect(HEAD_CHUNK_ROWS).toBe(64);
+    expect([HEAD_CHUNK_ROWS, SLOT_CHUNK_ROWS]).toEqual([64, 64]);
+    // A wide table caps the chunk count by the scratch budget: V 80, H 1024, K 8 is 655,360 words a chunk.
+    const wide = { dims: { V: 80, K: 8, D: 16, H: 1024 }, numRows: 9216, seqLen: 19 };
+    expect(slotGradKernel.scratchWords(wide)).toBe(6 * 8 * 80 * 1024);
   });
 });
