@@ -1,14 +1,17 @@
 /**
- * Global gradient-norm clipping and Adam (kernels `gradNorm.wgsl`, `adam.wgsl`; Kingma & Ba 2015):
+ * Global gradient-norm clipping and Adam (kernels `gradNorm.wgsl` + `gradNormSum.wgsl`, `adam.wgsl`;
+ * Kingma & Ba 2015):
  *   s = min(1, maxNorm / (||g|| + 1e-6))   (s = 1 when maxNorm = 0)
  *   m = b1 m + (1 - b1) s g;  v = b2 v + (1 - b2) (s g)^2
  *   p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
  */
 import adamWGSL from './adam.wgsl?raw';
 import gradNormWGSL from './gradNorm.wgsl?raw';
+import gradNormSumWGSL from './gradNormSum.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
+import { defineTwoPass } from './reduce';
 
-/** sqrt(sum g^2), summed pairwise so the float result does not depend on length much. */
+/** sqrt(sum g^2), summed in float64 in index order: the reference the GPU's f32 two-pass sum is held to. */
 export function gradNormCpu(g: Float32Array): number {
   let s = 0;
   for (let i = 0; i < g.length; i++) s += g[i]! * g[i]!;
@@ -58,22 +61,64 @@ export function adamCpu(
   return true;
 }
 
-/** gradNorm runs one workgroup; adam one thread per parameter. */
+/** gradNorm's workgroups (both passes) have 256 threads; adam runs one thread per parameter. */
 export const GRAD_NORM_WORKGROUP_SIZE = 256;
 export const ADAM_WORKGROUP_SIZE = 64;
+/**
+ * Gradient entries per workgroup of gradNorm's pass 1: 8 per thread. Small enough that the scale
+ * preset's 276,504 parameters make 136 workgroups (a large GPU has ~100 compute units), large
+ * enough that pass 2 stays one loop step per thread up to 524,288 parameters.
+ */
+export const GRAD_NORM_BLOCK = 2048;
 
-/** Mirrors `struct GradNorm` in gradNorm.wgsl. */
-export const GRAD_NORM_UNIFORM = uniformLayout([['n', 'u32']] as const);
+/** Mirrors `struct GradNorm` in gradNorm.wgsl and gradNormSum.wgsl. */
+export const GRAD_NORM_UNIFORM = uniformLayout([['n', 'u32'], ['block', 'u32'], ['blocks', 'u32']] as const);
 
-/** gradNormCpu on the GPU: buffers grads [n] and norm [1] (output). */
-export const gradNormKernel = defineKernel({
+export interface GradNormConfig {
+  /** Gradient entries. */
+  n: number;
+}
+
+/** Pass 1's blocks: a function of n only, which fixes the summation order. */
+export const gradNormBlocks = (n: number) => Math.ceil(n / GRAD_NORM_BLOCK);
+
+const gradNormValues = (c: GradNormConfig) => ({ n: c.n, block: GRAD_NORM_BLOCK, blocks: gradNormBlocks(c.n) });
+
+/** Pass 1 of gradNorm: buffers grads [n], partials [blocks] (sums of squares per block). */
+export const gradNormPartialKernel = defineKernel({
   label: 'gradNorm',
   wgsl: gradNormWGSL,
   workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
-  bindings: ['grads', 'norm'],
+  bindings: ['grads', 'partials'],
   uniform: GRAD_NORM_UNIFORM,
-  values: (c: { n: number }) => ({ n: c.n }),
+  values: gradNormValues,
+  workgroups: (c: GradNormConfig) => gradNormBlocks(c.n),
+});
+
+/** Pass 2 of gradNorm, one workgroup: buffers partials [blocks], norm [1] (output). */
+export const gradNormSumKernel = defineKernel({
+  label: 'gradNormSum',
+  wgsl: gradNormSumWGSL,
+  workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
+  bindings: ['partials', 'norm'],
+  uniform: GRAD_NORM_UNIFORM,
+  values: gradNormValues,
   workgroups: () => 1,
+});
+
+/**
+ * gradNormCpu on the GPU, two dispatches (kernels/reduce.ts defineTwoPass): buffers grads [n],
+ * partials (scratch of at least `gradNormKernel.scratchWords(config)` words) and norm [1] (output).
+ * The result is the same bits on every run; it differs from the float64 reference by the f32
+ * rounding of about (block / 256 + ceil(blocks / 256) + 2 log2 256) additions, 25 ulps of the sum of
+ * squares for n <= 524,288.
+ */
+export const gradNormKernel = defineTwoPass({
+  label: 'gradNorm',
+  partial: gradNormPartialKernel,
+  combine: gradNormSumKernel,
+  combineConfig: (c: GradNormConfig) => c,
+  scratchWords: (c: GradNormConfig) => Math.max(1, gradNormBlocks(c.n)),
 });
 export const createGradNormKernel = (device: GPUDevice) => gradNormKernel.create(device);
 

@@ -54,8 +54,8 @@ export const ALL_OPS = [
   finiteCheckKernel,
 ] as const;
 
-/** One entry per pipeline: each reduction's pass-1 kernel, and chunkSum once. */
 /** What a compilation check or the self-test needs of a pipeline. */
 export type Pipeline = Pick<DefinedKernel<unknown, unknown>, 'label' | 'source' | 'workgroupSize' | 'uniform'>;
 const pipelines = (op: (typeof ALL_OPS)[number]): Pipeline[] => ('kernels' in op ? [...op.kernels] : [op]);
+/** One entry per pipeline: both passes of each two-pass op (gradNormSum, statsCombine), chunkSum once. */
 export const ALL_KERNELS: readonly Pipeline[] = [...new Map(ALL_OPS.flatMap(pipelines).map((k) => [k.label, k])).values()];

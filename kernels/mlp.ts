@@ -12,13 +12,15 @@
 import type { Rng } from '../workers/rng';
 import embedProjectWGSL from './embedProject.wgsl?raw';
 import firstLayerGradWGSL from './firstLayerGrad.wgsl?raw';
-import forwardWGSL from './forward.wgsl?raw';
+import forwardHiddenWGSL from './forwardHidden.wgsl?raw';
+import forwardLogitsWGSL from './forwardLogits.wgsl?raw';
 import headGradWGSL from './headGrad.wgsl?raw';
 import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import slotGradWGSL from './slotGrad.wgsl?raw';
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
+import { defineStages } from './stages';
 import { defineReduction, rowChunks } from './reduce';
 
 export interface MlpDims {
@@ -395,35 +397,61 @@ export interface ForwardConfig {
   temperature: number;
 }
 
-/** Mirrors `struct Forward` in forward.wgsl. */
-export const FORWARD_UNIFORM = uniformLayout([
+/** Mirrors `struct ForwardHidden` in forwardHidden.wgsl. */
+export const FORWARD_HIDDEN_UNIFORM = uniformLayout([
   ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
-  ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'],
-  ['b1Off', 'u32'], ['w2Off', 'u32'], ['b2Off', 'u32'], ['temperature', 'f32'],
+  ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'], ['b1Off', 'u32'],
 ] as const);
 
-/**
- * forwardCpu on the GPU: buffers params, proj (embedProject's table of the same params), seq (u32),
- * rowPos, grammar (u32 0/1), h and z (outputs).
- */
-export const forwardKernel = defineKernel({
-  label: 'forward',
-  wgsl: forwardWGSL,
+/** Mirrors `struct ForwardLogits` in forwardLogits.wgsl. */
+export const FORWARD_LOGITS_UNIFORM = uniformLayout([
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
+  ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'], ['b2Off', 'u32'], ['temperature', 'f32'],
+] as const);
+
+const forwardRows = (c: ForwardConfig) => {
+  const rowBase = c.rowBase ?? 0;
+  return { numRows: c.numRows, rowBase, outBase: c.outBase ?? rowBase, seqLen: c.seqLen };
+};
+
+/** Stage 1 of the forward: h from the table; buffers params, proj, seq, rowPos, h (output). */
+export const forwardHiddenKernel = defineKernel({
+  label: 'forwardHidden',
+  wgsl: forwardHiddenWGSL,
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'proj', 'seq', 'rowPos', 'grammar', 'h', 'z'],
-  uniform: FORWARD_UNIFORM,
+  bindings: ['params', 'proj', 'seq', 'rowPos', 'h'],
+  uniform: FORWARD_HIDDEN_UNIFORM,
   check: (c: ForwardConfig) => checkDims('forward', c.dims),
+  values: (c: ForwardConfig) => ({
+    ...forwardRows(c), vocab: c.dims.V, context: c.dims.K, hidden: c.dims.H, b1Off: paramLayout(c.dims).b1,
+  }),
+  workgroups: (c: ForwardConfig) => perThread(c.numRows * c.dims.H),
+});
+
+/** Stage 2 of the forward: z from h; buffers params, seq, rowPos, grammar (u32 0/1), h, z (output). */
+export const forwardLogitsKernel = defineKernel({
+  label: 'forwardLogits',
+  wgsl: forwardLogitsWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  bindings: ['params', 'seq', 'rowPos', 'grammar', 'h', 'z'],
+  uniform: FORWARD_LOGITS_UNIFORM,
   values: (c: ForwardConfig) => {
     const P = paramLayout(c.dims);
-    const rowBase = c.rowBase ?? 0;
-    return {
-      numRows: c.numRows, rowBase, outBase: c.outBase ?? rowBase, seqLen: c.seqLen,
-      vocab: c.dims.V, context: c.dims.K, hidden: c.dims.H,
-      b1Off: P.b1, w2Off: P.w2, b2Off: P.b2, temperature: c.temperature,
-    };
+    return { ...forwardRows(c), vocab: c.dims.V, hidden: c.dims.H, w2Off: P.w2, b2Off: P.b2, temperature: c.temperature };
   },
-  workgroups: (c: ForwardConfig) => c.numRows,
+  workgroups: (c: ForwardConfig) => perThread(c.numRows * c.dims.V),
 });
+
+/**
+ * forwardCpu on the GPU, two dispatches (hidden units, then logits; kernels/stages.ts): buffers
+ * params, proj (embedProject's table of the same params), seq (u32), rowPos, grammar (u32 0/1),
+ * h and z (outputs). Two thread-per-output stages instead of one workgroup per row: no barriers or
+ * workgroup memory, and R*H then R*V threads in flight.
+ */
+export const forwardKernel = defineStages<Record<'params' | 'proj' | 'seq' | 'rowPos' | 'grammar' | 'h' | 'z', BufferArg>, ForwardConfig>(
+  'forward',
+  [forwardHiddenKernel, forwardLogitsKernel],
+);
 export const createForwardKernel = (device: GPUDevice) => forwardKernel.create(device);
 
 export interface RowsConfig {

@@ -16,9 +16,13 @@
  * serial loop. The scratch buffer is the caller's (allocated once per run, sized with
  * `scratchWords`); the reductions of one update run one after another in one compute pass, so
  * they can share it.
+ *
+ * defineTwoPass is the same plumbing with a pass 2 of the kernel's own: the whole-array reductions
+ * gradNorm (adam.ts) and stats (stats.ts) cut their input into fixed blocks, one workgroup each in
+ * pass 1, and combine the block results in one workgroup in pass 2, in an order fixed by the sizes.
  */
 import chunkSumWGSL from './chunkSum.wgsl?raw';
-import { defineKernel, uniformLayout, type BufferArg, type DefinedKernel, type Kernel, type KernelCall } from './pipeline';
+import { defineKernel, uniformLayout, type BufferArg, type DefinedKernel, type KernelCall } from './pipeline';
 
 /** At most this many chunks (pass 2's serial loop); above 64 * 256 rows a chunk grows instead. */
 export const REDUCE_MAX_CHUNKS = 256;
@@ -61,32 +65,32 @@ export const chunkSumKernel = defineKernel({
   workgroups: (c: ChunkSumConfig) => Math.ceil(c.outputs / 64),
 });
 
-/** The two dispatches of one reduction configuration. */
-export interface ReductionCall<C> {
+/** The two dispatches of one reduction configuration (S: pass 2's configuration). */
+export interface ReductionCall<C, S = ChunkSumConfig> {
   readonly label: string;
   readonly partial: KernelCall<C>;
-  readonly sum: KernelCall<ChunkSumConfig>;
+  readonly combine: KernelCall<S>;
   /** Rewrites both uniforms (the next submit sees them). */
   update(c: C): void;
 }
 
-export interface Reduction<B, C> {
+export interface Reduction<B, C, S = ChunkSumConfig> {
   readonly label: string;
-  bind(buffers: B, config: C, label?: string): ReductionCall<C>;
+  bind(buffers: B, config: C, label?: string): ReductionCall<C, S>;
   /** Pass 1 then pass 2, in the caller's compute pass: two dispatches (none for pass 1 without rows). */
-  encode(pass: GPUComputePassEncoder, call: ReductionCall<C>): void;
+  encode(pass: GPUComputePassEncoder, call: ReductionCall<C, S>): void;
   destroy(): void;
 }
 
-export interface DefinedReduction<B, C> {
+export interface DefinedReduction<B, C, S = ChunkSumConfig> {
   readonly label: string;
-  /** The pipelines it dispatches (pass 1's, then chunkSum), for compilation checks. */
-  readonly kernels: readonly [DefinedKernel<Record<string, BufferArg>, C>, typeof chunkSumKernel];
-  /** Words of `partials` one configuration needs (chunks x outputs). */
+  /** The pipelines it dispatches (pass 1's, then pass 2's), for compilation checks. */
+  readonly kernels: readonly [DefinedKernel<Record<string, BufferArg>, C>, DefinedKernel<Record<string, BufferArg>, S>];
+  /** Words of `partials` one configuration needs. */
   scratchWords(c: C): number;
   /** Dispatches per encode. */
   readonly dispatches: 2;
-  create(device: GPUDevice): Reduction<B, C>;
+  create(device: GPUDevice): Reduction<B, C, S>;
 }
 
 /** Byte size a buffer argument offers from its offset on. */
@@ -96,28 +100,32 @@ function bindingBytes(b: BufferArg): number {
 }
 
 /**
- * A two-pass reduction from its pass-1 kernel (whose bindings include `partials`) and where its
- * outputs go: `layout(c)` gives pass 2's configuration (outputs, chunks, dstOff). The bound
- * buffers are pass 1's plus `grads`.
+ * A two-pass reduction from its two kernels: pass 1 writes partial results into the scratch
+ * buffer `partials` (`scratchWords(c)` words), pass 2 reads them and writes the outputs. Both
+ * passes bind from one buffer set (each takes the names it declares); pass 2's configuration is
+ * `combineConfig(c)`. gradNorm and stats (one workgroup combining the chunks) are built on this
+ * directly; the row reductions through defineReduction below (chunkSum as pass 2).
  */
-export function defineReduction<C, const BN extends string>(spec: {
+export function defineTwoPass<C, S, const B1 extends string, const B2 extends string>(spec: {
   label: string;
-  partial: DefinedKernel<Record<BN, BufferArg>, C>;
-  layout: (c: C) => ChunkSumConfig;
-}): DefinedReduction<Record<BN | 'partials' | 'grads', BufferArg>, C> {
-  type B = Record<BN | 'partials' | 'grads', BufferArg>;
-  const scratchWords = (c: C) => {
-    const l = spec.layout(c);
-    return l.chunks * l.outputs;
-  };
+  partial: DefinedKernel<Record<B1, BufferArg>, C>;
+  combine: DefinedKernel<Record<B2, BufferArg>, S>;
+  combineConfig: (c: C) => S;
+  scratchWords: (c: C) => number;
+}): DefinedReduction<Record<B1 | B2 | 'partials', BufferArg>, C, S> {
+  type B = Record<B1 | B2 | 'partials', BufferArg>;
+  const { scratchWords } = spec;
   return {
     label: spec.label,
-    kernels: [spec.partial as unknown as DefinedKernel<Record<string, BufferArg>, C>, chunkSumKernel],
+    kernels: [
+      spec.partial as unknown as DefinedKernel<Record<string, BufferArg>, C>,
+      spec.combine as unknown as DefinedKernel<Record<string, BufferArg>, S>,
+    ],
     scratchWords,
     dispatches: 2,
-    create(device: GPUDevice): Reduction<B, C> {
-      const partial = spec.partial.create(device) as Kernel<Record<BN, BufferArg>, C>;
-      const sum = chunkSumKernel.create(device);
+    create(device: GPUDevice): Reduction<B, C, S> {
+      const partial = spec.partial.create(device);
+      const combine = spec.combine.create(device);
       return {
         label: spec.label,
         bind(buffers, config, label = spec.label) {
@@ -127,28 +135,50 @@ export function defineReduction<C, const BN extends string>(spec: {
           if (have < need) {
             throw new Error(`${label}: the partials buffer holds ${have} bytes, this configuration needs ${need} (scratchWords)`);
           }
-          const p = partial.bind(buffers as unknown as Record<BN, BufferArg>, config, label);
-          const s = sum.bind({ partials: buffers.partials, grads: buffers.grads }, spec.layout(config), `${label} chunkSum`);
+          const p = partial.bind(buffers as unknown as Record<B1, BufferArg>, config, label);
+          const s = combine.bind(buffers as unknown as Record<B2, BufferArg>, spec.combineConfig(config), `${label} ${spec.combine.label}`);
           return {
             label,
             partial: p,
-            sum: s,
+            combine: s,
             update(c: C) {
               if (4 * scratchWords(c) > have) throw new Error(`${label}: the partials buffer is too small for this configuration`);
               p.update(c);
-              s.update(spec.layout(c));
+              s.update(spec.combineConfig(c));
             },
           };
         },
         encode(pass, call) {
           partial.encode(pass, call.partial);
-          sum.encode(pass, call.sum);
+          combine.encode(pass, call.combine);
         },
         destroy() {
           partial.destroy();
-          sum.destroy();
+          combine.destroy();
         },
       };
     },
   };
+}
+
+/**
+ * A row reduction from its pass-1 kernel (whose bindings include `partials`) and where its
+ * outputs go: `layout(c)` gives pass 2's configuration (outputs, chunks, dstOff). The bound
+ * buffers are pass 1's plus `grads`.
+ */
+export function defineReduction<C, const BN extends string>(spec: {
+  label: string;
+  partial: DefinedKernel<Record<BN, BufferArg>, C>;
+  layout: (c: C) => ChunkSumConfig;
+}): DefinedReduction<Record<BN | 'partials' | 'grads', BufferArg>, C> {
+  return defineTwoPass({
+    label: spec.label,
+    partial: spec.partial,
+    combine: chunkSumKernel,
+    combineConfig: spec.layout,
+    scratchWords: (c: C) => {
+      const l = spec.layout(c);
+      return l.chunks * l.outputs;
+    },
+  });
 }

@@ -1,11 +1,15 @@
 /**
  * Per-iteration statistics for the charts, reduced on the GPU into one small buffer that is read
- * back once per iteration (kernel `stats.wgsl`). Masked means divide by max(count, 1).
+ * back once per iteration (kernels `stats.wgsl`, then `statsCombine.wgsl`; shared declarations in
+ * `statsChunk.wgsl`). Masked means divide by max(count, 1).
  *   ess = exp(2 LSE(lambda) - LSE(2 lambda)) / N,  lambda_n = sum_t m (l - l_old)  (log space, VCPO)
  * Histograms count masked tokens in HIST_BINS fixed bins; out-of-range values go to the end bins.
  */
 import { ADV_HIST_RANGE, HIST_BINS, LOGRATIO_HIST_RANGE } from '../workers/metrics';
 import { defineKernel, uniformLayout } from './pipeline';
+import { defineTwoPass } from './reduce';
+import statsChunkWGSL from './statsChunk.wgsl?raw';
+import statsCombineWGSL from './statsCombine.wgsl?raw';
 import statsWGSL from './stats.wgsl?raw';
 
 export interface StatsInput {
@@ -163,8 +167,15 @@ export function statsCpu(s: StatsInput): StatsOut {
 }
 
 export const STATS_WORKGROUP_SIZE = 256;
+/**
+ * Rows a chunk of pass 1 aims at (2 per thread): whole trajectories, at most one per thread. 1152
+ * rows of 9 make 3 chunks, 73,728 make 147; a trajectory longer than this is a chunk of its own.
+ */
+export const STATS_CHUNK_ROWS = 512;
+/** 4-byte words of one `struct StatsChunk` (statsChunk.wgsl): 7 counters, 12 floats, 2 histograms. */
+export const STATS_CHUNK_WORDS = 7 + 12 + 2 * HIST_BINS;
 
-/** Scalar slots of the stats output, in the order of the STAT_* constants in stats.wgsl. */
+/** Scalar slots of the stats output, in the order of the STAT_* constants in statsCombine.wgsl. */
 export const STATS_FIELDS = [
   'tokens', 'adv_mean', 'adv_std', 'adv_zero_frac', 'ratio_mean', 'ratio_min', 'ratio_max',
   'clip_frac_low', 'clip_frac_high', 'entropy', 'kl_ref', 'loss', 'groups_all_equal_frac', 'ess',
@@ -182,9 +193,9 @@ export function decodeStats(words: Float32Array): StatsOut {
   return out as unknown as StatsOut;
 }
 
-/** Mirrors `struct Stats` in stats.wgsl. */
+/** Mirrors `struct Stats` in statsChunk.wgsl (both passes bind it). */
 export const STATS_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['numTraj', 'u32'], ['tp', 'u32'], ['minibatches', 'u32'],
+  ['numTraj', 'u32'], ['tp', 'u32'], ['trajPerChunk', 'u32'], ['chunks', 'u32'], ['minibatches', 'u32'],
   ['advLo', 'f32'], ['advScale', 'f32'], ['ratioLo', 'f32'], ['ratioScale', 'f32'],
 ] as const);
 
@@ -196,23 +207,63 @@ export interface StatsConfig {
 }
 
 /**
- * statsCpu on the GPU in one workgroup: buffers mask, adv, logp, logpOld, entropy, ppo (ppoLoss's
- * PpoRow output), traj (advantage.ts's TrajIn rows), and out [STATS_WORDS] f32 (decodeStats reads it).
+ * How pass 1 cuts the trajectories into chunks: a function of N and tp only, which fixes every
+ * summation order. At most one trajectory per thread, so each thread's lam stays in a register.
  */
-export const statsKernel = defineKernel({
+export function statsChunks(numTraj: number, tp: number): { trajPerChunk: number; chunks: number } {
+  const trajPerChunk = Math.min(STATS_WORKGROUP_SIZE, Math.max(1, Math.floor(STATS_CHUNK_ROWS / Math.max(tp, 1))));
+  return { trajPerChunk, chunks: Math.ceil(numTraj / trajPerChunk) };
+}
+
+const statsValues = (c: StatsConfig) => ({
+  numTraj: c.numTraj, tp: c.tp, ...statsChunks(c.numTraj, c.tp), minibatches: c.minibatches,
+  advLo: ADV_HIST_RANGE[0], advScale: HIST_BINS / (ADV_HIST_RANGE[1] - ADV_HIST_RANGE[0]),
+  ratioLo: LOGRATIO_HIST_RANGE[0], ratioScale: HIST_BINS / (LOGRATIO_HIST_RANGE[1] - LOGRATIO_HIST_RANGE[0]),
+});
+
+const checkBins = () => {
+  if (HIST_BINS !== 24) throw new Error('stats: statsChunk.wgsl is compiled for 24 histogram bins');
+};
+
+/**
+ * Pass 1 of stats, a workgroup per chunk of whole trajectories: buffers mask, adv, logp, logpOld,
+ * entropy, ppo (ppoLoss's PpoRow output), traj (advantage.ts's TrajIn rows) and partials
+ * ([chunks] StatsChunk records).
+ */
+export const statsPartialKernel = defineKernel({
   label: 'stats',
-  wgsl: statsWGSL,
+  wgsl: statsWGSL + statsChunkWGSL,
   workgroupSize: STATS_WORKGROUP_SIZE,
-  bindings: ['mask', 'adv', 'logp', 'logpOld', 'entropy', 'ppo', 'traj', 'out'],
+  bindings: ['mask', 'adv', 'logp', 'logpOld', 'entropy', 'ppo', 'traj', 'partials'],
   uniform: STATS_UNIFORM,
-  check: (c: StatsConfig) => {
-    if (HIST_BINS !== 24) throw new Error('stats: stats.wgsl is compiled for 24 histogram bins');
-  },
-  values: (c: StatsConfig) => ({
-    numRows: c.numTraj * c.tp, numTraj: c.numTraj, tp: c.tp, minibatches: c.minibatches,
-    advLo: ADV_HIST_RANGE[0], advScale: HIST_BINS / (ADV_HIST_RANGE[1] - ADV_HIST_RANGE[0]),
-    ratioLo: LOGRATIO_HIST_RANGE[0], ratioScale: HIST_BINS / (LOGRATIO_HIST_RANGE[1] - LOGRATIO_HIST_RANGE[0]),
-  }),
+  check: checkBins,
+  values: statsValues,
+  workgroups: (c: StatsConfig) => statsChunks(c.numTraj, c.tp).chunks,
+});
+
+/** Pass 2 of stats, one workgroup: buffers partials and out [STATS_WORDS] f32 (decodeStats reads it). */
+export const statsCombineKernel = defineKernel({
+  label: 'statsCombine',
+  wgsl: statsCombineWGSL + statsChunkWGSL,
+  workgroupSize: STATS_WORKGROUP_SIZE,
+  bindings: ['partials', 'out'],
+  uniform: STATS_UNIFORM,
+  check: checkBins,
+  values: statsValues,
   workgroups: () => 1,
+});
+
+/**
+ * statsCpu on the GPU, two dispatches (kernels/reduce.ts defineTwoPass): pass 1's buffers, out,
+ * and partials (scratch of at least `statsKernel.scratchWords(config)` words). Counts and bins
+ * are exact; the sums are f32 in an order fixed by N and tp, the same bits on every run.
+ */
+export const statsKernel = defineTwoPass({
+  label: 'stats',
+  partial: statsPartialKernel,
+  combine: statsCombineKernel,
+  combineConfig: (c: StatsConfig) => c,
+  // One record even without trajectories: a runtime-sized array binding holds at least one.
+  scratchWords: (c: StatsConfig) => Math.max(1, statsChunks(c.numTraj, c.tp).chunks) * STATS_CHUNK_WORDS,
 });
 export const createStatsKernel = (device: GPUDevice) => statsKernel.create(device);

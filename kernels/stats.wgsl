@@ -1,53 +1,31 @@
-// Per-iteration statistics in one workgroup (reference: statsCpu in stats.ts). Each thread walks a
-// strided slice of rows in order, then fixed trees in workgroup memory combine the partial sums, so
-// results are the same on every run; counts and histograms use u32 workgroup atomics (exact).
-// Output: out[STAT_*] scalars, then advHist[histBins], then ratioHist[histBins] (as f32 counts).
-
-struct Stats {
-  numRows: u32,
-  numTraj: u32,
-  tp: u32,
-  minibatches: u32,
-  advLo: f32,
-  advScale: f32,
-  ratioLo: f32,
-  ratioScale: f32,
-}
+// Per-update statistics, pass 1 of 2 (reference: statsCpu in stats.ts; pass 2: statsCombine.wgsl;
+// shared declarations: statsChunk.wgsl; host side: statsKernel in stats.ts). The N trajectories
+// are cut into `chunks` runs of trajPerChunk <= workgroupSize whole trajectories (trajectory n holds
+// rows n tp .. n tp + tp - 1); workgroup c reduces chunk c into partials[c] (struct StatsChunk):
+//   counters: masked rows, adv == 0, clip -1 and +1; live trajectories, groups starting in the
+//     chunk, and those whose rewards are all equal;
+//   over the masked rows: sums of adv, r = exp(clamp(l - l_old, -20, 20)), entropy and kl; min and
+//     max of r; advMean_c = advSum_c / max(tokens_c, 1) and advM2_c = sum (adv - advMean_c)^2, a
+//     second walk over the chunk's rows (pass 2 combines them by Chan et al.'s formula);
+//   the loss sum over all rows;
+//   the ESS parts of the live trajectories, lam_n = sum over n's masked rows of clamp(l - l_old):
+//     lamMax_c = max lam_n, s1_c = sum exp(lam_n - lamMax_c), s2_c = sum exp(2 (lam_n - lamMax_c));
+//   histogram counts of adv and of the clamped log-ratio, HIST_BINS fixed bins each.
+// Thread t owns trajectory c trajPerChunk + t and walks the chunk's rows t, t + workgroupSize, ...
+// in order; fixed trees in workgroup memory combine the threads, and counters and bins are u32
+// workgroup atomics (exact in any order), so the record is the same bits on every run.
 
 @group(0) @binding(0) var<uniform> u: Stats;
-@group(0) @binding(1) var<storage, read> mask: array<f32>;          // [numRows] 0/1
-@group(0) @binding(2) var<storage, read> adv: array<f32>;           // [numRows]
-@group(0) @binding(3) var<storage, read> logp: array<f32>;          // [numRows]
-@group(0) @binding(4) var<storage, read> logpOld: array<f32>;       // [numRows]
-@group(0) @binding(5) var<storage, read> entropy: array<f32>;       // [numRows]
-@group(0) @binding(6) var<storage, read> ppo: array<PpoRow>;        // [numRows] (ppoLoss.wgsl)
-@group(0) @binding(7) var<storage, read> traj: array<TrajIn>;      // [numTraj]
-@group(0) @binding(8) var<storage, read_write> out: array<f32>;     // [STAT_COUNT + 2 * histBins]
+@group(0) @binding(1) var<storage, read> mask: array<f32>;               // [numRows] 0/1
+@group(0) @binding(2) var<storage, read> adv: array<f32>;                // [numRows]
+@group(0) @binding(3) var<storage, read> logp: array<f32>;               // [numRows]
+@group(0) @binding(4) var<storage, read> logpOld: array<f32>;            // [numRows]
+@group(0) @binding(5) var<storage, read> entropy: array<f32>;            // [numRows]
+@group(0) @binding(6) var<storage, read> ppo: array<PpoRow>;             // [numRows] (ppoLoss.wgsl)
+@group(0) @binding(7) var<storage, read> traj: array<TrajIn>;            // [numTraj]
+@group(0) @binding(8) var<storage, read_write> partials: array<StatsChunk>; // [chunks]
 
 override workgroupSize: u32 = 256;
-override histBins: u32 = 24;
-
-// Output slots: the order of STATS_FIELDS in stats.ts.
-const STAT_TOKENS: u32 = 0u;
-const STAT_ADV_MEAN: u32 = 1u;
-const STAT_ADV_STD: u32 = 2u;
-const STAT_ADV_ZERO_FRAC: u32 = 3u;
-const STAT_RATIO_MEAN: u32 = 4u;
-const STAT_RATIO_MIN: u32 = 5u;
-const STAT_RATIO_MAX: u32 = 6u;
-const STAT_CLIP_FRAC_LOW: u32 = 7u;
-const STAT_CLIP_FRAC_HIGH: u32 = 8u;
-const STAT_ENTROPY: u32 = 9u;
-const STAT_KL_REF: u32 = 10u;
-const STAT_LOSS: u32 = 11u;
-const STAT_GROUPS_ALL_EQUAL_FRAC: u32 = 12u;
-const STAT_ESS: u32 = 13u;
-const STAT_COUNT: u32 = 14u;
-
-var<workgroup> red: array<f32, workgroupSize>;
-var<workgroup> advHist: array<atomic<u32>, histBins>;
-var<workgroup> ratioHist: array<atomic<u32>, histBins>;
-var<workgroup> counts: array<atomic<u32>, 7>;   // tokens, adv == 0, clip low, clip high, equal groups, groups, live trajectories
 
 fn clampLogRatio(i: u32) -> f32 {
   return clamp(logp[i] - logpOld[i], -20.0, 20.0);
@@ -56,49 +34,7 @@ fn clampLogRatio(i: u32) -> f32 {
 // Same rounding steps as histBin in stats.ts: (x - lo) and the product are each rounded to f32.
 fn histBin(x: f32, lo: f32, scale: f32) -> u32 {
   let t = floor((x - lo) * scale);
-  return u32(clamp(t, 0.0, f32(histBins - 1u)));
-}
-
-fn reduceSum(lid: u32, x: f32) -> f32 {
-  red[lid] = x;
-  workgroupBarrier();
-  for (var s = workgroupSize / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      red[lid] += red[lid + s];
-    }
-    workgroupBarrier();
-  }
-  let total = red[0];
-  workgroupBarrier();
-  return total;
-}
-
-fn reduceMin(lid: u32, x: f32) -> f32 {
-  red[lid] = x;
-  workgroupBarrier();
-  for (var s = workgroupSize / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      red[lid] = min(red[lid], red[lid + s]);
-    }
-    workgroupBarrier();
-  }
-  let total = red[0];
-  workgroupBarrier();
-  return total;
-}
-
-fn reduceMax(lid: u32, x: f32) -> f32 {
-  red[lid] = x;
-  workgroupBarrier();
-  for (var s = workgroupSize / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      red[lid] = max(red[lid], red[lid + s]);
-    }
-    workgroupBarrier();
-  }
-  let total = red[0];
-  workgroupBarrier();
-  return total;
+  return u32(clamp(t, 0.0, f32(HIST_BINS - 1u)));
 }
 
 // Sequence log-ratio of trajectory n: sum over its masked tokens of the clamped log-ratio.
@@ -113,135 +49,113 @@ fn seqLogRatio(n: u32) -> f32 {
   return acc;
 }
 
+// Counts live trajectory n, and its group if the group starts at n; returns its lam.
+fn countTrajectory(n: u32) -> f32 {
+  let t = traj[n];
+  atomicAdd(&counts[C_LIVE], 1u);
+  if (t.groupStart == n) {
+    atomicAdd(&counts[C_GROUPS], 1u);
+    var same = true;
+    for (var k = 1u; k < t.groupSize; k++) {
+      same = same && traj[n + k].reward == t.reward;
+    }
+    if (same) {
+      atomicAdd(&counts[C_EQUAL], 1u);
+    }
+  }
+  return seqLogRatio(n);
+}
+
 @compute @workgroup_size(workgroupSize)
-fn main(@builtin(local_invocation_index) lid: u32) {
-  // Workgroup memory starts zeroed in WebGPU; the atomics need no explicit reset.
-  var advSum = 0.0;
-  var rSum = 0.0;
-  var rMin = F32_MAX;
-  var rMax = -F32_MAX;
-  var ent = 0.0;
-  var kl = 0.0;
-  var loss = 0.0;
+fn main(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  // Workgroup memory starts zeroed in WebGPU: the counters and bins need no reset.
+  let c = flatWorkgroup(wid, nwg);
+  let t0 = min(c * u.trajPerChunk, u.numTraj);
+  let t1 = min(t0 + u.trajPerChunk, u.numTraj);
+  let n = t0 + lid;
+  let live = n < t1 && traj[n].turns != 0u;
+  var lam = -F32_MAX;
+  if (live) {
+    lam = countTrajectory(n);
+  }
+
+  var acc = Acc(vec4f(0.0), vec4f(0.0, F32_MAX, -F32_MAX, lam));
   var nTok = 0u;
   var nZero = 0u;
   var nLow = 0u;
   var nHigh = 0u;
-  for (var i = lid; i < u.numRows; i += workgroupSize) {
+  let r1 = t1 * u.tp;
+  for (var i = t0 * u.tp + lid; i < r1; i += workgroupSize) {
     let row = ppo[i];
-    loss += row.loss;
+    acc.ext.x += row.loss;
     if (mask[i] == 0.0) {
       continue;
     }
     nTok += 1u;
     let a = adv[i];
-    advSum += a;
     nZero += select(0u, 1u, a == 0.0);
     let lr = clampLogRatio(i);
     let r = exp(lr);
-    rSum += r;
-    rMin = min(rMin, r);
-    rMax = max(rMax, r);
+    acc.sums += vec4f(a, r, entropy[i], row.kl);
+    acc.ext.y = min(acc.ext.y, r);
+    acc.ext.z = max(acc.ext.z, r);
     nLow += select(0u, 1u, row.clip == -1);
     nHigh += select(0u, 1u, row.clip == 1);
-    ent += entropy[i];
-    kl += row.kl;
     atomicAdd(&advHist[histBin(a, u.advLo, u.advScale)], 1u);
     atomicAdd(&ratioHist[histBin(lr, u.ratioLo, u.ratioScale)], 1u);
   }
-  atomicAdd(&counts[0], nTok);
-  atomicAdd(&counts[1], nZero);
-  atomicAdd(&counts[2], nLow);
-  atomicAdd(&counts[3], nHigh);
+  atomicAdd(&counts[C_TOKENS], nTok);
+  atomicAdd(&counts[C_ZERO], nZero);
+  atomicAdd(&counts[C_LOW], nLow);
+  atomicAdd(&counts[C_HIGH], nHigh);
+  let total = reduceAcc(lid, acc);
 
-  let advTotal = reduceSum(lid, advSum);
-  let rTotal = reduceSum(lid, rSum);
-  let rLo = reduceMin(lid, rMin);
-  let rHi = reduceMax(lid, rMax);
-  let entTotal = reduceSum(lid, ent);
-  let klTotal = reduceSum(lid, kl);
-  let lossTotal = reduceSum(lid, loss);
-  let count = atomicLoad(&counts[0]);
-  let c = f32(max(count, 1u));
-  let advMean = advTotal / c;
-
-  var advVar = 0.0;
-  for (var i = lid; i < u.numRows; i += workgroupSize) {
+  // The chunk's own mean: its squared deviations stay small however far it is from the batch mean.
+  let tokens = atomicLoad(&counts[C_TOKENS]);
+  let mean = total.sums.x / f32(max(tokens, 1u));
+  var m2 = 0.0;
+  for (var i = t0 * u.tp + lid; i < r1; i += workgroupSize) {
     if (mask[i] != 0.0) {
-      let e = adv[i] - advMean;
-      advVar += e * e;
+      let e = adv[i] - mean;
+      m2 += e * e;
     }
   }
-  let advVarTotal = reduceSum(lid, advVar);
-
-  var nEqual = 0u;
-  var nGroups = 0u;
-  var nLive = 0u;
-  for (var n = lid; n < u.numTraj; n += workgroupSize) {
-    let t = traj[n];
-    if (t.turns == 0u) {
-      continue;
-    }
-    nLive += 1u;
-    if (t.groupStart != n) {
-      continue;
-    }
-    nGroups += 1u;
-    var same = 1u;
-    for (var k = 1u; k < t.groupSize; k++) {
-      if (traj[n + k].reward != t.reward) {
-        same = 0u;
-      }
-    }
-    nEqual += same;
-  }
-  atomicAdd(&counts[4], nEqual);
-  atomicAdd(&counts[5], nGroups);
-  atomicAdd(&counts[6], nLive);
-
-  // ESS = exp(2 LSE(lam) - LSE(2 lam)) / N = exp(2 log s1 - log s2) / N with m = max lam,
-  // s1 = sum exp(lam - m), s2 = sum exp(2 lam - 2 m): the large m cancels before any exp.
-  var lamMax = -F32_MAX;
-  for (var n = lid; n < u.numTraj; n += workgroupSize) {
-    if (traj[n].turns != 0u) {
-      lamMax = max(lamMax, seqLogRatio(n));
-    }
-  }
-  let m = reduceMax(lid, lamMax);
+  // ESS parts about the chunk's largest lam, so no exp overflows.
   var s1 = 0.0;
   var s2 = 0.0;
-  for (var n = lid; n < u.numTraj; n += workgroupSize) {
-    if (traj[n].turns != 0u) {
-      let e = seqLogRatio(n) - m;
-      s1 += exp(e);
-      s2 += exp(2.0 * e);
-    }
+  if (live) {
+    let e = lam - total.ext.w;
+    s1 = exp(e);
+    s2 = exp(2.0 * e);
   }
-  let s1Total = reduceSum(lid, s1);
-  let s2Total = reduceSum(lid, s2);
-  workgroupBarrier();
+  let spread = reduceSum4(lid, vec4f(m2, s1, s2, 0.0));
 
+  if (c >= u.chunks) {
+    return;
+  }
   if (lid == 0u) {
-    let has = count > 0u;
-    out[STAT_TOKENS] = f32(count);
-    out[STAT_ADV_MEAN] = advMean;
-    out[STAT_ADV_STD] = sqrt(advVarTotal / c);
-    out[STAT_ADV_ZERO_FRAC] = f32(atomicLoad(&counts[1])) / c;
-    out[STAT_RATIO_MEAN] = select(1.0, rTotal / c, has);
-    out[STAT_RATIO_MIN] = select(1.0, rLo, has);
-    out[STAT_RATIO_MAX] = select(1.0, rHi, has);
-    out[STAT_CLIP_FRAC_LOW] = f32(atomicLoad(&counts[2])) / c;
-    out[STAT_CLIP_FRAC_HIGH] = f32(atomicLoad(&counts[3])) / c;
-    out[STAT_ENTROPY] = entTotal / c;
-    out[STAT_KL_REF] = klTotal / c;
-    out[STAT_LOSS] = lossTotal / f32(max(u.minibatches, 1u));
-    let groups = atomicLoad(&counts[5]);
-    let live = atomicLoad(&counts[6]);
-    out[STAT_GROUPS_ALL_EQUAL_FRAC] = select(0.0, f32(atomicLoad(&counts[4])) / f32(max(groups, 1u)), groups > 0u);
-    out[STAT_ESS] = select(1.0, exp(2.0 * log(s1Total) - log(s2Total)) / f32(live), live > 0u);
-    for (var b = 0u; b < histBins; b++) {
-      out[STAT_COUNT + b] = f32(atomicLoad(&advHist[b]));
-      out[STAT_COUNT + histBins + b] = f32(atomicLoad(&ratioHist[b]));
-    }
+    partials[c].advSum = total.sums.x;
+    partials[c].advMean = mean;
+    partials[c].advM2 = spread.x;
+    partials[c].ratioSum = total.sums.y;
+    partials[c].ratioMin = total.ext.y;
+    partials[c].ratioMax = total.ext.z;
+    partials[c].entropySum = total.sums.z;
+    partials[c].klSum = total.sums.w;
+    partials[c].lossSum = total.ext.x;
+    partials[c].lamMax = total.ext.w;
+    partials[c].s1 = spread.y;
+    partials[c].s2 = spread.z;
+  }
+  if (lid < C_COUNT) {
+    partials[c].counts[lid] = atomicLoad(&counts[lid]);
+  }
+  if (lid < HIST_BINS) {
+    partials[c].advHist[lid] = atomicLoad(&advHist[lid]);
+    partials[c].ratioHist[lid] = atomicLoad(&ratioHist[lid]);
   }
 }

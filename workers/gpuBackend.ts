@@ -32,7 +32,7 @@ import { BufferUsage, MapMode } from '../kernels/pipeline';
 import { KL_TYPES, PPO_ROW_WORDS, ppoLossKernel, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
 import { sampleKernel, type SampleConfig } from '../kernels/sample';
 import { seqRatioKernel } from '../kernels/seqRatio';
-import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats';
+import { decodeStats, STATS_WORDS, statsKernel, type StatsConfig } from '../kernels/stats';
 import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernel } from '../kernels/tokenStats';
 import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
@@ -46,28 +46,32 @@ export interface GpuBackendOptions {
 
 /**
  * Dispatches one sampleTurn and one update() record (for tests and benchmarks): a turn is
- * embedProject (the rollout policy's table) then actionLen x (forward, sample); an update is
+ * embedProject (the rollout policy's table) then actionLen x (forward (2: hidden units, then
+ * logits), sample); an update is
  * (IGPO) embedProject + forward + tokenStats over the answer contexts and infoGain, then
  * embedProject + forward + tokenStats for the reference, (with stale rollouts) the rollout and
  * the old log-probs, trajStats, the advantage (plus whitening for REINFORCE++), essScale, then per
  * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
- * (2), firstLayerGrad, gradNorm, adam, and finally stats and four finite checks (log-probs, loss
- * and ratio columns, parameters).
+ * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum), adam, and finally
+ * stats (2: chunks of trajectories, then their combination) and four finite checks (log-probs,
+ * loss and ratio columns, parameters).
  */
 export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
   const steps = updateSteps(shape);
+  // The forward is two dispatches (hidden units, then logits; kernels/stages.ts).
+  const F = forwardKernel.dispatches;
   // embedProject, forward, tokenStats per log-prob pass; IGPO's adds infoGain.
-  const logps = 3 * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 4 : 0);
-  // embedProject, forward, tokenStats, ppoLoss, logitGrad, 2 two-pass reductions, hiddenGrad,
-  // firstLayerGrad, gradNorm, adam (+ seqRatio)
-  const perStep = 13 + (shape.loss.ratioMode === 'token' ? 0 : 1);
+  const logps = (2 + F) * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 3 + F : 0);
+  // embedProject, forward, tokenStats, ppoLoss, logitGrad, headGrad (2), hiddenGrad, slotGrad (2),
+  // firstLayerGrad, gradNorm (2), adam (+ seqRatio)
+  const perStep = 13 + F + (shape.loss.ratioMode === 'token' ? 0 : 1);
   // PPO: GAE replaces the advantage kernel, and the critic's update follows it.
   const critic = shape.critic ? 1 : 0;
   return {
-    sampleTurn: 1 + 2 * shape.actionLen,
-    update: logps + 1 + 1 + critic + (shape.whiten ? 1 : 0) + 1 + perStep * steps - (steps > 0 ? 2 : 0) + 1 + 4,
+    sampleTurn: 1 + (F + 1) * shape.actionLen,
+    update: logps + 1 + 1 + critic + (shape.whiten ? 1 : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
   };
 }
 
@@ -127,6 +131,9 @@ export function createGpuBackend(
   const v = f32('adam v', P);
   const grads = f32('grads', P);
   const norm = f32('grad norm', 1);
+  // gradNorm's per-block sums of squares: its own, as small as that, so no other kernel's scratch
+  // has to outlive or make room for it.
+  const normPartials = f32('grad norm partials', gradNormKernel.scratchWords({ n: P }));
   // [1] u32 health bits (finiteCheck.ts HEALTH), cleared at the start of each update.
   const health = f32('health', 1);
   // Sequences and row tables.
@@ -179,6 +186,9 @@ export function createGpuBackend(
   const segs = mode === 'turn' ? T : 1;
   const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
+  const statsConfig: StatsConfig = { numTraj: N, tp: Tp, minibatches: shape.minibatches.length };
+  // stats' per-chunk records (pass 1 to pass 2), its own for the same reason as normPartials.
+  const statsPartials = f32('stats partials', statsKernel.scratchWords(statsConfig));
   // PPO: the critic table, each row's state, the GAE returns.
   const CRITIC = shape.critic?.size ?? 0;
   const criticTable = f32('critic table', CRITIC);
@@ -368,16 +378,13 @@ export function createGpuBackend(
   }));
   // The same for every minibatch: it reads only the parameters and the slot sums.
   const firstLayerCall = k.firstLayerGrad.bind({ params, G: slotSums, grads }, { dims });
-  const normCall = k.gradNorm.bind({ grads, norm }, { n: P });
+  const normCall = k.gradNorm.bind({ grads, partials: normPartials, norm }, { n: P });
   // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
   const adamConfig = (lr: number, step: number) => ({ n: P, lr, ...shape.optim, step });
   const adamCalls = Array.from({ length: steps }, (_, s) =>
     k.adam.bind({ params, grads, m, v, norm, health, lrScale: essOut }, adamConfig(0, s + 1), `adam step ${s}`),
   );
-  const statsCall = k.stats.bind(
-    { mask, adv, logp, logpOld, entropy, ppo, traj: trajIn, out: statsOut },
-    { numTraj: N, tp: Tp, minibatches: shape.minibatches.length },
-  );
+  const statsCall = k.stats.bind({ mask, adv, logp, logpOld, entropy, ppo, traj: trajIn, partials: statsPartials, out: statsOut }, statsConfig);
 
   // After the update: log-probs and the loss and ratio columns of the loss rows (not the clip
   // column, whose -1 is all ones in bits), and the parameters; Adam flags the gradients. logp is

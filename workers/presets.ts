@@ -7,9 +7,11 @@
  *   laptop's CPU, where the app's auto mode usually runs it.
  * - `scale`: sized for a real GPU: 1024 rollouts per iteration (128 prompts x 8), a 512-unit hidden
  *   layer and 64-wide embeddings over 8 context tokens, on the sequence task with the largest symbol
- *   alphabet. About 280k parameters and 3072 training rows per update; each forward pass over the
- *   batch is ~1.7 GFLOP, so on a software adapter (SwiftShader) or the CPU backend one iteration takes
- *   minutes (BENCHMARKS.md records it), while a GPU is meant to run it in well under a second.
+ *   alphabet. About 280k parameters and 3072 training rows per update. With the first layer factored
+ *   through the vocabulary (kernels/mlp.ts embedProjectCpu) a forward pass over the batch is ~0.1
+ *   GFLOP (it was ~1.7 unfactored): on this project's 2-core machine one iteration takes ~0.7 s on
+ *   the CPU backend and ~1.9 s on a software adapter (SwiftShader; BENCHMARKS.md), and a GPU is meant
+ *   to run it at several iterations per second.
  *   The sequence reward is `partial`: with 16 symbols an exact match is 1 in 16^3, so under `exact`
  *   almost every group of 8 gets all-equal rewards and GRPO has no signal to learn from.
  */
@@ -32,7 +34,7 @@ export const PRESETS = {
   },
   scale: {
     label: 'scale (real GPU)',
-    doc: '1024 rollouts (128 prompts x 8), hidden 512, embedding 64, context 8, on the sequence task with 16 symbols: for a hardware GPU; minutes per iteration on a CPU or a software adapter.',
+    doc: '1024 rollouts (128 prompts x 8), hidden 512, embedding 64, context 8, on the sequence task with 16 symbols: for a hardware GPU; about a second per iteration on a laptop CPU, a few on a software adapter.',
     config: {
       task: 'sequence',
       batch: 128,

@@ -12,7 +12,7 @@
  * Notation: R rows, V vocabulary, K context, D embedding, H hidden, P parameters, N trajectories,
  * Tp policy rows per trajectory.
  */
-import { adamCpu, gradNormCpu } from '../../kernels/adam';
+import { adamCpu, GRAD_NORM_BLOCK, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
 import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
 import { criticUpdateCpu, gaeCpu } from '../../kernels/critic';
 import { essScaleCpu } from '../../kernels/essScale';
@@ -38,7 +38,7 @@ import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
 import { rowChunks } from '../../kernels/reduce';
 import { sampleCpu } from '../../kernels/sample';
 import { seqRatioCpu } from '../../kernels/seqRatio';
-import { STATS_WORDS, statsCpu } from '../../kernels/stats';
+import { STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel } from '../../kernels/stats';
 import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
@@ -465,7 +465,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       label: 'stats',
       size: `N=${N}, ${rows}`,
       config: { numTraj: N, tp: Tp, minibatches: 1 },
-      buffers: { out: { words: STATS_WORDS } },
+      buffers: { out: { words: STATS_WORDS }, partials: { words: statsKernel.scratchWords({ numTraj: N, tp: Tp, minibatches: 1 }) } },
       cpu: () =>
         void statsCpu({
           mask: d.mask, adv: d.adv, logp: d.logp, logpOld: d.logpOld, entropy: d.entropy, kl: d.kl,
@@ -514,7 +514,7 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       label: 'gradNorm',
       size,
       config: { n: P },
-      buffers: { grads, norm: { words: 1 } },
+      buffers: { grads, norm: { words: 1 }, partials: { words: gradNormKernel.scratchWords({ n: P }) } },
       cpu: () => void gradNormCpu(grads),
     },
     {
@@ -551,6 +551,35 @@ export interface LaunchShape {
 }
 
 /**
+ * gradNorm's two passes for P parameters (kernels/adam.ts): per-thread loop iterations, not
+ * counting the 8 tree levels each pass adds.
+ */
+export function gradNormShapes(P: number): LaunchShape[] {
+  const wg = GRAD_NORM_WORKGROUP_SIZE;
+  const blocks = gradNormBlocks(P);
+  return [
+    { kernel: 'gradNorm', threads: blocks * wg, serial: GRAD_NORM_BLOCK / wg, mapping: `workgroup per block of ${GRAD_NORM_BLOCK} entries, strided, then a tree` },
+    { kernel: 'gradNorm (sum)', threads: wg, serial: Math.ceil(blocks / wg), mapping: 'one workgroup: the block sums in order, then a tree' },
+  ];
+}
+
+/**
+ * stats' two passes for N trajectories of Tp rows in groups of `group` (kernels/stats.ts): pass 1
+ * walks its chunk's rows twice and, per thread, one trajectory's rows and its group's rewards.
+ */
+export function statsShapes(N: number, Tp: number, group: number): LaunchShape[] {
+  const wg = STATS_WORKGROUP_SIZE;
+  const { trajPerChunk, chunks } = statsChunks(N, Tp);
+  return [
+    {
+      kernel: 'stats', threads: chunks * wg, serial: 2 * Math.ceil((trajPerChunk * Tp) / wg) + Tp + group,
+      mapping: `workgroup per chunk of ${trajPerChunk} trajectories: 2 strided passes over its rows, a thread per trajectory`,
+    },
+    { kernel: 'stats (combine)', threads: wg, serial: 2 * Math.ceil(chunks / wg), mapping: 'one workgroup: 2 passes over the chunk records in order, then trees' },
+  ];
+}
+
+/**
  * Launch shapes of the update's kernels at the shape of `cfg`, from the WGSL (workgroup sizes from
  * kernels/*.ts): hardware-independent, so it says on any machine which kernels cannot fill a real
  * GPU (a GPU needs ~10^4-10^5 invocations in flight; one long serial loop per invocation is
@@ -574,7 +603,8 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
   };
   const shapes: LaunchShape[] = [
     { kernel: 'embedProject', threads: K * V * H, serial: D, mapping: 'thread per (context slot, token, hidden unit), once per parameter set' },
-    { kernel: 'forward', threads: R * wg, serial: per(H) * K + per(V) * H, mapping: 'workgroup per row; thread per hidden unit (K table entries), then per logit' },
+    { kernel: 'forward (hidden)', threads: R * H, serial: K, mapping: 'thread per (row, hidden unit): K table entries' },
+    { kernel: 'forward (logits)', threads: R * V, serial: H, mapping: 'thread per (row, vocabulary entry): H products' },
     { kernel: 'sample', threads: R, serial: V, mapping: 'thread per row, serial over the vocabulary' },
     { kernel: 'tokenStats', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
     { kernel: 'advantage', threads: R, serial: shape.group, mapping: 'thread per token row, serial over its group' },
@@ -586,9 +616,9 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     ...reduction('slotGrad', K * V * H, SLOT_CHUNK_ROWS, (c) => c * K * H, 1,
       'thread per (row chunk, context slot, hidden unit): zeroes its V entries of the chunk\'s [K, V, H] table, then scatters the chunk\'s rows into them', V),
     { kernel: 'firstLayerGrad', threads: V * D + K * D * H + H, serial: K * H, mapping: 'thread per output of emb | W1 | b1: K·H terms for an embedding entry, V for a weight or bias' },
-    { kernel: 'gradNorm', threads: 256, serial: Math.ceil(P / 256), mapping: 'one workgroup' },
+    ...gradNormShapes(P),
     { kernel: 'adam', threads: P, serial: 1, mapping: 'thread per parameter' },
-    { kernel: 'stats', threads: 256, serial: Math.ceil(R / 256) * 4, mapping: 'one workgroup, ~4 passes over the rows' },
+    ...statsShapes(shape.N, shape.Tp, shape.group),
     { kernel: 'finiteCheck', threads: R, serial: 1, mapping: 'thread per checked value' },
   ];
   return { R, shapes };

@@ -1,7 +1,9 @@
 /**
  * Self-tests of the forward kernels (from tests/gpu/forward.gpu.test.ts): embedProject.wgsl
- * against embedProjectCpu, and forward.wgsl against forwardCpu, fed the reference's own table
- * (embedProjectCpu rounded to f32, as the GPU stores it) so each kernel is checked alone.
+ * against embedProjectCpu, and the forward's two stages (forwardHidden.wgsl, then
+ * forwardLogits.wgsl) against forwardCpu, fed the reference's own table (embedProjectCpu rounded to
+ * f32, as the GPU stores it) so the table kernel and the forward are checked apart. Each forward
+ * case runs both stages and is listed under one of them, checking its output (h or z).
  * Tolerance: proj entries are f32 sums of D products against float64 sums: atol 2e-6 sqrt(D),
  * rtol 1e-4. h and z are f32 sums of K table entries and H products against float64 sums, a few
  * f32 ulps of the largest partial sum apart: atol 2e-5, rtol 1e-4 for inputs of order 1; at
@@ -13,7 +15,9 @@ import {
   embedProjectCpu,
   embedProjectKernel,
   forwardCpu,
+  forwardHiddenKernel,
   forwardKernel,
+  forwardLogitsKernel,
   MASKED_LOGIT,
   MLP_WORKGROUP_SIZE,
   slotTableWords,
@@ -53,9 +57,12 @@ interface ForwardOptions {
   pastVocab?: number;
 }
 
-function forwardCase(name: string, dims: MlpDims, rows: number, seed: number, o: ForwardOptions = {}): SelfTestCase {
+/** The forward on one input, listed under `stage` and checking that stage's output. */
+function forwardCase(stage: 'hidden' | 'logits', name: string, dims: MlpDims, rows: number, seed: number, o: ForwardOptions = {}): SelfTestCase {
+  const [kernel, other] = stage === 'hidden' ? [forwardHiddenKernel, forwardLogitsKernel] : [forwardLogitsKernel, forwardHiddenKernel];
   return {
-    kernel: forwardKernel,
+    kernel,
+    uses: [other],
     name,
     run: (device) =>
       withScratch(device, async (s) => {
@@ -80,7 +87,8 @@ function forwardCase(name: string, dims: MlpDims, rows: number, seed: number, o:
         const gh = (await s.readF32(h, (base + rows) * dims.H)).subarray(base * dims.H);
         const gz = (await s.readF32(z, (base + rows) * dims.V)).subarray(base * dims.V);
         const ref = forwardCpu(c.params, dims, c.seq, c.L, c.rowPos, c.grammar, T, Float64Array.from(proj));
-        const checks: Check[] = [{ output: 'h, z', actual: [...gh, ...gz], expected: [...ref.h, ...ref.z], tol: T < 0.1 ? TOL_COLD : TOL }];
+        if (stage === 'hidden') return [{ output: 'h', actual: gh, expected: ref.h, tol: TOL }];
+        const checks: Check[] = [{ output: 'z', actual: gz, expected: ref.z, tol: T < 0.1 ? TOL_COLD : TOL }];
         if (T < 0.1) {
           const masked = [...ref.z.keys()].filter((i) => ref.z[i] === MASKED_LOGIT);
           checks.push({
@@ -101,10 +109,12 @@ export const forwardCases: SelfTestCase[] = [
   embedProjectCase('K·V·H = 65 outputs', { V: 13, K: 1, D: 3, H: 5 }, 65),
   // The PAD row only, and hidden units past the workgroup size.
   embedProjectCase('vocab 1, H 65', { V: 1, K: 2, D: 7, H: 65 }, 42),
-  forwardCase(`rows ${MLP_WORKGROUP_SIZE + 1}`, { V: 13, K: 3, D: 4, H: 8 }, MLP_WORKGROUP_SIZE + 1, 100 + MLP_WORKGROUP_SIZE + 1),
-  // The per-row workgroup strides over hidden units and vocabulary: sizes past the workgroup.
-  forwardCase('hidden 65, vocab 67', { V: 67, K: 2, D: 3, H: 65 }, 17, 7 * 65),
-  forwardCase('context past the sequence start (PAD), vocab 1, rowBase 7', { V: 1, K: 9, D: 2, H: 5 }, 12, 5, { rowBase: 7 }),
-  forwardCase('context tokens past the vocabulary (PAD)', { V: 11, K: 4, D: 3, H: 6 }, 30, 77, { pastVocab: 20 }),
-  forwardCase('temperature 0.05, masked logits', { V: 11, K: 2, D: 2, H: 4 }, 40, 9, { temperature: 0.05 }),
+  ...(['hidden', 'logits'] as const).flatMap((stage) => [
+    forwardCase(stage, `rows ${MLP_WORKGROUP_SIZE + 1}`, { V: 13, K: 3, D: 4, H: 8 }, MLP_WORKGROUP_SIZE + 1, 100 + MLP_WORKGROUP_SIZE + 1),
+    // Rows x H and rows x V not multiples of the workgroup size.
+    forwardCase(stage, 'hidden 65, vocab 67', { V: 67, K: 2, D: 3, H: 65 }, 17, 7 * 65),
+    forwardCase(stage, 'context past the sequence start (PAD), vocab 1, rowBase 7', { V: 1, K: 9, D: 2, H: 5 }, 12, 5, { rowBase: 7 }),
+    forwardCase(stage, 'context tokens past the vocabulary (PAD)', { V: 11, K: 4, D: 3, H: 6 }, 30, 77, { pastVocab: 20 }),
+    forwardCase(stage, 'temperature 0.05, masked logits', { V: 11, K: 2, D: 2, H: 4 }, 40, 9, { temperature: 0.05 }),
+  ]),
 ];

@@ -16,6 +16,7 @@
 import type { DefinedKernel, KernelCall } from '../pipeline';
 import { BufferUsage, MapMode } from '../pipeline';
 import type { ReductionCall } from '../reduce';
+import type { StagedCall } from '../stages';
 
 /** How close the GPU must come to the reference, and why that much (shown to the user). */
 export interface Tolerance {
@@ -176,9 +177,10 @@ type Encodable = { encode(pass: GPUComputePassEncoder, call: never): void };
 
 /**
  * Encodes the calls, in order, into one compute pass and submits it. A call is a kernel's (one
- * dispatch) or a two-pass reduction's (kernels/reduce.ts, two dispatches), with the object that made it.
+ * dispatch), a two-pass reduction's (kernels/reduce.ts) or a staged operation's (kernels/stages.ts), with
+ * the object that made it.
  */
-export function dispatch(device: GPUDevice, items: Array<[Encodable, KernelCall<never> | ReductionCall<never>]>): void {
+export function dispatch(device: GPUDevice, items: Array<[Encodable, KernelCall<never> | ReductionCall<never, never> | StagedCall<never>]>): void {
   const enc = device.createCommandEncoder({ label: 'selftest' });
   const pass = enc.beginComputePass({ label: 'selftest' });
   for (const [kernel, call] of items) kernel.encode(pass, call as never);

@@ -1,10 +1,12 @@
 /**
- * Self-tests of the optimizer kernels (from tests/gpu/adam.gpu.test.ts): gradNorm.wgsl vs
- * gradNormCpu and adam.wgsl vs adamCpu, several Adam steps in one pass as the backend runs them
- * (fed the reference's gradient norms, so a wrong gradNorm fails its own rows, not adam's).
+ * Self-tests of the optimizer kernels (from tests/gpu/adam.gpu.test.ts): gradNorm (gradNorm.wgsl
+ * per block of the gradient, then gradNormSum.wgsl) vs gradNormCpu and adam.wgsl vs adamCpu, several
+ * Adam steps in one pass as the backend runs them (fed the reference's gradient norms, so a wrong
+ * gradNorm fails its own rows, not adam's).
  * Tolerances:
- * - gradNorm: rtol 2e-6, atol 0. An f32 strided-then-tree sum of n squares has a relative error of
- *   about (n / 256 + log2 256) ulps, under 1e-6 for n <= 5000.
+ * - gradNorm: rtol 2e-6, atol 0. The f32 sum of squares is 8 terms per thread, two 8-level trees
+ *   and ceil(blocks / 256) terms per thread in pass 2: about 25 roundings for n <= 524,288, a
+ *   relative error under 1e-6 of the norm.
  * - adam: atol 1e-6, rtol 1e-5 on params, m and v (lr times the device-side factor lrScale[1]): each is one or two f32 roundings of a float64
  *   expression, and a step lr m_hat / (sqrt(v_hat) + eps) is bounded by lr.
  * - a non-finite gradient norm skips the step: parameters and moments unchanged, health bit 2 set,
@@ -15,25 +17,31 @@ import {
   adamCpu,
   adamKernel,
   GRAD_NORM_WORKGROUP_SIZE,
+  gradNormBlocks,
   gradNormCpu,
   gradNormKernel,
+  gradNormPartialKernel,
+  gradNormSumKernel,
   type AdamOptions,
 } from '../adam';
 import { dispatch, exact, joined, withScratch, type SelfTestCase, type Tolerance } from './harness';
 
-const NORM_TOL: Tolerance = { atol: 0, rtol: 2e-6, why: 'f32 strided-then-tree sum of squares: about n/256 + 8 ulps' };
+const NORM_TOL: Tolerance = { atol: 0, rtol: 2e-6, why: 'f32 sum of squares by blocks, then of the blocks: about 25 ulps' };
 const ADAM_TOL: Tolerance = { atol: 1e-6, rtol: 1e-5, why: 'one or two f32 roundings of each float64 expression' };
 
 function gradNormCase(name: string, grads: () => Float32Array): SelfTestCase {
   return {
-    kernel: gradNormKernel,
+    // Listed under pass 1's pipeline; pass 2 (gradNormSum) is compiled and checked with it.
+    kernel: gradNormPartialKernel,
+    uses: [gradNormSumKernel],
     name,
     run: (device) =>
       withScratch(device, async (s) => {
         const g = grads();
         const k = s.kernel(gradNormKernel.create(device));
         const norm = s.empty(1);
-        dispatch(device, [[k, k.bind({ grads: s.upload(g), norm }, { n: g.length })]]);
+        const partials = s.empty(gradNormKernel.scratchWords({ n: g.length }));
+        dispatch(device, [[k, k.bind({ grads: s.upload(g), partials, norm }, { n: g.length })]]);
         return [{ output: '‖g‖', actual: await s.readF32(norm, 1), expected: [gradNormCpu(g)], tol: NORM_TOL }];
       }),
   };
@@ -95,7 +103,7 @@ const BASE = { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
 function adamSkipCase(bad: number): SelfTestCase {
   return {
     kernel: adamKernel,
-    uses: [gradNormKernel],
+    uses: gradNormKernel.kernels,
     name: `a gradient of ${bad}: the step is skipped`,
     run: (device) =>
       withScratch(device, async (s) => {
@@ -115,7 +123,7 @@ function adamSkipCase(bad: number): SelfTestCase {
         const norm = s.empty(1);
         const health = s.upload(new Uint32Array(1));
         dispatch(device, [
-          [normK, normK.bind({ grads: gB, norm }, { n })],
+          [normK, normK.bind({ grads: gB, partials: s.empty(gradNormKernel.scratchWords({ n })), norm }, { n })],
           [adamK, adamK.bind({ params: pB, grads: gB, m: mB, v: s.upload(new Float32Array(n)), norm, health, lrScale: s.upload(Float32Array.of(1, 1)) }, { ...BASE, maxGradNorm: 1, n, step: 1 })],
         ]);
         const got = joined(await s.readF32(pB, n), await s.readF32(mB, n), await s.readU32(health, 1));
@@ -133,7 +141,7 @@ function adamSkipCase(bad: number): SelfTestCase {
 
 export const optimizerCases: SelfTestCase[] = [
   gradNormCase(`n ${GRAD_NORM_WORKGROUP_SIZE + 1}`, normalGrads(GRAD_NORM_WORKGROUP_SIZE + 1)),
-  gradNormCase('n 5001', normalGrads(5001)),
+  gradNormCase(`n 5001: ${gradNormBlocks(5001)} blocks, the last one short`, normalGrads(5001)),
   gradNormCase('one entry of 1e6 among 1e-3', () => {
     const g = new Float32Array(777).fill(1e-3);
     g[500] = 1e6;

@@ -1,15 +1,26 @@
 /**
- * Self-test of stats.wgsl against statsCpu (from tests/gpu/stats.gpu.test.ts), on rows around the
- * kernel's one 256-thread workgroup, binary and all-equal rewards, variable group sizes with padding
+ * Self-test of stats (stats.wgsl per chunk of whole trajectories, then statsCombine.wgsl) against
+ * statsCpu (from tests/gpu/stats.gpu.test.ts), on one chunk, a chunk edge (257 trajectories of one
+ * row: 256 + 1), 3 and 19 chunks, binary and all-equal rewards, variable group sizes with padding
  * rows, histogram-edge values and log-ratios past the ±20 clamp.
- * Tolerances: the token count and the histogram bins exactly (u32 atomics; histBin rounds like the
- * GPU); the means, std, ratio min/max and ESS with atol 1e-6, rtol 1e-5, as f32 tree sums over up
- * to ~1000 rows differ from float64 sums by a few ulps of the total.
+ * Tolerances: the token count and the histogram bins exactly (u32 counters in both passes; histBin
+ * rounds like the GPU); the means, std, ratio min/max and ESS with atol 1e-6, rtol 1e-5, as each f32
+ * sum is a short run per thread and two 8-level trees per pass, a few ulps of the total.
  */
 import { createRng } from '../../workers/rng';
 import { packTrajIn } from '../advantage';
 import { PPO_ROW_WORDS } from '../ppoLoss';
-import { decodeStats, STATS_FIELDS, STATS_WORDS, statsCpu, statsKernel, type StatsInput } from '../stats';
+import {
+  decodeStats,
+  STATS_FIELDS,
+  STATS_WORDS,
+  statsChunks,
+  statsCombineKernel,
+  statsCpu,
+  statsKernel,
+  statsPartialKernel,
+  type StatsInput,
+} from '../stats';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
 
 export interface StatsInputOptions {
@@ -91,12 +102,14 @@ export function makeStatsInput(N: number, group: number, Tp: number, seed: numbe
 
 function statsCase(name: string, input: () => StatsInput): SelfTestCase {
   return {
-    kernel: statsKernel,
+    // Listed under pass 1's pipeline; pass 2 (statsCombine) is compiled and checked with it.
+    kernel: statsPartialKernel,
+    uses: [statsCombineKernel],
     name,
     run: (device) =>
       withScratch(device, async (s) => {
         const x = input();
-        const N = x.rewards.length;
+        const config = { numTraj: x.rewards.length, tp: x.Tp, minibatches: x.minibatches };
         const ref = statsCpu(x);
         const packed = statsPacked(x);
         const k = s.kernel(statsKernel.create(device));
@@ -104,9 +117,10 @@ function statsCase(name: string, input: () => StatsInput): SelfTestCase {
         const call = k.bind(
           {
             mask: s.upload(x.mask), adv: s.upload(x.adv), logp: s.upload(x.logp), logpOld: s.upload(x.logpOld),
-            entropy: s.upload(x.entropy), ppo: s.upload(packed.ppo), traj: s.upload(packed.traj), out,
+            entropy: s.upload(x.entropy), ppo: s.upload(packed.ppo), traj: s.upload(packed.traj),
+            partials: s.empty(statsKernel.scratchWords(config)), out,
           },
-          { numTraj: N, tp: x.Tp, minibatches: x.minibatches },
+          config,
         );
         dispatch(device, [[k, call]]);
         const got = decodeStats(await s.readF32(out, STATS_WORDS));
@@ -116,13 +130,13 @@ function statsCase(name: string, input: () => StatsInput): SelfTestCase {
             output: 'tokens, adv_hist, ratio_hist',
             actual: [got.tokens, ...got.adv_hist, ...got.ratio_hist],
             expected: [ref.tokens, ...ref.adv_hist, ...ref.ratio_hist],
-            tol: exact('counts by u32 atomics; bins computed with the same f32 roundings'),
+            tol: exact('u32 counters in both passes; bins computed with the same f32 roundings'),
           },
           {
             output: `${scalars.length} scalars`,
             actual: scalars.map((f) => got[f]),
             expected: scalars.map((f) => ref[f]),
-            tol: { atol: 1e-6, rtol: 1e-5, why: 'f32 tree sums over up to ~1000 rows against float64 sums' },
+            tol: { atol: 1e-6, rtol: 1e-5, why: 'f32 sums (short runs, then trees, per chunk and over chunks) against float64 sums' },
           },
         ];
       }),
@@ -131,7 +145,8 @@ function statsCase(name: string, input: () => StatsInput): SelfTestCase {
 
 export const statsCases: SelfTestCase[] = [
   statsCase('rows 257 (N 257, group 1)', () => makeStatsInput(257, 1, 1, 257)),
-  statsCase('rows 1152 (N 128, group 8, Tp 9)', () => makeStatsInput(128, 8, 9, 1152)),
+  statsCase(`rows 1152 (N 128, group 8, Tp 9): ${statsChunks(128, 9).chunks} chunks`, () => makeStatsInput(128, 8, 9, 1152)),
+  statsCase(`rows 9216 (N 1024, group 8, Tp 9): ${statsChunks(1024, 9).chunks} chunks`, () => makeStatsInput(1024, 8, 9, 9216)),
   statsCase('binary rewards, rows 255', () => makeStatsInput(15, 5, 17, 256, { rewards: 'binary' })),
   statsCase('empty mask', () => makeStatsInput(16, 4, 5, 3, { maskP: 0 })),
   statsCase('all-equal rewards in every group', () => makeStatsInput(24, 6, 3, 4, { rewards: 'equal' })),

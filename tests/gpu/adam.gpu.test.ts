@@ -1,7 +1,13 @@
 /**
- * gradNorm.wgsl vs gradNormCpu and adam.wgsl vs adamCpu (kernels/adam.ts).
- * gradNorm: rtol 2e-6; an f32 strided-then-tree sum of n squares has a relative error of about
- * (n / 256 + log2 256) ulps, under 1e-6 for n <= 5000.
+ * gradNorm.wgsl + gradNormSum.wgsl vs gradNormCpu and adam.wgsl vs adamCpu (kernels/adam.ts).
+ * gradNorm: rtol 2e-6, unchanged from the one-workgroup kernel. Each block's thread sums are
+ * GRAD_NORM_BLOCK / 256 = 8 terms, then two 8-level trees and ceil(blocks / 256) terms per thread
+ * in pass 2: about 25 roundings of the sum of squares for n <= 524,288, so at most ~13 ulps (8e-7)
+ * of the norm; the old kernel's n / 256 + 8 ulps grew with n. Two runs give the same bits.
+ * Magnitudes: squares are f32, so a norm whose f32 square overflows (entries past ~1.8e19, or a sum
+ * past 3.4e38) is +Inf, which adam.wgsl and adamCpu both treat as a skipped step. Entries near
+ * 1e-20 have subnormal squares (~1e-40), which WGSL lets an implementation flush to zero: the norm
+ * is then 0 (no clipping follows), otherwise it has subnormal precision (rtol 1e-5).
  * adam: params, m and v after each step, rtol 1e-5 and atol 1e-6: every quantity is one or two f32
  * roundings of a float64 expression, and the step lr * m_hat / (sqrt(v_hat) + eps) is bounded by lr.
  * Several steps run in one pass with one uniform per step, as the backend does.
@@ -11,6 +17,7 @@ import {
   ADAM_WORKGROUP_SIZE,
   adamCpu,
   adamKernel,
+  GRAD_NORM_BLOCK,
   GRAD_NORM_WORKGROUP_SIZE,
   gradNormCpu,
   gradNormKernel,
@@ -22,13 +29,16 @@ import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireGpu } from '../helpers/requireGpu';
 
+const NORM_TOL = { atol: 0, rtol: 2e-6 };
+
 async function gpuNorm(grads: Float32Array): Promise<number> {
   const device = await requireGpu();
   return withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = gradNormKernel.create(device);
     const norm = g.empty(1);
-    runCalls(device, [[kernel, kernel.bind({ grads: g.upload(grads), norm }, { n: grads.length })]]);
+    const partials = g.empty(gradNormKernel.scratchWords({ n: grads.length }));
+    runCalls(device, [[kernel, kernel.bind({ grads: g.upload(grads), partials, norm }, { n: grads.length })]]);
     const out = (await g.readF32(norm, 1))[0]!;
     g.destroy();
     kernel.destroy();
@@ -36,22 +46,72 @@ async function gpuNorm(grads: Float32Array): Promise<number> {
   });
 }
 
-describe('gradNorm.wgsl matches gradNormCpu', () => {
-  for (const n of edgeSizes(GRAD_NORM_WORKGROUP_SIZE, 5001)) {
-    it(`n = ${n}`, async () => {
-      const rng = createRng(n);
-      const grads = Float32Array.from({ length: n }, () => rng.normal() * (rng.next() < 0.1 ? 100 : 1));
-      expectClose([await gpuNorm(grads)], [gradNormCpu(grads)], { atol: 0, rtol: 2e-6, label: `gradNorm n=${n}` });
+/** n seeded normal entries, one in ten scaled by 100 (the sums mix magnitudes). */
+function normalGrads(n: number): Float32Array {
+  const rng = createRng(n);
+  return Float32Array.from({ length: n }, () => rng.normal() * (rng.next() < 0.1 ? 100 : 1));
+}
+
+/** n entries of order `scale` (a factor in [0.5, 1) and a sign), seeded. */
+function scaledGrads(n: number, scale: number, seed: number): Float32Array {
+  const rng = createRng(seed);
+  return Float32Array.from({ length: n }, () => (rng.next() < 0.5 ? -1 : 1) * scale * (0.5 + 0.5 * rng.next()));
+}
+
+describe('gradNorm (two passes) matches gradNormCpu', () => {
+  const B = GRAD_NORM_BLOCK;
+  // Workgroup edges, block edges, several blocks, the scale preset's P, and one more block than
+  // pass 2 has threads (its threads then add two partials each).
+  const sizes = [...edgeSizes(GRAD_NORM_WORKGROUP_SIZE, 5001), B - 1, B, B + 1, 5 * B + 17, 276_504, 256 * B + 1];
+  for (const n of sizes) {
+    it(`n = ${n} (${Math.ceil(n / B)} blocks)`, async () => {
+      const grads = normalGrads(n);
+      expectClose([await gpuNorm(grads)], [gradNormCpu(grads)], { ...NORM_TOL, label: `gradNorm n=${n}` });
     });
   }
+  it('n = 0: no blocks, the norm is 0', async () => {
+    expect(await gpuNorm(new Float32Array(0))).toBe(0);
+  });
   it('all zeros give 0, one large entry dominates, and two runs agree bit for bit', async () => {
     expect(await gpuNorm(new Float32Array(300))).toBe(0);
     const g = new Float32Array(777).fill(1e-3);
     g[500] = 1e6;
-    expectClose([await gpuNorm(g)], [gradNormCpu(g)], { atol: 0, rtol: 2e-6, label: 'gradNorm dominant' });
-    const rng = createRng(9);
-    const r = Float32Array.from({ length: 3000 }, () => rng.normal());
+    expectClose([await gpuNorm(g)], [gradNormCpu(g)], { ...NORM_TOL, label: 'gradNorm dominant' });
+    // Every f32 is exactly one double: toBe (Object.is) compares the bits.
+    const r = normalGrads(276_504);
     expect(await gpuNorm(r)).toBe(await gpuNorm(r));
+  });
+  it('entries of 1e+18 stay finite while the f32 sum of squares does (300 of them among 10,257)', async () => {
+    const g = normalGrads(5 * B + 17);
+    const big = scaledGrads(300, 1e18, 18);
+    // Spread over every block, so each block and pass 2 sum large squares.
+    big.forEach((x, k) => (g[Math.floor((k * g.length) / big.length)] = x));
+    const ref = gradNormCpu(g);
+    expect(Number.isFinite(Math.fround(ref * ref))).toBe(true);
+    const got = await gpuNorm(g);
+    expect(Number.isFinite(got)).toBe(true);
+    expectClose([got], [ref], { ...NORM_TOL, label: 'gradNorm 1e18 entries' });
+  });
+  it('beyond: a sum of squares past the f32 range gives +Inf, where adamCpu skips as well', async () => {
+    const g = normalGrads(5 * B + 17);
+    for (let k = 0; k < 400; k++) g[k * 25] = 1e18; // 4e38 > 3.4e38
+    const ref = gradNormCpu(g);
+    expect(Number.isFinite(ref)).toBe(true);
+    expect(Math.fround(ref * ref)).toBe(Infinity);
+    expect(await gpuNorm(g)).toBe(Infinity);
+    // One entry whose own square overflows.
+    const one = normalGrads(B + 1);
+    one[B] = 2e19;
+    expect(await gpuNorm(one)).toBe(Infinity);
+  });
+  it('entries of 1e-18 (normal squares) match; entries of 1e-20 (subnormal squares) give 0 or subnormal precision', async () => {
+    const small = scaledGrads(3 * B + 5, 1e-18, 19);
+    expectClose([await gpuNorm(small)], [gradNormCpu(small)], { ...NORM_TOL, label: 'gradNorm 1e-18 entries' });
+    const tiny = scaledGrads(3 * B + 5, 1e-20, 20);
+    const got = await gpuNorm(tiny);
+    const ref = gradNormCpu(tiny);
+    console.info(`[gradNorm] 1e-20 entries: gpu ${got}, float64 ${ref} (${got === 0 ? 'subnormals flushed to zero' : 'subnormals kept'})`);
+    if (got !== 0) expectClose([got], [ref], { atol: 0, rtol: 1e-5, label: 'gradNorm 1e-20 entries' });
   });
 });
 
@@ -76,11 +136,12 @@ async function checkAdam(n: number, steps: number, o: Omit<AdamOptions, 'step'>,
     const norm = g.empty(1);
     const health = g.upload(new Uint32Array(1));
     const lrScale = g.upload(Float32Array.of(1, scale));
+    const partials = g.empty(gradNormKernel.scratchWords({ n }));
     // All steps in one pass: each step has its own gradient buffer, norm call and Adam uniform.
     const items: Parameters<typeof runCalls>[1] = [];
     for (let s = 0; s < steps; s++) {
       const grads = g.upload(gradsPerStep[s]!);
-      items.push([normK, normK.bind({ grads, norm }, { n })]);
+      items.push([normK, normK.bind({ grads, partials, norm }, { n })]);
       items.push([adamK, adamK.bind({ params: pB, grads, m: mB, v: vB, norm, health, lrScale }, { ...o, n, step: s + 1 })]);
     }
     runCalls(device, items);
@@ -133,7 +194,7 @@ describe('adam.wgsl skips a step whose gradient norm is not finite', () => {
         const norm = g.empty(1);
         const health = g.upload(new Uint32Array(1));
         runCalls(device, [
-          [normK, normK.bind({ grads: gB, norm }, { n })],
+          [normK, normK.bind({ grads: gB, partials: g.empty(gradNormKernel.scratchWords({ n })), norm }, { n })],
           [adamK, adamK.bind({ params: pB, grads: gB, m: mB, v: g.upload(new Float32Array(n)), norm, health, lrScale: g.upload(Float32Array.of(1, 1)) }, { ...BASE, maxGradNorm: 1, n, step: 1 })],
         ]);
         const out = { params: await g.readF32(pB, n), m: await g.readF32(mB, n), health: (await g.readU32(health, 1))[0] };

@@ -173,12 +173,12 @@ describe('GPU backend matches the CPU backend on the search task', () => {
       const c = await iteration(cpu, env, shape, iter);
       const { value: g, n } = await counting(() => iteration(gb, env, shape, iter));
       const expectDispatch = dispatchCounts(shape);
-      // A turn: the rollout policy's embedProject, then (forward, sample) per action slot.
-      // 2 epochs x 2 minibatches: old and ref embedProject + forward + tokenStats, trajStats,
-      // advantage, essScale; 13 dispatches per optimizer step (embedProject and forward, then
-      // headGrad and slotGrad two each) less the first step's embedProject and forward; stats and
-      // 4 finite checks.
-      expect(expectDispatch).toEqual({ sampleTurn: 1 + 2 * shape.actionLen, update: 9 + 13 * 4 - 2 + 5 });
+      // A turn: the rollout policy's embedProject, then (forward (two: hidden, logits), sample)
+      // per action slot. 2 epochs x 2 minibatches: old and ref embedProject + forward (two) +
+      // tokenStats, trajStats, advantage, essScale; 15 dispatches per optimizer step
+      // (embedProject and forward, then headGrad, slotGrad and gradNorm two each) less the first
+      // step's embedProject and forward; stats (two) and 4 finite checks.
+      expect(expectDispatch).toEqual({ sampleTurn: 1 + 3 * shape.actionLen, update: 11 + 15 * 4 - 3 + 6 });
       // maxTurns sampleTurns + 1 update; readParams is outside.
       expect(n.submits).toBe(shape.maxTurns + 1);
       expect(n.readbacks).toBe(shape.maxTurns + 1);

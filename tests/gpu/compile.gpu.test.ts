@@ -8,7 +8,7 @@ describe('every kernel compiles on the adapter', () => {
     const h = await requireGpuHandle();
     console.info(`[adapter] ${h.label} fallback=${h.isFallbackAdapter}`);
     await validateKernels(await requireGpu(), ALL_KERNELS);
-    expect(ALL_KERNELS.map((k) => k.label)).toEqual(expect.arrayContaining(['embedProject', 'forward', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'chunkSum']));
+    expect(ALL_KERNELS.map((k) => k.label)).toEqual(expect.arrayContaining(['embedProject', 'forwardHidden', 'forwardLogits', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'chunkSum', 'gradNormSum', 'statsCombine']));
   });
 });
 

@@ -11,7 +11,7 @@ import { requestGpu } from '../../workers/gpuDevice';
 
 /** The kernels the self-test covers, in pipeline order (kernels/all.ts). */
 const COVERED = [
-  'embedProject', 'forward', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale',
+  'embedProject', 'forwardHidden', 'forwardLogits', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale',
   'seqRatio', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
 

@@ -1,21 +1,25 @@
 /**
- * stats.wgsl vs statsCpu (kernels/stats.ts). Token counts and histogram bins must match exactly
- * (u32 atomics; histBin rounds like the GPU). Means and the ESS: rtol 1e-5, atol 1e-6, as f32 tree
- * sums over up to ~1000 rows differ from float64 sums by a few ulps of the total; ratio min/max
- * are one f32 exp of a log-ratio up to 20 (rtol 1e-5).
+ * stats.wgsl + statsCombine.wgsl vs statsCpu (kernels/stats.ts). Token counts and histogram bins
+ * must match exactly (u32 counters in both passes; histBin rounds like the GPU). Means and the
+ * ESS: rtol 1e-5, atol 1e-6, unchanged from the one-workgroup kernel: every f32 sum is a short
+ * serial run per thread plus two 8-level trees and a few terms per thread in pass 2, whatever the
+ * row count, so it stays within a few ulps of the total up to 73,728 rows; adv_std combines
+ * per-chunk squared deviations about the chunk's own mean (Chan's formula), never a difference of
+ * large sums; ratio min/max are one f32 exp of a log-ratio up to 20 (rtol 1e-5). Two runs give the
+ * same bits.
  */
 import { describe, expect, it } from 'vitest';
 import { makeStatsInput, statsPacked } from '../../kernels/selftest/stats';
-import { decodeStats, STATS_FIELDS, STATS_WORDS, statsCpu, statsKernel, type StatsInput } from '../../kernels/stats';
+import { decodeStats, STATS_FIELDS, STATS_WORDS, statsChunks, statsCpu, statsKernel, type StatsInput } from '../../kernels/stats';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
 
-async function check(s: StatsInput, name: string) {
+/** The output words of stats on the device. */
+async function gpuStats(s: StatsInput): Promise<Float32Array> {
   const device = await requireGpu();
-  const N = s.rewards.length;
-  const ref = statsCpu(s);
-  const words = await withValidation(device, async () => {
+  const config = { numTraj: s.rewards.length, tp: s.Tp, minibatches: s.minibatches };
+  return withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = statsKernel.create(device);
     const packed = statsPacked(s);
@@ -23,9 +27,10 @@ async function check(s: StatsInput, name: string) {
     const call = kernel.bind(
       {
         mask: g.upload(s.mask), adv: g.upload(s.adv), logp: g.upload(s.logp), logpOld: g.upload(s.logpOld),
-        entropy: g.upload(s.entropy), ppo: g.upload(packed.ppo), traj: g.upload(packed.traj), out,
+        entropy: g.upload(s.entropy), ppo: g.upload(packed.ppo), traj: g.upload(packed.traj),
+        partials: g.empty(statsKernel.scratchWords(config)), out,
       },
-      { numTraj: N, tp: s.Tp, minibatches: s.minibatches },
+      config,
     );
     runCalls(device, [[kernel, call]]);
     const res = await g.readF32(out, STATS_WORDS);
@@ -33,7 +38,11 @@ async function check(s: StatsInput, name: string) {
     kernel.destroy();
     return res;
   });
-  const got = decodeStats(words);
+}
+
+async function check(s: StatsInput, name: string) {
+  const ref = statsCpu(s);
+  const got = decodeStats(await gpuStats(s));
   expect(got.tokens, `${name} tokens`).toBe(ref.tokens);
   expectEqualArrays(got.adv_hist, ref.adv_hist, `${name} adv_hist`);
   expectEqualArrays(got.ratio_hist, ref.ratio_hist, `${name} ratio_hist`);
@@ -47,7 +56,8 @@ async function check(s: StatsInput, name: string) {
 }
 
 describe('stats.wgsl matches statsCpu', () => {
-  // Rows N * Tp at 1, 255, 256, 257, 123 and 1152 (the kernel runs one 256-thread workgroup).
+  // Rows N * Tp at 1, 255, 256, 257, 123 and 1152: one chunk, chunk and workgroup edges (N 257
+  // with Tp 1 is a chunk of 256 trajectories and one of 1), and 3 chunks of 56 trajectories.
   const cases: Array<[number, number, number]> = [
     [1, 1, 1],
     [15, 5, 17],
@@ -80,5 +90,39 @@ describe('stats.wgsl matches statsCpu', () => {
   it('values on histogram edges and log-ratios past the +-20 clamp', async () => {
     await check(makeStatsInput(64, 8, 6, 6, { edges: true }), 'edges');
     await check(makeStatsInput(40, 4, 6, 7, { spread: 30 }), 'past clamp');
+  });
+});
+
+describe('stats over many chunks (pass 1 per chunk of whole trajectories, pass 2 combines them)', () => {
+  // [N, group, Tp]: the 8x and 64x batches (19 and 147 chunks), one trajectory per thread of a
+  // chunk (Tp 1: 256 per chunk, the last one short), and trajectories longer than a chunk's row
+  // target (one per chunk).
+  const cases: Array<[number, number, number]> = [
+    [1024, 8, 9],
+    [8192, 8, 9],
+    [1000, 8, 1],
+    [6, 3, 600],
+  ];
+  for (const [N, G, Tp] of cases) {
+    const { trajPerChunk, chunks } = statsChunks(N, Tp);
+    it(`rows = ${N * Tp} (N ${N}, group ${G}, Tp ${Tp}): ${chunks} chunks of ${trajPerChunk} trajectories`, async () => {
+      await check(makeStatsInput(N, G, Tp, N + Tp), `R=${N * Tp}`);
+      await check(makeStatsInput(N, G, Tp, N + Tp + 1, { rewards: 'binary', spread: 2 }), `R=${N * Tp} binary, wide log-ratios`);
+    });
+  }
+  it('no trajectories: pass 1 has nothing to do, pass 2 writes the empty statistics', async () => {
+    const { got } = await check(makeStatsInput(0, 8, 9, 5), 'N=0');
+    expect(got.tokens).toBe(0);
+    expect(got.ess).toBe(1);
+  });
+  it('chunks without tokens or live trajectories among full ones (padding rows at the end)', async () => {
+    // 600 trajectories of Tp 4: chunks of 128; the last 200 are padding (no turns, no mask).
+    const x = makeStatsInput(600, 8, 4, 41, { sizes: Array.from({ length: 50 }, () => 8) });
+    for (let i = 400 * 4; i < x.mask.length; i++) x.mask[i] = 0;
+    await check(x, 'padding chunks');
+  });
+  it('two runs give the same bits', async () => {
+    const x = makeStatsInput(8192, 8, 9, 99);
+    expect(Array.from(await gpuStats(x))).toEqual(Array.from(await gpuStats(x)));
   });
 });

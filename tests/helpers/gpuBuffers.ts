@@ -1,6 +1,7 @@
 /** Small buffer helpers for the GPU kernel tests: upload, empty, run one pass, read back. */
 import type { KernelCall } from '../../kernels/pipeline';
 import type { ReductionCall } from '../../kernels/reduce';
+import type { StagedCall } from '../../kernels/stages';
 
 const USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
@@ -51,7 +52,7 @@ export class GpuScratch {
  */
 export function runCalls(
   device: GPUDevice,
-  items: Array<[{ encode(pass: GPUComputePassEncoder, call: never): void }, KernelCall<never> | ReductionCall<never>]>,
+  items: Array<[{ encode(pass: GPUComputePassEncoder, call: never): void }, KernelCall<never> | ReductionCall<never, never> | StagedCall<never>]>,
 ): void {
   const enc = device.createCommandEncoder();
   const pass = enc.beginComputePass();

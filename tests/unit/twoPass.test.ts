@@ -1,0 +1,67 @@
+/**
+ * The layouts of the two-pass whole-array reductions (kernels/reduce.ts defineTwoPass): gradNorm's
+ * blocks and stats' chunks of whole trajectories are functions of the sizes alone (which fixes the
+ * summation order), cover every element once, and size the scratch; STATS_CHUNK_WORDS matches the
+ * WGSL record it sizes.
+ */
+import { describe, expect, it } from 'vitest';
+import { GRAD_NORM_BLOCK, gradNormBlocks, gradNormKernel } from '../../kernels/adam';
+import { STATS_CHUNK_ROWS, STATS_CHUNK_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsKernel } from '../../kernels/stats';
+import statsChunkWGSL from '../../kernels/statsChunk.wgsl?raw';
+
+describe('gradNorm blocks', () => {
+  it('ceil(n / block) blocks; the scratch holds at least one word', () => {
+    const B = GRAD_NORM_BLOCK;
+    expect([0, 1, B - 1, B, B + 1, 5 * B + 17, 276_504].map(gradNormBlocks)).toEqual([0, 1, 1, 1, 2, 6, 136]);
+    expect(gradNormKernel.scratchWords({ n: 0 })).toBe(1);
+    expect(gradNormKernel.scratchWords({ n: 9795 })).toBe(5);
+    expect(gradNormKernel.dispatches).toBe(2);
+    expect(gradNormKernel.kernels.map((k) => k.label)).toEqual(['gradNorm', 'gradNormSum']);
+  });
+});
+
+describe('stats chunks', () => {
+  it('whole trajectories, at most one per thread, about STATS_CHUNK_ROWS rows', () => {
+    // The default, 8x and 64x batches (Tp 9), the scale preset (Tp 3), one-row trajectories, long ones.
+    expect(statsChunks(128, 9)).toEqual({ trajPerChunk: 56, chunks: 3 });
+    expect(statsChunks(1024, 9)).toEqual({ trajPerChunk: 56, chunks: 19 });
+    expect(statsChunks(8192, 9)).toEqual({ trajPerChunk: 56, chunks: 147 });
+    expect(statsChunks(1024, 3)).toEqual({ trajPerChunk: 170, chunks: 7 });
+    expect(statsChunks(257, 1)).toEqual({ trajPerChunk: 256, chunks: 2 });
+    expect(statsChunks(6, 600)).toEqual({ trajPerChunk: 1, chunks: 6 });
+    expect(statsChunks(0, 9)).toEqual({ trajPerChunk: 56, chunks: 0 });
+    for (const [N, Tp] of [[1, 1], [999, 7], [5000, 2], [33, 513], [70000, 1]]) {
+      const { trajPerChunk, chunks } = statsChunks(N!, Tp!);
+      expect(trajPerChunk).toBeGreaterThanOrEqual(1);
+      expect(trajPerChunk).toBeLessThanOrEqual(STATS_WORKGROUP_SIZE);
+      expect(trajPerChunk * Tp!).toBeLessThanOrEqual(Math.max(STATS_CHUNK_ROWS, Tp!));
+      expect((chunks - 1) * trajPerChunk).toBeLessThan(N!);
+      expect(chunks * trajPerChunk).toBeGreaterThanOrEqual(N!);
+    }
+  });
+
+  it('scratch: one StatsChunk record per chunk, one even without trajectories', () => {
+    expect(statsKernel.scratchWords({ numTraj: 8192, tp: 9, minibatches: 1 })).toBe(147 * STATS_CHUNK_WORDS);
+    expect(statsKernel.scratchWords({ numTraj: 0, tp: 9, minibatches: 1 })).toBe(STATS_CHUNK_WORDS);
+    expect(statsKernel.kernels.map((k) => k.label)).toEqual(['stats', 'statsCombine']);
+  });
+
+  it('STATS_CHUNK_WORDS is the word count of struct StatsChunk in statsChunk.wgsl', () => {
+    const code = statsChunkWGSL.replace(/\/\/.*$/gm, '');
+    const consts = new Map([...code.matchAll(/const\s+(\w+)\s*:\s*u32\s*=\s*(\d+)u\s*;/g)].map((m) => [m[1]!, Number(m[2])]));
+    const body = /struct\s+StatsChunk\s*\{([^}]*)\}/.exec(code)![1]!;
+    const words = body
+      .split(/,\s*\n/)
+      .map((f) => f.trim())
+      .filter((f) => f.length > 0)
+      .map((f) => {
+        const type = f.slice(f.indexOf(':') + 1).trim().replace(/,$/, '');
+        const arr = /^array<(?:u32|f32),\s*(\w+)>$/.exec(type);
+        if (arr) return consts.get(arr[1]!) ?? Number(arr[1]);
+        expect(['u32', 'f32']).toContain(type);
+        return 1;
+      })
+      .reduce((a, b) => a + b, 0);
+    expect(words).toBe(STATS_CHUNK_WORDS);
+  });
+});
