@@ -65,11 +65,13 @@ export function adamCpu(
 export const GRAD_NORM_WORKGROUP_SIZE = 256;
 export const ADAM_WORKGROUP_SIZE = 64;
 /**
- * Gradient entries per workgroup of gradNorm's pass 1: 8 per thread. Small enough that the scale
- * preset's 276,504 parameters make 136 workgroups (a large GPU has ~100 compute units), large
- * enough that pass 2 stays one loop step per thread up to 524,288 parameters.
+ * Gradient entries per workgroup of gradNorm's pass 1: 32 per thread. The scale preset's 276,504
+ * parameters make 34 workgroups, the default model's 9,795 two; pass 2 stays one loop step per
+ * thread up to 2M parameters. 2,048 (136 workgroups on `scale`) was measured 3-10x slower than this
+ * on SwiftShader, where each extra workgroup costs ~0.3 ms (BENCHMARKS.md); on a GPU either fills
+ * far more of the device than the one workgroup before.
  */
-export const GRAD_NORM_BLOCK = 2048;
+export const GRAD_NORM_BLOCK = 8192;
 
 /** Mirrors `struct GradNorm` in gradNorm.wgsl and gradNormSum.wgsl. */
 export const GRAD_NORM_UNIFORM = uniformLayout([['n', 'u32'], ['block', 'u32'], ['blocks', 'u32']] as const);

@@ -1,8 +1,8 @@
 /**
  * gradNorm.wgsl + gradNormSum.wgsl vs gradNormCpu and adam.wgsl vs adamCpu (kernels/adam.ts).
  * gradNorm: rtol 2e-6, unchanged from the one-workgroup kernel. Each block's thread sums are
- * GRAD_NORM_BLOCK / 256 = 8 terms, then two 8-level trees and ceil(blocks / 256) terms per thread
- * in pass 2: about 25 roundings of the sum of squares for n <= 524,288, so at most ~13 ulps (8e-7)
+ * GRAD_NORM_BLOCK / 256 = 32 terms, then two 8-level trees and ceil(blocks / 256) terms per thread
+ * in pass 2: about 50 roundings of the sum of squares for n <= 2M, so at most ~25 ulps (1.5e-6)
  * of the norm; the old kernel's n / 256 + 8 ulps grew with n. Two runs give the same bits.
  * Magnitudes: squares are f32, so a norm whose f32 square overflows (entries past ~1.8e19, or a sum
  * past 3.4e38) is +Inf, which adam.wgsl and adamCpu both treat as a skipped step. Entries near
