@@ -124,8 +124,9 @@ export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Arr
 }
 
 /**
- * Forward pass for R rows (kernel `forward.wgsl`). Row r predicts the token at flat position
- * rowPos[r] of `seq` ([N, L] row-major); its grammar row is the previous token:
+ * Forward pass for R rows (kernels `forwardHidden.wgsl`, then `forwardLogits.wgsl`). Row r
+ * predicts the token at flat position rowPos[r] of `seq` ([N, L] row-major); its grammar row is
+ * the previous token:
  *   h[r, j] = tanh(b1[j] + sum_k proj[k, ctx_k(r), j]),   z[r] = grammarMask((h[r] W2 + b2) / temperature)
  * with `proj` from embedProjectCpu (computed here unless given). A context token outside the
  * vocabulary (no task writes one) reads as PAD (token 0), here and in every kernel, so that every
@@ -346,9 +347,9 @@ export function backwardCpu(
 // GPU kernels. Row-indexed arrays (h, z, dz, da) use the row's index in the whole row set: row r
 // of a call is rowBase + r, so minibatches share buffers with the full batch.
 
-/** Threads per workgroup of the per-row (forward) and per-output kernels. */
+/** Threads per workgroup of the per-output kernels. */
 export const MLP_WORKGROUP_SIZE = 64;
-/** Sizes of the fixed workgroup arrays in forward.wgsl. */
+/** The largest model the kernels are tested at (workers/config.ts allows no more). */
 export const MAX_HIDDEN = 1024;
 export const MAX_CONTEXT = 32;
 
