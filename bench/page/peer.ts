@@ -3,17 +3,15 @@
  * (TF.js, our GPU backend, our CPU backend, TF.js, ...), after a correctness check of the TF.js
  * step's loss and gradient norm against our CPU reference on that batch.
  *
- * The batch: the classroom default config, trained for `prepIters` iterations on the CPU backend;
- * the last iteration's update input (rewards, mask, weights, lr), token sequences and the weights
- * just before that update are captured, together with the CPU backend's loss and gradient norm
- * for it (the reference). Every contender then starts from those weights and that batch.
+ * The batch: the classroom default config trained for `prepIters` iterations on the CPU backend
+ * (bench/peer/capture.ts). Every contender then starts from its weights and that batch.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import type { Backend, RunShape, UpdateInput } from '../../workers/backend';
+import type { Backend } from '../../workers/backend';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createGpuBackend } from '../../workers/gpuBackend';
 import { requestGpu } from '../../workers/gpuDevice';
-import { createTrainer } from '../../workers/trainer';
+import { captureUpdate } from '../peer/capture';
 import { createTfPeer, type TfPeer } from '../peer/tfjsUpdate';
 import { configFor } from '../lib/iteration';
 import { now, summarize } from '../lib/stats';
@@ -31,50 +29,6 @@ export interface PeerOptions {
   wasmPath: string;
   /** Relative tolerance of the loss and gradient-norm check. */
   tolerance: number;
-}
-
-interface Captured {
-  params: Float32Array;
-  ref: Float32Array;
-  seq: Int32Array;
-  inp: UpdateInput;
-  loss: number;
-  gradNorm: number;
-}
-
-async function captureBatch(o: PeerOptions): Promise<{ captured: Captured; shape: RunShape }> {
-  const cfg = configFor(o.set);
-  let captured: Captured | null = null;
-  let n = 0;
-  const trainer = await createTrainer(cfg, (shape, params) => {
-    const b = createCpuBackend(shape, params);
-    return {
-      ...b,
-      kind: b.kind,
-      label: b.label,
-      update: async (inp) => {
-        n++;
-        if (n < o.prepIters) return b.update(inp);
-        const before = await b.snapshot();
-        const s = await b.update(inp);
-        const batch = await b.readBatch();
-        captured = {
-          params: before.params,
-          ref: before.ref,
-          seq: Int32Array.from(batch.seq),
-          inp: { ...inp, snapshot: false },
-          loss: s.loss,
-          gradNorm: s.grad_norm,
-        };
-        return s;
-      },
-    } satisfies Backend;
-  });
-  for (let i = 0; i < o.prepIters; i++) await trainer.step();
-  const shape = trainer.shape;
-  trainer.destroy();
-  if (!captured) throw new Error('peer: no batch captured');
-  return { captured, shape };
 }
 
 async function initTf(name: string, wasmPath: string): Promise<string | null> {
@@ -100,7 +54,8 @@ const relErr = (a: number, b: number) => Math.abs(a - b) / Math.max(1e-6, Math.a
 export async function runPeerBench(o: PeerOptions, log: (m: string) => void): Promise<{ results: PeerResult[]; notes: string[] }> {
   const notes: string[] = [];
   const t0 = now();
-  const { captured: c, shape } = await captureBatch(o);
+  const c = await captureUpdate(configFor(o.set), o.prepIters);
+  const { shape } = c;
   log(`peer: batch captured after ${o.prepIters} CPU iterations in ${(now() - t0).toFixed(0)} ms (N=${shape.N}, R=${shape.N * shape.Tp})`);
 
   let gpu: Backend | null = null;

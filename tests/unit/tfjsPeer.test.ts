@@ -10,48 +10,16 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { captureUpdate } from '../../bench/peer/capture';
 import { createTfPeer } from '../../bench/peer/tfjsUpdate';
-import type { Backend, RunShape, UpdateInput } from '../../workers/backend';
 import { defaultConfig, withFieldText } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createTrainer } from '../../workers/trainer';
-
-interface Captured {
-  shape: RunShape;
-  params: Float32Array;
-  ref: Float32Array;
-  seq: Int32Array;
-  inp: UpdateInput;
-  loss: number;
-  gradNorm: number;
-}
 
 /** Trains a few iterations on the CPU backend and keeps the last update's input, weights and result. */
-async function capture(set: Record<string, string>, iters: number): Promise<Captured> {
+const capture = (set: Record<string, string>, iters: number) => {
   let cfg = defaultConfig();
   for (const [k, v] of Object.entries(set)) cfg = withFieldText(cfg, k, v);
-  let got: Omit<Captured, 'shape'> | null = null;
-  let n = 0;
-  const trainer = await createTrainer(cfg, (shape, params) => {
-    const b = createCpuBackend(shape, params);
-    return {
-      ...b,
-      update: async (inp) => {
-        if (++n < iters) return b.update(inp);
-        const before = await b.snapshot();
-        const s = await b.update(inp);
-        const batch = await b.readBatch();
-        got = { params: before.params, ref: before.ref, seq: Int32Array.from(batch.seq), inp: { ...inp, snapshot: false }, loss: s.loss, gradNorm: s.grad_norm };
-        return s;
-      },
-    } satisfies Backend;
-  });
-  for (let i = 0; i < iters; i++) await trainer.step();
-  const shape = trainer.shape;
-  trainer.destroy();
-  if (!got) throw new Error('no batch captured');
-  return { shape, ...(got as Omit<Captured, 'shape'>) };
-}
+  return captureUpdate(cfg, iters);
+};
 
 const rel = (a: number, b: number) => Math.abs(a - b) / Math.max(1e-9, Math.abs(b));
 
