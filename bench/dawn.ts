@@ -1,0 +1,151 @@
+/**
+ * The benchmark's GPU sections in Node through Dawn (the optional `webgpu` package), for a machine
+ * with a GPU and no browser: the kernels and whole iterations on the GPU backend, and the CPU
+ * backend in Node at the same scales, and the TF.js peer (its WebGPU backend on the same Dawn, its
+ * WASM backend). It writes the same JSON as `npm run bench` (print its tables with
+ * `npm run bench -- --render FILE`); the scaling and page sections need a browser and are left out.
+ *
+ *   npm run -s bench:dawn -- [--quick] [--only kernels,iteration] [--out FILE] [--webgpu MODULE]
+ *                            [--dawn FLAG ...] [--kernel-batches 128,1024] [--wasm DIR] [--peer-batches 16,128]
+ *
+ * --webgpu names the module to load (default `webgpu`; a path for an unpacked copy), --dawn passes
+ * a flag to Dawn's create() (e.g. `backend=vulkan`). Progress goes to stderr, tables to stdout.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createCpuBackend } from '../workers/cpuBackend';
+import { adapterEnv, iterationSection, kernelsSection } from './lib/gpuSections';
+import { benchIterations, configFor } from './lib/iteration';
+import { launchShapes } from './lib/kernelCases';
+import { runPeerBench } from './page/peer';
+import { renderMarkdown, type BenchResults } from './lib/tables';
+import type { IterationRow } from './lib/types';
+import { makePlan } from './plan';
+
+interface DawnArgs {
+  quick: boolean;
+  only: string[];
+  out: string;
+  module: string;
+  dawnFlags: string[];
+  /** Prompts per kernel-bench size (rows = 8 x 9 x batch at the defaults), instead of the plan's. */
+  kernelBatches?: number[];
+  /** Folder of tfjs-backend-wasm's .wasm files, for the peer. */
+  wasmPath: string;
+  /** Prompts per batch of each peer run (the plan's default scale when absent). */
+  peerBatches?: number[];
+}
+
+function parse(argv: string[]): DawnArgs {
+  const a: DawnArgs = { quick: false, only: ['kernels', 'iteration', 'peer'], out: 'bench/results/latest-dawn.json', module: 'webgpu', dawnFlags: [], wasmPath: 'node_modules/@tensorflow/tfjs-backend-wasm/dist/' };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === '--quick') a.quick = true;
+    else if (flag === '--only') a.only = value().split(',');
+    else if (flag === '--out') a.out = resolve(value());
+    else if (flag === '--webgpu') a.module = value();
+    else if (flag === '--dawn') a.dawnFlags.push(value());
+    else if (flag === '--kernel-batches') a.kernelBatches = value().split(',').map(Number);
+    else if (flag === '--wasm') a.wasmPath = value();
+    else if (flag === '--peer-batches') a.peerBatches = value().split(',').map(Number);
+    else throw new Error(`unknown flag ${flag}`);
+  }
+  for (const s of a.only) if (!['kernels', 'iteration', 'peer'].includes(s)) throw new Error(`--only: ${s} is not a Dawn section (kernels, iteration, peer)`);
+  return a;
+}
+
+const log = (m: string) => process.stderr.write(`${m}\n`);
+
+async function loadDawn(name: string, flags: string[]): Promise<GPU> {
+  const spec = name.startsWith('.') || name.startsWith('/') ? pathToFileURL(resolve(name)).href : name;
+  const mod = (await import(/* @vite-ignore */ spec)) as { create: (flags: string[]) => GPU; globals: Record<string, unknown> };
+  // Dawn's WebGPU classes (GPUBufferUsage, ...) as globals, as a browser has them.
+  Object.assign(globalThis, mod.globals);
+  return mod.create(flags);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const args = parse(argv);
+  const gpu = await loadDawn(args.module, args.dawnFlags);
+  const t0 = Date.now();
+  const results: BenchResults = {
+    meta: {
+      date: new Date().toISOString(),
+      command: `npm run -s bench:dawn${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
+      node: process.version,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      cpuCount: cpus().length,
+      chromiumFlags: [],
+      browserVersion: `none: Node ${process.version} with Dawn (${args.module}${args.dawnFlags.length ? `, ${args.dawnFlags.join(' ')}` : ''})`,
+      sections: args.only,
+      quick: args.quick,
+      loadStart: loadavg(),
+    },
+    env: { userAgent: `Node ${process.version}`, chromiumVersion: null, hardwareConcurrency: cpus().length, crossOriginIsolated: false, adapter: await adapterEnv(gpu) },
+    errors: {},
+  };
+  const a = results.env!.adapter;
+  log(`adapter: ${a.available ? `${a.vendor} ${a.architecture} ${a.description ?? ''} fallback=${a.isFallbackAdapter}` : a.error}`);
+  const plan = makePlan(args.quick, !(a.available && a.isFallbackAdapter === false));
+  const section = async (name: string, fn: () => Promise<void>) => {
+    const ts = Date.now();
+    try {
+      await fn();
+    } catch (e) {
+      results.errors[name] = (e as Error).message.split('\n')[0]!;
+      log(`${name} failed: ${(e as Error).stack ?? e}`);
+    }
+    log(`${name}: ${((Date.now() - ts) / 1000).toFixed(1)} s`);
+  };
+  if (args.only.includes('iteration')) {
+    await section('iteration', async () => {
+      const rows: IterationRow[] = await iterationSection(gpu, { scales: plan.iteration.scales, gpuScales: plan.iteration.gpuScales, cpuScales: [] }, log, 'node');
+      for (const spec of plan.iteration.nodeScales) {
+        rows.push(...(await benchIterations(spec, [{ backend: 'cpu', where: 'node', factory: createCpuBackend }], log)));
+      }
+      results.iteration = rows;
+    });
+  }
+  if (args.only.includes('kernels')) {
+    results.launch = plan.iteration.nodeScales.map((sc) => ({ scale: sc.name, ...launchShapes(configFor(sc.set)) }));
+    const kernelPlan = args.kernelBatches ? { ...plan.kernels, batches: args.kernelBatches } : plan.kernels;
+    await section('kernels', async () => void (results.kernels = await kernelsSection(gpu, kernelPlan, log)));
+  }
+  if (args.only.includes('peer')) {
+    // TF.js's WebGPU backend and our GPU backend look for navigator.gpu, as in a browser.
+    const g = globalThis as { navigator?: { gpu?: GPU } };
+    if (g.navigator) Object.defineProperty(g.navigator, 'gpu', { value: gpu, configurable: true });
+    else g.navigator = { gpu };
+    const wasmPath = resolve(args.wasmPath) + '/';
+    const runs = args.peerBatches?.map((b) => ({ ...plan.peer, scaleName: `batch ${b}`, set: { ...plan.peer.set, batch: String(b) } })) ?? [plan.peer];
+    await section('peer', async () => {
+      const peer: NonNullable<BenchResults['peer']> = { results: [], notes: [] };
+      for (const run of runs) {
+        const r = await runPeerBench({ ...run, wasmPath }, log);
+        peer.results.push(...r.results);
+        peer.notes.push(...r.notes.filter((n) => !peer.notes.includes(n)));
+      }
+      results.peer = peer;
+    });
+  }
+  results.meta.wallSeconds = (Date.now() - t0) / 1000;
+  results.meta.loadEnd = loadavg();
+  writeFileSync(args.out, JSON.stringify(results, null, 1));
+  process.stdout.write(renderMarkdown(results));
+  log(`results written to ${args.out}`);
+}
+
+main(process.argv.slice(2)).then(
+  () => process.exit(0),
+  (e) => {
+    log(`error: ${(e as Error).stack ?? e}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,40 @@
+#!/bin/bash
+# Runs the Dawn benchmark (bench/dawn.ts) on a Linux machine with an NVIDIA GPU and nothing else
+# installed, from a folder prepared on a machine with npm (how BENCHMARKS.md's H200 figures were
+# made). The folder ($D, default .scratch/dawnbench) holds:
+#   bench.mjs       node bench/gpuMachine/bundle.mjs $D/bench.mjs
+#   node.gz         gzip -9 < "$(command -v node)"  (Node 20, x86-64; glibc >= 2.28)
+#   webgpu/         index.js and package.json of `npm pack webgpu@0.6.2`, and
+#   dawn.node.gz    its dist/linux-x64/dawn.node, gzipped
+#   wasm/           node_modules/@tensorflow/tfjs-backend-wasm/dist/*.wasm (the TF.js peer)
+#   *.deb           libvulkan1 and the glvnd libraries the NVIDIA Vulkan driver needs (libglvnd0,
+#                   libglx0, libegl1, libgl1, libgles2, libopengl0), from `apt-get download`;
+#                   each is unpacked only where the system lacks it
+# Results (JSON as `npm run bench` writes, and their tables) go to $OUT.
+#   sections:  bash run.sh            iteration, then kernels (R = 9216 and 73728 rows)
+#              PEER_ONLY=1 PB=16,128 bash run.sh    the TF.js peer at those batch sizes
+set -u
+D=${D:-$(pwd)/.scratch/dawnbench}
+OUT=${OUT:-/tmp/out}
+mkdir -p /tmp/dn "$OUT" && gzip -dc $D/node.gz > /tmp/dn/node && chmod +x /tmp/dn/node
+gzip -dc $D/dawn.node.gz > $D/webgpu/dist/linux-x64/dawn.node
+for f in $D/*.deb; do p=$(basename $f); p=${p%%_*}; dpkg -s $p >/dev/null 2>&1 || ldconfig -p | grep -q "${p%[0-9]}" || { echo "unpacking $p"; dpkg -x $f /; }; done; ldconfig
+ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f $ICD ] || ICD=$(ls /usr/share/vulkan/icd.d/nvidia*.json /etc/vulkan/icd.d/nvidia*.json 2>/dev/null | head -1)
+export VK_DRIVER_FILES=$ICD VK_ICD_FILENAMES=$ICD
+export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/local/nvidia/lib:${LD_LIBRARY_PATH:-}
+echo "icd=$ICD"; nvidia-smi -L; /tmp/dn/node --version
+cd $D
+/tmp/dn/node -e "import('./webgpu/index.js').then(async (m) => { const a = await m.create([]).requestAdapter(); console.log('adapter', a && JSON.stringify({ vendor: a.info.vendor, description: a.info.description, fallback: a.info.isFallbackAdapter })); })" 2>&1 | tee $OUT/adapter.txt
+if ! grep -q "adapter {" $OUT/adapter.txt; then
+  VK_LOADER_DEBUG=error,warn,info /tmp/dn/node -e "import('./webgpu/index.js').then(async (m) => console.log(await m.create([]).requestAdapter()))" > $OUT/vkdebug.txt 2>&1
+  tail -40 $OUT/vkdebug.txt; exit 3
+fi
+run() { # name, seconds, flags...
+  local name=$1 secs=$2; shift 2
+  timeout $secs /tmp/dn/node bench.mjs "$@" --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/dawn-$name.json > $OUT/dawn-$name.md 2> $OUT/dawn-$name.log
+  echo "$name rc=$?"; tail -3 $OUT/dawn-$name.log
+}
+if [ -n "${PEER_ONLY:-}" ]; then run peer ${PEER_S:-200} --only peer --peer-batches ${PB:-16,128}; exit 0; fi
+run iteration ${ITER_S:-200} --only iteration
+run kernels ${KERN_S:-230} --only kernels --kernel-batches ${KB:-128,1024}
