@@ -6,7 +6,8 @@
  * `npm run bench -- --render FILE`); the scaling and page sections need a browser and are left out.
  *
  *   npm run -s bench:dawn -- [--quick] [--only kernels,iteration] [--out FILE] [--webgpu MODULE]
- *                            [--dawn FLAG ...] [--kernel-batches 128,1024] [--wasm DIR] [--peer-batches 16,128]
+ *                            [--dawn FLAG ...] [--kernel-batches 128,1024] [--kernels a,b] [--wasm DIR]
+ *                            [--peer-batches 16,128]
  *
  * --webgpu names the module to load (default `webgpu`; a path for an unpacked copy), --dawn passes
  * a flag to Dawn's create() (e.g. `backend=vulkan`). Progress goes to stderr, tables to stdout.
@@ -32,6 +33,8 @@ interface DawnArgs {
   dawnFlags: string[];
   /** Prompts per kernel-bench size (rows = 8 x 9 x batch at the defaults), instead of the plan's. */
   kernelBatches?: number[];
+  /** Kernels to time (labels); all when absent. */
+  kernels?: string[];
   /** Folder of tfjs-backend-wasm's .wasm files, for the peer. */
   wasmPath: string;
   /** Prompts per batch of each peer run (the plan's default scale when absent). */
@@ -53,6 +56,7 @@ function parse(argv: string[]): DawnArgs {
     else if (flag === '--webgpu') a.module = value();
     else if (flag === '--dawn') a.dawnFlags.push(value());
     else if (flag === '--kernel-batches') a.kernelBatches = value().split(',').map(Number);
+    else if (flag === '--kernels') a.kernels = value().split(',');
     else if (flag === '--wasm') a.wasmPath = value();
     else if (flag === '--peer-batches') a.peerBatches = value().split(',').map(Number);
     else throw new Error(`unknown flag ${flag}`);
@@ -115,7 +119,11 @@ async function main(argv: string[]): Promise<void> {
   }
   if (args.only.includes('kernels')) {
     results.launch = plan.iteration.nodeScales.map((sc) => ({ scale: sc.name, ...launchShapes(configFor(sc.set)) }));
-    const kernelPlan = args.kernelBatches ? { ...plan.kernels, batches: args.kernelBatches } : plan.kernels;
+    const kernelPlan = {
+      ...plan.kernels,
+      ...(args.kernelBatches ? { batches: args.kernelBatches } : {}),
+      ...(args.kernels ? { only: args.kernels } : {}),
+    };
     await section('kernels', async () => void (results.kernels = await kernelsSection(gpu, kernelPlan, log)));
   }
   if (args.only.includes('peer')) {

@@ -36,5 +36,6 @@ run() { # name, seconds, flags...
   echo "$name rc=$?"; tail -3 $OUT/dawn-$name.log
 }
 if [ -n "${PEER_ONLY:-}" ]; then run peer ${PEER_S:-200} --only peer --peer-batches ${PB:-16,128}; exit 0; fi
-run iteration ${ITER_S:-200} --only iteration
-run kernels ${KERN_S:-230} --only kernels --kernel-batches ${KB:-128,1024}
+[ "${ITER_S:-200}" != 0 ] && run iteration ${ITER_S:-200} --only iteration
+run kernels ${KERN_S:-230} --only kernels --kernel-batches ${KB:-128,1024} ${KSEL:+--kernels $KSEL}
+# KSEL=sample,tokenStats a subset of the kernels; ITER_S=0 skips the iteration section
