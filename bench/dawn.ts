@@ -21,6 +21,7 @@ import { adapterEnv, iterationSection, kernelsSection } from './lib/gpuSections'
 import { benchIterations, configFor } from './lib/iteration';
 import { launchShapes } from './lib/kernelCases';
 import { runPeerBench } from './page/peer';
+import { sectionRunner } from './lib/section';
 import { renderMarkdown, type BenchResults } from './lib/tables';
 import type { IterationRow } from './lib/types';
 import { makePlan } from './plan';
@@ -98,16 +99,7 @@ async function main(argv: string[]): Promise<void> {
   const a = results.env!.adapter;
   log(`adapter: ${a.available ? `${a.vendor} ${a.architecture} ${a.description ?? ''} fallback=${a.isFallbackAdapter}` : a.error}`);
   const plan = makePlan(args.quick, !(a.available && a.isFallbackAdapter === false));
-  const section = async (name: string, fn: () => Promise<void>) => {
-    const ts = Date.now();
-    try {
-      await fn();
-    } catch (e) {
-      results.errors[name] = (e as Error).message.split('\n')[0]!;
-      log(`${name} failed: ${(e as Error).stack ?? e}`);
-    }
-    log(`${name}: ${((Date.now() - ts) / 1000).toFixed(1)} s`);
-  };
+  const section = sectionRunner(results, log);
   if (args.only.includes('iteration')) {
     await section('iteration', async () => {
       const rows: IterationRow[] = await iterationSection(gpu, { scales: plan.iteration.scales, gpuScales: plan.iteration.gpuScales, cpuScales: [] }, log, 'node');

@@ -19,6 +19,7 @@ import { createServer, type ViteDevServer } from 'vite';
 import { CHROMIUM_PATH, WEBGPU_ARGS } from '../tests/helpers/chromium';
 import { configFor } from './lib/iteration';
 import { launchShapes } from './lib/kernelCases';
+import { sectionRunner } from './lib/section';
 import { renderMarkdown, type BenchResults } from './lib/tables';
 import type { IterationRow, PageEnv } from './lib/types';
 import { nodeIterations } from './node';
@@ -147,16 +148,7 @@ export async function main(argv: string[]): Promise<BenchResults> {
       // A hardware adapter gets the full sizes; a software one (or none) the reduced plan.
       plan = applyArgs(makePlan(args.quick, !(a.available && a.isFallbackAdapter === false)), args);
     }
-    const section = async (name: string, fn: () => Promise<void>) => {
-      const ts = Date.now();
-      try {
-        await fn();
-      } catch (e) {
-        results.errors[name] = (e as Error).message.split('\n')[0]!;
-        log(`${name} failed: ${(e as Error).stack ?? e}`);
-      }
-      log(`${name}: ${((Date.now() - ts) / 1000).toFixed(1)} s`);
-    };
+    const section = sectionRunner(results, log);
     if (want('kernels')) {
       results.launch = plan.iteration.nodeScales.map((sc) => {
         return { scale: sc.name, ...launchShapes(configFor(sc.set)) };
