@@ -2,10 +2,12 @@
  * The benchmark's GPU sections in Node through Dawn (the optional `webgpu` package), for a machine
  * with a GPU and no browser: the kernels and whole iterations on the GPU backend, and the CPU
  * backend in Node at the same scales, and the TF.js peer (its WebGPU backend on the same Dawn, its
- * WASM backend). It writes the same JSON as `npm run bench` (print its tables with
+ * WASM backend); `--only selftest,parity` checks correctness on the adapter instead: every kernel
+ * against its CPU reference (the ?selftest page's cases), and the trainer on the GPU backend
+ * against the CPU backend for 30 iterations on three configs. It writes the same JSON as `npm run bench` (print its tables with
  * `npm run bench -- --render FILE`); the scaling and page sections need a browser and are left out.
  *
- *   npm run -s bench:dawn -- [--quick] [--only kernels,iteration] [--out FILE] [--webgpu MODULE]
+ *   npm run -s bench:dawn -- [--quick] [--only kernels,iteration,peer,selftest,parity] [--out FILE] [--webgpu MODULE]
  *                            [--dawn FLAG ...] [--kernel-batches 128,1024] [--kernels a,b] [--wasm DIR]
  *                            [--peer-batches 16,128]
  *
@@ -21,6 +23,11 @@ import { adapterEnv, iterationSection, kernelsSection } from './lib/gpuSections'
 import { benchIterations, configFor } from './lib/iteration';
 import { launchShapes } from './lib/kernelCases';
 import { runPeerBench } from './page/peer';
+import { formatReport, runSelfTest } from '../kernels/selftest';
+import { createGpuBackend } from '../workers/gpuBackend';
+import { requestGpu } from '../workers/gpuDevice';
+import { createTrainer } from '../workers/trainer';
+import { defaultConfig, withFieldText } from '../workers/config';
 import { sectionRunner } from './lib/section';
 import { renderMarkdown, type BenchResults } from './lib/tables';
 import type { IterationRow } from './lib/types';
@@ -42,6 +49,9 @@ interface DawnArgs {
   peerBatches?: number[];
 }
 
+/** selftest and parity check correctness on the adapter; they print their own report to stderr. */
+const SECTIONS = ['kernels', 'iteration', 'peer', 'selftest', 'parity'];
+
 function parse(argv: string[]): DawnArgs {
   const a: DawnArgs = { quick: false, only: ['kernels', 'iteration', 'peer'], out: 'bench/results/latest-dawn.json', module: 'webgpu', dawnFlags: [], wasmPath: 'node_modules/@tensorflow/tfjs-backend-wasm/dist/' };
   for (let i = 0; i < argv.length; i++) {
@@ -62,7 +72,7 @@ function parse(argv: string[]): DawnArgs {
     else if (flag === '--peer-batches') a.peerBatches = value().split(',').map(Number);
     else throw new Error(`unknown flag ${flag}`);
   }
-  for (const s of a.only) if (!['kernels', 'iteration', 'peer'].includes(s)) throw new Error(`--only: ${s} is not a Dawn section (kernels, iteration, peer)`);
+  for (const s of a.only) if (!SECTIONS.includes(s)) throw new Error(`--only: ${s} is not a Dawn section (${SECTIONS.join(', ')})`);
   return a;
 }
 
@@ -74,6 +84,46 @@ async function loadDawn(name: string, flags: string[]): Promise<GPU> {
   // Dawn's WebGPU classes (GPUBufferUsage, ...) as globals, as a browser has them.
   Object.assign(globalThis, mod.globals);
   return mod.create(flags);
+}
+
+const PARITY_ITERS = 30;
+
+/**
+ * The trainer on the GPU backend against the CPU backend, same config and seed, for `iters`
+ * iterations on three configs: the iteration whose sampled tokens first differ (rewards are a
+ * function of them) and the largest metric difference before it. On SwiftShader the GPU tests
+ * require identical tokens for 2 iterations; over longer runs f32 rounding may flip a sample.
+ */
+async function backendParity(gpu: GPU, iters: number): Promise<string> {
+  const lines: string[] = [];
+  const { device, label } = await requestGpu(gpu);
+  for (const set of [{}, { methods: 'ppo', group: '1', batch: '64' }, { task: 'tools', methods: 'cm2' }] as Record<string, string>[]) {
+    let cfg = defaultConfig();
+    for (const [k, v] of Object.entries(set)) cfg = withFieldText(cfg, k, v);
+    const g = await createTrainer(cfg, (shape, params) => createGpuBackend(device, shape, params, { label }));
+    const c = await createTrainer(cfg, createCpuBackend);
+    let firstDiff = -1;
+    let maxDiff = 0;
+    let worst = '';
+    for (let i = 0; i < iters; i++) {
+      const [rg, rc] = [await g.step(), await c.step()];
+      const hist = (r: Record<string, unknown>) => JSON.stringify([r.reward_mean, r.success_rate, r.adv_hist, r.tokens]);
+      if (firstDiff < 0 && hist(rg) !== hist(rc)) firstDiff = rg.iter;
+      if (firstDiff >= 0) continue;
+      for (const [k, v] of Object.entries(rc)) {
+        const w = (rg as Record<string, unknown>)[k];
+        if (typeof v !== 'number' || typeof w !== 'number' || k === 'ms') continue;
+        const d = Math.abs(v - w) / Math.max(1, Math.abs(v));
+        if (d > maxDiff) [maxDiff, worst] = [d, `${k} at iteration ${rc.iter}`];
+      }
+    }
+    g.destroy();
+    c.destroy();
+    const name = Object.keys(set).length ? Object.entries(set).map(([k, v]) => `${k}=${v}`).join(' ') : 'defaults';
+    lines.push(`parity ${name}: ${firstDiff < 0 ? `same rewards, success and advantage histograms for all ${iters} iterations` : `first difference at iteration ${firstDiff}`}; largest metric difference before it ${maxDiff.toExponential(2)} (${worst || 'none'})`);
+  }
+  device.destroy();
+  return lines.join('\n');
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -108,6 +158,21 @@ async function main(argv: string[]): Promise<void> {
       }
       results.iteration = rows;
     });
+  }
+  if (args.only.includes('selftest')) {
+    // Every kernel against its CPU reference on this adapter (the ?selftest page's cases).
+    await section('selftest', async () => {
+      const { device } = await requestGpu(gpu);
+      const rows = await runSelfTest(device, () => {});
+      device.destroy();
+      const env = { vendor: a.vendor ?? '', architecture: a.architecture ?? '', description: a.description ?? '', isFallbackAdapter: Boolean(a.isFallbackAdapter) };
+      log(formatReport(env, rows));
+      const bad = rows.filter((r) => !r.pass);
+      if (bad.length) throw new Error(`selftest: ${bad.length} of ${rows.length} checks failed (${[...new Set(bad.map((r) => r.kernel))].join(', ')})`);
+    });
+  }
+  if (args.only.includes('parity')) {
+    await section('parity', async () => void log(await backendParity(gpu, PARITY_ITERS)));
   }
   if (args.only.includes('kernels')) {
     results.launch = plan.iteration.nodeScales.map((sc) => ({ scale: sc.name, ...launchShapes(configFor(sc.set)) }));

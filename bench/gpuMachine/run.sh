@@ -13,6 +13,8 @@
 # Results (JSON as `npm run bench` writes, and their tables) go to $OUT.
 #   sections:  bash run.sh            iteration, then kernels (R = 9216 and 73728 rows)
 #              PEER_ONLY=1 PB=16,128 bash run.sh    the TF.js peer at those batch sizes
+#              CHECK_ONLY=1 bash run.sh             every kernel against its reference (the self-test)
+#                                                   and the trainer on the GPU against the CPU backend
 set -u
 D=${D:-$(pwd)/.scratch/dawnbench}
 OUT=${OUT:-/tmp/out}
@@ -35,6 +37,7 @@ run() { # name, seconds, flags...
   timeout $secs /tmp/dn/node bench.mjs "$@" --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/dawn-$name.json > $OUT/dawn-$name.md 2> $OUT/dawn-$name.log
   echo "$name rc=$?"; tail -3 $OUT/dawn-$name.log
 }
+if [ -n "${CHECK_ONLY:-}" ]; then run check ${CHECK_S:-200} --only selftest,parity; grep -v "^PASS" $OUT/dawn-check.log | tail -25; exit 0; fi
 if [ -n "${PEER_ONLY:-}" ]; then run peer ${PEER_S:-200} --only peer --peer-batches ${PB:-16,128}; exit 0; fi
 [ "${ITER_S:-200}" != 0 ] && run iteration ${ITER_S:-200} --only iteration
 run kernels ${KERN_S:-230} --only kernels --kernel-batches ${KB:-128,1024} ${KSEL:+--kernels $KSEL}
