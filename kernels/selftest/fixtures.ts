@@ -325,3 +325,49 @@ export function ppoTrajInputs(N: number, seed: number, spread = 0.3): PpoInputs 
   base.adv.forEach((a, i) => (base.adv[i] = a * mask[i]!));
   return { ...base, mask };
 }
+
+/** Inputs of the sample kernel: masked logits and the positions the rows write their token to. */
+export interface SampleInput {
+  /** [rows, V] masked logits. */
+  z: Float32Array;
+  V: number;
+  /** Row r samples position 3r + 1 of a sequence of 3 rows + 2 tokens (distinct positions). */
+  rowPos: Uint32Array;
+  seqLen: number;
+}
+
+const sampleRows = (z: Float32Array, V: number, rows: number): SampleInput => ({
+  z, V, rowPos: Uint32Array.from({ length: rows }, (_, r) => 3 * r + 1), seqLen: 3 * rows + 2,
+});
+
+/** Random logits, 30 % of them masked, at least one allowed token per row. */
+export function randomSampleInput(rows: number, V: number, seed: number, logitScale = 2): SampleInput {
+  const rng = createRng(seed);
+  const z = new Float32Array(rows * V);
+  for (let r = 0; r < rows; r++) {
+    for (let v = 0; v < V; v++) z[r * V + v] = rng.next() < 0.3 ? MASKED_LOGIT : rng.normal() * logitScale;
+    z[r * V + rng.int(V)] = rng.normal() * logitScale;
+  }
+  return sampleRows(z, V, rows);
+}
+
+/**
+ * 120 rows of V 12 cycling through four kinds: logits of +-1e4; one dominant token (v = r % V,
+ * logit 50); one allowed token (v = 5r % V); a near-uniform row (logits ~1e-6).
+ */
+export function extremeSampleInput(): SampleInput {
+  const V = 12;
+  const rows = 4 * 30;
+  const rng = createRng(77);
+  const z = new Float32Array(rows * V);
+  for (let r = 0; r < rows; r++) {
+    const kind = r % 4;
+    for (let v = 0; v < V; v++) {
+      if (kind === 0) z[r * V + v] = rng.next() < 0.5 ? 1e4 : -1e4;
+      else if (kind === 1) z[r * V + v] = v === r % V ? 50 : rng.normal();
+      else if (kind === 2) z[r * V + v] = v === (r * 5) % V ? rng.normal() : MASKED_LOGIT;
+      else z[r * V + v] = 1e-6 * rng.normal();
+    }
+  }
+  return sampleRows(z, V, rows);
+}

@@ -15,7 +15,7 @@ import { createRng } from '../../workers/rng';
 import { logitGradCpu, logitGradKernel, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../mlp';
 import { sampleCpu, sampleKernel, SAMPLE_WORKGROUP_SIZE } from '../sample';
 import { tokenStatsCpu, tokenStatsKernel, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
-import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from './fixtures';
+import { extremeSampleInput, logitCase, maxAbsLogit, randomSampleInput, type LogitCase, type RowKind, type SampleInput } from './fixtures';
 import { dispatch, exact, joined, withScratch, type SelfTestCase } from './harness';
 
 const KIND_NAMES: Record<RowKind, string> = {
@@ -28,43 +28,6 @@ const KIND_NAMES: Record<RowKind, string> = {
 const EXTREME: RowKind[] = ['huge', 'dominant', 'single', 'flat'];
 
 // ---- sample ----
-
-interface SampleInput {
-  /** [rows, V] masked logits. */
-  z: Float32Array;
-  V: number;
-  /** Row r samples position 3r + 1 of a sequence of 3 rows + 2 tokens. */
-  rowPos: Uint32Array;
-  seqLen: number;
-}
-
-function randomSampleInput(rows: number, V: number, seed: number): SampleInput {
-  const rng = createRng(seed);
-  const z = new Float32Array(rows * V);
-  for (let r = 0; r < rows; r++) {
-    for (let v = 0; v < V; v++) z[r * V + v] = rng.next() < 0.3 ? MASKED_LOGIT : rng.normal() * 2;
-    z[r * V + rng.int(V)] = rng.normal() * 2; // at least one allowed token
-  }
-  return { z, V, rowPos: Uint32Array.from({ length: rows }, (_, r) => 3 * r + 1), seqLen: 3 * rows + 2 };
-}
-
-/** Rows cycling through ±1e4, one dominant token, one allowed token, a near-uniform row. */
-function extremeSampleInput(): SampleInput {
-  const V = 12;
-  const rows = 4 * 30;
-  const rng = createRng(77);
-  const z = new Float32Array(rows * V);
-  for (let r = 0; r < rows; r++) {
-    const kind = r % 4;
-    for (let v = 0; v < V; v++) {
-      if (kind === 0) z[r * V + v] = rng.next() < 0.5 ? 1e4 : -1e4;
-      else if (kind === 1) z[r * V + v] = v === r % V ? 50 : rng.normal();
-      else if (kind === 2) z[r * V + v] = v === (r * 5) % V ? rng.normal() : MASKED_LOGIT;
-      else z[r * V + v] = 1e-6 * rng.normal();
-    }
-  }
-  return { z, V, rowPos: Uint32Array.from({ length: rows }, (_, r) => 3 * r + 1), seqLen: 3 * rows + 2 };
-}
 
 function sampleCase(name: string, input: () => SampleInput, seed: number, iter: number): SelfTestCase {
   return {

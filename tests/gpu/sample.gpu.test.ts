@@ -5,13 +5,13 @@
  * seeds here do not hit (a failure after changing seeds should be checked against that first).
  */
 import { describe, expect, it } from 'vitest';
-import { MASKED_LOGIT } from '../../kernels/mlp';
 import { commonWGSL } from '../../kernels/pipeline';
 import { SAMPLE_WORKGROUP_SIZE, sampleCpu, sampleKernel } from '../../kernels/sample';
 import { createRng, hashUniform, pcgHash } from '../../workers/rng';
 import { expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';
+import { extremeSampleInput, randomSampleInput, type SampleInput } from '../../kernels/selftest/fixtures';
 import { requireGpu } from '../helpers/requireGpu';
 
 describe('common.wgsl hashUniform and pcgHash are the bits of workers/rng.ts', () => {
@@ -60,26 +60,7 @@ describe('common.wgsl hashUniform and pcgHash are the bits of workers/rng.ts', (
   });
 });
 
-interface SampleCase {
-  z: Float32Array;
-  V: number;
-  rowPos: Uint32Array;
-  seqLen: number;
-}
-
-function randomCase(rows: number, V: number, seed: number, logitScale = 2): SampleCase {
-  const rng = createRng(seed);
-  const z = new Float32Array(rows * V);
-  for (let r = 0; r < rows; r++) {
-    for (let v = 0; v < V; v++) z[r * V + v] = rng.next() < 0.3 ? MASKED_LOGIT : rng.normal() * logitScale;
-    z[r * V + rng.int(V)] = rng.normal() * logitScale; // at least one allowed token
-  }
-  // Distinct positions (rows write into seq): row r samples position 3r + 1 of a long sequence.
-  const rowPos = Uint32Array.from({ length: rows }, (_, r) => 3 * r + 1);
-  return { z, V, rowPos, seqLen: 3 * rows + 2 };
-}
-
-async function runSample(c: SampleCase, seed: number, iter: number, outStride = 1, outOffset = 0) {
+async function runSample(c: SampleInput, seed: number, iter: number, outStride = 1, outOffset = 0) {
   const device = await requireGpu();
   const rows = c.rowPos.length;
   const cpuSeq = new Int32Array(c.seqLen);
@@ -106,32 +87,21 @@ async function runSample(c: SampleCase, seed: number, iter: number, outStride = 
 describe('sample.wgsl matches sampleCpu', () => {
   for (const rows of edgeSizes(SAMPLE_WORKGROUP_SIZE, 1000)) {
     it(`rows = ${rows}`, async () => {
-      const c = randomCase(rows, 17, rows);
+      const c = randomSampleInput(rows, 17, rows);
       const { gpuSeq, out, cpuSeq, expected } = await runSample(c, 12345, rows % 7);
       expectEqualArrays(gpuSeq, cpuSeq, `sampled seq rows=${rows}`);
       expectEqualArrays(out, expected, `sampled out rows=${rows}`);
     });
   }
   it('the readback layout: token of row r at r * outStride + outOffset', async () => {
-    const c = randomCase(10, 9, 3);
+    const c = randomSampleInput(10, 9, 3);
     const { out, expected } = await runSample(c, 9, 2, 3, 2);
     expectEqualArrays(Int32Array.from({ length: 10 }, (_, r) => out[3 * r + 2]!), expected, 'strided out');
   });
   it('logits of +-1e4, one dominant token, one allowed token, and a near-uniform row', async () => {
-    const V = 12;
-    const rows = 4 * 30;
-    const rng = createRng(77);
-    const z = new Float32Array(rows * V);
-    for (let r = 0; r < rows; r++) {
-      const kind = r % 4;
-      for (let v = 0; v < V; v++) {
-        if (kind === 0) z[r * V + v] = rng.next() < 0.5 ? 1e4 : -1e4;
-        else if (kind === 1) z[r * V + v] = v === r % V ? 50 : rng.normal();
-        else if (kind === 2) z[r * V + v] = v === (r * 5) % V ? rng.normal() : MASKED_LOGIT;
-        else z[r * V + v] = 1e-6 * rng.normal();
-      }
-    }
-    const c: SampleCase = { z, V, rowPos: Uint32Array.from({ length: rows }, (_, r) => 3 * r + 1), seqLen: 3 * rows + 2 };
+    const c = extremeSampleInput();
+    const { z, V } = c;
+    const rows = z.length / V;
     const { out, expected } = await runSample(c, 2024, 5);
     expectEqualArrays(out, expected, 'extreme rows');
     for (let r = 0; r < rows; r++) {
@@ -141,7 +111,7 @@ describe('sample.wgsl matches sampleCpu', () => {
     }
   });
   it('different iterations draw different tokens, the same iteration the same', async () => {
-    const c = randomCase(64, 20, 5, 0.1);
+    const c = randomSampleInput(64, 20, 5, 0.1);
     const a = await runSample(c, 1, 1);
     const b = await runSample(c, 1, 1);
     const d = await runSample(c, 1, 2);
