@@ -74,39 +74,34 @@ export interface PpoLossOut<F extends Float32Array | Float64Array = Float32Array
   kl: F;
 }
 
+/** The inputs of ppoLossCpu: logp, logpOld, logpRef, adv, weight, options, seqLog. */
+type PpoLossArgs = [
+  logp: ArrayLike<number>,
+  logpOld: ArrayLike<number>,
+  logpRef: ArrayLike<number>,
+  adv: ArrayLike<number>,
+  weight: ArrayLike<number>,
+  o: PpoLossOptions,
+  seqLog?: ArrayLike<number>,
+];
+
 /**
  * The CPU reference (outputs in f32). logp .. weight hold the call's rows (index 0 = absolute row
  * rowBase); seqLog is the whole step's seqRatio output, indexed by absolute trajectory (required
  * for ratioMode 1-3).
  */
-export function ppoLossCpu(
-  logp: ArrayLike<number>,
-  logpOld: ArrayLike<number>,
-  logpRef: ArrayLike<number>,
-  adv: ArrayLike<number>,
-  weight: ArrayLike<number>,
-  o: PpoLossOptions,
-  seqLog?: ArrayLike<number>,
-): PpoLossOut {
-  const R = logp.length;
+export function ppoLossCpu(...args: PpoLossArgs): PpoLossOut {
+  const R = args[0].length;
   const out = { loss: new Float32Array(R), dlogp: new Float32Array(R), ratio: new Float32Array(R), clip: new Int32Array(R), kl: new Float32Array(R) };
-  ppoLossInto(out, logp, logpOld, logpRef, adv, weight, o, seqLog);
+  ppoLossInto(out, ...args);
   return out;
 }
 
 /** ppoLossCpu with f64 outputs and no f32 rounding anywhere (finite-difference gradient checks). */
-export function ppoLossCpu64(
-  logp: ArrayLike<number>,
-  logpOld: ArrayLike<number>,
-  logpRef: ArrayLike<number>,
-  adv: ArrayLike<number>,
-  weight: ArrayLike<number>,
-  o: PpoLossOptions,
-  seqLog?: ArrayLike<number>,
-): PpoLossOut<Float64Array> {
-  const R = logp.length;
+export function ppoLossCpu64(...args: PpoLossArgs): PpoLossOut<Float64Array> {
+  const R = args[0].length;
   const out = { loss: new Float64Array(R), dlogp: new Float64Array(R), ratio: new Float64Array(R), clip: new Int32Array(R), kl: new Float64Array(R) };
-  ppoLossInto(out, logp, logpOld, logpRef, adv, weight, o, seqLog);
+  ppoLossInto(out, ...args);
   return out;
 }
 
@@ -131,16 +126,7 @@ function clipped(logR: number, A: number, loLog: number, hiLog: number): [number
   return [Math.max(L1, L2), L1 >= L2 ? -A * r : 0, L2 > L1 ? (logR < 0 ? -1 : 1) : 0];
 }
 
-function ppoLossInto(
-  out: PpoLossOut<Float32Array | Float64Array>,
-  logp: ArrayLike<number>,
-  logpOld: ArrayLike<number>,
-  logpRef: ArrayLike<number>,
-  adv: ArrayLike<number>,
-  weight: ArrayLike<number>,
-  o: PpoLossOptions,
-  seqLog?: ArrayLike<number>,
-): void {
+function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, logpOld, logpRef, adv, weight, o, seqLog]: PpoLossArgs): void {
   const R = logp.length;
   const mode = o.ratioMode ?? RATIO_MODES.token;
   const klType = o.klType ?? KL_TYPES.k3;
