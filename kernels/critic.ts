@@ -3,11 +3,13 @@
  * state key per policy row (the trainer hashes the tokens the policy sees into the table), GAE
  * advantages and returns from it (kernel `gae.wgsl`, verl `compute_gae_advantage_return`, with the
  * outcome reward on each trajectory's last policy token), and the table's update toward the mean
- * return of the rows that visited each entry (kernel `criticUpdate.wgsl`).
+ * return of the rows that visited each entry (kernels `criticUpdate.wgsl`, then `criticApply.wgsl`).
  */
+import criticApplyWGSL from './criticApply.wgsl?raw';
 import criticUpdateWGSL from './criticUpdate.wgsl?raw';
 import gaeWGSL from './gae.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
+import { defineTwoPass, rowChunks, type ChunkLayout } from './reduce';
 
 export interface GaeOptions {
   gamma: number;
@@ -73,15 +75,77 @@ export const gaeKernel = defineKernel({
   workgroups: (c) => Math.ceil(c.numTraj / 64),
 });
 
-export const CRITIC_UPDATE_UNIFORM = uniformLayout([['tableSize', 'u32'], ['numRows', 'u32'], ['lr', 'f32']] as const);
+/**
+ * Rows per chunk of the critic's update, at least. A chunk costs a private table of 2C words
+ * (C table entries: zeroed in pass 1, read in pass 2) and one invocation's serial walk over its
+ * rows; at C = 4096, 256 rows keep that table traffic to at most 32 words per row (plus one table)
+ * while there are chunks enough to walk in parallel. Past 256 * 256 rows the chunk grows instead
+ * (rowChunks: at most 256 chunks and REDUCE_MAX_SCRATCH_WORDS), so at C = 4096 the scratch never
+ * passes 256 * 2 * 4096 words (8 MiB), and a walk is 256 rows up to 65,536 rows, 2,344 at 600,000.
+ */
+export const CRITIC_CHUNK_ROWS = 256;
 
-/** criticUpdateCpu on the GPU: buffers stateKey, mask, ret [numRows], critic [tableSize] (updated). */
-export const criticUpdateKernel = defineKernel({
+/** How the update cuts `numRows` rows into chunks: a function of the row count and table size only. */
+export const criticChunks = (numRows: number, tableSize: number): ChunkLayout => rowChunks(numRows, 2 * tableSize, CRITIC_CHUNK_ROWS);
+
+export interface CriticUpdateConfig {
+  tableSize: number;
+  numRows: number;
+  lr: number;
+}
+
+/** Words of the update's scratch `partials` ([chunks, tableSize] of (sum, count)); allocate once per run. */
+export const criticUpdateScratchWords = (c: Pick<CriticUpdateConfig, 'tableSize' | 'numRows'>): number =>
+  2 * c.tableSize * criticChunks(c.numRows, c.tableSize).chunks;
+
+/** Mirrors `struct CriticUpdate` in criticUpdate.wgsl and criticApply.wgsl. */
+export const CRITIC_UPDATE_UNIFORM = uniformLayout([
+  ['tableSize', 'u32'], ['numRows', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'], ['lr', 'f32'],
+] as const);
+
+const criticValues = (c: CriticUpdateConfig) => ({ tableSize: c.tableSize, numRows: c.numRows, lr: c.lr, ...criticChunks(c.numRows, c.tableSize) });
+
+/** Counts are f32: exact up to 2^24 rows per entry. */
+const checkCritic = (c: CriticUpdateConfig) => {
+  if (c.numRows > 2 ** 24) throw new Error(`criticUpdate: ${c.numRows} rows, at most 2^24 (f32 counts)`);
+};
+
+/** Pass 1: buffers stateKey, mask, ret [numRows], partials (scratch); one workgroup per row chunk. */
+export const criticPartialKernel = defineKernel({
   label: 'criticUpdate',
   wgsl: criticUpdateWGSL,
   workgroupSize: 64,
-  bindings: ['stateKey', 'mask', 'ret', 'critic'],
+  bindings: ['stateKey', 'mask', 'ret', 'partials'],
   uniform: CRITIC_UPDATE_UNIFORM,
-  values: (c: { tableSize: number; numRows: number; lr: number }) => ({ tableSize: c.tableSize, numRows: c.numRows, lr: c.lr }),
-  workgroups: (c) => Math.ceil(c.tableSize / 64),
+  values: criticValues,
+  workgroups: (c: CriticUpdateConfig) => criticChunks(c.numRows, c.tableSize).chunks,
+  check: checkCritic,
+});
+
+/** Pass 2: buffers partials, critic [tableSize] (updated); one invocation per table entry. */
+export const criticApplyKernel = defineKernel({
+  label: 'criticApply',
+  wgsl: criticApplyWGSL,
+  workgroupSize: 64,
+  bindings: ['partials', 'critic'],
+  uniform: CRITIC_UPDATE_UNIFORM,
+  values: criticValues,
+  workgroups: (c: CriticUpdateConfig) => Math.ceil(c.tableSize / 64),
+  check: checkCritic,
+});
+
+/**
+ * criticUpdateCpu on the GPU, two dispatches (kernels/reduce.ts defineTwoPass): buffers stateKey,
+ * mask, ret [numRows], partials (scratch of at least `criticUpdateScratchWords(config)` words, any
+ * contents) and critic [tableSize] (updated). Work numRows + chunks * tableSize, where one scan of
+ * every row per entry was tableSize * numRows. Each entry's sum runs in row order within a chunk,
+ * then in chunk order: the same bits every run, within f32 rounding of about (its rows in one
+ * chunk + chunks) additions of the float64 reference (selftest/critic.ts criticUpdateTolerance).
+ */
+export const criticUpdateKernel = defineTwoPass({
+  label: 'criticUpdate',
+  partial: criticPartialKernel,
+  combine: criticApplyKernel,
+  combineConfig: (c: CriticUpdateConfig) => c,
+  scratchWords: criticUpdateScratchWords,
 });

@@ -67,8 +67,8 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   // embedProject, forward, tokenStats, ppoLoss, logitGrad, headGrad (2), hiddenGrad, slotGrad (2),
   // firstLayerGrad, gradNorm (2), adam (+ seqRatio)
   const perStep = 13 + F + (shape.loss.ratioMode === 'token' ? 0 : 1);
-  // PPO: GAE replaces the advantage kernel, and the critic's update follows it.
-  const critic = shape.critic ? 1 : 0;
+  // PPO: GAE replaces the advantage kernel, and the critic's update (2: row chunks, then the table) follows it.
+  const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
     update: logps + 1 + 1 + critic + (shape.whiten ? 1 : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
@@ -194,6 +194,9 @@ export function createGpuBackend(
   const criticTable = f32('critic table', CRITIC);
   const stateKey = f32('state keys', shape.critic ? R : 1);
   const returns = f32('returns', shape.critic ? R : 1);
+  // The critic update's per-chunk (sum, count) tables, its own (at most 8 MiB at 4096 entries).
+  const criticConfig = { tableSize: CRITIC, numRows: R, lr: shape.critic?.lr ?? 0 };
+  const criticPartials = f32('critic partials', shape.critic ? criticUpdateKernel.scratchWords(criticConfig) : 1);
   // Stale rollouts: the last staleness + 1 parameter versions, and the one rollouts read.
   const history = stale ? Array.from({ length: shape.staleness + 1 }, (_, i) => upload(`params history ${i}`, initialParams)) : [];
   const rollParams = stale ? upload('rollout params', initialParams) : params;
@@ -324,7 +327,7 @@ export function createGpuBackend(
   const criticCalls = shape.critic
     ? [
         k.gae.bind({ critic: criticTable, stateKey, mask, trajIn, adv, ret: returns }, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }),
-        k.criticUpdate.bind({ stateKey, mask, ret: returns, critic: criticTable }, { tableSize: CRITIC, numRows: R, lr: shape.critic.lr }),
+        k.criticUpdate.bind({ stateKey, mask, ret: returns, partials: criticPartials, critic: criticTable }, criticConfig),
       ] as const
     : null;
   /** Copies the state (params, ref, m, v, then the critic table) into `read` after its stats words. */

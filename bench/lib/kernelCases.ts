@@ -14,7 +14,7 @@
  */
 import { adamCpu, GRAD_NORM_BLOCK, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
 import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
-import { criticUpdateCpu, gaeCpu } from '../../kernels/critic';
+import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/critic';
 import { essScaleCpu } from '../../kernels/essScale';
 import { infoGainCpu } from '../../kernels/infoGain';
 import {
@@ -74,7 +74,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   sample: 'bytes 4[R V + 3R] (logits, rowPos in; token to seq and to the readback); flops ~3RV',
   tokenStats: 'bytes 4[R V + 5R] (logits, rowPos, token in; logp, entropy, sum p^2 out); flops ~6RV',
   gae: 'bytes 4[4R + 4N + 2R] (critic values via state keys, mask, trajectory rows in; advantages and returns out); flops ~6R',
-  criticUpdate: 'bytes 4[3R + 2C] per table entry scan (keys, mask, returns in; C = 4096 table entries read and written); flops ~C R (each entry scans every row)',
+  criticUpdate: 'bytes 4[3R + 2C] (keys, mask, returns in; C = 4096 table entries read and written; the 2SC-word (sum, count) scratch of S = min(256, ceil(R/256)) row chunks is zeroed and read on top); flops ~2R + 2SC (each row added into its chunk\'s table, then each entry adds the S chunk tables in order)',
   infoGain: 'bytes 4[NT + 4N + 4NT] (answer log-probs, trajectory rows in; turn rows out), one answer token; flops ~4NT',
   trajStats: 'bytes 4[5R + 4N] (mask, logp old and rollout, entropy, sum p^2 in; 4 words per trajectory out); flops ~8R',
   advantage: 'bytes 4[4N + 2R] (trajectory rows, mask in; advantages out), GRPO estimator; flops ~4R',
@@ -106,7 +106,7 @@ export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<
     sample: { bytes: 4 * (R * V + 3 * R), flops: 3 * R * V },
     tokenStats: { bytes: 4 * (R * V + 5 * R), flops: 6 * R * V },
     gae: { bytes: 4 * (4 * R + 4 * N + 2 * R), flops: 6 * R },
-    criticUpdate: { bytes: 4 * (3 * R + 2 * 4096), flops: 4096 * R },
+    criticUpdate: { bytes: 4 * (3 * R + 2 * 4096), flops: 2 * R + 2 * 4096 * criticChunks(R, 4096).chunks },
     infoGain: { bytes: 4 * (N * T + 4 * N + 4 * N * T), flops: 4 * N * T },
     trajStats: { bytes: 4 * (5 * R + 4 * N), flops: 8 * R },
     advantage: { bytes: 4 * (4 * N + 2 * R), flops: 4 * R },
@@ -373,7 +373,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       label: 'criticUpdate',
       size: `C=4096 entries, ${rows}`,
       config: { tableSize: 4096, numRows: R, lr: 0.1 },
-      buffers: { critic: Float32Array.from(critic) },
+      buffers: { critic: Float32Array.from(critic), partials: { words: criticUpdateKernel.scratchWords({ tableSize: 4096, numRows: R, lr: 0.1 }) } },
       cpu: () => void criticUpdateCpu(Float32Array.from(critic), stateKeys, d.mask, d.logp, 0.1),
     },
     {
@@ -601,6 +601,7 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
       { kernel: `${kernel} (sum)`, threads: outputs, serial: chunks, mapping: 'chunkSum: thread per output, serial over the chunks in order' },
     ];
   };
+  const critic = criticChunks(R, 4096);
   const shapes: LaunchShape[] = [
     { kernel: 'embedProject', threads: K * V * H, serial: D, mapping: 'thread per (context slot, token, hidden unit), once per parameter set' },
     { kernel: 'forward (hidden)', threads: R * H, serial: K, mapping: 'thread per (row, hidden unit): K table entries' },
@@ -608,6 +609,10 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     { kernel: 'sample', threads: R, serial: V, mapping: 'thread per row, serial over the vocabulary' },
     { kernel: 'tokenStats', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
     { kernel: 'advantage', threads: R, serial: shape.group, mapping: 'thread per token row, serial over its group' },
+    // PPO's critic (4096 entries; kernels/critic.ts): pass 1 per row chunk, pass 2 per entry.
+    { kernel: 'criticUpdate', threads: critic.chunks * wg, serial: per(4096) + critic.rowsPerChunk,
+      mapping: `workgroup per chunk of ${critic.rowsPerChunk} rows: zeroes the chunk's 4096-entry (sum, count) table together, then one thread adds the chunk's rows in order` },
+    { kernel: 'criticUpdate (apply)', threads: 4096, serial: critic.chunks, mapping: 'thread per table entry: the chunk tables in chunk order, then the step toward the mean return' },
     { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
     ...reduction('headGrad', (H + 1) * V, HEAD_CHUNK_ROWS, (c) => c * (H + 1) * Math.ceil(V / HEAD_GRAD_BLOCK), 1,
