@@ -1,17 +1,32 @@
 /**
- * Masked batch whitening in place (kernel `whiten.wgsl`; verl `masked_whiten`, used by REINFORCE++,
- * METHODS.md 4.7): over the masked rows,
+ * Masked batch whitening in place (verl `masked_whiten`, used by REINFORCE++ and PPO, METHODS.md
+ * 4.7): over the masked rows,
  *   mean = sum m A / sum m,  var = sum m (A - mean)^2 / (sum m - 1)   (unbiased, as verl)
  *   A <- (A - mean) / sqrt(var + 1e-8)
- * With one masked row (verl raises) A - mean is kept; unmasked rows become 0. The GPU runs one
- * workgroup: each thread sums a strided slice in order, then a fixed tree combines them, so the
- * result is the same on every run.
+ * With one masked row (verl raises) A - mean is kept; unmasked rows become 0.
+ *
+ * The GPU runs three dispatches (kernels/stages.ts), deterministic without atomics:
+ *   whiten.wgsl:        the rows are cut into `blocks` fixed blocks (whitenBlocks, a function of
+ *                       the row count alone); a workgroup per block writes the block's masked
+ *                       moments (count, mean as pivot + offset, M2) into the caller's scratch
+ *                       buffer `partials`;
+ *   whitenCombine.wgsl: one workgroup merges the block moments by Chan's formula in a fixed tree
+ *                       and writes mean and sd after them;
+ *   whitenApply.wgsl:   a thread per row whitens it.
+ * Shared WGSL: whitenMoments.wgsl.
  */
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
+import { defineStages, type Staged, type StagedCall } from './stages';
 import whitenWGSL from './whiten.wgsl?raw';
+import whitenApplyWGSL from './whitenApply.wgsl?raw';
+import whitenCombineWGSL from './whitenCombine.wgsl?raw';
+import whitenMomentsWGSL from './whitenMoments.wgsl?raw';
 
-/** The masked statistics whitening uses (float64): count, mean, the sd it divides by, and max |A|. */
-export function whitenStats(adv: Float32Array, mask: Float32Array): { count: number; mean: number; sd: number; maxAbs: number } {
+/**
+ * The masked statistics whitening uses (float64): count, mean, the sd it divides by, max |A| and
+ * max |A - mean| (the largest deviation; 0 without masked rows).
+ */
+export function whitenStats(adv: Float32Array, mask: Float32Array): { count: number; mean: number; sd: number; maxAbs: number; maxDev: number } {
   let count = 0;
   let sum = 0;
   let maxAbs = 0;
@@ -23,9 +38,14 @@ export function whitenStats(adv: Float32Array, mask: Float32Array): { count: num
   }
   const mean = sum / Math.max(count, 1);
   let ss = 0;
-  for (let i = 0; i < adv.length; i++) if (mask[i] !== 0) ss += (adv[i]! - mean) ** 2;
+  let maxDev = 0;
+  for (let i = 0; i < adv.length; i++) {
+    if (mask[i] === 0) continue;
+    ss += (adv[i]! - mean) ** 2;
+    maxDev = Math.max(maxDev, Math.abs(adv[i]! - mean));
+  }
   const sd = count > 1 ? Math.sqrt(ss / (count - 1) + 1e-8) : 1;
-  return { count, mean, sd, maxAbs };
+  return { count, mean, sd, maxAbs, maxDev };
 }
 
 /** Whitened copy of adv (float64 sums, rounded to f32 once). */
@@ -36,18 +56,131 @@ export function whitenCpu(adv: Float32Array, mask: Float32Array): Float32Array {
   return out;
 }
 
+/** Workgroups of 256 threads: the combine's tree holds one block per thread. */
 export const WHITEN_WORKGROUP_SIZE = 256;
+/**
+ * Rows per block of pass 1 below WHITEN_MAX_BLOCKS blocks: 8 per thread. The default batch (1,152
+ * rows) is one block, 9,216 rows 5 and 73,728 rows 36. Smaller blocks shorten each thread's walk
+ * on a GPU, but on SwiftShader every workgroup with barriers costs ~0.3-1 ms (BENCHMARKS.md).
+ */
+export const WHITEN_MIN_BLOCK = 2048;
+/** At most this many blocks (one per thread of the combine); above 524,288 rows a block grows. */
+export const WHITEN_MAX_BLOCKS = WHITEN_WORKGROUP_SIZE;
+/** Rows above this would make the f32 row counts of whitenMoments.wgsl inexact. */
+export const WHITEN_MAX_ROWS = 1 << 24;
 
-/** Mirrors `struct Whiten` in whiten.wgsl. */
-export const WHITEN_UNIFORM = uniformLayout([['numRows', 'u32']] as const);
+export interface WhitenConfig {
+  numRows: number;
+}
 
-/** whitenCpu on the GPU, in place: buffers mask [numRows], adv [numRows] (read and written). */
-export const whitenKernel = defineKernel({
+/**
+ * How pass 1 cuts `numRows` rows into blocks: WHITEN_MIN_BLOCK rows, or more (a multiple of the
+ * workgroup size) so that there are at most WHITEN_MAX_BLOCKS. This fixes every summation order.
+ * treeTop is the combine's first tree stride, nextPow2(blocks) / 2: only the levels the blocks need.
+ */
+export function whitenBlocks(numRows: number): { block: number; blocks: number; treeTop: number } {
+  const wg = WHITEN_WORKGROUP_SIZE;
+  const block = Math.max(WHITEN_MIN_BLOCK, Math.ceil(numRows / (WHITEN_MAX_BLOCKS * wg)) * wg);
+  const blocks = Math.ceil(numRows / block);
+  let treeTop = 0;
+  while (Math.max(1, 2 * treeTop) < blocks) treeTop = Math.max(1, 2 * treeTop);
+  return { block, blocks, treeTop };
+}
+
+/**
+ * Words of the scratch buffer `partials` for numRows rows: a vec4f of moments per block, then one
+ * for (pivot, offset, sd, count). Allocate it once per run.
+ */
+export const whitenScratchWords = (numRows: number) => 4 * (whitenBlocks(numRows).blocks + 1);
+
+/** Mirrors `struct Whiten` in whitenMoments.wgsl (all three dispatches bind it). */
+export const WHITEN_UNIFORM = uniformLayout([['numRows', 'u32'], ['block', 'u32'], ['blocks', 'u32'], ['treeTop', 'u32']] as const);
+
+const whitenValues = (c: WhitenConfig) => ({ numRows: c.numRows, ...whitenBlocks(c.numRows) });
+
+const checkRows = (c: WhitenConfig) => {
+  if (!(Number.isInteger(c.numRows) && c.numRows >= 0 && c.numRows <= WHITEN_MAX_ROWS)) {
+    throw new Error(`whiten: ${c.numRows} rows (at most ${WHITEN_MAX_ROWS}: the row counts are f32)`);
+  }
+};
+
+/** Pass 1, a workgroup per block: buffers mask [numRows], adv [numRows] (read), partials. */
+export const whitenPartialKernel = defineKernel({
   label: 'whiten',
-  wgsl: whitenWGSL,
+  wgsl: whitenWGSL + whitenMomentsWGSL,
   workgroupSize: WHITEN_WORKGROUP_SIZE,
-  bindings: ['mask', 'adv'],
+  bindings: ['mask', 'adv', 'partials'],
   uniform: WHITEN_UNIFORM,
-  values: (c: { numRows: number }) => ({ numRows: c.numRows }),
-  workgroups: (c) => (c.numRows > 0 ? 1 : 0),
+  check: checkRows,
+  values: whitenValues,
+  workgroups: (c: WhitenConfig) => whitenBlocks(c.numRows).blocks,
 });
+
+/** The combine, one workgroup (none without rows): buffer partials. */
+export const whitenCombineKernel = defineKernel({
+  label: 'whitenCombine',
+  wgsl: whitenCombineWGSL + whitenMomentsWGSL,
+  workgroupSize: WHITEN_WORKGROUP_SIZE,
+  bindings: ['partials'],
+  uniform: WHITEN_UNIFORM,
+  check: checkRows,
+  values: whitenValues,
+  workgroups: (c: WhitenConfig) => (c.numRows > 0 ? 1 : 0),
+});
+
+/** The rows, a thread each: buffers mask, partials, adv (whitened in place). */
+export const whitenApplyKernel = defineKernel({
+  label: 'whitenApply',
+  wgsl: whitenApplyWGSL + whitenMomentsWGSL,
+  workgroupSize: WHITEN_WORKGROUP_SIZE,
+  bindings: ['mask', 'partials', 'adv'],
+  uniform: WHITEN_UNIFORM,
+  check: checkRows,
+  values: whitenValues,
+  workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_WORKGROUP_SIZE),
+});
+
+export type WhitenBuffers = Record<'mask' | 'adv' | 'partials', BufferArg>;
+
+const whitenStages = defineStages<WhitenBuffers, WhitenConfig>('whiten', [whitenPartialKernel, whitenCombineKernel, whitenApplyKernel]);
+
+/** Refuses a scratch buffer smaller than whitenScratchWords (robust access would drop writes silently). */
+function checkScratch(label: string, partials: BufferArg | undefined, c: WhitenConfig): void {
+  if (!partials) throw new Error(`${label}: missing buffer "partials"`);
+  const have = 'buffer' in partials ? (partials.size ?? partials.buffer.size - (partials.offset ?? 0)) : partials.size;
+  const need = 4 * whitenScratchWords(c.numRows);
+  if (have < need) throw new Error(`${label}: the partials buffer holds ${have} bytes, ${c.numRows} rows need ${need} (whitenScratchWords)`);
+}
+
+/**
+ * whitenCpu on the GPU, in place: buffers mask [numRows], adv [numRows] (read and written) and
+ * partials (scratch of at least whitenScratchWords(numRows) words, the caller's, allocated once).
+ * Three dispatches, none without rows; the same bits on every run.
+ *
+ * Why three dispatches and not two (the merge repeated in every workgroup of the row pass): two
+ * save one dependent dispatch on a GPU (a few µs) for a tree of <= 8 levels per workgroup, but on
+ * SwiftShader each workgroup with barriers costs ~0.5 ms, and R / 256 of them ran 60x slower than
+ * the one-workgroup kernel this replaces (237 ms against 2.5 ms at 36,864 rows). Three: 6x at
+ * 73,728 rows (25 ms, most of it pass 1's 36 workgroups), 1.4x at the default 1,152.
+ */
+export const whitenKernel = {
+  ...whitenStages,
+  scratchWords: (c: WhitenConfig) => whitenScratchWords(c.numRows),
+  create(device: GPUDevice): Staged<WhitenBuffers, WhitenConfig> {
+    const staged = whitenStages.create(device);
+    return {
+      ...staged,
+      bind(buffers, config, label = 'whiten'): StagedCall<WhitenConfig> {
+        checkScratch(label, buffers.partials, config);
+        const call = staged.bind(buffers, config, label);
+        return {
+          ...call,
+          update(c: WhitenConfig) {
+            checkScratch(label, buffers.partials, c);
+            call.update(c);
+          },
+        };
+      },
+    };
+  },
+};

@@ -1,57 +1,33 @@
-// Masked batch whitening in place, one workgroup (reference: whitenCpu in whiten.ts). Each thread
-// sums a strided slice of rows in order; a fixed tree in workgroup memory combines the partials.
-
-struct Whiten {
-  numRows: u32,
-}
+// Masked batch whitening, dispatch 1 of 3 (reference: whitenCpu in whiten.ts; then
+// whitenCombine.wgsl and whitenApply.wgsl; shared declarations: whitenMoments.wgsl). Workgroup w
+// owns the fixed block of rows [w block, min((w + 1) block, numRows)) and writes its masked
+// moments (n, pivot, off, m2) to partials[w]. Thread t takes rows w block + t, + workgroupSize, ...
+// in that order, one at a time (Welford's update is the merge with a one-row set), then a fixed
+// tree merges the threads: the order depends on numRows alone, the same bits on every run.
 
 @group(0) @binding(0) var<uniform> u: Whiten;
-@group(0) @binding(1) var<storage, read> mask: array<f32>;        // [numRows] 0/1
-@group(0) @binding(2) var<storage, read_write> adv: array<f32>;   // [numRows]
+@group(0) @binding(1) var<storage, read> mask: array<f32>;                // [numRows] 0/1
+@group(0) @binding(2) var<storage, read> adv: array<f32>;                 // [numRows]
+@group(0) @binding(3) var<storage, read_write> partials: array<vec4f>;    // [blocks + 1] moments
 
 override workgroupSize: u32 = 256;
 
-var<workgroup> red: array<f32, workgroupSize>;
-
-fn reduceSum(lid: u32, x: f32) -> f32 {
-  red[lid] = x;
-  workgroupBarrier();
-  for (var s = workgroupSize / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      red[lid] += red[lid + s];
-    }
-    workgroupBarrier();
-  }
-  let total = red[0];
-  workgroupBarrier();
-  return total;
-}
-
 @compute @workgroup_size(workgroupSize)
-fn main(@builtin(local_invocation_index) lid: u32) {
-  var s = 0.0;
-  var c = 0.0;
-  for (var i = lid; i < u.numRows; i += workgroupSize) {
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  // blocks <= workgroupSize: a 1-D grid.
+  let w = wid.x;
+  let start = w * u.block;
+  let end = min(start + u.block, u.numRows);
+  var m = vec4f(0.0);
+  for (var i = start + lid; i < end; i += workgroupSize) {
+    // Both loads first, so they do not wait on each other.
+    let x = adv[i];
     if (mask[i] != 0.0) {
-      s += adv[i];
-      c += 1.0;
+      m = mergeMoments(m, vec4f(1.0, x, 0.0, 0.0));
     }
   }
-  let count = reduceSum(lid, c);
-  let mean = reduceSum(lid, s) / max(count, 1.0);
-  var ss = 0.0;
-  for (var i = lid; i < u.numRows; i += workgroupSize) {
-    if (mask[i] != 0.0) {
-      let d = adv[i] - mean;
-      ss += d * d;
-    }
-  }
-  let total = reduceSum(lid, ss);
-  var sd = 1.0;
-  if (count > 1.0) {
-    sd = sqrt(total / (count - 1.0) + 1e-8);
-  }
-  for (var i = lid; i < u.numRows; i += workgroupSize) {
-    adv[i] = select(0.0, (adv[i] - mean) / sd, mask[i] != 0.0);
+  let total = reduceMoments(lid, m, workgroupSize / 2u);
+  if (lid == 0u) {
+    partials[w] = total;
   }
 }

@@ -36,7 +36,7 @@ import { decodeStats, STATS_WORDS, statsKernel, type StatsConfig } from '../kern
 import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernel } from '../kernels/tokenStats';
 import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
-import { whitenKernel } from '../kernels/whiten';
+import { whitenKernel, whitenScratchWords } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 
 export interface GpuBackendOptions {
@@ -50,7 +50,8 @@ export interface GpuBackendOptions {
  * logits), sample); an update is
  * (IGPO) embedProject + forward + tokenStats over the answer contexts and infoGain, then
  * embedProject + forward + tokenStats for the reference, (with stale rollouts) the rollout and
- * the old log-probs, trajStats, the advantage (plus whitening for REINFORCE++), essScale, then per
+ * the old log-probs, trajStats, the advantage (plus whitening for REINFORCE++ and PPO, 3
+ * dispatches: block moments, their combination, the rows), essScale, then per
  * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
@@ -71,7 +72,7 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + 1 + critic + (shape.whiten ? 1 : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
+    update: logps + 1 + 1 + critic + (shape.whiten ? whitenKernel.dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
   };
 }
 
@@ -189,6 +190,8 @@ export function createGpuBackend(
   const statsConfig: StatsConfig = { numTraj: N, tp: Tp, minibatches: shape.minibatches.length };
   // stats' per-chunk records (pass 1 to pass 2), its own for the same reason as normPartials.
   const statsPartials = f32('stats partials', statsKernel.scratchWords(statsConfig));
+  // whiten's per-block moments, then its mean and sd (<= 257 vec4f), its own like the two above.
+  const whitenPartials = f32('whiten partials', whitenScratchWords(R));
   // PPO: the critic table, each row's state, the GAE returns.
   const CRITIC = shape.critic?.size ?? 0;
   const criticTable = f32('critic table', CRITIC);
@@ -323,7 +326,7 @@ export function createGpuBackend(
   // ReGFT's fine-tuning iterations: the advantage is the reward itself.
   const rawAdvCall = k.advantage.bind(advBuffers, { ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');
   const otbCall = k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, adv }, { numTraj: N, tp: Tp });
-  const whitenCall = k.whiten.bind({ mask, adv }, { numRows: R });
+  const whitenCall = k.whiten.bind({ mask, adv, partials: whitenPartials }, { numRows: R });
   const criticCalls = shape.critic
     ? [
         k.gae.bind({ critic: criticTable, stateKey, mask, trajIn, adv, ret: returns }, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }),

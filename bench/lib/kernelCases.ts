@@ -42,7 +42,7 @@ import { STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel }
 import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
-import { whitenCpu } from '../../kernels/whiten';
+import { WHITEN_WORKGROUP_SIZE, whitenBlocks, whitenCpu, whitenKernel } from '../../kernels/whiten';
 import type { RunShape } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { createEnv } from '../../workers/envs';
@@ -79,7 +79,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   trajStats: 'bytes 4[5R + 4N] (mask, logp old and rollout, entropy, sum p^2 in; 4 words per trajectory out); flops ~8R',
   advantage: 'bytes 4[4N + 2R] (trajectory rows, mask in; advantages out), GRPO estimator; flops ~4R',
   tokenBaseline: 'bytes 4[4N + 4R] (trajectory rows, mask, logp old, sum p^2 in; advantages out); flops ~4RG (each row walks its group)',
-  whiten: 'bytes 4[3R] (mask, adv in; adv out); flops ~6R',
+  whiten: 'bytes 4[3R] (mask, adv in; adv out; the block moments and the row pass each read mask and adv: 5R moved); flops ~12R (a Welford step per masked row, then 2 subtractions and a division)',
   essScale: 'bytes 4[4N + 2] (trajectory statistics in; ESS and lr factor out); flops ~6N',
   seqRatio: 'bytes 4[4R + N] (mask, logp, old, adv in; one log-ratio per trajectory out), GSPO mode; flops ~4R',
   ppoLoss: 'bytes 4[5R + R + 4R] (logp, old, ref, adv, weight in; dlogp and 4-word loss rows out); flops ~30R',
@@ -111,7 +111,7 @@ export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<
     trajStats: { bytes: 4 * (5 * R + 4 * N), flops: 8 * R },
     advantage: { bytes: 4 * (4 * N + 2 * R), flops: 4 * R },
     tokenBaseline: { bytes: 4 * (4 * N + 4 * R), flops: 4 * R * 8 },
-    whiten: { bytes: 4 * 3 * R, flops: 6 * R },
+    whiten: { bytes: 4 * 3 * R, flops: 12 * R },
     essScale: { bytes: 4 * (4 * N + 2), flops: 6 * N },
     seqRatio: { bytes: 4 * (4 * R + N), flops: 4 * R },
     ppoLoss: { bytes: 4 * (5 * R + R + PPO_ROW_WORDS * R), flops: 30 * R },
@@ -408,7 +408,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       label: 'whiten',
       size: rows,
       config: { numRows: R },
-      buffers: { adv: Float32Array.from(d.adv) },
+      buffers: { adv: Float32Array.from(d.adv), partials: { words: whitenKernel.scratchWords({ numRows: R }) } },
       cpu: () => void whitenCpu(d.adv, d.mask),
     },
     {
@@ -564,6 +564,20 @@ export function gradNormShapes(P: number): LaunchShape[] {
 }
 
 /**
+ * whiten's three dispatches for R rows (kernels/whiten.ts): per-thread loop iterations, not counting
+ * the trees (8 levels in pass 1, ceil(log2 blocks) in the combine).
+ */
+export function whitenShapes(R: number): LaunchShape[] {
+  const wg = WHITEN_WORKGROUP_SIZE;
+  const { block, blocks } = whitenBlocks(R);
+  return [
+    { kernel: 'whiten', threads: blocks * wg, serial: block / wg, mapping: `workgroup per block of ${block} rows, strided, then a tree of Chan merges` },
+    { kernel: 'whiten (combine)', threads: wg, serial: 1, mapping: 'one workgroup: a block per thread, then a tree of Chan merges' },
+    { kernel: 'whiten (rows)', threads: R, serial: 1, mapping: 'thread per row' },
+  ];
+}
+
+/**
  * stats' two passes for N trajectories of Tp rows in groups of `group` (kernels/stats.ts): pass 1
  * walks its chunk's rows twice and, per thread, one trajectory's rows and its group's rewards.
  */
@@ -613,6 +627,7 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     { kernel: 'criticUpdate', threads: critic.chunks * wg, serial: per(4096) + critic.rowsPerChunk,
       mapping: `workgroup per chunk of ${critic.rowsPerChunk} rows: zeroes the chunk's 4096-entry (sum, count) table together, then one thread adds the chunk's rows in order` },
     { kernel: 'criticUpdate (apply)', threads: 4096, serial: critic.chunks, mapping: 'thread per table entry: the chunk tables in chunk order, then the step toward the mean return' },
+    ...whitenShapes(R),
     { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
     ...reduction('headGrad', (H + 1) * V, HEAD_CHUNK_ROWS, (c) => c * (H + 1) * Math.ceil(V / HEAD_GRAD_BLOCK), 1,

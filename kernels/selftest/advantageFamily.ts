@@ -10,7 +10,8 @@
  *   here, so w carries up to ~2.5e-5 relative error and the baseline that much of the group's
  *   reward spread: |err| <= 1e-4 (s + |ref|), s = the largest |ref| in the group (compared as
  *   A / s, as kernels/selftest/advantage.ts does). Masked rows and equal-reward groups exactly 0.
- * - whiten: (A - mean) / sd loses a few ulps of max|A| in A - mean: atol = 1e-5 max(1, max|A| / sd),
+ * - whiten (block moments, their combination, then every row): the mean is kept as an input value plus a
+ *   small offset, so every rounding is of the size of A - mean: atol = 1e-5 max(1, max|A - mean| / sd),
  *   rtol 1e-5; unmasked rows (and every row when at most one is masked in) exactly 0.
  * - essScale: the ESS is a ratio of f32 tree sums of exp over up to ~1000 trajectories (a few ulps
  *   each) and one exp/log pair, the sqrt halves the relative error: atol 1e-7, rtol 2e-5.
@@ -19,7 +20,16 @@ import { packTrajIn } from '../advantage';
 import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../essScale';
 import { tokenBaselineCpu, tokenBaselineKernel } from '../tokenBaseline';
 import { packTrajStats, TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats, type TrajStats } from '../trajStats';
-import { whitenCpu, whitenKernel, whitenStats, WHITEN_WORKGROUP_SIZE } from '../whiten';
+import {
+  whitenApplyKernel,
+  whitenCombineKernel,
+  whitenCpu,
+  whitenKernel,
+  whitenPartialKernel,
+  whitenScratchWords,
+  whitenStats,
+  WHITEN_MIN_BLOCK,
+} from '../whiten';
 import { createRng } from '../../workers/rng';
 import { GROUPS_130, GROUPS_67, groupedRollout, groupScales, rolloutRows, type GroupSpec } from './fixtures';
 import { dispatch, exact, joined, withScratch, type Check, type SelfTestCase } from './harness';
@@ -115,7 +125,9 @@ function tokenBaselineCase(name: string, seed: number, sizes: GroupSpec[], tp: n
 
 function whitenCase(name: string, input: () => { adv: Float32Array; mask: Float32Array }): SelfTestCase {
   return {
-    kernel: whitenKernel,
+    // Listed under pass 1's pipeline; whitenCombine and whitenApply are compiled and checked with it.
+    kernel: whitenPartialKernel,
+    uses: [whitenCombineKernel, whitenApplyKernel],
     name,
     run: (device) =>
       withScratch(device, async (s) => {
@@ -124,9 +136,10 @@ function whitenCase(name: string, input: () => { adv: Float32Array; mask: Float3
         const ref = whitenCpu(adv, mask);
         const k = s.kernel(whitenKernel.create(device));
         const buf = s.upload(adv);
-        dispatch(device, [[k, k.bind({ mask: s.upload(mask), adv: buf }, { numRows: R })]]);
+        const partials = s.empty(whitenScratchWords(R));
+        dispatch(device, [[k, k.bind({ mask: s.upload(mask), adv: buf, partials }, { numRows: R })]]);
         const got = await s.readF32(buf, R);
-        const { count, sd, maxAbs: maxA } = whitenStats(adv, mask);
+        const { count, sd, maxDev } = whitenStats(adv, mask);
         const live: number[] = [];
         const dead: number[] = [];
         for (let i = 0; i < R; i++) (mask[i] !== 0 && count > 1 ? live : dead).push(i);
@@ -136,7 +149,11 @@ function whitenCase(name: string, input: () => { adv: Float32Array; mask: Float3
             output: 'A (masked-in rows)',
             actual: live.map((i) => got[i]!),
             expected: live.map((i) => ref[i]!),
-            tol: { atol: 1e-5 * Math.max(1, maxA / sd), rtol: 1e-5, why: '(A − mean) / sd loses a few ulps of max|A| in A − mean: atol 1e-5 max(1, max|A| / sd), rtol 1e-5' },
+            tol: {
+              atol: 1e-5 * Math.max(1, maxDev / sd),
+              rtol: 1e-5,
+              why: 'the mean is kept as an input value plus a small offset, so each rounding is of the size of A − mean: atol 1e-5 max(1, max|A − mean| / sd), rtol 1e-5',
+            },
           });
         }
         if (dead.length) {
@@ -213,8 +230,9 @@ export const advantageFamilyCases: SelfTestCase[] = [
   tokenBaselineCase('N 67: groups of 1 to 16 and 3 padding rows, tp 9', 6, GROUPS_67, 9),
   tokenBaselineCase('N 130: variable groups, 2 padding rows, tp 13', 7, GROUPS_130, 13),
 
-  whitenCase(`rows ${WHITEN_WORKGROUP_SIZE + 1}`, whitenRows(WHITEN_WORKGROUP_SIZE + 1, 1, 0)),
+  whitenCase(`rows ${WHITEN_MIN_BLOCK + 1}: 2 blocks`, whitenRows(WHITEN_MIN_BLOCK + 1, 1, 0)),
   whitenCase('rows 5000, values 2 N(0, 1) + 0.5', whitenRows(5000, 2, 0.5)),
+  whitenCase('rows 5000, values 0.25 N(0, 1) + 1e6', whitenRows(5000, 0.25, 1e6)),
   whitenCase('rows 1000, values 1e4 N(0, 1) + 1e3', whitenRows(1000, 1e4, 1e3)),
   whitenCase('rows 777, values N(0, 1) + 100', whitenRows(777, 1, 100)),
   whitenCase('no row masked in', () => ({ adv: Float32Array.of(1, 2, 3), mask: new Float32Array(3) })),
