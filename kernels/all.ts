@@ -2,6 +2,8 @@
  * Every WGSL kernel, for up-front compilation and checks (workers/gpuDevice.ts) and for tests
  * (ALL_KERNELS: one entry per pipeline), and every operation the backend dispatches as one step,
  * for the kernel benchmark (ALL_OPS: the two-pass reductions of kernels/reduce.ts count as one).
+ * The subgroup variants of the per-row kernels (kernels/rowSubgroup.ts) are listed after their
+ * thread versions; they compile only on a device with the `subgroups` feature.
  */
 import { adamKernel, gradNormKernel } from './adam';
 import { advantageKernel } from './advantage';
@@ -16,14 +18,15 @@ import {
   headGradKernel,
   hiddenGradKernel,
   logitGradKernel,
+  logitGradSubgroupKernel,
   slotGradKernel,
 } from './mlp';
 import { ppoLossKernel } from './ppoLoss';
 import { seqRatioKernel } from './seqRatio';
-import { sampleKernel } from './sample';
+import { sampleKernel, sampleSubgroupKernel } from './sample';
 import { statsKernel } from './stats';
 import { tokenBaselineKernel } from './tokenBaseline';
-import { tokenStatsKernel } from './tokenStats';
+import { tokenStatsKernel, tokenStatsSubgroupKernel } from './tokenStats';
 import { trajStatsKernel } from './trajStats';
 import { whitenKernel } from './whiten';
 import type { DefinedKernel } from './pipeline';
@@ -32,7 +35,9 @@ export const ALL_OPS = [
   embedProjectKernel,
   forwardKernel,
   sampleKernel,
+  sampleSubgroupKernel,
   tokenStatsKernel,
+  tokenStatsSubgroupKernel,
   infoGainKernel,
   trajStatsKernel,
   advantageKernel,
@@ -44,6 +49,7 @@ export const ALL_OPS = [
   seqRatioKernel,
   ppoLossKernel,
   logitGradKernel,
+  logitGradSubgroupKernel,
   headGradKernel,
   hiddenGradKernel,
   slotGradKernel,
@@ -55,7 +61,7 @@ export const ALL_OPS = [
 ] as const;
 
 /** What a compilation check or the self-test needs of a pipeline. */
-export type Pipeline = Pick<DefinedKernel<unknown, unknown>, 'label' | 'source' | 'workgroupSize' | 'uniform'>;
+export type Pipeline = Pick<DefinedKernel<unknown, unknown>, 'label' | 'source' | 'workgroupSize' | 'uniform' | 'requires'>;
 const pipelines = (op: (typeof ALL_OPS)[number]): Pipeline[] => ('kernels' in op ? [...op.kernels] : [op]);
 /** One entry per pipeline: both passes of each two-pass op (gradNormSum, statsCombine), chunkSum once. */
 export const ALL_KERNELS: readonly Pipeline[] = [...new Map(ALL_OPS.flatMap(pipelines).map((k) => [k.label, k])).values()];

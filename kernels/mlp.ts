@@ -16,7 +16,10 @@ import forwardHiddenWGSL from './forwardHidden.wgsl?raw';
 import forwardLogitsWGSL from './forwardLogits.wgsl?raw';
 import headGradWGSL from './headGrad.wgsl?raw';
 import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
+import logitGradIoWGSL from './logitGradIo.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
+import logitGradSubgroupWGSL from './logitGradSubgroup.wgsl?raw';
+import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE, type RowKernelVariant } from './rowSubgroup';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import slotGradWGSL from './slotGrad.wgsl?raw';
 import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
@@ -466,18 +469,37 @@ export const LOGIT_GRAD_UNIFORM = uniformLayout([
   ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['temperature', 'f32'],
 ] as const);
 
-/** logitGradCpu on the GPU: buffers z, seq, rowPos, dlogp, dz (output). */
-export const logitGradKernel = defineKernel({
-  label: 'logitGrad',
-  wgsl: logitGradWGSL + rowSoftmaxWGSL,
-  workgroupSize: MLP_WORKGROUP_SIZE,
+const logitGradIo = {
   bindings: ['z', 'seq', 'rowPos', 'dlogp', 'dz'],
   uniform: LOGIT_GRAD_UNIFORM,
   values: (c: RowsConfig & { vocab: number; temperature: number }) => ({
     numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.vocab, temperature: c.temperature,
   }),
+} as const;
+
+/** logitGradCpu on the GPU: buffers z, seq, rowPos, dlogp, dz (output). */
+export const logitGradKernel = defineKernel({
+  label: 'logitGrad',
+  wgsl: logitGradIoWGSL + logitGradWGSL + rowSoftmaxWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  ...logitGradIo,
   workgroups: (c) => perThread(c.numRows),
 });
+
+/** logitGradKernel with one subgroup per row (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
+export const logitGradSubgroupKernel = defineKernel({
+  label: 'logitGradSubgroup',
+  wgsl: subgroupRowSource(logitGradIoWGSL, logitGradSubgroupWGSL),
+  workgroupSize: SUBGROUP_WORKGROUP_SIZE,
+  requires: 'subgroups',
+  ...logitGradIo,
+  workgroups: (c) => subgroupRowWorkgroups(c.numRows),
+});
+
+export const logitGradKernels: Record<RowKernelVariant, typeof logitGradKernel> = {
+  thread: logitGradKernel,
+  subgroup: logitGradSubgroupKernel,
+};
 export const createLogitGradKernel = (device: GPUDevice) => logitGradKernel.create(device);
 
 /**

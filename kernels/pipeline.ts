@@ -102,13 +102,32 @@ export interface KernelSpec<C, BN extends string, N extends string> {
   workgroups(c: C): number;
   /** Throws for a configuration the WGSL cannot handle (fixed-size workgroup arrays). */
   check?(c: C): void;
+  /**
+   * An optional device feature the WGSL needs ('subgroups'): its `enable` directive goes in front
+   * of common.wgsl, and only a device created with the feature can compile it (validateKernels
+   * skips the kernel elsewhere; the backend then picks a variant without it).
+   */
+  requires?: KernelFeature;
 }
+
+export type KernelFeature = 'subgroups';
+
+/**
+ * Directives in front of a kernel that requires a feature. The subgroup kernels give every row to
+ * one subgroup and branch on subgroup-uniform values; WGSL's uniformity analysis works at
+ * workgroup scope and would reject subgroup operations there, so that diagnostic is turned off.
+ */
+const FEATURE_DIRECTIVES: Record<KernelFeature, string> = {
+  subgroups: 'enable subgroups;\ndiagnostic(off, subgroup_uniformity);\n',
+};
 
 export interface DefinedKernel<B, C> {
   readonly label: string;
   /** common.wgsl joined with the kernel's own WGSL. */
   readonly source: string;
   readonly workgroupSize: number;
+  /** The device feature the kernel needs, if any. */
+  readonly requires?: KernelFeature;
   /** The TS mirror of the kernel's uniform struct (binding 0). */
   readonly uniform: UniformLayout<string>;
   create(device: GPUDevice): Kernel<B, C>;
@@ -159,10 +178,12 @@ export function defineKernel<C, const BN extends string, const N extends string>
   type B = Record<BN, BufferArg>;
   const wg = spec.workgroupSize;
   if (!(wg > 0 && (wg & (wg - 1)) === 0)) throw new Error(`${spec.label}: workgroup size ${wg} must be a power of two`);
-  const source = `${commonWGSL}\n// ---- ${spec.label}.wgsl ----\n${spec.wgsl}`;
+  const directives = spec.requires ? FEATURE_DIRECTIVES[spec.requires] : '';
+  const source = `${directives}${commonWGSL}\n// ---- ${spec.label}.wgsl ----\n${spec.wgsl}`;
   return {
     label: spec.label,
     source,
+    ...(spec.requires ? { requires: spec.requires } : {}),
     workgroupSize: wg,
     uniform: spec.uniform,
     create(device: GPUDevice): Kernel<B, C> {
@@ -221,21 +242,31 @@ export function defineKernel<C, const BN extends string, const N extends string>
 const PREFIX_LINES = commonWGSL.split('\n').length + 1;
 
 /** File and line of a line number in a joined kernel source. */
-export function wgslLocation(label: string, lineNum: number): string {
-  return lineNum > PREFIX_LINES ? `${label}.wgsl:${lineNum - PREFIX_LINES}` : `common.wgsl:${lineNum}`;
+export function wgslLocation(label: string, lineNum: number, requires?: KernelFeature): string {
+  const d = requires ? FEATURE_DIRECTIVES[requires].split('\n').length - 1 : 0;
+  if (lineNum <= d) return `${label} directives:${lineNum}`;
+  const n = lineNum - d;
+  return n > PREFIX_LINES ? `${label}.wgsl:${n - PREFIX_LINES}` : `common.wgsl:${n}`;
+}
+
+/** Whether `device` can compile `k` (it was created with the feature the kernel requires). */
+export function deviceSupports(device: GPUDevice, k: { requires?: KernelFeature }): boolean {
+  return !k.requires || device.features.has(k.requires);
 }
 
 /**
  * Compiles the given kernels on `device` inside validation and internal error scopes and checks
  * each module's compilation messages; throws one Error naming every kernel that failed. Call this
- * once after creating a device, so a WGSL typo fails loudly instead of producing zeros.
+ * once after creating a device, so a WGSL typo fails loudly instead of producing zeros. Kernels
+ * needing a feature the device was not created with are skipped: nothing dispatches them there.
  */
 export async function validateKernels(
   device: GPUDevice,
-  kernels: ReadonlyArray<{ label: string; source: string; workgroupSize: number }>,
+  kernels: ReadonlyArray<{ label: string; source: string; workgroupSize: number; requires?: KernelFeature }>,
 ): Promise<void> {
   const problems: string[] = [];
   for (const k of kernels) {
+    if (!deviceSupports(device, k)) continue;
     device.pushErrorScope('validation');
     device.pushErrorScope('internal');
     const cached = getPipeline(device, k);
@@ -243,7 +274,7 @@ export async function validateKernels(
     const validation = await device.popErrorScope();
     const info = await (cached.compilation ??= cached.module.getCompilationInfo());
     for (const m of info.messages) {
-      if (m.type === 'error') problems.push(`${wgslLocation(k.label, m.lineNum)}:${m.linePos}: ${m.message}`);
+      if (m.type === 'error') problems.push(`${wgslLocation(k.label, m.lineNum, k.requires)}:${m.linePos}: ${m.message}`);
     }
     if (validation) problems.push(`${k.label}: pipeline validation error: ${validation.message}`);
     if (internal) problems.push(`${k.label}: internal error: ${internal.message}`);

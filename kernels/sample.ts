@@ -6,8 +6,11 @@
 import { hashUniform } from '../workers/rng';
 import { MASKED_LOGIT, rowLse } from './mlp';
 import { defineKernel, uniformLayout } from './pipeline';
+import sampleIoWGSL from './sampleIo.wgsl?raw';
 import sampleWGSL from './sample.wgsl?raw';
+import sampleSubgroupWGSL from './sampleSubgroup.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
+import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE, type RowKernelVariant } from './rowSubgroup';
 
 /** Writes the sampled token of row r into seq[rowPos[r]]. */
 export function sampleCpu(
@@ -61,17 +64,33 @@ export const SAMPLE_UNIFORM = uniformLayout([
   ['outStride', 'u32'], ['outOffset', 'u32'], ['seed', 'u32'], ['iter', 'u32'],
 ] as const);
 
-/** sampleCpu on the GPU: buffers z, rowPos, seq (tokens written in place) and sampled (readback). */
-export const sampleKernel = defineKernel({
-  label: 'sample',
-  wgsl: sampleWGSL + rowSoftmaxWGSL,
-  workgroupSize: SAMPLE_WORKGROUP_SIZE,
+const sampleIo = {
   bindings: ['z', 'rowPos', 'seq', 'sampled'],
   uniform: SAMPLE_UNIFORM,
   values: (c: SampleConfig) => ({
     numRows: c.numRows, rowBase: c.rowBase ?? 0, zBase: c.zBase ?? 0, vocab: c.vocab,
     outStride: c.outStride ?? 1, outOffset: c.outOffset ?? 0, seed: c.seed >>> 0, iter: c.iter >>> 0,
   }),
+} as const;
+
+/** sampleCpu on the GPU: buffers z, rowPos, seq (tokens written in place) and sampled (readback). */
+export const sampleKernel = defineKernel({
+  label: 'sample',
+  wgsl: sampleIoWGSL + sampleWGSL + rowSoftmaxWGSL,
+  workgroupSize: SAMPLE_WORKGROUP_SIZE,
+  ...sampleIo,
   workgroups: (c) => Math.ceil(c.numRows / SAMPLE_WORKGROUP_SIZE),
 });
+
+/** sampleKernel with one subgroup per row (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
+export const sampleSubgroupKernel = defineKernel({
+  label: 'sampleSubgroup',
+  wgsl: subgroupRowSource(sampleIoWGSL, sampleSubgroupWGSL),
+  workgroupSize: SUBGROUP_WORKGROUP_SIZE,
+  requires: 'subgroups',
+  ...sampleIo,
+  workgroups: (c) => subgroupRowWorkgroups(c.numRows),
+});
+
+export const sampleKernels: Record<RowKernelVariant, typeof sampleKernel> = { thread: sampleKernel, subgroup: sampleSubgroupKernel };
 export const createSampleKernel = (device: GPUDevice) => sampleKernel.create(device);

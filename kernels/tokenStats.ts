@@ -7,8 +7,11 @@
  */
 import { MASKED_LOGIT, rowLse } from './mlp';
 import { defineKernel, uniformLayout } from './pipeline';
+import tokenStatsIoWGSL from './tokenStatsIo.wgsl?raw';
 import tokenStatsWGSL from './tokenStats.wgsl?raw';
+import tokenStatsSubgroupWGSL from './tokenStatsSubgroup.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
+import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE, type RowKernelVariant } from './rowSubgroup';
 
 export interface TokenStats {
   /** [R] log pi(a_r) */
@@ -65,15 +68,34 @@ export const TOKEN_STATS_UNIFORM = uniformLayout([['numRows', 'u32'], ['rowBase'
  * shifted logits z - max (H = log s - sum pi (z - m), sum pi^2 = sum exp(2(z - m)) / s^2), which
  * keep their digits in f32 at |z| ~ 1e4 where lse - sum pi z does not.
  */
-export const tokenStatsKernel = defineKernel({
-  label: 'tokenStats',
-  wgsl: tokenStatsWGSL + rowSoftmaxWGSL,
-  workgroupSize: TOKEN_STATS_WORKGROUP_SIZE,
+const tokenStatsIo = {
   bindings: ['z', 'seq', 'rowPos', 'logp', 'entropy', 'sumP2'],
   uniform: TOKEN_STATS_UNIFORM,
   values: (c: { vocab: number; numRows: number; rowBase?: number }) => ({
     numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.vocab,
   }),
+} as const;
+
+export const tokenStatsKernel = defineKernel({
+  label: 'tokenStats',
+  wgsl: tokenStatsIoWGSL + tokenStatsWGSL + rowSoftmaxWGSL,
+  workgroupSize: TOKEN_STATS_WORKGROUP_SIZE,
+  ...tokenStatsIo,
   workgroups: (c) => Math.ceil(c.numRows / TOKEN_STATS_WORKGROUP_SIZE),
 });
+
+/** tokenStatsKernel with one subgroup per row (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
+export const tokenStatsSubgroupKernel = defineKernel({
+  label: 'tokenStatsSubgroup',
+  wgsl: subgroupRowSource(tokenStatsIoWGSL, tokenStatsSubgroupWGSL),
+  workgroupSize: SUBGROUP_WORKGROUP_SIZE,
+  requires: 'subgroups',
+  ...tokenStatsIo,
+  workgroups: (c) => subgroupRowWorkgroups(c.numRows),
+});
+
+export const tokenStatsKernels: Record<RowKernelVariant, typeof tokenStatsKernel> = {
+  thread: tokenStatsKernel,
+  subgroup: tokenStatsSubgroupKernel,
+};
 export const createTokenStatsKernel = (device: GPUDevice) => tokenStatsKernel.create(device);

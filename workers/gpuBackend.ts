@@ -22,7 +22,7 @@ import {
   forwardKernel,
   headGradKernel,
   hiddenGradKernel,
-  logitGradKernel,
+  logitGradKernels,
   paramLayout,
   slotGradKernel,
   slotTableWords,
@@ -30,11 +30,12 @@ import {
 import { finiteCheckKernel, HEALTH } from '../kernels/finiteCheck';
 import { BufferUsage, MapMode } from '../kernels/pipeline';
 import { KL_TYPES, PPO_ROW_WORDS, ppoLossKernel, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
-import { sampleKernel, type SampleConfig } from '../kernels/sample';
+import { sampleKernels, type SampleConfig } from '../kernels/sample';
 import { seqRatioKernel } from '../kernels/seqRatio';
 import { decodeStats, STATS_WORDS, statsKernel, type StatsConfig } from '../kernels/stats';
 import { tokenBaselineKernel } from '../kernels/tokenBaseline';
-import { tokenStatsKernel } from '../kernels/tokenStats';
+import { tokenStatsKernels } from '../kernels/tokenStats';
+import { rowKernelVariant, type RowKernelVariant } from '../kernels/rowSubgroup';
 import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
 import { whitenKernel, whitenScratchWords } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
@@ -42,6 +43,11 @@ import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateSt
 export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
   label?: string;
+  /**
+   * sample, tokenStats and logitGrad with one thread or one subgroup per row (kernels/rowSubgroup.ts);
+   * default rowKernelVariant(device): subgroups where the device has them.
+   */
+  rowKernels?: RowKernelVariant;
 }
 
 /**
@@ -94,6 +100,7 @@ export function createGpuBackend(
   const steps = updateSteps(shape);
   const T = shape.maxTurns;
   const label = opts.label ?? 'WebGPU';
+  const rowKernels = opts.rowKernels ?? rowKernelVariant(device);
   if (initialParams.length !== P) throw new Error(`gpu backend: ${initialParams.length} parameters given, the model has ${P}`);
   if (shape.grammar.length !== V * V) throw new Error(`gpu backend: grammar has ${shape.grammar.length} entries, expected ${V * V}`);
 
@@ -236,8 +243,8 @@ export function createGpuBackend(
   const k = {
     embedProject: embedProjectKernel.create(device),
     forward: forwardKernel.create(device),
-    sample: sampleKernel.create(device),
-    tokenStats: tokenStatsKernel.create(device),
+    sample: sampleKernels[rowKernels].create(device),
+    tokenStats: tokenStatsKernels[rowKernels].create(device),
     trajStats: trajStatsKernel.create(device),
     advantage: advantageKernel.create(device),
     tokenBaseline: tokenBaselineKernel.create(device),
@@ -248,7 +255,7 @@ export function createGpuBackend(
     gae: gaeKernel.create(device),
     criticUpdate: criticUpdateKernel.create(device),
     ppoLoss: ppoLossKernel.create(device),
-    logitGrad: logitGradKernel.create(device),
+    logitGrad: logitGradKernels[rowKernels].create(device),
     headGrad: headGradKernel.create(device),
     hiddenGrad: hiddenGradKernel.create(device),
     slotGrad: slotGradKernel.create(device),

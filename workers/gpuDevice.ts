@@ -7,6 +7,7 @@
  */
 import { ALL_KERNELS } from '../kernels/all';
 import { validateKernels } from '../kernels/pipeline';
+import { subgroupFeatures } from '../kernels/rowSubgroup';
 
 export interface GpuHandle {
   device: GPUDevice;
@@ -53,8 +54,10 @@ export async function requestGpu(gpu: GPU | undefined = defaultGpu(), opts: Requ
   let device: GPUDevice;
   try {
     // Large batches need large per-row buffers: ask for what the adapter allows, not the defaults.
+    // Subgroups where the adapter has them: the per-row softmax kernels use them (kernels/rowSubgroup.ts).
     device = await adapter.requestDevice({
       label: `playground on ${label}`,
+      requiredFeatures: subgroupFeatures(gpu, adapter),
       requiredLimits: {
         maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
         maxBufferSize: adapter.limits.maxBufferSize,

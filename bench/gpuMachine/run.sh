@@ -15,6 +15,9 @@
 #              PEER_ONLY=1 PB=16,128 bash run.sh    the TF.js peer at those batch sizes
 #              CHECK_ONLY=1 bash run.sh             every kernel against its reference (the self-test)
 #                                                   and the trainer on the GPU against the CPU backend
+#              ROWS_AB=1 bash run.sh                the per-row kernels' thread and subgroup variants
+#                                                   (kernels/rowSubgroup.ts): checks with the subgroup
+#                                                   one, both timed side by side, whole iterations with each
 set -u
 D=${D:-$(pwd)/.scratch/dawnbench}
 OUT=${OUT:-/tmp/out}
@@ -38,6 +41,12 @@ run() { # name, seconds, flags...
   echo "$name rc=$?"; tail -3 $OUT/dawn-$name.log
 }
 if [ -n "${CHECK_ONLY:-}" ]; then run check ${CHECK_S:-200} --only selftest,parity; grep -v "^PASS" $OUT/dawn-check.log | tail -25; exit 0; fi
+if [ -n "${ROWS_AB:-}" ]; then
+  run check-subgroup ${CHECK_S:-150} --only selftest,parity --row-kernels subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
+  run kernels-rows ${KERN_S:-120} --only kernels --kernel-batches ${KB:-128,1024} --kernels sample,sampleSubgroup,tokenStats,tokenStatsSubgroup,logitGrad,logitGradSubgroup
+  for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --row-kernels $v; done
+  exit 0
+fi
 if [ -n "${PEER_ONLY:-}" ]; then run peer ${PEER_S:-200} --only peer --peer-batches ${PB:-16,128}; exit 0; fi
 [ "${ITER_S:-200}" != 0 ] && run iteration ${ITER_S:-200} --only iteration
 run kernels ${KERN_S:-230} --only kernels --kernel-batches ${KB:-128,1024} ${KSEL:+--kernels $KSEL}

@@ -2,6 +2,7 @@
  * The GPU sections of the benchmark on any WebGPU implementation: Chromium's navigator.gpu (the
  * bench page) or Dawn's `create()` in Node (bench/dawn.ts, for GPU machines without a browser).
  */
+import { subgroupFeatures, type RowKernelVariant } from '../../kernels/rowSubgroup';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createGpuBackend } from '../../workers/gpuBackend';
 import { requestGpu } from '../../workers/gpuDevice';
@@ -32,11 +33,11 @@ export async function adapterEnv(gpu: GPU | undefined): Promise<AdapterEnv> {
   };
 }
 
-/** A device for the kernel timings: timestamp-query when the adapter has it, the adapter's buffer limits. */
+/** A device for the kernel timings: timestamp-query and subgroups when the adapter has them, its buffer limits. */
 async function timingDevice(gpu: GPU): Promise<GPUDevice> {
   const adapter = await gpu.requestAdapter();
   if (!adapter) throw new Error('no WebGPU adapter');
-  const requiredFeatures: GPUFeatureName[] = adapter.features.has('timestamp-query') ? ['timestamp-query'] : [];
+  const requiredFeatures: GPUFeatureName[] = [...(adapter.features.has('timestamp-query') ? ['timestamp-query' as const] : []), ...subgroupFeatures(gpu, adapter)];
   return adapter.requestDevice({
     label: 'bench timing device',
     requiredFeatures,
@@ -53,6 +54,8 @@ export interface IterationPageOptions {
   gpuScales: string[];
   /** Scales at which the CPU backend also runs in the page, interleaved with the GPU one. */
   cpuScales: string[];
+  /** Forces the GPU backend's per-row kernels (default: rowKernelVariant of the device). */
+  rowKernels?: RowKernelVariant;
 }
 
 const NO_TIME = { n: 0, median: NaN, min: NaN, max: NaN, mean: NaN };
@@ -86,7 +89,8 @@ export async function iterationSection(
       contenders.push({
         backend: 'gpu',
         where,
-        factory: (shape, params) => createGpuBackend(counting.device, shape, params, { label: gpu.label }),
+        factory: (shape, params) =>
+          createGpuBackend(counting.device, shape, params, { label: gpu.label, ...(o.rowKernels ? { rowKernels: o.rowKernels } : {}) }),
         counting,
       });
     }

@@ -42,6 +42,7 @@ import { STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel }
 import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
+import { SUBGROUP_ROWS_PER_GROUP, SUBGROUP_WORKGROUP_SIZE } from '../../kernels/rowSubgroup';
 import { WHITEN_WORKGROUP_SIZE, whitenBlocks, whitenCpu, whitenKernel } from '../../kernels/whiten';
 import type { RunShape } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
@@ -473,7 +474,9 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
         }),
     },
   ];
-  return Object.fromEntries(cases.map((c) => [c.label, { ...c, ...cost[c.label]! }]));
+  // The subgroup variants (kernels/rowSubgroup.ts) do the same work on the same buffers.
+  const variants = ['sample', 'tokenStats', 'logitGrad'].map((l) => ({ ...cases.find((c) => c.label === l)!, label: `${l}Subgroup`, cost: l }));
+  return Object.fromEntries([...cases.map((c) => ({ ...c, cost: c.label })), ...variants].map(({ cost: of, ...c }) => [c.label, { ...c, ...cost[of]! }]));
 }
 
 /**
@@ -630,6 +633,13 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     ...whitenShapes(R),
     { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
+    // Their subgroup variants (kernels/rowSubgroup.ts), serial steps at 32 lanes (NVIDIA, Apple).
+    ...(['sample', 'tokenStats', 'logitGrad'] as const).map((k): LaunchShape => ({
+      kernel: `${k}Subgroup`,
+      threads: Math.ceil(R / SUBGROUP_ROWS_PER_GROUP) * SUBGROUP_WORKGROUP_SIZE,
+      serial: (SUBGROUP_ROWS_PER_GROUP / (SUBGROUP_WORKGROUP_SIZE / 32)) * 3 * Math.ceil(V / 32),
+      mapping: `subgroup per row, ${SUBGROUP_ROWS_PER_GROUP} rows per workgroup of ${SUBGROUP_WORKGROUP_SIZE}: a lane per logit, subgroup reductions`,
+    })),
     ...reduction('headGrad', (H + 1) * V, HEAD_CHUNK_ROWS, (c) => c * (H + 1) * Math.ceil(V / HEAD_GRAD_BLOCK), 1,
       `thread per (row chunk, hidden unit or bias, ${HEAD_GRAD_BLOCK} vocabulary entries), serial over the chunk\'s rows`),
     { kernel: 'hiddenGrad', threads: R * H, serial: V, mapping: 'thread per (row, hidden unit), serial over the vocabulary' },

@@ -4,7 +4,7 @@
  * (kernel, reference, copy, kernel, reference, copy, ...) so drift hits all three alike.
  */
 import { ALL_OPS } from '../../kernels/all';
-import { BufferUsage } from '../../kernels/pipeline';
+import { BufferUsage, deviceSupports, type KernelFeature } from '../../kernels/pipeline';
 import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../lib/gpuTimer';
 import { kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, type KernelCase } from '../lib/kernelCases';
 import { now, summarize, type Summary } from '../lib/stats';
@@ -96,6 +96,10 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
       for (const def of ALL_OPS) {
         if (o.only && !o.only.includes(def.label)) continue;
         const c = cases[def.label];
+        if (!deviceSupports(device, def as { requires?: KernelFeature })) {
+          rows.push({ kernel: def.label, sizeIndex: si, size: '-', skipped: `the device has no ${(def as { requires?: string }).requires}` } as KernelRow);
+          continue;
+        }
         if (!c) {
           rows.push({ kernel: def.label, sizeIndex: si, size: '-', skipped: 'no benchmark case (new kernel?)' } as KernelRow);
           continue;

@@ -39,7 +39,7 @@ export interface Check {
 }
 
 /** What the runner needs of a defined kernel (any DefinedKernel fits): its name and WGSL. */
-export type AnyKernel = Pick<DefinedKernel<unknown, unknown>, 'label' | 'source' | 'workgroupSize'>;
+export type AnyKernel = Pick<DefinedKernel<unknown, unknown>, 'label' | 'source' | 'workgroupSize' | 'requires'>;
 
 /**
  * One self-test case: seeded inputs, the kernel run on the device, the CPU reference, and the

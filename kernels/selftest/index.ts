@@ -10,7 +10,7 @@
  *   console.log(summarize(results).line); // "19/19 kernels passed (181/181 checks)"
  */
 import { ALL_KERNELS } from '../all';
-import { validateKernels } from '../pipeline';
+import { deviceSupports, validateKernels } from '../pipeline';
 import { measure, type Errors, type SelfTestCase, type Tolerance } from './harness';
 import * as suites from './suites';
 
@@ -54,7 +54,7 @@ export interface RunOptions {
 }
 
 /**
- * Runs the cases one after another on `device`, calling `onResult` for each output as soon as its
+ * Runs the cases one after another on `device` (those whose kernels it supports), calling `onResult` for each output as soon as its
  * case finishes; resolves with all rows. A case that throws or raises a WebGPU error becomes one
  * failing row and the run goes on. If the device is lost the run stops and the promise rejects with
  * an Error naming the loss (its reason and message).
@@ -64,7 +64,8 @@ export async function runSelfTest(
   onResult: (r: SelfTestResult) => void,
   opts: RunOptions = {},
 ): Promise<SelfTestResult[]> {
-  const cases = opts.cases ?? SELF_TEST_CASES;
+  // Kernels needing a feature this device lacks (the subgroup variants) are never dispatched on it.
+  const cases = (opts.cases ?? SELF_TEST_CASES).filter((c) => [c.kernel, ...(c.uses ?? [])].every((k) => deviceSupports(device, k)));
   let lost: GPUDeviceLostInfo | null = null;
   void device.lost.then((info) => (lost = info));
   const lostError = (info: GPUDeviceLostInfo) =>

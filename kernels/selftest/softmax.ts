@@ -12,9 +12,10 @@
  *   rtol 1e-4. Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */
 import { createRng } from '../../workers/rng';
-import { logitGradCpu, logitGradKernel, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../mlp';
-import { sampleCpu, sampleKernel, SAMPLE_WORKGROUP_SIZE } from '../sample';
-import { tokenStatsCpu, tokenStatsKernel, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
+import { logitGradCpu, logitGradKernels, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../mlp';
+import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../sample';
+import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
+import { SUBGROUP_ROWS_PER_GROUP, type RowKernelVariant } from '../rowSubgroup';
 import { extremeSampleInput, logitCase, maxAbsLogit, randomSampleInput, type LogitCase, type RowKind, type SampleInput } from './fixtures';
 import { dispatch, exact, joined, withScratch, type SelfTestCase } from './harness';
 
@@ -29,7 +30,8 @@ const EXTREME: RowKind[] = ['huge', 'dominant', 'single', 'flat'];
 
 // ---- sample ----
 
-function sampleCase(name: string, input: () => SampleInput, seed: number, iter: number): SelfTestCase {
+function sampleCase(variant: RowKernelVariant, name: string, input: () => SampleInput, seed: number, iter: number): SelfTestCase {
+  const sampleKernel = sampleKernels[variant];
   return {
     kernel: sampleKernel,
     name,
@@ -61,7 +63,8 @@ function sampleCase(name: string, input: () => SampleInput, seed: number, iter: 
 
 // ---- tokenStats ----
 
-function tokenStatsCase(name: string, c: () => LogitCase, rowBase = 0): SelfTestCase {
+function tokenStatsCase(variant: RowKernelVariant, name: string, c: () => LogitCase, rowBase = 0): SelfTestCase {
+  const tokenStatsKernel = tokenStatsKernels[variant];
   return {
     kernel: tokenStatsKernel,
     name,
@@ -101,7 +104,8 @@ function tokenStatsCase(name: string, c: () => LogitCase, rowBase = 0): SelfTest
 
 const T = 0.7;
 
-function logitGradCase(name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTestCase {
+function logitGradCase(variant: RowKernelVariant, name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTestCase {
+  const logitGradKernel = logitGradKernels[variant];
   return {
     kernel: logitGradKernel,
     name,
@@ -141,17 +145,27 @@ function logitGradCase(name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTe
   };
 }
 
-export const softmaxCases: SelfTestCase[] = [
-  sampleCase(`rows ${SAMPLE_WORKGROUP_SIZE + 1}`, () => randomSampleInput(SAMPLE_WORKGROUP_SIZE + 1, 17, 65), 12345, 2),
-  sampleCase('rows 123', () => randomSampleInput(123, 17, 123), 12345, 4),
-  sampleCase('logits ±1e4, one dominant, one allowed, near-uniform rows', extremeSampleInput, 2024, 5),
+/** The cases of one variant; `rowBlock` is its rows per workgroup, whose edges get a case. */
+function variantCases(variant: RowKernelVariant, rowBlock: number): SelfTestCase[] {
+  const rows = rowBlock + 1;
+  return [
+    sampleCase(variant, `rows ${rows}`, () => randomSampleInput(rows, 17, rows), 12345, 2),
+    sampleCase(variant, 'rows 123', () => randomSampleInput(123, 17, 123), 12345, 4),
+    sampleCase(variant, 'logits ±1e4, one dominant, one allowed, near-uniform rows', extremeSampleInput, 2024, 5),
 
-  tokenStatsCase(`rows ${TOKEN_STATS_WORKGROUP_SIZE + 1}`, () => logitCase(TOKEN_STATS_WORKGROUP_SIZE + 1, 23, 65)),
-  tokenStatsCase('vocab 1', () => logitCase(20, 1, 1)),
-  tokenStatsCase('vocab 130, rowBase 13', () => logitCase(50, 130, 2), 13),
-  ...EXTREME.map((kind) => tokenStatsCase(KIND_NAMES[kind], () => logitCase(40, 16, 4, [kind]))),
+    tokenStatsCase(variant, `rows ${rows}`, () => logitCase(rows, 23, rows)),
+    tokenStatsCase(variant, 'vocab 1', () => logitCase(20, 1, 1)),
+    tokenStatsCase(variant, 'vocab 130, rowBase 13', () => logitCase(50, 130, 2), 13),
+    ...EXTREME.map((kind) => tokenStatsCase(variant, KIND_NAMES[kind], () => logitCase(40, 16, 4, [kind]))),
 
-  logitGradCase(`rows ${MLP_WORKGROUP_SIZE + 1}`, () => logitCase(MLP_WORKGROUP_SIZE + 1, 19, 50 + MLP_WORKGROUP_SIZE + 1)),
-  ...EXTREME.map((kind) => logitGradCase(KIND_NAMES[kind], () => logitCase(30, 12, 8, [kind]))),
-  logitGradCase('every dlogp 0', () => logitCase(70, 5, 9), 1),
-];
+    logitGradCase(variant, `rows ${rows}`, () => logitCase(rows, 19, 50 + rows)),
+    ...EXTREME.map((kind) => logitGradCase(variant, KIND_NAMES[kind], () => logitCase(30, 12, 8, [kind]))),
+    logitGradCase(variant, 'every dlogp 0', () => logitCase(70, 5, 9), 1),
+  ];
+}
+
+// The thread versions' workgroup sizes are all 64 (SAMPLE_WORKGROUP_SIZE, TOKEN_STATS_WORKGROUP_SIZE, MLP_WORKGROUP_SIZE).
+const THREAD_ROWS = Math.max(SAMPLE_WORKGROUP_SIZE, TOKEN_STATS_WORKGROUP_SIZE, MLP_WORKGROUP_SIZE);
+
+/** The subgroup variants' cases need a device with the `subgroups` feature (runSelfTest skips them elsewhere). */
+export const softmaxCases: SelfTestCase[] = [...variantCases('thread', THREAD_ROWS), ...variantCases('subgroup', SUBGROUP_ROWS_PER_GROUP)];

@@ -4,18 +4,21 @@
  * rtol 1e-4 (dlogp ~ N(0, 1), T = 0.7). Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */
 import { describe, expect, it } from 'vitest';
-import { logitGradCpu, logitGradKernel, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../../kernels/mlp';
+import { logitGradCpu, logitGradKernels, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../../kernels/mlp';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
 import { edgeSizes } from '../helpers/mlpFixture';
-import { requireGpu } from '../helpers/requireGpu';
+import { requireFeature, requireGpu } from '../helpers/requireGpu';
+import { SUBGROUP_ROWS_PER_GROUP, type RowKernelVariant } from '../../kernels/rowSubgroup';
 
 const T = 0.7;
 
-async function check(c: LogitCase, name: string, zeroFrac = 0.2) {
+async function check(variant: RowKernelVariant, c: LogitCase, name: string, zeroFrac = 0.2) {
   const device = await requireGpu();
+  const logitGradKernel = logitGradKernels[variant];
+  if (logitGradKernel.requires) requireFeature(device, logitGradKernel.requires);
   const rows = c.rowPos.length;
   const rng = createRng(rows + c.V);
   const dlogp = Float32Array.from({ length: rows }, () => (rng.next() < zeroFrac ? 0 : rng.normal()));
@@ -42,12 +45,15 @@ async function check(c: LogitCase, name: string, zeroFrac = 0.2) {
   }
 }
 
-describe('logitGrad.wgsl matches logitGradCpu', () => {
-  for (const rows of edgeSizes(MLP_WORKGROUP_SIZE, 700)) {
-    it(`rows = ${rows}`, async () => check(logitCase(rows, 19, 50 + rows), `rows=${rows}`));
+for (const variant of ['thread', 'subgroup'] as const) describe(`logitGrad.wgsl matches logitGradCpu (${variant} per row)`, () => {
+  for (const rows of edgeSizes(variant === 'thread' ? MLP_WORKGROUP_SIZE : SUBGROUP_ROWS_PER_GROUP, 700)) {
+    it(`rows = ${rows}`, async () => check(variant, logitCase(rows, 19, 50 + rows), `rows=${rows}`));
   }
   for (const kind of ['huge', 'dominant', 'single', 'flat'] as RowKind[]) {
-    it(`extreme rows: ${kind}`, async () => check(logitCase(30, 12, 8, [kind]), kind));
+    it(`extreme rows: ${kind}`, async () => check(variant, logitCase(30, 12, 8, [kind]), kind));
   }
-  it('all dlogp zero gives an all-zero gradient', async () => check(logitCase(70, 5, 9), 'dlogp=0', 1));
+  for (const V of [1, 4, 5, 33, 130]) {
+    it(`vocab ${V}`, async () => check(variant, logitCase(20, V, V), `V=${V}`));
+  }
+  it('all dlogp zero gives an all-zero gradient', async () => check(variant, logitCase(70, 5, 9), 'dlogp=0', 1));
 });

@@ -6,13 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { commonWGSL } from '../../kernels/pipeline';
-import { SAMPLE_WORKGROUP_SIZE, sampleCpu, sampleKernel } from '../../kernels/sample';
+import { SAMPLE_WORKGROUP_SIZE, sampleCpu, sampleKernels } from '../../kernels/sample';
+import { SUBGROUP_ROWS_PER_GROUP, type RowKernelVariant } from '../../kernels/rowSubgroup';
 import { createRng, hashUniform, pcgHash } from '../../workers/rng';
 import { expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { extremeSampleInput, randomSampleInput, type SampleInput } from '../../kernels/selftest/fixtures';
-import { requireGpu } from '../helpers/requireGpu';
+import { requireGpu, requireFeature } from '../helpers/requireGpu';
 
 describe('common.wgsl hashUniform and pcgHash are the bits of workers/rng.ts', () => {
   it('matches on edge and random inputs', async () => {
@@ -60,8 +61,10 @@ describe('common.wgsl hashUniform and pcgHash are the bits of workers/rng.ts', (
   });
 });
 
-async function runSample(c: SampleInput, seed: number, iter: number, outStride = 1, outOffset = 0) {
+async function runSample(variant: RowKernelVariant, c: SampleInput, seed: number, iter: number, outStride = 1, outOffset = 0) {
   const device = await requireGpu();
+  const sampleKernel = sampleKernels[variant];
+  if (sampleKernel.requires) requireFeature(device, sampleKernel.requires);
   const rows = c.rowPos.length;
   const cpuSeq = new Int32Array(c.seqLen);
   sampleCpu(c.z, c.V, c.rowPos, cpuSeq, seed, iter);
@@ -84,25 +87,29 @@ async function runSample(c: SampleInput, seed: number, iter: number, outStride =
   });
 }
 
-describe('sample.wgsl matches sampleCpu', () => {
-  for (const rows of edgeSizes(SAMPLE_WORKGROUP_SIZE, 1000)) {
+const ROWS_PER_GROUP: Record<RowKernelVariant, number> = { thread: SAMPLE_WORKGROUP_SIZE, subgroup: SUBGROUP_ROWS_PER_GROUP };
+
+for (const variant of ['thread', 'subgroup'] as const) describe(`sample (${variant} per row) matches sampleCpu`, () => {
+  const run = (c: SampleInput, seed: number, iter: number, outStride?: number, outOffset?: number) =>
+    runSample(variant, c, seed, iter, outStride, outOffset);
+  for (const rows of edgeSizes(ROWS_PER_GROUP[variant], 1000)) {
     it(`rows = ${rows}`, async () => {
       const c = randomSampleInput(rows, 17, rows);
-      const { gpuSeq, out, cpuSeq, expected } = await runSample(c, 12345, rows % 7);
+      const { gpuSeq, out, cpuSeq, expected } = await run(c, 12345, rows % 7);
       expectEqualArrays(gpuSeq, cpuSeq, `sampled seq rows=${rows}`);
       expectEqualArrays(out, expected, `sampled out rows=${rows}`);
     });
   }
   it('the readback layout: token of row r at r * outStride + outOffset', async () => {
     const c = randomSampleInput(10, 9, 3);
-    const { out, expected } = await runSample(c, 9, 2, 3, 2);
+    const { out, expected } = await run(c, 9, 2, 3, 2);
     expectEqualArrays(Int32Array.from({ length: 10 }, (_, r) => out[3 * r + 2]!), expected, 'strided out');
   });
   it('logits of +-1e4, one dominant token, one allowed token, and a near-uniform row', async () => {
     const c = extremeSampleInput();
     const { z, V } = c;
     const rows = z.length / V;
-    const { out, expected } = await runSample(c, 2024, 5);
+    const { out, expected } = await run(c, 2024, 5);
     expectEqualArrays(out, expected, 'extreme rows');
     for (let r = 0; r < rows; r++) {
       if (r % 4 === 1) expect(out[r]).toBe(r % V);
@@ -110,11 +117,18 @@ describe('sample.wgsl matches sampleCpu', () => {
       if (r % 4 === 0) expect(z[r * V + out[r]!]).toBe(1e4);
     }
   });
+  for (const V of [1, 4, 5, 33, 130]) {
+    it(`vocab ${V}: one logit per lane, partial and several blocks of lanes`, async () => {
+      const c = randomSampleInput(40, V, V);
+      const { out, expected } = await run(c, 77, V);
+      expectEqualArrays(out, expected, `V=${V}`);
+    });
+  }
   it('different iterations draw different tokens, the same iteration the same', async () => {
     const c = randomSampleInput(64, 20, 5, 0.1);
-    const a = await runSample(c, 1, 1);
-    const b = await runSample(c, 1, 1);
-    const d = await runSample(c, 1, 2);
+    const a = await run(c, 1, 1);
+    const b = await run(c, 1, 1);
+    const d = await run(c, 1, 2);
     expectEqualArrays(a.out, b.out, 'same iter');
     expect(Array.from(a.out).some((t, i) => t !== d.out[i])).toBe(true);
   });

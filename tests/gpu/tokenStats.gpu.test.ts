@@ -6,15 +6,18 @@
  * (sumP2 = exp(... - 2 lse) inherits that absolute error as a relative one).
  */
 import { describe, it } from 'vitest';
-import { TOKEN_STATS_WORKGROUP_SIZE, tokenStatsCpu, tokenStatsKernel } from '../../kernels/tokenStats';
+import { TOKEN_STATS_WORKGROUP_SIZE, tokenStatsCpu, tokenStatsKernels } from '../../kernels/tokenStats';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
 import { edgeSizes } from '../helpers/mlpFixture';
-import { requireGpu } from '../helpers/requireGpu';
+import { requireFeature, requireGpu } from '../helpers/requireGpu';
+import { SUBGROUP_ROWS_PER_GROUP, type RowKernelVariant } from '../../kernels/rowSubgroup';
 
-async function check(c: LogitCase, name: string, rowBase = 0) {
+async function check(variant: RowKernelVariant, c: LogitCase, name: string, rowBase = 0) {
   const device = await requireGpu();
+  const tokenStatsKernel = tokenStatsKernels[variant];
+  if (tokenStatsKernel.requires) requireFeature(device, tokenStatsKernel.requires);
   const rows = c.rowPos.length - rowBase;
   const ref = tokenStatsCpu(c.z.subarray(rowBase * c.V), c.V, c.seq, c.rowPos.subarray(rowBase));
   const out = await withValidation(device, async () => {
@@ -43,16 +46,17 @@ async function check(c: LogitCase, name: string, rowBase = 0) {
   expectClose(out.sumP2, ref.sumP2, { ...tol, label: `tokenStats sumP2 ${name}` });
 }
 
-describe('tokenStats.wgsl matches tokenStatsCpu', () => {
-  for (const rows of edgeSizes(TOKEN_STATS_WORKGROUP_SIZE, 1000)) {
-    it(`rows = ${rows}`, async () => check(logitCase(rows, 23, rows), `rows=${rows}`));
+for (const variant of ['thread', 'subgroup'] as const) describe(`tokenStats.wgsl matches tokenStatsCpu (${variant} per row)`, () => {
+  for (const rows of edgeSizes(variant === 'thread' ? TOKEN_STATS_WORKGROUP_SIZE : SUBGROUP_ROWS_PER_GROUP, 1000)) {
+    it(`rows = ${rows}`, async () => check(variant, logitCase(rows, 23, rows), `rows=${rows}`));
   }
-  it('vocab 1 and vocab 130', async () => {
-    await check(logitCase(20, 1, 1), 'V=1');
-    await check(logitCase(20, 130, 2), 'V=130');
-  });
-  it('rowBase offset', async () => check(logitCase(50, 9, 3), 'rowBase=13', 13));
+  // Subgroups here are 4 lanes wide (SwiftShader), on GPUs 32 or 64: fewer logits than lanes, one
+  // per lane, and several rounds of lanes.
+  for (const V of [1, 4, 5, 33, 130]) {
+    it(`vocab ${V}`, async () => check(variant, logitCase(20, V, V), `V=${V}`));
+  }
+  it('rowBase offset', async () => check(variant, logitCase(50, 9, 3), 'rowBase=13', 13));
   for (const kind of ['huge', 'dominant', 'single', 'flat'] as RowKind[]) {
-    it(`extreme rows: ${kind}`, async () => check(logitCase(40, 16, 4, [kind]), kind));
+    it(`extreme rows: ${kind}`, async () => check(variant, logitCase(40, 16, 4, [kind]), kind));
   }
 });

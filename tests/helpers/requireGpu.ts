@@ -26,3 +26,13 @@ export async function requireGpuHandle(): Promise<GpuHandle> {
 export async function requireGpu(): Promise<GPUDevice> {
   return (await requireGpuHandle()).device;
 }
+
+/**
+ * Fails (never skips) when the test device lacks `feature`: CI's Chromium gives SwiftShader, which
+ * has subgroups, so the subgroup kernels are always tested there.
+ */
+export function requireFeature(device: GPUDevice, feature: GPUFeatureName): void {
+  if (!device.features.has(feature)) {
+    throw new Error(`this test needs a WebGPU device with the "${feature}" feature; the adapter here does not offer it (${HOW})`);
+  }
+}

@@ -1,0 +1,29 @@
+// One subgroup per row of logits, for the subgroup variants of sample, tokenStats and logitGrad
+// (they bind `z` [rows, vocab] and join this after their own source, with ROWS_PER_GROUP defined
+// in front by the host). Neighbouring lanes read neighbouring logits, so a row is read in whole
+// cache lines, where one thread per row strides vocab * 4 bytes between neighbours.
+//
+// Subgroup s of a workgroup takes rows s, s + num_subgroups, ... of the workgroup's ROWS_PER_GROUP,
+// by the subgroup_id builtin rather than by invocation index: WebGPU does not promise which
+// invocations form a subgroup, nor that every subgroup is full. Lanes work by their rank among
+// the active lanes, not by subgroup_invocation_id, for the same reason.
+
+// (rank of this invocation among its subgroup's active lanes, number of active lanes).
+fn subgroupLanes() -> vec2u {
+  return vec2u(subgroupExclusiveAdd(1u), subgroupAdd(1u));
+}
+
+// Row max and sum of exp(z - max) over the lanes (rowMaxSumExp in rowSoftmax.wgsl, summed in
+// another order): lse = m + log(s).
+fn rowMaxSumExpSubgroup(off: u32, vocab: u32, lanes: vec2u) -> vec2f {
+  var m = -F32_MAX;
+  for (var v = lanes.x; v < vocab; v += lanes.y) {
+    m = max(m, z[off + v]);
+  }
+  m = subgroupMax(m);
+  var s = 0.0;
+  for (var v = lanes.x; v < vocab; v += lanes.y) {
+    s += exp(z[off + v] - m);
+  }
+  return vec2f(m, subgroupAdd(s));
+}
