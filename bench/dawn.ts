@@ -9,17 +9,17 @@
  *
  *   npm run -s bench:dawn -- [--quick] [--only kernels,iteration,peer,selftest,parity] [--out FILE] [--webgpu MODULE]
  *                            [--dawn FLAG ...] [--kernel-batches 128,1024] [--kernels a,b] [--wasm DIR]
- *                            [--peer-batches 16,128] [--row-kernels thread|subgroup]
+ *                            [--peer-batches 16,128] [--kernel-variant thread|subgroup]
  *
  * --webgpu names the module to load (default `webgpu`; a path for an unpacked copy), --dawn passes
- * a flag to Dawn's create() (e.g. `backend=vulkan`), --row-kernels forces the GPU backend's per-row
- * kernels (kernels/rowSubgroup.ts) in the iteration and parity sections; the kernel section times
+ * a flag to Dawn's create() (e.g. `backend=vulkan`), --kernel-variant forces the GPU backend's kernel
+ * variant (kernels/variant.ts) in the iteration and parity sections; the kernel section times
  * both. Progress goes to stderr, tables to stdout.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import type { RowKernelVariant } from '../kernels/rowSubgroup';
+import type { KernelVariant } from '../kernels/variant';
 import { pathToFileURL } from 'node:url';
 import { createCpuBackend } from '../workers/cpuBackend';
 import { adapterEnv, iterationSection, kernelsSection } from './lib/gpuSections';
@@ -51,7 +51,7 @@ interface DawnArgs {
   /** Prompts per batch of each peer run (the plan's default scale when absent). */
   peerBatches?: number[];
   /** The GPU backend's per-row kernels in the iteration and parity sections (default: the device's choice). */
-  rowKernels?: RowKernelVariant;
+  kernelVariant?: KernelVariant;
 }
 
 /** selftest and parity check correctness on the adapter; they print their own report to stderr. */
@@ -75,10 +75,10 @@ function parse(argv: string[]): DawnArgs {
     else if (flag === '--kernels') a.kernels = value().split(',');
     else if (flag === '--wasm') a.wasmPath = value();
     else if (flag === '--peer-batches') a.peerBatches = value().split(',').map(Number);
-    else if (flag === '--row-kernels') {
+    else if (flag === '--kernel-variant') {
       const v = value();
-      if (v !== 'thread' && v !== 'subgroup') throw new Error(`--row-kernels: "${v}" is not thread or subgroup`);
-      a.rowKernels = v;
+      if (v !== 'thread' && v !== 'subgroup') throw new Error(`--kernel-variant: "${v}" is not thread or subgroup`);
+      a.kernelVariant = v;
     }
     else throw new Error(`unknown flag ${flag}`);
   }
@@ -104,13 +104,13 @@ const PARITY_ITERS = 30;
  * function of them) and the largest metric difference before it. On SwiftShader the GPU tests
  * require identical tokens for 2 iterations; over longer runs f32 rounding may flip a sample.
  */
-async function backendParity(gpu: GPU, iters: number, rowKernels?: RowKernelVariant): Promise<string> {
+async function backendParity(gpu: GPU, iters: number, kernelVariant?: KernelVariant): Promise<string> {
   const lines: string[] = [];
   const { device, label } = await requestGpu(gpu);
   for (const set of [{}, { methods: 'ppo', group: '1', batch: '64' }, { task: 'tools', methods: 'cm2' }] as Record<string, string>[]) {
     let cfg = defaultConfig();
     for (const [k, v] of Object.entries(set)) cfg = withFieldText(cfg, k, v);
-    const g = await createTrainer(cfg, (shape, params) => createGpuBackend(device, shape, params, { label, ...(rowKernels ? { rowKernels } : {}) }));
+    const g = await createTrainer(cfg, (shape, params) => createGpuBackend(device, shape, params, { label, ...(kernelVariant ? { kernelVariant } : {}) }));
     const c = await createTrainer(cfg, createCpuBackend);
     let firstDiff = -1;
     let maxDiff = 0;
@@ -162,7 +162,7 @@ async function main(argv: string[]): Promise<void> {
   const section = sectionRunner(results, log);
   if (args.only.includes('iteration')) {
     await section('iteration', async () => {
-      const rows: IterationRow[] = await iterationSection(gpu, { scales: plan.iteration.scales, gpuScales: plan.iteration.gpuScales, cpuScales: [], ...(args.rowKernels ? { rowKernels: args.rowKernels } : {}) }, log, 'node');
+      const rows: IterationRow[] = await iterationSection(gpu, { scales: plan.iteration.scales, gpuScales: plan.iteration.gpuScales, cpuScales: [], ...(args.kernelVariant ? { kernelVariant: args.kernelVariant } : {}) }, log, 'node');
       for (const spec of plan.iteration.nodeScales) {
         rows.push(...(await benchIterations(spec, [{ backend: 'cpu', where: 'node', factory: createCpuBackend }], log)));
       }
@@ -182,7 +182,7 @@ async function main(argv: string[]): Promise<void> {
     });
   }
   if (args.only.includes('parity')) {
-    await section('parity', async () => void log(await backendParity(gpu, PARITY_ITERS, args.rowKernels)));
+    await section('parity', async () => void log(await backendParity(gpu, PARITY_ITERS, args.kernelVariant)));
   }
   if (args.only.includes('kernels')) {
     results.launch = plan.iteration.nodeScales.map((sc) => ({ scale: sc.name, ...launchShapes(configFor(sc.set)) }));

@@ -19,7 +19,8 @@ import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
 import logitGradIoWGSL from './logitGradIo.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
 import logitGradSubgroupWGSL from './logitGradSubgroup.wgsl?raw';
-import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE, type RowKernelVariant } from './rowSubgroup';
+import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
+import type { KernelVariant } from './variant';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import slotGradWGSL from './slotGrad.wgsl?raw';
 import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
@@ -496,7 +497,7 @@ export const logitGradSubgroupKernel = defineKernel({
   workgroups: (c) => subgroupRowWorkgroups(c.numRows),
 });
 
-export const logitGradKernels: Record<RowKernelVariant, typeof logitGradKernel> = {
+export const logitGradKernels: Record<KernelVariant, typeof logitGradKernel> = {
   thread: logitGradKernel,
   subgroup: logitGradSubgroupKernel,
 };

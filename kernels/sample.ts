@@ -10,7 +10,8 @@ import sampleIoWGSL from './sampleIo.wgsl?raw';
 import sampleWGSL from './sample.wgsl?raw';
 import sampleSubgroupWGSL from './sampleSubgroup.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
-import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE, type RowKernelVariant } from './rowSubgroup';
+import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
+import type { KernelVariant } from './variant';
 
 /** Writes the sampled token of row r into seq[rowPos[r]]. */
 export function sampleCpu(
@@ -92,5 +93,5 @@ export const sampleSubgroupKernel = defineKernel({
   workgroups: (c) => subgroupRowWorkgroups(c.numRows),
 });
 
-export const sampleKernels: Record<RowKernelVariant, typeof sampleKernel> = { thread: sampleKernel, subgroup: sampleSubgroupKernel };
+export const sampleKernels: Record<KernelVariant, typeof sampleKernel> = { thread: sampleKernel, subgroup: sampleSubgroupKernel };
 export const createSampleKernel = (device: GPUDevice) => sampleKernel.create(device);

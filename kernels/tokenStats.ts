@@ -11,7 +11,8 @@ import tokenStatsIoWGSL from './tokenStatsIo.wgsl?raw';
 import tokenStatsWGSL from './tokenStats.wgsl?raw';
 import tokenStatsSubgroupWGSL from './tokenStatsSubgroup.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
-import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE, type RowKernelVariant } from './rowSubgroup';
+import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
+import type { KernelVariant } from './variant';
 
 export interface TokenStats {
   /** [R] log pi(a_r) */
@@ -94,7 +95,7 @@ export const tokenStatsSubgroupKernel = defineKernel({
   workgroups: (c) => subgroupRowWorkgroups(c.numRows),
 });
 
-export const tokenStatsKernels: Record<RowKernelVariant, typeof tokenStatsKernel> = {
+export const tokenStatsKernels: Record<KernelVariant, typeof tokenStatsKernel> = {
   thread: tokenStatsKernel,
   subgroup: tokenStatsSubgroupKernel,
 };

@@ -35,7 +35,7 @@ import { seqRatioKernel } from '../kernels/seqRatio';
 import { decodeStats, STATS_WORDS, statsKernel, type StatsConfig } from '../kernels/stats';
 import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernels } from '../kernels/tokenStats';
-import { rowKernelVariant, type RowKernelVariant } from '../kernels/rowSubgroup';
+import { defaultKernelVariant, type KernelVariant } from '../kernels/variant';
 import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
 import { whitenKernel, whitenScratchWords } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
@@ -44,10 +44,10 @@ export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
   label?: string;
   /**
-   * sample, tokenStats and logitGrad with one thread or one subgroup per row (kernels/rowSubgroup.ts);
-   * default rowKernelVariant(device): subgroups where the device has them.
+   * The kernels that have a subgroup version run it ('subgroup') or the thread one (kernels/variant.ts);
+   * default defaultKernelVariant(device): subgroups on a hardware adapter that has them.
    */
-  rowKernels?: RowKernelVariant;
+  kernelVariant?: KernelVariant;
 }
 
 /**
@@ -100,7 +100,7 @@ export function createGpuBackend(
   const steps = updateSteps(shape);
   const T = shape.maxTurns;
   const label = opts.label ?? 'WebGPU';
-  const rowKernels = opts.rowKernels ?? rowKernelVariant(device);
+  const kernelVariant = opts.kernelVariant ?? defaultKernelVariant(device);
   if (initialParams.length !== P) throw new Error(`gpu backend: ${initialParams.length} parameters given, the model has ${P}`);
   if (shape.grammar.length !== V * V) throw new Error(`gpu backend: grammar has ${shape.grammar.length} entries, expected ${V * V}`);
 
@@ -243,8 +243,8 @@ export function createGpuBackend(
   const k = {
     embedProject: embedProjectKernel.create(device),
     forward: forwardKernel.create(device),
-    sample: sampleKernels[rowKernels].create(device),
-    tokenStats: tokenStatsKernels[rowKernels].create(device),
+    sample: sampleKernels[kernelVariant].create(device),
+    tokenStats: tokenStatsKernels[kernelVariant].create(device),
     trajStats: trajStatsKernel.create(device),
     advantage: advantageKernel.create(device),
     tokenBaseline: tokenBaselineKernel.create(device),
@@ -255,7 +255,7 @@ export function createGpuBackend(
     gae: gaeKernel.create(device),
     criticUpdate: criticUpdateKernel.create(device),
     ppoLoss: ppoLossKernel.create(device),
-    logitGrad: logitGradKernels[rowKernels].create(device),
+    logitGrad: logitGradKernels[kernelVariant].create(device),
     headGrad: headGradKernel.create(device),
     hiddenGrad: hiddenGradKernel.create(device),
     slotGrad: slotGradKernel.create(device),

@@ -7,7 +7,7 @@
  */
 import { ALL_KERNELS } from '../kernels/all';
 import { validateKernels } from '../kernels/pipeline';
-import { subgroupFeatures } from '../kernels/rowSubgroup';
+import { subgroupFeatures } from '../kernels/variant';
 
 export interface GpuHandle {
   device: GPUDevice;

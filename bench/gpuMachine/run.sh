@@ -42,9 +42,9 @@ run() { # name, seconds, flags...
 }
 if [ -n "${CHECK_ONLY:-}" ]; then run check ${CHECK_S:-200} --only selftest,parity; grep -v "^PASS" $OUT/dawn-check.log | tail -25; exit 0; fi
 if [ -n "${ROWS_AB:-}" ]; then
-  run check-subgroup ${CHECK_S:-150} --only selftest,parity --row-kernels subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
+  run check-subgroup ${CHECK_S:-150} --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
   run kernels-rows ${KERN_S:-120} --only kernels --kernel-batches ${KB:-128,1024} --kernels sample,sampleSubgroup,tokenStats,tokenStatsSubgroup,logitGrad,logitGradSubgroup
-  for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --row-kernels $v; done
+  for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --kernel-variant $v; done
   exit 0
 fi
 if [ -n "${PEER_ONLY:-}" ]; then run peer ${PEER_S:-200} --only peer --peer-batches ${PB:-16,128}; exit 0; fi

@@ -2,7 +2,7 @@
  * The GPU sections of the benchmark on any WebGPU implementation: Chromium's navigator.gpu (the
  * bench page) or Dawn's `create()` in Node (bench/dawn.ts, for GPU machines without a browser).
  */
-import { subgroupFeatures, type RowKernelVariant } from '../../kernels/rowSubgroup';
+import { subgroupFeatures, type KernelVariant } from '../../kernels/variant';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createGpuBackend } from '../../workers/gpuBackend';
 import { requestGpu } from '../../workers/gpuDevice';
@@ -54,8 +54,8 @@ export interface IterationPageOptions {
   gpuScales: string[];
   /** Scales at which the CPU backend also runs in the page, interleaved with the GPU one. */
   cpuScales: string[];
-  /** Forces the GPU backend's per-row kernels (default: rowKernelVariant of the device). */
-  rowKernels?: RowKernelVariant;
+  /** Forces the GPU backend's kernel variant (kernels/variant.ts; default: defaultKernelVariant of the device). */
+  kernelVariant?: KernelVariant;
 }
 
 const NO_TIME = { n: 0, median: NaN, min: NaN, max: NaN, mean: NaN };
@@ -90,7 +90,7 @@ export async function iterationSection(
         backend: 'gpu',
         where,
         factory: (shape, params) =>
-          createGpuBackend(counting.device, shape, params, { label: gpu.label, ...(o.rowKernels ? { rowKernels: o.rowKernels } : {}) }),
+          createGpuBackend(counting.device, shape, params, { label: gpu.label, ...(o.kernelVariant ? { kernelVariant: o.kernelVariant } : {}) }),
         counting,
       });
     }

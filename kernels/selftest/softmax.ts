@@ -15,7 +15,8 @@ import { createRng } from '../../workers/rng';
 import { logitGradCpu, logitGradKernels, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../mlp';
 import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../sample';
 import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
-import { SUBGROUP_ROWS_PER_GROUP, type RowKernelVariant } from '../rowSubgroup';
+import { SUBGROUP_ROWS_PER_GROUP } from '../rowSubgroup';
+import type { KernelVariant } from '../variant';
 import { extremeSampleInput, logitCase, maxAbsLogit, randomSampleInput, type LogitCase, type RowKind, type SampleInput } from './fixtures';
 import { dispatch, exact, joined, withScratch, type SelfTestCase } from './harness';
 
@@ -30,7 +31,7 @@ const EXTREME: RowKind[] = ['huge', 'dominant', 'single', 'flat'];
 
 // ---- sample ----
 
-function sampleCase(variant: RowKernelVariant, name: string, input: () => SampleInput, seed: number, iter: number): SelfTestCase {
+function sampleCase(variant: KernelVariant, name: string, input: () => SampleInput, seed: number, iter: number): SelfTestCase {
   const sampleKernel = sampleKernels[variant];
   return {
     kernel: sampleKernel,
@@ -63,7 +64,7 @@ function sampleCase(variant: RowKernelVariant, name: string, input: () => Sample
 
 // ---- tokenStats ----
 
-function tokenStatsCase(variant: RowKernelVariant, name: string, c: () => LogitCase, rowBase = 0): SelfTestCase {
+function tokenStatsCase(variant: KernelVariant, name: string, c: () => LogitCase, rowBase = 0): SelfTestCase {
   const tokenStatsKernel = tokenStatsKernels[variant];
   return {
     kernel: tokenStatsKernel,
@@ -104,7 +105,7 @@ function tokenStatsCase(variant: RowKernelVariant, name: string, c: () => LogitC
 
 const T = 0.7;
 
-function logitGradCase(variant: RowKernelVariant, name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTestCase {
+function logitGradCase(variant: KernelVariant, name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTestCase {
   const logitGradKernel = logitGradKernels[variant];
   return {
     kernel: logitGradKernel,
@@ -146,7 +147,7 @@ function logitGradCase(variant: RowKernelVariant, name: string, c: () => LogitCa
 }
 
 /** The cases of one variant; `rowBlock` is its rows per workgroup, whose edges get a case. */
-function variantCases(variant: RowKernelVariant, rowBlock: number): SelfTestCase[] {
+function variantCases(variant: KernelVariant, rowBlock: number): SelfTestCase[] {
   const rows = rowBlock + 1;
   return [
     sampleCase(variant, `rows ${rows}`, () => randomSampleInput(rows, 17, rows), 12345, 2),

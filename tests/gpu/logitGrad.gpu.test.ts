@@ -11,11 +11,12 @@ import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
-import { SUBGROUP_ROWS_PER_GROUP, type RowKernelVariant } from '../../kernels/rowSubgroup';
+import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/rowSubgroup';
+import type { KernelVariant } from '../../kernels/variant';
 
 const T = 0.7;
 
-async function check(variant: RowKernelVariant, c: LogitCase, name: string, zeroFrac = 0.2) {
+async function check(variant: KernelVariant, c: LogitCase, name: string, zeroFrac = 0.2) {
   const device = await requireGpu();
   const logitGradKernel = logitGradKernels[variant];
   if (logitGradKernel.requires) requireFeature(device, logitGradKernel.requires);

@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { commonWGSL } from '../../kernels/pipeline';
 import { SAMPLE_WORKGROUP_SIZE, sampleCpu, sampleKernels } from '../../kernels/sample';
-import { SUBGROUP_ROWS_PER_GROUP, type RowKernelVariant } from '../../kernels/rowSubgroup';
+import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/rowSubgroup';
+import type { KernelVariant } from '../../kernels/variant';
 import { createRng, hashUniform, pcgHash } from '../../workers/rng';
 import { expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
@@ -61,7 +62,7 @@ describe('common.wgsl hashUniform and pcgHash are the bits of workers/rng.ts', (
   });
 });
 
-async function runSample(variant: RowKernelVariant, c: SampleInput, seed: number, iter: number, outStride = 1, outOffset = 0) {
+async function runSample(variant: KernelVariant, c: SampleInput, seed: number, iter: number, outStride = 1, outOffset = 0) {
   const device = await requireGpu();
   const sampleKernel = sampleKernels[variant];
   if (sampleKernel.requires) requireFeature(device, sampleKernel.requires);
@@ -87,7 +88,7 @@ async function runSample(variant: RowKernelVariant, c: SampleInput, seed: number
   });
 }
 
-const ROWS_PER_GROUP: Record<RowKernelVariant, number> = { thread: SAMPLE_WORKGROUP_SIZE, subgroup: SUBGROUP_ROWS_PER_GROUP };
+const ROWS_PER_GROUP: Record<KernelVariant, number> = { thread: SAMPLE_WORKGROUP_SIZE, subgroup: SUBGROUP_ROWS_PER_GROUP };
 
 for (const variant of ['thread', 'subgroup'] as const) describe(`sample (${variant} per row) matches sampleCpu`, () => {
   const run = (c: SampleInput, seed: number, iter: number, outStride?: number, outOffset?: number) =>

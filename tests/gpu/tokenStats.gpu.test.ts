@@ -12,9 +12,10 @@ import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
-import { SUBGROUP_ROWS_PER_GROUP, type RowKernelVariant } from '../../kernels/rowSubgroup';
+import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/rowSubgroup';
+import type { KernelVariant } from '../../kernels/variant';
 
-async function check(variant: RowKernelVariant, c: LogitCase, name: string, rowBase = 0) {
+async function check(variant: KernelVariant, c: LogitCase, name: string, rowBase = 0) {
   const device = await requireGpu();
   const tokenStatsKernel = tokenStatsKernels[variant];
   if (tokenStatsKernel.requires) requireFeature(device, tokenStatsKernel.requires);

@@ -9,7 +9,7 @@ import { createGpuBackend } from '../../workers/gpuBackend';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/metrics';
 import { createTrainer, type Trainer } from '../../workers/trainer';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
-import type { RowKernelVariant } from '../../kernels/rowSubgroup';
+import type { KernelVariant } from '../../kernels/variant';
 
 function config(overrides: Record<string, string>): RunConfig {
   let cfg = defaultConfig();
@@ -17,10 +17,10 @@ function config(overrides: Record<string, string>): RunConfig {
   return cfg;
 }
 
-async function runBoth(cfg: RunConfig, iters: number, rowKernels: RowKernelVariant) {
+async function runBoth(cfg: RunConfig, iters: number, kernelVariant: KernelVariant) {
   const gpu = await requireGpuHandle();
-  if (rowKernels === 'subgroup') requireFeature(gpu.device, 'subgroups');
-  const g = await createTrainer(cfg, (shape, params) => createGpuBackend(gpu.device, shape, params, { label: gpu.label, rowKernels }));
+  if (kernelVariant === 'subgroup') requireFeature(gpu.device, 'subgroups');
+  const g = await createTrainer(cfg, (shape, params) => createGpuBackend(gpu.device, shape, params, { label: gpu.label, kernelVariant }));
   const c = await createTrainer(cfg, createCpuBackend);
   const rows: Array<[MetricRow, MetricRow]> = [];
   for (let i = 0; i < iters; i++) rows.push([await g.step(), await c.step()]);
@@ -35,10 +35,10 @@ async function sampledTokens(t: Trainer): Promise<number[][]> {
 // f64 loops); after Adam steps the parameters differ by ~1e-6 relative, so 1e-3 is ample.
 const ATOL = 1e-3;
 
-// Both per-row kernel variants (kernels/rowSubgroup.ts): SwiftShader gets the thread one by default.
-for (const rowKernels of ['thread', 'subgroup'] as const) describe(`trainer: GPU backend (${rowKernels} per row) vs CPU backend`, () => {
+// Both kernel variants (kernels/variant.ts): SwiftShader gets the thread one by default.
+for (const kernelVariant of ['thread', 'subgroup'] as const) describe(`trainer: GPU backend (${kernelVariant} kernels) vs CPU backend`, () => {
   it('one iteration at defaults (small batch): same tokens, same metrics', async () => {
-    const { g, c, rows } = await runBoth(config({ batch: '4', group: '4', seed: '5' }), 1, rowKernels);
+    const { g, c, rows } = await runBoth(config({ batch: '4', group: '4', seed: '5' }), 1, kernelVariant);
     expect(await sampledTokens(g)).toEqual(await sampledTokens(c));
     const [rg, rc] = rows[0]!;
     for (const k of SCALAR_METRICS) {
@@ -57,7 +57,7 @@ for (const rowKernels of ['thread', 'subgroup'] as const) describe(`trainer: GPU
 
   it('three iterations with 2 epochs x 2 minibatches and KL: ratios move, both backends agree', async () => {
     const cfg = config({ batch: '2', group: '4', seed: '8', epochs: '2', minibatches: '2', klCoef: '0.05', lr: '0.02', 'model.hidden': '16' });
-    const { g, c, rows } = await runBoth(cfg, 3, rowKernels);
+    const { g, c, rows } = await runBoth(cfg, 3, kernelVariant);
     expect(await sampledTokens(g)).toEqual(await sampledTokens(c));
     for (const [rg, rc] of rows) {
       for (const k of ['reward_mean', 'loss', 'ratio_mean', 'ratio_max', 'kl_ref', 'entropy', 'grad_norm', 'ess'] as const) {
