@@ -2,8 +2,8 @@
  * Every WGSL kernel, for up-front compilation and checks (workers/gpuDevice.ts) and for tests
  * (ALL_KERNELS: one entry per pipeline), and every operation the backend dispatches as one step,
  * for the kernel benchmark (ALL_OPS: the two-pass reductions of kernels/reduce.ts count as one).
- * The subgroup variants of the per-row kernels (kernels/rowSubgroup.ts) are listed after their
- * thread versions; they compile only on a device with the `subgroups` feature.
+ * The subgroup variants (kernels/variant.ts) are listed after their thread versions; they compile
+ * only on a device with the `subgroups` feature.
  */
 import { adamKernel, gradNormKernel } from './adam';
 import { advantageKernel } from './advantage';
@@ -14,6 +14,7 @@ import { infoGainKernel } from './infoGain';
 import {
   embedProjectKernel,
   firstLayerGradKernel,
+  firstLayerGradSubgroupKernel,
   forwardKernel,
   headGradKernel,
   hiddenGradKernel,
@@ -54,6 +55,7 @@ export const ALL_OPS = [
   hiddenGradKernel,
   slotGradKernel,
   firstLayerGradKernel,
+  firstLayerGradSubgroupKernel,
   gradNormKernel,
   adamKernel,
   statsKernel,

@@ -6,20 +6,7 @@
 // G [context, vocab, hidden] is slotGrad.wgsl's output. Thread o writes grads[embOff + o]:
 // o < vocab * embed is demb, then context * embed * hidden entries of dW1, then hidden of db1.
 // V * K * D * H multiply-adds each for demb and dW1, whatever the row count.
-
-struct FirstLayerGrad {
-  vocab: u32,
-  context: u32,
-  embed: u32,
-  hidden: u32,
-  embOff: u32,
-  w1Off: u32,
-}
-
-@group(0) @binding(0) var<uniform> u: FirstLayerGrad;
-@group(0) @binding(1) var<storage, read> params: array<f32>;         // flat parameters
-@group(0) @binding(2) var<storage, read> G: array<f32>;              // [context, vocab, hidden] slot sums
-@group(0) @binding(3) var<storage, read_write> grads: array<f32>;    // flat gradient (paramLayout)
+// Uniform and bindings: firstLayerGradIo.wgsl; the W1 and b1 outputs: firstLayerGradTerms.wgsl.
 
 override workgroupSize: u32 = 64;
 
@@ -35,22 +22,6 @@ fn embGrad(t: u32, d: u32) -> f32 {
   return acc;
 }
 
-fn w1Grad(k: u32, d: u32, j: u32) -> f32 {
-  var acc = 0.0;
-  for (var t = 0u; t < u.vocab; t++) {
-    acc += params[u.embOff + t * u.embed + d] * G[(k * u.vocab + t) * u.hidden + j];
-  }
-  return acc;
-}
-
-fn b1Grad(j: u32) -> f32 {
-  var acc = 0.0;
-  for (var t = 0u; t < u.vocab; t++) {
-    acc += G[t * u.hidden + j];
-  }
-  return acc;
-}
-
 @compute @workgroup_size(workgroupSize)
 fn main(
   @builtin(workgroup_id) wid: vec3u,
@@ -59,19 +30,9 @@ fn main(
 ) {
   let o = flatWorkgroup(wid, nwg) * workgroupSize + lid;
   let nEmb = u.vocab * u.embed;
-  let nW1 = u.context * u.embed * u.hidden;
-  if (o >= nEmb + nW1 + u.hidden) {
-    return;
-  }
-  var g: f32;
   if (o < nEmb) {
-    g = embGrad(o / u.embed, o % u.embed);
-  } else if (o < nEmb + nW1) {
-    let i = o - nEmb;
-    let row = i / u.hidden; // k * embed + d
-    g = w1Grad(row / u.embed, row % u.embed, i % u.hidden);
+    grads[u.embOff + o] = embGrad(o / u.embed, o % u.embed);
   } else {
-    g = b1Grad(o - nEmb - nW1);
+    writeWeightGrad(o);
   }
-  grads[u.embOff + o] = g;
 }

@@ -11,7 +11,10 @@
  */
 import type { Rng } from '../workers/rng';
 import embedProjectWGSL from './embedProject.wgsl?raw';
+import firstLayerGradIoWGSL from './firstLayerGradIo.wgsl?raw';
 import firstLayerGradWGSL from './firstLayerGrad.wgsl?raw';
+import firstLayerGradTermsWGSL from './firstLayerGradTerms.wgsl?raw';
+import firstLayerGradSubgroupWGSL from './firstLayerGradSubgroup.wgsl?raw';
 import forwardHiddenWGSL from './forwardHidden.wgsl?raw';
 import forwardLogitsWGSL from './forwardLogits.wgsl?raw';
 import headGradWGSL from './headGrad.wgsl?raw';
@@ -19,7 +22,7 @@ import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
 import logitGradIoWGSL from './logitGradIo.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
 import logitGradSubgroupWGSL from './logitGradSubgroup.wgsl?raw';
-import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
+import { subgroupLanesWGSL, subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
 import type { KernelVariant } from './variant';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import slotGradWGSL from './slotGrad.wgsl?raw';
@@ -620,22 +623,59 @@ export const FIRST_LAYER_GRAD_UNIFORM = uniformLayout([
 /** Outputs of firstLayerGrad: the adjacent emb | W1 | b1 range of the gradient. */
 const firstLayerOutputs = ({ V, K, D, H }: MlpDims) => V * D + K * D * H + H;
 
-/**
- * firstLayerGradCpu on the GPU, one thread per output: buffers params, G (slotGrad's slot sums),
- * grads (writes the emb, W1 and b1 ranges).
- */
-export const firstLayerGradKernel = defineKernel({
-  label: 'firstLayerGrad',
-  wgsl: firstLayerGradWGSL,
-  workgroupSize: MLP_WORKGROUP_SIZE,
+const firstLayerGradIo = {
   bindings: ['params', 'G', 'grads'],
   uniform: FIRST_LAYER_GRAD_UNIFORM,
   values: (c: { dims: MlpDims }) => {
     const P = paramLayout(c.dims);
     return { vocab: c.dims.V, context: c.dims.K, embed: c.dims.D, hidden: c.dims.H, embOff: P.emb, w1Off: P.w1 };
   },
+} as const;
+
+/**
+ * firstLayerGradCpu on the GPU, one thread per output: buffers params, G (slotGrad's slot sums),
+ * grads (writes the emb, W1 and b1 ranges).
+ */
+export const firstLayerGradKernel = defineKernel({
+  label: 'firstLayerGrad',
+  wgsl: firstLayerGradIoWGSL + firstLayerGradWGSL + firstLayerGradTermsWGSL,
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  ...firstLayerGradIo,
   workgroups: (c) => perThread(firstLayerOutputs(c.dims)),
 });
+
+/**
+ * Embedding-gradient outputs per workgroup of 64 in firstLayerGradSubgroup: one per subgroup of 32
+ * lanes (NVIDIA, Apple), two per subgroup of 64 (AMD). There are only V·D of them (304 at the
+ * defaults), so more per workgroup would leave most multiprocessors idle and chain that many
+ * K·H / 32-step sums one after another in each subgroup. SwiftShader's 16 subgroups of 4 leave 14
+ * idle per workgroup, at little cost there (its subgroups run one after another on a core).
+ */
+export const FIRST_LAYER_EMB_PER_GROUP = 2;
+
+/** Workgroups of firstLayerGradSubgroup: the demb ones, then a thread per dW1 and db1 output. */
+export function firstLayerGradSubgroupWorkgroups({ V, K, D, H }: MlpDims): number {
+  return Math.ceil((V * D) / FIRST_LAYER_EMB_PER_GROUP) + Math.ceil((K * D * H + H) / SUBGROUP_WORKGROUP_SIZE);
+}
+
+/**
+ * firstLayerGradKernel with one subgroup per embedding-gradient output (its K·H terms split over
+ * the lanes, then subgroupAdd; firstLayerGradSubgroup.wgsl); dW1 and db1 stay one thread each.
+ * Same bindings, uniform and results up to the order of the demb sums; needs the `subgroups` feature.
+ */
+export const firstLayerGradSubgroupKernel = defineKernel({
+  label: 'firstLayerGradSubgroup',
+  wgsl: `const EMB_PER_GROUP: u32 = ${FIRST_LAYER_EMB_PER_GROUP}u;\n${firstLayerGradIoWGSL}${firstLayerGradSubgroupWGSL}${firstLayerGradTermsWGSL}${subgroupLanesWGSL}`,
+  workgroupSize: SUBGROUP_WORKGROUP_SIZE,
+  requires: 'subgroups',
+  ...firstLayerGradIo,
+  workgroups: (c) => firstLayerGradSubgroupWorkgroups(c.dims),
+});
+
+export const firstLayerGradKernels: Record<KernelVariant, typeof firstLayerGradKernel> = {
+  thread: firstLayerGradKernel,
+  subgroup: firstLayerGradSubgroupKernel,
+};
 export const createFirstLayerGradKernel = (device: GPUDevice) => firstLayerGradKernel.create(device);
 
 /**

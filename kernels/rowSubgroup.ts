@@ -6,6 +6,9 @@
  * (kernels/variant.ts).
  */
 import rowSubgroupWGSL from './rowSubgroup.wgsl?raw';
+import subgroupLanesWGSL from './subgroupLanes.wgsl?raw';
+
+export { subgroupLanesWGSL };
 
 /**
  * Rows per workgroup of 64 invocations: 8 per subgroup of 32 (NVIDIA), 16 for 64 (AMD), 1 for
@@ -16,7 +19,7 @@ export const SUBGROUP_WORKGROUP_SIZE = 64;
 
 /** A subgroup kernel's WGSL: its rows-per-workgroup constant, bindings, entry point and the shared helpers. */
 export function subgroupRowSource(io: string, main: string): string {
-  return `const ROWS_PER_GROUP: u32 = ${SUBGROUP_ROWS_PER_GROUP}u;\n${io}\n${main}\n${rowSubgroupWGSL}`;
+  return `const ROWS_PER_GROUP: u32 = ${SUBGROUP_ROWS_PER_GROUP}u;\n${io}\n${main}\n${rowSubgroupWGSL}\n${subgroupLanesWGSL}`;
 }
 
 export const subgroupRowWorkgroups = (numRows: number): number => Math.ceil(numRows / SUBGROUP_ROWS_PER_GROUP);

@@ -8,11 +8,6 @@
 // invocations form a subgroup, nor that every subgroup is full. Lanes work by their rank among
 // the active lanes, not by subgroup_invocation_id, for the same reason.
 
-// (rank of this invocation among its subgroup's active lanes, number of active lanes).
-fn subgroupLanes() -> vec2u {
-  return vec2u(subgroupExclusiveAdd(1u), subgroupAdd(1u));
-}
-
 // Row max and sum of exp(z - max) over the lanes (rowMaxSumExp in rowSoftmax.wgsl, summed in
 // another order): lse = m + log(s).
 fn rowMaxSumExpSubgroup(off: u32, vocab: u32, lanes: vec2u) -> vec2f {

@@ -1,9 +1,10 @@
 /**
  * Which version of the kernels that have two the GPU backend runs: one thread per output, or a
  * subgroup per output with subgroup reductions (sample, tokenStats and logitGrad:
- * kernels/rowSubgroup.ts). The subgroup versions need a device created with the `subgroups`
- * feature and WGSL's `subgroup_id` builtins; they exist for hardware GPUs, where neighbouring
- * lanes then read neighbouring words.
+ * kernels/rowSubgroup.ts; firstLayerGrad's embedding gradient: firstLayerGradSubgroup.wgsl).
+ * The subgroup versions need a device created with the `subgroups` feature and WGSL's
+ * `subgroup_id` builtins; they exist for hardware GPUs, where neighbouring lanes then read
+ * neighbouring words.
  */
 export type KernelVariant = 'thread' | 'subgroup';
 

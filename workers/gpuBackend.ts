@@ -18,7 +18,7 @@ import { infoGainKernel } from '../kernels/infoGain';
 import {
   backwardScratchWords,
   embedProjectKernel,
-  firstLayerGradKernel,
+  firstLayerGradKernels,
   forwardKernel,
   headGradKernel,
   hiddenGradKernel,
@@ -259,7 +259,7 @@ export function createGpuBackend(
     headGrad: headGradKernel.create(device),
     hiddenGrad: hiddenGradKernel.create(device),
     slotGrad: slotGradKernel.create(device),
-    firstLayerGrad: firstLayerGradKernel.create(device),
+    firstLayerGrad: firstLayerGradKernels[kernelVariant].create(device),
     gradNorm: gradNormKernel.create(device),
     adam: adamKernel.create(device),
     stats: statsKernel.create(device),

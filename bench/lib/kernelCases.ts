@@ -33,6 +33,7 @@ import {
   slotGradKernel,
   slotTableWords,
   type MlpDims,
+  FIRST_LAYER_EMB_PER_GROUP,
 } from '../../kernels/mlp';
 import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
 import { rowChunks } from '../../kernels/reduce';
@@ -540,7 +541,9 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       },
     },
   ];
-  return Object.fromEntries(cases.map((c) => [c.label, { ...c, ...cost[c.label]! }]));
+  // The subgroup variant (kernels/firstLayerGradSubgroup.wgsl) does the same work on the same buffers.
+  const variants = [{ ...cases.find((c) => c.label === 'firstLayerGrad')!, label: 'firstLayerGradSubgroup', cost: 'firstLayerGrad' }];
+  return Object.fromEntries([...cases.map((c) => ({ ...c, cost: c.label })), ...variants].map(({ cost: of, ...c }) => [c.label, { ...c, ...cost[of]! }]));
 }
 
 /** How a kernel's work is spread: invocations that do work, and the longest serial loop in one. */
@@ -646,6 +649,11 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     ...reduction('slotGrad', K * V * H, SLOT_CHUNK_ROWS, (c) => c * K * H, 1,
       'thread per (row chunk, context slot, hidden unit): zeroes its V entries of the chunk\'s [K, V, H] table, then scatters the chunk\'s rows into them', V),
     { kernel: 'firstLayerGrad', threads: V * D + K * D * H + H, serial: K * H, mapping: 'thread per output of emb | W1 | b1: K·H terms for an embedding entry, V for a weight or bias' },
+    // Its subgroup variant (kernels/firstLayerGradSubgroup.wgsl), serial steps at 32 lanes.
+    { kernel: 'firstLayerGradSubgroup',
+      threads: Math.ceil((V * D) / FIRST_LAYER_EMB_PER_GROUP) * SUBGROUP_WORKGROUP_SIZE + K * D * H + H,
+      serial: Math.max(Math.ceil(FIRST_LAYER_EMB_PER_GROUP / (SUBGROUP_WORKGROUP_SIZE / 32)) * Math.ceil((K * H) / 32), V),
+      mapping: `subgroup per embedding entry, ${FIRST_LAYER_EMB_PER_GROUP} per workgroup of ${SUBGROUP_WORKGROUP_SIZE}: lanes split its K·H terms, subgroupAdd; then thread per weight or bias (V terms)` },
     ...gradNormShapes(P),
     { kernel: 'adam', threads: P, serial: 1, mapping: 'thread per parameter' },
     ...statsShapes(shape.N, shape.Tp, shape.group),

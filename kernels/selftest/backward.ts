@@ -2,18 +2,21 @@
  * Self-tests of the backward kernels against their references in kernels/mlp.ts, each fed the
  * reference's own inputs (from tests/gpu/backward.gpu.test.ts): headGrad.wgsl (dW2, db2),
  * hiddenGrad.wgsl (da), slotGrad.wgsl (the slot sums G), firstLayerGrad.wgsl (d emb, dW1, db1 from
- * G rounded to f32, as the GPU stores it). headGrad and slotGrad are two-pass reductions
+ * G rounded to f32, as the GPU stores it; also its subgroup variant, firstLayerGradSubgroup.wgsl,
+ * which runs only on a device with `subgroups`). headGrad and slotGrad are two-pass reductions
  * (kernels/reduce.ts: row chunks, then chunkSum.wgsl adds them in order); the base cases have 65
  * rows, so they cross a chunk edge, and slotGrad's read context tokens past the vocabulary (PAD).
  * Tolerance: each output is an f32 sum of `terms` values of order 1 against a float64 sum; the
  * rounding error grows like sqrt(terms) ulps of the running sum, so atol = 2e-6 sqrt(terms) and
- * rtol = 1e-4, with terms = rows (headGrad, slotGrad), V (da, dW1, db1), K·H (d emb).
+ * rtol = 1e-4, with terms = rows (headGrad, slotGrad), V (da, dW1, db1), K·H (d emb). The subgroup
+ * variant adds d emb's K·H terms as a strided share per lane and then a tree over the lanes: any
+ * order of n terms has the serial sum's error bound, so the same tolerance holds.
  */
 import { createRng } from '../../workers/rng';
 import {
   backwardScratchWords,
   firstLayerGradCpu,
-  firstLayerGradKernel,
+  firstLayerGradKernels,
   forwardCpu,
   headGradCpu,
   headGradKernel,
@@ -29,6 +32,7 @@ import {
   type MlpDims,
 } from '../mlp';
 import { chunkSumKernel } from '../reduce';
+import type { KernelVariant } from '../variant';
 import { makeMlpCase } from './fixtures';
 import { dispatch, withScratch, type Check, type Scratch, type SelfTestCase, type Tolerance } from './harness';
 
@@ -41,7 +45,7 @@ const tol = (terms: number, what: string): Tolerance => ({
 
 type Piece = 'headGrad' | 'hiddenGrad' | 'slotGrad' | 'firstLayerGrad';
 /** The pipeline each piece is listed under (pass 1 of the reductions; chunkSum is what they also use). */
-const KERNELS = { headGrad: headGradPartialKernel, hiddenGrad: hiddenGradKernel, slotGrad: slotGradPartialKernel, firstLayerGrad: firstLayerGradKernel };
+const KERNELS = { headGrad: headGradPartialKernel, hiddenGrad: hiddenGradKernel, slotGrad: slotGradPartialKernel, firstLayerGrad: firstLayerGradKernels.thread };
 const REDUCTIONS: ReadonlySet<Piece> = new Set(['headGrad', 'slotGrad']);
 
 /**
@@ -58,7 +62,7 @@ export function backwardSetup(dims: MlpDims, rows: number, seed: number, pastVoc
   return { c, h: f.h, dz, da, G };
 }
 
-async function runPiece(device: GPUDevice, s: Scratch, piece: Piece, dims: MlpDims, rows: number, seed: number, pastVocab: number): Promise<Check[]> {
+async function runPiece(device: GPUDevice, s: Scratch, piece: Piece, dims: MlpDims, rows: number, seed: number, pastVocab: number, variant: KernelVariant): Promise<Check[]> {
   const { c, h, dz, da, G } = backwardSetup(dims, rows, seed, pastVocab);
   const L = paramLayout(dims);
   const cfg = { dims, numRows: rows, seqLen: c.L };
@@ -85,7 +89,7 @@ async function runPiece(device: GPUDevice, s: Scratch, piece: Piece, dims: MlpDi
   }
   const G32 = Float32Array.from(G);
   const grads = s.empty(L.size);
-  const k = s.kernel(firstLayerGradKernel.create(device));
+  const k = s.kernel(firstLayerGradKernels[variant].create(device));
   dispatch(device, [[k, k.bind({ params: s.upload(c.params), G: s.upload(G32), grads }, cfg)]]);
   const ref = firstLayerGradCpu(c.params, dims, Float64Array.from(G32), new Float32Array(L.size));
   const got = await s.readF32(grads, L.size);
@@ -95,12 +99,13 @@ async function runPiece(device: GPUDevice, s: Scratch, piece: Piece, dims: MlpDi
   ];
 }
 
-function pieceCase(piece: Piece, name: string, dims: MlpDims, rows: number, seed: number, pastVocab = 0): SelfTestCase {
+/** `variant` picks firstLayerGrad's version (kernels/variant.ts); the other pieces have one. */
+function pieceCase(piece: Piece, name: string, dims: MlpDims, rows: number, seed: number, pastVocab = 0, variant: KernelVariant = 'thread'): SelfTestCase {
   return {
-    kernel: KERNELS[piece],
+    kernel: piece === 'firstLayerGrad' ? firstLayerGradKernels[variant] : KERNELS[piece],
     ...(REDUCTIONS.has(piece) ? { uses: [chunkSumKernel] } : {}),
     name: `${name}: V${dims.V} K${dims.K} D${dims.D} H${dims.H}, ${rows} rows`,
-    run: (device) => withScratch(device, (s) => runPiece(device, s, piece, dims, rows, seed, pastVocab)),
+    run: (device) => withScratch(device, (s) => runPiece(device, s, piece, dims, rows, seed, pastVocab, variant)),
   };
 }
 
@@ -117,4 +122,10 @@ export const backwardCases: SelfTestCase[] = [
   pieceCase('firstLayerGrad', 'base', BASE, ROWS, 300 + ROWS),
   pieceCase('firstLayerGrad', 'V·D + K·D·H + H = 65 outputs', { V: 9, K: 7, D: 1, H: 7 }, 37, 9 * 7),
   pieceCase('firstLayerGrad', 'H = 65', { V: 5, K: 2, D: 3, H: 65 }, 37, 5 * 65),
+  // The subgroup variant (runSelfTest skips it on a device without `subgroups`): an odd number of
+  // d emb outputs (FIRST_LAYER_EMB_PER_GROUP is 2), and fewer K·H terms than lanes.
+  pieceCase('firstLayerGrad', 'base', BASE, ROWS, 300 + ROWS, 0, 'subgroup'),
+  pieceCase('firstLayerGrad', 'V·D = 9 d emb outputs', { V: 9, K: 7, D: 1, H: 7 }, 37, 9 * 7, 0, 'subgroup'),
+  pieceCase('firstLayerGrad', 'H = 65', { V: 5, K: 2, D: 3, H: 65 }, 37, 5 * 65, 0, 'subgroup'),
+  pieceCase('firstLayerGrad', 'K·H = 2 terms, fewer than a subgroup', { V: 5, K: 1, D: 3, H: 2 }, 37, 5 * 2, 0, 'subgroup'),
 ];

@@ -15,6 +15,15 @@
  * (2.6e-4), 8.0e-7 at 300 rows (3.5e-5); d emb 1.3e-5 on entries of order 3 (K*H = 845: atol
  * 5.8e-5, max rel 4.6e-6); dW1, db1 3.8e-6 on entries of order 30 at 16385 rows (max rel 1.1e-7);
  * the chain 1.1e-6 (4.0e-5).
+ *
+ * firstLayerGrad is also checked alone in both variants (kernels/variant.ts). The subgroup one
+ * sums d emb's K·H terms in another order: each lane a serial sum of every lanes-th term, then a
+ * tree over the lanes (subgroupAdd). Any order of n terms keeps the serial sum's bounds, worst
+ * case (n - 1) u sum|terms| and typically sqrt(n) ulps (here shorter chains: n / lanes + log2
+ * lanes), so its tolerance is the thread version's, atol 2e-6 sqrt(K·H), rtol 1e-4; dW1 and db1
+ * are the same code in both, so the subgroup variant must give the thread variant's bits there.
+ * The tolerance still catches one term left out: a test below drops each of a k, a j and a single
+ * (k, j) term from the reference and needs it to fail.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -22,6 +31,8 @@ import {
   backwardScratchWords,
   firstLayerGradCpu,
   firstLayerGradKernel,
+  firstLayerGradKernels,
+  FIRST_LAYER_EMB_PER_GROUP,
   forwardCpu,
   headGradCpu,
   headGradKernel,
@@ -36,10 +47,11 @@ import {
 } from '../../kernels/mlp';
 import { REDUCE_MAX_CHUNKS, rowChunks } from '../../kernels/reduce';
 import { createRng } from '../../workers/rng';
-import { expectClose, expectEqualArrays } from '../helpers/expectClose';
+import { compareClose, expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { backwardSetup, edgeSizes, makeMlpCase } from '../helpers/mlpFixture';
-import { requireGpu } from '../helpers/requireGpu';
+import { requireFeature, requireGpu } from '../helpers/requireGpu';
+import type { KernelVariant } from '../../kernels/variant';
 
 const tol = (terms: number) => ({ atol: 2e-6 * Math.sqrt(Math.max(terms, 1)), rtol: 1e-4 });
 
@@ -233,5 +245,106 @@ describe('backward kernels match their references', () => {
     expectEqualArrays(a, b, 'two runs of the backward chain');
     expectEqualArrays(a, c, 'the reductions in the other order on the shared scratch');
     expect(a.some((x) => x !== 0)).toBe(true);
+  });
+});
+
+// ---- firstLayerGrad alone, both variants ----
+
+/** firstLayerGrad's emb | W1 | b1 outputs on the GPU (the rest of the gradient is left 0). */
+async function runFirstLayer(variant: KernelVariant, params: Float32Array, dims: MlpDims, G32: Float32Array): Promise<Float32Array> {
+  const device = await requireGpu();
+  const kernel = firstLayerGradKernels[variant];
+  if (kernel.requires) requireFeature(device, kernel.requires);
+  const L = paramLayout(dims);
+  return withValidation(device, async () => {
+    const g = new GpuScratch(device);
+    const k = kernel.create(device);
+    const grads = g.empty(L.size);
+    runCalls(device, [[k, k.bind({ params: g.upload(params), G: g.upload(G32), grads }, { dims })]]);
+    const out = (await g.readF32(grads, L.size)).slice(L.emb, L.w2);
+    g.destroy();
+    k.destroy();
+    return out;
+  });
+}
+
+/** Slot sums of `rows` seeded rows, f32 as the GPU stores them; tokens in `zero` get G[k, t, :] = 0. */
+function firstLayerInput(dims: MlpDims, rows: number, seed: number, zero: readonly number[] = []) {
+  const s = backwardSetup(dims, rows, seed);
+  const G32 = Float32Array.from(s.G);
+  for (const t of zero) for (let k = 0; k < dims.K; k++) G32.fill(0, (k * dims.V + t) * dims.H, (k * dims.V + t + 1) * dims.H);
+  const L = paramLayout(dims);
+  const ref = firstLayerGradCpu(s.c.params, dims, Float64Array.from(G32), new Float32Array(L.size)).slice(L.emb, L.w2);
+  return { params: s.c.params, G32, ref };
+}
+
+async function checkFirstLayer(variant: KernelVariant, dims: MlpDims, rows: number, seed: number, zero: readonly number[] = []) {
+  const { params, G32, ref } = firstLayerInput(dims, rows, seed, zero);
+  const got = await runFirstLayer(variant, params, dims, G32);
+  const nEmb = dims.V * dims.D;
+  const name = `${variant} V${dims.V} K${dims.K} D${dims.D} H${dims.H}`;
+  expectClose(got.subarray(0, nEmb), ref.subarray(0, nEmb), { ...tol(dims.K * dims.H), label: `firstLayerGrad d emb ${name}` });
+  expectClose(got.subarray(nEmb), ref.subarray(nEmb), { ...tol(dims.V), label: `firstLayerGrad dW1 db1 ${name}` });
+  for (const t of zero) {
+    expectEqualArrays(got.subarray(t * dims.D, (t + 1) * dims.D), new Float32Array(dims.D), `d emb of token ${t}, whose G is all zero`);
+  }
+  return got;
+}
+
+const DEFAULT_DIMS: MlpDims = { V: 19, K: 8, D: 16, H: 64 }; // the app's default model (workers/config.ts)
+
+for (const variant of ['thread', 'subgroup'] as const) describe(`firstLayerGrad matches firstLayerGradCpu (${variant})`, () => {
+  it('default dims', async () => checkFirstLayer(variant, DEFAULT_DIMS, 200, 1));
+  it('H = 256', async () => checkFirstLayer(variant, { ...DEFAULT_DIMS, H: 256 }, 200, 2));
+  // 65 d emb outputs: not a multiple of FIRST_LAYER_EMB_PER_GROUP (2) nor of 64 threads.
+  it('V·D = 65', async () => checkFirstLayer(variant, { V: 13, K: 3, D: 5, H: 8 }, 60, 3));
+  it('K·H = 2, fewer terms than the lanes of a subgroup', async () => checkFirstLayer(variant, { V: 7, K: 1, D: 3, H: 2 }, 30, 4));
+  it('V = 1', async () => checkFirstLayer(variant, { V: 1, K: 3, D: 4, H: 8 }, 20, 5));
+  it('tokens whose G is all zero get d emb exactly 0', async () => checkFirstLayer(variant, DEFAULT_DIMS, 200, 6, [0, 7, 18]));
+  it('two runs give the same bits', async () => {
+    const dims = { ...DEFAULT_DIMS, H: 256 };
+    const { params, G32 } = firstLayerInput(dims, 200, 7);
+    expectEqualArrays(await runFirstLayer(variant, params, dims, G32), await runFirstLayer(variant, params, dims, G32), `two runs of ${variant}`);
+  });
+});
+
+describe('firstLayerGrad: the variants against each other, and the tolerance', () => {
+  it(`subgroup: dW1 and db1 are the thread variant's bits (${FIRST_LAYER_EMB_PER_GROUP} d emb outputs per workgroup)`, async () => {
+    const dims = { ...DEFAULT_DIMS, H: 256 };
+    const { params, G32 } = firstLayerInput(dims, 200, 8);
+    const a = await runFirstLayer('thread', params, dims, G32);
+    const b = await runFirstLayer('subgroup', params, dims, G32);
+    const nEmb = dims.V * dims.D;
+    expectEqualArrays(b.subarray(nEmb), a.subarray(nEmb), 'dW1, db1 of the two variants');
+  });
+
+  it("d emb's tolerance fails a reference with one k, one j or one (k, j) term left out", () => {
+    for (const dims of [DEFAULT_DIMS, { ...DEFAULT_DIMS, H: 256 }]) {
+      const { V, K, D, H } = dims;
+      const { params, G32, ref } = firstLayerInput(dims, 200, 9);
+      const w1 = paramLayout(dims).w1;
+      // d emb from float64 sums without the terms `drop` names.
+      const without = (drop: (k: number, j: number) => boolean) => {
+        const out = new Float64Array(V * D);
+        for (let t = 0; t < V; t++) {
+          for (let d = 0; d < D; d++) {
+            for (let k = 0; k < K; k++) {
+              for (let j = 0; j < H; j++) if (!drop(k, j)) out[t * D + d]! += params[w1 + (k * D + d) * H + j]! * G32[(k * V + t) * H + j]!;
+            }
+          }
+        }
+        return out;
+      };
+      const emb = ref.subarray(0, V * D);
+      for (const [what, drop] of [
+        ['k = K - 1', (k: number) => k === K - 1],
+        ['j = H - 1', (_: number, j: number) => j === H - 1],
+        ['(k, j) = (3, 5)', (k: number, j: number) => k === 3 && j === 5],
+      ] as const) {
+        const r = compareClose(without(drop), emb, tol(K * H));
+        expect(r.bad, `H ${H}: leaving out ${what} must break the tolerance`).toBeGreaterThan(0);
+        console.info(`[tol] H ${H}, ${what} left out: ${r.bad} of ${V * D} d emb outside the tolerance`);
+      }
+    }
   });
 });

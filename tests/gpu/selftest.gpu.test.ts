@@ -11,8 +11,9 @@ import { requestGpu } from '../../workers/gpuDevice';
 
 /** The kernels the self-test covers, in pipeline order (kernels/all.ts). */
 const COVERED = [
-  'embedProject', 'forwardHidden', 'forwardLogits', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale',
-  'seqRatio', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
+  'embedProject', 'forwardHidden', 'forwardLogits', 'sample', 'sampleSubgroup', 'tokenStats', 'tokenStatsSubgroup', 'infoGain',
+  'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio', 'ppoLoss', 'logitGrad', 'logitGradSubgroup',
+  'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'firstLayerGradSubgroup', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
 
 describe('kernel self-test', () => {
