@@ -24,11 +24,12 @@ OUT=${OUT:-/tmp/out}
 mkdir -p /tmp/dn "$OUT" && gzip -dc $D/node.gz > /tmp/dn/node && chmod +x /tmp/dn/node
 gzip -dc $D/dawn.node.gz > $D/webgpu/dist/linux-x64/dawn.node
 for f in $D/*.deb; do p=$(basename $f); p=${p%%_*}; dpkg -s $p >/dev/null 2>&1 || ldconfig -p | grep -q "${p%[0-9]}" || { echo "unpacking $p"; dpkg -x $f /; }; done; ldconfig
-ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+# ICD=/path/to/icd.json picks another Vulkan driver (e.g. SwiftShader's, for a dry run without a GPU).
+ICD=${ICD:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 [ -f $ICD ] || ICD=$(ls /usr/share/vulkan/icd.d/nvidia*.json /etc/vulkan/icd.d/nvidia*.json 2>/dev/null | head -1)
 export VK_DRIVER_FILES=$ICD VK_ICD_FILENAMES=$ICD
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/local/nvidia/lib:${LD_LIBRARY_PATH:-}
-echo "icd=$ICD"; nvidia-smi -L; /tmp/dn/node --version
+echo "icd=$ICD"; nvidia-smi -L 2>/dev/null; /tmp/dn/node --version
 cd $D
 /tmp/dn/node -e "import('./webgpu/index.js').then(async (m) => { const a = await m.create([]).requestAdapter(); console.log('adapter', a && JSON.stringify({ vendor: a.info.vendor, description: a.info.description, fallback: a.info.isFallbackAdapter })); })" 2>&1 | tee $OUT/adapter.txt
 if ! grep -q "adapter {" $OUT/adapter.txt; then
