@@ -16,6 +16,7 @@ import {
   type SelfTestEnvironment,
   type SelfTestResult,
 } from '../kernels/selftest';
+import { subgroupFeatures } from '../kernels/variant';
 import { copyText } from './exporters';
 import { loadPrefs, savePrefs, type Theme } from './store/viewSlice';
 import './selftest.css';
@@ -63,17 +64,20 @@ async function openDevice(onAdapter: (env: SelfTestEnvironment) => void): Promis
   const info = adapter.info as GPUAdapterInfo & { isFallbackAdapter?: boolean };
   // `isFallbackAdapter` moved from GPUAdapter to GPUAdapterInfo; read whichever this browser has.
   const isFallbackAdapter = Boolean(info.isFallbackAdapter ?? (adapter as GPUAdapter & { isFallbackAdapter?: boolean }).isFallbackAdapter);
+  // Subgroups where the trainer would use them, so their kernel versions are tested on this GPU.
+  const requiredFeatures = subgroupFeatures(gpu, adapter);
   const env: SelfTestEnvironment = {
     vendor: info.vendor,
     architecture: info.architecture,
     description: info.description,
     device: info.device || undefined,
     isFallbackAdapter,
+    subgroups: requiredFeatures.includes('subgroups'),
     userAgent: navigator.userAgent,
   };
   onAdapter(env);
   try {
-    return await adapter.requestDevice({ label: 'kernel self-test' });
+    return await adapter.requestDevice({ label: 'kernel self-test', requiredFeatures });
   } catch (e) {
     throw new SetupError('The device request failed', `adapter.requestDevice() threw: ${(e as Error).message}`);
   }
@@ -250,6 +254,10 @@ export function SelfTestPage() {
             )}
             <dt>Software (fallback) adapter</dt>
             <dd data-testid="adapter-fallback">{env.isFallbackAdapter ? 'yes: a CPU implementation such as SwiftShader, not your GPU' : 'no'}</dd>
+            <dt>Subgroups</dt>
+            <dd data-testid="adapter-subgroups">
+              {env.subgroups ? 'yes: the subgroup versions of the kernels are tested too' : 'no: the subgroup versions of the kernels are not run'}
+            </dd>
           </dl>
         ) : (
           <p className="hint">{failure ? 'No adapter.' : 'Asking the browser for an adapter…'}</p>

@@ -173,6 +173,8 @@ export interface SelfTestEnvironment {
   description: string;
   device?: string;
   isFallbackAdapter: boolean;
+  /** The device has subgroups, so the kernels' subgroup versions (kernels/variant.ts) are tested too. */
+  subgroups?: boolean;
   userAgent?: string;
 }
 
@@ -193,6 +195,9 @@ export function formatReport(
     `Adapter: vendor "${env.vendor}", architecture "${env.architecture}", description "${env.description}"` +
       (env.device ? `, device "${env.device}"` : '') +
       `, fallback (software) adapter: ${env.isFallbackAdapter ? 'yes' : 'no'}`,
+    ...(env.subgroups === undefined
+      ? []
+      : [`Subgroups: ${env.subgroups ? 'yes (the subgroup versions of the kernels are tested too)' : 'no (the subgroup versions of the kernels are not run: the training would not use them here)'}`]),
     ...(env.userAgent ? [`Browser: ${env.userAgent}`] : []),
     `Result: ${s.line}${failed.length ? `; FAILED: ${failed.join(', ')}` : ''}`,
     ...(o.stopped ? [`Stopped before the end: ${o.stopped}`] : []),

@@ -14,6 +14,8 @@ const REQUIRED = [
   'embedProject', 'forwardHidden', 'forwardLogits', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale',
   'seqRatio', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
+/** Their subgroup versions (kernels/variant.ts), run where the device has subgroups (SwiftShader in Chromium 156 has). */
+const SUBGROUP = ['sampleSubgroup', 'tokenStatsSubgroup', 'logitGradSubgroup', 'firstLayerGradSubgroup'];
 
 async function waitDone(page: Page): Promise<void> {
   await expect(page.getByTestId('selftest-summary')).toHaveAttribute('data-phase', /done|stopped/, { timeout: 120_000 });
@@ -37,6 +39,7 @@ test.describe('self-test on WebGPU', () => {
     const adapter = page.getByRole('region', { name: 'Adapter' });
     await expect(adapter.getByTestId('adapter-vendor')).not.toBeEmpty();
     await expect(adapter.getByTestId('adapter-fallback')).toHaveText(/^(yes|no)/);
+    const subgroups = (await adapter.getByTestId('adapter-subgroups').textContent())!.startsWith('yes');
 
     // One row per check, every one passing, every kernel present.
     const table = page.getByRole('table');
@@ -47,6 +50,7 @@ test.describe('self-test on WebGPU', () => {
     const kernels = await rows.evaluateAll((trs) => [...new Set(trs.map((tr) => tr.getAttribute('data-kernel')))]);
     expect(kernels).toHaveLength(Number(kernelCount));
     expect(kernels.filter((k) => REQUIRED.includes(k!))).toEqual(REQUIRED);
+    expect(kernels.filter((k) => SUBGROUP.includes(k!))).toEqual(subgroups ? SUBGROUP : []);
     await expect(table.getByRole('row', { name: /tokenStats logits ±1e4/ })).toContainText('✓ pass');
     await expect(page.getByRole('alert')).toHaveCount(0);
 
@@ -54,6 +58,7 @@ test.describe('self-test on WebGPU', () => {
     await expect(page.getByTestId('copy-status')).toHaveText('Report copied to the clipboard.');
     const report = await page.evaluate(() => navigator.clipboard.readText());
     expect(report).toMatch(/^Adapter: vendor ".*", .*fallback \(software\) adapter: (yes|no)$/m);
+    expect(report).toMatch(subgroups ? /^Subgroups: yes/m : /^Subgroups: no/m);
     expect(report).toContain(`Result: ${kernelCount}/${kernelCount} kernels passed (${checks}/${checks} checks)`);
     expect(report.split('\n').filter((l) => l.startsWith('PASS\t'))).toHaveLength(checks);
 
