@@ -6,6 +6,7 @@
  * return of the rows that visited each entry (kernels `criticUpdate.wgsl`, then `criticApply.wgsl`).
  */
 import criticApplyWGSL from './criticApply.wgsl?raw';
+import criticUniformWGSL from './criticUniform.wgsl?raw';
 import criticUpdateWGSL from './criticUpdate.wgsl?raw';
 import gaeWGSL from './gae.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
@@ -98,7 +99,7 @@ export interface CriticUpdateConfig {
 export const criticUpdateScratchWords = (c: Pick<CriticUpdateConfig, 'tableSize' | 'numRows'>): number =>
   2 * c.tableSize * criticChunks(c.numRows, c.tableSize).chunks;
 
-/** Mirrors `struct CriticUpdate` in criticUpdate.wgsl and criticApply.wgsl. */
+/** Mirrors `struct CriticUpdate` in criticUniform.wgsl. */
 export const CRITIC_UPDATE_UNIFORM = uniformLayout([
   ['tableSize', 'u32'], ['numRows', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'], ['lr', 'f32'],
 ] as const);
@@ -113,7 +114,7 @@ const checkCritic = (c: CriticUpdateConfig) => {
 /** Pass 1: buffers stateKey, mask, ret [numRows], partials (scratch); one workgroup per row chunk. */
 export const criticPartialKernel = defineKernel({
   label: 'criticUpdate',
-  wgsl: criticUpdateWGSL,
+  wgsl: criticUpdateWGSL + criticUniformWGSL,
   workgroupSize: 64,
   bindings: ['stateKey', 'mask', 'ret', 'partials'],
   uniform: CRITIC_UPDATE_UNIFORM,
@@ -125,7 +126,7 @@ export const criticPartialKernel = defineKernel({
 /** Pass 2: buffers partials, critic [tableSize] (updated); one invocation per table entry. */
 export const criticApplyKernel = defineKernel({
   label: 'criticApply',
-  wgsl: criticApplyWGSL,
+  wgsl: criticApplyWGSL + criticUniformWGSL,
   workgroupSize: 64,
   bindings: ['partials', 'critic'],
   uniform: CRITIC_UPDATE_UNIFORM,

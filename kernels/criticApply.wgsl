@@ -2,17 +2,8 @@
 // adds the chunks' (sum, count) in chunk order, then
 //   critic[k] += lr (sum / count - critic[k])     if count > 0
 // (a step of lr on the squared value error 1/2 (V - ret)^2 averaged over the entry's rows).
-// Entries no row visits keep their value, bit for bit.
+// Entries no row visits keep their value, bit for bit. Uniform: criticUniform.wgsl.
 
-struct CriticUpdate {
-  tableSize: u32,
-  numRows: u32,
-  rowsPerChunk: u32,
-  chunks: u32,
-  lr: f32,
-}
-
-@group(0) @binding(0) var<uniform> u: CriticUpdate;
 @group(0) @binding(1) var<storage, read> partials: array<vec2f>;   // [chunks, tableSize] (sum, count)
 @group(0) @binding(2) var<storage, read_write> critic: array<f32>; // [tableSize]
 

@@ -6,21 +6,12 @@
 // sum has a fixed order, so the result is the same bits on every run. Work numRows plus the
 // zeroing of chunks * tableSize entries, where scanning every row per entry was tableSize * numRows.
 // Chunk c holds rows c * rowsPerChunk onwards (at most rowsPerChunk, never past numRows).
-// criticApply.wgsl then adds the chunks in order and moves the table.
+// criticApply.wgsl then adds the chunks in order and moves the table. Uniform: criticUniform.wgsl.
 //
 // Layout [chunks, tableSize], chunk-major: the zeroing here (neighbouring invocations, neighbouring
 // entries of one table) and pass 2's reads (a thread per entry) are both coalesced; the scatter
 // goes where the states say in either layout. Entry-major would only help a one-invocation zeroing.
 
-struct CriticUpdate {
-  tableSize: u32,
-  numRows: u32,
-  rowsPerChunk: u32,
-  chunks: u32,
-  lr: f32,
-}
-
-@group(0) @binding(0) var<uniform> u: CriticUpdate;
 @group(0) @binding(1) var<storage, read> stateKey: array<u32>;           // [numRows]
 @group(0) @binding(2) var<storage, read> mask: array<f32>;               // [numRows]
 @group(0) @binding(3) var<storage, read> ret: array<f32>;                // [numRows]
