@@ -37,3 +37,26 @@ describe('uniform mirrors', () => {
     });
   }
 });
+
+/**
+ * Every WGSL file under kernels/ is in some kernel that ALL_KERNELS compiles (above) and whose
+ * parity tests run: the shared pieces (common.wgsl, the *Io.wgsl uniforms and bindings a kernel's
+ * thread and subgroup versions share, rowSoftmax.wgsl, rowSubgroup.wgsl, subgroupLanes.wgsl,
+ * firstLayerGradTerms.wgsl, criticUniform.wgsl, whitenMoments.wgsl, statsChunk.wgsl) are tested
+ * through the kernels that join them, and no file is left that nothing compiles.
+ */
+describe('shared WGSL pieces', () => {
+  const files = import.meta.glob('../../kernels/*.wgsl', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
+  const pieces = ['sampleIo', 'tokenStatsIo', 'logitGradIo', 'firstLayerGradIo', 'firstLayerGradTerms', 'subgroupLanes', 'criticUniform', 'whitenMoments'];
+  it('the glob sees the kernel folder, shared pieces included', () => {
+    const names = Object.keys(files).map((p) => p.replace(/^.*\/(\w+)\.wgsl$/, '$1'));
+    expect(names).toEqual(expect.arrayContaining([...pieces, 'common', 'rowSoftmax', 'rowSubgroup', 'statsChunk']));
+  });
+  for (const [path, text] of Object.entries(files)) {
+    const name = path.replace(/^.*\//, '');
+    it(`${name} is part of a compiled kernel`, () => {
+      const users = ALL_KERNELS.filter((k) => k.source.includes(text.trim()));
+      expect(users.map((k) => k.label), `${name} is joined into no kernel of ALL_KERNELS`).not.toEqual([]);
+    });
+  }
+});
