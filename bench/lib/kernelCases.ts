@@ -327,6 +327,22 @@ export function sharedBuffers(d: KernelData): KernelCase['buffers'] {
   };
 }
 
+/**
+ * Cases by kernel label with their bytes and FLOPs, plus a `${label}Subgroup` case for each of
+ * `withSubgroup`: the subgroup versions (kernels/variant.ts) do the same work on the same buffers.
+ */
+function casesByLabel(
+  cases: Array<Omit<KernelCase, 'bytes' | 'flops'>>,
+  cost: Record<string, { bytes: number; flops: number }>,
+  withSubgroup: readonly string[],
+): Record<string, KernelCase> {
+  const all = [
+    ...cases.map((c) => [c.label, c] as const),
+    ...withSubgroup.map((l) => [l, { ...cases.find((c) => c.label === l)!, label: `${l}Subgroup` }] as const),
+  ];
+  return Object.fromEntries(all.map(([of, c]) => [c.label, { ...c, ...cost[of]! }]));
+}
+
 /** Every kernel's case at the size of `d`, keyed by kernel label. */
 export function kernelCases(d: KernelData): Record<string, KernelCase> {
   const { shape, dims, R, P } = d;
@@ -475,9 +491,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
         }),
     },
   ];
-  // The subgroup variants (kernels/rowSubgroup.ts) do the same work on the same buffers.
-  const variants = ['sample', 'tokenStats', 'logitGrad'].map((l) => ({ ...cases.find((c) => c.label === l)!, label: `${l}Subgroup`, cost: l }));
-  return Object.fromEntries([...cases.map((c) => ({ ...c, cost: c.label })), ...variants].map(({ cost: of, ...c }) => [c.label, { ...c, ...cost[of]! }]));
+  return casesByLabel(cases, cost, ['sample', 'tokenStats', 'logitGrad']);
 }
 
 /**
@@ -541,9 +555,7 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       },
     },
   ];
-  // The subgroup variant (kernels/firstLayerGradSubgroup.wgsl) does the same work on the same buffers.
-  const variants = [{ ...cases.find((c) => c.label === 'firstLayerGrad')!, label: 'firstLayerGradSubgroup', cost: 'firstLayerGrad' }];
-  return Object.fromEntries([...cases.map((c) => ({ ...c, cost: c.label })), ...variants].map(({ cost: of, ...c }) => [c.label, { ...c, ...cost[of]! }]));
+  return casesByLabel(cases, cost, ['firstLayerGrad']);
 }
 
 /** How a kernel's work is spread: invocations that do work, and the longest serial loop in one. */
