@@ -170,6 +170,7 @@ export const STATS_WORKGROUP_SIZE = 256;
 /**
  * Rows a chunk of pass 1 aims at (2 per thread): whole trajectories, at most one per thread. 1152
  * rows of 9 make 3 chunks, 73,728 make 147; a trajectory longer than this is a chunk of its own.
+ * Pass 1 keeps this many rows of its chunk in workgroup memory (CHUNK_ROWS in stats.wgsl, 6 KiB).
  */
 export const STATS_CHUNK_ROWS = 512;
 /** 4-byte words of one `struct StatsChunk` (statsChunk.wgsl): 7 counters, 12 floats, 2 histograms. */
@@ -232,7 +233,9 @@ const checkBins = () => {
  */
 export const statsPartialKernel = defineKernel({
   label: 'stats',
-  wgsl: statsWGSL + statsChunkWGSL,
+  wgsl: `${statsWGSL}${statsChunkWGSL}
+const CHUNK_ROWS: u32 = ${STATS_CHUNK_ROWS}u;
+`,
   workgroupSize: STATS_WORKGROUP_SIZE,
   bindings: ['mask', 'adv', 'logp', 'logpOld', 'entropy', 'ppo', 'traj', 'partials'],
   uniform: STATS_UNIFORM,

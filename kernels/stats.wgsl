@@ -11,9 +11,11 @@
 //   the ESS parts of the live trajectories, lam_n = sum over n's masked rows of clamp(l - l_old):
 //     lamMax_c = max lam_n, s1_c = sum exp(lam_n - lamMax_c), s2_c = sum exp(2 (lam_n - lamMax_c));
 //   histogram counts of adv and of the clamped log-ratio, HIST_BINS fixed bins each.
-// Thread t owns trajectory c trajPerChunk + t and walks the chunk's rows t, t + workgroupSize, ...
-// in order; fixed trees in workgroup memory combine the threads, and counters and bins are u32
-// workgroup atomics (exact in any order), so the record is the same bits on every run.
+// Thread t walks the chunk's rows t, t + workgroupSize, ... in order, keeping each row's masked
+// log-ratio in workgroup memory; then thread t owns trajectory c trajPerChunk + t and sums its lam
+// from there (on a GPU, that sum read from global memory was a chain of tp dependent round trips).
+// Fixed trees in workgroup memory combine the threads' sums and counters, and histogram bins are
+// u32 workgroup atomics (exact in any order), so the record is the same bits on every run.
 
 @group(0) @binding(0) var<uniform> u: Stats;
 @group(0) @binding(1) var<storage, read> mask: array<f32>;               // [numRows] 0/1
@@ -31,39 +33,50 @@ fn clampLogRatio(i: u32) -> f32 {
   return clamp(logp[i] - logpOld[i], -20.0, 20.0);
 }
 
+// Chunk rows kept in workgroup memory: all of them unless tp > CHUNK_ROWS (then a chunk is one
+// trajectory, and rows past CHUNK_ROWS are read again from global memory). CHUNK_ROWS is appended
+// by stats.ts from STATS_CHUNK_ROWS.
+var<workgroup> rowLogRatio: array<f32, CHUNK_ROWS>;   // clamped log-ratio, 0 on unmasked rows
+
+// Histogram bins: u32 workgroup atomics (exact in any order). Workgroup memory starts zeroed.
+var<workgroup> advHist: array<atomic<u32>, HIST_BINS>;
+var<workgroup> ratioHist: array<atomic<u32>, HIST_BINS>;
+
 // Same rounding steps as histBin in stats.ts: (x - lo) and the product are each rounded to f32.
 fn histBin(x: f32, lo: f32, scale: f32) -> u32 {
   let t = floor((x - lo) * scale);
   return u32(clamp(t, 0.0, f32(HIST_BINS - 1u)));
 }
 
-// Sequence log-ratio of trajectory n: sum over its masked tokens of the clamped log-ratio.
-fn seqLogRatio(n: u32) -> f32 {
+// Sequence log-ratio of trajectory n (chunk rows from r0): sum over its masked tokens of the
+// clamped log-ratio. Unmasked rows hold +0 in rowLogRatio, and acc + 0 == acc (acc is never -0).
+fn seqLogRatio(r0: u32, n: u32) -> f32 {
   var acc = 0.0;
   for (var j = 0u; j < u.tp; j++) {
     let i = n * u.tp + j;
-    if (mask[i] != 0.0) {
+    let k = i - r0;
+    if (k < CHUNK_ROWS) {
+      acc += rowLogRatio[k];
+    } else if (mask[i] != 0.0) {
       acc += clampLogRatio(i);
     }
   }
   return acc;
 }
 
-// Counts live trajectory n, and its group if the group starts at n; returns its lam.
-fn countTrajectory(n: u32) -> f32 {
+// Live trajectory n's counters: (1 live, 1 if its group starts at n, 1 if that group's rewards
+// are all equal, 0).
+fn countTrajectory(n: u32) -> vec4u {
   let t = traj[n];
-  atomicAdd(&counts[C_LIVE], 1u);
-  if (t.groupStart == n) {
-    atomicAdd(&counts[C_GROUPS], 1u);
-    var same = true;
-    for (var k = 1u; k < t.groupSize; k++) {
-      same = same && traj[n + k].reward == t.reward;
-    }
-    if (same) {
-      atomicAdd(&counts[C_EQUAL], 1u);
-    }
+  if (t.groupStart != n) {
+    return vec4u(1u, 0u, 0u, 0u);
   }
-  return seqLogRatio(n);
+  var same = true;
+  // `&`, not `&&`: every load is issued without waiting for the one before.
+  for (var k = 1u; k < t.groupSize; k++) {
+    same = same & (traj[n + k].reward == t.reward);
+  }
+  return vec4u(1u, 1u, select(0u, 1u, same), 0u);
 }
 
 @compute @workgroup_size(workgroupSize)
@@ -72,53 +85,59 @@ fn main(
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  // Workgroup memory starts zeroed in WebGPU: the counters and bins need no reset.
+  // Workgroup memory starts zeroed in WebGPU: the bins need no reset.
   let c = flatWorkgroup(wid, nwg);
   let t0 = min(c * u.trajPerChunk, u.numTraj);
   let t1 = min(t0 + u.trajPerChunk, u.numTraj);
   let n = t0 + lid;
   let live = n < t1 && traj[n].turns != 0u;
-  var lam = -F32_MAX;
+  var trajCounts = vec4u(0u);
   if (live) {
-    lam = countTrajectory(n);
+    trajCounts = countTrajectory(n);
   }
 
-  var acc = Acc(vec4f(0.0), vec4f(0.0, F32_MAX, -F32_MAX, lam));
-  var nTok = 0u;
-  var nZero = 0u;
-  var nLow = 0u;
-  var nHigh = 0u;
+  var acc = Acc(vec4f(0.0), vec4f(0.0, F32_MAX, -F32_MAX, -F32_MAX), vec4u(0u));
+  let r0 = t0 * u.tp;
   let r1 = t1 * u.tp;
-  for (var i = t0 * u.tp + lid; i < r1; i += workgroupSize) {
+  for (var i = r0 + lid; i < r1; i += workgroupSize) {
+    // Every load first, masked row or not, so they are in flight together.
     let row = ppo[i];
+    let m = mask[i];
+    let a = adv[i];
+    let lr = clampLogRatio(i);
+    let ent = entropy[i];
+    let k = i - r0;
+    if (k < CHUNK_ROWS) {
+      rowLogRatio[k] = select(0.0, lr, m != 0.0);
+    }
     acc.ext.x += row.loss;
-    if (mask[i] == 0.0) {
+    if (m == 0.0) {
       continue;
     }
-    nTok += 1u;
-    let a = adv[i];
-    nZero += select(0u, 1u, a == 0.0);
-    let lr = clampLogRatio(i);
+    acc.counts.x += 1u;
+    acc.counts.y += select(0u, 1u, a == 0.0);
     let r = exp(lr);
-    acc.sums += vec4f(a, r, entropy[i], row.kl);
+    acc.sums += vec4f(a, r, ent, row.kl);
     acc.ext.y = min(acc.ext.y, r);
     acc.ext.z = max(acc.ext.z, r);
-    nLow += select(0u, 1u, row.clip == -1);
-    nHigh += select(0u, 1u, row.clip == 1);
+    acc.counts.z += select(0u, 1u, row.clip == -1);
+    acc.counts.w += select(0u, 1u, row.clip == 1);
     atomicAdd(&advHist[histBin(a, u.advLo, u.advScale)], 1u);
     atomicAdd(&ratioHist[histBin(lr, u.ratioLo, u.ratioScale)], 1u);
   }
-  atomicAdd(&counts[C_TOKENS], nTok);
-  atomicAdd(&counts[C_ZERO], nZero);
-  atomicAdd(&counts[C_LOW], nLow);
-  atomicAdd(&counts[C_HIGH], nHigh);
+  workgroupBarrier();
+  var lam = -F32_MAX;
+  if (live) {
+    lam = seqLogRatio(r0, n);
+  }
+  acc.ext.w = lam;
   let total = reduceAcc(lid, acc);
 
   // The chunk's own mean: its squared deviations stay small however far it is from the batch mean.
-  let tokens = atomicLoad(&counts[C_TOKENS]);
+  let tokens = total.counts.x;
   let mean = total.sums.x / f32(max(tokens, 1u));
   var m2 = 0.0;
-  for (var i = t0 * u.tp + lid; i < r1; i += workgroupSize) {
+  for (var i = r0 + lid; i < r1; i += workgroupSize) {
     if (mask[i] != 0.0) {
       let e = adv[i] - mean;
       m2 += e * e;
@@ -132,7 +151,7 @@ fn main(
     s1 = exp(e);
     s2 = exp(2.0 * e);
   }
-  let spread = reduceSum4(lid, vec4f(m2, s1, s2, 0.0));
+  let spread = reduceSpread(lid, Spread(vec4f(m2, s1, s2, 0.0), trajCounts));
 
   if (c >= u.chunks) {
     return;
@@ -140,7 +159,7 @@ fn main(
   if (lid == 0u) {
     partials[c].advSum = total.sums.x;
     partials[c].advMean = mean;
-    partials[c].advM2 = spread.x;
+    partials[c].advM2 = spread.sums.x;
     partials[c].ratioSum = total.sums.y;
     partials[c].ratioMin = total.ext.y;
     partials[c].ratioMax = total.ext.z;
@@ -148,11 +167,15 @@ fn main(
     partials[c].klSum = total.sums.w;
     partials[c].lossSum = total.ext.x;
     partials[c].lamMax = total.ext.w;
-    partials[c].s1 = spread.y;
-    partials[c].s2 = spread.z;
-  }
-  if (lid < C_COUNT) {
-    partials[c].counts[lid] = atomicLoad(&counts[lid]);
+    partials[c].s1 = spread.sums.y;
+    partials[c].s2 = spread.sums.z;
+    partials[c].counts[C_TOKENS] = total.counts.x;
+    partials[c].counts[C_ZERO] = total.counts.y;
+    partials[c].counts[C_LOW] = total.counts.z;
+    partials[c].counts[C_HIGH] = total.counts.w;
+    partials[c].counts[C_LIVE] = spread.counts.x;
+    partials[c].counts[C_GROUPS] = spread.counts.y;
+    partials[c].counts[C_EQUAL] = spread.counts.z;
   }
   if (lid < HIST_BINS) {
     partials[c].advHist[lid] = atomicLoad(&advHist[lid]);

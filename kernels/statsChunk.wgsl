@@ -1,7 +1,7 @@
 // Declarations shared by the two passes of the per-update statistics (stats.wgsl, then
 // statsCombine.wgsl; host side: statsKernel in stats.ts), joined after each pass's own source: the
-// uniform, the per-chunk record pass 1 writes and pass 2 reads, the u32 counters, and the two
-// fixed-order workgroup trees both passes use (so both sum in an order fixed by the sizes alone).
+// uniform, the per-chunk record pass 1 writes and pass 2 reads, the u32 counters' slots, and the
+// two fixed-order workgroup trees both passes use (so both sum in an order fixed by the sizes alone).
 
 struct Stats {
   numTraj: u32,
@@ -18,7 +18,7 @@ struct Stats {
 // HIST_BINS in workers/metrics.ts (statsKernel refuses any other value).
 const HIST_BINS: u32 = 24u;
 
-// Counters, u32 so that any order of adding them gives the same result.
+// Counters (StatsChunk.counts), u32 so that any order of adding them gives the same result.
 const C_TOKENS: u32 = 0u;   // masked rows
 const C_ZERO: u32 = 1u;     // masked rows with adv == 0
 const C_LOW: u32 = 2u;      // masked rows clipped below (PpoRow.clip == -1)
@@ -49,48 +49,60 @@ struct StatsChunk {
 
 var<workgroup> treeA: array<vec4f, workgroupSize>;
 var<workgroup> treeB: array<vec4f, workgroupSize>;
-var<workgroup> counts: array<atomic<u32>, C_COUNT>;
-var<workgroup> advHist: array<atomic<u32>, HIST_BINS>;
-var<workgroup> ratioHist: array<atomic<u32>, HIST_BINS>;
+var<workgroup> treeU: array<vec4u, workgroupSize>;
 
-// The first tree's two operands per thread: sums (adv, ratio, entropy, kl), and
-// (loss sum, ratio min, ratio max, lam max).
+// The first tree's operands per thread: sums (adv, ratio, entropy, kl), (loss sum, ratio min,
+// ratio max, lam max), and u32 counters (pass 1: masked rows, adv == 0, clipped low, high).
 struct Acc {
   sums: vec4f,
   ext: vec4f,
+  counts: vec4u,
 }
 
 fn combineExt(x: vec4f, y: vec4f) -> vec4f {
   return vec4f(x.x + y.x, min(x.y, y.y), max(x.z, y.z), max(x.w, y.w));
 }
 
-// Every thread passes its own operands and gets the workgroup's result. Call in uniform control flow.
+// Every thread passes its own operands and gets the workgroup's result. Call in uniform control
+// flow. Counters go through a tree too: a workgroup atomic that every thread adds to waits for
+// all of them one by one on a GPU.
 fn reduceAcc(lid: u32, a: Acc) -> Acc {
   treeA[lid] = a.sums;
   treeB[lid] = a.ext;
+  treeU[lid] = a.counts;
   workgroupBarrier();
   for (var s = workgroupSize / 2u; s > 0u; s >>= 1u) {
     if (lid < s) {
       treeA[lid] += treeA[lid + s];
       treeB[lid] = combineExt(treeB[lid], treeB[lid + s]);
+      treeU[lid] += treeU[lid + s];
     }
     workgroupBarrier();
   }
-  let total = Acc(treeA[0], treeB[0]);
+  let total = Acc(treeA[0], treeB[0], treeU[0]);
   workgroupBarrier();
   return total;
 }
 
-fn reduceSum4(lid: u32, x: vec4f) -> vec4f {
-  treeA[lid] = x;
+// The second tree's operands: sums (adv M2, ESS s1, s2, unused) and u32 counters (pass 1: live
+// trajectories, groups, groups of equal rewards, unused).
+struct Spread {
+  sums: vec4f,
+  counts: vec4u,
+}
+
+fn reduceSpread(lid: u32, x: Spread) -> Spread {
+  treeA[lid] = x.sums;
+  treeU[lid] = x.counts;
   workgroupBarrier();
   for (var s = workgroupSize / 2u; s > 0u; s >>= 1u) {
     if (lid < s) {
       treeA[lid] += treeA[lid + s];
+      treeU[lid] += treeU[lid + s];
     }
     workgroupBarrier();
   }
-  let total = treeA[0];
+  let total = Spread(treeA[0], treeU[0]);
   workgroupBarrier();
   return total;
 }
