@@ -1,7 +1,12 @@
-// Token advantages for every estimator, one thread per trajectory writing its tp rows (reference:
-// advantageCpu in advantage.ts, which documents each estimator). Groups are contiguous runs of
-// trajectories given per trajectory (groupStart, groupSize). Means are taken around one of their
-// own values (r0 + sum(r - r0) / G), so equal values give exactly 0 in f32 as in float64.
+// Token advantages for every estimator, one thread per trajectory (reference: advantageCpu in
+// advantage.ts, which documents each estimator). Groups are contiguous runs of trajectories given
+// per trajectory (groupStart, groupSize). Means are taken around one of their own values
+// (r0 + sum(r - r0) / G), so equal values give exactly 0 in f32 as in float64.
+// Estimators with one value per trajectory (group, rloo, raw, opob; the default path) leave it in
+// workgroup memory, and then the workgroup writes its trajectories' rows together, neighbouring
+// threads on neighbouring rows, four rows in flight per thread. The other estimators write a
+// trajectory's rows from its own thread (row by row, each depending on the ones before or on the
+// turn).
 
 struct Advantage {
   numTraj: u32,
@@ -260,6 +265,37 @@ fn stepReturn(m: u32, s: u32) -> f32 {
   return acc;
 }
 
+// One trajectory's value, times its entropy factor (the factor put multiplies by).
+var<workgroup> trajValues: array<f32, workgroupSize>;
+
+// Row k of the workgroup's rows (trajectory k / tp of the workgroup) with mask m. Same product
+// order as put: (a * factor) * m.
+fn rowAdvantage(k: u32, m: f32) -> f32 {
+  return select(0.0, trajValues[k / u.tp] * m, m != 0.0);
+}
+
+// The rows of trajectories n0 .. n1 - 1 of the workgroup, from their values in trajValue. Thread
+// t writes rows t, t + workgroupSize, ...: four mask loads are issued before the four stores, so
+// a thread waits out one memory latency per four rows.
+fn putWorkgroupRows(n0: u32, n1: u32, lid: u32) {
+  let r0 = n0 * u.tp;
+  let rows = (n1 - n0) * u.tp;
+  var k = lid;
+  for (; k + 3u * workgroupSize < rows; k += 4u * workgroupSize) {
+    let m0 = mask[r0 + k];
+    let m1 = mask[r0 + k + workgroupSize];
+    let m2 = mask[r0 + k + 2u * workgroupSize];
+    let m3 = mask[r0 + k + 3u * workgroupSize];
+    adv[r0 + k] = rowAdvantage(k, m0);
+    adv[r0 + k + workgroupSize] = rowAdvantage(k + workgroupSize, m1);
+    adv[r0 + k + 2u * workgroupSize] = rowAdvantage(k + 2u * workgroupSize, m2);
+    adv[r0 + k + 3u * workgroupSize] = rowAdvantage(k + 3u * workgroupSize, m3);
+  }
+  for (; k < rows; k += workgroupSize) {
+    adv[r0 + k] = rowAdvantage(k, mask[r0 + k]);
+  }
+}
+
 fn put(c: Ctx, j: u32, a: f32) {
   let i = c.n * u.tp + j;
   let m = mask[i];
@@ -347,40 +383,50 @@ fn gigpo(c: Ctx) {
   }
 }
 
-@compute @workgroup_size(workgroupSize)
-fn main(
-  @builtin(workgroup_id) wid: vec3u,
-  @builtin(num_workgroups) nwg: vec3u,
-  @builtin(local_invocation_index) lid: u32,
-) {
-  let n = flatWorkgroup(wid, nwg) * workgroupSize + lid;
-  if (n >= u.numTraj) {
-    return;
-  }
+fn trajContext(n: u32) -> Ctx {
   let g0 = trajIn[n].groupStart;
   let G = trajIn[n].groupSize;
   var factor = 1.0;
   if (u.entropyScale != 0u) {
     factor = entropyFactor(n, g0, G);
   }
-  let c = Ctx(n, g0, G, turnsOf(n), factor);
-  let e = u.estimator;
+  return Ctx(n, g0, G, turnsOf(n), factor);
+}
 
-  if (e == EST_REINFORCE) {
-    reinforce(c);
+@compute @workgroup_size(workgroupSize)
+fn main(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let n0 = flatWorkgroup(wid, nwg) * workgroupSize;
+  let n = n0 + lid;
+  let e = u.estimator;
+  let perTurn = e == EST_TURN || e == EST_TURN_GROUP || e == EST_GIGPO || (u.byRole != 0u && e != EST_OPOB);
+  // Uniform (the estimator is), so the whole workgroup reaches the barrier; a workgroup past the
+  // last trajectory (2-D grid padding) writes nothing.
+  if (e != EST_REINFORCE && !perTurn) {
+    if (n < u.numTraj) {
+      let c = trajContext(n);
+      var a = 0.0;
+      if (e == EST_OPOB) {
+        a = opobValue(c);
+      } else {
+        a = trajValue(c, -1);
+      }
+      trajValues[lid] = a * c.factor;
+    }
+    workgroupBarrier();
+    putWorkgroupRows(min(n0, u.numTraj), min(n0 + workgroupSize, u.numTraj), lid);
     return;
   }
-  let perTurn = e == EST_TURN || e == EST_TURN_GROUP || e == EST_GIGPO || (u.byRole != 0u && e != EST_OPOB);
-  if (!perTurn) {
-    var a = 0.0;
-    if (e == EST_OPOB) {
-      a = opobValue(c);
-    } else {
-      a = trajValue(c, -1);
-    }
-    for (var j = 0u; j < u.tp; j++) {
-      put(c, j, a);
-    }
+
+  if (n >= u.numTraj) {
+    return;
+  }
+  let c = trajContext(n);
+  if (e == EST_REINFORCE) {
+    reinforce(c);
     return;
   }
 
@@ -394,7 +440,7 @@ fn main(
     gigpo(c);
   } else if (e == EST_TURN_GROUP) {
     for (var t = 0u; t < c.tn; t++) {
-      putTurn(c, t, scaled(turnVal(n, t), turnStats(g0, G, t)));
+      putTurn(c, t, scaled(turnVal(n, t), turnStats(c.g0, c.G, t)));
     }
   } else {
     for (var t = 0u; t < c.tn; t++) {
