@@ -597,7 +597,8 @@ export function whitenShapes(R: number): LaunchShape[] {
 
 /**
  * stats' two passes for N trajectories of Tp rows in groups of `group` (kernels/stats.ts): pass 1
- * walks its chunk's rows twice and, per thread, one trajectory's rows and its group's rewards.
+ * walks its chunk's rows twice and, per thread, one trajectory's rows (in workgroup memory) and its
+ * group's rewards; pass 2 the chunk records.
  */
 export function statsShapes(N: number, Tp: number, group: number): LaunchShape[] {
   const wg = STATS_WORKGROUP_SIZE;
@@ -605,9 +606,12 @@ export function statsShapes(N: number, Tp: number, group: number): LaunchShape[]
   return [
     {
       kernel: 'stats', threads: chunks * wg, serial: 2 * Math.ceil((trajPerChunk * Tp) / wg) + Tp + group,
-      mapping: `workgroup per chunk of ${trajPerChunk} trajectories: 2 strided passes over its rows, a thread per trajectory`,
+      mapping: `workgroup per chunk of ${trajPerChunk} trajectories: 2 strided passes over its rows, then a thread per trajectory sums its log-ratios from workgroup memory`,
     },
-    { kernel: 'stats (combine)', threads: wg, serial: 2 * Math.ceil(chunks / wg), mapping: 'one workgroup: 2 passes over the chunk records in order, then trees' },
+    {
+      kernel: 'stats (combine)', threads: wg, serial: Math.max(2 * Math.ceil(chunks / wg), Math.ceil(chunks / (wg / 64))),
+      mapping: 'one workgroup: the records\' sums a chunk per thread in order, their counters and bins a word per thread (4 lanes of 64), then trees',
+    },
   ];
 }
 
@@ -640,7 +644,10 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     { kernel: 'forward (logits)', threads: R * V, serial: H, mapping: 'thread per (row, vocabulary entry): H products' },
     { kernel: 'sample', threads: R, serial: V, mapping: 'thread per row, serial over the vocabulary' },
     { kernel: 'tokenStats', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
-    { kernel: 'advantage', threads: R, serial: shape.group, mapping: 'thread per token row, serial over its group' },
+    {
+      kernel: 'advantage', threads: per(shape.N) * wg, serial: 2 * shape.group + shape.Tp,
+      mapping: 'thread per trajectory, twice over its group; then the workgroup writes its rows together, 4 in flight per thread',
+    },
     // PPO's critic (4096 entries; kernels/critic.ts): pass 1 per row chunk, pass 2 per entry.
     { kernel: 'criticUpdate', threads: critic.chunks * wg, serial: per(4096) + critic.rowsPerChunk,
       mapping: `workgroup per chunk of ${critic.rowsPerChunk} rows: zeroes the chunk's 4096-entry (sum, count) table together, then one thread adds the chunk's rows in order` },
