@@ -10,6 +10,7 @@ import gradNormWGSL from './gradNorm.wgsl?raw';
 import gradNormSumWGSL from './gradNormSum.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
 import { defineTwoPass } from './reduce';
+import type { KernelVariant } from './variant';
 
 /** sqrt(sum g^2), summed in float64 in index order: the reference the GPU's f32 two-pass sum is held to. */
 export function gradNormCpu(g: Float32Array): number {
@@ -72,6 +73,12 @@ export const ADAM_WORKGROUP_SIZE = 64;
  * far more of the device than the one workgroup before.
  */
 export const GRAD_NORM_BLOCK = 8192;
+/**
+ * The block on hardware adapters (the backend's `subgroup` kernel variant, kernels/variant.ts): 8
+ * entries per thread, two steps of four loads. On the H200 the 8,192 block was a chain of 32
+ * dependent loads per thread (26 µs at 9,795 entries in 2 workgroups, a copy of the same bytes 4 µs).
+ */
+export const GRAD_NORM_BLOCK_HARDWARE = 2048;
 
 /** Mirrors `struct GradNorm` in gradNorm.wgsl and gradNormSum.wgsl. */
 export const GRAD_NORM_UNIFORM = uniformLayout([['n', 'u32'], ['block', 'u32'], ['blocks', 'u32']] as const);
@@ -79,12 +86,27 @@ export const GRAD_NORM_UNIFORM = uniformLayout([['n', 'u32'], ['block', 'u32'], 
 export interface GradNormConfig {
   /** Gradient entries. */
   n: number;
+  /** Entries per workgroup of pass 1 (default GRAD_NORM_BLOCK); with n, it fixes the summation order. */
+  block?: number;
 }
 
-/** Pass 1's blocks: a function of n only, which fixes the summation order. */
-export const gradNormBlocks = (n: number) => Math.ceil(n / GRAD_NORM_BLOCK);
+/** gradNorm's block for a kernel variant: the software adapter's or the hardware one's. */
+export const gradNormBlockFor = (variant: KernelVariant): number =>
+  variant === 'subgroup' ? GRAD_NORM_BLOCK_HARDWARE : GRAD_NORM_BLOCK;
 
-const gradNormValues = (c: GradNormConfig) => ({ n: c.n, block: GRAD_NORM_BLOCK, blocks: gradNormBlocks(c.n) });
+/** Pass 1's blocks: a function of n and the block only, which fixes the summation order. */
+export const gradNormBlocks = (n: number, block = GRAD_NORM_BLOCK) => Math.ceil(n / block);
+
+const gradNormValues = (c: GradNormConfig) => {
+  const block = c.block ?? GRAD_NORM_BLOCK;
+  return { n: c.n, block, blocks: gradNormBlocks(c.n, block) };
+};
+
+const checkBlock = (c: GradNormConfig) => {
+  if (c.block !== undefined && !(Number.isInteger(c.block) && c.block >= 1)) {
+    throw new Error(`gradNorm: block ${c.block} must be a positive integer`);
+  }
+};
 
 /** Pass 1 of gradNorm: buffers grads [n], partials [blocks] (sums of squares per block). */
 export const gradNormPartialKernel = defineKernel({
@@ -93,8 +115,9 @@ export const gradNormPartialKernel = defineKernel({
   workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
   bindings: ['grads', 'partials'],
   uniform: GRAD_NORM_UNIFORM,
+  check: checkBlock,
   values: gradNormValues,
-  workgroups: (c: GradNormConfig) => gradNormBlocks(c.n),
+  workgroups: (c: GradNormConfig) => gradNormValues(c).blocks,
 });
 
 /** Pass 2 of gradNorm, one workgroup: buffers partials [blocks], norm [1] (output). */
@@ -120,7 +143,7 @@ export const gradNormKernel = defineTwoPass({
   partial: gradNormPartialKernel,
   combine: gradNormSumKernel,
   combineConfig: (c: GradNormConfig) => c,
-  scratchWords: (c: GradNormConfig) => Math.max(1, gradNormBlocks(c.n)),
+  scratchWords: (c: GradNormConfig) => Math.max(1, gradNormValues(c).blocks),
 });
 export const createGradNormKernel = (device: GPUDevice) => gradNormKernel.create(device);
 

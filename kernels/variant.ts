@@ -4,7 +4,10 @@
  * kernels/rowSubgroup.ts; firstLayerGrad's embedding gradient: firstLayerGradSubgroup.wgsl).
  * The subgroup versions need a device created with the `subgroups` feature and WGSL's
  * `subgroup_id` builtins; they exist for hardware GPUs, where neighbouring lanes then read
- * neighbouring words.
+ * neighbouring words. The subgroup variant is the hardware layout in one more way: gradNorm's
+ * pass 1 takes blocks of 2,048 entries instead of 8,192 (gradNormBlockFor in kernels/adam.ts),
+ * more workgroups with shorter load chains, which a GPU runs side by side and SwiftShader one
+ * after another.
  */
 export type KernelVariant = 'thread' | 'subgroup';
 

@@ -10,7 +10,7 @@
  * Every forward reads the shared [K, V, H] table `proj`; an embedProject dispatch remakes it
  * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
-import { adamKernel, gradNormKernel } from '../kernels/adam';
+import { adamKernel, gradNormBlockFor, gradNormKernel } from '../kernels/adam';
 import { advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
 import { criticUpdateKernel, gaeKernel } from '../kernels/critic';
 import { essScaleKernel } from '../kernels/essScale';
@@ -44,8 +44,9 @@ export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
   label?: string;
   /**
-   * The kernels that have a subgroup version run it ('subgroup') or the thread one (kernels/variant.ts);
-   * default defaultKernelVariant(device): subgroups on a hardware adapter that has them.
+   * The kernels that have a subgroup version run it ('subgroup', with gradNorm's hardware block) or
+   * the thread one (kernels/variant.ts); default defaultKernelVariant(device): subgroups on a
+   * hardware adapter that has them.
    */
   kernelVariant?: KernelVariant;
 }
@@ -141,7 +142,8 @@ export function createGpuBackend(
   const norm = f32('grad norm', 1);
   // gradNorm's per-block sums of squares: its own, as small as that, so no other kernel's scratch
   // has to outlive or make room for it.
-  const normPartials = f32('grad norm partials', gradNormKernel.scratchWords({ n: P }));
+  const normConfig = { n: P, block: gradNormBlockFor(kernelVariant) };
+  const normPartials = f32('grad norm partials', gradNormKernel.scratchWords(normConfig));
   // [1] u32 health bits (finiteCheck.ts HEALTH), cleared at the start of each update.
   const health = f32('health', 1);
   // Sequences and row tables.
@@ -391,7 +393,7 @@ export function createGpuBackend(
   }));
   // The same for every minibatch: it reads only the parameters and the slot sums.
   const firstLayerCall = k.firstLayerGrad.bind({ params, G: slotSums, grads }, { dims });
-  const normCall = k.gradNorm.bind({ grads, partials: normPartials, norm }, { n: P });
+  const normCall = k.gradNorm.bind({ grads, partials: normPartials, norm }, normConfig);
   // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
   const adamConfig = (lr: number, step: number) => ({ n: P, lr, ...shape.optim, step });
   const adamCalls = Array.from({ length: steps }, (_, s) =>

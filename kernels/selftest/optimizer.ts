@@ -16,6 +16,7 @@ import { createRng } from '../../workers/rng';
 import {
   adamCpu,
   adamKernel,
+  GRAD_NORM_BLOCK_HARDWARE,
   GRAD_NORM_WORKGROUP_SIZE,
   gradNormBlocks,
   gradNormCpu,
@@ -29,7 +30,7 @@ import { dispatch, exact, joined, withScratch, type SelfTestCase, type Tolerance
 const NORM_TOL: Tolerance = { atol: 0, rtol: 2e-6, why: 'f32 sum of squares by blocks, then of the blocks: about 25 ulps' };
 const ADAM_TOL: Tolerance = { atol: 1e-6, rtol: 1e-5, why: 'one or two f32 roundings of each float64 expression' };
 
-function gradNormCase(name: string, grads: () => Float32Array): SelfTestCase {
+function gradNormCase(name: string, grads: () => Float32Array, block?: number): SelfTestCase {
   return {
     // Listed under pass 1's pipeline; pass 2 (gradNormSum) is compiled and checked with it.
     kernel: gradNormPartialKernel,
@@ -38,10 +39,11 @@ function gradNormCase(name: string, grads: () => Float32Array): SelfTestCase {
     run: (device) =>
       withScratch(device, async (s) => {
         const g = grads();
+        const config = { n: g.length, ...(block ? { block } : {}) };
         const k = s.kernel(gradNormKernel.create(device));
         const norm = s.empty(1);
-        const partials = s.empty(gradNormKernel.scratchWords({ n: g.length }));
-        dispatch(device, [[k, k.bind({ grads: s.upload(g), partials, norm }, { n: g.length })]]);
+        const partials = s.empty(gradNormKernel.scratchWords(config));
+        dispatch(device, [[k, k.bind({ grads: s.upload(g), partials, norm }, config)]]);
         return [{ output: '‖g‖', actual: await s.readF32(norm, 1), expected: [gradNormCpu(g)], tol: NORM_TOL }];
       }),
   };
@@ -142,6 +144,11 @@ function adamSkipCase(bad: number): SelfTestCase {
 export const optimizerCases: SelfTestCase[] = [
   gradNormCase(`n ${GRAD_NORM_WORKGROUP_SIZE + 1}`, normalGrads(GRAD_NORM_WORKGROUP_SIZE + 1)),
   gradNormCase(`n 5001: ${gradNormBlocks(5001)} blocks, the last one short`, normalGrads(5001)),
+  gradNormCase(
+    `n 9795 in blocks of ${GRAD_NORM_BLOCK_HARDWARE} (the hardware variant's): ${gradNormBlocks(9795, GRAD_NORM_BLOCK_HARDWARE)} blocks`,
+    normalGrads(9795),
+    GRAD_NORM_BLOCK_HARDWARE,
+  ),
   gradNormCase('one entry of 1e6 among 1e-3', () => {
     const g = new Float32Array(777).fill(1e-3);
     g[500] = 1e6;

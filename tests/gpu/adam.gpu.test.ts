@@ -1,9 +1,10 @@
 /**
  * gradNorm.wgsl + gradNormSum.wgsl vs gradNormCpu and adam.wgsl vs adamCpu (kernels/adam.ts).
  * gradNorm: rtol 2e-6, unchanged from the one-workgroup kernel. Each block's thread sums are
- * GRAD_NORM_BLOCK / 256 = 32 terms, then two 8-level trees and ceil(blocks / 256) terms per thread
- * in pass 2: about 50 roundings of the sum of squares for n <= 2M, so at most ~25 ulps (1.5e-6)
- * of the norm; the old kernel's n / 256 + 8 ulps grew with n. Two runs give the same bits.
+ * GRAD_NORM_BLOCK / 256 = 32 terms (8 with the hardware block of 2,048), then two 8-level trees
+ * and ceil(blocks / 256) terms per thread in pass 2 (4 at 2M entries with the hardware block):
+ * about 50 roundings of the sum of squares for n <= 2M, so at most ~25 ulps (1.5e-6) of the norm;
+ * the old kernel's n / 256 + 8 ulps grew with n. Two runs give the same bits.
  * Magnitudes: squares are f32, so a norm whose f32 square overflows (entries past ~1.8e19, or a sum
  * past 3.4e38) is +Inf, which adam.wgsl and adamCpu both treat as a skipped step. Entries near
  * 1e-20 have subnormal squares (~1e-40), which WGSL lets an implementation flush to zero: the norm
@@ -18,6 +19,7 @@ import {
   adamCpu,
   adamKernel,
   GRAD_NORM_BLOCK,
+  GRAD_NORM_BLOCK_HARDWARE,
   GRAD_NORM_WORKGROUP_SIZE,
   gradNormCpu,
   gradNormKernel,
@@ -31,14 +33,15 @@ import { requireGpu } from '../helpers/requireGpu';
 
 const NORM_TOL = { atol: 0, rtol: 2e-6 };
 
-async function gpuNorm(grads: Float32Array): Promise<number> {
+async function gpuNorm(grads: Float32Array, block?: number): Promise<number> {
   const device = await requireGpu();
+  const config = { n: grads.length, ...(block ? { block } : {}) };
   return withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = gradNormKernel.create(device);
     const norm = g.empty(1);
-    const partials = g.empty(gradNormKernel.scratchWords({ n: grads.length }));
-    runCalls(device, [[kernel, kernel.bind({ grads: g.upload(grads), partials, norm }, { n: grads.length })]]);
+    const partials = g.empty(gradNormKernel.scratchWords(config));
+    runCalls(device, [[kernel, kernel.bind({ grads: g.upload(grads), partials, norm }, config)]]);
     const out = (await g.readF32(norm, 1))[0]!;
     g.destroy();
     kernel.destroy();
@@ -112,6 +115,27 @@ describe('gradNorm (two passes) matches gradNormCpu', () => {
     const ref = gradNormCpu(tiny);
     console.info(`[gradNorm] 1e-20 entries: gpu ${got}, float64 ${ref} (${got === 0 ? 'subnormals flushed to zero' : 'subnormals kept'})`);
     if (got !== 0) expectClose([got], [ref], { atol: 0, rtol: 1e-5, label: 'gradNorm 1e-20 entries' });
+  });
+});
+
+describe('gradNorm with the hardware block (GRAD_NORM_BLOCK_HARDWARE, the subgroup variant)', () => {
+  const B = GRAD_NORM_BLOCK_HARDWARE;
+  // Block edges, the default model's P (5 blocks), the scale preset's (136), and one more block
+  // than pass 2 has threads.
+  const sizes = [B - 1, B, B + 1, 9795, 276_504, 256 * B + 1];
+  for (const n of sizes) {
+    it(`n = ${n} (${Math.ceil(n / B)} blocks)`, async () => {
+      const grads = normalGrads(n);
+      expectClose([await gpuNorm(grads, B)], [gradNormCpu(grads)], { ...NORM_TOL, label: `gradNorm block ${B} n=${n}` });
+    });
+  }
+  it('two runs agree bit for bit; overflow still gives +Inf; a bad block is refused by name', async () => {
+    const r = normalGrads(276_504);
+    expect(await gpuNorm(r, B)).toBe(await gpuNorm(r, B));
+    const one = normalGrads(B + 1);
+    one[B] = 2e19;
+    expect(await gpuNorm(one, B)).toBe(Infinity);
+    await expect(gpuNorm(r, 0.5)).rejects.toThrow(/gradNorm: block 0.5 must be a positive integer/);
   });
 });
 

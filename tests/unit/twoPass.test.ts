@@ -5,18 +5,25 @@
  * WGSL record it sizes.
  */
 import { describe, expect, it } from 'vitest';
-import { GRAD_NORM_BLOCK, gradNormBlocks, gradNormKernel } from '../../kernels/adam';
+import { GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormBlockFor, gradNormBlocks, gradNormKernel } from '../../kernels/adam';
 import { STATS_CHUNK_ROWS, STATS_CHUNK_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsKernel } from '../../kernels/stats';
 import statsChunkWGSL from '../../kernels/statsChunk.wgsl?raw';
 
 describe('gradNorm blocks', () => {
   it('ceil(n / block) blocks; the scratch holds at least one word', () => {
     const B = GRAD_NORM_BLOCK;
-    expect([0, 1, B - 1, B, B + 1, 5 * B + 17, 276_504].map(gradNormBlocks)).toEqual([0, 1, 1, 1, 2, 6, 34]);
+    expect([0, 1, B - 1, B, B + 1, 5 * B + 17, 276_504].map((n) => gradNormBlocks(n))).toEqual([0, 1, 1, 1, 2, 6, 34]);
     expect(gradNormKernel.scratchWords({ n: 0 })).toBe(1);
     expect(gradNormKernel.scratchWords({ n: 9795 })).toBe(2);
     expect(gradNormKernel.dispatches).toBe(2);
     expect(gradNormKernel.kernels.map((k) => k.label)).toEqual(['gradNorm', 'gradNormSum']);
+  });
+  it('the hardware variant takes blocks of 2,048 and the scratch follows; ', () => {
+    expect(gradNormBlockFor('thread')).toBe(GRAD_NORM_BLOCK);
+    expect(gradNormBlockFor('subgroup')).toBe(GRAD_NORM_BLOCK_HARDWARE);
+    const B = GRAD_NORM_BLOCK_HARDWARE;
+    expect([0, 1, B, B + 1, 9795, 276_504].map((n) => gradNormBlocks(n, B))).toEqual([0, 1, 1, 2, 5, 136]);
+    expect(gradNormKernel.scratchWords({ n: 9795, block: B })).toBe(5);
   });
 });
 
