@@ -15,9 +15,11 @@
 #              PEER_ONLY=1 PB=16,128 bash run.sh    the TF.js peer at those batch sizes
 #              CHECK_ONLY=1 bash run.sh             every kernel against its reference (the self-test)
 #                                                   and the trainer on the GPU against the CPU backend
-#              ROWS_AB=1 bash run.sh                the per-row kernels' thread and subgroup variants
-#                                                   (kernels/rowSubgroup.ts): checks with the subgroup
-#                                                   one, both timed side by side, whole iterations with each
+#              ROWS_AB=1 bash run.sh                the thread and subgroup (hardware) variants
+#                                                   (kernels/variant.ts): checks with the subgroup one,
+#                                                   both timed side by side with the other kernels
+#                                                   rewritten after the H200 run (advantage, stats,
+#                                                   whiten, criticUpdate), whole iterations with each
 set -u
 D=${D:-$(pwd)/.scratch/dawnbench}
 OUT=${OUT:-/tmp/out}
@@ -44,7 +46,7 @@ run() { # name, seconds, flags...
 if [ -n "${CHECK_ONLY:-}" ]; then run check ${CHECK_S:-200} --only selftest,parity; grep -v "^PASS" $OUT/dawn-check.log | tail -25; exit 0; fi
 if [ -n "${ROWS_AB:-}" ]; then
   run check-subgroup ${CHECK_S:-150} --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
-  run kernels-rows ${KERN_S:-120} --only kernels --kernel-batches ${KB:-128,1024} --kernels sample,sampleSubgroup,tokenStats,tokenStatsSubgroup,logitGrad,logitGradSubgroup
+  run kernels-rows ${KERN_S:-150} --only kernels --kernel-batches ${KB:-128,1024} --kernels sample,sampleSubgroup,tokenStats,tokenStatsSubgroup,logitGrad,logitGradSubgroup,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,advantage,stats,whiten,criticUpdate
   for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --kernel-variant $v; done
   exit 0
 fi

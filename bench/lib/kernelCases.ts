@@ -12,7 +12,7 @@
  * Notation: R rows, V vocabulary, K context, D embedding, H hidden, P parameters, N trajectories,
  * Tp policy rows per trajectory.
  */
-import { adamCpu, GRAD_NORM_BLOCK, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
+import { adamCpu, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
 import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
 import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/critic';
 import { essScaleCpu } from '../../kernels/essScale';
@@ -555,8 +555,16 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       },
     },
   ];
-  return casesByLabel(cases, cost, ['firstLayerGrad']);
+  // gradNorm with the hardware variant's block (kernels/adam.ts gradNormBlockFor): same pipelines
+  // and bytes, more and shorter blocks.
+  const gradNorm = cases.find((c) => c.label === 'gradNorm')!;
+  const hwConfig = { n: P, block: GRAD_NORM_BLOCK_HARDWARE };
+  const hardware = { ...gradNorm, label: GRAD_NORM_HARDWARE_CASE, config: hwConfig, buffers: { ...gradNorm.buffers, partials: { words: gradNormKernel.scratchWords(hwConfig) } } };
+  return { ...casesByLabel(cases, cost, ['firstLayerGrad']), [GRAD_NORM_HARDWARE_CASE]: { ...hardware, ...cost.gradNorm! } };
 }
+
+/** The kernel table's row for gradNorm with GRAD_NORM_BLOCK_HARDWARE (bench/page/kernels.ts). */
+export const GRAD_NORM_HARDWARE_CASE = 'gradNormBlock2048';
 
 /** How a kernel's work is spread: invocations that do work, and the longest serial loop in one. */
 export interface LaunchShape {
@@ -574,11 +582,14 @@ export interface LaunchShape {
  */
 export function gradNormShapes(P: number): LaunchShape[] {
   const wg = GRAD_NORM_WORKGROUP_SIZE;
-  const blocks = gradNormBlocks(P);
-  return [
-    { kernel: 'gradNorm', threads: blocks * wg, serial: GRAD_NORM_BLOCK / wg, mapping: `workgroup per block of ${GRAD_NORM_BLOCK} entries, strided, then a tree` },
-    { kernel: 'gradNorm (sum)', threads: wg, serial: Math.ceil(blocks / wg), mapping: 'one workgroup: the block sums in order, then a tree' },
-  ];
+  return [GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE].flatMap((block): LaunchShape[] => {
+    const blocks = gradNormBlocks(P, block);
+    const name = block === GRAD_NORM_BLOCK ? 'gradNorm' : GRAD_NORM_HARDWARE_CASE;
+    return [
+      { kernel: name, threads: blocks * wg, serial: block / wg, mapping: `workgroup per block of ${block} entries, strided (4 loads in flight), then a tree` },
+      { kernel: `${name} (sum)`, threads: wg, serial: Math.ceil(blocks / wg), mapping: 'one workgroup: the block sums in order, then a tree' },
+    ];
+  });
 }
 
 /**
