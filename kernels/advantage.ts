@@ -1,6 +1,8 @@
 /**
  * The advantage stage (kernel `advantage.wgsl`): every estimator of the method catalogue, one GPU
- * thread per trajectory writing its Tp policy-token rows, and the same math in `advantageCpu`.
+ * thread per trajectory computing its value(s) for its Tp policy-token rows (the one-value
+ * estimators' rows are then written by the whole workgroup together), and the same math in
+ * `advantageCpu`.
  *
  * Row layout: N trajectories x Tp rows (row i = n * Tp + j); the turn of row j is
  * floor(j / actionLen); T = maxTurns; T_n = the turns trajectory n took. Groups are contiguous runs
@@ -432,7 +434,7 @@ export const ADVANTAGE_UNIFORM = uniformLayout([
 export type AdvantageConfig = AdvantageShape & AdvantageOptions;
 
 /**
- * advantageCpu on the GPU, one thread per trajectory. Buffers (all read except adv):
+ * advantageCpu on the GPU, one thread per trajectory, workgroups of 64. Buffers (all read except adv):
  *   trajIn [N * 4] (packTrajIn), turnIn [N * T * 4] (packTurnIn), roleRewards [N * nRoles] f32,
  *   trajStats [N * 4] (trajStats.wgsl's output), mask, logpOld, logpRef [N * tp] f32,
  *   adv [N * tp] f32 (output, every row written).
