@@ -14,6 +14,12 @@
  */
 import type { ChecklistItem } from './types';
 
+/** Every prerequisite of `item` satisfied in the state `row`. */
+function depsMet(item: ChecklistItem, row: Uint8Array): boolean {
+  for (const d of item.deps) if (row[d] !== 1) return false;
+  return true;
+}
+
 /** Eq. 2: [S][C] 0/1 step rewards from the [S + 1][C] labels of one turn. */
 export function checklistStepRewards(items: readonly ChecklistItem[], sat: readonly Uint8Array[]): Uint8Array[] {
   const S = sat.length - 1;
@@ -23,8 +29,7 @@ export function checklistStepRewards(items: readonly ChecklistItem[], sat: reado
   for (let s = 0; s < S; s++) {
     const row = new Uint8Array(C);
     for (let c = 0; c < C; c++) {
-      const depsOk = items[c]!.deps.every((d) => sat[s]![d] === 1);
-      if (!flipped[c] && depsOk && sat[s]![c] === 0 && sat[s + 1]![c] === 1) {
+      if (!flipped[c] && depsMet(items[c]!, sat[s]!) && sat[s]![c] === 0 && sat[s + 1]![c] === 1) {
         row[c] = 1;
         flipped[c] = 1;
       }
@@ -42,7 +47,7 @@ export function checklistBackfilledRewards(items: readonly ChecklistItem[], sat:
   for (let s = 0; s < S; s++) {
     const row = new Uint8Array(C);
     for (let c = 0; c < C; c++) {
-      const depsOk = items[c]!.deps.every((d) => sat[s]![d] === 1);
+      const depsOk = depsMet(items[c]!, sat[s]!);
       let later = false;
       for (let u = s; u < S && !later; u++) later = sat[u + 1]![c] === 1;
       row[c] = depsOk && sat[s]![c] === 0 && later ? 1 : 0;
@@ -60,9 +65,9 @@ export function checklistTurnReward(items: readonly ChecklistItem[], r: readonly
 }
 
 /** Eq. 4: the mean of the turn rewards over L turns. */
-export function checklistTrajectoryReward(turnRewards: readonly number[], L: number): number {
+export function checklistTrajectoryReward(turnRewards: ArrayLike<number>, L: number): number {
   let s = 0;
-  for (const R of turnRewards) s += R;
+  for (let t = 0; t < turnRewards.length; t++) s += turnRewards[t]!;
   return L > 0 ? s / L : 0;
 }
 
@@ -71,5 +76,11 @@ export function checklistTrajectoryReward(turnRewards: readonly number[], L: num
  * unsatisfied before that step, `label[c]` from the state after it on.
  */
 export function checklistStates(items: readonly ChecklistItem[], label: Uint8Array, steps: number): Uint8Array[] {
-  return Array.from({ length: steps + 1 }, (_, s) => Uint8Array.from(items, (it, c) => (s > it.step ? label[c]! : 0)));
+  const states: Uint8Array[] = [];
+  for (let s = 0; s <= steps; s++) {
+    const row = new Uint8Array(items.length);
+    for (let c = 0; c < items.length; c++) row[c] = s > items[c]!.step ? label[c]! : 0;
+    states.push(row);
+  }
+  return states;
 }

@@ -177,14 +177,13 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
 
     function run(b: number, t: number, args: number[]): number {
       if (t >= S) return ERR; // distractors
-      const a = args.map(idx);
       switch (t) {
         case 0:
-          return tok(RATEK, rate[b]![a[0]!]!);
+          return tok(RATEK, rate[b]![idx(args[0]!)]!);
         case 1:
-          return tok(MONEY, conv[b]![a[0]! * K + a[1]!]!);
+          return tok(MONEY, conv[b]![idx(args[0]!) * K + idx(args[1]!)]!);
         case 2:
-          return tok(CODE, code[b]![a[0]!]!);
+          return tok(CODE, code[b]![idx(args[0]!)]!);
         case 3:
           return args[0] === correct[b]![3]![0] ? OK : ERR;
         default:
@@ -192,6 +191,35 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       }
     }
 
+    /**
+     * The turn log's note, `[TOOL: tool✓ c✗(judge flip) ...]`: the items' ids after the tool name,
+     * the judged label and where it differs from the true one. Item ids depend on the turn alone
+     * (checklistFor: the tool's name and its argument kinds), so a note is a function of the turn
+     * and the two label rows, and each distinct one is built once per batch.
+     */
+    const notes = new Map<number, string>();
+    function judgeNote(items: readonly ChecklistItem[], turn: number, sat: Uint8Array, satTrue: Uint8Array): string {
+      let labels = 0;
+      for (let c = 0; c < items.length; c++) labels = labels * 4 + sat[c]! * 2 + satTrue[c]!;
+      const key = labels * S + turn;
+      let note = notes.get(key);
+      if (note === undefined) {
+        const marks = items.map((it, c) => `${it.id.split('.')[1]}${sat[c] ? '✓' : '✗'}${sat[c] !== satTrue[c] ? '(judge flip)' : ''}`).join(' ');
+        note = `[${PLAN_TOOLS[turn]}: ${marks}]`;
+        notes.set(key, note);
+      }
+      return note;
+    }
+
+    /** The call's argument tokens have tool t's argument kinds. */
+    function signatureMatches(t: number, actions: Int32Array, at: number): boolean {
+      const kinds = sig[t]!;
+      for (let j = 0; j < kinds.length; j++) if (kindOf(actions[at + j]!) !== kinds[j]) return false;
+      return true;
+    }
+
+    // Written as plain loops over typed arrays: at 8,192 trajectories this runs once per turn
+    // between two GPU round trips, and the host's time is then most of a GPU iteration.
     function step(turn: number, actions: Int32Array): TurnResult {
       const obs = new Int32Array(N * 2);
       const actionMask = new Uint8Array(N * 3);
@@ -199,35 +227,48 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
         if (st.done[n]) continue;
         const b = Math.floor(n / group);
         const t = actions[3 * n]! - tool0;
-        const ok = t >= 0 && t < nTools && sig[t]!.every((k, j) => kindOf(actions[3 * n + 1 + j]!) === k);
+        const ok = t >= 0 && t < nTools && signatureMatches(t, actions, 3 * n + 1);
         const arity = ok ? sig[t]!.length : 2;
-        const args = Array.from({ length: arity }, (_, j) => actions[3 * n + 1 + j]!);
-        actionMask.set([1, 1, arity > 1 ? 1 : 0], 3 * n);
+        const args: number[] = [];
+        for (let j = 0; j < arity; j++) args.push(actions[3 * n + 1 + j]!);
+        actionMask[3 * n] = 1;
+        actionMask[3 * n + 1] = 1;
+        actionMask[3 * n + 2] = arity > 1 ? 1 : 0;
         const result = ok ? run(b, t, args) : ERR;
-        obs.set([EQ, result], 2 * n);
+        obs[2 * n] = EQ;
+        obs[2 * n + 1] = result;
 
         // The judge: true labels, then label-flip noise.
         const items = lists[b]![turn]!;
-        const satTrue = new Uint8Array(items.length);
+        const C = items.length;
+        const ref = correct[b]![turn]!;
+        const satTrue = new Uint8Array(C);
         satTrue[0] = ok && t === turn ? 1 : 0;
-        for (let c = 1; c < items.length; c++) satTrue[c] = satTrue[0] && args[c - 1] === correct[b]![turn]![c - 1] ? 1 : 0;
-        const flip = (c: number) => opts.judgeNoise > 0 && hashUniform(judgeSeed, n, turn, c) < opts.judgeNoise;
-        const sat = Uint8Array.from(satTrue, (s, c) => (flip(c) ? 1 - s : s));
+        for (let c = 1; c < C; c++) satTrue[c] = satTrue[0] && args[c - 1] === ref[c - 1] ? 1 : 0;
+        const sat = new Uint8Array(C);
+        for (let c = 0; c < C; c++) {
+          const flip = opts.judgeNoise > 0 && hashUniform(judgeSeed, n, turn, c) < opts.judgeNoise;
+          sat[c] = flip ? 1 - satTrue[c]! : satTrue[c]!;
+        }
         checklist[n]!.push({ items, sat, satTrue });
         const r = checklistStepRewards(items, checklistStates(items, sat, 3));
         const rTrue = checklistStepRewards(items, checklistStates(items, satTrue, 3));
-        for (let s = 0; s < 3; s++) for (let c = 0; c < items.length; c++) stepRewards[(n * S + turn) * 3 + s]! += items[c]!.weight * r[s]![c]!;
+        for (let s = 0; s < 3; s++) for (let c = 0; c < C; c++) stepRewards[(n * S + turn) * 3 + s]! += items[c]!.weight * r[s]![c]!;
         turnRewards[n * S + turn] = checklistTurnReward(items, r);
         turnRewardsTrue[n * S + turn] = checklistTurnReward(items, rTrue);
-        if (satTrue.some((s) => s === 0)) allMet[n] = 0;
 
-        const strictFail = items.some((it, c) => it.strict && !sat[c]);
-        const marks = items.map((it, c) => `${it.id.split('.')[1]}${sat[c] ? '✓' : '✗'}${sat[c] !== satTrue[c] ? '(judge flip)' : ''}`).join(' ');
-        st.record(n, { turn, policy: [actions[3 * n]!, ...args], env: [EQ, result], note: `[${PLAN_TOOLS[turn]}: ${marks}]` });
+        let strictFail = false;
+        for (let c = 0; c < C; c++) {
+          if (satTrue[c] === 0) allMet[n] = 0;
+          if (items[c]!.strict && !sat[c]) strictFail = true;
+        }
+        const policy = [actions[3 * n]!];
+        for (const a of args) policy.push(a);
+        st.record(n, { turn, policy, env: [EQ, result], note: judgeNote(items, turn, sat, satTrue) });
         if (strictFail || turn === S - 1) {
           const solved = !strictFail && turn === S - 1 && allMet[n] === 1;
-          const R = checklistTrajectoryReward(Array.from(turnRewards.subarray(n * S, n * S + S)), S);
-          const RTrue = checklistTrajectoryReward(Array.from(turnRewardsTrue.subarray(n * S, n * S + S)), S);
+          const R = checklistTrajectoryReward(turnRewards.subarray(n * S, n * S + S), S);
+          const RTrue = checklistTrajectoryReward(turnRewardsTrue.subarray(n * S, n * S + S), S);
           // Checklist: the judged reward trains, the true-label one is kept for evaluation.
           if (opts.toolReward === 'outcome') st.finish(n, solved ? 1 : 0, solved);
           else st.finish(n, RTrue, solved, R);
