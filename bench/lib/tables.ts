@@ -44,7 +44,7 @@ export function fmt(x: number | null | undefined, digits?: number): string {
 
 const ms = (s: Summary | null | undefined) => (s && s.n ? `${fmt(s.median)} / ${fmt(s.min)}` : 'n/a');
 
-function table(head: string[], rows: string[][]): string {
+export function table(head: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
 }

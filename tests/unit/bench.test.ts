@@ -72,4 +72,23 @@ describe('bench harness', () => {
     expect(growthWord(1.02)).toBe('about linear');
     expect(growthWord(0.1)).toMatch(/flat/);
   });
+  it('bench:host times every task\'s host side of a rollout: a row per task and batch, finite figures', () => {
+    const r = spawnSync('npx', ['tsx', '--import', './cli/registerRaw.mjs', 'bench/host.ts', '--batches', '2,4', '--reps', '2'], {
+      encoding: 'utf8',
+      cwd: process.cwd(),
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const rows = r.stdout.split('\n').filter((l) => /^\| (search|tools|roles|sequence) \|/.test(l));
+    expect(rows.map((l) => l.split('|').slice(1, 3).map((c) => c.trim()).join(' '))).toEqual(
+      ['search', 'tools', 'roles', 'sequence'].flatMap((t) => [`${t} 16`, `${t} 32`]),
+    );
+    for (const row of rows) {
+      const [, , , turns, , rollout, perTurn] = row.split('|').map((c) => c.trim());
+      expect(Number(turns)).toBeGreaterThanOrEqual(1);
+      const [median, min] = rollout!.split(' / ').map(Number);
+      expect(Number.isFinite(median) && median! > 0 && min! <= median!, row).toBe(true);
+      expect(Number(perTurn)).toBeGreaterThan(0);
+    }
+  });
 });

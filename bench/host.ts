@@ -1,0 +1,133 @@
+/**
+ * The host's share of a rollout: each task's TypeScript (sample() and step() for every turn) and
+ * the collector's bookkeeping (workers/collect.ts rollOut), without a model. On a GPU the model's
+ * work per turn is a few dispatches, so this is most of a rollout there (BENCHMARKS.md: 43 of the
+ * H200's 49 ms per iteration at 64x were the rollout). Prints a table; not part of `npm test`:
+ *   npm run bench:host -- [--tasks search,tools,roles,sequence] [--batches 16,128,1024] [--reps 15]
+ *
+ * What stands in for the policy: a backend whose sampleTurn answers at once, with the task
+ * oracle's tokens for 70 % of the rows (where the task has an oracle) and, for the rest, tokens
+ * drawn uniformly from what the task's grammar allows after the previous token (a policy's
+ * support), all from a seeded generator. Its own time is measured and subtracted, so the figure
+ * is rollOut's and the task's time alone.
+ */
+import type { Backend } from '../workers/backend';
+import { rollOut, type RolloutLayout, type RollState } from '../workers/collect';
+import { defaultConfig, withFieldText } from '../workers/config';
+import { createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from '../workers/envs';
+import { createRng, type Rng } from '../workers/rng';
+import { now, summarize } from './lib/stats';
+import { fmt, table } from './lib/tables';
+
+const GROUP = 8;
+const ORACLE_SHARE = 0.7;
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+/** A token the grammar allows after `prev`, uniformly (every grammar row allows at least one). */
+function grammarToken(env: TaskEnv, prev: number, rng: Rng): number {
+  const V = env.vocab.length;
+  let count = 0;
+  for (let t = 0; t < V; t++) count += env.grammar[prev * V + t]!;
+  let k = rng.int(count);
+  for (let t = 0; t < V; t++) if (env.grammar[prev * V + t] && k-- === 0) return t;
+  return PAD;
+}
+
+/** The stand-in policy's turn: oracle or grammar tokens per row, and the time it took. */
+function standInTurn(env: TaskEnv, ep: EpisodeBatch, st: RollState, l: RolloutLayout, turn: number, rng: Rng): Int32Array {
+  const { N, L, actionLen, obsLen, promptLen } = l;
+  const actions = new Int32Array(N * actionLen);
+  for (let n = 0; n < N; n++) {
+    const o = ep.oracle && rng.next() < ORACLE_SHARE ? ep.oracle(n, turn) : null;
+    let prev = st.seq[n * L + promptLen + turn * (actionLen + obsLen) - 1]!;
+    for (let a = 0; a < actionLen; a++) {
+      prev = o ? o[a]! : grammarToken(env, prev, rng);
+      actions[n * actionLen + a] = prev;
+    }
+  }
+  return actions;
+}
+
+interface HostRow {
+  task: string;
+  rollouts: number;
+  turns: number;
+  sampleMs: ReturnType<typeof summarize>;
+  rolloutMs: ReturnType<typeof summarize>;
+}
+
+async function measure(task: string, batch: number, reps: number, warmup: number): Promise<HostRow> {
+  const env = createEnv(withFieldText(defaultConfig(), 'task', task));
+  const { promptLen, actionLen, obsLen, maxTurns } = env.layout;
+  const N = batch * GROUP;
+  const L = seqLen(env.layout);
+  const l: RolloutLayout = { N, L, Tp: maxTurns * actionLen, promptLen, actionLen, obsLen, maxTurns };
+  const sampleMs: number[] = [];
+  const rolloutMs: number[] = [];
+  let turns = 0;
+  for (let r = 0; r < warmup + reps; r++) {
+    const t0 = now();
+    const ep = env.sample(batch, GROUP, createRng(1000 + r), 0);
+    const tSample = now() - t0;
+    const seq = new Int32Array(N * L).fill(PAD);
+    for (let n = 0; n < N; n++) seq.set(ep.prompt.subarray(n * promptLen, (n + 1) * promptLen), n * L);
+    const st: RollState = { ep, seq, mask: new Float32Array(N * l.Tp), actions: new Int32Array(N * l.Tp).fill(PAD) };
+    const rng = createRng(2000 + r);
+    let standIn = 0;
+    let taken = 0;
+    const backend = {
+      writeSequences() {},
+      writeTurn() {},
+      async sampleTurn(turn: number) {
+        const s = now();
+        const a = standInTurn(env, ep, st, l, turn, rng);
+        standIn += now() - s;
+        taken++;
+        return a;
+      },
+    } as unknown as Backend;
+    const t1 = now();
+    await rollOut(backend, l, st, 1, null);
+    const tRollout = now() - t1 - standIn;
+    if (r >= warmup) {
+      sampleMs.push(tSample);
+      rolloutMs.push(tRollout);
+      turns = taken;
+    }
+  }
+  return { task, rollouts: N, turns, sampleMs: summarize(sampleMs), rolloutMs: summarize(rolloutMs) };
+}
+
+async function main(): Promise<void> {
+  const tasks = arg('tasks', 'search,tools,roles,sequence').split(',');
+  const batches = arg('batches', '16,128,1024').split(',').map(Number);
+  const reps = Number(arg('reps', '15'));
+  const rows: HostRow[] = [];
+  for (const task of tasks) {
+    for (const batch of batches) {
+      const row = await measure(task, batch, reps, 3);
+      rows.push(row);
+      console.error(`host: ${task} ${row.rollouts} rollouts: rollout ${row.rolloutMs.median.toFixed(2)} ms`);
+    }
+  }
+  console.log(`Host side of a rollout, Node ${process.version}, ${reps} repetitions after 3 warm-ups (median / min):\n`);
+  console.log(
+    table(
+      ['task', 'rollouts', 'turns', 'sample() ms', 'rollOut + step() ms', 'µs per rollout-turn'],
+      rows.map((r) => [
+        r.task,
+        r.rollouts.toLocaleString('en-US'),
+        String(r.turns),
+        `${fmt(r.sampleMs.median)} / ${fmt(r.sampleMs.min)}`,
+        `${fmt(r.rolloutMs.median)} / ${fmt(r.rolloutMs.min)}`,
+        ((1000 * r.rolloutMs.median) / (r.rollouts * Math.max(r.turns, 1))).toFixed(2),
+      ]),
+    ),
+  );
+}
+
+await main();
