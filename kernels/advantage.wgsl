@@ -274,7 +274,7 @@ fn rowAdvantage(k: u32, m: f32) -> f32 {
   return select(0.0, trajValues[k / u.tp] * m, m != 0.0);
 }
 
-// The rows of trajectories n0 .. n1 - 1 of the workgroup, from their values in trajValue. Thread
+// The rows of trajectories n0 .. n1 - 1 of the workgroup, from their values in trajValues. Thread
 // t writes rows t, t + workgroupSize, ...: four mask loads are issued before the four stores, so
 // a thread waits out one memory latency per four rows.
 fn putWorkgroupRows(n0: u32, n1: u32, lid: u32) {
