@@ -93,6 +93,8 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
   const grammar = g.finish();
 
   const kindOf = (t: number) => (t >= kind0 && t < kind0 + 5 * K ? Math.floor((t - kind0) / K) : -1);
+  /** Item c of plan turn t's checklist is `<TOOL>.<this>`: the tool item, then one per argument kind. */
+  const itemSuffix = (t: number, c: number) => (c === 0 ? 'tool' : KINDS[sig[t]![c - 1]!]!);
   const idx = (t: number) => (t - kind0) % K;
 
   /** The reference checklist of each plan turn of one request. */
@@ -103,7 +105,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       const args = correct[t]!;
       const items: ChecklistItem[] = [
         {
-          id: `${name}.tool`,
+          id: `${name}.${itemSuffix(t, 0)}`,
           evidence: `reference turn ${t}: ${name}`,
           focus: 'tool call',
           question: `Is the call at turn ${t} ${name}?`,
@@ -123,7 +125,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       args.forEach((a, j) => {
         const text = vocab[a]!;
         items.push({
-          id: `${name}.${KINDS[sig[t]![j]!]}`,
+          id: `${name}.${itemSuffix(t, j + 1)}`,
           evidence: src[j]!,
           focus: 'tool argument',
           question: `Is argument ${j + 1} of ${name} ${text} (${src[j]})?`,
@@ -192,10 +194,10 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
     }
 
     /**
-     * The turn log's note, `[TOOL: tool✓ c✗(judge flip) ...]`: the items' ids after the tool name,
-     * the judged label and where it differs from the true one. Item ids depend on the turn alone
-     * (checklistFor: the tool's name and its argument kinds), so a note is a function of the turn
-     * and the two label rows, and each distinct one is built once per batch.
+     * The turn log's note, `[TOOL: tool✓ c✗(judge flip) ...]`: the items' ids after the tool name
+     * (itemSuffix, as checklistFor names them), the judged label and where it differs from the
+     * true one. A function of the turn and the two label rows, so each distinct note is built once
+     * per batch.
      */
     const notes = new Map<number, string>();
     function judgeNote(items: readonly ChecklistItem[], turn: number, sat: Uint8Array, satTrue: Uint8Array): string {
@@ -204,7 +206,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       const key = labels * S + turn;
       let note = notes.get(key);
       if (note === undefined) {
-        const marks = items.map((it, c) => `${it.id.split('.')[1]}${sat[c] ? '✓' : '✗'}${sat[c] !== satTrue[c] ? '(judge flip)' : ''}`).join(' ');
+        const marks = items.map((_, c) => `${itemSuffix(turn, c)}${sat[c] ? '✓' : '✗'}${sat[c] !== satTrue[c] ? '(judge flip)' : ''}`).join(' ');
         note = `[${PLAN_TOOLS[turn]}: ${marks}]`;
         notes.set(key, note);
       }
