@@ -43,6 +43,33 @@ describe('GPU reliability', () => {
     t.destroy();
   });
 
+  it('a validation error in a turn is named with the call, and the next turn works (the readback buffer is left unmapped)', async () => {
+    const g = await requireGpuHandle();
+    const t = await gpuTrainer(cfg());
+    await t.step();
+    // A "driver bug": the next command encoder also copies from a buffer without COPY_SRC usage.
+    const bad = g.device.createBuffer({ size: 16, usage: GPUBufferUsage.COPY_DST });
+    const sink = g.device.createBuffer({ size: 16, usage: GPUBufferUsage.COPY_DST });
+    const create = g.device.createCommandEncoder.bind(g.device);
+    g.device.createCommandEncoder = (d?: GPUCommandEncoderDescriptor) => {
+      const enc = create(d);
+      enc.copyBufferToBuffer(bad, 0, sink, 0, 16);
+      return enc;
+    };
+    try {
+      await expect(t.backend.sampleTurn(0, 1)).rejects.toThrow(/^gpu backend: sampleTurn: .*CopySrc/is);
+    } finally {
+      g.device.createCommandEncoder = create;
+    }
+    const tokens = await t.backend.sampleTurn(0, 2);
+    expect(tokens.length).toBeGreaterThan(0);
+    const row = await t.step();
+    expect(Number.isFinite(row.loss) && Number.isFinite(row.grad_norm)).toBe(true);
+    bad.destroy();
+    sink.destroy();
+    t.destroy();
+  });
+
   it('two runs with the same config and seed give identical metrics (no order-dependent float atomics)', async () => {
     const run = async () => {
       const t = await gpuTrainer(cfg({ epochs: '2', minibatches: '2' }));
