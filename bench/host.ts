@@ -37,7 +37,7 @@ function grammarToken(env: TaskEnv, prev: number, rng: Rng): number {
   return PAD;
 }
 
-/** The stand-in policy's turn: oracle or grammar tokens per row, and the time it took. */
+/** The stand-in policy's turn: oracle or grammar tokens per row. */
 function standInTurn(env: TaskEnv, ep: EpisodeBatch, st: RollState, l: RolloutLayout, turn: number, rng: Rng): Int32Array {
   const { N, L, actionLen, obsLen, promptLen } = l;
   const actions = new Int32Array(N * actionLen);
