@@ -16,13 +16,34 @@ export interface BenchArgs {
   render?: string;
   /** Section 1: only these kernels (labels), instead of all. */
   kernels?: string[];
-  /** Section 1: these batch sizes (prompts, group 8) instead of the plan's. */
+  /** Section 1: these batch sizes (prompts) instead of the plan's. */
   kernelBatches?: number[];
+  /** Section 1: rollouts per prompt of each size (8 where not given: `--kernel-batches 1024x64`). */
+  kernelGroups?: number[];
   /** Section 2: the scales the GPU backend runs at (e.g. 64x on a software adapter), instead of the plan's. */
   gpuScales?: string[];
 }
 
 const list = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
+
+/**
+ * `--kernel-batches` of both benchmark commands: sizes "B" (B prompts, group 8) or "BxG" (group G),
+ * e.g. "128,1024,1024x64". Each must be a configuration the trainer accepts (batch 1..1024, group
+ * 1..64); 1024x64 is 589,824 rows, past a GPU's L2 cache, where the kernels are bandwidth-bound.
+ */
+export function parseKernelSizes(text: string): { kernelBatches: number[]; kernelGroups: number[] } {
+  const sizes = list(text).map((x) => {
+    const m = /^(\d+)(?:x(\d+))?$/.exec(x);
+    const batch = m ? Number(m[1]) : NaN;
+    const group = m?.[2] !== undefined ? Number(m[2]) : 8;
+    if (!m || batch < 1 || batch > 1024 || group < 1 || group > 64) {
+      throw new Error(`--kernel-batches: "${x}" is not a size B (prompts, 1..1024) or BxG (and group, 1..64)`);
+    }
+    return { batch, group };
+  });
+  if (!sizes.length) throw new Error('--kernel-batches: no sizes given');
+  return { kernelBatches: sizes.map((s) => s.batch), kernelGroups: sizes.map((s) => s.group) };
+}
 
 export function parseBenchArgs(argv: string[]): BenchArgs {
   const a: BenchArgs = { quick: false, only: [...SECTIONS], browser: true, node: true, out: resolve(ROOT, 'bench/results/latest.json') };
@@ -36,13 +57,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     else if (flag === '--out') a.out = resolve(value());
     else if (flag === '--render') a.render = resolve(value());
     else if (flag === '--kernels') a.kernels = list(value());
-    else if (flag === '--kernel-batches') {
-      a.kernelBatches = list(value()).map((x) => {
-        const n = Number(x);
-        if (!Number.isInteger(n) || n < 1 || n > 1024) throw new Error(`--kernel-batches: "${x}" is not a batch size in 1..1024`);
-        return n;
-      });
-    } else if (flag === '--gpu-scales') a.gpuScales = list(value());
+    else if (flag === '--kernel-batches') Object.assign(a, parseKernelSizes(value()));
+    else if (flag === '--gpu-scales') a.gpuScales = list(value());
     else if (flag === '--only') {
       const names = value().split(',').map((s) => s.trim()).filter(Boolean);
       for (const n of names) if (!(SECTIONS as readonly string[]).includes(n)) throw new Error(`--only: unknown section "${n}" (expected ${SECTIONS.join(', ')})`);
@@ -50,7 +66,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     } else if (flag === '--help' || flag === '-h') {
       process.stdout.write(
         'npm run bench -- [--quick] [--only kernels,iteration,peer,scaling,page] [--no-browser] [--out FILE]\n' +
-          '       [--kernels headGrad,slotGrad,...] [--kernel-batches 1,4,16,128] [--gpu-scales default,8x,64x,scale] [--no-node]\n' +
+          '       [--kernels headGrad,slotGrad,...] [--kernel-batches 1,4,16,128,1024x64] [--gpu-scales default,8x,64x,scale] [--no-node]\n' +
           '       npm run bench -- --render FILE   (print the tables of a saved results JSON)\n' +
           'env: CHROMIUM_PATH (browser binary), BENCH_CHROMIUM_ARGS (extra flags, space-separated)\n',
       );

@@ -8,7 +8,7 @@
  * `npm run bench -- --render FILE`); the scaling and page sections need a browser and are left out.
  *
  *   npm run -s bench:dawn -- [--quick] [--only kernels,iteration,peer,selftest,parity] [--out FILE] [--webgpu MODULE]
- *                            [--dawn FLAG ...] [--kernel-batches 128,1024] [--kernels a,b] [--wasm DIR]
+ *                            [--dawn FLAG ...] [--kernel-batches 128,1024,1024x64] [--kernels a,b] [--wasm DIR]
  *                            [--peer-batches 16,128] [--kernel-variant thread|subgroup]
  *
  * --webgpu names the module to load (default `webgpu`; a path for an unpacked copy), --dawn passes
@@ -35,6 +35,7 @@ import { sectionRunner } from './lib/section';
 import { renderMarkdown, type BenchResults } from './lib/tables';
 import type { IterationRow } from './lib/types';
 import { makePlan } from './plan';
+import { parseKernelSizes } from './args';
 
 interface DawnArgs {
   quick: boolean;
@@ -44,6 +45,8 @@ interface DawnArgs {
   dawnFlags: string[];
   /** Prompts per kernel-bench size (rows = 8 x 9 x batch at the defaults), instead of the plan's. */
   kernelBatches?: number[];
+  /** Rollouts per prompt of each size (`--kernel-batches 1024x64`; 8 where not given). */
+  kernelGroups?: number[];
   /** Kernels to time (labels); all when absent. */
   kernels?: string[];
   /** Folder of tfjs-backend-wasm's .wasm files, for the peer. */
@@ -71,7 +74,7 @@ function parse(argv: string[]): DawnArgs {
     else if (flag === '--out') a.out = resolve(value());
     else if (flag === '--webgpu') a.module = value();
     else if (flag === '--dawn') a.dawnFlags.push(value());
-    else if (flag === '--kernel-batches') a.kernelBatches = value().split(',').map(Number);
+    else if (flag === '--kernel-batches') Object.assign(a, parseKernelSizes(value()));
     else if (flag === '--kernels') a.kernels = value().split(',');
     else if (flag === '--wasm') a.wasmPath = value();
     else if (flag === '--peer-batches') a.peerBatches = value().split(',').map(Number);
@@ -188,7 +191,7 @@ async function main(argv: string[]): Promise<void> {
     results.launch = plan.iteration.nodeScales.map((sc) => ({ scale: sc.name, ...launchShapes(configFor(sc.set)) }));
     const kernelPlan = {
       ...plan.kernels,
-      ...(args.kernelBatches ? { batches: args.kernelBatches } : {}),
+      ...(args.kernelBatches ? { batches: args.kernelBatches, groups: args.kernelGroups } : {}),
       ...(args.kernels ? { only: args.kernels } : {}),
     };
     await section('kernels', async () => void (results.kernels = await kernelsSection(gpu, kernelPlan, log)));

@@ -82,7 +82,8 @@ function scalingAxes(points: number, base: Record<string, string>): AxisPlan[] {
  * `software`: the adapter is a software fallback (SwiftShader), where one GPU iteration at the
  * classroom default takes ~0.3 s and at 64x ~15 s: smaller kernel sizes, and the 8x, 64x and
  * `scale` GPU rows once each without warm-up.
- * On a hardware adapter the kernels run at the three iteration scales' row counts.
+ * On a hardware adapter the kernels run at the three iteration scales' row counts and at 8x the
+ * largest, each cell after 250 ms of sustained GPU work (KernelBenchOptions.gpuWarmMs).
  */
 export function makePlan(quick: boolean, software: boolean): Plan {
   const def = { batch: '16' };
@@ -90,7 +91,7 @@ export function makePlan(quick: boolean, software: boolean): Plan {
   const x64 = { batch: '1024' };
   if (quick) {
     return {
-      kernels: { batches: [1, 4], paramHidden: [64, 256], warmup: 1, reps: 3, passMs: 2, maxDispatchesPerPass: 8, cellBudgetMs: 300 },
+      kernels: { batches: [1, 4], paramHidden: [64, 256], warmup: 1, reps: 3, passMs: 2, maxDispatchesPerPass: 8, gpuWarmMs: 0, cellBudgetMs: 300 },
       iteration: {
         scales: [{ name: 'default', set: def, warmup: 1, reps: 2 }],
         gpuScales: ['default'],
@@ -107,8 +108,21 @@ export function makePlan(quick: boolean, software: boolean): Plan {
   }
   return {
     kernels: software
-      ? { batches: [1, 4, 16], paramHidden: [64, 256, 1024], warmup: 3, reps: 10, passMs: 5, maxDispatchesPerPass: 32, cellBudgetMs: 4000 }
-      : { batches: [16, 128, 1024], paramHidden: [64, 256, 1024], warmup: 3, reps: 10, passMs: 5, maxDispatchesPerPass: 64, cellBudgetMs: 4000 },
+      ? { batches: [1, 4, 16], paramHidden: [64, 256, 1024], warmup: 3, reps: 10, passMs: 5, maxDispatchesPerPass: 32, gpuWarmMs: 0, cellBudgetMs: 4000 }
+      : {
+          // The three iteration scales' row counts, and 8x the largest (1024 prompts, group 64:
+          // 589,824 rows, past a GPU's L2 cache), where a kernel's time is its memory traffic
+          // rather than its launch.
+          batches: [16, 128, 1024, 1024],
+          groups: [8, 8, 8, 64],
+          paramHidden: [64, 256, 1024, 1024],
+          warmup: 3,
+          reps: 10,
+          passMs: 5,
+          maxDispatchesPerPass: 64,
+          gpuWarmMs: 250,
+          cellBudgetMs: 4000,
+        },
     iteration: {
       scales: [
         { name: 'default', set: def, warmup: 3, reps: 10 },
@@ -136,12 +150,13 @@ export function makePlan(quick: boolean, software: boolean): Plan {
 }
 
 /** The command-line overrides of a plan (bench/args.ts): kernel subset and sizes, GPU iteration scales. */
-export function applyArgs(plan: Plan, args: Pick<BenchArgs, 'kernels' | 'kernelBatches' | 'gpuScales'>): Plan {
+export function applyArgs(plan: Plan, args: Pick<BenchArgs, 'kernels' | 'kernelBatches' | 'kernelGroups' | 'gpuScales'>): Plan {
   const out = structuredClone(plan);
   if (args.kernels) out.kernels.only = args.kernels;
   if (args.kernelBatches) {
     const ph = plan.kernels.paramHidden;
     out.kernels.batches = args.kernelBatches;
+    out.kernels.groups = args.kernelGroups ?? args.kernelBatches.map(() => 8);
     out.kernels.paramHidden = args.kernelBatches.map((_, i) => ph[Math.min(i, ph.length - 1)]!);
   }
   if (args.gpuScales) {

@@ -11,7 +11,7 @@
 #                   libglx0, libegl1, libgl1, libgles2, libopengl0), from `apt-get download`;
 #                   each is unpacked only where the system lacks it
 # Results (JSON as `npm run bench` writes, and their tables) go to $OUT.
-#   sections:  bash run.sh            iteration, then kernels (R = 9216 and 73728 rows)
+#   sections:  bash run.sh            iteration, then kernels (R = 9216, 73728 and 589824 rows)
 #              PEER_ONLY=1 PB=16,128 bash run.sh    the TF.js peer at those batch sizes
 #              CHECK_ONLY=1 bash run.sh             every kernel against its reference (the self-test)
 #                                                   and the trainer on the GPU against the CPU backend
@@ -38,6 +38,11 @@ if ! grep -q "adapter {" $OUT/adapter.txt; then
   VK_LOADER_DEBUG=error,warn,info /tmp/dn/node -e "import('./webgpu/index.js').then(async (m) => console.log(await m.create([]).requestAdapter()))" > $OUT/vkdebug.txt 2>&1
   tail -40 $OUT/vkdebug.txt; exit 3
 fi
+# The GPU's clocks while it runs (a GPU left idle between short passes stays at its idle clock).
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 250 > $OUT/clocks.csv 2>&1 &
+  trap "kill $! 2>/dev/null" EXIT
+fi
 run() { # name, seconds, flags...
   local name=$1 secs=$2; shift 2
   timeout $secs /tmp/dn/node bench.mjs "$@" --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/dawn-$name.json > $OUT/dawn-$name.md 2> $OUT/dawn-$name.log
@@ -46,11 +51,11 @@ run() { # name, seconds, flags...
 if [ -n "${CHECK_ONLY:-}" ]; then run check ${CHECK_S:-200} --only selftest,parity; grep -v "^PASS" $OUT/dawn-check.log | tail -25; exit 0; fi
 if [ -n "${ROWS_AB:-}" ]; then
   run check-subgroup ${CHECK_S:-150} --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
-  run kernels-rows ${KERN_S:-150} --only kernels --kernel-batches ${KB:-128,1024} --kernels sample,sampleSubgroup,tokenStats,tokenStatsSubgroup,logitGrad,logitGradSubgroup,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,advantage,stats,whiten,criticUpdate
+  run kernels-rows ${KERN_S:-150} --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleStaged,sampleSubgroup,tokenStats,tokenStatsStaged,tokenStatsSubgroup,logitGrad,logitGradStaged,logitGradSubgroup,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,advantage,stats,whiten,criticUpdate
   for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --kernel-variant $v; done
   exit 0
 fi
 if [ -n "${PEER_ONLY:-}" ]; then run peer ${PEER_S:-200} --only peer --peer-batches ${PB:-16,128}; exit 0; fi
 [ "${ITER_S:-200}" != 0 ] && run iteration ${ITER_S:-200} --only iteration
-run kernels ${KERN_S:-230} --only kernels --kernel-batches ${KB:-128,1024} ${KSEL:+--kernels $KSEL}
+run kernels ${KERN_S:-230} --only kernels --kernel-batches ${KB:-128,1024,1024x64} ${KSEL:+--kernels $KSEL}
 # KSEL=sample,tokenStats a subset of the kernels; ITER_S=0 skips the iteration section

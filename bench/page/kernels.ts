@@ -1,19 +1,26 @@
 /**
  * Section 1, in the page: every kernel of kernels/all.ts at several sizes, against its CPU reference
- * (same work, same page) and a plain copy of the same bytes on the same device, interleaved
- * (kernel, reference, copy, kernel, reference, copy, ...) so drift hits all three alike.
+ * (same work, same page) and a plain copy of the same bytes on the same device. Kernel and copy
+ * passes alternate (kernel, copy, kernel, copy, ...) so drift hits both alike, after a stretch of
+ * sustained GPU work; the references run once every kernel of the size has been timed.
+ * Interleaving the references too left the GPU idle between passes, and a hardware GPU then drops
+ * to its idle clock: an H200 spent most of such a run at 345 of its 1,980 MHz, which slows a
+ * kernel with more instructions per byte more than the copy (BENCHMARKS.md, "Clocks").
  */
 import { ALL_OPS } from '../../kernels/all';
 import { gradNormKernel } from '../../kernels/adam';
+import { statsKernel } from '../../kernels/stats';
 import { BufferUsage, deviceSupports, type KernelFeature } from '../../kernels/pipeline';
 import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../lib/gpuTimer';
-import { GRAD_NORM_HARDWARE_CASE, kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, type KernelCase } from '../lib/kernelCases';
+import { GRAD_NORM_HARDWARE_CASE, kernelCases, STATS_HARDWARE_CASE, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, type KernelCase } from '../lib/kernelCases';
 import { now, summarize, type Summary } from '../lib/stats';
 import type { KernelRow } from '../lib/types';
 
 export interface KernelBenchOptions {
-  /** Prompts per batch of each size (group 8): rows R = 8 * batch * Tp. */
+  /** Prompts per batch of each size: rows R = group * batch * Tp. */
   batches: number[];
+  /** Rollouts per prompt of each size; 8 (the default config's) where absent. */
+  groups?: number[];
   /** Hidden width of each size for the per-parameter kernels (gradNorm, adam, finiteCheck). */
   paramHidden: number[];
   warmup: number;
@@ -23,6 +30,11 @@ export interface KernelBenchOptions {
   /** A timed pass lasts about this long (dispatches per pass adapt). */
   passMs: number;
   maxDispatchesPerPass: number;
+  /**
+   * Copy passes back to back for this long before a cell's timed GPU passes, so a hardware GPU has
+   * raised its clocks (0 on software adapters, whose clock is the CPU's).
+   */
+  gpuWarmMs: number;
   /**
    * Wall-time budget of one cell's timed repetitions of one implementation: above it the reps drop
    * (never below 3) and the row says so. Keeps the largest CPU references inside the run budget.
@@ -72,12 +84,13 @@ function bufferPool(device: GPUDevice, shared: KernelCase['buffers'], unknown: s
 }
 
 /**
- * What the table times, in order: every op, and after gradNorm the same two passes with the
- * hardware variant's block (another configuration of the same pipelines, not another op).
+ * What the table times, in order: every op, and after gradNorm and stats the same two passes in
+ * the hardware variant's configuration (another configuration of the same pipelines, not another op).
  */
 const BENCH_OPS = ALL_OPS.flatMap((def) => [
   { label: def.label as string, def },
   ...(def === gradNormKernel ? [{ label: GRAD_NORM_HARDWARE_CASE, def }] : []),
+  ...(def === statsKernel ? [{ label: STATS_HARDWARE_CASE, def }] : []),
 ]);
 
 /** Timestamp summary when at least half the passes gave a usable delta (bad ones are dropped). */
@@ -91,6 +104,99 @@ export function kernelTime(s: { gpu: Summary | null; wall: Summary }): Summary {
   return s.gpu ?? s.wall;
 }
 
+interface GpuCell {
+  label: string;
+  c: KernelCase;
+  nK: number;
+  nC: number;
+  ks: GpuSample[];
+  cs: GpuSample[];
+}
+
+/**
+ * One cell's GPU side: warm-up and calibration, `gpuWarmMs` of copy passes, then kernel and copy
+ * passes in turn. Nothing runs on the CPU in between, so the GPU's clocks are those of steady work.
+ */
+async function timeGpuCell(
+  device: GPUDevice,
+  o: KernelBenchOptions,
+  timer: ReturnType<typeof createGpuTimer>,
+  copy: ReturnType<typeof copyKernel.create>,
+  kernel: { bind(b: unknown, c: unknown): unknown; encode(p: GPUComputePassEncoder, call: unknown): void },
+  buffers: Record<string, GPUBuffer>,
+  label: string,
+  c: KernelCase,
+): Promise<GpuCell> {
+  device.pushErrorScope('validation');
+  const call = kernel.bind(buffers, c.config);
+  const n4 = Math.max(1, Math.ceil(c.bytes / 2 / 16));
+  const usage = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+  const src = device.createBuffer({ size: 16 * n4, usage });
+  const dst = device.createBuffer({ size: 16 * n4, usage });
+  const copyCall = copy.bind({ src, dst }, { n4 });
+  const err = await device.popErrorScope();
+  if (err) throw new Error(`kernel ${label}: ${err.message}`);
+  const encK = (p: GPUComputePassEncoder) => kernel.encode(p, call);
+  const encC = (p: GPUComputePassEncoder) => copy.encode(p, copyCall as never);
+  try {
+    // Warm-up (first dispatch, pipeline state) and calibration: one dispatch's time (timestamps
+    // when there are any: the wall clock adds the submit cost). Warm-ups stop early (after the
+    // first) once they have used half the cell budget.
+    const single = (x: GpuSample) => x.gpuMs ?? x.wallMs;
+    let kSingle = Infinity;
+    let cSingle = Infinity;
+    let spent = 0;
+    for (let w = 0; w < o.warmup && (w === 0 || spent < o.cellBudgetMs / 2); w++) {
+      const x = await timer.time(encK, 1);
+      const y = await timer.time(encC, 1);
+      kSingle = Math.min(kSingle, single(x));
+      cSingle = Math.min(cSingle, single(y));
+      spent += x.wallMs + y.wallMs;
+    }
+    const nK = dispatchesFor(kSingle, o.passMs, o.maxDispatchesPerPass);
+    const nC = dispatchesFor(cSingle, o.passMs, o.maxDispatchesPerPass);
+    const repsK = repsFor(o, kSingle, nK);
+    const repsC = repsFor(o, cSingle, nC);
+    const ks: GpuSample[] = [];
+    const cs: GpuSample[] = [];
+    for (const t0 = now(); now() - t0 < o.gpuWarmMs; ) await timer.time(encC, nC);
+    for (let i = 0; i < Math.max(repsK, repsC); i++) {
+      if (i < repsK) ks.push(await timer.time(encK, nK));
+      if (i < repsC) cs.push(await timer.time(encC, nC));
+    }
+    return { label, c, nK, nC, ks, cs };
+  } finally {
+    src.destroy();
+    dst.destroy();
+  }
+}
+
+/** Repetitions of `n` runs of `singleMs` each inside the cell budget (never below 3). */
+const repsFor = (o: KernelBenchOptions, singleMs: number, n: number) =>
+  Math.max(3, Math.min(o.reps, Math.floor(o.cellBudgetMs / Math.max(singleMs * n, 1e-3))));
+
+/** One cell's CPU reference: warm-up (JIT), calibration, then timed repetitions of nCpu runs each. */
+function timeCpuCell(o: KernelBenchOptions, c: KernelCase): { cpu: number[]; nCpu: number } {
+  let cpuSingle = Infinity;
+  let spent = 0;
+  for (let w = 0; w < o.warmup && (w === 0 || spent < o.cellBudgetMs / 2); w++) {
+    const t = now();
+    c.cpu();
+    const dt = now() - t;
+    cpuSingle = Math.min(cpuSingle, dt);
+    spent += dt;
+  }
+  // The reference runs as often per repetition as a kernel per pass (timer resolution).
+  const nCpu = dispatchesFor(cpuSingle, o.passMs, o.maxDispatchesPerPass);
+  const cpu: number[] = [];
+  for (let i = 0; i < repsFor(o, cpuSingle, nCpu); i++) {
+    const t = now();
+    for (let j = 0; j < nCpu; j++) c.cpu();
+    cpu.push((now() - t) / nCpu);
+  }
+  return { cpu, nCpu };
+}
+
 export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): Promise<{ rows: KernelRow[]; unknownBindings: string[] }> {
   const timer = createGpuTimer(device);
   const copy = copyKernel.create(device);
@@ -99,10 +205,14 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
   try {
     for (const [si, batch] of o.batches.entries()) {
       const t0 = now();
-      const data = makeKernelData(kernelConfig(batch));
+      const group = o.groups?.[si] ?? 8;
+      const data = makeKernelData(kernelConfig(batch, { group: String(group) }));
       const cases = { ...kernelCases(data), ...paramKernelCases({ ...data.dims, H: o.paramHidden[si] ?? data.dims.H }, data.shape.optim) };
       const pool = bufferPool(device, sharedBuffers(data), unknown);
-      o.log(`kernels: size ${si + 1}/${o.batches.length} (batch ${batch}, R=${data.R}) inputs ready in ${(now() - t0).toFixed(0)} ms`);
+      o.log(`kernels: size ${si + 1}/${o.batches.length} (batch ${batch}, group ${group}, R=${data.R}) inputs ready in ${(now() - t0).toFixed(0)} ms`);
+      // Every kernel of the size on the GPU first, then every CPU reference: a reference's time
+      // would leave the GPU idle before the next cell (module comment).
+      const cells: GpuCell[] = [];
       for (const { label, def } of BENCH_OPS) {
         if (o.only && !o.only.includes(label)) continue;
         const c = cases[label];
@@ -115,69 +225,14 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
           continue;
         }
         const kernel = (def as unknown as { create(d: GPUDevice): { bind(b: unknown, c: unknown): unknown; encode(p: GPUComputePassEncoder, call: unknown): void; destroy(): void } }).create(device);
-        device.pushErrorScope('validation');
-        const call = kernel.bind(pool.forCase(c), c.config);
-        const n4 = Math.max(1, Math.ceil(c.bytes / 2 / 16));
-        const usage = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
-        const src = device.createBuffer({ size: 16 * n4, usage });
-        const dst = device.createBuffer({ size: 16 * n4, usage });
-        const copyCall = copy.bind({ src, dst }, { n4 });
-        const err = await device.popErrorScope();
-        if (err) throw new Error(`kernel ${label}: ${err.message}`);
-        const encK = (p: GPUComputePassEncoder) => kernel.encode(p, call);
-        const encC = (p: GPUComputePassEncoder) => copy.encode(p, copyCall as never);
-
-        // Warm-up (first dispatch, pipeline state, JIT of the reference) and calibration: one
-        // dispatch's time (timestamps when there are any: the wall clock adds the submit cost).
-        let kSingle = Infinity;
-        let cSingle = Infinity;
-        let cpuSingle = Infinity;
-        const single = (x: GpuSample) => x.gpuMs ?? x.wallMs;
-        // Warm-ups stop early (after the first) once they have used half the cell budget.
-        let kSpent = 0;
-        let cpuSpent = 0;
-        let cSpent = 0;
-        for (let w = 0; w < o.warmup; w++) {
-          const half = o.cellBudgetMs / 2;
-          if (w === 0 || kSpent < half) {
-            const x = await timer.time(encK, 1);
-            kSingle = Math.min(kSingle, single(x));
-            kSpent += x.wallMs;
-          }
-          if (w === 0 || cpuSpent < half) {
-            const t = now();
-            c.cpu();
-            const dt = now() - t;
-            cpuSingle = Math.min(cpuSingle, dt);
-            cpuSpent += dt;
-          }
-          if (w === 0 || cSpent < half) {
-            const x = await timer.time(encC, 1);
-            cSingle = Math.min(cSingle, single(x));
-            cSpent += x.wallMs;
-          }
+        try {
+          cells.push(await timeGpuCell(device, o, timer, copy, kernel, pool.forCase(c), label, c));
+        } finally {
+          kernel.destroy();
         }
-        const nK = dispatchesFor(kSingle, o.passMs, o.maxDispatchesPerPass);
-        const nC = dispatchesFor(cSingle, o.passMs, o.maxDispatchesPerPass);
-        // The reference runs as often per repetition as the kernel per pass (timer resolution).
-        const nCpu = dispatchesFor(cpuSingle, o.passMs, o.maxDispatchesPerPass);
-        const repsFor = (singleMs: number, n: number) =>
-          Math.max(3, Math.min(o.reps, Math.floor(o.cellBudgetMs / Math.max(singleMs * n, 1e-3))));
-        const repsK = repsFor(kSingle, nK);
-        const repsCpu = repsFor(cpuSingle, nCpu);
-        const repsC = repsFor(cSingle, nC);
-        const ks: GpuSample[] = [];
-        const cs: GpuSample[] = [];
-        const cpu: number[] = [];
-        for (let i = 0; i < Math.max(repsK, repsCpu, repsC); i++) {
-          if (i < repsK) ks.push(await timer.time(encK, nK));
-          if (i < repsCpu) {
-            const t = now();
-            for (let j = 0; j < nCpu; j++) c.cpu();
-            cpu.push((now() - t) / nCpu);
-          }
-          if (i < repsC) cs.push(await timer.time(encC, nC));
-        }
+      }
+      for (const { label, c, nK, nC, ks, cs } of cells) {
+        const { cpu, nCpu } = timeCpuCell(o, c);
         const k = pickGpu(ks);
         const cp = pickGpu(cs);
         const kt = kernelTime(k);
@@ -209,9 +264,6 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
           `kernels: ${label.padEnd(11)} ${c.size.padEnd(16)} gpu ${kt.median.toFixed(3)} ms  cpu ${cpuS.median.toFixed(3)} ms  ` +
             `${row.gbps.toFixed(2)} GB/s (copy ${row.copyGbps.toFixed(2)})`,
         );
-        kernel.destroy();
-        src.destroy();
-        dst.destroy();
       }
       pool.destroy();
     }

@@ -53,6 +53,8 @@ describe('bench harness', () => {
       kernels: ['headGrad', 'slotGrad'], kernelBatches: [1, 128], gpuScales: ['default', '64x'],
     });
     expect(() => parseBenchArgs(['--kernel-batches', '0'])).toThrow(/--kernel-batches/);
+    expect(parseBenchArgs(['--kernel-batches', '128,1024x64'])).toMatchObject({ kernelBatches: [128, 1024], kernelGroups: [8, 64] });
+    for (const bad of ['1024x65', '1025', 'x8', '16x', '']) expect(() => parseBenchArgs(['--kernel-batches', bad])).toThrow(/--kernel-batches/);
   });
 
   it('applies the kernel and GPU-scale overrides to the plan', () => {
@@ -60,6 +62,7 @@ describe('bench harness', () => {
     expect(plan.kernels.only).toEqual(['firstLayerGrad']);
     expect(plan.kernels.batches).toEqual([1, 4, 16, 128]);
     expect(plan.kernels.paramHidden).toHaveLength(4);
+    expect(applyArgs(makePlan(false, true), { kernelBatches: [1024, 1024], kernelGroups: [8, 64] }).kernels.groups).toEqual([8, 64]);
     expect(plan.iteration.gpuScales).toEqual(['64x', 'scale']);
     expect(plan.iteration.scales.find((s) => s.name === 'scale')!.set).toMatchObject({ task: 'sequence', 'model.hidden': '512' });
     expect(() => applyArgs(makePlan(false, true), { gpuScales: ['128x'] })).toThrow(/unknown scale "128x"/);
