@@ -75,19 +75,38 @@ fn colVal(m: u32, col: i32) -> f32 {
   return roleRewards[m * u.nRoles + u32(col)];
 }
 
-// (mean, std) of a column over the group; a group of one gives (0, 1).
+// (mean, std) of a column over the group; a group of one gives (0, 1). Both walks load four
+// members before adding them in member order (the same sums, bit for bit): a thread then waits out
+// one load latency per four members, which counts at groups of 64.
 fn meanStd(g0: u32, G: u32, col: i32) -> vec2f {
   if (G <= 1u) {
     return vec2f(0.0, 1.0);
   }
   let r0 = colVal(g0, col);
+  let g1 = g0 + G;
   var s = 0.0;
-  for (var m = g0; m < g0 + G; m++) {
+  var m = g0;
+  for (; m + 3u < g1; m += 4u) {
+    let x = vec4f(colVal(m, col), colVal(m + 1u, col), colVal(m + 2u, col), colVal(m + 3u, col));
+    s += x.x - r0;
+    s += x.y - r0;
+    s += x.z - r0;
+    s += x.w - r0;
+  }
+  for (; m < g1; m++) {
     s += colVal(m, col) - r0;
   }
   let mean = r0 + s / f32(G);
   var ss = 0.0;
-  for (var m = g0; m < g0 + G; m++) {
+  m = g0;
+  for (; m + 3u < g1; m += 4u) {
+    let e = vec4f(colVal(m, col), colVal(m + 1u, col), colVal(m + 2u, col), colVal(m + 3u, col)) - mean;
+    ss += e.x * e.x;
+    ss += e.y * e.y;
+    ss += e.z * e.z;
+    ss += e.w * e.w;
+  }
+  for (; m < g1; m++) {
     let e = colVal(m, col) - mean;
     ss += e * e;
   }
