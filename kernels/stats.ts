@@ -11,6 +11,7 @@ import { defineTwoPass } from './reduce';
 import statsChunkWGSL from './statsChunk.wgsl?raw';
 import statsCombineWGSL from './statsCombine.wgsl?raw';
 import statsWGSL from './stats.wgsl?raw';
+import type { KernelVariant } from './variant';
 
 export interface StatsInput {
   /** [R] 0/1 loss mask of policy tokens */
@@ -197,7 +198,7 @@ export function decodeStats(words: Float32Array): StatsOut {
 /** Mirrors `struct Stats` in statsChunk.wgsl (both passes bind it). */
 export const STATS_UNIFORM = uniformLayout([
   ['numTraj', 'u32'], ['tp', 'u32'], ['trajPerChunk', 'u32'], ['chunks', 'u32'], ['minibatches', 'u32'],
-  ['advLo', 'f32'], ['advScale', 'f32'], ['ratioLo', 'f32'], ['ratioScale', 'f32'],
+  ['advLo', 'f32'], ['advScale', 'f32'], ['ratioLo', 'f32'], ['ratioScale', 'f32'], ['spreadBins', 'u32'],
 ] as const);
 
 export interface StatsConfig {
@@ -205,7 +206,21 @@ export interface StatsConfig {
   numTraj: number;
   tp: number;
   minibatches: number;
+  /**
+   * Pass 2 adds up the histogram bins in workgroups of their own (STATS_COMBINE_WORKGROUPS in
+   * all) instead of in its one workgroup: the hardware layout (statsSpreadBinsFor). Same results
+   * bit for bit either way (the bins are exact u32 sums).
+   */
+  spreadBins?: boolean;
 }
+
+/**
+ * The hardware (subgroup) variant spreads pass 2's bins over workgroups: on an H200 at 1,171
+ * chunks one workgroup adding every chunk's 48 bin words took most of the kernel, while on
+ * SwiftShader, which runs workgroups one after another, the 12 extra workgroups and their trees
+ * added ~25 ms to a ~3-8 ms kernel (BENCHMARKS.md).
+ */
+export const statsSpreadBinsFor = (variant: KernelVariant): boolean => variant === 'subgroup';
 
 /**
  * How pass 1 cuts the trajectories into chunks: a function of N and tp only, which fixes every
@@ -220,6 +235,7 @@ const statsValues = (c: StatsConfig) => ({
   numTraj: c.numTraj, tp: c.tp, ...statsChunks(c.numTraj, c.tp), minibatches: c.minibatches,
   advLo: ADV_HIST_RANGE[0], advScale: HIST_BINS / (ADV_HIST_RANGE[1] - ADV_HIST_RANGE[0]),
   ratioLo: LOGRATIO_HIST_RANGE[0], ratioScale: HIST_BINS / (LOGRATIO_HIST_RANGE[1] - LOGRATIO_HIST_RANGE[0]),
+  spreadBins: c.spreadBins ? 1 : 0,
 });
 
 const checkBins = () => {
@@ -244,7 +260,13 @@ const CHUNK_ROWS: u32 = ${STATS_CHUNK_ROWS}u;
   workgroups: (c: StatsConfig) => statsChunks(c.numTraj, c.tp).chunks,
 });
 
-/** Pass 2 of stats, one workgroup: buffers partials and out [STATS_WORDS] f32 (decodeStats reads it). */
+/** Pass 2's workgroups with spreadBins: the scalars, then the histogram bins four per workgroup (statsCombine.wgsl). */
+export const STATS_COMBINE_WORKGROUPS = 1 + (2 * HIST_BINS) / 4;
+
+/**
+ * Pass 2 of stats, one workgroup (STATS_COMBINE_WORKGROUPS with spreadBins): buffers partials and
+ * out [STATS_WORDS] f32 (decodeStats reads it).
+ */
 export const statsCombineKernel = defineKernel({
   label: 'statsCombine',
   wgsl: statsCombineWGSL + statsChunkWGSL,
@@ -253,7 +275,7 @@ export const statsCombineKernel = defineKernel({
   uniform: STATS_UNIFORM,
   check: checkBins,
   values: statsValues,
-  workgroups: () => 1,
+  workgroups: (c: StatsConfig) => (c.spreadBins ? STATS_COMBINE_WORKGROUPS : 1),
 });
 
 /**

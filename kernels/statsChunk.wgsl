@@ -13,6 +13,7 @@ struct Stats {
   advScale: f32,
   ratioLo: f32,
   ratioScale: f32,
+  spreadBins: u32,   // pass 2: histogram bins in workgroups of their own (StatsConfig.spreadBins)
 }
 
 // HIST_BINS in workers/metrics.ts (statsKernel refuses any other value).

@@ -39,7 +39,7 @@ import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
 import { rowChunks } from '../../kernels/reduce';
 import { sampleCpu } from '../../kernels/sample';
 import { seqRatioCpu } from '../../kernels/seqRatio';
-import { STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel } from '../../kernels/stats';
+import { STATS_COMBINE_WORKGROUPS, STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel } from '../../kernels/stats';
 import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
@@ -491,8 +491,15 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
         }),
     },
   ];
-  return casesByLabel(cases, cost, ['sample', 'tokenStats', 'logitGrad']);
+  // stats with the hardware variant's pass 2 (kernels/stats.ts statsSpreadBinsFor): same pipelines
+  // and bytes, the histogram bins added up by workgroups of their own.
+  const stats = cases.find((c) => c.label === 'stats')!;
+  const spread = { ...stats, label: STATS_HARDWARE_CASE, config: { ...stats.config as object, spreadBins: true } };
+  return { ...casesByLabel(cases, cost, ['sample', 'tokenStats', 'logitGrad']), [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! } };
 }
+
+/** The kernel table's row for stats with spreadBins (bench/page/kernels.ts). */
+export const STATS_HARDWARE_CASE = 'statsSpreadBins';
 
 /**
  * The kernels whose work follows the model, not the batch: the per-parameter ones (gradNorm,
@@ -620,8 +627,8 @@ export function statsShapes(N: number, Tp: number, group: number): LaunchShape[]
       mapping: `workgroup per chunk of ${trajPerChunk} trajectories: 2 strided passes over its rows, then a thread per trajectory sums its log-ratios from workgroup memory`,
     },
     {
-      kernel: 'stats (combine)', threads: wg, serial: Math.max(2 * Math.ceil(chunks / wg), Math.ceil(chunks / (wg / 64))),
-      mapping: 'one workgroup: the records\' sums a chunk per thread in order, their counters and bins a word per thread (4 lanes of 64), then trees',
+      kernel: 'stats (combine)', threads: STATS_COMBINE_WORKGROUPS * wg, serial: 2 * Math.ceil(chunks / wg),
+      mapping: `${STATS_COMBINE_WORKGROUPS} workgroups: one adds the records\' sums and counters a chunk per thread in order, the others 4 histogram bins each; then trees`,
     },
   ];
 }

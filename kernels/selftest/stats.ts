@@ -100,7 +100,7 @@ export function makeStatsInput(N: number, group: number, Tp: number, seed: numbe
   };
 }
 
-function statsCase(name: string, input: () => StatsInput): SelfTestCase {
+function statsCase(name: string, input: () => StatsInput, spreadBins = false): SelfTestCase {
   return {
     // Listed under pass 1's pipeline; pass 2 (statsCombine) is compiled and checked with it.
     kernel: statsPartialKernel,
@@ -109,7 +109,7 @@ function statsCase(name: string, input: () => StatsInput): SelfTestCase {
     run: (device) =>
       withScratch(device, async (s) => {
         const x = input();
-        const config = { numTraj: x.rewards.length, tp: x.Tp, minibatches: x.minibatches };
+        const config = { numTraj: x.rewards.length, tp: x.Tp, minibatches: x.minibatches, spreadBins };
         const ref = statsCpu(x);
         const packed = statsPacked(x);
         const k = s.kernel(statsKernel.create(device));
@@ -153,4 +153,7 @@ export const statsCases: SelfTestCase[] = [
   statsCase('variable group sizes with padding rows', () => makeStatsInput(40, 8, 4, 8, { sizes: [8, 11, 1, 16], rewards: 'binary' })),
   statsCase('values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true })),
   statsCase('log-ratios past the ±20 clamp', () => makeStatsInput(40, 4, 6, 7, { spread: 30 })),
+  // Pass 2 as the hardware variant runs it (statsSpreadBinsFor): the bins in workgroups of their own.
+  statsCase(`bins spread over workgroups, rows 9216: ${statsChunks(1024, 9).chunks} chunks`, () => makeStatsInput(1024, 8, 9, 9217), true),
+  statsCase('bins spread over workgroups, values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true }), true),
 ];

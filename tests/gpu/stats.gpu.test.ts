@@ -6,7 +6,8 @@
  * row count, so it stays within a few ulps of the total up to 73,728 rows; adv_std combines
  * per-chunk squared deviations about the chunk's own mean (Chan's formula), never a difference of
  * large sums; ratio min/max are one f32 exp of a log-ratio up to 20 (rtol 1e-5). Two runs give the
- * same bits.
+ * same bits. Both layouts of pass 2 (StatsConfig.spreadBins) are checked, and against each other
+ * bit for bit.
  */
 import { describe, expect, it } from 'vitest';
 import { makeStatsInput, statsPacked } from '../../kernels/selftest/stats';
@@ -16,9 +17,9 @@ import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
 
 /** The output words of stats on the device. */
-async function gpuStats(s: StatsInput): Promise<Float32Array> {
+async function gpuStats(s: StatsInput, spreadBins = false): Promise<Float32Array> {
   const device = await requireGpu();
-  const config = { numTraj: s.rewards.length, tp: s.Tp, minibatches: s.minibatches };
+  const config = { numTraj: s.rewards.length, tp: s.Tp, minibatches: s.minibatches, spreadBins };
   return withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = statsKernel.create(device);
@@ -40,9 +41,9 @@ async function gpuStats(s: StatsInput): Promise<Float32Array> {
   });
 }
 
-async function check(s: StatsInput, name: string) {
+async function checkLayout(s: StatsInput, name: string, spreadBins: boolean) {
   const ref = statsCpu(s);
-  const got = decodeStats(await gpuStats(s));
+  const got = decodeStats(await gpuStats(s, spreadBins));
   expect(got.tokens, `${name} tokens`).toBe(ref.tokens);
   expectEqualArrays(got.adv_hist, ref.adv_hist, `${name} adv_hist`);
   expectEqualArrays(got.ratio_hist, ref.ratio_hist, `${name} ratio_hist`);
@@ -55,7 +56,9 @@ async function check(s: StatsInput, name: string) {
   return { got, ref };
 }
 
-describe('stats.wgsl matches statsCpu', () => {
+// Both layouts of pass 2: the bins in its one workgroup, or spread over workgroups of their own.
+for (const spreadBins of [false, true]) describe(`stats.wgsl matches statsCpu${spreadBins ? ' (bins spread over workgroups)' : ''}`, () => {
+  const check = (s: StatsInput, name: string) => checkLayout(s, name, spreadBins);
   // Rows N * Tp at 1, 255, 256, 257, 123 and 1152: one chunk, chunk and workgroup edges (N 257
   // with Tp 1 is a chunk of 256 trajectories and one of 1), and 3 chunks of 56 trajectories.
   const cases: Array<[number, number, number]> = [
@@ -93,7 +96,8 @@ describe('stats.wgsl matches statsCpu', () => {
   });
 });
 
-describe('stats over many chunks (pass 1 per chunk of whole trajectories, pass 2 combines them)', () => {
+for (const spreadBins of [false, true]) describe(`stats over many chunks (pass 1 per chunk of whole trajectories, pass 2 combines them${spreadBins ? ', bins spread over workgroups' : ''})`, () => {
+  const check = (s: StatsInput, name: string) => checkLayout(s, name, spreadBins);
   // [N, group, Tp]: the 8x and 64x batches (19 and 147 chunks), one trajectory per thread of a
   // chunk (Tp 1: 256 per chunk, the last one short), and trajectories longer than a chunk's row
   // target (one per chunk).
@@ -123,6 +127,24 @@ describe('stats over many chunks (pass 1 per chunk of whole trajectories, pass 2
   });
   it('two runs give the same bits', async () => {
     const x = makeStatsInput(8192, 8, 9, 99);
-    expect(Array.from(await gpuStats(x))).toEqual(Array.from(await gpuStats(x)));
+    expect(Array.from(await gpuStats(x, spreadBins))).toEqual(Array.from(await gpuStats(x, spreadBins)));
   });
+});
+
+describe('stats: spreading the bins over workgroups changes no bit', () => {
+  // Up to 65,536 trajectories of group 64 (1,171 chunks: every bin workgroup's thread takes
+  // several chunks), with histogram edges, empty masks and one chunk.
+  const cases: Array<[number, number, number, Parameters<typeof makeStatsInput>[4]]> = [
+    [1, 1, 1, {}],
+    [16, 4, 5, { maskP: 0 }],
+    [64, 8, 6, { edges: true }],
+    [8192, 8, 9, { rewards: 'binary', spread: 2 }],
+    [65536, 64, 9, {}],
+  ];
+  for (const [N, G, Tp, o] of cases) {
+    it(`N ${N}, group ${G}, Tp ${Tp}: ${statsChunks(N, Tp).chunks} chunks`, async () => {
+      const x = makeStatsInput(N, G, Tp, N + G, o);
+      expect(Array.from(new Uint32Array((await gpuStats(x, true)).buffer))).toEqual(Array.from(new Uint32Array((await gpuStats(x, false)).buffer)));
+    });
+  }
 });

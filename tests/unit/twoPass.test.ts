@@ -6,7 +6,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormBlockFor, gradNormBlocks, gradNormKernel } from '../../kernels/adam';
-import { STATS_CHUNK_ROWS, STATS_CHUNK_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsKernel } from '../../kernels/stats';
+import {
+  STATS_CHUNK_ROWS,
+  STATS_CHUNK_WORDS,
+  STATS_COMBINE_WORKGROUPS,
+  STATS_WORKGROUP_SIZE,
+  statsChunks,
+  statsKernel,
+  statsSpreadBinsFor,
+} from '../../kernels/stats';
+import { rowKernelVariant, SUBGROUP_ROW_MIN_VOCAB } from '../../kernels/variant';
 import statsChunkWGSL from '../../kernels/statsChunk.wgsl?raw';
 
 describe('gradNorm blocks', () => {
@@ -53,6 +62,13 @@ describe('stats chunks', () => {
     expect(statsKernel.kernels.map((k) => k.label)).toEqual(['stats', 'statsCombine']);
   });
 
+  it('the hardware variant spreads pass 2 over a workgroup per 4 of the 48 histogram words', () => {
+    expect([statsSpreadBinsFor('thread'), statsSpreadBinsFor('subgroup')]).toEqual([false, true]);
+    expect(STATS_COMBINE_WORKGROUPS).toBe(13);
+    const config = { numTraj: 8192, tp: 9, minibatches: 1 };
+    expect(statsKernel.scratchWords({ ...config, spreadBins: true })).toBe(statsKernel.scratchWords(config));
+  });
+
   it('STATS_CHUNK_WORDS is the word count of struct StatsChunk in statsChunk.wgsl', () => {
     const code = statsChunkWGSL.replace(/\/\/.*$/gm, '');
     const consts = new Map([...code.matchAll(/const\s+(\w+)\s*:\s*u32\s*=\s*(\d+)u\s*;/g)].map((m) => [m[1]!, Number(m[2])]));
@@ -70,5 +86,17 @@ describe('stats chunks', () => {
       })
       .reduce((a, b) => a + b, 0);
     expect(words).toBe(STATS_CHUNK_WORDS);
+  });
+});
+
+describe('row kernels of the hardware variant', () => {
+  it('sample and tokenStats take a thread per row below SUBGROUP_ROW_MIN_VOCAB logits, logitGrad a subgroup', () => {
+    const V = SUBGROUP_ROW_MIN_VOCAB;
+    for (const k of ['sample', 'tokenStats', 'logitGrad'] as const) {
+      for (const v of [1, 19, V - 1, V, 512]) expect(rowKernelVariant('thread', k, v)).toBe('thread');
+    }
+    expect([19, V - 1, V, 512].map((v) => rowKernelVariant('subgroup', 'sample', v))).toEqual(['thread', 'thread', 'subgroup', 'subgroup']);
+    expect([19, V - 1, V, 512].map((v) => rowKernelVariant('subgroup', 'tokenStats', v))).toEqual(['thread', 'thread', 'subgroup', 'subgroup']);
+    expect([1, 19, 512].map((v) => rowKernelVariant('subgroup', 'logitGrad', v))).toEqual(['subgroup', 'subgroup', 'subgroup']);
   });
 });
