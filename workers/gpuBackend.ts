@@ -32,10 +32,10 @@ import { BufferUsage, MapMode } from '../kernels/pipeline';
 import { KL_TYPES, PPO_ROW_WORDS, ppoLossKernel, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
 import { sampleKernels, type SampleConfig } from '../kernels/sample';
 import { seqRatioKernel } from '../kernels/seqRatio';
-import { decodeStats, STATS_WORDS, statsKernel, type StatsConfig } from '../kernels/stats';
+import { decodeStats, STATS_WORDS, statsKernel, statsSpreadBinsFor, type StatsConfig } from '../kernels/stats';
 import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernels } from '../kernels/tokenStats';
-import { defaultKernelVariant, type KernelVariant } from '../kernels/variant';
+import { defaultKernelVariant, rowKernelVariant, type KernelVariant } from '../kernels/variant';
 import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
 import { whitenKernel, whitenScratchWords } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
@@ -44,9 +44,10 @@ export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
   label?: string;
   /**
-   * The kernels that have a subgroup version run it ('subgroup', with gradNorm's hardware block) or
-   * the thread one (kernels/variant.ts); default defaultKernelVariant(device): subgroups on a
-   * hardware adapter that has them.
+   * The kernels that have hardware versions run them ('subgroup': subgroup rows by the vocabulary,
+   * rowKernelVariant; firstLayerGrad's subgroup version; gradNorm's block; stats' spread bins) or
+   * the thread ones (kernels/variant.ts); default defaultKernelVariant(device): the hardware
+   * versions on a hardware adapter that has subgroups.
    */
   kernelVariant?: KernelVariant;
 }
@@ -196,7 +197,7 @@ export function createGpuBackend(
   const segs = mode === 'turn' ? T : 1;
   const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
-  const statsConfig: StatsConfig = { numTraj: N, tp: Tp, minibatches: shape.minibatches.length };
+  const statsConfig: StatsConfig = { numTraj: N, tp: Tp, minibatches: shape.minibatches.length, spreadBins: statsSpreadBinsFor(kernelVariant) };
   // stats' per-chunk records (pass 1 to pass 2), its own for the same reason as normPartials.
   const statsPartials = f32('stats partials', statsKernel.scratchWords(statsConfig));
   // whiten's per-block moments, then its mean and sd (<= 257 vec4f), its own like the two above.
@@ -245,8 +246,8 @@ export function createGpuBackend(
   const k = {
     embedProject: embedProjectKernel.create(device),
     forward: forwardKernel.create(device),
-    sample: sampleKernels[kernelVariant].create(device),
-    tokenStats: tokenStatsKernels[kernelVariant].create(device),
+    sample: sampleKernels[rowKernelVariant(kernelVariant, 'sample', V)].create(device),
+    tokenStats: tokenStatsKernels[rowKernelVariant(kernelVariant, 'tokenStats', V)].create(device),
     trajStats: trajStatsKernel.create(device),
     advantage: advantageKernel.create(device),
     tokenBaseline: tokenBaselineKernel.create(device),
@@ -257,7 +258,7 @@ export function createGpuBackend(
     gae: gaeKernel.create(device),
     criticUpdate: criticUpdateKernel.create(device),
     ppoLoss: ppoLossKernel.create(device),
-    logitGrad: logitGradKernels[kernelVariant].create(device),
+    logitGrad: logitGradKernels[rowKernelVariant(kernelVariant, 'logitGrad', V)].create(device),
     headGrad: headGradKernel.create(device),
     hiddenGrad: hiddenGradKernel.create(device),
     slotGrad: slotGradKernel.create(device),
