@@ -38,21 +38,9 @@ fn clampLogRatio(i: u32) -> f32 {
 // by stats.ts from STATS_CHUNK_ROWS.
 var<workgroup> rowLogRatio: array<f32, CHUNK_ROWS>;   // clamped log-ratio, 0 on unmasked rows
 
-// Histogram bins: u32 workgroup atomics (exact in any order), HIST_COPIES copies of each bin, one
-// per thread class lid % HIST_COPIES, added up at the end. Most rows fall in a few bins (log-ratios
-// near 0, a group's few advantage values), and a GPU runs a warp's atomics on one address one at a
-// time: with one copy that was most of pass 1 on an H200. Workgroup memory starts zeroed.
-const HIST_COPIES: u32 = 8u;
-var<workgroup> advHist: array<atomic<u32>, HIST_BINS * HIST_COPIES>;
-var<workgroup> ratioHist: array<atomic<u32>, HIST_BINS * HIST_COPIES>;
-
-fn binTotal(hist: ptr<workgroup, array<atomic<u32>, HIST_BINS * HIST_COPIES>>, bin: u32) -> u32 {
-  var sum = 0u;
-  for (var k = 0u; k < HIST_COPIES; k++) {
-    sum += atomicLoad(&(*hist)[bin * HIST_COPIES + k]);
-  }
-  return sum;
-}
+// Histogram bins: u32 workgroup atomics (exact in any order). Workgroup memory starts zeroed.
+var<workgroup> advHist: array<atomic<u32>, HIST_BINS>;
+var<workgroup> ratioHist: array<atomic<u32>, HIST_BINS>;
 
 // Same rounding steps as histBin in stats.ts: (x - lo) and the product are each rounded to f32.
 fn histBin(x: f32, lo: f32, scale: f32) -> u32 {
@@ -134,9 +122,8 @@ fn main(
     acc.ext.z = max(acc.ext.z, r);
     acc.counts.z += select(0u, 1u, row.clip == -1);
     acc.counts.w += select(0u, 1u, row.clip == 1);
-    let copy = lid % HIST_COPIES;
-    atomicAdd(&advHist[histBin(a, u.advLo, u.advScale) * HIST_COPIES + copy], 1u);
-    atomicAdd(&ratioHist[histBin(lr, u.ratioLo, u.ratioScale) * HIST_COPIES + copy], 1u);
+    atomicAdd(&advHist[histBin(a, u.advLo, u.advScale)], 1u);
+    atomicAdd(&ratioHist[histBin(lr, u.ratioLo, u.ratioScale)], 1u);
   }
   workgroupBarrier();
   var lam = -F32_MAX;
@@ -191,7 +178,7 @@ fn main(
     partials[c].counts[C_EQUAL] = spread.counts.z;
   }
   if (lid < HIST_BINS) {
-    partials[c].advHist[lid] = binTotal(&advHist, lid);
-    partials[c].ratioHist[lid] = binTotal(&ratioHist, lid);
+    partials[c].advHist[lid] = atomicLoad(&advHist[lid]);
+    partials[c].ratioHist[lid] = atomicLoad(&ratioHist[lid]);
   }
 }
