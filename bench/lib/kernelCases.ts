@@ -627,7 +627,11 @@ export function statsShapes(N: number, Tp: number, group: number): LaunchShape[]
       mapping: `workgroup per chunk of ${trajPerChunk} trajectories: 2 strided passes over its rows, then a thread per trajectory sums its log-ratios from workgroup memory`,
     },
     {
-      kernel: 'stats (combine)', threads: STATS_COMBINE_WORKGROUPS * wg, serial: 2 * Math.ceil(chunks / wg),
+      kernel: 'stats (combine)', threads: wg, serial: Math.max(2 * Math.ceil(chunks / wg), Math.ceil(chunks / (wg / 64))),
+      mapping: 'one workgroup: the records\' sums and counters a chunk per thread in order, the histogram bins a word per thread (4 lanes of 64), then trees',
+    },
+    {
+      kernel: `${STATS_HARDWARE_CASE} (combine)`, threads: STATS_COMBINE_WORKGROUPS * wg, serial: 2 * Math.ceil(chunks / wg),
       mapping: `${STATS_COMBINE_WORKGROUPS} workgroups: one adds the records\' sums and counters a chunk per thread in order, the others 4 histogram bins each; then trees`,
     },
   ];
