@@ -5,14 +5,14 @@
  * sustained GPU work; the references run once every kernel of the size has been timed.
  * Interleaving the references too left the GPU idle between passes, and a hardware GPU then drops
  * to its idle clock: an H200 spent most of such a run at 345 of its 1,980 MHz, which slows a
- * kernel with more instructions per byte more than the copy (BENCHMARKS.md, "Clocks").
+ * kernel with more instructions per byte more than the copy (BENCHMARKS.md, "The H200 again").
  */
 import { ALL_OPS } from '../../kernels/all';
 import { gradNormKernel } from '../../kernels/adam';
 import { statsKernel } from '../../kernels/stats';
 import { BufferUsage, deviceSupports, type KernelFeature } from '../../kernels/pipeline';
 import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../lib/gpuTimer';
-import { GRAD_NORM_HARDWARE_CASE, kernelCases, STATS_HARDWARE_CASE, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, type KernelCase } from '../lib/kernelCases';
+import { GRAD_NORM_HARDWARE_CASE, kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, STATS_HARDWARE_CASE, type KernelCase } from '../lib/kernelCases';
 import { now, summarize, type Summary } from '../lib/stats';
 import type { KernelRow } from '../lib/types';
 
@@ -104,6 +104,13 @@ export function kernelTime(s: { gpu: Summary | null; wall: Summary }): Summary {
   return s.gpu ?? s.wall;
 }
 
+/** What the bench needs of a kernel or two-pass reduction (kernels/pipeline.ts, kernels/reduce.ts). */
+interface BenchKernel {
+  bind(b: unknown, c: unknown): unknown;
+  encode(p: GPUComputePassEncoder, call: unknown): void;
+  destroy(): void;
+}
+
 interface GpuCell {
   label: string;
   c: KernelCase;
@@ -122,7 +129,7 @@ async function timeGpuCell(
   o: KernelBenchOptions,
   timer: ReturnType<typeof createGpuTimer>,
   copy: ReturnType<typeof copyKernel.create>,
-  kernel: { bind(b: unknown, c: unknown): unknown; encode(p: GPUComputePassEncoder, call: unknown): void },
+  kernel: BenchKernel,
   buffers: Record<string, GPUBuffer>,
   label: string,
   c: KernelCase,
@@ -224,7 +231,7 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
           rows.push({ kernel: label, sizeIndex: si, size: '-', skipped: 'no benchmark case (new kernel?)' } as KernelRow);
           continue;
         }
-        const kernel = (def as unknown as { create(d: GPUDevice): { bind(b: unknown, c: unknown): unknown; encode(p: GPUComputePassEncoder, call: unknown): void; destroy(): void } }).create(device);
+        const kernel = (def as unknown as { create(d: GPUDevice): BenchKernel }).create(device);
         try {
           cells.push(await timeGpuCell(device, o, timer, copy, kernel, pool.forCase(c), label, c));
         } finally {
