@@ -1,4 +1,4 @@
-// The uniform and bindings of logitGrad.wgsl and logitGradSubgroup.wgsl (one per row, or one subgroup per row).
+// The uniform and bindings of logitGrad.wgsl and logitGradSubgroup.wgsl (a thread per row, or a subgroup per four rows).
 
 struct LogitGrad {
   numRows: u32,

@@ -1,25 +1,41 @@
-// logitGrad.wgsl with one subgroup per row (rowSubgroup.wgsl): the row's max and sum from subgroup
-// reductions, then each lane writes every lanes.y-th entry of dz, so neighbouring lanes write
-// neighbouring words.
+// logitGrad.wgsl with a subgroup per four rows (rowSubgroup.wgsl): each row's max and sum from
+// subgroup reductions, then each lane writes every lanes.y-th entry of dz, so neighbouring lanes
+// write neighbouring words. A row with dlogp == 0 gets exact zeros, as in the thread version.
 
-// Row r of the call (rowSubgroup.wgsl's entry point hands each row to one subgroup).
-fn subgroupRow(r: u32, lanes: vec2u) {
+// Rows r of the call (rowSubgroup.wgsl's entry point hands each subgroup four rows at a time).
+fn subgroupRows(r: vec4u, live: vec4<bool>, lanes: vec2u) {
   let row = u.rowBase + r;
   let off = row * u.vocab;
-  let g = dlogp[row];
-  if (g == 0.0) {
+  // Loaded before the reductions, so that no row waits for them afterwards.
+  let g = vec4f(dlogp[row.x], dlogp[row.y], dlogp[row.z], dlogp[row.w]);
+  let a = vec4u(seq[rowPos[row.x]], seq[rowPos[row.y]], seq[rowPos[row.z]], seq[rowPos[row.w]]);
+  let zero = g == vec4f(0.0);
+  if (all(zero)) {
     for (var v = lanes.x; v < u.vocab; v += lanes.y) {
-      dz[off + v] = 0.0;
+      writeRows(off, v, vec4f(0.0), live);
     }
     return;
   }
   let ms = rowMaxSumExpSubgroup(off, u.vocab, lanes);
-  let m = ms.x;
-  let ls = log(ms.y);
-  let a = seq[rowPos[row]];
+  let ls = log(ms.s);
   for (var v = lanes.x; v < u.vocab; v += lanes.y) {
-    let zv = z[off + v];
-    let p = select(exp((zv - m) - ls), 0.0, isMasked(zv));
-    dz[off + v] = (g * (select(0.0, 1.0, v == a) - p)) / u.temperature;
+    let zv = rowLogits(off, v);
+    let p = select(exp((zv - ms.m) - ls), vec4f(0.0), isMaskedRows(zv));
+    let d = (g * (select(vec4f(0.0), vec4f(1.0), vec4u(v) == a) - p)) / u.temperature;
+    writeRows(off, v, select(d, vec4f(0.0), zero), live);
+  }
+}
+
+// Entry v of the live rows' dz (live.x always holds: the entry point starts at a row of the call).
+fn writeRows(off: vec4u, v: u32, d: vec4f, live: vec4<bool>) {
+  dz[off.x + v] = d.x;
+  if (live.y) {
+    dz[off.y + v] = d.y;
+  }
+  if (live.z) {
+    dz[off.z + v] = d.z;
+  }
+  if (live.w) {
+    dz[off.w + v] = d.w;
   }
 }

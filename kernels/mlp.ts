@@ -490,7 +490,7 @@ export const logitGradKernel = defineKernel({
   workgroups: (c) => perThread(c.numRows),
 });
 
-/** logitGradKernel with one subgroup per row (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
+/** logitGradKernel with a subgroup per four rows (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
 export const logitGradSubgroupKernel = defineKernel({
   label: 'logitGradSubgroup',
   wgsl: subgroupRowSource(logitGradIoWGSL, logitGradSubgroupWGSL),

@@ -1,6 +1,7 @@
 /**
- * The subgroup variants of the per-row softmax kernels (sample, tokenStats, logitGrad): one
- * subgroup per row of logits instead of one thread (rowSubgroup.wgsl says why). Each variant has
+ * The subgroup variants of the per-row softmax kernels (sample, tokenStats, logitGrad): a
+ * subgroup walks four rows of logits at once, a lane per logit, instead of a thread per row
+ * (rowSubgroup.wgsl says why). Each variant has
  * the bindings, uniform and results of its thread version, up to the order of its sums, and needs
  * a device created with the `subgroups` feature and the `subgroup_id` WGSL language feature
  * (kernels/variant.ts).
@@ -11,8 +12,10 @@ import subgroupLanesWGSL from './subgroupLanes.wgsl?raw';
 export { subgroupLanesWGSL };
 
 /**
- * Rows per workgroup of 64 invocations: 8 per subgroup of 32 (NVIDIA), 16 for 64 (AMD), 1 for
- * SwiftShader's subgroups of 4. Fewer would leave subgroups idle where they are narrow.
+ * Rows per workgroup of 64 invocations, taken four at a time by a subgroup (rowSubgroup.wgsl): 8
+ * per subgroup of 32 (NVIDIA), 16 for 64 (AMD); SwiftShader's subgroups of 4 leave 12 of its 16
+ * idle, at little cost there (they run one after another on a core, and the thread variant is its
+ * default anyway).
  */
 export const SUBGROUP_ROWS_PER_GROUP = 16;
 export const SUBGROUP_WORKGROUP_SIZE = 64;

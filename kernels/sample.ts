@@ -83,7 +83,7 @@ export const sampleKernel = defineKernel({
   workgroups: (c) => Math.ceil(c.numRows / SAMPLE_WORKGROUP_SIZE),
 });
 
-/** sampleKernel with one subgroup per row (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
+/** sampleKernel with a subgroup per four rows (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
 export const sampleSubgroupKernel = defineKernel({
   label: 'sampleSubgroup',
   wgsl: subgroupRowSource(sampleIoWGSL, sampleSubgroupWGSL),

@@ -1,7 +1,7 @@
 // Inverse-CDF sampling from the softmax of each row of masked logits, one thread per row
 // (reference: sampleCpu in sample.ts). u = hashUniform(seed, iter, rowPos, 0); the token is written
 // into seq[rowPos] and into sampled[r * outStride + outOffset] for the readback.
-// Uniform and bindings: sampleIo.wgsl; one subgroup per row instead: sampleSubgroup.wgsl.
+// Uniform and bindings: sampleIo.wgsl; a subgroup per four rows instead: sampleSubgroup.wgsl.
 
 override workgroupSize: u32 = 64;
 

@@ -1,4 +1,4 @@
-// The uniform and bindings of sample.wgsl and sampleSubgroup.wgsl (one per row, or one subgroup per row).
+// The uniform and bindings of sample.wgsl and sampleSubgroup.wgsl (a thread per row, or a subgroup per four rows).
 
 struct Sample {
   numRows: u32,

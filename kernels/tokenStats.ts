@@ -85,7 +85,7 @@ export const tokenStatsKernel = defineKernel({
   workgroups: (c) => Math.ceil(c.numRows / TOKEN_STATS_WORKGROUP_SIZE),
 });
 
-/** tokenStatsKernel with one subgroup per row (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
+/** tokenStatsKernel with a subgroup per four rows (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
 export const tokenStatsSubgroupKernel = defineKernel({
   label: 'tokenStatsSubgroup',
   wgsl: subgroupRowSource(tokenStatsIoWGSL, tokenStatsSubgroupWGSL),

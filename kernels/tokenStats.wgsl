@@ -1,7 +1,7 @@
 // Per-row log-prob of the sampled token, entropy and sum of squared probabilities by log-sum-exp,
 // one thread per row (reference: tokenStatsCpu in tokenStats.ts). Row r is rowBase + r in z and
 // in the outputs; its sampled token is seq[rowPos[row]].
-// Uniform and bindings: tokenStatsIo.wgsl; one subgroup per row instead: tokenStatsSubgroup.wgsl.
+// Uniform and bindings: tokenStatsIo.wgsl; a subgroup per four rows instead: tokenStatsSubgroup.wgsl.
 
 override workgroupSize: u32 = 64;
 

@@ -1,4 +1,4 @@
-// The uniform and bindings of tokenStats.wgsl and tokenStatsSubgroup.wgsl (one per row, or one subgroup per row).
+// The uniform and bindings of tokenStats.wgsl and tokenStatsSubgroup.wgsl (a thread per row, or a subgroup per four rows).
 
 struct TokenStats {
   numRows: u32,

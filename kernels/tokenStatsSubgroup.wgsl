@@ -1,31 +1,51 @@
-// tokenStats.wgsl with one subgroup per row (rowSubgroup.wgsl): the same shifted-logit formulas,
-// each sum split over the lanes and added with subgroupAdd; one lane writes the row's results.
+// tokenStats.wgsl with a subgroup per four rows (rowSubgroup.wgsl): the same shifted-logit
+// formulas, each sum split over the lanes and added with subgroupAdd; one lane writes the rows'
+// results.
 
-// Row r of the call (rowSubgroup.wgsl's entry point hands each row to one subgroup).
-fn subgroupRow(r: u32, lanes: vec2u) {
+// Rows r of the call (rowSubgroup.wgsl's entry point hands each subgroup four rows at a time).
+fn subgroupRows(r: vec4u, live: vec4<bool>, lanes: vec2u) {
   let row = u.rowBase + r;
   let off = row * u.vocab;
+  // Loaded before the reductions, so that no row waits for them afterwards.
+  let tok = vec4u(seq[rowPos[row.x]], seq[rowPos[row.y]], seq[rowPos[row.z]], seq[rowPos[row.w]]);
+  let a = min(tok, vec4u(u.vocab - 1u));
+  let za = vec4f(z[off.x + a.x], z[off.y + a.y], z[off.z + a.z], z[off.w + a.w]);
   let ms = rowMaxSumExpSubgroup(off, u.vocab, lanes);
-  let m = ms.x;
-  let s = ms.y;
+  let m = ms.m;
+  let s = ms.s;
   let ls = log(s);
-  var pd = 0.0;
-  var s2 = 0.0;
+  var pd = vec4f(0.0);
+  var s2 = vec4f(0.0);
   for (var v = lanes.x; v < u.vocab; v += lanes.y) {
-    let zv = z[off + v];
-    if (isMasked(zv)) {
-      continue;
-    }
+    let zv = rowLogits(off, v);
+    // Masked logits add +0, which leaves the sums as they are (they start at +0, never -0).
+    let keep = !isMaskedRows(zv);
     let d = zv - m;
-    pd += exp(d - ls) * d;
-    s2 += exp(2.0 * d);
+    pd += select(vec4f(0.0), exp(d - ls) * d, keep);
+    s2 += select(vec4f(0.0), exp(2.0 * d), keep);
   }
   pd = subgroupAdd(pd);
   s2 = subgroupAdd(s2);
   if (subgroupElect()) {
-    let a = min(seq[rowPos[row]], u.vocab - 1u);
-    logp[row] = (z[off + a] - m) - ls;
-    entropy[row] = ls - pd;
-    sumP2[row] = s2 / (s * s);
+    let lp = (za - m) - ls;
+    let h = ls - pd;
+    let q = s2 / (s * s);
+    writeRow(row.x, lp.x, h.x, q.x);
+    if (live.y) {
+      writeRow(row.y, lp.y, h.y, q.y);
+    }
+    if (live.z) {
+      writeRow(row.z, lp.z, h.z, q.z);
+    }
+    if (live.w) {
+      writeRow(row.w, lp.w, h.w, q.w);
+    }
   }
+}
+
+// live.x always holds: the entry point starts at a row of the call.
+fn writeRow(row: u32, lp: f32, h: f32, q: f32) {
+  logp[row] = lp;
+  entropy[row] = h;
+  sumP2[row] = q;
 }

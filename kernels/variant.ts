@@ -19,6 +19,8 @@ export type KernelVariant = 'thread' | 'subgroup';
  * 589,824 rows, tokenStats 0.042 against 0.138 ms): a subgroup of 32 lanes left 13 idle and walked
  * 8 rows one after another, each with its reductions. From 64 logits a thread's row spans several
  * cache lines and its three passes over it grow with the row, where a subgroup's grow with rows/32.
+ * Those figures are of subgroups that took one row at a time; they now take four at once
+ * (rowSubgroup.wgsl), not yet timed on a GPU, so the crossover stays where it was measured.
  */
 export const SUBGROUP_ROW_MIN_VOCAB = 64;
 
@@ -26,7 +28,7 @@ export const SUBGROUP_ROW_MIN_VOCAB = 64;
  * The version of a per-row softmax kernel that `variant` runs at this vocabulary. logitGrad takes
  * the subgroup version whenever the variant does: it writes a whole row of gradients, which
  * neighbouring lanes write coalesced (0.121 against 0.184 ms for a thread per row on the H200 at
- * 19 logits); sample and tokenStats write one value a row (SUBGROUP_ROW_MIN_VOCAB).
+ * 19 logits, with one row per subgroup at a time); sample and tokenStats write one value a row (SUBGROUP_ROW_MIN_VOCAB).
  */
 export function rowKernelVariant(variant: KernelVariant, kernel: 'sample' | 'tokenStats' | 'logitGrad', vocab: number): KernelVariant {
   if (variant === 'thread' || kernel === 'logitGrad') return variant;

@@ -681,8 +681,8 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     ...(['sample', 'tokenStats', 'logitGrad'] as const).map((k): LaunchShape => ({
       kernel: `${k}Subgroup`,
       threads: Math.ceil(R / SUBGROUP_ROWS_PER_GROUP) * SUBGROUP_WORKGROUP_SIZE,
-      serial: (SUBGROUP_ROWS_PER_GROUP / (SUBGROUP_WORKGROUP_SIZE / 32)) * 3 * Math.ceil(V / 32),
-      mapping: `subgroup per row, ${SUBGROUP_ROWS_PER_GROUP} rows per workgroup of ${SUBGROUP_WORKGROUP_SIZE}: a lane per logit, subgroup reductions`,
+      serial: (SUBGROUP_ROWS_PER_GROUP / (SUBGROUP_WORKGROUP_SIZE / 32) / 4) * 3 * Math.ceil(V / 32),
+      mapping: `subgroup per 4 rows at once (vec4 reductions), ${SUBGROUP_ROWS_PER_GROUP} rows per workgroup of ${SUBGROUP_WORKGROUP_SIZE}: a lane per logit`,
     })),
     ...reduction('headGrad', (H + 1) * V, HEAD_CHUNK_ROWS, (c) => c * (H + 1) * Math.ceil(V / HEAD_GRAD_BLOCK), 1,
       `thread per (row chunk, hidden unit or bias, ${HEAD_GRAD_BLOCK} vocabulary entries), serial over the chunk\'s rows`),
