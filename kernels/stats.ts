@@ -169,11 +169,19 @@ export function statsCpu(s: StatsInput): StatsOut {
 
 export const STATS_WORKGROUP_SIZE = 256;
 /**
- * Rows a chunk of pass 1 aims at (2 per thread): whole trajectories, at most one per thread. 1152
- * rows of 9 make 3 chunks, 73,728 make 147; a trajectory longer than this is a chunk of its own.
- * Pass 1 keeps this many rows of its chunk in workgroup memory (CHUNK_ROWS in stats.wgsl, 6 KiB).
+ * Rows a chunk of pass 1 aims at (8 per thread): whole trajectories, at most one per thread. 1152
+ * rows of 9 make 1 chunk, 73,728 make 37, 589,824 make 289; a trajectory longer than this is a
+ * chunk of its own. Pass 1 keeps this many rows of its chunk in workgroup memory, in its trees'
+ * arrays (CHUNK_ROWS in stats.wgsl, 8 KiB).
+ *
+ * It was 512 (2 rows per thread) until the H200 measured pass 1 at 36 us for 589,824 rows, 11 % of
+ * a copy: 1,171 workgroups of 256 threads, each a chain of loads, trees and a second walk that
+ * moves 2 rows per thread, so the kernel took about the chain times the rounds of workgroups the
+ * GPU could hold at once. With 2,048 rows a chunk the same work is 289 chains of 8 rows per thread,
+ * loads issued four rows at a time; not yet timed on a GPU (`statsChunkRows` in the kernel bench
+ * keeps 512 to compare).
  */
-export const STATS_CHUNK_ROWS = 512;
+export const STATS_CHUNK_ROWS = 8 * STATS_WORKGROUP_SIZE;
 /** 4-byte words of one `struct StatsChunk` (statsChunk.wgsl): 7 counters, 12 floats, 2 histograms. */
 export const STATS_CHUNK_WORDS = 7 + 12 + 2 * HIST_BINS;
 
@@ -212,6 +220,8 @@ export interface StatsConfig {
    * bit for bit either way (the bins are exact u32 sums).
    */
   spreadBins?: boolean;
+  /** Rows a chunk of pass 1 aims at: STATS_CHUNK_ROWS unless a benchmark compares another. */
+  chunkRows?: number;
 }
 
 /**
@@ -223,16 +233,17 @@ export interface StatsConfig {
 export const statsSpreadBinsFor = (variant: KernelVariant): boolean => variant === 'subgroup';
 
 /**
- * How pass 1 cuts the trajectories into chunks: a function of N and tp only, which fixes every
- * summation order. At most one trajectory per thread, so each thread's lam stays in a register.
+ * How pass 1 cuts the trajectories into chunks: a function of N, tp and the chunk's target rows
+ * only, which fixes every summation order. At most one trajectory per thread, so each thread's lam
+ * stays in a register.
  */
-export function statsChunks(numTraj: number, tp: number): { trajPerChunk: number; chunks: number } {
-  const trajPerChunk = Math.min(STATS_WORKGROUP_SIZE, Math.max(1, Math.floor(STATS_CHUNK_ROWS / Math.max(tp, 1))));
+export function statsChunks(numTraj: number, tp: number, chunkRows = STATS_CHUNK_ROWS): { trajPerChunk: number; chunks: number } {
+  const trajPerChunk = Math.min(STATS_WORKGROUP_SIZE, Math.max(1, Math.floor(chunkRows / Math.max(tp, 1))));
   return { trajPerChunk, chunks: Math.ceil(numTraj / trajPerChunk) };
 }
 
 const statsValues = (c: StatsConfig) => ({
-  numTraj: c.numTraj, tp: c.tp, ...statsChunks(c.numTraj, c.tp), minibatches: c.minibatches,
+  numTraj: c.numTraj, tp: c.tp, ...statsChunks(c.numTraj, c.tp, c.chunkRows), minibatches: c.minibatches,
   advLo: ADV_HIST_RANGE[0], advScale: HIST_BINS / (ADV_HIST_RANGE[1] - ADV_HIST_RANGE[0]),
   ratioLo: LOGRATIO_HIST_RANGE[0], ratioScale: HIST_BINS / (LOGRATIO_HIST_RANGE[1] - LOGRATIO_HIST_RANGE[0]),
   spreadBins: c.spreadBins ? 1 : 0,
@@ -257,7 +268,7 @@ const CHUNK_ROWS: u32 = ${STATS_CHUNK_ROWS}u;
   uniform: STATS_UNIFORM,
   check: checkBins,
   values: statsValues,
-  workgroups: (c: StatsConfig) => statsChunks(c.numTraj, c.tp).chunks,
+  workgroups: (c: StatsConfig) => statsChunks(c.numTraj, c.tp, c.chunkRows).chunks,
 });
 
 /** Pass 2's workgroups with spreadBins: the scalars, then the histogram bins four per workgroup (statsCombine.wgsl). */
@@ -289,6 +300,6 @@ export const statsKernel = defineTwoPass({
   combine: statsCombineKernel,
   combineConfig: (c: StatsConfig) => c,
   // One record even without trajectories: a runtime-sized array binding holds at least one.
-  scratchWords: (c: StatsConfig) => Math.max(1, statsChunks(c.numTraj, c.tp).chunks) * STATS_CHUNK_WORDS,
+  scratchWords: (c: StatsConfig) => Math.max(1, statsChunks(c.numTraj, c.tp, c.chunkRows).chunks) * STATS_CHUNK_WORDS,
 });
 export const createStatsKernel = (device: GPUDevice) => statsKernel.create(device);

@@ -11,11 +11,12 @@
 //   the ESS parts of the live trajectories, lam_n = sum over n's masked rows of clamp(l - l_old):
 //     lamMax_c = max lam_n, s1_c = sum exp(lam_n - lamMax_c), s2_c = sum exp(2 (lam_n - lamMax_c));
 //   histogram counts of adv and of the clamped log-ratio, HIST_BINS fixed bins each.
-// Thread t walks the chunk's rows t, t + workgroupSize, ... in order, keeping each row's masked
-// log-ratio in workgroup memory; then thread t owns trajectory c trajPerChunk + t and sums its lam
-// from there (on a GPU, that sum read from global memory was a chain of tp dependent round trips).
-// Fixed trees in workgroup memory combine the threads' sums and counters, and histogram bins are
-// u32 workgroup atomics (exact in any order), so the record is the same bits on every run.
+// Thread t walks the chunk's rows t, t + workgroupSize, ... in order, four a round with all their
+// loads issued first, keeping each row's masked log-ratio in workgroup memory; then thread t owns
+// trajectory c trajPerChunk + t and sums its lam from there (on a GPU, that sum read from global
+// memory was a chain of tp dependent round trips). Fixed trees in workgroup memory combine the
+// threads' sums and counters, and histogram bins are u32 workgroup atomics (exact in any order),
+// so the record is the same bits on every run.
 
 @group(0) @binding(0) var<uniform> u: Stats;
 @group(0) @binding(1) var<storage, read> mask: array<f32>;               // [numRows] 0/1
@@ -33,10 +34,28 @@ fn clampLogRatio(i: u32) -> f32 {
   return clamp(logp[i] - logpOld[i], -20.0, 20.0);
 }
 
-// Chunk rows kept in workgroup memory: all of them unless tp > CHUNK_ROWS (then a chunk is one
-// trajectory, and rows past CHUNK_ROWS are read again from global memory). CHUNK_ROWS is appended
-// by stats.ts from STATS_CHUNK_ROWS.
-var<workgroup> rowLogRatio: array<f32, CHUNK_ROWS>;   // clamped log-ratio, 0 on unmasked rows
+// Chunk rows' masked log-ratios (0 on unmasked rows) stay in workgroup memory until every thread
+// has summed its trajectory's: in the arrays of the first trees (statsChunk.wgsl), four words per
+// vec4 of treeA then treeB, which reduceAcc only fills afterwards. WebGPU's default 16 KiB of
+// workgroup memory has the trees and no room for a third array of CHUNK_ROWS words. CHUNK_ROWS =
+// 8 workgroupSize is appended by stats.ts (STATS_CHUNK_ROWS); a chunk holds more rows only when it
+// is one trajectory longer than that, and rows past CHUNK_ROWS are then read again from global memory.
+fn setRowLogRatio(k: u32, x: f32) {
+  let half = CHUNK_ROWS / 2u;
+  if (k < half) {
+    treeA[k / 4u][k % 4u] = x;
+  } else {
+    treeB[(k - half) / 4u][k % 4u] = x;
+  }
+}
+
+fn rowLogRatio(k: u32) -> f32 {
+  let half = CHUNK_ROWS / 2u;
+  if (k < half) {
+    return treeA[k / 4u][k % 4u];
+  }
+  return treeB[(k - half) / 4u][k % 4u];
+}
 
 // Histogram bins: u32 workgroup atomics (exact in any order). Workgroup memory starts zeroed.
 var<workgroup> advHist: array<atomic<u32>, HIST_BINS>;
@@ -49,14 +68,14 @@ fn histBin(x: f32, lo: f32, scale: f32) -> u32 {
 }
 
 // Sequence log-ratio of trajectory n (chunk rows from r0): sum over its masked tokens of the
-// clamped log-ratio. Unmasked rows hold +0 in rowLogRatio, and acc + 0 == acc (acc is never -0).
+// clamped log-ratio. Unmasked rows hold +0 in workgroup memory, and acc + 0 == acc (acc is never -0).
 fn seqLogRatio(r0: u32, n: u32) -> f32 {
   var acc = 0.0;
   for (var j = 0u; j < u.tp; j++) {
     let i = n * u.tp + j;
     let k = i - r0;
     if (k < CHUNK_ROWS) {
-      acc += rowLogRatio[k];
+      acc += rowLogRatio(k);
     } else if (mask[i] != 0.0) {
       acc += clampLogRatio(i);
     }
@@ -79,6 +98,47 @@ fn countTrajectory(n: u32) -> vec4u {
   return vec4u(1u, 1u, select(0u, 1u, same), 0u);
 }
 
+// One row's inputs, loaded together.
+struct RowIn {
+  ppo: PpoRow,
+  m: f32,
+  a: f32,
+  lr: f32,
+  ent: f32,
+}
+
+fn loadRow(i: u32) -> RowIn {
+  return RowIn(ppo[i], mask[i], adv[i], clampLogRatio(i), entropy[i]);
+}
+
+// Row k of the chunk into the thread's sums, counters and bins, and its masked log-ratio into
+// workgroup memory.
+fn addRow(acc: ptr<function, Acc>, k: u32, x: RowIn) {
+  if (k < CHUNK_ROWS) {
+    setRowLogRatio(k, select(0.0, x.lr, x.m != 0.0));
+  }
+  (*acc).ext.x += x.ppo.loss;
+  if (x.m == 0.0) {
+    return;
+  }
+  (*acc).counts.x += 1u;
+  (*acc).counts.y += select(0u, 1u, x.a == 0.0);
+  let r = exp(x.lr);
+  (*acc).sums += vec4f(x.a, r, x.ent, x.ppo.kl);
+  (*acc).ext.y = min((*acc).ext.y, r);
+  (*acc).ext.z = max((*acc).ext.z, r);
+  (*acc).counts.z += select(0u, 1u, x.ppo.clip == -1);
+  (*acc).counts.w += select(0u, 1u, x.ppo.clip == 1);
+  atomicAdd(&advHist[histBin(x.a, u.advLo, u.advScale)], 1u);
+  atomicAdd(&ratioHist[histBin(x.lr, u.ratioLo, u.ratioScale)], 1u);
+}
+
+// (adv - mean)^2 on a masked row, else +0 (the sum it goes into is >= +0, so + 0 changes nothing).
+fn devSq(m: f32, a: f32, mean: f32) -> f32 {
+  let e = a - mean;
+  return select(0.0, e * e, m != 0.0);
+}
+
 @compute @workgroup_size(workgroupSize)
 fn main(
   @builtin(workgroup_id) wid: vec3u,
@@ -99,37 +159,33 @@ fn main(
   var acc = Acc(vec4f(0.0), vec4f(0.0, F32_MAX, -F32_MAX, -F32_MAX), vec4u(0u));
   let r0 = t0 * u.tp;
   let r1 = t1 * u.tp;
-  for (var i = r0 + lid; i < r1; i += workgroupSize) {
-    // Every load first, masked row or not, so they are in flight together.
-    let row = ppo[i];
-    let m = mask[i];
-    let a = adv[i];
-    let lr = clampLogRatio(i);
-    let ent = entropy[i];
-    let k = i - r0;
-    if (k < CHUNK_ROWS) {
-      rowLogRatio[k] = select(0.0, lr, m != 0.0);
+  let w = workgroupSize;
+  // Four of the thread's rows a round, in the order of one at a time; a row past the chunk loads
+  // the chunk's last row (any row that exists) and is skipped.
+  for (var i = r0 + lid; i < r1; i += 4u * w) {
+    let last = r1 - 1u;
+    let x0 = loadRow(i);
+    let x1 = loadRow(min(i + w, last));
+    let x2 = loadRow(min(i + 2u * w, last));
+    let x3 = loadRow(min(i + 3u * w, last));
+    addRow(&acc, i - r0, x0);
+    if (i + w < r1) {
+      addRow(&acc, i + w - r0, x1);
     }
-    acc.ext.x += row.loss;
-    if (m == 0.0) {
-      continue;
+    if (i + 2u * w < r1) {
+      addRow(&acc, i + 2u * w - r0, x2);
     }
-    acc.counts.x += 1u;
-    acc.counts.y += select(0u, 1u, a == 0.0);
-    let r = exp(lr);
-    acc.sums += vec4f(a, r, ent, row.kl);
-    acc.ext.y = min(acc.ext.y, r);
-    acc.ext.z = max(acc.ext.z, r);
-    acc.counts.z += select(0u, 1u, row.clip == -1);
-    acc.counts.w += select(0u, 1u, row.clip == 1);
-    atomicAdd(&advHist[histBin(a, u.advLo, u.advScale)], 1u);
-    atomicAdd(&ratioHist[histBin(lr, u.ratioLo, u.ratioScale)], 1u);
+    if (i + 3u * w < r1) {
+      addRow(&acc, i + 3u * w - r0, x3);
+    }
   }
   workgroupBarrier();
   var lam = -F32_MAX;
   if (live) {
     lam = seqLogRatio(r0, n);
   }
+  // The trees below overwrite the rows' log-ratios.
+  workgroupBarrier();
   acc.ext.w = lam;
   let total = reduceAcc(lid, acc);
 
@@ -137,11 +193,20 @@ fn main(
   let tokens = total.counts.x;
   let mean = total.sums.x / f32(max(tokens, 1u));
   var m2 = 0.0;
-  for (var i = r0 + lid; i < r1; i += workgroupSize) {
-    if (mask[i] != 0.0) {
-      let e = adv[i] - mean;
-      m2 += e * e;
-    }
+  for (var i = r0 + lid; i < r1; i += 4u * w) {
+    let last = r1 - 1u;
+    let i1 = min(i + w, last);
+    let i2 = min(i + 2u * w, last);
+    let i3 = min(i + 3u * w, last);
+    let m = vec4f(mask[i], mask[i1], mask[i2], mask[i3]);
+    let a = vec4f(adv[i], adv[i1], adv[i2], adv[i3]);
+    // Rows past the chunk count as unmasked.
+    let inChunk = vec3<bool>(i + w < r1, i + 2u * w < r1, i + 3u * w < r1);
+    let keep = vec4f(m.x, select(vec3f(0.0), m.yzw, inChunk));
+    m2 += devSq(keep.x, a.x, mean);
+    m2 += devSq(keep.y, a.y, mean);
+    m2 += devSq(keep.z, a.z, mean);
+    m2 += devSq(keep.w, a.w, mean);
   }
   // ESS parts about the chunk's largest lam, so no exp overflows.
   var s1 = 0.0;

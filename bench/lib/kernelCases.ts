@@ -492,14 +492,26 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     },
   ];
   // stats with the hardware variant's pass 2 (kernels/stats.ts statsSpreadBinsFor): same pipelines
-  // and bytes, the histogram bins added up by workgroups of their own.
+  // and bytes, the histogram bins added up by workgroups of their own. And that layout with pass 1's
+  // chunks of 512 rows, as on the H200 before chunks grew to STATS_CHUNK_ROWS: more records.
   const stats = cases.find((c) => c.label === 'stats')!;
   const spread = { ...stats, label: STATS_HARDWARE_CASE, config: { ...stats.config as object, spreadBins: true } };
-  return { ...casesByLabel(cases, cost, ['sample', 'tokenStats', 'logitGrad']), [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! } };
+  const chunk512 = { numTraj: N, tp: Tp, minibatches: 1, spreadBins: true, chunkRows: 512 };
+  const previous = {
+    ...stats, label: STATS_CHUNK512_CASE, config: chunk512,
+    buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
+  };
+  return {
+    ...casesByLabel(cases, cost, ['sample', 'tokenStats', 'logitGrad']),
+    [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
+    [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
+  };
 }
 
 /** The kernel table's row for stats with spreadBins (bench/page/kernels.ts). */
 export const STATS_HARDWARE_CASE = 'statsSpreadBins';
+/** The kernel table's row for stats with spreadBins and chunks of 512 rows (StatsConfig.chunkRows). */
+export const STATS_CHUNK512_CASE = 'statsChunk512';
 
 /**
  * The kernels whose work follows the model, not the batch: the per-parameter ones (gradNorm,

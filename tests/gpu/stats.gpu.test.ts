@@ -7,19 +7,22 @@
  * per-chunk squared deviations about the chunk's own mean (Chan's formula), never a difference of
  * large sums; ratio min/max are one f32 exp of a log-ratio up to 20 (rtol 1e-5). Two runs give the
  * same bits. Both layouts of pass 2 (StatsConfig.spreadBins) are checked, and against each other
- * bit for bit.
+ * bit for bit; so are chunks of 512 rows (StatsConfig.chunkRows), the layout the kernel bench
+ * compares with.
  */
 import { describe, expect, it } from 'vitest';
 import { makeStatsInput, statsPacked } from '../../kernels/selftest/stats';
-import { decodeStats, STATS_FIELDS, STATS_WORDS, statsChunks, statsCpu, statsKernel, type StatsInput } from '../../kernels/stats';
+import { decodeStats, STATS_FIELDS, STATS_WORDS, statsChunks, statsCpu, statsKernel, type StatsConfig, type StatsInput } from '../../kernels/stats';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
 
+type Layout = Pick<StatsConfig, 'spreadBins' | 'chunkRows'>;
+
 /** The output words of stats on the device. */
-async function gpuStats(s: StatsInput, spreadBins = false): Promise<Float32Array> {
+async function gpuStats(s: StatsInput, layout: Layout = {}): Promise<Float32Array> {
   const device = await requireGpu();
-  const config = { numTraj: s.rewards.length, tp: s.Tp, minibatches: s.minibatches, spreadBins };
+  const config = { numTraj: s.rewards.length, tp: s.Tp, minibatches: s.minibatches, ...layout };
   return withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = statsKernel.create(device);
@@ -41,9 +44,9 @@ async function gpuStats(s: StatsInput, spreadBins = false): Promise<Float32Array
   });
 }
 
-async function checkLayout(s: StatsInput, name: string, spreadBins: boolean) {
+async function checkLayout(s: StatsInput, name: string, layout: Layout) {
   const ref = statsCpu(s);
-  const got = decodeStats(await gpuStats(s, spreadBins));
+  const got = decodeStats(await gpuStats(s, layout));
   expect(got.tokens, `${name} tokens`).toBe(ref.tokens);
   expectEqualArrays(got.adv_hist, ref.adv_hist, `${name} adv_hist`);
   expectEqualArrays(got.ratio_hist, ref.ratio_hist, `${name} ratio_hist`);
@@ -58,9 +61,10 @@ async function checkLayout(s: StatsInput, name: string, spreadBins: boolean) {
 
 // Both layouts of pass 2: the bins in its one workgroup, or spread over workgroups of their own.
 for (const spreadBins of [false, true]) describe(`stats.wgsl matches statsCpu${spreadBins ? ' (bins spread over workgroups)' : ''}`, () => {
-  const check = (s: StatsInput, name: string) => checkLayout(s, name, spreadBins);
+  const check = (s: StatsInput, name: string) => checkLayout(s, name, { spreadBins });
   // Rows N * Tp at 1, 255, 256, 257, 123 and 1152: one chunk, chunk and workgroup edges (N 257
-  // with Tp 1 is a chunk of 256 trajectories and one of 1), and 3 chunks of 56 trajectories.
+  // with Tp 1 is a chunk of 256 trajectories and one of 1), and one chunk of 1,152 rows, past the
+  // 1,024 log-ratios that fit in treeA.
   const cases: Array<[number, number, number]> = [
     [1, 1, 1],
     [15, 5, 17],
@@ -96,19 +100,26 @@ for (const spreadBins of [false, true]) describe(`stats.wgsl matches statsCpu${s
   });
 });
 
-for (const spreadBins of [false, true]) describe(`stats over many chunks (pass 1 per chunk of whole trajectories, pass 2 combines them${spreadBins ? ', bins spread over workgroups' : ''})`, () => {
-  const check = (s: StatsInput, name: string) => checkLayout(s, name, spreadBins);
-  // [N, group, Tp]: the 8x and 64x batches (19 and 147 chunks), one trajectory per thread of a
-  // chunk (Tp 1: 256 per chunk, the last one short), and trajectories longer than a chunk's row
-  // target (one per chunk).
+const LAYOUTS: Array<[string, Layout]> = [
+  ['', {}],
+  [', bins spread over workgroups', { spreadBins: true }],
+  [', chunks of 512 rows', { chunkRows: 512 }],
+];
+for (const [title, layout] of LAYOUTS) describe(`stats over many chunks (pass 1 per chunk of whole trajectories, pass 2 combines them${title})`, () => {
+  const check = (s: StatsInput, name: string) => checkLayout(s, name, layout);
+  // [N, group, Tp]: the 8x and 64x batches (5 and 37 chunks), one trajectory per thread of a chunk
+  // (Tp 1: 256 per chunk, the last one short), trajectories longer than a chunk's row target (3 a
+  // chunk; one a chunk at 512 rows), and longer than the 2,048 log-ratios pass 1 keeps in workgroup
+  // memory (the rest read again from global memory).
   const cases: Array<[number, number, number]> = [
     [1024, 8, 9],
     [8192, 8, 9],
     [1000, 8, 1],
     [6, 3, 600],
+    [3, 1, 2500],
   ];
   for (const [N, G, Tp] of cases) {
-    const { trajPerChunk, chunks } = statsChunks(N, Tp);
+    const { trajPerChunk, chunks } = statsChunks(N, Tp, layout.chunkRows);
     it(`rows = ${N * Tp} (N ${N}, group ${G}, Tp ${Tp}): ${chunks} chunks of ${trajPerChunk} trajectories`, async () => {
       await check(makeStatsInput(N, G, Tp, N + Tp), `R=${N * Tp}`);
       await check(makeStatsInput(N, G, Tp, N + Tp + 1, { rewards: 'binary', spread: 2 }), `R=${N * Tp} binary, wide log-ratios`);
@@ -120,20 +131,21 @@ for (const spreadBins of [false, true]) describe(`stats over many chunks (pass 1
     expect(got.ess).toBe(1);
   });
   it('chunks without tokens or live trajectories among full ones (padding rows at the end)', async () => {
-    // 600 trajectories of Tp 4: chunks of 128; the last 200 are padding (no turns, no mask).
+    // 600 trajectories of Tp 4: chunks of 256 (128 at 512 rows); the last 200 are padding (no
+    // turns, no mask), the whole of the last chunk.
     const x = makeStatsInput(600, 8, 4, 41, { sizes: Array.from({ length: 50 }, () => 8) });
     for (let i = 400 * 4; i < x.mask.length; i++) x.mask[i] = 0;
     await check(x, 'padding chunks');
   });
   it('two runs give the same bits', async () => {
     const x = makeStatsInput(8192, 8, 9, 99);
-    expect(Array.from(await gpuStats(x, spreadBins))).toEqual(Array.from(await gpuStats(x, spreadBins)));
+    expect(Array.from(await gpuStats(x, layout))).toEqual(Array.from(await gpuStats(x, layout)));
   });
 });
 
 describe('stats: spreading the bins over workgroups changes no bit', () => {
-  // Up to 65,536 trajectories of group 64 (1,171 chunks: every bin workgroup's thread takes
-  // several chunks), with histogram edges, empty masks and one chunk.
+  // Up to 65,536 trajectories of group 64 (289 chunks: some bin workgroup threads take two), with
+  // histogram edges, empty masks and one chunk.
   const cases: Array<[number, number, number, Parameters<typeof makeStatsInput>[4]]> = [
     [1, 1, 1, {}],
     [16, 4, 5, { maskP: 0 }],
@@ -144,7 +156,7 @@ describe('stats: spreading the bins over workgroups changes no bit', () => {
   for (const [N, G, Tp, o] of cases) {
     it(`N ${N}, group ${G}, Tp ${Tp}: ${statsChunks(N, Tp).chunks} chunks`, async () => {
       const x = makeStatsInput(N, G, Tp, N + G, o);
-      expect(Array.from(new Uint32Array((await gpuStats(x, true)).buffer))).toEqual(Array.from(new Uint32Array((await gpuStats(x, false)).buffer)));
+      expect(Array.from(new Uint32Array((await gpuStats(x, { spreadBins: true })).buffer))).toEqual(Array.from(new Uint32Array((await gpuStats(x)).buffer)));
     });
   }
 });

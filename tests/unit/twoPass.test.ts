@@ -39,13 +39,17 @@ describe('gradNorm blocks', () => {
 describe('stats chunks', () => {
   it('whole trajectories, at most one per thread, about STATS_CHUNK_ROWS rows', () => {
     // The default, 8x and 64x batches (Tp 9), the scale preset (Tp 3), one-row trajectories, long ones.
-    expect(statsChunks(128, 9)).toEqual({ trajPerChunk: 56, chunks: 3 });
-    expect(statsChunks(1024, 9)).toEqual({ trajPerChunk: 56, chunks: 19 });
-    expect(statsChunks(8192, 9)).toEqual({ trajPerChunk: 56, chunks: 147 });
-    expect(statsChunks(1024, 3)).toEqual({ trajPerChunk: 170, chunks: 7 });
+    expect(statsChunks(128, 9)).toEqual({ trajPerChunk: 227, chunks: 1 });
+    expect(statsChunks(1024, 9)).toEqual({ trajPerChunk: 227, chunks: 5 });
+    expect(statsChunks(8192, 9)).toEqual({ trajPerChunk: 227, chunks: 37 });
+    expect(statsChunks(65536, 9)).toEqual({ trajPerChunk: 227, chunks: 289 });
+    expect(statsChunks(1024, 3)).toEqual({ trajPerChunk: 256, chunks: 4 });
     expect(statsChunks(257, 1)).toEqual({ trajPerChunk: 256, chunks: 2 });
-    expect(statsChunks(6, 600)).toEqual({ trajPerChunk: 1, chunks: 6 });
-    expect(statsChunks(0, 9)).toEqual({ trajPerChunk: 56, chunks: 0 });
+    expect(statsChunks(6, 600)).toEqual({ trajPerChunk: 3, chunks: 2 });
+    expect(statsChunks(3, 2500)).toEqual({ trajPerChunk: 1, chunks: 3 });
+    expect(statsChunks(0, 9)).toEqual({ trajPerChunk: 227, chunks: 0 });
+    // The layout the kernel bench compares (statsChunkRows): 2 rows per thread.
+    expect(statsChunks(65536, 9, 512)).toEqual({ trajPerChunk: 56, chunks: 1171 });
     for (const [N, Tp] of [[1, 1], [999, 7], [5000, 2], [33, 513], [70000, 1]]) {
       const { trajPerChunk, chunks } = statsChunks(N!, Tp!);
       expect(trajPerChunk).toBeGreaterThanOrEqual(1);
@@ -57,7 +61,7 @@ describe('stats chunks', () => {
   });
 
   it('scratch: one StatsChunk record per chunk, one even without trajectories', () => {
-    expect(statsKernel.scratchWords({ numTraj: 8192, tp: 9, minibatches: 1 })).toBe(147 * STATS_CHUNK_WORDS);
+    expect(statsKernel.scratchWords({ numTraj: 8192, tp: 9, minibatches: 1 })).toBe(37 * STATS_CHUNK_WORDS);
     expect(statsKernel.scratchWords({ numTraj: 0, tp: 9, minibatches: 1 })).toBe(STATS_CHUNK_WORDS);
     expect(statsKernel.kernels.map((k) => k.label)).toEqual(['stats', 'statsCombine']);
   });
