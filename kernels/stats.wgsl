@@ -35,26 +35,31 @@ fn clampLogRatio(i: u32) -> f32 {
 }
 
 // Chunk rows' masked log-ratios (0 on unmasked rows) stay in workgroup memory until every thread
-// has summed its trajectory's: in the arrays of the first trees (statsChunk.wgsl), four words per
-// vec4 of treeA then treeB, which reduceAcc only fills afterwards. WebGPU's default 16 KiB of
-// workgroup memory has the trees and no room for a third array of CHUNK_ROWS words. CHUNK_ROWS =
+// has summed its trajectory's: in the arrays of the first trees (statsChunk.wgsl), which reduceAcc
+// only fills afterwards. WebGPU's default 16 KiB of workgroup memory has the trees and no room for
+// a third array of CHUNK_ROWS words. Row k = t + j workgroupSize of the chunk, which thread t
+// loads, goes to component j of treeA[t] (j < 4) or j - 4 of treeB[t]: a vec4 is written by one
+// invocation only, since a write to one component of a vector may access the whole vector (WGSL
+// 14.5.1), which would race with another invocation's write to another component. CHUNK_ROWS =
 // 8 workgroupSize is appended by stats.ts (STATS_CHUNK_ROWS); a chunk holds more rows only when it
 // is one trajectory longer than that, and rows past CHUNK_ROWS are then read again from global memory.
 fn setRowLogRatio(k: u32, x: f32) {
-  let half = CHUNK_ROWS / 2u;
-  if (k < half) {
-    treeA[k / 4u][k % 4u] = x;
+  let t = k % workgroupSize;
+  let j = k / workgroupSize;
+  if (j < 4u) {
+    treeA[t][j] = x;
   } else {
-    treeB[(k - half) / 4u][k % 4u] = x;
+    treeB[t][j - 4u] = x;
   }
 }
 
 fn rowLogRatio(k: u32) -> f32 {
-  let half = CHUNK_ROWS / 2u;
-  if (k < half) {
-    return treeA[k / 4u][k % 4u];
+  let t = k % workgroupSize;
+  let j = k / workgroupSize;
+  if (j < 4u) {
+    return treeA[t][j];
   }
-  return treeB[(k - half) / 4u][k % 4u];
+  return treeB[t][j - 4u];
 }
 
 // Histogram bins: u32 workgroup atomics (exact in any order). Workgroup memory starts zeroed.
