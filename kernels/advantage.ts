@@ -43,7 +43,8 @@
  *
  * Exact zeros: every mean is taken around one of its own values (r0 + sum(r - r0) / G), and the
  * RLOO, anchor and OPOB baselines likewise, so a group (pool, anchor set) of equal values gives
- * exactly 0 in f32 as in float64: adv_zero_frac and the collapse metrics count those zeros.
+ * exactly 0 in f32 as in float64: adv_zero_frac and the collapse metrics count those zeros (and,
+ * within ADV_ZERO_TOL, a member at the mean of rewards equal only before rounding).
  * Differences are written so that those zeros are +0, not -0.
  */
 import advantageWGSL from './advantage.wgsl?raw';

@@ -5,7 +5,7 @@
  *   ess = exp(2 LSE(lambda) - LSE(2 lambda)) / N,  lambda_n = sum_t m (l - l_old)  (log space, VCPO)
  * Histograms count masked tokens in HIST_BINS fixed bins; out-of-range values go to the end bins.
  */
-import { ADV_HIST_RANGE, HIST_BINS, LOGRATIO_HIST_RANGE } from '../workers/metrics';
+import { ADV_HIST_RANGE, ADV_ZERO_TOL, HIST_BINS, LOGRATIO_HIST_RANGE } from '../workers/metrics';
 import { defineKernel, uniformLayout } from './pipeline';
 import { defineTwoPass } from './reduce';
 import statsChunkWGSL from './statsChunk.wgsl?raw';
@@ -71,6 +71,9 @@ export function histBin(x: number, lo: number, hi: number, bins = HIST_BINS): nu
   return Math.min(Math.max(t, 0), bins - 1);
 }
 
+/** ADV_ZERO_TOL as the f32 stats.wgsl compares with, so that both backends count the same advantages. */
+const ADV_ZERO_TOL_F32 = Math.fround(ADV_ZERO_TOL);
+
 export function clampLogRatio(d: number): number {
   return Math.min(Math.max(d, -20), 20);
 }
@@ -97,7 +100,7 @@ export function statsCpu(s: StatsInput): StatsOut {
     count++;
     const a = s.adv[i]!;
     advSum += a;
-    if (a === 0) zero++;
+    if (Math.abs(a) <= ADV_ZERO_TOL_F32) zero++;
     const lr = clampLogRatio(s.logp[i]! - s.logpOld[i]!);
     const r = Math.exp(lr);
     rSum += r;
@@ -262,6 +265,7 @@ export const statsPartialKernel = defineKernel({
   label: 'stats',
   wgsl: `${statsWGSL}${statsChunkWGSL}
 const CHUNK_ROWS: u32 = ${STATS_CHUNK_ROWS}u;
+const ADV_ZERO_TOL: f32 = ${ADV_ZERO_TOL};
 `,
   workgroupSize: STATS_WORKGROUP_SIZE,
   bindings: ['mask', 'adv', 'logp', 'logpOld', 'entropy', 'ppo', 'traj', 'partials'],

@@ -2,7 +2,8 @@
 // shared declarations: statsChunk.wgsl; host side: statsKernel in stats.ts). The N trajectories
 // are cut into `chunks` runs of trajPerChunk <= workgroupSize whole trajectories (trajectory n holds
 // rows n tp .. n tp + tp - 1); workgroup c reduces chunk c into partials[c] (struct StatsChunk):
-//   counters: masked rows, adv == 0, clip -1 and +1; live trajectories, groups starting in the
+//   counters: masked rows, |adv| <= ADV_ZERO_TOL (workers/metrics.ts, appended by stats.ts), clip -1
+//     and +1; live trajectories, groups starting in the
 //     chunk, and those whose rewards are all equal;
 //   over the masked rows: sums of adv, r = exp(clamp(l - l_old, -20, 20)), entropy and kl; min and
 //     max of r; advMean_c = advSum_c / max(tokens_c, 1) and advM2_c = sum (adv - advMean_c)^2, a
@@ -127,7 +128,7 @@ fn addRow(acc: ptr<function, Acc>, k: u32, x: RowIn) {
     return;
   }
   (*acc).counts.x += 1u;
-  (*acc).counts.y += select(0u, 1u, x.a == 0.0);
+  (*acc).counts.y += select(0u, 1u, abs(x.a) <= ADV_ZERO_TOL);
   let r = exp(x.lr);
   (*acc).sums += vec4f(x.a, r, x.ent, x.ppo.kl);
   (*acc).ext.y = min((*acc).ext.y, r);

@@ -21,7 +21,7 @@ const HIST_BINS: u32 = 24u;
 
 // Counters (StatsChunk.counts), u32 so that any order of adding them gives the same result.
 const C_TOKENS: u32 = 0u;   // masked rows
-const C_ZERO: u32 = 1u;     // masked rows with adv == 0
+const C_ZERO: u32 = 1u;     // masked rows with |adv| <= ADV_ZERO_TOL
 const C_LOW: u32 = 2u;      // masked rows clipped below (PpoRow.clip == -1)
 const C_HIGH: u32 = 3u;     // masked rows clipped above (+1)
 const C_EQUAL: u32 = 4u;    // groups whose rewards are all equal (counted at the group's first row)
@@ -53,7 +53,7 @@ var<workgroup> treeB: array<vec4f, workgroupSize>;
 var<workgroup> treeU: array<vec4u, workgroupSize>;
 
 // The first tree's operands per thread: sums (adv, ratio, entropy, kl), (loss sum, ratio min,
-// ratio max, lam max), and u32 counters (pass 1: masked rows, adv == 0, clipped low, high).
+// ratio max, lam max), and u32 counters (pass 1: masked rows, adv ~ 0, clipped low, high).
 struct Acc {
   sums: vec4f,
   ext: vec4f,

@@ -36,7 +36,7 @@ export const METRIC_DOCS: Record<ScalarMetric, string> = {
   success_rate: 'Fraction of the policy\'s own first-round rollouts that solved the task.',
   adv_mean: 'Mean advantage over policy tokens.',
   adv_std: 'Std of the advantage over policy tokens.',
-  adv_zero_frac: 'Fraction of policy tokens whose advantage is exactly 0 (no learning signal).',
+  adv_zero_frac: 'Fraction of policy tokens whose advantage is 0 (|A| <= 1e-6: no learning signal, up to the rounding of the rewards).',
   groups_all_equal_frac: 'Fraction of the trained groups whose rewards are all equal: Advantage Collapse (0 by construction under dynamic sampling).',
   ratio_mean: 'Mean importance ratio pi/pi_old over policy tokens.',
   ratio_min: 'Smallest importance ratio.',
@@ -55,6 +55,17 @@ export const METRIC_DOCS: Record<ScalarMetric, string> = {
   rollouts: 'Trajectories rolled out this iteration: the generation cost of dynamic sampling, DARS and corrections.',
   ms: 'Wall time of the iteration in milliseconds.',
 };
+
+/**
+ * Largest |advantage| adv_zero_frac counts as zero. Rewards the task means to be equal can differ
+ * in their last bits (CM2's checklist averages a trajectory's turns: thirds, rounded to f32), and a
+ * member whose reward is the group mean in exact arithmetic then got exactly 0 from the GPU's f32
+ * mean and ~1e-9 from the CPU backend's float64 one: on the tools task with CM2 the two backends'
+ * adv_zero_frac differed by up to 0.07 on the same rollouts. An advantage this small carries no
+ * signal either way; real ones differ from 0 by the reward's scale (1/12 there), after std scaling
+ * too.
+ */
+export const ADV_ZERO_TOL = 1e-6;
 
 /** Fixed histogram bins: advantages over [-3, 3], log-ratios over [-0.5, 0.5]; ends catch the rest. */
 export const HIST_BINS = 24;

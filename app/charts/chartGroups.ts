@@ -20,7 +20,7 @@ export interface ChartGroup {
 
 const GROUPS: ChartGroup[] = [
   { id: 'reward', title: 'Reward', metrics: ['reward_mean', 'success_rate'], doc: 'Mean training reward over the batch, and the fraction of rollouts that solved the task.', domain: 'unit', large: true },
-  { id: 'groups_all_equal_frac', title: 'Advantage Collapse', metrics: ['groups_all_equal_frac', 'adv_zero_frac'], doc: 'Groups whose rewards are all equal (so every advantage in them is 0), and policy tokens whose advantage is exactly 0.', domain: 'fraction' },
+  { id: 'groups_all_equal_frac', title: 'Advantage Collapse', metrics: ['groups_all_equal_frac', 'adv_zero_frac'], doc: 'Groups whose rewards are all equal (so every advantage in them is 0), and policy tokens whose advantage is 0 (|A| <= 1e-6).', domain: 'fraction' },
   { id: 'advantage', title: 'Advantage', metrics: ['adv_mean', 'adv_std'], doc: 'Mean and std of the advantage over policy tokens.' },
   { id: 'clip', title: 'Clip fraction', metrics: ['clip_frac', 'clip_frac_low', 'clip_frac_high'], doc: 'Policy tokens whose surrogate was clipped: in all, on the low side, on the high side.', domain: 'from-zero' },
   { id: 'ratio', title: 'IS ratio', metrics: ['ratio_mean', 'ratio_min', 'ratio_max'], doc: 'Importance ratio pi/pi_old over policy tokens: mean, smallest, largest.' },

@@ -7,6 +7,7 @@
  * rounds like the GPU); the means, std, ratio min/max and ESS with atol 1e-6, rtol 1e-5, as each f32
  * sum is a short run per thread and two 8-level trees per pass, a few ulps of the total.
  */
+import { ADV_ZERO_TOL } from '../../workers/metrics';
 import { createRng } from '../../workers/rng';
 import { packTrajIn } from '../advantage';
 import { PPO_ROW_WORDS } from '../ppoLoss';
@@ -72,7 +73,10 @@ export function makeStatsInput(N: number, group: number, Tp: number, seed: numbe
   const rng = createRng(seed);
   const R = N * Tp;
   const mask = Float32Array.from({ length: R }, () => (rng.next() < (o.maskP ?? 0.8) ? 1 : 0));
-  const edgeVals = [-3, 3, 0, 0.25, -0.25, 2.999, -3.5, 1e-9];
+  // Histogram edges, and adv_zero_frac's: ADV_ZERO_TOL in f32 counts as zero, the next f32 up not.
+  const tol = Math.fround(ADV_ZERO_TOL);
+  const aboveTol = new Float32Array(Uint32Array.of(new Uint32Array(Float32Array.of(tol).buffer)[0]! + 1).buffer)[0]!;
+  const edgeVals = [-3, 3, 0, 0.25, -0.25, 2.999, -3.5, 1e-9, tol, -tol, aboveTol];
   const adv = Float32Array.from({ length: R }, (_, i) =>
     mask[i] === 0 ? 0 : o.edges && i % 3 === 0 ? edgeVals[i % edgeVals.length]! : rng.next() < 0.1 ? 0 : rng.normal() * 1.5,
   );

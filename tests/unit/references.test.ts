@@ -8,6 +8,7 @@ import { sampleCpu } from '../../kernels/sample';
 import { histBin, statsCpu } from '../../kernels/stats';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { aggregationWeights, minibatchRanges } from '../../workers/lossAgg';
+import { ADV_ZERO_TOL } from '../../workers/metrics';
 import { expectClose } from '../helpers/expectClose';
 
 const f32 = (xs: number[]) => Float32Array.from(xs);
@@ -196,6 +197,18 @@ describe('statsCpu', () => {
     expect(s.adv_hist.reduce((a, b) => a + b)).toBe(3);
     expect(s.adv_hist[histBin(1, -3, 3)]).toBe(2);
     expect(s.ratio_hist[23]).toBe(1);
+  });
+  it('adv_zero_frac counts |A| <= ADV_ZERO_TOL (as f32) as zero, and nothing larger', () => {
+    const tol = Math.fround(ADV_ZERO_TOL);
+    const above = new Float32Array(Uint32Array.of(new Uint32Array(Float32Array.of(tol).buffer)[0]! + 1).buffer)[0]!;
+    const adv = f32([0, 1e-9, -1e-9, tol, -tol, above, -above, 0.5]);
+    const n = adv.length;
+    const s = statsCpu({
+      mask: new Float32Array(n).fill(1), adv, logp: new Float32Array(n), logpOld: new Float32Array(n), entropy: new Float32Array(n),
+      kl: new Float32Array(n), clip: new Int32Array(n), loss: new Float32Array(n), rewards: f32([1]),
+      groupStart: Uint32Array.of(0), groupSize: Uint32Array.of(1), turns: Uint32Array.of(1), Tp: n, minibatches: 1,
+    });
+    expect(s.adv_zero_frac).toBe(5 / 8);
   });
   it('an empty mask gives finite defaults; ESS survives log-weights of +-1000', () => {
     const z = new Float32Array(4);
