@@ -181,8 +181,9 @@ export const STATS_WORKGROUP_SIZE = 256;
  * a copy: 1,171 workgroups of 256 threads, each a chain of loads, trees and a second walk that
  * moves 2 rows per thread, so the kernel took about the chain times the rounds of workgroups the
  * GPU could hold at once. With 2,048 rows a chunk the same work is 289 chains of 8 rows per thread,
- * loads issued four rows at a time; not yet timed on a GPU (`statsChunkRows` in the kernel bench
- * keeps 512 to compare).
+ * loads issued four rows at a time; not yet timed on a GPU (the kernel bench's row `statsChunk512`
+ * keeps 512 to compare). On SwiftShader, which runs workgroups one after another, the kernel went
+ * from 38.7 to 14.2 ms at 9,216 rows and from 191 to 59 ms at 73,728 (BENCHMARKS.md).
  */
 export const STATS_CHUNK_ROWS = 8 * STATS_WORKGROUP_SIZE;
 /** 4-byte words of one `struct StatsChunk` (statsChunk.wgsl): 7 counters, 12 floats, 2 histograms. */

@@ -2,9 +2,9 @@
 // shared declarations: statsChunk.wgsl; host side: statsKernel in stats.ts). The N trajectories
 // are cut into `chunks` runs of trajPerChunk <= workgroupSize whole trajectories (trajectory n holds
 // rows n tp .. n tp + tp - 1); workgroup c reduces chunk c into partials[c] (struct StatsChunk):
-//   counters: masked rows, |adv| <= ADV_ZERO_TOL (workers/metrics.ts, appended by stats.ts), clip -1
-//     and +1; live trajectories, groups starting in the
-//     chunk, and those whose rewards are all equal;
+//   counters: masked rows, |adv| <= ADV_ZERO_TOL (workers/metrics.ts, appended by stats.ts), clip
+//     -1 and +1; live trajectories, groups starting in the chunk, and those whose rewards are all
+//     equal;
 //   over the masked rows: sums of adv, r = exp(clamp(l - l_old, -20, 20)), entropy and kl; min and
 //     max of r; advMean_c = advSum_c / max(tokens_c, 1) and advM2_c = sum (adv - advMean_c)^2, a
 //     second walk over the chunk's rows (pass 2 combines them by Chan et al.'s formula);
