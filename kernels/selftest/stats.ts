@@ -68,14 +68,18 @@ export function statsPacked(x: StatsInput): { ppo: Float32Array; traj: Uint32Arr
   return { ppo: pf, traj: packTrajIn({ reward: x.rewards, groupStart: x.groupStart, groupSize: x.groupSize, turns: x.turns }) };
 }
 
+/** adv_zero_frac's edge: ADV_ZERO_TOL as an f32 (counted as zero) and the next f32 up (not counted). */
+export function advZeroEdges(): [number, number] {
+  const tol = Math.fround(ADV_ZERO_TOL);
+  return [tol, new Float32Array(Uint32Array.of(new Uint32Array(Float32Array.of(tol).buffer)[0]! + 1).buffer)[0]!];
+}
+
 /** N trajectories of Tp policy rows in groups of `group`, seeded; the GPU test's generator. */
 export function makeStatsInput(N: number, group: number, Tp: number, seed: number, o: StatsInputOptions = {}): StatsInput {
   const rng = createRng(seed);
   const R = N * Tp;
   const mask = Float32Array.from({ length: R }, () => (rng.next() < (o.maskP ?? 0.8) ? 1 : 0));
-  // Histogram edges, and adv_zero_frac's: ADV_ZERO_TOL in f32 counts as zero, the next f32 up not.
-  const tol = Math.fround(ADV_ZERO_TOL);
-  const aboveTol = new Float32Array(Uint32Array.of(new Uint32Array(Float32Array.of(tol).buffer)[0]! + 1).buffer)[0]!;
+  const [tol, aboveTol] = advZeroEdges();
   const edgeVals = [-3, 3, 0, 0.25, -0.25, 2.999, -3.5, 1e-9, tol, -tol, aboveTol];
   const adv = Float32Array.from({ length: R }, (_, i) =>
     mask[i] === 0 ? 0 : o.edges && i % 3 === 0 ? edgeVals[i % edgeVals.length]! : rng.next() < 0.1 ? 0 : rng.normal() * 1.5,

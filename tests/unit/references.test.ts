@@ -5,10 +5,10 @@ import { grpoAdvantageCpu } from '../../kernels/advantage';
 import { MASKED_LOGIT, safeTanh } from '../../kernels/mlp';
 import { ppoLossCpu } from '../../kernels/ppoLoss';
 import { sampleCpu } from '../../kernels/sample';
+import { advZeroEdges } from '../../kernels/selftest/stats';
 import { histBin, statsCpu } from '../../kernels/stats';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { aggregationWeights, minibatchRanges } from '../../workers/lossAgg';
-import { ADV_ZERO_TOL } from '../../workers/metrics';
 import { expectClose } from '../helpers/expectClose';
 
 const f32 = (xs: number[]) => Float32Array.from(xs);
@@ -199,8 +199,7 @@ describe('statsCpu', () => {
     expect(s.ratio_hist[23]).toBe(1);
   });
   it('adv_zero_frac counts |A| <= ADV_ZERO_TOL (as f32) as zero, and nothing larger', () => {
-    const tol = Math.fround(ADV_ZERO_TOL);
-    const above = new Float32Array(Uint32Array.of(new Uint32Array(Float32Array.of(tol).buffer)[0]! + 1).buffer)[0]!;
+    const [tol, above] = advZeroEdges();
     const adv = f32([0, 1e-9, -1e-9, tol, -tol, above, -above, 0.5]);
     const n = adv.length;
     const s = statsCpu({
