@@ -4,7 +4,8 @@
 // (r0 + sum(r - r0) / G), so equal values give exactly 0 in f32 as in float64.
 // Estimators with one value per trajectory (group, rloo, raw, opob; the default path) leave it in
 // workgroup memory, and then the workgroup writes its trajectories' rows together, neighbouring
-// threads on neighbouring rows, four rows in flight per thread. The other estimators write a
+// threads on neighbouring rows, their masks loaded twelve rows at a time per thread, the first
+// twelve before the group walks. The other estimators write a
 // trajectory's rows from its own thread (row by row, each depending on the ones before or on the
 // turn).
 
@@ -293,25 +294,62 @@ fn rowAdvantage(k: u32, m: f32) -> f32 {
   return select(0.0, trajValues[k / u.tp] * m, m != 0.0);
 }
 
-// The rows of trajectories n0 .. n1 - 1 of the workgroup, from their values in trajValues. Thread
-// t writes rows t, t + workgroupSize, ...: four mask loads are issued before the four stores, so
-// a thread waits out one memory latency per four rows.
-fn putWorkgroupRows(n0: u32, n1: u32, lid: u32) {
-  let r0 = n0 * u.tp;
-  let rows = (n1 - n0) * u.tp;
-  var k = lid;
-  for (; k + 3u * workgroupSize < rows; k += 4u * workgroupSize) {
-    let m0 = mask[r0 + k];
-    let m1 = mask[r0 + k + workgroupSize];
-    let m2 = mask[r0 + k + 2u * workgroupSize];
-    let m3 = mask[r0 + k + 3u * workgroupSize];
-    adv[r0 + k] = rowAdvantage(k, m0);
-    adv[r0 + k + workgroupSize] = rowAdvantage(k + workgroupSize, m1);
-    adv[r0 + k + 2u * workgroupSize] = rowAdvantage(k + 2u * workgroupSize, m2);
-    adv[r0 + k + 3u * workgroupSize] = rowAdvantage(k + 3u * workgroupSize, m3);
+// Masks of the workgroup's rows k, k + workgroupSize, k + 2 workgroupSize, k + 3 workgroupSize
+// (rows past `rows` load row rows - 1 and are not written). Needs k < rows.
+fn rowMasks(r0: u32, rows: u32, k: u32) -> vec4f {
+  let last = rows - 1u;
+  let w = workgroupSize;
+  return vec4f(mask[r0 + k], mask[r0 + min(k + w, last)], mask[r0 + min(k + 2u * w, last)], mask[r0 + min(k + 3u * w, last)]);
+}
+
+// Twelve rows' masks, three rowMasks from row k on: a thread's rows of a workgroup of trajectories
+// with tp <= 12 (each thread has tp of them) in one round trip.
+struct RowMasks {
+  a: vec4f,
+  b: vec4f,
+  c: vec4f,
+}
+
+fn rowMasks12(r0: u32, rows: u32, k: u32) -> RowMasks {
+  var m = RowMasks(vec4f(0.0), vec4f(0.0), vec4f(0.0));
+  let w = workgroupSize;
+  if (k < rows) {
+    m.a = rowMasks(r0, rows, k);
   }
-  for (; k < rows; k += workgroupSize) {
-    adv[r0 + k] = rowAdvantage(k, mask[r0 + k]);
+  if (k + 4u * w < rows) {
+    m.b = rowMasks(r0, rows, k + 4u * w);
+  }
+  if (k + 8u * w < rows) {
+    m.c = rowMasks(r0, rows, k + 8u * w);
+  }
+  return m;
+}
+
+fn putRows4(r0: u32, rows: u32, k: u32, m: vec4f) {
+  let w = workgroupSize;
+  for (var j = 0u; j < 4u; j++) {
+    let kj = k + j * w;
+    if (kj < rows) {
+      adv[r0 + kj] = rowAdvantage(kj, m[j]);
+    }
+  }
+}
+
+// The rows of the workgroup's trajectories (rows from r0), from their values in trajValues.
+// Thread t writes rows t, t + workgroupSize, ..., twelve a round, with the masks of the first
+// round loaded by the caller before the trajectory values (`first`): the masks do not depend on
+// them, so that round trip overlaps the group walks, and with tp <= 12 none is left after the
+// barrier. Same values as one row at a time.
+fn putWorkgroupRows(r0: u32, rows: u32, lid: u32, first: RowMasks) {
+  let w = workgroupSize;
+  var m = first;
+  for (var k = lid; k < rows; k += 12u * w) {
+    if (k != lid) {
+      m = rowMasks12(r0, rows, k);
+    }
+    putRows4(r0, rows, k, m.a);
+    putRows4(r0, rows, k + 4u * w, m.b);
+    putRows4(r0, rows, k + 8u * w, m.c);
   }
 }
 
@@ -425,6 +463,10 @@ fn main(
   // Uniform (the estimator is), so the whole workgroup reaches the barrier; a workgroup past the
   // last trajectory (2-D grid padding) writes nothing.
   if (e != EST_REINFORCE && !perTurn) {
+    let t0 = min(n0, u.numTraj);
+    let r0 = t0 * u.tp;
+    let rows = (min(n0 + workgroupSize, u.numTraj) - t0) * u.tp;
+    let first = rowMasks12(r0, rows, lid);
     if (n < u.numTraj) {
       let c = trajContext(n);
       var a = 0.0;
@@ -436,7 +478,7 @@ fn main(
       trajValues[lid] = a * c.factor;
     }
     workgroupBarrier();
-    putWorkgroupRows(min(n0, u.numTraj), min(n0 + workgroupSize, u.numTraj), lid);
+    putWorkgroupRows(r0, rows, lid, first);
     return;
   }
 
