@@ -680,7 +680,7 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     { kernel: 'tokenStats', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
     {
       kernel: 'advantage', threads: per(shape.N) * wg, serial: 2 * shape.group + shape.Tp,
-      mapping: 'thread per trajectory, twice over its group; then the workgroup writes its rows together, 4 in flight per thread',
+      mapping: 'thread per trajectory, twice over its group; then the workgroup writes its rows together, masks loaded 12 rows at a time per thread, the first 12 before the group walks',
     },
     // PPO's critic (4096 entries; kernels/critic.ts): pass 1 per row chunk, pass 2 per entry.
     { kernel: 'criticUpdate', threads: critic.chunks * wg, serial: per(4096) + critic.rowsPerChunk,
