@@ -1,7 +1,7 @@
 /**
  * Self-test of stats (stats.wgsl per chunk of whole trajectories, then statsCombine.wgsl) against
  * statsCpu (from tests/gpu/stats.gpu.test.ts), on one chunk, a chunk edge (257 trajectories of one
- * row: 256 + 1), 3 and 19 chunks, binary and all-equal rewards, variable group sizes with padding
+ * row: 256 + 1), 1,152 and 9,216 rows (1 and 5 chunks), binary and all-equal rewards, variable group sizes with padding
  * rows, histogram-edge values and log-ratios past the ±20 clamp.
  * Tolerances: the token count and the histogram bins exactly (u32 counters in both passes; histBin
  * rounds like the GPU); the means, std, ratio min/max and ESS with atol 1e-6, rtol 1e-5, as each f32
@@ -66,6 +66,12 @@ export function statsPacked(x: StatsInput): { ppo: Float32Array; traj: Uint32Arr
     pi[PPO_ROW_WORDS * i + 3] = x.clip[i]!;
   }
   return { ppo: pf, traj: packTrajIn({ reward: x.rewards, groupStart: x.groupStart, groupSize: x.groupSize, turns: x.turns }) };
+}
+
+/** "1 chunk" or "5 chunks": pass 1's chunks of N trajectories of tp rows, for the case labels. */
+function chunkCount(N: number, tp: number): string {
+  const n = statsChunks(N, tp).chunks;
+  return `${n} chunk${n === 1 ? '' : 's'}`;
 }
 
 /** adv_zero_frac's edge: ADV_ZERO_TOL as an f32 (counted as zero) and the next f32 up (not counted). */
@@ -153,8 +159,8 @@ function statsCase(name: string, input: () => StatsInput, spreadBins = false): S
 
 export const statsCases: SelfTestCase[] = [
   statsCase('rows 257 (N 257, group 1)', () => makeStatsInput(257, 1, 1, 257)),
-  statsCase(`rows 1152 (N 128, group 8, Tp 9): ${statsChunks(128, 9).chunks} chunks`, () => makeStatsInput(128, 8, 9, 1152)),
-  statsCase(`rows 9216 (N 1024, group 8, Tp 9): ${statsChunks(1024, 9).chunks} chunks`, () => makeStatsInput(1024, 8, 9, 9216)),
+  statsCase(`rows 1152 (N 128, group 8, Tp 9): ${chunkCount(128, 9)}`, () => makeStatsInput(128, 8, 9, 1152)),
+  statsCase(`rows 9216 (N 1024, group 8, Tp 9): ${chunkCount(1024, 9)}`, () => makeStatsInput(1024, 8, 9, 9216)),
   statsCase('binary rewards, rows 255', () => makeStatsInput(15, 5, 17, 256, { rewards: 'binary' })),
   statsCase('empty mask', () => makeStatsInput(16, 4, 5, 3, { maskP: 0 })),
   statsCase('all-equal rewards in every group', () => makeStatsInput(24, 6, 3, 4, { rewards: 'equal' })),
@@ -162,6 +168,6 @@ export const statsCases: SelfTestCase[] = [
   statsCase('values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true })),
   statsCase('log-ratios past the ±20 clamp', () => makeStatsInput(40, 4, 6, 7, { spread: 30 })),
   // Pass 2 as the hardware variant runs it (statsSpreadBinsFor): the bins in workgroups of their own.
-  statsCase(`bins spread over workgroups, rows 9216: ${statsChunks(1024, 9).chunks} chunks`, () => makeStatsInput(1024, 8, 9, 9217), true),
+  statsCase(`bins spread over workgroups, rows 9216: ${chunkCount(1024, 9)}`, () => makeStatsInput(1024, 8, 9, 9217), true),
   statsCase('bins spread over workgroups, values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true }), true),
 ];
