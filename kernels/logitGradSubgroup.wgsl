@@ -26,16 +26,11 @@ fn subgroupRows(r: vec4u, live: vec4<bool>, lanes: vec2u) {
   }
 }
 
-// Entry v of the live rows' dz (live.x always holds: the entry point starts at a row of the call).
+// Entry v of the live rows' dz.
 fn writeRows(off: vec4u, v: u32, d: vec4f, live: vec4<bool>) {
-  dz[off.x + v] = d.x;
-  if (live.y) {
-    dz[off.y + v] = d.y;
-  }
-  if (live.z) {
-    dz[off.z + v] = d.z;
-  }
-  if (live.w) {
-    dz[off.w + v] = d.w;
+  for (var j = 0u; j < 4u; j++) {
+    if (live[j]) {
+      dz[off[j] + v] = d[j];
+    }
   }
 }

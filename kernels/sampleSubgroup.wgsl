@@ -41,21 +41,11 @@ fn subgroupRows(r: vec4u, live: vec4<bool>, lanes: vec2u) {
   // Rounding can leave the total just under x: take the last allowed token.
   let tok = select(last, pick, pick != vec4u(NO_TOKEN));
   if (subgroupElect()) {
-    writeToken(r.x, pos.x, tok.x);
-    if (live.y) {
-      writeToken(r.y, pos.y, tok.y);
-    }
-    if (live.z) {
-      writeToken(r.z, pos.z, tok.z);
-    }
-    if (live.w) {
-      writeToken(r.w, pos.w, tok.w);
+    for (var j = 0u; j < 4u; j++) {
+      if (live[j]) {
+        seq[pos[j]] = tok[j];
+        sampled[r[j] * u.outStride + u.outOffset] = tok[j];
+      }
     }
   }
-}
-
-// live.x always holds: the entry point starts at a row of the call.
-fn writeToken(r: u32, pos: u32, tok: u32) {
-  seq[pos] = tok;
-  sampled[r * u.outStride + u.outOffset] = tok;
 }

@@ -30,22 +30,12 @@ fn subgroupRows(r: vec4u, live: vec4<bool>, lanes: vec2u) {
     let lp = (za - m) - ls;
     let h = ls - pd;
     let q = s2 / (s * s);
-    writeRow(row.x, lp.x, h.x, q.x);
-    if (live.y) {
-      writeRow(row.y, lp.y, h.y, q.y);
-    }
-    if (live.z) {
-      writeRow(row.z, lp.z, h.z, q.z);
-    }
-    if (live.w) {
-      writeRow(row.w, lp.w, h.w, q.w);
+    for (var j = 0u; j < 4u; j++) {
+      if (live[j]) {
+        logp[row[j]] = lp[j];
+        entropy[row[j]] = h[j];
+        sumP2[row[j]] = q[j];
+      }
     }
   }
-}
-
-// live.x always holds: the entry point starts at a row of the call.
-fn writeRow(row: u32, lp: f32, h: f32, q: f32) {
-  logp[row] = lp;
-  entropy[row] = h;
-  sumP2[row] = q;
 }
