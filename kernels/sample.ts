@@ -9,9 +9,11 @@ import { defineKernel, uniformLayout } from './pipeline';
 import sampleIoWGSL from './sampleIo.wgsl?raw';
 import sampleWGSL from './sample.wgsl?raw';
 import sampleSubgroupWGSL from './sampleSubgroup.wgsl?raw';
+import sampleUnrolledWGSL from './sampleUnrolled.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
-import type { KernelVariant } from './variant';
+import { unrolledRowSource, unrolledVocab } from './rowUnrolled';
+import type { RowLayout } from './variant';
 
 /** Writes the sampled token of row r into seq[rowPos[r]]. */
 export function sampleCpu(
@@ -93,5 +95,19 @@ export const sampleSubgroupKernel = defineKernel({
   workgroups: (c) => subgroupRowWorkgroups(c.numRows),
 });
 
-export const sampleKernels: Record<KernelVariant, typeof sampleKernel> = { thread: sampleKernel, subgroup: sampleSubgroupKernel };
+/** sampleKernel compiled for its vocabulary (kernels/rowUnrolled.ts): vocabularies up to 64, a pipeline each. */
+export const sampleUnrolledKernel = defineKernel({
+  label: 'sampleUnrolled',
+  wgsl: unrolledRowSource(sampleIoWGSL, sampleUnrolledWGSL),
+  workgroupSize: SAMPLE_WORKGROUP_SIZE,
+  ...sampleIo,
+  specialize: (c) => unrolledVocab('sampleUnrolled', c.vocab),
+  workgroups: (c) => Math.ceil(c.numRows / SAMPLE_WORKGROUP_SIZE),
+});
+
+export const sampleKernels: Record<RowLayout, typeof sampleKernel> = {
+  thread: sampleKernel,
+  subgroup: sampleSubgroupKernel,
+  unrolled: sampleUnrolledKernel,
+};
 export const createSampleKernel = (device: GPUDevice) => sampleKernel.create(device);

@@ -10,9 +10,11 @@ import { defineKernel, uniformLayout } from './pipeline';
 import tokenStatsIoWGSL from './tokenStatsIo.wgsl?raw';
 import tokenStatsWGSL from './tokenStats.wgsl?raw';
 import tokenStatsSubgroupWGSL from './tokenStatsSubgroup.wgsl?raw';
+import tokenStatsUnrolledWGSL from './tokenStatsUnrolled.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
-import type { KernelVariant } from './variant';
+import { unrolledRowSource, unrolledVocab } from './rowUnrolled';
+import type { RowLayout } from './variant';
 
 export interface TokenStats {
   /** [R] log pi(a_r) */
@@ -95,8 +97,19 @@ export const tokenStatsSubgroupKernel = defineKernel({
   workgroups: (c) => subgroupRowWorkgroups(c.numRows),
 });
 
-export const tokenStatsKernels: Record<KernelVariant, typeof tokenStatsKernel> = {
+/** tokenStatsKernel compiled for its vocabulary (kernels/rowUnrolled.ts): vocabularies up to 64, a pipeline each. */
+export const tokenStatsUnrolledKernel = defineKernel({
+  label: 'tokenStatsUnrolled',
+  wgsl: unrolledRowSource(tokenStatsIoWGSL, tokenStatsUnrolledWGSL),
+  workgroupSize: TOKEN_STATS_WORKGROUP_SIZE,
+  ...tokenStatsIo,
+  specialize: (c) => unrolledVocab('tokenStatsUnrolled', c.vocab),
+  workgroups: (c) => Math.ceil(c.numRows / TOKEN_STATS_WORKGROUP_SIZE),
+});
+
+export const tokenStatsKernels: Record<RowLayout, typeof tokenStatsKernel> = {
   thread: tokenStatsKernel,
   subgroup: tokenStatsSubgroupKernel,
+  unrolled: tokenStatsUnrolledKernel,
 };
 export const createTokenStatsKernel = (device: GPUDevice) => tokenStatsKernel.create(device);

@@ -1,8 +1,10 @@
+import { UNROLLED_MAX_VOCAB } from './rowUnrolled';
+
 /**
  * Which version of the kernels that have two the GPU backend runs: one thread per output, or a
- * subgroup per output with subgroup reductions (sample, tokenStats and logitGrad:
- * kernels/rowSubgroup.ts, by the vocabulary: rowKernelVariant; firstLayerGrad's embedding
- * gradient: firstLayerGradSubgroup.wgsl).
+ * subgroup per output with subgroup reductions (logitGrad, and sample and tokenStats above 64
+ * logits: kernels/rowSubgroup.ts, softmaxRowLayout; firstLayerGrad's embedding gradient:
+ * firstLayerGradSubgroup.wgsl).
  * The subgroup versions need a device created with the `subgroups` feature and WGSL's
  * `subgroup_id` builtins; they exist for hardware GPUs, where neighbouring lanes then read
  * neighbouring words. The subgroup variant is the hardware layout in one more way: gradNorm's
@@ -14,25 +16,24 @@
 export type KernelVariant = 'thread' | 'subgroup';
 
 /**
- * Vocabulary from which the hardware variant's sample and tokenStats take a subgroup per row. On
- * an H200 at 19 logits a row a thread per row was 3-4x faster (sample 0.039 against 0.166 ms at
- * 589,824 rows, tokenStats 0.042 against 0.138 ms): a subgroup of 32 lanes left 13 idle and walked
- * 8 rows one after another, each with its reductions. From 64 logits a thread's row spans several
- * cache lines and its three passes over it grow with the row, where a subgroup's grow with rows/32.
- * Those figures are of subgroups that took one row at a time; they now take four at once
- * (rowSubgroup.wgsl), not yet timed on a GPU, so the crossover stays where it was measured.
+ * The layouts of sample and tokenStats: a variant's own, or the unrolled one (kernels/rowUnrolled.ts:
+ * a thread per row, the vocabulary compiled into the pipeline and the row held in registers).
  */
-export const SUBGROUP_ROW_MIN_VOCAB = 64;
+export type RowLayout = KernelVariant | 'unrolled';
 
 /**
- * The version of a per-row softmax kernel that `variant` runs at this vocabulary. logitGrad takes
- * the subgroup version whenever the variant does: it writes a whole row of gradients, which
- * neighbouring lanes write coalesced (0.121 against 0.184 ms for a thread per row on the H200 at
- * 19 logits, with one row per subgroup at a time); sample and tokenStats write one value a row (SUBGROUP_ROW_MIN_VOCAB).
+ * The layout of sample and tokenStats that `variant` runs at this vocabulary: the unrolled one up
+ * to UNROLLED_MAX_VOCAB logits, whatever the variant, and above that the variant's own (on
+ * hardware a subgroup per four rows, a lane per logit; elsewhere a thread per row).
+ * On an H200 at 19 logits and 589,824 rows the unrolled versions took 0.019 ms (sample) and 0.019
+ * ms (tokenStats), against 0.039 and 0.042 for a thread per row, which loads each logit again in
+ * each of its walks V * 4 bytes from its neighbours', and 0.111 and 0.099 for a subgroup per four
+ * rows (19 of 32 lanes busy, serial reductions); on SwiftShader 14-15 % less than a thread per row
+ * (BENCHMARKS.md). logitGrad has no unrolled version and runs the variant's own (logitGradKernels
+ * in mlp.ts says why).
  */
-export function rowKernelVariant(variant: KernelVariant, kernel: 'sample' | 'tokenStats' | 'logitGrad', vocab: number): KernelVariant {
-  if (variant === 'thread' || kernel === 'logitGrad') return variant;
-  return vocab >= SUBGROUP_ROW_MIN_VOCAB ? 'subgroup' : 'thread';
+export function softmaxRowLayout(variant: KernelVariant, vocab: number): RowLayout {
+  return vocab <= UNROLLED_MAX_VOCAB ? 'unrolled' : variant;
 }
 
 /**

@@ -35,7 +35,7 @@ import { seqRatioKernel } from '../kernels/seqRatio';
 import { decodeStats, STATS_WORDS, statsKernel, statsSpreadBinsFor, type StatsConfig } from '../kernels/stats';
 import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernels } from '../kernels/tokenStats';
-import { defaultKernelVariant, rowKernelVariant, type KernelVariant } from '../kernels/variant';
+import { defaultKernelVariant, softmaxRowLayout, type KernelVariant } from '../kernels/variant';
 import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
 import { whitenKernel, whitenScratchWords } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
@@ -44,8 +44,8 @@ export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
   label?: string;
   /**
-   * The kernels that have hardware versions run them ('subgroup': subgroup rows by the vocabulary,
-   * rowKernelVariant; firstLayerGrad's subgroup version; gradNorm's block; stats' spread bins) or
+   * The kernels that have hardware versions run them ('subgroup': logitGrad's subgroup rows, and
+   * sample and tokenStats' above 64 logits, softmaxRowLayout; firstLayerGrad's subgroup version; gradNorm's block; stats' spread bins) or
    * the thread ones (kernels/variant.ts); default defaultKernelVariant(device): the hardware
    * versions on a hardware adapter that has subgroups.
    */
@@ -246,8 +246,8 @@ export function createGpuBackend(
   const k = {
     embedProject: embedProjectKernel.create(device),
     forward: forwardKernel.create(device),
-    sample: sampleKernels[rowKernelVariant(kernelVariant, 'sample', V)].create(device),
-    tokenStats: tokenStatsKernels[rowKernelVariant(kernelVariant, 'tokenStats', V)].create(device),
+    sample: sampleKernels[softmaxRowLayout(kernelVariant, V)].create(device),
+    tokenStats: tokenStatsKernels[softmaxRowLayout(kernelVariant, V)].create(device),
     trajStats: trajStatsKernel.create(device),
     advantage: advantageKernel.create(device),
     tokenBaseline: tokenBaselineKernel.create(device),
@@ -258,7 +258,7 @@ export function createGpuBackend(
     gae: gaeKernel.create(device),
     criticUpdate: criticUpdateKernel.create(device),
     ppoLoss: ppoLossKernel.create(device),
-    logitGrad: logitGradKernels[rowKernelVariant(kernelVariant, 'logitGrad', V)].create(device),
+    logitGrad: logitGradKernels[kernelVariant].create(device),
     headGrad: headGradKernel.create(device),
     hiddenGrad: hiddenGradKernel.create(device),
     slotGrad: slotGradKernel.create(device),

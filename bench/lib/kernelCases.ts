@@ -328,17 +328,20 @@ export function sharedBuffers(d: KernelData): KernelCase['buffers'] {
 }
 
 /**
- * Cases by kernel label with their bytes and FLOPs, plus a `${label}Subgroup` case for each of
- * `withSubgroup`: the subgroup versions (kernels/variant.ts) do the same work on the same buffers.
+ * Cases by kernel label with their bytes and FLOPs, plus a case for each other layout of a kernel
+ * (`${label}Subgroup`, `${label}Unrolled`: kernels/variant.ts), which does the same work on the
+ * same buffers.
  */
 function casesByLabel(
   cases: Array<Omit<KernelCase, 'bytes' | 'flops'>>,
   cost: Record<string, { bytes: number; flops: number }>,
-  withSubgroup: readonly string[],
+  layouts: Readonly<Record<string, readonly string[]>>,
 ): Record<string, KernelCase> {
   const all = [
     ...cases.map((c) => [c.label, c] as const),
-    ...withSubgroup.map((l) => [l, { ...cases.find((c) => c.label === l)!, label: `${l}Subgroup` }] as const),
+    ...Object.entries(layouts).flatMap(([l, suffixes]) =>
+      suffixes.map((suffix) => [l, { ...cases.find((c) => c.label === l)!, label: `${l}${suffix}` }] as const),
+    ),
   ];
   return Object.fromEntries(all.map(([of, c]) => [c.label, { ...c, ...cost[of]! }]));
 }
@@ -502,7 +505,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
   };
   return {
-    ...casesByLabel(cases, cost, ['sample', 'tokenStats', 'logitGrad']),
+    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'] }),
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
     [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
   };
@@ -579,7 +582,7 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
   const gradNorm = cases.find((c) => c.label === 'gradNorm')!;
   const hwConfig = { n: P, block: GRAD_NORM_BLOCK_HARDWARE };
   const hardware = { ...gradNorm, label: GRAD_NORM_HARDWARE_CASE, config: hwConfig, buffers: { ...gradNorm.buffers, partials: { words: gradNormKernel.scratchWords(hwConfig) } } };
-  return { ...casesByLabel(cases, cost, ['firstLayerGrad']), [GRAD_NORM_HARDWARE_CASE]: { ...hardware, ...cost.gradNorm! } };
+  return { ...casesByLabel(cases, cost, { firstLayerGrad: ['Subgroup'] }), [GRAD_NORM_HARDWARE_CASE]: { ...hardware, ...cost.gradNorm! } };
 }
 
 /** The kernel table's row for gradNorm with GRAD_NORM_BLOCK_HARDWARE (bench/page/kernels.ts). */
@@ -689,6 +692,9 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     ...whitenShapes(R),
     { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
+    // Their unrolled versions (kernels/rowUnrolled.ts): the row loaded once, then walked in registers.
+    { kernel: 'sampleUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
+    { kernel: 'tokenStatsUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
     // Their subgroup variants (kernels/rowSubgroup.ts), serial steps at 32 lanes (NVIDIA, Apple).
     ...(['sample', 'tokenStats', 'logitGrad'] as const).map((k): LaunchShape => ({
       kernel: `${k}Subgroup`,

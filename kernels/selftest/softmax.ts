@@ -1,7 +1,7 @@
 /**
- * Self-tests of the row-softmax kernels (they share rowSoftmax.wgsl): sample.wgsl vs sampleCpu,
- * tokenStats.wgsl vs tokenStatsCpu, logitGrad.wgsl vs logitGradCpu, on ordinary rows and on the
- * extreme rows of their GPU tests (logits ±1e4, one dominant token, one allowed token, all equal).
+ * Self-tests of the row-softmax kernels in each layout (thread, unrolled, subgroup; logitGrad has
+ * no unrolled one): sample vs sampleCpu, tokenStats vs tokenStatsCpu, logitGrad vs logitGradCpu,
+ * on ordinary rows and on the extreme rows of their GPU tests (logits ±1e4, one dominant token, one allowed token, all equal).
  * Tolerances, from tests/gpu/{sample,tokenStats,logitGrad}.gpu.test.ts:
  * - sample: tokens exactly. The GPU's f32 CDF differs from the float64 one by ~1e-7, so a mismatch
  *   needs a uniform within 1e-7 of a CDF edge, which these fixed seeds do not hit.
@@ -16,7 +16,8 @@ import { logitGradCpu, logitGradKernels, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from
 import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../sample';
 import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
 import { SUBGROUP_ROWS_PER_GROUP } from '../rowSubgroup';
-import type { KernelVariant } from '../variant';
+import { UNROLLED_MAX_VOCAB } from '../rowUnrolled';
+import type { KernelVariant, RowLayout } from '../variant';
 import { extremeSampleInput, logitCase, maxAbsLogit, randomSampleInput, type LogitCase, type RowKind, type SampleInput } from './fixtures';
 import { dispatch, exact, joined, withScratch, type SelfTestCase } from './harness';
 
@@ -31,7 +32,7 @@ const EXTREME: RowKind[] = ['huge', 'dominant', 'single', 'flat'];
 
 // ---- sample ----
 
-function sampleCase(variant: KernelVariant, name: string, input: () => SampleInput, seed: number, iter: number): SelfTestCase {
+function sampleCase(variant: RowLayout, name: string, input: () => SampleInput, seed: number, iter: number): SelfTestCase {
   const sampleKernel = sampleKernels[variant];
   return {
     kernel: sampleKernel,
@@ -64,7 +65,7 @@ function sampleCase(variant: KernelVariant, name: string, input: () => SampleInp
 
 // ---- tokenStats ----
 
-function tokenStatsCase(variant: KernelVariant, name: string, c: () => LogitCase, rowBase = 0): SelfTestCase {
+function tokenStatsCase(variant: RowLayout, name: string, c: () => LogitCase, rowBase = 0): SelfTestCase {
   const tokenStatsKernel = tokenStatsKernels[variant];
   return {
     kernel: tokenStatsKernel,
@@ -146,9 +147,11 @@ function logitGradCase(variant: KernelVariant, name: string, c: () => LogitCase,
   };
 }
 
-/** The cases of one variant; `rowBlock` is its rows per workgroup, whose edges get a case. */
-function variantCases(variant: KernelVariant, rowBlock: number): SelfTestCase[] {
+/** The sample and tokenStats cases of one layout; `rowBlock` is its rows per workgroup, whose edges get a case. */
+function rowCases(variant: RowLayout, rowBlock: number): SelfTestCase[] {
   const rows = rowBlock + 1;
+  // The unrolled versions take vocabularies up to UNROLLED_MAX_VOCAB: their widest instead of 130.
+  const wide = variant === 'unrolled' ? UNROLLED_MAX_VOCAB : 130;
   return [
     sampleCase(variant, `rows ${rows}`, () => randomSampleInput(rows, 17, rows), 12345, 2),
     sampleCase(variant, 'rows 123', () => randomSampleInput(123, 17, 123), 12345, 4),
@@ -156,9 +159,16 @@ function variantCases(variant: KernelVariant, rowBlock: number): SelfTestCase[] 
 
     tokenStatsCase(variant, `rows ${rows}`, () => logitCase(rows, 23, rows)),
     tokenStatsCase(variant, 'vocab 1', () => logitCase(20, 1, 1)),
-    tokenStatsCase(variant, 'vocab 130, rowBase 13', () => logitCase(50, 130, 2), 13),
+    tokenStatsCase(variant, `vocab ${wide}, rowBase 13`, () => logitCase(50, wide, 2), 13),
     ...EXTREME.map((kind) => tokenStatsCase(variant, KIND_NAMES[kind], () => logitCase(40, 16, 4, [kind]))),
+  ];
+}
 
+/** The cases of one variant: its sample, tokenStats and logitGrad. */
+function variantCases(variant: KernelVariant, rowBlock: number): SelfTestCase[] {
+  const rows = rowBlock + 1;
+  return [
+    ...rowCases(variant, rowBlock),
     logitGradCase(variant, `rows ${rows}`, () => logitCase(rows, 19, 50 + rows)),
     ...EXTREME.map((kind) => logitGradCase(variant, KIND_NAMES[kind], () => logitCase(30, 12, 8, [kind]))),
     logitGradCase(variant, 'every dlogp 0', () => logitCase(70, 5, 9), 1),
@@ -169,4 +179,8 @@ function variantCases(variant: KernelVariant, rowBlock: number): SelfTestCase[] 
 const THREAD_ROWS = Math.max(SAMPLE_WORKGROUP_SIZE, TOKEN_STATS_WORKGROUP_SIZE, MLP_WORKGROUP_SIZE);
 
 /** The subgroup variants' cases need a device with the `subgroups` feature (runSelfTest skips them elsewhere). */
-export const softmaxCases: SelfTestCase[] = [...variantCases('thread', THREAD_ROWS), ...variantCases('subgroup', SUBGROUP_ROWS_PER_GROUP)];
+export const softmaxCases: SelfTestCase[] = [
+  ...variantCases('thread', THREAD_ROWS),
+  ...rowCases('unrolled', THREAD_ROWS),
+  ...variantCases('subgroup', SUBGROUP_ROWS_PER_GROUP),
+];

@@ -15,7 +15,8 @@ import {
   statsKernel,
   statsSpreadBinsFor,
 } from '../../kernels/stats';
-import { rowKernelVariant, SUBGROUP_ROW_MIN_VOCAB } from '../../kernels/variant';
+import { UNROLLED_MAX_VOCAB } from '../../kernels/rowUnrolled';
+import { softmaxRowLayout } from '../../kernels/variant';
 import statsChunkWGSL from '../../kernels/statsChunk.wgsl?raw';
 
 describe('gradNorm blocks', () => {
@@ -93,14 +94,10 @@ describe('stats chunks', () => {
   });
 });
 
-describe('row kernels of the hardware variant', () => {
-  it('sample and tokenStats take a thread per row below SUBGROUP_ROW_MIN_VOCAB logits, logitGrad a subgroup', () => {
-    const V = SUBGROUP_ROW_MIN_VOCAB;
-    for (const k of ['sample', 'tokenStats', 'logitGrad'] as const) {
-      for (const v of [1, 19, V - 1, V, 512]) expect(rowKernelVariant('thread', k, v)).toBe('thread');
-    }
-    expect([19, V - 1, V, 512].map((v) => rowKernelVariant('subgroup', 'sample', v))).toEqual(['thread', 'thread', 'subgroup', 'subgroup']);
-    expect([19, V - 1, V, 512].map((v) => rowKernelVariant('subgroup', 'tokenStats', v))).toEqual(['thread', 'thread', 'subgroup', 'subgroup']);
-    expect([1, 19, 512].map((v) => rowKernelVariant('subgroup', 'logitGrad', v))).toEqual(['subgroup', 'subgroup', 'subgroup']);
+describe('layouts of sample and tokenStats', () => {
+  it('are unrolled up to UNROLLED_MAX_VOCAB logits on either variant, the variant\'s own above', () => {
+    const V = UNROLLED_MAX_VOCAB;
+    expect([1, 19, V, V + 1, 512].map((v) => softmaxRowLayout('thread', v))).toEqual(['unrolled', 'unrolled', 'unrolled', 'thread', 'thread']);
+    expect([1, 19, V, V + 1, 512].map((v) => softmaxRowLayout('subgroup', v))).toEqual(['unrolled', 'unrolled', 'unrolled', 'subgroup', 'subgroup']);
   });
 });
