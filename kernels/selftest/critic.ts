@@ -156,6 +156,11 @@ function gaeCase(N: number, tp: number, gamma: number, lambda: number): SelfTest
 export const criticCases: SelfTestCase[] = [
   gaeCase(67, 9, 1, 1),
   gaeCase(130, 6, 0.95, 0.9),
+  // gae.wgsl walks four rows a step: trajectories of one row, of exactly one step, and of three
+  // steps and a row.
+  gaeCase(50, 1, 0.99, 0.95),
+  gaeCase(70, 4, 0.99, 0.95),
+  gaeCase(40, 13, 1, 0.9),
   criticUpdateCase('257 rows (2 chunks), 4096 entries', 257, 4096),
   criticUpdateCase('5,000 rows on one entry', 5000, 4096, { keys: 'one' }),
   criticUpdateCase('70,000 rows (256 chunks of 274) over all 4096 entries', 70_000, 4096, { keys: 'spread' }),
