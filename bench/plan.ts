@@ -83,7 +83,8 @@ function scalingAxes(points: number, base: Record<string, string>): AxisPlan[] {
  * classroom default takes ~0.3 s and at 64x ~15 s: smaller kernel sizes, and the 8x, 64x and
  * `scale` GPU rows once each without warm-up.
  * On a hardware adapter the kernels run at the three iteration scales' row counts and at 8x the
- * largest, each cell after 250 ms of sustained GPU work (KernelBenchOptions.gpuWarmMs).
+ * largest, each cell after 250 ms of sustained GPU work (KernelBenchOptions.gpuWarmMs) and each
+ * size after 3 s of it (gpuRampMs).
  */
 export function makePlan(quick: boolean, software: boolean): Plan {
   const def = { batch: '16' };
@@ -121,6 +122,7 @@ export function makePlan(quick: boolean, software: boolean): Plan {
           passMs: 5,
           maxDispatchesPerPass: 64,
           gpuWarmMs: 250,
+          gpuRampMs: 3000,
           cellBudgetMs: 4000,
         },
     iteration: {

@@ -15,12 +15,13 @@
 #              PEER_ONLY=1 PB=16,128 bash run.sh    the TF.js peer at those batch sizes
 #              CHECK_ONLY=1 bash run.sh             every kernel against its reference (the self-test)
 #                                                   and the trainer on the GPU against the CPU backend
-#              ROWS_AB=1 bash run.sh                the thread and subgroup (hardware) variants
-#                                                   (kernels/variant.ts): checks with the subgroup one,
-#                                                   both timed side by side with the other kernels
-#                                                   rewritten after the H200 run (advantage, stats in
-#                                                   three layouts, whiten, criticUpdate), whole
-#                                                   iterations with each
+#              ROWS_AB=1 bash run.sh                the row kernels' layouts (kernels/variant.ts:
+#                                                   thread, subgroup, unrolled): checks with the
+#                                                   subgroup variant, every layout timed side by side
+#                                                   with the other kernels rewritten for GPUs
+#                                                   (advantage, stats in three layouts, whiten,
+#                                                   criticUpdate), whole iterations with each variant
+#                                                   (ITER_S=0 skips those)
 set -u
 D=${D:-$(pwd)/.scratch/dawnbench}
 OUT=${OUT:-/tmp/out}
@@ -53,7 +54,7 @@ if [ -n "${CHECK_ONLY:-}" ]; then run check ${CHECK_S:-200} --only selftest,pari
 if [ -n "${ROWS_AB:-}" ]; then
   run check-subgroup ${CHECK_S:-150} --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
   run kernels-rows ${KERN_S:-150} --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,advantage,stats,statsSpreadBins,statsChunk512,whiten,criticUpdate
-  for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --kernel-variant $v; done
+  [ "${ITER_S:-120}" != 0 ] && for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --kernel-variant $v; done
   exit 0
 fi
 if [ -n "${PEER_ONLY:-}" ]; then run peer ${PEER_S:-200} --only peer --peer-batches ${PB:-16,128}; exit 0; fi

@@ -36,6 +36,14 @@ export interface KernelBenchOptions {
    */
   gpuWarmMs: number;
   /**
+   * Copy passes back to back for this long before each size's first cell (0: none). The clock
+   * falls while the CPU builds a size's inputs and runs the previous size's references (seconds at
+   * 589,824 rows), and on an H200 it took 2-3 s of steady work to climb back
+   * (bench/results/h200-night/final-clocks.csv): in three runs the first cell at that size, with
+   * only gpuWarmMs before it, ran its copy at 1.4-1.6 TB/s instead of 3.6-3.9.
+   */
+  gpuRampMs?: number;
+  /**
    * Wall-time budget of one cell's timed repetitions of one implementation: above it the reps drop
    * (never below 3) and the row says so. Keeps the largest CPU references inside the run budget.
    */
@@ -179,6 +187,23 @@ async function timeGpuCell(
   }
 }
 
+/** Copy passes (16 MiB read, 16 MiB written) back to back for `ms` (KernelBenchOptions.gpuRampMs). */
+async function rampGpu(device: GPUDevice, timer: ReturnType<typeof createGpuTimer>, copy: ReturnType<typeof copyKernel.create>, ms: number): Promise<number> {
+  const n4 = (16 << 20) / 16;
+  const usage = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+  const src = device.createBuffer({ size: 16 * n4, usage });
+  const dst = device.createBuffer({ size: 16 * n4, usage });
+  const call = copy.bind({ src, dst }, { n4 });
+  let passes = 0;
+  try {
+    for (const t0 = now(); now() - t0 < ms; passes++) await timer.time((p) => copy.encode(p, call as never), 8);
+    return passes;
+  } finally {
+    src.destroy();
+    dst.destroy();
+  }
+}
+
 /** Repetitions of `n` runs of `singleMs` each inside the cell budget (never below 3). */
 const repsFor = (o: KernelBenchOptions, singleMs: number, n: number) =>
   Math.max(3, Math.min(o.reps, Math.floor(o.cellBudgetMs / Math.max(singleMs * n, 1e-3))));
@@ -218,6 +243,10 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
       const cases = { ...kernelCases(data), ...paramKernelCases({ ...data.dims, H: o.paramHidden[si] ?? data.dims.H }, data.shape.optim) };
       const pool = bufferPool(device, sharedBuffers(data), unknown);
       o.log(`kernels: size ${si + 1}/${o.batches.length} (batch ${batch}, group ${group}, R=${data.R}) inputs ready in ${(now() - t0).toFixed(0)} ms`);
+      if (o.gpuRampMs) {
+        const passes = await rampGpu(device, timer, copy, o.gpuRampMs);
+        o.log(`kernels: ${passes} copy passes (${o.gpuRampMs} ms) before the size's first cell`);
+      }
       // Every kernel of the size on the GPU first, then every CPU reference: a reference's time
       // would leave the GPU idle before the next cell (module comment).
       const cells: GpuCell[] = [];
