@@ -25,10 +25,10 @@ export type RowLayout = KernelVariant | 'unrolled';
  * The layout of sample and tokenStats that `variant` runs at this vocabulary: the unrolled one up
  * to UNROLLED_MAX_VOCAB logits, whatever the variant, and above that the variant's own (on
  * hardware a subgroup per four rows, a lane per logit; elsewhere a thread per row).
- * On an H200 at 19 logits and 589,824 rows the unrolled versions took 0.019 ms (sample) and 0.019
+ * On an H200 at 19 logits and 589,824 rows the unrolled versions took 0.018 ms (sample) and 0.019
  * ms (tokenStats), against 0.039 and 0.042 for a thread per row, which loads each logit again in
  * each of its walks V * 4 bytes from its neighbours', and 0.111 and 0.099 for a subgroup per four
- * rows (19 of 32 lanes busy, serial reductions); on SwiftShader 14-15 % less than a thread per row
+ * rows (19 of 32 lanes busy, serial reductions); on SwiftShader 14-22 % less than a thread per row
  * (BENCHMARKS.md). logitGrad has no unrolled version and runs the variant's own (logitGradKernels
  * in mlp.ts says why).
  */
