@@ -3,6 +3,7 @@
 # installed, from a folder prepared on a machine with npm (how BENCHMARKS.md's H200 figures were
 # made). The folder ($D, default .scratch/dawnbench) holds:
 #   bench.mjs       node bench/gpuMachine/bundle.mjs $D/bench.mjs
+#   bench-old.mjs   (AB mode only) bash bench/gpuMachine/bundleAt.sh REV $D/bench-old.mjs
 #   node.gz         gzip -9 < "$(command -v node)"  (Node 20, x86-64; glibc >= 2.28)
 #   webgpu/         index.js and package.json of `npm pack webgpu@0.6.2`, and
 #   dawn.node.gz    its dist/linux-x64/dawn.node, gzipped
@@ -22,6 +23,13 @@
 #                                                   (advantage, stats in three layouts, whiten,
 #                                                   criticUpdate), whole iterations with each variant
 #                                                   (ITER_S=0 skips those)
+#              AB=kernels KSEL=gae,advantage bash run.sh   the commit before against this one,
+#              AB=iteration bash run.sh             alternating ROUNDS times (default 2) on the same
+#                                                   machine: bench-old.mjs (bundleAt.sh REV) against
+#                                                   bench.mjs. Machines and runs differ by a third
+#                                                   or more in whole iterations and in the clock a
+#                                                   short run gets, so only pairs from one run rank
+#                                                   two versions (BENCHMARKS.md)
 set -u
 D=${D:-$(pwd)/.scratch/dawnbench}
 OUT=${OUT:-/tmp/out}
@@ -55,6 +63,16 @@ if [ -n "${ROWS_AB:-}" ]; then
   run check-subgroup ${CHECK_S:-150} --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
   run kernels-rows ${KERN_S:-150} --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,advantage,stats,statsSpreadBins,statsChunk512,whiten,criticUpdate
   [ "${ITER_S:-120}" != 0 ] && for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --kernel-variant $v; done
+  exit 0
+fi
+if [ -n "${AB:-}" ]; then
+  for i in $(seq ${ROUNDS:-2}); do for b in old new; do
+    f=bench.mjs; [ $b = old ] && f=bench-old.mjs
+    if [ "$AB" = iteration ]; then flags="--only iteration --kernel-variant ${VARIANT:-subgroup}"; rows='^\| (default|8x|64x|scale) \| gpu'
+    else flags="--only kernels --kernel-batches ${KB:-128,1024,1024x64} ${KSEL:+--kernels $KSEL}"; rows='^\| [a-zA-Z0-9]+ \| [NRP]='; fi
+    timeout ${AB_S:-120} /tmp/dn/node $f $flags --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/ab-$b-$i.json > $OUT/ab-$b-$i.md 2> $OUT/ab-$b-$i.log
+    echo "$b $i rc=$?"; grep -E "$rows" $OUT/ab-$b-$i.md | cut -d'|' -f2-9
+  done; done
   exit 0
 fi
 if [ -n "${PEER_ONLY:-}" ]; then run peer ${PEER_S:-200} --only peer --peer-batches ${PB:-16,128}; exit 0; fi
