@@ -1,8 +1,9 @@
-// OTB per-token baseline, one thread per row (reference: tokenBaselineCpu in tokenBaseline.ts).
-// A masked row at position p (its index among the trajectory's masked rows) gets
+// OTB per-token baseline, pass 2 of 2, one thread per row (reference: tokenBaselineCpu in
+// tokenBaseline.ts; pass 1, tokenBaselineW.wgsl, wrote each trajectory's W by position). A masked
+// row at position p (its index among the trajectory's masked rows) gets
 //   A = sum_m W_{m,p} (R_n - R_m) / (sum_m W_{m,p} + 1e-8) = R_n - B*_p,
 // W_{m,p} = the cumulative logit-gradient proxy of member m up to its own position p (members
-// shorter than p + 1 positions are left out). Each member's W is re-walked from its first row.
+// shorter than p + 1 positions, NO_POSITION in wpos, are left out).
 
 struct TokenBaseline {
   numRows: u32,
@@ -12,11 +13,12 @@ struct TokenBaseline {
 @group(0) @binding(0) var<uniform> u: TokenBaseline;
 @group(0) @binding(1) var<storage, read> trajIn: array<TrajIn>;   // [N]
 @group(0) @binding(2) var<storage, read> mask: array<f32>;        // [N * tp] 0/1
-@group(0) @binding(3) var<storage, read> logpOld: array<f32>;     // [N * tp]
-@group(0) @binding(4) var<storage, read> sumP2Old: array<f32>;    // [N * tp]
-@group(0) @binding(5) var<storage, read_write> adv: array<f32>;   // [N * tp]
+@group(0) @binding(3) var<storage, read> wpos: array<f32>;        // [N * tp] (tokenBaselineW.wgsl)
+@group(0) @binding(4) var<storage, read_write> adv: array<f32>;   // [N * tp]
 
 override workgroupSize: u32 = 64;
+
+const NO_POSITION: f32 = -1.0;
 
 @compute @workgroup_size(workgroupSize)
 fn main(
@@ -51,21 +53,8 @@ fn main(
   var num = 0.0;
   var den = 0.0;
   for (var mm = g0; mm < g0 + G; mm++) {
-    var W = 0.0;
-    var q = 0u;
-    var found = false;
-    for (var k = 0u; k < u.tp; k++) {
-      let r = mm * u.tp + k;
-      if (mask[r] != 0.0) {
-        W += max(1.0 - 2.0 * exp(logpOld[r]) + sumP2Old[r], 0.0);
-        if (q == p) {
-          found = true;
-          break;
-        }
-        q++;
-      }
-    }
-    if (found) {
+    let W = wpos[mm * u.tp + p];
+    if (W != NO_POSITION) {
       num += W * (Rn - trajIn[mm].reward);
       den += W;
     }

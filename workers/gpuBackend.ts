@@ -58,7 +58,8 @@ export interface GpuBackendOptions {
  * logits), sample); an update is
  * (IGPO) embedProject + forward + tokenStats over the answer contexts and infoGain, then
  * embedProject + forward + tokenStats for the reference, (with stale rollouts) the rollout and
- * the old log-probs, trajStats, the advantage (plus whitening for REINFORCE++ and PPO, 3
+ * the old log-probs, trajStats, the advantage (OTB's in 2 dispatches: W by position, then the
+ * rows; plus whitening for REINFORCE++ and PPO, 3
  * dispatches: block moments, their combination, the rows), essScale, then per
  * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
@@ -78,9 +79,11 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const perStep = 13 + F + (shape.loss.ratioMode === 'token' ? 0 : 1);
   // PPO: GAE replaces the advantage kernel, and the critic's update (2: row chunks, then the table) follows it.
   const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
+  // OTB (without a critic) replaces it with its two passes.
+  const otb = !shape.critic && shape.adv.otb ? tokenBaselineKernel.dispatches - 1 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + 1 + critic + (shape.whiten ? whitenKernel.dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
+    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
   };
 }
 
@@ -335,7 +338,9 @@ export function createGpuBackend(
   const advCall = k.advantage.bind(advBuffers, advConfig, 'advantage');
   // ReGFT's fine-tuning iterations: the advantage is the reward itself.
   const rawAdvCall = k.advantage.bind(advBuffers, { ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');
-  const otbCall = k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, adv }, { numTraj: N, tp: Tp });
+  // OTB's W by position goes where the reference pass put its unused entropy (written again only by
+  // the next update's reference pass).
+  const otbCall = k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, wpos: scratchEntropy, adv }, { numTraj: N, tp: Tp });
   const whitenCall = k.whiten.bind({ mask, adv, partials: whitenPartials }, { numRows: R });
   const criticCalls = shape.critic
     ? [

@@ -18,7 +18,7 @@
  */
 import { packTrajIn } from '../advantage';
 import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../essScale';
-import { tokenBaselineCpu, tokenBaselineKernel } from '../tokenBaseline';
+import { tokenBaselineCpu, tokenBaselineKernel, tokenBaselineRowsKernel, tokenBaselineWKernel } from '../tokenBaseline';
 import { packTrajStats, TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats, type TrajStats } from '../trajStats';
 import {
   whitenApplyKernel,
@@ -83,7 +83,8 @@ function trajStatsCase(name: string, N: number, tp: number): SelfTestCase {
 
 function tokenBaselineCase(name: string, seed: number, sizes: GroupSpec[], tp: number): SelfTestCase {
   return {
-    kernel: tokenBaselineKernel,
+    kernel: tokenBaselineRowsKernel,
+    uses: [tokenBaselineWKernel],
     name,
     run: (device) =>
       withScratch(device, async (s) => {
@@ -93,7 +94,8 @@ function tokenBaselineCase(name: string, seed: number, sizes: GroupSpec[], tp: n
         const k = s.kernel(tokenBaselineKernel.create(device));
         const adv = s.empty(R);
         const trajIn = s.upload(packTrajIn({ ...c, turns: new Uint32Array(c.N) }));
-        const call = k.bind({ trajIn, mask: s.upload(c.mask), logpOld: s.upload(c.logpOld), sumP2Old: s.upload(c.sumP2Old), adv }, { numTraj: c.N, tp });
+        const wpos = s.empty(R);
+        const call = k.bind({ trajIn, mask: s.upload(c.mask), logpOld: s.upload(c.logpOld), sumP2Old: s.upload(c.sumP2Old), wpos, adv }, { numTraj: c.N, tp });
         dispatch(device, [[k, call]]);
         const got = await s.readF32(adv, R);
         const sc = groupScales(ref, c.groupSize, tp);

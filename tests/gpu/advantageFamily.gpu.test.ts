@@ -46,7 +46,7 @@ import { groupedRollout, rolloutRows } from '../helpers/rlFixtures';
 
 async function device(): Promise<GPUDevice> {
   const d = await requireGpu();
-  await validateKernels(d, [trajStatsKernel, tokenBaselineKernel, whitenPartialKernel, whitenCombineKernel, whitenApplyKernel]);
+  await validateKernels(d, [trajStatsKernel, ...tokenBaselineKernel.kernels, whitenPartialKernel, whitenCombineKernel, whitenApplyKernel]);
   return d;
 }
 
@@ -113,7 +113,7 @@ describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
         const adv = g.empty(R);
         const trajIn = g.upload(packTrajIn({ ...c, turns: new Uint32Array(c.N) }));
         const call = k.bind(
-          { trajIn, mask: g.upload(c.mask), logpOld: g.upload(c.logpOld), sumP2Old: g.upload(c.sumP2Old), adv },
+          { trajIn, mask: g.upload(c.mask), logpOld: g.upload(c.logpOld), sumP2Old: g.upload(c.sumP2Old), wpos: g.empty(R), adv },
           { numTraj: c.N, tp },
         );
         runCalls(d, [[k, call]]);

@@ -199,6 +199,30 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     }
   });
 
+  it('OTB: its two passes are counted, and its advantages match the CPU backend', async () => {
+    const gpu = await requireGpuHandle();
+    const env = createSearchEnv({ entities: 3, attributes: 2, values: 4, maxTurns: 2 });
+    const dims: MlpDims = { V: env.vocab.length, K: 4, D: 4, H: 8 };
+    const base = buildShape(env, 2, 4, dims);
+    const shape: RunShape = { ...base, adv: { ...base.adv, otb: true } };
+    const p0 = initParams(dims, createRng(5));
+    const cpu = createCpuBackend(shape, p0);
+    const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label });
+    made.push(cpu, gb);
+    const plain = dispatchCounts(base);
+    const expectDispatch = dispatchCounts(shape);
+    expect(expectDispatch).toEqual({ sampleTurn: plain.sampleTurn, update: plain.update + 1 });
+    for (const iter of [1, 2]) {
+      const c = await iteration(cpu, env, shape, iter);
+      const { value: g, n } = await counting(() => iteration(gb, env, shape, iter));
+      expect(n.dispatches).toBe(shape.maxTurns * expectDispatch.sampleTurn + expectDispatch.update);
+      g.sampled.forEach((t, turn) => expectEqualArrays(t, c.sampled[turn]!, `iter ${iter} turn ${turn} tokens`));
+      compareStats(g.stats, c.stats, `OTB iter ${iter}`);
+      const [gB, cB] = [await gb.readBatch(), await cpu.readBatch()];
+      expectClose(gB.adv, cB.adv, { ...STATS_TOL, label: `OTB iter ${iter} adv` });
+    }
+  });
+
   it('default-sized model (K 8, D 16, H 64), 4 prompts x 8 group, 3 turns, 1 epoch', async () => {
     const gpu = await requireGpuHandle();
     const env = createSearchEnv({ entities: 6, attributes: 3, values: 8, maxTurns: 3 });
