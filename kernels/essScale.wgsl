@@ -36,29 +36,59 @@ fn reduce(lid: u32, x: f32, isMax: bool) -> f32 {
   return r;
 }
 
+// Trajectory n's (len, logIS).
+fn lenLogIS(n: u32) -> vec2f {
+  return vec2f(stats[n].len, stats[n].logIS);
+}
+
+// (max lambda, live count) with trajectory x = (len, lambda) added.
+fn foldMax(acc: vec2f, x: vec2f) -> vec2f {
+  return select(acc, vec2f(max(acc.x, x.y), acc.y + 1.0), x.x > 0.0);
+}
+
+// (s1, s2) with trajectory x added: s1 + exp(lambda - m), s2 + exp(2 (lambda - m)).
+fn foldExp(acc: vec2f, x: vec2f, m: f32) -> vec2f {
+  if (x.x > 0.0) {
+    let e = x.y - m;
+    return vec2f(acc.x + exp(e), acc.y + exp(2.0 * e));
+  }
+  return acc;
+}
+
+// Both walks load four trajectories before folding them in, in trajectory order (the same bits
+// as one at a time): the one workgroup waits out a memory latency per four of its steps, which at
+// 65,536 trajectories (256 steps a thread) is most of its time.
 @compute @workgroup_size(workgroupSize)
 fn main(@builtin(local_invocation_index) lid: u32) {
-  var lamMax = -F32_MAX;
-  var live = 0.0;
-  for (var n = lid; n < u.numTraj; n += workgroupSize) {
-    if (stats[n].len > 0.0) {
-      lamMax = max(lamMax, stats[n].logIS);
-      live += 1.0;
-    }
+  let w = workgroupSize;
+  var ml = vec2f(-F32_MAX, 0.0);
+  var n = lid;
+  for (; n + 3u * w < u.numTraj; n += 4u * w) {
+    let a = lenLogIS(n);
+    let b = lenLogIS(n + w);
+    let c = lenLogIS(n + 2u * w);
+    let d = lenLogIS(n + 3u * w);
+    ml = foldMax(foldMax(foldMax(foldMax(ml, a), b), c), d);
   }
-  let m = reduce(lid, lamMax, true);
-  let count = reduce(lid, live, false);
-  var s1 = 0.0;
-  var s2 = 0.0;
-  for (var n = lid; n < u.numTraj; n += workgroupSize) {
-    if (stats[n].len > 0.0) {
-      let e = stats[n].logIS - m;
-      s1 += exp(e);
-      s2 += exp(2.0 * e);
-    }
+  for (; n < u.numTraj; n += w) {
+    ml = foldMax(ml, lenLogIS(n));
   }
-  let t1 = reduce(lid, s1, false);
-  let t2 = reduce(lid, s2, false);
+  let m = reduce(lid, ml.x, true);
+  let count = reduce(lid, ml.y, false);
+  var s = vec2f(0.0, 0.0);
+  n = lid;
+  for (; n + 3u * w < u.numTraj; n += 4u * w) {
+    let a = lenLogIS(n);
+    let b = lenLogIS(n + w);
+    let c = lenLogIS(n + 2u * w);
+    let d = lenLogIS(n + 3u * w);
+    s = foldExp(foldExp(foldExp(foldExp(s, a, m), b, m), c, m), d, m);
+  }
+  for (; n < u.numTraj; n += w) {
+    s = foldExp(s, lenLogIS(n), m);
+  }
+  let t1 = reduce(lid, s.x, false);
+  let t2 = reduce(lid, s.y, false);
   if (lid == 0u) {
     let rho = select(1.0, exp(2.0 * log(t1) - log(t2)) / count, count > 0.0);
     let lin = min(1.0, rho / u.rhoBase);
