@@ -33,22 +33,33 @@ export interface TokenBaselineInputs {
   sumP2Old: Float32Array;
 }
 
-export function tokenBaselineCpu(inp: TokenBaselineInputs, Tp: number): Float32Array {
-  const N = inp.reward.length;
-  const adv = new Float32Array(N * Tp);
-  // Cumulative W of each trajectory by position, and its positions' rows.
-  const W: number[][] = [];
+/** What tokenBaselineWCpu holds at the positions past a trajectory's last masked row (W >= 0). */
+export const NO_POSITION = -1;
+
+/**
+ * Each trajectory's cumulative W by position, [N * Tp]: entry n Tp + p is W_{n,p}, the sum of w
+ * over its first p + 1 masked rows, and NO_POSITION from its number of masked rows on (pass 1 of
+ * the GPU version, tokenBaselineW.wgsl).
+ */
+export function tokenBaselineWCpu(inp: Pick<TokenBaselineInputs, 'mask' | 'logpOld' | 'sumP2Old'>, N: number, Tp: number): Float64Array {
+  const W = new Float64Array(N * Tp).fill(NO_POSITION);
   for (let n = 0; n < N; n++) {
-    const cum: number[] = [];
     let acc = 0;
+    let p = 0;
     for (let j = 0; j < Tp; j++) {
       const i = n * Tp + j;
       if (inp.mask[i] === 0) continue;
       acc += gradProxy(inp.logpOld[i]!, inp.sumP2Old[i]!);
-      cum.push(acc);
+      W[n * Tp + p++] = acc;
     }
-    W.push(cum);
   }
+  return W;
+}
+
+export function tokenBaselineCpu(inp: TokenBaselineInputs, Tp: number): Float32Array {
+  const N = inp.reward.length;
+  const adv = new Float32Array(N * Tp);
+  const W = tokenBaselineWCpu(inp, N, Tp);
   for (let n = 0; n < N; n++) {
     const g0 = inp.groupStart[n]!;
     const G = inp.groupSize[n]!;
@@ -64,8 +75,8 @@ export function tokenBaselineCpu(inp: TokenBaselineInputs, Tp: number): Float32A
         let num = 0;
         let den = 0;
         for (let k = g0; k < g0 + G; k++) {
-          const w = W[k]![p];
-          if (w === undefined) continue;
+          const w = W[k * Tp + p]!;
+          if (w === NO_POSITION) continue;
           num += w * (Rn - inp.reward[k]!);
           den += w;
         }

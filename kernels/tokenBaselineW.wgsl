@@ -18,7 +18,7 @@ struct TokenBaseline {
 
 override workgroupSize: u32 = 64;
 
-// W is a sum of terms >= 0 (or NaN): -1 is never one.
+// W is a sum of terms >= 0 (or NaN): -1 is never one (NO_POSITION in tokenBaseline.ts).
 const NO_POSITION: f32 = -1.0;
 
 @compute @workgroup_size(workgroupSize)

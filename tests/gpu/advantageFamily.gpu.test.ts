@@ -8,6 +8,9 @@
  * - trajStats: len is a count (exact). entMean, logIS and g2 are in-order f32 sums of <= tp terms,
  *   each term within 1-2 ulps (exp in g2): atol = 1e-6 tp x (largest |term|: 20 for the clamped
  *   log IS, 2 for g2, 1 for entMean), rtol 1e-5.
+ * - tokenBaselineW (OTB's pass 1): W_{n,p} is an in-order f32 sum of p + 1 <= tp terms w, each
+ *   within a few ulps of 2 (1 - 2 pi + sum pi^2 with an f32 exp): atol = rtol = 1e-6 tp. Positions
+ *   past a trajectory's last masked row are exactly NO_POSITION.
  * - tokenBaseline: A = -sum W (R_m - R_n) / (sum W + 1e-8). The proxy w = 1 - 2 pi + sum pi^2
  *   cancels terms of order 1 down to w >= (1 - pi)^2 >= 0.01 here (pi <= 0.9), so w carries up to
  *   ~2.5e-5 relative error, and the baseline that much of the group's reward spread:
@@ -23,7 +26,7 @@
 import { describe, expect, it } from 'vitest';
 import { ADVANTAGE_DEFAULTS, advantageCpu, advantageKernel, packTrajIn, packTurnIn } from '../../kernels/advantage';
 import { validateKernels } from '../../kernels/pipeline';
-import { tokenBaselineCpu, tokenBaselineKernel } from '../../kernels/tokenBaseline';
+import { NO_POSITION, tokenBaselineCpu, tokenBaselineKernel, tokenBaselineWCpu, tokenBaselineWKernel } from '../../kernels/tokenBaseline';
 import { TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats } from '../../kernels/trajStats';
 import {
   whitenApplyKernel,
@@ -131,6 +134,37 @@ describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
         worst = Math.max(worst, e);
       }
       console.info(`[close] tokenBaseline ${name}: max |err| / (group max + |ref|) ${worst.toExponential(2)}`);
+    });
+  }
+});
+
+describe('tokenBaselineW.wgsl (OTB pass 1) matches tokenBaselineWCpu', () => {
+  const cases: Array<[string, number, Array<number | 'pad'>, number]> = [
+    ['N=67 variable, tp 9', 6, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], 9],
+    ['N=130 variable, tp 13', 7, [9, 9, 3, 'pad', 'pad', 16, 2, 2, 11, 8, 8, 8, 5, 16, 4, 4, 6, 7], 13],
+    ['N=40, tp 1', 8, new Array<number>(10).fill(4), 1],
+  ];
+  for (const [name, seed, sizes, tp] of cases) {
+    it(name, async () => {
+      const d = await device();
+      const c = groupedRollout(seed, sizes, tp);
+      const ref = tokenBaselineWCpu(c, c.N, tp);
+      const R = c.N * tp;
+      const got = await withValidation(d, async () => {
+        const g = new GpuScratch(d);
+        const k = tokenBaselineWKernel.create(d);
+        const wpos = g.upload(new Float32Array(R).fill(7));
+        runCalls(d, [[k, k.bind({ mask: g.upload(c.mask), logpOld: g.upload(c.logpOld), sumP2Old: g.upload(c.sumP2Old), wpos }, { numTraj: c.N, tp })]]);
+        const res = await g.readF32(wpos, R);
+        g.destroy();
+        k.destroy();
+        return res;
+      });
+      expect(ref.some((w) => w === NO_POSITION) && ref.some((w) => w > 0), 'the case has both kinds of entry').toBe(true);
+      for (let i = 0; i < R; i++) {
+        if (ref[i] === NO_POSITION) expect(got[i], `entry ${i}`).toBe(NO_POSITION);
+        else expect(Math.abs(got[i]! - ref[i]!), `entry ${i}: got ${got[i]}, expected ${ref[i]}`).toBeLessThanOrEqual(1e-6 * tp * (1 + Math.abs(ref[i]!)));
+      }
     });
   }
 });
