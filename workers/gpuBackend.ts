@@ -45,9 +45,10 @@ export interface GpuBackendOptions {
   label?: string;
   /**
    * The kernels that have hardware versions run them ('subgroup': logitGrad's subgroup rows, and
-   * sample and tokenStats' above 64 logits, softmaxRowLayout; firstLayerGrad's subgroup version; gradNorm's block; stats' spread bins) or
-   * the thread ones (kernels/variant.ts); default defaultKernelVariant(device): the hardware
-   * versions on a hardware adapter that has subgroups.
+   * sample's and tokenStats' above 64 logits, softmaxRowLayout; firstLayerGrad's subgroup
+   * version; gradNorm's block; stats' spread bins) or the thread ones (kernels/variant.ts);
+   * default defaultKernelVariant(device): the hardware versions on a hardware adapter that has
+   * subgroups.
    */
   kernelVariant?: KernelVariant;
 }
