@@ -25,7 +25,7 @@
  * R from the true labels (or success). Success: every item of every reference turn truly met.
  */
 import { hashUniform, type Rng } from '../rng';
-import { checklistStates, checklistStepRewards, checklistTrajectoryReward, checklistTurnReward } from './checklist';
+import { checklistLabelStepReward, checklistTrajectoryReward } from './checklist';
 import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
 import { PAD, type ChecklistItem, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnChecklist, type TurnResult } from './types';
 
@@ -253,11 +253,21 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
           sat[c] = flip ? 1 - satTrue[c]! : satTrue[c]!;
         }
         checklist[n]!.push({ items, sat, satTrue });
-        const r = checklistStepRewards(items, checklistStates(items, sat, 3));
-        const rTrue = checklistStepRewards(items, checklistStates(items, satTrue, 3));
-        for (let s = 0; s < 3; s++) for (let c = 0; c < C; c++) stepRewards[(n * S + turn) * 3 + s]! += items[c]!.weight * r[s]![c]!;
-        turnRewards[n * S + turn] = checklistTurnReward(items, r);
-        turnRewardsTrue[n * S + turn] = checklistTurnReward(items, rTrue);
+        // Step rewards (Eq. 2) of the judged and the true labels, and their turn sums (Eq. 6), added
+        // step by step and item by item as checklistTurnReward adds them.
+        let R = 0;
+        let RTrue = 0;
+        for (let s = 0; s < 3; s++) {
+          for (let c = 0; c < C; c++) {
+            const w = items[c]!.weight;
+            const r = w * checklistLabelStepReward(items, sat, s, c);
+            stepRewards[(n * S + turn) * 3 + s]! += r;
+            R += r;
+            RTrue += w * checklistLabelStepReward(items, satTrue, s, c);
+          }
+        }
+        turnRewards[n * S + turn] = R;
+        turnRewardsTrue[n * S + turn] = RTrue;
 
         let strictFail = false;
         for (let c = 0; c < C; c++) {

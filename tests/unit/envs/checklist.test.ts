@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   checklistBackfilledRewards,
+  checklistLabelStepReward,
   checklistStates,
   checklistStepRewards,
   checklistTrajectoryReward,
   checklistTurnReward,
 } from '../../../workers/envs/checklist';
 import type { ChecklistItem } from '../../../workers/envs/types';
+import { createRng } from '../../../workers/rng';
 
 const item = (id: string, weight: number, deps: number[] = [], step = 0): ChecklistItem => ({
   id,
@@ -78,5 +80,28 @@ describe('CM2 checklist rewards (hand cases, METHODS.md 5.2)', () => {
     // A satisfied argument whose tool item failed pays nothing (its dependency is unmet).
     const r = checklistStepRewards(its, checklistStates(its, Uint8Array.from([0, 1]), 3));
     expect(checklistTurnReward(its, r)).toBe(0);
+  });
+
+  it('checklistLabelStepReward gives checklistStepRewards over checklistStates, entry by entry', () => {
+    const rng = createRng(12);
+    let ones = 0;
+    for (let trial = 0; trial < 2000; trial++) {
+      const C = 1 + rng.int(6);
+      const steps = 1 + rng.int(4);
+      // Steps from -1 (decided before the turn) to past its last step; deps on any other item.
+      const its = Array.from({ length: C }, (_, c) => {
+        const deps = Array.from({ length: C }, (_, d) => d).filter((d) => d !== c && rng.next() < 0.3);
+        return item(`i${c}`, 1, deps, rng.int(steps + 2) - 1);
+      });
+      const label = Uint8Array.from({ length: C }, () => (rng.next() < 0.6 ? 1 : 0));
+      const ref = checklistStepRewards(its, checklistStates(its, label, steps));
+      for (let s = 0; s < steps; s++) {
+        for (let c = 0; c < C; c++) {
+          expect(checklistLabelStepReward(its, label, s, c), `trial ${trial} s ${s} c ${c}`).toBe(ref[s]![c]);
+          ones += ref[s]![c]!;
+        }
+      }
+    }
+    expect(ones).toBeGreaterThan(500);
   });
 });
