@@ -116,8 +116,10 @@ export async function rollOut(
         st.mask[n * Tp + turn * actionLen + a] = keep;
         st.actions[n * Tp + turn * actionLen + a] = tok;
       }
-      block.set(res.obs.subarray(n * obsLen, (n + 1) * obsLen), n * w + actionLen);
-      st.seq.set(block.subarray(n * w, (n + 1) * w), n * L + start);
+      // Index loops, not subarray views: two views per row and turn were ~50k objects a rollout at
+      // 8,192 rollouts, for the garbage collector (BENCHMARKS.md, the host side of a rollout).
+      for (let o = 0; o < obsLen; o++) block[n * w + actionLen + o] = res.obs[n * obsLen + o]!;
+      for (let k = 0; k < w; k++) st.seq[n * L + start + k] = block[n * w + k]!;
     }
     backend.writeTurn(turn, block);
   }
