@@ -27,6 +27,12 @@ fn hashUniform(seed: u32, a: u32, b: u32, c: u32) -> f32 {
   return f32(h >> 8u) * (1.0 / 16777216.0);
 }
 
+// The logit-gradient proxy w = max(1 - 2 pi + sum_v pi_v^2, 0) of a token with log-prob logp
+// (gradProxy in trajStats.ts): trajStats' g2 and OTB's W sum it.
+fn gradProxy(logp: f32, sumP2: f32) -> f32 {
+  return max(1.0 - 2.0 * exp(logp) + sumP2, 0.0);
+}
+
 // tanh with no exp overflow: the same formula as safeTanh in mlp.ts.
 fn safeTanh(x: f32) -> f32 {
   let c = clamp(x, -15.0, 15.0);

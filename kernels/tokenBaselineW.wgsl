@@ -37,7 +37,7 @@ fn main(
   for (var k = 0u; k < u.tp; k++) {
     let r = base + k;
     if (mask[r] != 0.0) {
-      W += max(1.0 - 2.0 * exp(logpOld[r]) + sumP2Old[r], 0.0);
+      W += gradProxy(logpOld[r], sumP2Old[r]);
       wpos[base + q] = W;
       q++;
     }

@@ -41,7 +41,7 @@ fn main(
     ent += m * entropyOld[i];
     lis += m * clamp(logpOld[i] - logpRollout[i], -20.0, 20.0);
     // 1 - 2 pi_a + sum pi^2 = (1 - pi_a)^2 + sum_{v != a} pi_v^2 >= 0 up to rounding.
-    g2 += m * max(1.0 - 2.0 * exp(logpOld[i]) + sumP2Old[i], 0.0);
+    g2 += m * gradProxy(logpOld[i], sumP2Old[i]);
   }
   out[n] = TrajStats(len, select(0.0, ent / len, len > 0.0), lis, g2);
 }
