@@ -7,7 +7,7 @@
  */
 import { adamKernel, gradNormKernel } from './adam';
 import { advantageKernel } from './advantage';
-import { criticUpdateKernel, gaeKernel } from './critic';
+import { criticUpdateKernel, gaeKernel, gaeUnrolledKernel } from './critic';
 import { essScaleKernel } from './essScale';
 import { finiteCheckKernel } from './finiteCheck';
 import { infoGainKernel } from './infoGain';
@@ -45,6 +45,7 @@ export const ALL_OPS = [
   trajStatsKernel,
   advantageKernel,
   gaeKernel,
+  gaeUnrolledKernel,
   criticUpdateKernel,
   tokenBaselineKernel,
   whitenKernel,

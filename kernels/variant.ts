@@ -7,11 +7,12 @@ import { UNROLLED_MAX_VOCAB } from './rowUnrolled';
  * firstLayerGradSubgroup.wgsl).
  * The subgroup versions need a device created with the `subgroups` feature and WGSL's
  * `subgroup_id` builtins; they exist for hardware GPUs, where neighbouring lanes then read
- * neighbouring words. The subgroup variant is the hardware layout in one more way: gradNorm's
+ * neighbouring words. The subgroup variant is the hardware layout in other ways too: gradNorm's
  * pass 1 takes blocks of 2,048 entries instead of 8,192 (gradNormBlockFor in kernels/adam.ts),
- * more workgroups with shorter load chains, and stats' pass 2 adds up its histogram bins in
+ * more workgroups with shorter load chains; stats' pass 2 adds up its histogram bins in
  * workgroups of their own (statsSpreadBinsFor in kernels/stats.ts), which a GPU runs side by side
- * and SwiftShader one after another.
+ * and SwiftShader one after another; and PPO's GAE runs with tp compiled in (gaeKernelFor in
+ * kernels/critic.ts), which SwiftShader runs slower.
  */
 export type KernelVariant = 'thread' | 'subgroup';
 

@@ -12,7 +12,7 @@
  */
 import { adamKernel, gradNormBlockFor, gradNormKernel } from '../kernels/adam';
 import { advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
-import { criticUpdateKernel, gaeKernel } from '../kernels/critic';
+import { criticUpdateKernel, gaeKernelFor } from '../kernels/critic';
 import { essScaleKernel } from '../kernels/essScale';
 import { infoGainKernel } from '../kernels/infoGain';
 import {
@@ -259,7 +259,7 @@ export function createGpuBackend(
     essScale: essScaleKernel.create(device),
     seqRatio: seqRatioKernel.create(device),
     infoGain: infoGainKernel.create(device),
-    gae: gaeKernel.create(device),
+    gae: gaeKernelFor(Tp, kernelVariant).create(device),
     criticUpdate: criticUpdateKernel.create(device),
     ppoLoss: ppoLossKernel.create(device),
     logitGrad: logitGradKernels[kernelVariant].create(device),

@@ -505,7 +505,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
   };
   return {
-    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'] }),
+    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'], gae: ['Unrolled'] }),
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
     [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
   };

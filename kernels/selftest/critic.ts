@@ -7,7 +7,7 @@
  * no row visits must keep their bits exactly.
  */
 import { packTrajIn } from '../advantage';
-import { criticApplyKernel, criticChunks, criticPartialKernel, criticUpdateCpu, criticUpdateKernel, gaeCpu, gaeKernel } from '../critic';
+import { criticApplyKernel, criticChunks, criticPartialKernel, criticUpdateCpu, criticUpdateKernel, gaeCpu, gaeKernel, gaeUnrolledKernel } from '../critic';
 import { createRng } from '../../workers/rng';
 import { dispatch, exact, withScratch, type Check, type Scratch, type SelfTestCase, type Tolerance } from './harness';
 
@@ -118,9 +118,9 @@ function criticUpdateCase(name: string, rows: number, size: number, o: CriticUpd
   };
 }
 
-function gaeCase(N: number, tp: number, gamma: number, lambda: number): SelfTestCase {
+function gaeCase(N: number, tp: number, gamma: number, lambda: number, kernel: typeof gaeKernel = gaeKernel): SelfTestCase {
   return {
-    kernel: gaeKernel,
+    kernel,
     uses: criticUpdateKernel.kernels,
     name: `N ${N}, ${tp} rows, gamma ${gamma}, lambda ${lambda}; then the critic's update`,
     run: (device) =>
@@ -129,7 +129,7 @@ function gaeCase(N: number, tp: number, gamma: number, lambda: number): SelfTest
         const x = criticUpdateInput(N * tp, size, N + tp);
         const reward = Float32Array.from({ length: N }, (_, n) => n % 2);
         const ref = gaeCpu(x.critic, x.keys, x.mask, reward, tp, { gamma, lambda });
-        const g = s.kernel(gaeKernel.create(device));
+        const g = s.kernel(kernel.create(device));
         const criticBuf = s.upload(x.critic);
         const adv = s.empty(N * tp);
         const ret = s.empty(N * tp);
@@ -161,6 +161,10 @@ export const criticCases: SelfTestCase[] = [
   gaeCase(50, 1, 0.99, 0.95),
   gaeCase(70, 4, 0.99, 0.95),
   gaeCase(40, 13, 1, 0.9),
+  // gaeUnrolled.wgsl (tp compiled in): a tp of one row, the default task's and the largest a task has.
+  gaeCase(50, 1, 0.99, 0.95, gaeUnrolledKernel),
+  gaeCase(67, 9, 1, 1, gaeUnrolledKernel),
+  gaeCase(40, 24, 1, 0.9, gaeUnrolledKernel),
   criticUpdateCase('257 rows (2 chunks), 4096 entries', 257, 4096),
   criticUpdateCase('5,000 rows on one entry', 5000, 4096, { keys: 'one' }),
   criticUpdateCase('70,000 rows (256 chunks of 274) over all 4096 entries', 70_000, 4096, { keys: 'spread' }),

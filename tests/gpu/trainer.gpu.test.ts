@@ -67,4 +67,24 @@ for (const kernelVariant of ['thread', 'subgroup'] as const) describe(`trainer: 
     expect(rows.some(([, rc]) => rc.ratio_max !== 1)).toBe(true);
     g.destroy();
   });
+
+  // PPO's GAE: gae.wgsl in the thread variant, gaeUnrolled.wgsl (tp compiled in) in the subgroup one.
+  it('PPO (critic and GAE), 4 turns: same tokens, metrics and advantages over two iterations', async () => {
+    let cfg = withFieldText(defaultConfig(), 'methods', 'ppo');
+    for (const [k, v] of Object.entries({ batch: '3', group: '4', seed: '3', epochs: '2', 'env.maxTurns': '4', 'model.hidden': '16' })) cfg = withFieldText(cfg, k, v);
+    const { g, c, rows } = await runBoth(cfg, 2, kernelVariant);
+    for (const [rg, rc] of rows) {
+      for (const k of SCALAR_METRICS) {
+        if (k === 'ms') continue;
+        expect(Math.abs(rg[k] - rc[k]), `iter ${rc.iter} ${k}: gpu ${rg[k]} cpu ${rc[k]}`).toBeLessThanOrEqual(ATOL * Math.max(1, Math.abs(rc[k])));
+      }
+    }
+    const [dg, dc] = [await g.dumpBatch(), await c.dumpBatch()];
+    expect(dg.trajs.map((t) => t.tokens.map((x) => x.tok))).toEqual(dc.trajs.map((t) => t.tokens.map((x) => x.tok)));
+    const advG = dg.trajs.flatMap((t) => t.tokens.map((x) => x.adv));
+    const advC = dc.trajs.flatMap((t) => t.tokens.map((x) => x.adv));
+    expect(advC.some((a) => a !== 0)).toBe(true);
+    advC.forEach((a, j) => expect(Math.abs(advG[j]! - a), `adv ${j}`).toBeLessThanOrEqual(ATOL * Math.max(1, Math.abs(a))));
+    g.destroy();
+  });
 });

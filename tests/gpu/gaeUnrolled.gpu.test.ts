@@ -1,0 +1,111 @@
+/**
+ * gaeUnrolled.wgsl (tp compiled into the pipeline, kernels/critic.ts gaeUnrolledKernel) gives
+ * gae.wgsl's advantages and returns bit for bit: the same row steps in the same order, from
+ * registers. Compared on the same random inputs at every tp from 1 to 64, across mask densities
+ * (none, sparse, dense, all; rows after the last masked one), gamma/lambda pairs, and trajectory
+ * counts at workgroup edges; outputs start as garbage so that an unwritten row shows. The CPU
+ * reference's agreement is the self-test's (kernels/selftest/critic.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { packTrajIn } from '../../kernels/advantage';
+import { GAE_UNROLLED_MAX_TP, gaeKernel, gaeKernelFor, gaeUnrolledKernel } from '../../kernels/critic';
+import { createRng } from '../../workers/rng';
+import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { requireGpu } from '../helpers/requireGpu';
+
+interface GaeCase {
+  N: number;
+  tp: number;
+  gamma: number;
+  lambda: number;
+  critic: Float32Array;
+  stateKey: Uint32Array;
+  mask: Float32Array;
+  reward: Float32Array;
+}
+
+/** Masks with density maskP; `tail` masks out each trajectory's last rows (an early answer). */
+function gaeCase(N: number, tp: number, seed: number, maskP: number, gamma: number, lambda: number, tail = false): GaeCase {
+  const rng = createRng(seed);
+  const C = 37;
+  const critic = Float32Array.from({ length: C }, () => rng.normal() * 3);
+  const stateKey = Uint32Array.from({ length: N * tp }, () => rng.int(C));
+  const cut = Uint32Array.from({ length: N }, () => (tail ? rng.int(tp + 1) : tp));
+  const mask = Float32Array.from({ length: N * tp }, (_, i) => (i % tp < cut[Math.floor(i / tp)]! && rng.next() < maskP ? 1 : 0));
+  const reward = Float32Array.from({ length: N }, () => rng.normal());
+  return { N, tp, gamma, lambda, critic, stateKey, mask, reward };
+}
+
+/** Bits of [adv..., ret...] of each case, one call per case. */
+async function runAll(kernel: typeof gaeKernel, cs: GaeCase[]): Promise<number[][]> {
+  const device = await requireGpu();
+  return withValidation(device, async () => {
+    const g = new GpuScratch(device);
+    const k = kernel.create(device);
+    const outs = cs.map((c) => {
+      const R = c.N * c.tp;
+      const adv = g.upload(new Float32Array(R).fill(5));
+      const ret = g.upload(new Float32Array(R).fill(-5));
+      const trajIn = g.upload(
+        packTrajIn({ reward: c.reward, groupStart: new Uint32Array(c.N), groupSize: new Uint32Array(c.N).fill(1), turns: new Uint32Array(c.N).fill(1) }),
+      );
+      const buffers = { critic: g.upload(c.critic), stateKey: g.upload(c.stateKey), mask: g.upload(c.mask), trajIn, adv, ret };
+      runCalls(device, [[k, k.bind(buffers, { numTraj: c.N, tp: c.tp, gamma: c.gamma, lambda: c.lambda })]]);
+      return { adv, ret, R };
+    });
+    const bits: number[][] = [];
+    for (const o of outs) {
+      const a = await g.readF32(o.adv, o.R);
+      const r = await g.readF32(o.ret, o.R);
+      bits.push([...new Uint32Array(a.buffer, a.byteOffset, o.R), ...new Uint32Array(r.buffer, r.byteOffset, o.R)]);
+    }
+    g.destroy();
+    k.destroy();
+    return bits;
+  });
+}
+
+async function expectSameBits(cs: GaeCase[]) {
+  const [four, unrolled] = [await runAll(gaeKernel, cs), await runAll(gaeUnrolledKernel, cs)];
+  cs.forEach((c, i) => {
+    expect(unrolled[i], `N ${c.N}, tp ${c.tp}, gamma ${c.gamma}, lambda ${c.lambda}`).toEqual(four[i]);
+  });
+}
+
+describe("gaeUnrolled: gae.wgsl's bits", () => {
+  it('at every tp from 1 to 64, masks dense and cut short', async () => {
+    const tps = Array.from({ length: GAE_UNROLLED_MAX_TP }, (_, i) => i + 1);
+    await expectSameBits(tps.map((tp) => gaeCase(70, tp, tp, 0.8, 0.99, 0.95, true)));
+  });
+
+  it('at mask densities 0, 0.3 and 1 and three (gamma, lambda) pairs', async () => {
+    const cs: GaeCase[] = [];
+    for (const tp of [1, 4, 9, 13, 24]) {
+      for (const maskP of [0, 0.3, 1]) {
+        for (const [gamma, lambda] of [[1, 1], [0.99, 0.95], [0.9, 0]] as const) cs.push(gaeCase(65, tp, cs.length + 1, maskP, gamma, lambda));
+      }
+    }
+    await expectSameBits(cs);
+  });
+
+  it('at workgroup edges (1, 63, 64, 65 and 300 trajectories)', async () => {
+    await expectSameBits([1, 63, 64, 65, 300].map((N) => gaeCase(N, 9, N, 0.9, 1, 1, true)));
+  });
+
+  it('refuses a tp past its limit, naming it; the backend then runs gae.wgsl, as in the thread variant', async () => {
+    const device = await requireGpu();
+    const k = gaeUnrolledKernel.create(device);
+    const g = new GpuScratch(device);
+    const b = g.empty(64);
+    const buffers = { critic: b, stateKey: b, mask: b, trajIn: b, adv: b, ret: b };
+    expect(() => k.bind(buffers, { numTraj: 1, tp: 65, gamma: 1, lambda: 1 })).toThrow(/gaeUnrolled: 65 rows per trajectory is outside its 1\.\.64/);
+    const call = k.bind(buffers, { numTraj: 1, tp: 9, gamma: 1, lambda: 1 });
+    expect(() => call.update({ numTraj: 2, tp: 9, gamma: 0.9, lambda: 1 })).not.toThrow();
+    expect(() => call.update({ numTraj: 2, tp: 8, gamma: 1, lambda: 1 })).toThrow(/gaeUnrolled: tpSize 9 -> 8 needs a call of its own/);
+    expect(gaeKernelFor(64, 'subgroup')).toBe(gaeUnrolledKernel);
+    expect(gaeKernelFor(65, 'subgroup')).toBe(gaeKernel);
+    expect(gaeKernelFor(9, 'thread')).toBe(gaeKernel);
+    g.destroy();
+    k.destroy();
+  });
+});
