@@ -9,6 +9,8 @@ import { advZeroEdges } from '../../kernels/selftest/stats';
 import { histBin, statsCpu } from '../../kernels/stats';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { aggregationWeights, minibatchRanges } from '../../workers/lossAgg';
+import { LOSS_AGG_MODES, type LossAgg } from '../../workers/config';
+import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 
 const f32 = (xs: number[]) => Float32Array.from(xs);
@@ -157,6 +159,55 @@ describe('loss aggregation weights', () => {
   });
   it('an empty mask gives zero weights, never NaN', () => {
     expect(Array.from(aggregationWeights(new Float32Array(6), 3, mb, 'token-mean'))).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+  // The per-row formula (METHODS.md 1.3) as it was first written: lossAgg.ts now works each
+  // trajectory's weight out once; the weights must be the same numbers.
+  function perRowWeights(mask: Float32Array, Tp: number, minibatches: Array<[number, number]>, mode: LossAgg, mult?: Float32Array): Float32Array {
+    const w = new Float32Array(mask.length);
+    const c = (n: number) => (mult ? mult[n]! : 1);
+    for (const [n0, n1] of minibatches) {
+      let seqs = 0;
+      let total = 0;
+      for (let n = n0; n < n1; n++) {
+        let len = 0;
+        for (let j = 0; j < Tp; j++) len += mask[n * Tp + j]!;
+        if (len > 0) seqs += c(n);
+        total += c(n) * len;
+      }
+      for (let n = n0; n < n1; n++) {
+        let len = 0;
+        for (let j = 0; j < Tp; j++) len += mask[n * Tp + j]!;
+        for (let j = 0; j < Tp; j++) {
+          const i = n * Tp + j;
+          if (!mask[i] || !c(n)) continue;
+          if (mode === 'token-mean') w[i] = c(n) / Math.max(total, 1);
+          else if (mode === 'seq-mean-token-mean') w[i] = c(n) / (Math.max(seqs, 1) * Math.max(len, 1));
+          else if (mode === 'seq-mean-token-sum') w[i] = c(n) / Math.max(seqs, 1);
+          else w[i] = c(n) / (Math.max(seqs, 1) * Tp);
+        }
+      }
+    }
+    return w;
+  }
+  it('equal, bit for bit, to the per-row formula: every mode, 1-5 minibatches, PF-PPO multiplicities with zeros', () => {
+    const rng = createRng(7);
+    let cases = 0;
+    for (const Tp of [1, 9, 24]) {
+      for (const M of [1, 2, 5]) {
+        for (const withMult of [false, true]) {
+          const N = 37;
+          const mask = Float32Array.from({ length: N * Tp }, () => (rng.next() < 0.7 ? 1 : 0));
+          mask.fill(0, 3 * Tp, 5 * Tp); // trajectories without a policy token
+          const mult = withMult ? Float32Array.from({ length: N }, () => rng.int(4)) : undefined;
+          for (const mode of LOSS_AGG_MODES) {
+            const mb = minibatchRanges(N, M);
+            expect(Array.from(aggregationWeights(mask, Tp, mb, mode, mult)), `${mode} Tp ${Tp} M ${M} mult ${withMult}`).toEqual(Array.from(perRowWeights(mask, Tp, mb, mode, mult)));
+            cases++;
+          }
+        }
+      }
+    }
+    expect(cases).toBe(72);
   });
   it('minibatches split trajectories into contiguous ranges', () => {
     expect(minibatchRanges(10, 3)).toEqual([[0, 3], [3, 6], [6, 10]]);
