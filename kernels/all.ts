@@ -29,7 +29,7 @@ import { statsKernel } from './stats';
 import { tokenBaselineKernel } from './tokenBaseline';
 import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } from './tokenStats';
 import { trajStatsKernel } from './trajStats';
-import { whitenKernel } from './whiten';
+import { whitenKernel, whitenMergedKernel } from './whiten';
 import type { DefinedKernel } from './pipeline';
 
 export const ALL_OPS = [
@@ -49,6 +49,7 @@ export const ALL_OPS = [
   criticUpdateKernel,
   tokenBaselineKernel,
   whitenKernel,
+  whitenMergedKernel,
   essScaleKernel,
   seqRatioKernel,
   ppoLossKernel,

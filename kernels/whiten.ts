@@ -20,7 +20,9 @@ import { defineStages, type Staged, type StagedCall } from './stages';
 import whitenWGSL from './whiten.wgsl?raw';
 import whitenApplyWGSL from './whitenApply.wgsl?raw';
 import whitenCombineWGSL from './whitenCombine.wgsl?raw';
+import whitenMergeApplyWGSL from './whitenMergeApply.wgsl?raw';
 import whitenMomentsWGSL from './whitenMoments.wgsl?raw';
+import type { KernelVariant } from './variant';
 
 /**
  * The masked statistics whitening uses (float64): count, mean, the sd it divides by, max |A| and
@@ -140,9 +142,25 @@ export const whitenApplyKernel = defineKernel({
   workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_WORKGROUP_SIZE),
 });
 
+/** Rows per workgroup of whitenMergeApply.wgsl: APPLY_ROWS_PER_THREAD (8) a thread. */
+export const WHITEN_MERGED_APPLY_ROWS = 8 * WHITEN_WORKGROUP_SIZE;
+
+/** The combine and the rows in one dispatch (hardware variant): buffers mask, partials, adv. */
+export const whitenMergeApplyKernel = defineKernel({
+  label: 'whitenMergeApply',
+  wgsl: whitenMergeApplyWGSL + whitenMomentsWGSL,
+  workgroupSize: WHITEN_WORKGROUP_SIZE,
+  bindings: ['mask', 'partials', 'adv'],
+  uniform: WHITEN_UNIFORM,
+  check: checkRows,
+  values: whitenValues,
+  workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_MERGED_APPLY_ROWS),
+});
+
 export type WhitenBuffers = Record<'mask' | 'adv' | 'partials', BufferArg>;
 
 const whitenStages = defineStages<WhitenBuffers, WhitenConfig>('whiten', [whitenPartialKernel, whitenCombineKernel, whitenApplyKernel]);
+const whitenMergedStages = defineStages<WhitenBuffers, WhitenConfig>('whitenMerged', [whitenPartialKernel, whitenMergeApplyKernel]);
 
 /** Refuses a scratch buffer smaller than whitenScratchWords (robust access would drop writes silently). */
 function checkScratch(label: string, partials: BufferArg | undefined, c: WhitenConfig): void {
@@ -150,6 +168,31 @@ function checkScratch(label: string, partials: BufferArg | undefined, c: WhitenC
   const have = 'buffer' in partials ? (partials.size ?? partials.buffer.size - (partials.offset ?? 0)) : partials.size;
   const need = 4 * whitenScratchWords(c.numRows);
   if (have < need) throw new Error(`${label}: the partials buffer holds ${have} bytes, ${c.numRows} rows need ${need} (whitenScratchWords)`);
+}
+
+/** whitenKernel and whitenMergedKernel: the stages with the scratch checked at bind and update. */
+function withScratchCheck(stages: typeof whitenStages) {
+  return {
+    ...stages,
+    scratchWords: (c: WhitenConfig) => whitenScratchWords(c.numRows),
+    create(device: GPUDevice): Staged<WhitenBuffers, WhitenConfig> {
+      const staged = stages.create(device);
+      return {
+        ...staged,
+        bind(buffers, config, label = stages.label): StagedCall<WhitenConfig> {
+          checkScratch(label, buffers.partials, config);
+          const call = staged.bind(buffers, config, label);
+          return {
+            ...call,
+            update(c: WhitenConfig) {
+              checkScratch(label, buffers.partials, c);
+              call.update(c);
+            },
+          };
+        },
+      };
+    },
+  };
 }
 
 /**
@@ -163,24 +206,14 @@ function checkScratch(label: string, partials: BufferArg | undefined, c: WhitenC
  * the one-workgroup kernel this replaces (237 ms against 2.5 ms at 36,864 rows). Three: 6x at
  * 73,728 rows (25 ms, most of it pass 1's 36 workgroups), 1.4x at the default 1,152.
  */
-export const whitenKernel = {
-  ...whitenStages,
-  scratchWords: (c: WhitenConfig) => whitenScratchWords(c.numRows),
-  create(device: GPUDevice): Staged<WhitenBuffers, WhitenConfig> {
-    const staged = whitenStages.create(device);
-    return {
-      ...staged,
-      bind(buffers, config, label = 'whiten'): StagedCall<WhitenConfig> {
-        checkScratch(label, buffers.partials, config);
-        const call = staged.bind(buffers, config, label);
-        return {
-          ...call,
-          update(c: WhitenConfig) {
-            checkScratch(label, buffers.partials, c);
-            call.update(c);
-          },
-        };
-      },
-    };
-  },
-};
+export const whitenKernel = withScratchCheck(whitenStages);
+
+/**
+ * whitenKernel in two dispatches, the same bits: pass 1, then whitenMergeApply.wgsl (the merge in
+ * every workgroup of 2,048 rows, then the rows). For hardware GPUs, where a dependent dispatch
+ * costs more than the tree (whitenMergeApply.wgsl says why); not yet timed on one.
+ */
+export const whitenMergedKernel = withScratchCheck(whitenMergedStages);
+
+/** The whitening the backend runs: two dispatches in the hardware (subgroup) variant, three elsewhere. */
+export const whitenKernelFor = (variant: KernelVariant) => (variant === 'subgroup' ? whitenMergedKernel : whitenKernel);

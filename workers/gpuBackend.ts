@@ -37,7 +37,7 @@ import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernels } from '../kernels/tokenStats';
 import { defaultKernelVariant, softmaxRowLayout, type KernelVariant } from '../kernels/variant';
 import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
-import { whitenKernel, whitenScratchWords } from '../kernels/whiten';
+import { whitenKernelFor, whitenScratchWords } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 
 export interface GpuBackendOptions {
@@ -61,7 +61,8 @@ export interface GpuBackendOptions {
  * embedProject + forward + tokenStats for the reference, (with stale rollouts) the rollout and
  * the old log-probs, trajStats, the advantage (OTB's in 2 dispatches: W by position, then the
  * rows; plus whitening for REINFORCE++ and PPO, 3
- * dispatches: block moments, their combination, the rows), essScale, then per
+ * dispatches: block moments, their combination, the rows; 2 in the subgroup `variant`, the
+ * combination done in every workgroup of the rows), essScale, then per
  * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
@@ -69,7 +70,7 @@ export interface GpuBackendOptions {
  * stats (2: chunks of trajectories, then their combination) and four finite checks (log-probs,
  * loss and ratio columns, parameters).
  */
-export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
+export function dispatchCounts(shape: RunShape, variant: KernelVariant = 'thread'): { sampleTurn: number; update: number } {
   const steps = updateSteps(shape);
   // The forward is two dispatches (hidden units, then logits; kernels/stages.ts).
   const F = forwardKernel.dispatches;
@@ -84,7 +85,7 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const otb = !shape.critic && shape.adv.otb ? tokenBaselineKernel.dispatches - 1 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
+    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernelFor(variant).dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
   };
 }
 
@@ -255,7 +256,7 @@ export function createGpuBackend(
     trajStats: trajStatsKernel.create(device),
     advantage: advantageKernel.create(device),
     tokenBaseline: tokenBaselineKernel.create(device),
-    whiten: whitenKernel.create(device),
+    whiten: whitenKernelFor(kernelVariant).create(device),
     essScale: essScaleKernel.create(device),
     seqRatio: seqRatioKernel.create(device),
     infoGain: infoGainKernel.create(device),

@@ -2,7 +2,7 @@
  * The GPU sections of the benchmark on any WebGPU implementation: Chromium's navigator.gpu (the
  * bench page) or Dawn's `create()` in Node (bench/dawn.ts, for GPU machines without a browser).
  */
-import { subgroupFeatures, type KernelVariant } from '../../kernels/variant';
+import { defaultKernelVariant, subgroupFeatures, type KernelVariant } from '../../kernels/variant';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createGpuBackend } from '../../workers/gpuBackend';
 import { requestGpu } from '../../workers/gpuDevice';
@@ -86,12 +86,13 @@ export async function iterationSection(
     const contenders: Contender[] = [];
     const gpuHere = o.gpuScales.includes(spec.name);
     if (gpu && counting && gpuHere) {
+      const kernelVariant = o.kernelVariant ?? defaultKernelVariant(gpu.device);
       contenders.push({
         backend: 'gpu',
         where,
-        factory: (shape, params) =>
-          createGpuBackend(counting.device, shape, params, { label: gpu.label, ...(o.kernelVariant ? { kernelVariant: o.kernelVariant } : {}) }),
+        factory: (shape, params) => createGpuBackend(counting.device, shape, params, { label: gpu.label, kernelVariant }),
         counting,
+        kernelVariant,
       });
     }
     if (o.cpuScales.includes(spec.name)) contenders.push({ backend: 'cpu', where, factory: createCpuBackend });

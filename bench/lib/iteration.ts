@@ -9,6 +9,7 @@
 import type { Backend } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { dispatchCounts } from '../../workers/gpuBackend';
+import type { KernelVariant } from '../../kernels/variant';
 import { createTrainer, type BackendFactory, type Trainer } from '../../workers/trainer';
 import { addCounts, diffCounts, scaleCounts, zeroCounts, type CountingDevice } from './counting';
 import { now, summarize } from './stats';
@@ -35,6 +36,8 @@ export interface Contender {
   factory: BackendFactory;
   /** The device the GPU backend was built on, to count its calls. */
   counting?: CountingDevice;
+  /** The GPU backend's kernel variant, for the dispatches it should record (dispatchCounts). */
+  kernelVariant?: KernelVariant;
 }
 
 interface StepSample {
@@ -169,7 +172,7 @@ export async function benchInterleaved(
         for (const x of s) addCounts(acc, pick(x));
         return scaleCounts(acc, 1 / s.length);
       };
-      const dc = dispatchCounts(shape);
+      const dc = dispatchCounts(shape, r.c.kernelVariant);
       row.counts = {
         perIter: mean((x) => x.total!),
         rollout: mean((x) => x.rollout!),

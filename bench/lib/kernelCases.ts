@@ -44,7 +44,7 @@ import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
 import { SUBGROUP_ROWS_PER_GROUP, SUBGROUP_WORKGROUP_SIZE } from '../../kernels/rowSubgroup';
-import { WHITEN_WORKGROUP_SIZE, whitenBlocks, whitenCpu, whitenKernel } from '../../kernels/whiten';
+import { WHITEN_MERGED_APPLY_ROWS, WHITEN_WORKGROUP_SIZE, whitenBlocks, whitenCpu, whitenKernel } from '../../kernels/whiten';
 import type { RunShape } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { createEnv } from '../../workers/envs';
@@ -505,7 +505,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
   };
   return {
-    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'], gae: ['Unrolled'] }),
+    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'], gae: ['Unrolled'], whiten: ['Merged'] }),
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
     [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
   };
@@ -625,6 +625,8 @@ export function whitenShapes(R: number): LaunchShape[] {
     { kernel: 'whiten', threads: blocks * wg, serial: block / wg, mapping: `workgroup per block of ${block} rows, strided, then a tree of Chan merges` },
     { kernel: 'whiten (combine)', threads: wg, serial: 1, mapping: 'one workgroup: a block per thread, then a tree of Chan merges' },
     { kernel: 'whiten (rows)', threads: R, serial: 1, mapping: 'thread per row' },
+    { kernel: 'whitenMerged (merge + rows)', threads: Math.ceil(R / WHITEN_MERGED_APPLY_ROWS) * wg, serial: WHITEN_MERGED_APPLY_ROWS / wg,
+      mapping: `workgroup per ${WHITEN_MERGED_APPLY_ROWS} rows: the rows loaded, the block moments merged in a tree, then the rows (after pass 1 as above)` },
   ];
 }
 

@@ -167,7 +167,7 @@ export function iterationTable(rows: IterationRow[]): string {
       'then the task answers in TypeScript), update = `backend.update()` (one submit with every kernel, one readback of the statistics).',
     'tokens/s = policy tokens of the iteration (the `tokens` metric: sampled tokens that enter the loss) / median iteration time.',
     'GPU counts are means per timed iteration, counted by wrapping the GPUDevice the backend was built on (submit, dispatchWorkgroups via wrapped encoders and passes, ' +
-      'mapAsync); "expected" is workers/gpuBackend.ts `dispatchCounts(shape)` for the turns actually run, 1 readback and 1 submit per turn and per update. ' +
+      'mapAsync); "expected" is workers/gpuBackend.ts `dispatchCounts(shape, variant)` for the turns actually run, 1 readback and 1 submit per turn and per update. ' +
       'Bytes read back include the trainer\'s state snapshot (parameters, reference, Adam m and v) that rides along with every 10th update\'s readback.',
     'GPU and CPU rows of the same scale in Chromium ran interleaved (one step each in turn); the Node rows ran after them.',
   ];

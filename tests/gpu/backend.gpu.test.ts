@@ -22,7 +22,7 @@ import { PAD, type TaskEnv } from '../../workers/envs/types';
 import { createGpuBackend, dispatchCounts } from '../../workers/gpuBackend';
 import { createRng } from '../../workers/rng';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
-import { requireGpuHandle } from '../helpers/requireGpu';
+import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
 
 function buildShape(env: TaskEnv, prompts: number, group: number, dims: MlpDims): RunShape {
   const { promptLen, actionLen, obsLen, maxTurns } = env.layout;
@@ -222,6 +222,35 @@ describe('GPU backend matches the CPU backend on the search task', () => {
       expectClose(gB.adv, cB.adv, { ...STATS_TOL, label: `OTB iter ${iter} adv` });
     }
   });
+
+  // Whitening: three dispatches in the thread variant, two in the subgroup one (the block moments
+  // merged in every workgroup of rows, kernels/whiten.ts whitenMergedKernel).
+  for (const kernelVariant of ['thread', 'subgroup'] as const) {
+    it(`REINFORCE++ with whitening (${kernelVariant} variant): its dispatches counted, advantages as the CPU backend's`, async () => {
+      const gpu = await requireGpuHandle();
+      if (kernelVariant === 'subgroup') requireFeature(gpu.device, 'subgroups');
+      const env = createSearchEnv({ entities: 3, attributes: 2, values: 4, maxTurns: 2 });
+      const dims: MlpDims = { V: env.vocab.length, K: 4, D: 4, H: 8 };
+      const base = buildShape(env, 2, 4, dims);
+      const shape: RunShape = { ...base, adv: { ...base.adv, estimator: 'reinforce' }, whiten: true };
+      const p0 = initParams(dims, createRng(5));
+      const cpu = createCpuBackend(shape, p0);
+      const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label, kernelVariant });
+      made.push(cpu, gb);
+      const expectDispatch = dispatchCounts(shape, kernelVariant);
+      expect(expectDispatch.update).toBe(dispatchCounts(base).update + (kernelVariant === 'subgroup' ? 2 : 3));
+      for (const iter of [1, 2]) {
+        const c = await iteration(cpu, env, shape, iter);
+        const { value: g, n } = await counting(() => iteration(gb, env, shape, iter));
+        expect(n.dispatches).toBe(shape.maxTurns * expectDispatch.sampleTurn + expectDispatch.update);
+        g.sampled.forEach((t, turn) => expectEqualArrays(t, c.sampled[turn]!, `iter ${iter} turn ${turn} tokens`));
+        compareStats(g.stats, c.stats, `REINFORCE++ iter ${iter}`);
+        const [gB, cB] = [await gb.readBatch(), await cpu.readBatch()];
+        expect(cB.adv.some((a) => a !== 0)).toBe(true);
+        expectClose(gB.adv, cB.adv, { ...STATS_TOL, label: `REINFORCE++ iter ${iter} whitened adv` });
+      }
+    });
+  }
 
   it('default-sized model (K 8, D 16, H 64), 4 prompts x 8 group, 3 turns, 1 epoch', async () => {
     const gpu = await requireGpuHandle();

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { packTrajIn } from '../../kernels/advantage';
 import { GAE_UNROLLED_MAX_TP, gaeKernel, gaeKernelFor, gaeUnrolledKernel } from '../../kernels/critic';
 import { createRng } from '../../workers/rng';
+import { expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
 
@@ -68,7 +69,7 @@ async function runAll(kernel: typeof gaeKernel, cs: GaeCase[]): Promise<number[]
 async function expectSameBits(cs: GaeCase[]) {
   const [four, unrolled] = [await runAll(gaeKernel, cs), await runAll(gaeUnrolledKernel, cs)];
   cs.forEach((c, i) => {
-    expect(unrolled[i], `N ${c.N}, tp ${c.tp}, gamma ${c.gamma}, lambda ${c.lambda}`).toEqual(four[i]);
+    expectEqualArrays(unrolled[i]!, four[i]!, `N ${c.N}, tp ${c.tp}, gamma ${c.gamma}, lambda ${c.lambda}: [adv, ret] bits`);
   });
 }
 
