@@ -106,15 +106,15 @@ const checkRows = (c: WhitenConfig) => {
   }
 };
 
+/** What every dispatch of whitening shares: the workgroup, the uniform and the row-count check. */
+const whitenShared = { workgroupSize: WHITEN_WORKGROUP_SIZE, uniform: WHITEN_UNIFORM, check: checkRows, values: whitenValues } as const;
+
 /** Pass 1, a workgroup per block: buffers mask [numRows], adv [numRows] (read), partials. */
 export const whitenPartialKernel = defineKernel({
   label: 'whiten',
   wgsl: whitenWGSL + whitenMomentsWGSL,
-  workgroupSize: WHITEN_WORKGROUP_SIZE,
+  ...whitenShared,
   bindings: ['mask', 'adv', 'partials'],
-  uniform: WHITEN_UNIFORM,
-  check: checkRows,
-  values: whitenValues,
   workgroups: (c: WhitenConfig) => whitenBlocks(c.numRows).blocks,
 });
 
@@ -122,11 +122,8 @@ export const whitenPartialKernel = defineKernel({
 export const whitenCombineKernel = defineKernel({
   label: 'whitenCombine',
   wgsl: whitenCombineWGSL + whitenMomentsWGSL,
-  workgroupSize: WHITEN_WORKGROUP_SIZE,
+  ...whitenShared,
   bindings: ['partials'],
-  uniform: WHITEN_UNIFORM,
-  check: checkRows,
-  values: whitenValues,
   workgroups: (c: WhitenConfig) => (c.numRows > 0 ? 1 : 0),
 });
 
@@ -134,11 +131,8 @@ export const whitenCombineKernel = defineKernel({
 export const whitenApplyKernel = defineKernel({
   label: 'whitenApply',
   wgsl: whitenApplyWGSL + whitenMomentsWGSL,
-  workgroupSize: WHITEN_WORKGROUP_SIZE,
+  ...whitenShared,
   bindings: ['mask', 'partials', 'adv'],
-  uniform: WHITEN_UNIFORM,
-  check: checkRows,
-  values: whitenValues,
   workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_WORKGROUP_SIZE),
 });
 
@@ -149,11 +143,8 @@ export const WHITEN_MERGED_APPLY_ROWS = 8 * WHITEN_WORKGROUP_SIZE;
 export const whitenMergeApplyKernel = defineKernel({
   label: 'whitenMergeApply',
   wgsl: whitenMergeApplyWGSL + whitenMomentsWGSL,
-  workgroupSize: WHITEN_WORKGROUP_SIZE,
+  ...whitenShared,
   bindings: ['mask', 'partials', 'adv'],
-  uniform: WHITEN_UNIFORM,
-  check: checkRows,
-  values: whitenValues,
   workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_MERGED_APPLY_ROWS),
 });
 
