@@ -3,8 +3,9 @@
  * gae.wgsl's advantages and returns bit for bit: the same row steps in the same order, from
  * registers. Compared on the same random inputs at every tp from 1 to 64, across mask densities
  * (none, sparse, dense, all; rows after the last masked one), gamma/lambda pairs, and trajectory
- * counts at workgroup edges; outputs start as garbage so that an unwritten row shows. The CPU
- * reference's agreement is the self-test's (kernels/selftest/critic.ts).
+ * counts at workgroup edges; outputs start as garbage so that an unwritten row shows. Both share
+ * gaeIo.wgsl (uniform, bindings and the row step gaeRow); their agreement with the CPU reference
+ * gaeCpu is the self-test's (kernels/selftest/critic.ts, run by critic.gpu.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { packTrajIn } from '../../kernels/advantage';
