@@ -20,6 +20,7 @@ import {
   hiddenGradKernel,
   logitGradKernel,
   logitGradSubgroupKernel,
+  logitGradUnrolledKernel,
   slotGradKernel,
 } from './mlp';
 import { ppoLossKernel } from './ppoLoss';
@@ -55,6 +56,7 @@ export const ALL_OPS = [
   ppoLossKernel,
   logitGradKernel,
   logitGradSubgroupKernel,
+  logitGradUnrolledKernel,
   headGradKernel,
   hiddenGradKernel,
   slotGradKernel,

@@ -22,7 +22,9 @@ import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
 import logitGradIoWGSL from './logitGradIo.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
 import logitGradSubgroupWGSL from './logitGradSubgroup.wgsl?raw';
+import logitGradUnrolledWGSL from './logitGradUnrolled.wgsl?raw';
 import { subgroupLanesWGSL, subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
+import { UNROLLED_MAX_VOCAB, unrolledRowSource, unrolledVocab } from './rowUnrolled';
 import type { KernelVariant } from './variant';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import slotGradWGSL from './slotGrad.wgsl?raw';
@@ -501,6 +503,19 @@ export const logitGradSubgroupKernel = defineKernel({
 });
 
 /**
+ * logitGradKernel with the vocabulary compiled in and dz written by each workgroup as one run of
+ * words (logitGradUnrolled.wgsl): vocabularies up to UNROLLED_MAX_VOCAB, a pipeline per vocabulary.
+ */
+export const logitGradUnrolledKernel = defineKernel({
+  label: 'logitGradUnrolled',
+  wgsl: unrolledRowSource(logitGradIoWGSL, logitGradUnrolledWGSL),
+  workgroupSize: MLP_WORKGROUP_SIZE,
+  ...logitGradIo,
+  specialize: (c) => unrolledVocab('logitGradUnrolled', c.vocab),
+  workgroups: (c) => perThread(c.numRows),
+});
+
+/**
  * logitGrad's version per variant. It writes a whole row of gradients, which a subgroup's
  * neighbouring lanes write coalesced: on an H200 at 19 logits and 589,824 rows 0.077 ms, against
  * 0.184 for a thread per row and 0.147 for one with the row in registers (sampleUnrolled.wgsl),
@@ -510,6 +525,14 @@ export const logitGradKernels: Record<KernelVariant, typeof logitGradKernel> = {
   thread: logitGradKernel,
   subgroup: logitGradSubgroupKernel,
 };
+
+/**
+ * The logitGrad the GPU backend runs: on hardware (the subgroup variant) up to UNROLLED_MAX_VOCAB
+ * logits the unrolled one, whose stores are a workgroup's run of words, not yet timed on a GPU
+ * (BENCHMARKS.md); elsewhere the variant's own.
+ */
+export const logitGradKernelFor = (variant: KernelVariant, vocab: number) =>
+  variant === 'subgroup' && vocab <= UNROLLED_MAX_VOCAB ? logitGradUnrolledKernel : logitGradKernels[variant];
 export const createLogitGradKernel = (device: GPUDevice) => logitGradKernel.create(device);
 
 /**

@@ -11,8 +11,10 @@ import { UNROLLED_MAX_VOCAB } from './rowUnrolled';
  * pass 1 takes blocks of 2,048 entries instead of 8,192 (gradNormBlockFor in kernels/adam.ts),
  * more workgroups with shorter load chains; stats' pass 2 adds up its histogram bins in
  * workgroups of their own (statsSpreadBinsFor in kernels/stats.ts), which a GPU runs side by side
- * and SwiftShader one after another; and PPO's GAE runs with tp compiled in (gaeKernelFor in
- * kernels/critic.ts), which SwiftShader runs slower.
+ * and SwiftShader one after another; PPO's GAE runs with tp compiled in (gaeKernelFor in
+ * kernels/critic.ts), and logitGrad up to 64 logits with the vocabulary compiled in and each
+ * workgroup's rows written as one run of words (logitGradKernelFor in kernels/mlp.ts), both of
+ * which SwiftShader runs slower.
  */
 export type KernelVariant = 'thread' | 'subgroup';
 
@@ -30,8 +32,8 @@ export type RowLayout = KernelVariant | 'unrolled';
  * ms (tokenStats), against 0.039 and 0.042 for a thread per row, which loads each logit again in
  * each of its walks V * 4 bytes from its neighbours', and 0.111 and 0.099 for a subgroup per four
  * rows (19 of 32 lanes busy, serial reductions); on SwiftShader 14-22 % less than a thread per row
- * (BENCHMARKS.md). logitGrad has no unrolled version and runs the variant's own (logitGradKernels
- * in mlp.ts says why).
+ * (BENCHMARKS.md). logitGrad's unrolled version is only the subgroup variant's (logitGradKernelFor
+ * in mlp.ts): its stores, not its loads, are what a thread per row gets wrong.
  */
 export function softmaxRowLayout(variant: KernelVariant, vocab: number): RowLayout {
   return vocab <= UNROLLED_MAX_VOCAB ? 'unrolled' : variant;

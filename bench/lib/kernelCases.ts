@@ -505,7 +505,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
   };
   return {
-    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'], gae: ['Unrolled'], whiten: ['Merged'] }),
+    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup', 'Unrolled'], gae: ['Unrolled'], whiten: ['Merged'] }),
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
     [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
   };
@@ -697,6 +697,8 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     // Their unrolled versions (kernels/rowUnrolled.ts): the row loaded once, then walked in registers.
     { kernel: 'sampleUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
     { kernel: 'tokenStatsUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
+    { kernel: 'logitGradUnrolled', threads: R, serial: 2 * V,
+      mapping: 'thread per row, the vocabulary compiled in: the row loaded at once for its max and sum; then the workgroup\'s rows walked as one run of words' },
     // Their subgroup variants (kernels/rowSubgroup.ts), serial steps at 32 lanes (NVIDIA, Apple).
     ...(['sample', 'tokenStats', 'logitGrad'] as const).map((k): LaunchShape => ({
       kernel: `${k}Subgroup`,

@@ -1,6 +1,5 @@
 /**
- * Self-tests of the row-softmax kernels in each layout (thread, unrolled, subgroup; logitGrad has
- * no unrolled one): sample vs sampleCpu, tokenStats vs tokenStatsCpu, logitGrad vs logitGradCpu,
+ * Self-tests of the row-softmax kernels in each layout (thread, unrolled, subgroup): sample vs sampleCpu, tokenStats vs tokenStatsCpu, logitGrad vs logitGradCpu,
  * on ordinary rows and on the extreme rows of their GPU tests (logits ±1e4, one dominant token, one allowed token, all equal).
  * Tolerances, from tests/gpu/{sample,tokenStats,logitGrad}.gpu.test.ts:
  * - sample: tokens exactly. The GPU's f32 CDF differs from the float64 one by ~1e-7, so a mismatch
@@ -12,7 +11,7 @@
  *   rtol 1e-4. Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */
 import { createRng } from '../../workers/rng';
-import { logitGradCpu, logitGradKernels, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../mlp';
+import { logitGradCpu, logitGradKernels, logitGradUnrolledKernel, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../mlp';
 import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../sample';
 import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
 import { SUBGROUP_ROWS_PER_GROUP } from '../rowSubgroup';
@@ -106,8 +105,8 @@ function tokenStatsCase(variant: RowLayout, name: string, c: () => LogitCase, ro
 
 const T = 0.7;
 
-function logitGradCase(variant: KernelVariant, name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTestCase {
-  const logitGradKernel = logitGradKernels[variant];
+function logitGradCase(layout: RowLayout, name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTestCase {
+  const logitGradKernel = layout === 'unrolled' ? logitGradUnrolledKernel : logitGradKernels[layout];
   return {
     kernel: logitGradKernel,
     name,
@@ -164,15 +163,21 @@ function rowCases(variant: RowLayout, rowBlock: number): SelfTestCase[] {
   ];
 }
 
-/** The cases of one variant: its sample, tokenStats and logitGrad. */
-function variantCases(variant: KernelVariant, rowBlock: number): SelfTestCase[] {
+/** logitGrad's cases in one layout; `rowBlock` is its rows per workgroup, whose edges get a case. */
+function logitGradCases(layout: RowLayout, rowBlock: number): SelfTestCase[] {
   const rows = rowBlock + 1;
   return [
-    ...rowCases(variant, rowBlock),
-    logitGradCase(variant, `rows ${rows}`, () => logitCase(rows, 19, 50 + rows)),
-    ...EXTREME.map((kind) => logitGradCase(variant, KIND_NAMES[kind], () => logitCase(30, 12, 8, [kind]))),
-    logitGradCase(variant, 'every dlogp 0', () => logitCase(70, 5, 9), 1),
+    logitGradCase(layout, `rows ${rows}`, () => logitCase(rows, 19, 50 + rows)),
+    ...EXTREME.map((kind) => logitGradCase(layout, KIND_NAMES[kind], () => logitCase(30, 12, 8, [kind]))),
+    logitGradCase(layout, 'every dlogp 0', () => logitCase(70, 5, 9), 1),
+    // The unrolled version compiles a pipeline per vocabulary: its narrowest and widest too.
+    ...(layout === 'unrolled' ? [1, UNROLLED_MAX_VOCAB].map((V) => logitGradCase(layout, `vocab ${V}`, () => logitCase(rows, V, V))) : []),
   ];
+}
+
+/** The cases of one variant: its sample, tokenStats and logitGrad. */
+function variantCases(variant: KernelVariant, rowBlock: number): SelfTestCase[] {
+  return [...rowCases(variant, rowBlock), ...logitGradCases(variant, rowBlock)];
 }
 
 // The thread versions' workgroup sizes are all 64 (SAMPLE_WORKGROUP_SIZE, TOKEN_STATS_WORKGROUP_SIZE, MLP_WORKGROUP_SIZE).
@@ -182,5 +187,6 @@ const THREAD_ROWS = Math.max(SAMPLE_WORKGROUP_SIZE, TOKEN_STATS_WORKGROUP_SIZE, 
 export const softmaxCases: SelfTestCase[] = [
   ...variantCases('thread', THREAD_ROWS),
   ...rowCases('unrolled', THREAD_ROWS),
+  ...logitGradCases('unrolled', MLP_WORKGROUP_SIZE),
   ...variantCases('subgroup', SUBGROUP_ROWS_PER_GROUP),
 ];
