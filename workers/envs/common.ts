@@ -116,7 +116,9 @@ export function createBatchState(o: BatchStateOptions): BatchState {
       success[n] = solved ? 1 : 0;
     },
     record(n, view) {
-      log[n]!.push({ ...view, env: view.env.filter((t) => t !== PAD) });
+      // Copied only to drop PAD: every task passes a fresh record, and a copy per trajectory and
+      // turn is garbage for the collector at 8,192 rollouts (BENCHMARKS.md, the host side of a rollout).
+      log[n]!.push(view.env.includes(PAD) ? { ...view, env: view.env.filter((t) => t !== PAD) } : view);
     },
   };
 }

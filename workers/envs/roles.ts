@@ -112,31 +112,37 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
       for (let n = 0; n < N; n++) {
         if (st.done[n]) continue;
         const b = Math.floor(n / group);
-        const [act, x, y] = [actions[3 * n]!, actions[3 * n + 1]!, actions[3 * n + 2]!];
+        // Plain reads and index writes, no array literals: this runs for every trajectory and turn.
+        const act = actions[3 * n]!;
+        const x = actions[3 * n + 1]!;
+        const y = actions[3 * n + 2]!;
         const role = ROLE_OF_TURN[turn] ?? 0;
         turnRole[n * 3 + turn] = role;
         const fact = isIn(x, ent0, E) && isIn(y, att0, A);
         if (turn === 0 && act === TELL && fact) {
-          told.set([x, y], 2 * n);
+          told[2 * n] = x;
+          told[2 * n + 1] = y;
           toldRight[n] = x - ent0 === question[2 * b] && y - att0 === question[2 * b + 1] ? 1 : 0;
-          obs.set([OKT, RX], 2 * n);
-          actionMask.set([1, 1, 1], 3 * n);
+          obs[2 * n] = OKT;
+          obs[2 * n + 1] = RX;
+          actionMask.fill(1, 3 * n, 3 * n + 3);
           st.record(n, { turn, role: ROLE_NAMES[role], policy: [act, x, y], env: [OKT, RX], note: '' });
         } else if (turn === 1 && act === LOOK && fact) {
           followed[n] = x === told[2 * n] && y === told[2 * n + 1] ? 1 : 0;
           lookedRight[n] = x - ent0 === question[2 * b] && y - att0 === question[2 * b + 1] ? 1 : 0;
           const v = val0 + kb[b]![(x - ent0) * A + (y - att0)]!;
-          obs.set([RP, v], 2 * n);
-          actionMask.set([1, 1, 1], 3 * n);
+          obs[2 * n] = RP;
+          obs[2 * n + 1] = v;
+          actionMask.fill(1, 3 * n, 3 * n + 3);
           st.record(n, { turn, role: ROLE_NAMES[role], policy: [act, x, y], env: [RP, v], note: followed[n] ? '(as told)' : '(not as told)' });
         } else if (turn === 2 && act === ANSWER && isIn(x, val0, Vv)) {
           const right = x - val0 === truth(b);
-          actionMask.set([1, 1, 0], 3 * n);
+          actionMask.fill(1, 3 * n, 3 * n + 2);
           st.record(n, { turn, role: ROLE_NAMES[role], policy: [act, x], env: [], note: right ? '✓' : '✗' });
           end(n, right);
         } else {
           // Unreachable under the grammar: a malformed turn ends the episode, the answer wrong.
-          actionMask.set([1, 1, 1], 3 * n);
+          actionMask.fill(1, 3 * n, 3 * n + 3);
           st.record(n, { turn, role: ROLE_NAMES[role], policy: [act, x, y], env: [], note: 'malformed' });
           end(n, false);
         }

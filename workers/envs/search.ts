@@ -202,28 +202,33 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
       for (let n = 0; n < N; n++) {
         if (st.done[n]) continue;
         const b = Math.floor(n / group);
-        const [act, x, y] = [actions[3 * n]!, actions[3 * n + 1]!, actions[3 * n + 2]!];
+        // Plain reads and index writes, no array literals: this runs for every trajectory and turn.
+        const act = actions[3 * n]!;
+        const x = actions[3 * n + 1]!;
+        const y = actions[3 * n + 2]!;
         if (act === SEARCH && isIn(x, ent0, E) && isIn(y, att0, A)) {
           const { doc, noisy } = lookup(n, turn, kb[b]![(x - ent0) * A + (y - att0)]!, Vv);
           learn(n, x, y, noisy);
-          obs.set([RES, val0 + doc], 2 * n);
-          actionMask.set([1, 1, 1], 3 * n);
+          obs[2 * n] = RES;
+          obs[2 * n + 1] = val0 + doc;
+          actionMask.fill(1, 3 * n, 3 * n + 3);
           st.record(n, { turn, policy: [act, x, y], env: [RES, val0 + doc], note: noisy ? '(noisy)' : '' });
         } else if (act === SEARCH && isIn(x, ent0, E) && isIn(y, rel0, R)) {
           const { doc, noisy } = lookup(n, turn, links[b]![(x - ent0) * R + (y - rel0)]!, E);
           learn(n, x, y, noisy);
-          obs.set([ent0 + doc, END], 2 * n);
-          actionMask.set([1, 1, 1], 3 * n);
+          obs[2 * n] = ent0 + doc;
+          obs[2 * n + 1] = END;
+          actionMask.fill(1, 3 * n, 3 * n + 3);
           st.record(n, { turn, policy: [act, x, y], env: [ent0 + doc, END], note: noisy ? '(noisy)' : '' });
         } else if (act === ANSWER && isIn(x, val0, Vv)) {
           const right = x - val0 === truth[b];
           st.finish(n, right ? 1 : 0, right);
-          actionMask.set([1, 1, 0], 3 * n);
+          actionMask.fill(1, 3 * n, 3 * n + 2);
           st.record(n, { turn, policy: [act, x], env: [], note: right ? '✓' : '✗' });
         } else {
           // Unreachable under the grammar; kept so a malformed action ends the episode with reward 0.
           st.finish(n, 0, false);
-          actionMask.set([1, 1, 1], 3 * n);
+          actionMask.fill(1, 3 * n, 3 * n + 3);
           st.record(n, { turn, policy: [act, x, y], env: [], note: 'malformed' });
         }
         if (turn === maxTurns - 1 && !st.done[n]) {
