@@ -150,19 +150,24 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
         if (!last) e = links[b]![e * R + question[q + k + 1]!]!;
       }
     }
+    // A group's rows share their prompt: built once per prompt, copied to each row.
     const prompt = new Int32Array(N * P);
-    for (let n = 0; n < N; n++) {
-      const q = Math.floor(n / group) * (hops + 1);
+    for (let b = 0; b < prompts; b++) {
+      const q = b * (hops + 1);
       const p = [BOS, Q, ent0 + question[q]!];
       for (let h = 1; h < hops; h++) p.push(rel0 + question[q + h]!);
       p.push(att0 + question[q + hops]!);
-      prompt.set(p, n * P);
+      for (let k = 0; k < group; k++) prompt.set(p, (b * group + k) * P);
     }
     const p = searchNoiseAt(iter, noiseOpts);
     const noiseSeed = p > 0 ? Math.floor(rng.fork(NOISE_STREAM).next() * 4294967296) : 0;
     const st = createBatchState({ N, rm, rewardRange: [-penalty, 1], rng });
     const answerTokens = new Int32Array(N * 3);
-    for (let n = 0; n < N; n++) answerTokens.set([ANSWER, val0 + truth[Math.floor(n / group)]!, PAD], 3 * n);
+    for (let n = 0; n < N; n++) {
+      answerTokens[3 * n] = ANSWER;
+      answerTokens[3 * n + 1] = val0 + truth[Math.floor(n / group)]!;
+      answerTokens[3 * n + 2] = PAD;
+    }
     const tail: string[] = Array.from({ length: N }, () => '');
     /** [N * hops] 1 once trajectory n has seen the true document of chain step k (for the oracle). */
     const known = new Uint8Array(N * hops);
