@@ -177,17 +177,18 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
     for (let n = 0; n < N; n++) answerTokens.set([tool0 + S - 1, ...last[Math.floor(n / group)]!, PAD].slice(0, 3), 3 * n);
     const answerSpan = Uint8Array.from([0, 1, sig[S - 1]!.length > 1 ? 1 : 0]);
 
-    function run(b: number, t: number, args: number[]): number {
+    /** Tool t called with arguments (a0, a1) (a1 unused by tools of one argument). */
+    function run(b: number, t: number, a0: number, a1: number): number {
       if (t >= S) return ERR; // distractors
       switch (t) {
         case 0:
-          return tok(RATEK, rate[b]![idx(args[0]!)]!);
+          return tok(RATEK, rate[b]![idx(a0)]!);
         case 1:
-          return tok(MONEY, conv[b]![idx(args[0]!) * K + idx(args[1]!)]!);
+          return tok(MONEY, conv[b]![idx(a0) * K + idx(a1)]!);
         case 2:
-          return tok(CODE, code[b]![idx(args[0]!)]!);
+          return tok(CODE, code[b]![idx(a0)]!);
         case 3:
-          return args[0] === correct[b]![3]![0] ? OK : ERR;
+          return a0 === correct[b]![3]![0] ? OK : ERR;
         default:
           return ERR;
       }
@@ -231,12 +232,14 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
         const t = actions[3 * n]! - tool0;
         const ok = t >= 0 && t < nTools && signatureMatches(t, actions, 3 * n + 1);
         const arity = ok ? sig[t]!.length : 2;
-        const args: number[] = [];
-        for (let j = 0; j < arity; j++) args.push(actions[3 * n + 1 + j]!);
+        // The call's arguments (-1 past its arity: no token equals it), read in place rather than
+        // collected into an array per trajectory and turn.
+        const a0 = actions[3 * n + 1]!;
+        const a1 = arity > 1 ? actions[3 * n + 2]! : -1;
         actionMask[3 * n] = 1;
         actionMask[3 * n + 1] = 1;
         actionMask[3 * n + 2] = arity > 1 ? 1 : 0;
-        const result = ok ? run(b, t, args) : ERR;
+        const result = ok ? run(b, t, a0, a1) : ERR;
         obs[2 * n] = EQ;
         obs[2 * n + 1] = result;
 
@@ -246,7 +249,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
         const ref = correct[b]![turn]!;
         const satTrue = new Uint8Array(C);
         satTrue[0] = ok && t === turn ? 1 : 0;
-        for (let c = 1; c < C; c++) satTrue[c] = satTrue[0] && args[c - 1] === ref[c - 1] ? 1 : 0;
+        for (let c = 1; c < C; c++) satTrue[c] = satTrue[0] && (c === 1 ? a0 : c === 2 ? a1 : -1) === ref[c - 1] ? 1 : 0;
         const sat = new Uint8Array(C);
         for (let c = 0; c < C; c++) {
           const flip = opts.judgeNoise > 0 && hashUniform(judgeSeed, n, turn, c) < opts.judgeNoise;
@@ -274,8 +277,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
           if (satTrue[c] === 0) allMet[n] = 0;
           if (items[c]!.strict && !sat[c]) strictFail = true;
         }
-        const policy = [actions[3 * n]!];
-        for (const a of args) policy.push(a);
+        const policy = arity > 1 ? [actions[3 * n]!, a0, a1] : [actions[3 * n]!, a0];
         st.record(n, { turn, policy, env: [EQ, result], note: judgeNote(items, turn, sat, satTrue) });
         if (strictFail || turn === S - 1) {
           const solved = !strictFail && turn === S - 1 && allMet[n] === 1;
