@@ -97,48 +97,66 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
   const itemSuffix = (t: number, c: number) => (c === 0 ? 'tool' : KINDS[sig[t]![c - 1]!]!);
   const idx = (t: number) => (t - kind0) % K;
 
+  /**
+   * The checklists built so far, by plan turn, request and reference arguments: a request's lists
+   * are the same objects whenever the same values come up again (at most K^3 + 3K lists), instead
+   * of some sixty strings built anew for every request of every batch. Nothing writes to them.
+   */
+  const checklistCache = new Map<number, ChecklistItem[]>();
+
   /** The reference checklist of each plan turn of one request. */
   function checklistFor(cur: number, amt: number, correct: number[][]): ChecklistItem[][] {
     const lists: ChecklistItem[][] = [];
     for (let t = 0; t < S; t++) {
-      const name = PLAN_TOOLS[t]!;
       const args = correct[t]!;
-      const items: ChecklistItem[] = [
-        {
-          id: `${name}.${itemSuffix(t, 0)}`,
-          evidence: `reference turn ${t}: ${name}`,
-          focus: 'tool call',
-          question: `Is the call at turn ${t} ${name}?`,
-          pass: `the turn's tool token is ${name}`,
-          strict: true,
-          deps: [],
-          weight: 0.5,
-          step: 0,
-        },
-      ];
-      const src = [
-        [`prompt: requested currency c${cur}`],
-        [`prompt: requested amount n${amt}`, `turn 0 result: the rate of c${cur}`],
-        [`turn 1 result: the converted amount`],
-        [`turn 2 result: the booking code`],
-      ][t]!;
-      args.forEach((a, j) => {
-        const text = vocab[a]!;
-        items.push({
-          id: `${name}.${itemSuffix(t, j + 1)}`,
-          evidence: src[j]!,
-          focus: 'tool argument',
-          question: `Is argument ${j + 1} of ${name} ${text} (${src[j]})?`,
-          pass: `slot ${j + 1} of the call is ${text}`,
-          strict: opts.strictArgs,
-          deps: [0],
-          weight: 0.5 / args.length,
-          step: j + 1,
-        });
-      });
+      const key = (((t * K + cur) * K + amt) * V + args[0]!) * V + (args[1] ?? 0);
+      let items = checklistCache.get(key);
+      if (!items) {
+        items = turnChecklist(t, cur, amt, args);
+        checklistCache.set(key, items);
+      }
       lists.push(items);
     }
     return lists;
+  }
+
+  /** Plan turn t's checklist for a request of amount `amt` in currency `cur`, reference arguments `args`. */
+  function turnChecklist(t: number, cur: number, amt: number, args: number[]): ChecklistItem[] {
+    const name = PLAN_TOOLS[t]!;
+    const items: ChecklistItem[] = [
+      {
+        id: `${name}.${itemSuffix(t, 0)}`,
+        evidence: `reference turn ${t}: ${name}`,
+        focus: 'tool call',
+        question: `Is the call at turn ${t} ${name}?`,
+        pass: `the turn's tool token is ${name}`,
+        strict: true,
+        deps: [],
+        weight: 0.5,
+        step: 0,
+      },
+    ];
+    const src = [
+      [`prompt: requested currency c${cur}`],
+      [`prompt: requested amount n${amt}`, `turn 0 result: the rate of c${cur}`],
+      [`turn 1 result: the converted amount`],
+      [`turn 2 result: the booking code`],
+    ][t]!;
+    args.forEach((a, j) => {
+      const text = vocab[a]!;
+      items.push({
+        id: `${name}.${itemSuffix(t, j + 1)}`,
+        evidence: src[j]!,
+        focus: 'tool argument',
+        question: `Is argument ${j + 1} of ${name} ${text} (${src[j]})?`,
+        pass: `slot ${j + 1} of the call is ${text}`,
+        strict: opts.strictArgs,
+        deps: [0],
+        weight: 0.5 / args.length,
+        step: j + 1,
+      });
+    });
+    return items;
   }
 
   function sample(prompts: number, group: number, rng: Rng): EpisodeBatch {
