@@ -180,7 +180,8 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       const k = code[b]![m]!;
       correct.push([[tok(CUR, cur)], [tok(AMT, amt), tok(RATEK, x)], [tok(MONEY, m)], [tok(CODE, k)]].slice(0, S));
       lists.push(checklistFor(cur, amt, correct[b]!));
-      for (let i = 0; i < group; i++) prompt.set([BOS, REQ, tok(AMT, amt), tok(CUR, cur)], (b * group + i) * P);
+      const p = [BOS, REQ, tok(AMT, amt), tok(CUR, cur)];
+      for (let i = 0; i < group; i++) prompt.set(p, (b * group + i) * P);
     }
     const judgeSeed = Math.floor(rng.fork(JUDGE_STREAM).next() * 4294967296);
     const st = createBatchState({ N, rm, rewardRange: [0, 1], rng });
@@ -192,7 +193,11 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
     const ended: string[] = Array.from({ length: N }, () => '');
     const answerTokens = new Int32Array(N * 3);
     const last = correct.map((c) => c[S - 1]!);
-    for (let n = 0; n < N; n++) answerTokens.set([tool0 + S - 1, ...last[Math.floor(n / group)]!, PAD].slice(0, 3), 3 * n);
+    // A group's rows share their answer: built once per request, copied to each row.
+    for (let b = 0; b < prompts; b++) {
+      const answer = [tool0 + S - 1, ...last[b]!, PAD].slice(0, 3);
+      for (let i = 0; i < group; i++) answerTokens.set(answer, 3 * (b * group + i));
+    }
     const answerSpan = Uint8Array.from([0, 1, sig[S - 1]!.length > 1 ? 1 : 0]);
 
     /** Tool t called with arguments (a0, a1) (a1 unused by tools of one argument). */
