@@ -51,6 +51,8 @@ export function createSequenceEnv(opts: SequenceOptions): TaskEnv {
   for (let s = 0; s < S; s++) g.allow(sym0 + s, sym0, S);
   const grammar = g.finish();
   const target = sequenceTargets(opts);
+  /** The turn log's note for each count of matching symbols, built once. */
+  const matchNotes = Array.from({ length: L + 1 }, (_, hits) => `(${hits}/${L} match)`);
 
   function sample(prompts: number, group: number, rng: Rng): EpisodeBatch {
     const N = prompts * group;
@@ -74,7 +76,9 @@ export function createSequenceEnv(opts: SequenceOptions): TaskEnv {
         const exact = hits === L;
         obs[n] = exact ? YES : NO;
         actionMask.fill(1, n * L, (n + 1) * L);
-        st.record(n, { turn, policy: Array.from(actions.subarray(n * L, (n + 1) * L)), env: [obs[n]!], note: `(${hits}/${L} match)` });
+        const policy: number[] = [];
+        for (let j = 0; j < L; j++) policy.push(actions[n * L + j]!);
+        st.record(n, { turn, policy, env: [obs[n]!], note: matchNotes[hits]! });
         st.finish(n, opts.seqReward === 'partial' ? hits / L : exact ? 1 : 0, exact);
       }
       return { obs, actionMask };
