@@ -14,6 +14,7 @@ import { composeBatch, type RowPick } from './compose';
 import { PAD, type EpisodeBatch, type TaskEnv } from './envs';
 import type { Plan } from './plan';
 import { createRng, hashUniform } from './rng';
+import { copyRows } from './rowCopy';
 import { darsExtra, groupAllEqual, pfppoCounts } from './selection';
 
 export interface RolloutLayout {
@@ -66,7 +67,7 @@ export const roundKey = (iter: number, round: number): number => (iter + round *
 
 function newState(ep: EpisodeBatch, l: RolloutLayout): RollState {
   const seq = new Int32Array(l.N * l.L).fill(PAD);
-  for (let n = 0; n < l.N; n++) seq.set(ep.prompt.subarray(n * l.promptLen, (n + 1) * l.promptLen), n * l.L);
+  copyRows(seq, 0, l.L, ep.prompt, 0, l.promptLen, l.promptLen, l.N);
   return { ep, seq, mask: new Float32Array(l.N * l.Tp), actions: new Int32Array(l.N * l.Tp).fill(PAD) };
 }
 

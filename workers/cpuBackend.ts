@@ -18,6 +18,7 @@ import { tokenStatsCpu } from '../kernels/tokenStats';
 import { trajStatsCpu } from '../kernels/trajStats';
 import { whitenCpu } from '../kernels/whiten';
 import type { Backend, BatchTensors, RunShape, UpdateInput, UpdateStats } from './backend';
+import { copyRows } from './rowCopy';
 
 export function createCpuBackend(shape: RunShape, initialParams: Float32Array): Backend {
   const { dims, N, L, Tp } = shape;
@@ -93,7 +94,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
     writeTurn(turn, tokens) {
       const w = shape.actionLen + shape.obsLen;
       const start = shape.promptLen + turn * w;
-      for (let n = 0; n < N; n++) seq.set(tokens.subarray(n * w, (n + 1) * w), n * L + start);
+      copyRows(seq, start, L, tokens, 0, w, w, N);
     },
     async update(inp: UpdateInput): Promise<UpdateStats> {
       const rows = shape.trainRowPos;

@@ -39,6 +39,7 @@ import { defaultKernelVariant, softmaxRowLayout, type KernelVariant } from '../k
 import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
 import { whitenKernelFor, whitenScratchWords } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
+import { copyRows } from './rowCopy';
 
 export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
@@ -490,7 +491,7 @@ export function createGpuBackend(
       const w = actionLen + shape.obsLen;
       if (tokens.length !== N * w) throw new Error(`writeTurn: ${tokens.length} tokens, expected ${N * w}`);
       const start = shape.promptLen + turn * w;
-      for (let n = 0; n < N; n++) shadow.set(tokens.subarray(n * w, (n + 1) * w), n * L + start);
+      copyRows(shadow, start, L, tokens, 0, w, w, N);
       // One contiguous write from trajectory 0's turn to the last trajectory's: the positions in
       // between hold what the device already has (the shadow tracks every write and sample).
       const end = (N - 1) * L + start + w;
