@@ -226,7 +226,25 @@ export interface StatsConfig {
   spreadBins?: boolean;
   /** Rows a chunk of pass 1 aims at: STATS_CHUNK_ROWS unless a benchmark compares another. */
   chunkRows?: number;
+  /**
+   * Copies of each histogram in pass 1's workgroup memory, that its threads take turns at (1 to
+   * STATS_MAX_HIST_COPIES; default 1): the hardware layout (statsHistCopiesFor). Same results bit
+   * for bit (exact u32 counts); a value compiles a pipeline of its own.
+   */
+  histCopies?: number;
 }
+
+/** Most histogram copies pass 1's workgroup memory has room for next to its trees (stats.wgsl). */
+export const STATS_MAX_HIST_COPIES = 16;
+
+/**
+ * The hardware (subgroup) variant gives each histogram 16 copies in pass 1, so that lanes adding
+ * to the same bin (one trajectory's rows share an advantage; most log-ratios fall in two or three
+ * bins) do not wait for each other 32 at a time; not yet timed on a GPU. On SwiftShader, where
+ * a workgroup's invocations do not contend that way, it took 5-15 % longer at 73,728 rows
+ * (BENCHMARKS.md), so the thread variant keeps one copy.
+ */
+export const statsHistCopiesFor = (variant: KernelVariant): number => (variant === 'subgroup' ? STATS_MAX_HIST_COPIES : 1);
 
 /**
  * The hardware (subgroup) variant spreads pass 2's bins over workgroups: on an H200 at 1,171
@@ -273,6 +291,13 @@ const ADV_ZERO_TOL: f32 = ${ADV_ZERO_TOL};
   uniform: STATS_UNIFORM,
   check: checkBins,
   values: statsValues,
+  specialize: (c: StatsConfig) => {
+    const histCopies = c.histCopies ?? 1;
+    if (!(Number.isInteger(histCopies) && histCopies >= 1 && histCopies <= STATS_MAX_HIST_COPIES)) {
+      throw new Error(`stats: ${histCopies} histogram copies is outside 1..${STATS_MAX_HIST_COPIES}`);
+    }
+    return { histCopies };
+  },
   workgroups: (c: StatsConfig) => statsChunks(c.numTraj, c.tp, c.chunkRows).chunks,
 });
 

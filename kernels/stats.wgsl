@@ -16,8 +16,8 @@
 // loads issued first, keeping each row's masked log-ratio in workgroup memory; then thread t owns
 // trajectory c trajPerChunk + t and sums its lam from there (on a GPU, that sum read from global
 // memory was a chain of tp dependent round trips). Fixed trees in workgroup memory combine the
-// threads' sums and counters, and histogram bins are u32 workgroup atomics (exact in any order),
-// so the record is the same bits on every run.
+// threads' sums and counters, and histogram bins are u32 workgroup atomics (exact in any order,
+// in copies that spread the threads' adds), so the record is the same bits on every run.
 
 @group(0) @binding(0) var<uniform> u: Stats;
 @group(0) @binding(1) var<storage, read> mask: array<f32>;               // [numRows] 0/1
@@ -63,9 +63,21 @@ fn rowLogRatio(k: u32) -> f32 {
   return treeB[t][j - 4u];
 }
 
-// Histogram bins: u32 workgroup atomics (exact in any order). Workgroup memory starts zeroed.
-var<workgroup> advHist: array<atomic<u32>, HIST_BINS>;
-var<workgroup> ratioHist: array<atomic<u32>, HIST_BINS>;
+// Histogram bins: u32 workgroup atomics (exact in any order), in histCopies copies that the
+// threads take turns at (thread t adds to copy t % histCopies) and that are added up at the end
+// (StatsConfig.histCopies in stats.ts: 16 in the hardware variant, 1 elsewhere). Neighbouring rows
+// are one trajectory's, with one advantage, and most log-ratios fall in two or three bins, so with
+// one copy the lanes of a subgroup mostly add to the same word, one after another; with 16 at most
+// 2 of 32 lanes share a word. A copy takes HIST_STRIDE words, an odd number, so one bin's copies
+// lie in different banks. Workgroup memory starts zeroed; with 16 copies and the trees it comes to
+// 15.1 KiB of WebGPU's default 16 KiB (the default below is the largest, for the compilation checks).
+override histCopies: u32 = 16u;
+const HIST_STRIDE: u32 = 25u;
+var<workgroup> advHist: array<atomic<u32>, histCopies * HIST_STRIDE>;
+var<workgroup> ratioHist: array<atomic<u32>, histCopies * HIST_STRIDE>;
+// The first word of this thread's copy. A private variable, not a parameter of addRow: with the
+// parameter SwiftShader ran the kernel 10 % slower, even with one copy.
+var<private> histBase: u32;
 
 // Same rounding steps as histBin in stats.ts: (x - lo) and the product are each rounded to f32.
 fn histBin(x: f32, lo: f32, scale: f32) -> u32 {
@@ -117,8 +129,8 @@ fn loadRow(i: u32) -> RowIn {
   return RowIn(ppo[i], mask[i], adv[i], clampLogRatio(i), entropy[i]);
 }
 
-// Row k of the chunk into the thread's sums, counters and bins, and its masked log-ratio into
-// workgroup memory.
+// Row k of the chunk into the thread's sums, counters and bins (in its copy, from histBase), and
+// its masked log-ratio into workgroup memory.
 fn addRow(acc: ptr<function, Acc>, k: u32, x: RowIn) {
   if (k < CHUNK_ROWS) {
     setRowLogRatio(k, select(0.0, x.lr, x.m != 0.0));
@@ -135,8 +147,8 @@ fn addRow(acc: ptr<function, Acc>, k: u32, x: RowIn) {
   (*acc).ext.z = max((*acc).ext.z, r);
   (*acc).counts.z += select(0u, 1u, x.ppo.clip == -1);
   (*acc).counts.w += select(0u, 1u, x.ppo.clip == 1);
-  atomicAdd(&advHist[histBin(x.a, u.advLo, u.advScale)], 1u);
-  atomicAdd(&ratioHist[histBin(x.lr, u.ratioLo, u.ratioScale)], 1u);
+  atomicAdd(&advHist[histBase + histBin(x.a, u.advLo, u.advScale)], 1u);
+  atomicAdd(&ratioHist[histBase + histBin(x.lr, u.ratioLo, u.ratioScale)], 1u);
 }
 
 // (adv - mean)^2 on a masked row, else +0 (the sum it goes into is >= +0, so + 0 changes nothing).
@@ -166,6 +178,7 @@ fn main(
   let r0 = t0 * u.tp;
   let r1 = t1 * u.tp;
   let w = workgroupSize;
+  histBase = (lid % histCopies) * HIST_STRIDE;
   // Four of the thread's rows a round, in the order of one at a time; a row past the chunk loads
   // the chunk's last row (any row that exists) and is skipped.
   for (var i = r0 + lid; i < r1; i += 4u * w) {
@@ -249,7 +262,13 @@ fn main(
     partials[c].counts[C_EQUAL] = spread.counts.z;
   }
   if (lid < HIST_BINS) {
-    partials[c].advHist[lid] = atomicLoad(&advHist[lid]);
-    partials[c].ratioHist[lid] = atomicLoad(&ratioHist[lid]);
+    var a = 0u;
+    var r = 0u;
+    for (var k = 0u; k < histCopies; k++) {
+      a += atomicLoad(&advHist[k * HIST_STRIDE + lid]);
+      r += atomicLoad(&ratioHist[k * HIST_STRIDE + lid]);
+    }
+    partials[c].advHist[lid] = a;
+    partials[c].ratioHist[lid] = r;
   }
 }

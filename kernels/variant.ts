@@ -11,7 +11,8 @@ import { UNROLLED_MAX_VOCAB } from './rowUnrolled';
  * pass 1 takes blocks of 2,048 entries instead of 8,192 (gradNormBlockFor in kernels/adam.ts),
  * more workgroups with shorter load chains; stats' pass 2 adds up its histogram bins in
  * workgroups of their own (statsSpreadBinsFor in kernels/stats.ts), which a GPU runs side by side
- * and SwiftShader one after another; PPO's GAE runs with tp compiled in (gaeKernelFor in
+ * and SwiftShader one after another, and its pass 1 keeps 16 copies of each histogram
+ * (statsHistCopiesFor); PPO's GAE runs with tp compiled in (gaeKernelFor in
  * kernels/critic.ts), and logitGrad up to 64 logits with the vocabulary compiled in and each
  * workgroup's rows written as one run of words (logitGradKernelFor in kernels/mlp.ts), both of
  * which SwiftShader runs slower.

@@ -32,7 +32,7 @@ import { BufferUsage, MapMode } from '../kernels/pipeline';
 import { KL_TYPES, PPO_ROW_WORDS, ppoLossKernel, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
 import { sampleKernels, type SampleConfig } from '../kernels/sample';
 import { seqRatioKernel } from '../kernels/seqRatio';
-import { decodeStats, STATS_WORDS, statsKernel, statsSpreadBinsFor, type StatsConfig } from '../kernels/stats';
+import { decodeStats, STATS_WORDS, statsKernel, statsHistCopiesFor, statsSpreadBinsFor, type StatsConfig } from '../kernels/stats';
 import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernels } from '../kernels/tokenStats';
 import { defaultKernelVariant, softmaxRowLayout, type KernelVariant } from '../kernels/variant';
@@ -203,7 +203,7 @@ export function createGpuBackend(
   const segs = mode === 'turn' ? T : 1;
   const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
-  const statsConfig: StatsConfig = { numTraj: N, tp: Tp, minibatches: shape.minibatches.length, spreadBins: statsSpreadBinsFor(kernelVariant) };
+  const statsConfig: StatsConfig = { numTraj: N, tp: Tp, minibatches: shape.minibatches.length, spreadBins: statsSpreadBinsFor(kernelVariant), histCopies: statsHistCopiesFor(kernelVariant) };
   // stats' per-chunk records (pass 1 to pass 2), its own for the same reason as normPartials.
   const statsPartials = f32('stats partials', statsKernel.scratchWords(statsConfig));
   // whiten's per-block moments, then its mean and sd (<= 257 vec4f), its own like the two above.

@@ -39,7 +39,7 @@ import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
 import { rowChunks } from '../../kernels/reduce';
 import { sampleCpu } from '../../kernels/sample';
 import { seqRatioCpu } from '../../kernels/seqRatio';
-import { STATS_COMBINE_WORKGROUPS, STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel } from '../../kernels/stats';
+import { STATS_COMBINE_WORKGROUPS, STATS_MAX_HIST_COPIES, STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel } from '../../kernels/stats';
 import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
@@ -496,9 +496,12 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
   ];
   // stats with the hardware variant's pass 2 (kernels/stats.ts statsSpreadBinsFor): same pipelines
   // and bytes, the histogram bins added up by workgroups of their own. And that layout with pass 1's
-  // chunks of 512 rows, as on the H200 before chunks grew to STATS_CHUNK_ROWS: more records.
+  // chunks of 512 rows, as on the H200 before chunks grew to STATS_CHUNK_ROWS: more records. And
+  // the hardware variant's whole configuration now, pass 1's histograms in copies too
+  // (statsHistCopiesFor): same bytes, another pipeline of pass 1.
   const stats = cases.find((c) => c.label === 'stats')!;
   const spread = { ...stats, label: STATS_HARDWARE_CASE, config: { ...stats.config as object, spreadBins: true } };
+  const copies = { ...stats, label: STATS_HIST_COPIES_CASE, config: { ...stats.config as object, spreadBins: true, histCopies: STATS_MAX_HIST_COPIES } };
   const chunk512 = { numTraj: N, tp: Tp, minibatches: 1, spreadBins: true, chunkRows: 512 };
   const previous = {
     ...stats, label: STATS_CHUNK512_CASE, config: chunk512,
@@ -508,6 +511,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup', 'Unrolled'], gae: ['Unrolled'], whiten: ['Merged'] }),
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
     [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
+    [STATS_HIST_COPIES_CASE]: { ...copies, ...cost.stats! },
   };
 }
 
@@ -515,6 +519,8 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
 export const STATS_HARDWARE_CASE = 'statsSpreadBins';
 /** The kernel table's row for stats with spreadBins and chunks of 512 rows (StatsConfig.chunkRows). */
 export const STATS_CHUNK512_CASE = 'statsChunk512';
+/** The kernel table's row for stats with spreadBins and pass 1's histograms in copies (StatsConfig.histCopies). */
+export const STATS_HIST_COPIES_CASE = 'statsHistCopies';
 
 /**
  * The kernels whose work follows the model, not the batch: the per-parameter ones (gradNorm,

@@ -12,7 +12,7 @@ import { gradNormKernel } from '../../kernels/adam';
 import { statsKernel } from '../../kernels/stats';
 import { BufferUsage, deviceSupports, type KernelFeature } from '../../kernels/pipeline';
 import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../lib/gpuTimer';
-import { GRAD_NORM_HARDWARE_CASE, kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, STATS_CHUNK512_CASE, STATS_HARDWARE_CASE, type KernelCase } from '../lib/kernelCases';
+import { GRAD_NORM_HARDWARE_CASE, kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, STATS_CHUNK512_CASE, STATS_HARDWARE_CASE, STATS_HIST_COPIES_CASE, type KernelCase } from '../lib/kernelCases';
 import { now, summarize, type Summary } from '../lib/stats';
 import type { KernelRow } from '../lib/types';
 
@@ -94,12 +94,15 @@ function bufferPool(device: GPUDevice, shared: KernelCase['buffers'], unknown: s
 /**
  * What the table times, in order: every op, and after gradNorm and stats the same two passes in
  * the hardware variant's configuration (another configuration of the same pipelines, not another
- * op); after stats also its previous hardware layout, chunks of 512 rows, to compare.
+ * op); after stats also its previous hardware layout, chunks of 512 rows, to compare, and its
+ * histograms in copies (the hardware variant's configuration since).
  */
 const BENCH_OPS = ALL_OPS.flatMap((def) => [
   { label: def.label as string, def },
   ...(def === gradNormKernel ? [{ label: GRAD_NORM_HARDWARE_CASE, def }] : []),
-  ...(def === statsKernel ? [{ label: STATS_HARDWARE_CASE, def }, { label: STATS_CHUNK512_CASE, def }] : []),
+  ...(def === statsKernel
+    ? [{ label: STATS_HARDWARE_CASE, def }, { label: STATS_CHUNK512_CASE, def }, { label: STATS_HIST_COPIES_CASE, def }]
+    : []),
 ]);
 
 /** Timestamp summary when at least half the passes gave a usable delta (bad ones are dropped). */

@@ -19,10 +19,15 @@ import {
   statsCombineKernel,
   statsCpu,
   statsKernel,
+  statsHistCopiesFor,
   statsPartialKernel,
+  statsSpreadBinsFor,
+  type StatsConfig,
   type StatsInput,
 } from '../stats';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
+
+const HARDWARE_LAYOUT = { spreadBins: statsSpreadBinsFor('subgroup'), histCopies: statsHistCopiesFor('subgroup') };
 
 export interface StatsInputOptions {
   maskP?: number;
@@ -114,7 +119,7 @@ export function makeStatsInput(N: number, group: number, Tp: number, seed: numbe
   };
 }
 
-function statsCase(name: string, input: () => StatsInput, spreadBins = false): SelfTestCase {
+function statsCase(name: string, input: () => StatsInput, layout: Pick<StatsConfig, 'spreadBins' | 'histCopies'> = {}): SelfTestCase {
   return {
     // Listed under pass 1's pipeline; pass 2 (statsCombine) is compiled and checked with it.
     kernel: statsPartialKernel,
@@ -123,7 +128,7 @@ function statsCase(name: string, input: () => StatsInput, spreadBins = false): S
     run: (device) =>
       withScratch(device, async (s) => {
         const x = input();
-        const config = { numTraj: x.rewards.length, tp: x.Tp, minibatches: x.minibatches, spreadBins };
+        const config = { numTraj: x.rewards.length, tp: x.Tp, minibatches: x.minibatches, ...layout };
         const ref = statsCpu(x);
         const packed = statsPacked(x);
         const k = s.kernel(statsKernel.create(device));
@@ -167,7 +172,9 @@ export const statsCases: SelfTestCase[] = [
   statsCase('variable group sizes with padding rows', () => makeStatsInput(40, 8, 4, 8, { sizes: [8, 11, 1, 16], rewards: 'binary' })),
   statsCase('values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true })),
   statsCase('log-ratios past the ±20 clamp', () => makeStatsInput(40, 4, 6, 7, { spread: 30 })),
-  // Pass 2 as the hardware variant runs it (statsSpreadBinsFor): the bins in workgroups of their own.
-  statsCase(`bins spread over workgroups, rows 9216: ${chunkCount(1024, 9)}`, () => makeStatsInput(1024, 8, 9, 9217), true),
-  statsCase('bins spread over workgroups, values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true }), true),
+  // As the hardware variant runs it: pass 1's histograms in copies (statsHistCopiesFor), pass 2's
+  // bins in workgroups of their own (statsSpreadBinsFor).
+  statsCase(`the hardware layout, rows 9216: ${chunkCount(1024, 9)}`, () => makeStatsInput(1024, 8, 9, 9217), HARDWARE_LAYOUT),
+  statsCase('the hardware layout, values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true }), HARDWARE_LAYOUT),
+  statsCase('the hardware layout, binary rewards, rows 255', () => makeStatsInput(15, 5, 17, 256, { rewards: 'binary' }), HARDWARE_LAYOUT),
 ];

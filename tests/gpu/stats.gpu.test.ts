@@ -8,16 +8,16 @@
  * large sums; ratio min/max are one f32 exp of a log-ratio up to 20 (rtol 1e-5). Two runs give the
  * same bits. Both layouts of pass 2 (StatsConfig.spreadBins) are checked, and against each other
  * bit for bit; so are chunks of 512 rows (StatsConfig.chunkRows), the layout the kernel bench
- * compares with.
+ * compares with, and pass 1's histograms in copies (StatsConfig.histCopies, the hardware layout).
  */
 import { describe, expect, it } from 'vitest';
 import { makeStatsInput, statsPacked } from '../../kernels/selftest/stats';
-import { decodeStats, STATS_FIELDS, STATS_WORDS, statsChunks, statsCpu, statsKernel, type StatsConfig, type StatsInput } from '../../kernels/stats';
+import { decodeStats, STATS_FIELDS, STATS_MAX_HIST_COPIES, STATS_WORDS, statsChunks, statsCpu, statsKernel, type StatsConfig, type StatsInput } from '../../kernels/stats';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
 
-type Layout = Pick<StatsConfig, 'spreadBins' | 'chunkRows'>;
+type Layout = Pick<StatsConfig, 'spreadBins' | 'chunkRows' | 'histCopies'>;
 
 /** The output words of stats on the device. */
 async function gpuStats(s: StatsInput, layout: Layout = {}): Promise<Float32Array> {
@@ -60,8 +60,13 @@ async function checkLayout(s: StatsInput, name: string, layout: Layout) {
 }
 
 // Both layouts of pass 2: the bins in its one workgroup, or spread over workgroups of their own.
-for (const spreadBins of [false, true]) describe(`stats.wgsl matches statsCpu${spreadBins ? ' (bins spread over workgroups)' : ''}`, () => {
-  const check = (s: StatsInput, name: string) => checkLayout(s, name, { spreadBins });
+const HARDWARE: Layout = { spreadBins: true, histCopies: STATS_MAX_HIST_COPIES };
+for (const [title, layout] of [
+  ['', {}],
+  [' (bins spread over workgroups)', { spreadBins: true }],
+  [' (the hardware layout: bins spread, histograms in copies)', HARDWARE],
+] as Array<[string, Layout]>) describe(`stats.wgsl matches statsCpu${title}`, () => {
+  const check = (s: StatsInput, name: string) => checkLayout(s, name, layout);
   // Rows N * Tp at 1, 255, 256, 257, 123 and 1152: one chunk, chunk and workgroup edges (N 257
   // with Tp 1 is a chunk of 256 trajectories and one of 1), and one chunk of 1,152 rows, past the
   // 1,024 log-ratios that fit in treeA.
@@ -104,6 +109,7 @@ const LAYOUTS: Array<[string, Layout]> = [
   ['', {}],
   [', bins spread over workgroups', { spreadBins: true }],
   [', chunks of 512 rows', { chunkRows: 512 }],
+  [', the hardware layout', HARDWARE],
 ];
 for (const [title, layout] of LAYOUTS) describe(`stats over many chunks (pass 1 per chunk of whole trajectories, pass 2 combines them${title})`, () => {
   const check = (s: StatsInput, name: string) => checkLayout(s, name, layout);
@@ -143,7 +149,7 @@ for (const [title, layout] of LAYOUTS) describe(`stats over many chunks (pass 1 
   });
 });
 
-describe('stats: spreading the bins over workgroups changes no bit', () => {
+describe('stats: spreading the bins over workgroups, or the histograms over copies, changes no bit', () => {
   // Up to 65,536 trajectories of group 64 (289 chunks: some bin workgroup threads take two), with
   // histogram edges, empty masks and one chunk.
   const cases: Array<[number, number, number, Parameters<typeof makeStatsInput>[4]]> = [
@@ -156,7 +162,15 @@ describe('stats: spreading the bins over workgroups changes no bit', () => {
   for (const [N, G, Tp, o] of cases) {
     it(`N ${N}, group ${G}, Tp ${Tp}: ${statsChunks(N, Tp).chunks} chunks`, async () => {
       const x = makeStatsInput(N, G, Tp, N + G, o);
-      expect(Array.from(new Uint32Array((await gpuStats(x, { spreadBins: true })).buffer))).toEqual(Array.from(new Uint32Array((await gpuStats(x)).buffer)));
+      const bits = async (layout: Layout) => Array.from(new Uint32Array((await gpuStats(x, layout)).buffer));
+      const one = await bits({});
+      for (const layout of [{ spreadBins: true }, { histCopies: 3 }, HARDWARE]) expectEqualArrays(await bits(layout), one, `${JSON.stringify(layout)}: output bits`);
     });
   }
+
+  it('refuses a number of histogram copies it has no room for, naming it', async () => {
+    const x = makeStatsInput(4, 2, 3, 1);
+    await expect(gpuStats(x, { histCopies: STATS_MAX_HIST_COPIES + 1 })).rejects.toThrow(/stats: 17 histogram copies is outside 1\.\.16/);
+    await expect(gpuStats(x, { histCopies: 0 })).rejects.toThrow(/stats: 0 histogram copies is outside 1\.\.16/);
+  });
 });
