@@ -117,7 +117,7 @@ export function createBatchState(o: BatchStateOptions): BatchState {
     },
     record(n, view) {
       // Copied only to drop PAD: every task passes a fresh record, and a copy per trajectory and
-      // turn is garbage for the collector at 8,192 rollouts (BENCHMARKS.md, the host side of a rollout).
+      // turn is garbage for the collector at 8,192 rollouts (BENCHMARKS.md, the tasks' garbage).
       log[n]!.push(view.env.includes(PAD) ? { ...view, env: view.env.filter((t) => t !== PAD) } : view);
     },
   };

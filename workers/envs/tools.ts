@@ -99,8 +99,9 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
 
   /**
    * The checklists built so far, by plan turn, request and reference arguments: a request's lists
-   * are the same objects whenever the same values come up again (at most K^3 + 3K lists), instead
-   * of some sixty strings built anew for every request of every batch. Nothing writes to them.
+   * are the same objects whenever the same values come up again (at most K^2 + 3 K^3 lists: 90 at
+   * the default K = 3, 12,544 at K = 16), instead of some sixty strings built anew for every
+   * request of every batch. Nothing writes to them.
    */
   const checklistCache = new Map<number, ChecklistItem[]>();
 
