@@ -1,5 +1,6 @@
 /**
- * Self-tests of the row-softmax kernels in each layout (thread, unrolled, subgroup): sample vs sampleCpu, tokenStats vs tokenStatsCpu, logitGrad vs logitGradCpu,
+ * Self-tests of the row-softmax kernels in each layout (thread, unrolled, subgroup): sample vs
+ * sampleCpu, tokenStats vs tokenStatsCpu, logitGrad vs logitGradCpu,
  * on ordinary rows and on the extreme rows of their GPU tests (logits ±1e4, one dominant token, one allowed token, all equal).
  * Tolerances, from tests/gpu/{sample,tokenStats,logitGrad}.gpu.test.ts:
  * - sample: tokens exactly. The GPU's f32 CDF differs from the float64 one by ~1e-7, so a mismatch
