@@ -57,9 +57,7 @@ async function runAll(kernel: typeof gaeKernel, cs: GaeCase[]): Promise<number[]
     });
     const bits: number[][] = [];
     for (const o of outs) {
-      const a = await g.readF32(o.adv, o.R);
-      const r = await g.readF32(o.ret, o.R);
-      bits.push([...new Uint32Array(a.buffer, a.byteOffset, o.R), ...new Uint32Array(r.buffer, r.byteOffset, o.R)]);
+      bits.push([...(await g.readU32(o.adv, o.R)), ...(await g.readU32(o.ret, o.R))]);
     }
     g.destroy();
     k.destroy();
