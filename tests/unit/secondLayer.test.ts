@@ -1,0 +1,173 @@
+/**
+ * The CPU backend's second layer runs blocked (forwardCpu eight logits at a time, headGradCpu four
+ * rows at a time, hiddenDaCpu four hidden units at a time) for speed. Blocking must not change a
+ * single bit: every sum adds the same float64 terms in the same order as the textbook loops
+ * written out below, so the comparison is exact (Object.is on every entry, NaN included). The
+ * shapes straddle each block size (V around 8, H around 4, R around 4), and hold two or more
+ * cancelling triples (below), where any reordering shows.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  backwardCpu,
+  contextToken,
+  embedProjectCpu,
+  forwardCpu,
+  headGradCpu,
+  hiddenDaCpu,
+  initParams,
+  MASKED_LOGIT,
+  paramLayout,
+  safeTanh,
+  vocabToken,
+  type MlpDims,
+} from '../../kernels/mlp';
+import { createRng } from '../../workers/rng';
+
+function forwardPlain(p: Float32Array, dims: MlpDims, seq: Int32Array, L: number, rowPos: Uint32Array, grammar: Uint8Array, temperature: number) {
+  const { V, K, H } = dims;
+  const P = paramLayout(dims);
+  const proj = embedProjectCpu(p, dims);
+  const h = new Float32Array(rowPos.length * H);
+  const z = new Float32Array(rowPos.length * V);
+  rowPos.forEach((pos, r) => {
+    for (let j = 0; j < H; j++) {
+      let a = p[P.b1 + j]!;
+      for (let k = 0; k < K; k++) a += proj[(k * V + vocabToken(contextToken(seq, pos, L, K, k), V)) * H + j]!;
+      h[r * H + j] = safeTanh(a);
+    }
+    for (let v = 0; v < V; v++) {
+      let a = p[P.b2 + v]!;
+      for (let j = 0; j < H; j++) a += h[r * H + j]! * p[P.w2 + j * V + v]!;
+      z[r * V + v] = grammar[seq[pos - 1]! * V + v] ? a / temperature : MASKED_LOGIT;
+    }
+  });
+  return { h, z };
+}
+
+function headGradPlain(dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): Float32Array {
+  const { V, H } = dims;
+  const P = paramLayout(dims);
+  const g = new Float32Array(P.size);
+  for (let v = 0; v < V; v++) {
+    for (let j = 0; j < H; j++) {
+      let a = 0;
+      for (let r = 0; r < R; r++) a += h[r * H + j]! * dz[r * V + v]!;
+      g[P.w2 + j * V + v] = a;
+    }
+    let b = 0;
+    for (let r = 0; r < R; r++) b += dz[r * V + v]!;
+    g[P.b2 + v] = b;
+  }
+  return g;
+}
+
+function hiddenDaPlain(p: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): Float32Array {
+  const { V, H } = dims;
+  const P = paramLayout(dims);
+  const da = new Float32Array(R * H);
+  for (let r = 0; r < R; r++) {
+    for (let j = 0; j < H; j++) {
+      let a = 0;
+      for (let v = 0; v < V; v++) a += p[P.w2 + j * V + v]! * dz[r * V + v]!;
+      da[r * H + j] = a * (1 - h[r * H + j]! ** 2);
+    }
+  }
+  return da;
+}
+
+function expectSameBits(got: Float32Array, want: Float32Array, what: string) {
+  expect(got.length, what).toBe(want.length);
+  const first = want.findIndex((w, i) => !Object.is(w, got[i]));
+  expect(first, `${what}: first entry that differs (got ${got[first]}, want ${want[first]})`).toBe(-1);
+}
+
+/**
+ * Random sums in float64 of f32 products are mostly exact, so any order gives the same bits. These
+ * are built to cancel instead: along the summed index i, every third term is the first of its
+ * triple negated (term i = -term i - 2) and the middle one is 2^-40 the size, so the small term is
+ * rounded to the big one's ulp or kept whole depending on where it falls in the order.
+ */
+const BIG = 2 ** 20;
+const SMALL = 2 ** -20;
+
+function cancelling(i: number, base: (i: number) => number, sign = true): number {
+  if (i % 3 === 2) return (sign ? -BIG : BIG) * base(i - 2);
+  return i % 3 === 1 ? base(i) * SMALL : base(i) * BIG;
+}
+
+function fixture(V: number, H: number, R: number, scale: number) {
+  const dims: MlpDims = { V, K: 3, D: 2, H };
+  const rng = createRng(V * 10_000 + H * 100 + R);
+  const P = paramLayout(dims);
+  const p = initParams(dims, rng);
+  for (let i = 0; i < p.length; i++) p[i] = p[i]! * scale;
+  // Forward, summed over j: hidden unit j = 2 mod 3 copies unit j - 2 (same W1 column and b1, so
+  // the same h), and its W2 row is the negated copy.
+  const w2 = Float32Array.from(p.subarray(P.w2, P.w2 + H * V));
+  for (let j = 0; j < H; j++) {
+    for (let i = 0; i < dims.K * dims.D; i++) p[P.w1 + i * H + j] = p[P.w1 + i * H + j - (j % 3 === 2 ? 2 : 0)]!;
+    p[P.b1 + j] = p[P.b1 + j - (j % 3 === 2 ? 2 : 0)]!;
+    for (let v = 0; v < V; v++) p[P.w2 + j * V + v] = cancelling(j, (jj) => w2[jj * V + v]!);
+  }
+  const L = 12;
+  const seq = new Int32Array(Math.ceil(R / (L - 1)) * L).map(() => rng.int(V));
+  const rowPos = Uint32Array.from({ length: R }, (_, r) => Math.floor(r / (L - 1)) * L + 1 + (r % (L - 1)));
+  const grammar = new Uint8Array(V * V).map(() => (rng.next() < 0.7 ? 1 : 0));
+  // headGrad, summed over rows r: row r = 2 mod 3 has row r - 2's h and its negated dz.
+  const hRand = new Float32Array(R * H).map(() => Math.tanh(rng.normal()));
+  const hRows = new Float32Array(R * H);
+  const dzRand = new Float32Array(R * V).map(() => (rng.next() < 0.2 ? 0 : rng.normal() * scale));
+  const dzRows = new Float32Array(R * V);
+  for (let r = 0; r < R; r++) {
+    for (let j = 0; j < H; j++) hRows[r * H + j] = hRand[(r - (r % 3 === 2 ? 2 : 0)) * H + j]!;
+    for (let v = 0; v < V; v++) dzRows[r * V + v] = cancelling(r, (rr) => dzRand[rr * V + v]!);
+  }
+  // hiddenDa, summed over v: logit v = 2 mod 3 has logit v - 2's W2 column and its negated dz.
+  const pCols = p.slice();
+  const dzCols = new Float32Array(R * V);
+  for (let j = 0; j < H; j++) {
+    for (let v = 0; v < V; v++) pCols[P.w2 + j * V + v] = cancelling(v, (vv) => w2[j * V + vv]!, false);
+  }
+  for (let r = 0; r < R; r++) {
+    for (let v = 0; v < V; v++) dzCols[r * V + v] = v % 3 === 2 ? -dzRand[r * V + v - 2]! : dzRand[r * V + v]!;
+  }
+  return { dims, p, seq, L, rowPos, grammar, hRows, dzRows, pCols, dzCols, dz: dzRand };
+}
+
+describe('second layer, blocked: the textbook loops, bit for bit', () => {
+  const shapes: Array<[number, number, number]> = [];
+  for (const V of [1, 7, 8, 9, 12, 16, 19]) for (const H of [1, 3, 4, 5, 6, 12, 13]) for (const R of [1, 3, 4, 5, 6, 9]) shapes.push([V, H, R]);
+
+  for (const scale of [1, 40, 1e15]) {
+    it(`${shapes.length} shapes at scale ${scale}`, () => {
+      for (const [V, H, R] of shapes) {
+        const f = fixture(V, H, R, scale);
+        const at = `V ${V} H ${H} R ${R}`;
+        const got = forwardCpu(f.p, f.dims, f.seq, f.L, f.rowPos, f.grammar, 0.7);
+        const want = forwardPlain(f.p, f.dims, f.seq, f.L, f.rowPos, f.grammar, 0.7);
+        expectSameBits(got.h, want.h, `h, ${at}`);
+        expectSameBits(got.z, want.z, `z, ${at}`);
+        const size = paramLayout(f.dims).size;
+        expectSameBits(headGradCpu(f.dims, R, f.hRows, f.dzRows, new Float32Array(size)), headGradPlain(f.dims, R, f.hRows, f.dzRows), `headGrad, ${at}`);
+        expectSameBits(hiddenDaCpu(f.pCols, f.dims, R, f.hRows, f.dzCols), hiddenDaPlain(f.pCols, f.dims, R, f.hRows, f.dzCols), `hiddenDa, ${at}`);
+      }
+    });
+  }
+
+  it('a NaN weight reaches the same outputs, and only those', () => {
+    const f = fixture(19, 13, 9, 1);
+    const P = paramLayout(f.dims);
+    f.p[P.w2 + 2 * 19 + 10] = NaN;
+    const got = forwardCpu(f.p, f.dims, f.seq, f.L, f.rowPos, f.grammar, 0.7);
+    expectSameBits(got.z, forwardPlain(f.p, f.dims, f.seq, f.L, f.rowPos, f.grammar, 0.7).z, 'z');
+    expectSameBits(hiddenDaCpu(f.p, f.dims, 9, got.h, f.dz), hiddenDaPlain(f.p, f.dims, 9, got.h, f.dz), 'hiddenDa');
+    // Logit 10 of every row the grammar allows it is NaN; no other logit is.
+    for (let r = 0; r < 9; r++) {
+      for (let v = 0; v < 19; v++) expect(Number.isNaN(got.z[r * 19 + v]!), `row ${r} logit ${v}`).toBe(v === 10 && got.z[r * 19 + v] !== MASKED_LOGIT);
+    }
+    // backwardCpu runs the blocked pieces together; its W2 and b2 ranges are headGrad's.
+    const g = backwardCpu(f.p, f.dims, f.seq, f.L, f.rowPos, got.h, f.dz);
+    const head = headGradPlain(f.dims, 9, got.h, f.dz);
+    expectSameBits(g.subarray(P.w2), head.subarray(P.w2), 'backward W2, b2');
+  });
+});
