@@ -140,6 +140,11 @@ export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Arr
  * with `proj` from embedProjectCpu (computed here unless given). A context token outside the
  * vocabulary (no task writes one) reads as PAD (token 0), here and in every kernel, so that every
  * row has exactly one token in every slot.
+ *
+ * A row's h and z depend only on its context tokens and the previous token, and rows repeat them
+ * often (a group's rollouts share a prompt; a policy that has settled writes the same tokens): 19-47 %
+ * of the rows of the default tasks' forward calls are distinct, under 1 % on the `scale` preset. A
+ * row seen before in the call gets the earlier row's h and z copied, the same bits it would compute.
  */
 export function forwardCpu(
   params: Float32Array,
@@ -159,12 +164,22 @@ export function forwardCpu(
   const hid = new Float64Array(H);
   const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
   const out = new Float64Array(V);
+  const ctx = new Int32Array(K + 1);
+  // Context hash -> the first row with that hash; a hit is compared token by token (sameContext).
+  const firstRow = new Map<number, number>();
   for (let r = 0; r < R; r++) {
     const pos = rowPos[r]!;
+    const key = rowContext(seq, pos, L, K, V, ctx);
+    const seen = firstRow.get(key);
+    if (seen !== undefined && sameContext(seq, rowPos[seen]!, L, K, V, ctx)) {
+      h.copyWithin(r * H, seen * H, (seen + 1) * H);
+      z.copyWithin(r * V, seen * V, (seen + 1) * V);
+      continue;
+    }
+    if (seen === undefined) firstRow.set(key, r);
     for (let j = 0; j < H; j++) hid[j] = params[P.b1 + j]!;
     for (let k = 0; k < K; k++) {
-      const tok = vocabToken(contextToken(seq, pos, L, K, k), V);
-      const row = (k * V + tok) * H;
+      const row = (k * V + ctx[k]!) * H;
       for (let j = 0; j < H; j++) hid[j]! += proj[row + j]!;
     }
     for (let j = 0; j < H; j++) h[r * H + j] = safeTanh(hid[j]!);
@@ -173,6 +188,29 @@ export function forwardCpu(
     for (let v = 0; v < V; v++) z[r * V + v] = grammar[allowed + v] ? out[v]! / temperature : MASKED_LOGIT;
   }
   return { h, z };
+}
+
+/**
+ * Everything a forward row depends on, into ctx: its K context tokens as the first layer reads
+ * them (vocabToken), then the previous token (the grammar row). Returns a 32-bit hash of them.
+ */
+export function rowContext(seq: ArrayLike<number>, pos: number, L: number, K: number, V: number, ctx: Int32Array): number {
+  let x = 0x811c9dc5;
+  for (let k = 0; k < K; k++) {
+    const t = vocabToken(contextToken(seq, pos, L, K, k), V);
+    ctx[k] = t;
+    x = Math.imul(x ^ t, 0x01000193);
+  }
+  const prev = seq[pos - 1]!;
+  ctx[K] = prev;
+  x = Math.imul(x ^ prev, 0x01000193);
+  return x ^ (x >>> 15);
+}
+
+/** Whether the row at `pos` has exactly the tokens in ctx (rowContext's layout). */
+function sameContext(seq: ArrayLike<number>, pos: number, L: number, K: number, V: number, ctx: Int32Array): boolean {
+  for (let k = 0; k < K; k++) if (vocabToken(contextToken(seq, pos, L, K, k), V) !== ctx[k]) return false;
+  return seq[pos - 1] === ctx[K];
 }
 
 /**

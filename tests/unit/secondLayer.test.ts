@@ -7,79 +7,9 @@
  * cancelling triples (below), where any reordering shows.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  backwardCpu,
-  contextToken,
-  embedProjectCpu,
-  forwardCpu,
-  headGradCpu,
-  hiddenDaCpu,
-  initParams,
-  MASKED_LOGIT,
-  paramLayout,
-  safeTanh,
-  vocabToken,
-  type MlpDims,
-} from '../../kernels/mlp';
+import { backwardCpu, forwardCpu, headGradCpu, hiddenDaCpu, initParams, MASKED_LOGIT, paramLayout, type MlpDims } from '../../kernels/mlp';
 import { createRng } from '../../workers/rng';
-
-function forwardPlain(p: Float32Array, dims: MlpDims, seq: Int32Array, L: number, rowPos: Uint32Array, grammar: Uint8Array, temperature: number) {
-  const { V, K, H } = dims;
-  const P = paramLayout(dims);
-  const proj = embedProjectCpu(p, dims);
-  const h = new Float32Array(rowPos.length * H);
-  const z = new Float32Array(rowPos.length * V);
-  rowPos.forEach((pos, r) => {
-    for (let j = 0; j < H; j++) {
-      let a = p[P.b1 + j]!;
-      for (let k = 0; k < K; k++) a += proj[(k * V + vocabToken(contextToken(seq, pos, L, K, k), V)) * H + j]!;
-      h[r * H + j] = safeTanh(a);
-    }
-    for (let v = 0; v < V; v++) {
-      let a = p[P.b2 + v]!;
-      for (let j = 0; j < H; j++) a += h[r * H + j]! * p[P.w2 + j * V + v]!;
-      z[r * V + v] = grammar[seq[pos - 1]! * V + v] ? a / temperature : MASKED_LOGIT;
-    }
-  });
-  return { h, z };
-}
-
-function headGradPlain(dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): Float32Array {
-  const { V, H } = dims;
-  const P = paramLayout(dims);
-  const g = new Float32Array(P.size);
-  for (let v = 0; v < V; v++) {
-    for (let j = 0; j < H; j++) {
-      let a = 0;
-      for (let r = 0; r < R; r++) a += h[r * H + j]! * dz[r * V + v]!;
-      g[P.w2 + j * V + v] = a;
-    }
-    let b = 0;
-    for (let r = 0; r < R; r++) b += dz[r * V + v]!;
-    g[P.b2 + v] = b;
-  }
-  return g;
-}
-
-function hiddenDaPlain(p: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): Float32Array {
-  const { V, H } = dims;
-  const P = paramLayout(dims);
-  const da = new Float32Array(R * H);
-  for (let r = 0; r < R; r++) {
-    for (let j = 0; j < H; j++) {
-      let a = 0;
-      for (let v = 0; v < V; v++) a += p[P.w2 + j * V + v]! * dz[r * V + v]!;
-      da[r * H + j] = a * (1 - h[r * H + j]! ** 2);
-    }
-  }
-  return da;
-}
-
-function expectSameBits(got: Float32Array, want: Float32Array, what: string) {
-  expect(got.length, what).toBe(want.length);
-  const first = want.findIndex((w, i) => !Object.is(w, got[i]));
-  expect(first, `${what}: first entry that differs (got ${got[first]}, want ${want[first]})`).toBe(-1);
-}
+import { expectSameBits, forwardPlain, headGradPlain, hiddenDaPlain } from '../helpers/mlpPlain';
 
 /**
  * Random sums in float64 of f32 products are mostly exact, so any order gives the same bits. These

@@ -1,0 +1,97 @@
+/**
+ * forwardCpu computes each distinct row once (its context tokens and previous token, rowContext in
+ * kernels/mlp.ts) and copies the result to the rows that repeat it. Checked bit for bit against the
+ * textbook forward: on rows that repeat most of the time, on rows that differ only in what the
+ * copy must not ignore (the previous token, a context token past the vocabulary, the start of a
+ * sequence), and on two different contexts whose hashes collide.
+ */
+import { describe, expect, it } from 'vitest';
+import { forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/mlp';
+import { createRng } from '../../workers/rng';
+import { expectSameBits, forwardPlain } from '../helpers/mlpPlain';
+
+function setup(dims: MlpDims, seed: number) {
+  const rng = createRng(seed);
+  const p = initParams(dims, rng);
+  for (let i = 0; i < p.length; i++) p[i]! += 0.3 * rng.normal();
+  // Token 0 (PAD) is allowed after anything, so no row is fully masked; the rest at random.
+  const grammar = new Uint8Array((dims.V + 3) * dims.V).map((_, i) => (i % dims.V === 0 || rng.next() < 0.6 ? 1 : 0));
+  return { p, rng, grammar };
+}
+
+describe('forwardCpu: repeated rows', () => {
+  it('rows that mostly repeat (3 tokens, 2 of context): the textbook forward, bit for bit', () => {
+    const dims: MlpDims = { V: 3, K: 2, D: 3, H: 11 };
+    const { p, rng, grammar } = setup(dims, 7);
+    const L = 10;
+    const N = 40;
+    const seq = new Int32Array(N * L).map(() => rng.int(dims.V));
+    const rowPos = Uint32Array.from({ length: N * (L - 1) }, (_, r) => Math.floor(r / (L - 1)) * L + 1 + (r % (L - 1)));
+    const got = forwardCpu(p, dims, seq, L, rowPos, grammar, 0.9);
+    const want = forwardPlain(p, dims, seq, L, rowPos, grammar, 0.9);
+    expectSameBits(got.h, want.h, 'h');
+    expectSameBits(got.z, want.z, 'z');
+    // Most rows here are repeats: at most 3^3 distinct (context, previous token) triples in 360 rows.
+    const keys = new Set(Array.from(rowPos, (pos) => Array.from(seq.subarray(pos - 2, pos)).join()));
+    expect(keys.size).toBeLessThanOrEqual(27);
+  });
+
+  it('a row repeats another only if every token it reads is the same', () => {
+    const dims: MlpDims = { V: 5, K: 2, D: 2, H: 6 };
+    const { p, grammar } = setup(dims, 11);
+    // Grammar rows 5 and 7 (tokens past the vocabulary): everything allowed, only PAD allowed.
+    grammar.fill(1, 5 * 5, 6 * 5);
+    grammar.fill(0, 7 * 5, 8 * 5);
+    grammar[7 * 5] = 1;
+    const L = 6;
+    // Rows 0 and 1 differ only in their previous token, outside the vocabulary (5 and 7 both read
+    // as PAD in the context, but choose different grammar rows). The others repeat one another:
+    // a sequence's start read as PAD against a written PAD (positions 1 and 15), and the same
+    // tokens in other sequences.
+    const seq = Int32Array.from([
+      0, 2, 5, 1, 2, 3,
+      0, 2, 7, 1, 2, 3,
+      4, 0, 0, 1, 2, 3,
+      4, 1, 0, 1, 2, 3,
+    ]);
+    const rowPos = Uint32Array.from([3, 9, 1, 13, 15, 19, 5, 11, 23]);
+    const got = forwardCpu(p, dims, seq, L, rowPos, grammar, 1);
+    const want = forwardPlain(p, dims, seq, L, rowPos, grammar, 1);
+    expectSameBits(got.h, want.h, 'h');
+    expectSameBits(got.z, want.z, 'z');
+    // Rows 0 and 1 (positions 3 and 9) share h but not z.
+    expectSameBits(got.h.subarray(6, 12), got.h.subarray(0, 6), 'rows 0 and 1, h');
+    expect(Array.from(got.z.subarray(5, 10))).not.toEqual(Array.from(got.z.subarray(0, 5)));
+  });
+
+  it('two different contexts with the same hash are both computed', () => {
+    const dims: MlpDims = { V: 1024, K: 3, D: 2, H: 5 };
+    const { p, rng, grammar } = setup(dims, 13);
+    const L = 8;
+    // A birthday search for two contexts with one 32-bit hash: ~5 expected in 2e5 random ones
+    // out of 1024^3.
+    const probe = new Int32Array(L);
+    const ctx = new Int32Array(dims.K + 1);
+    const byHash = new Map<number, number[]>();
+    let pair: [number[], number[]] | null = null;
+    for (let i = 0; i < 400_000 && !pair; i++) {
+      const t = [rng.int(dims.V), rng.int(dims.V), rng.int(dims.V)];
+      probe.set(t, 0);
+      const key = rowContext(probe, 3, L, dims.K, dims.V, ctx);
+      const seen = byHash.get(key);
+      if (seen && seen.join() !== t.join()) pair = [seen, t];
+      else byHash.set(key, t);
+    }
+    expect(pair, 'a hash collision among 400,000 random contexts').not.toBeNull();
+    const [a, b] = pair!;
+    // Sequence 0 holds context a, sequence 1 context b; rows: a, b, a again, b again.
+    const seq = Int32Array.from([...a, 1, 2, 3, 4, 5, ...b, 1, 2, 3, 4, 5]);
+    const rowPos = Uint32Array.from([3, L + 3, 3, L + 3]);
+    expect(rowContext(seq, 3, L, dims.K, dims.V, ctx)).toBe(rowContext(seq, L + 3, L, dims.K, dims.V, ctx));
+    const got = forwardCpu(p, dims, seq, L, rowPos, grammar, 1);
+    const want = forwardPlain(p, dims, seq, L, rowPos, grammar, 1);
+    expectSameBits(got.h, want.h, 'h');
+    expectSameBits(got.z, want.z, 'z');
+    expect(Array.from(got.h.subarray(5, 10))).not.toEqual(Array.from(got.h.subarray(0, 5)));
+  });
+});
