@@ -290,6 +290,32 @@ export function logitGradCpu(
 }
 
 /**
+ * The rows of an [R, V] gradient dz that add anything to a sum of x * dz terms (x the row's H
+ * values), in order. A row whose dz entries are all zero (masked, or a zero advantage) adds only
+ * zeros when its x are finite, and a float64 sum that starts at +0 is never -0, so adding a zero
+ * leaves it as it was: leaving such rows out gives the same bits. A row with a non-finite x stays
+ * (NaN * 0 is NaN).
+ */
+function liveRows(R: number, dz: Float32Array, V: number, x: Float32Array, H: number): Int32Array {
+  const live = new Int32Array(R);
+  let n = 0;
+  for (let r = 0; r < R; r++) {
+    if (!zeroRow(dz, r * V, V) || !finiteRow(x, r * H, H)) live[n++] = r;
+  }
+  return live.subarray(0, n);
+}
+
+function zeroRow(a: Float32Array, off: number, n: number): boolean {
+  for (let i = off; i < off + n; i++) if (a[i] !== 0) return false;
+  return true;
+}
+
+function finiteRow(a: Float32Array | Float64Array, off: number, n: number): boolean {
+  for (let i = off; i < off + n; i++) if (!Number.isFinite(a[i])) return false;
+  return true;
+}
+
+/**
  * Output-layer gradients (kernel `headGrad.wgsl`), written into the flat gradient `g`:
  *   dW2[j, v] = sum_r h[r, j] dz[r, v],  db2[v] = sum_r dz[r, v]   (R rows, summed in row order).
  */
@@ -297,36 +323,44 @@ export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float
   const { V, H } = dims;
   const P = paramLayout(dims);
   // Rows outer, float64 accumulators: every output still sums its terms in row order. Four rows
-  // at a time, so each accumulator is loaded and stored once per four terms (2-2.5x faster).
+  // at a time, so each accumulator is loaded and stored once per four terms (2-2.5x faster). Rows
+  // whose terms are all zero are left out (see liveRows): 50-100 % of the rows in the default tasks.
+  const live = liveRows(R, dz, V, h, H);
+  const n = live.length;
   const w2 = new Float64Array(H * V);
   const b2 = new Float64Array(V);
-  let r = 0;
-  for (; r + 3 < R; r += 4) {
-    const d = r * V;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    const r0 = live[i]!;
+    const r1 = live[i + 1]!;
+    const r2 = live[i + 2]!;
+    const r3 = live[i + 3]!;
+    const [d0, d1, d2, d3] = [r0 * V, r1 * V, r2 * V, r3 * V];
     for (let j = 0; j < H; j++) {
-      const h0 = h[r * H + j]!;
-      const h1 = h[(r + 1) * H + j]!;
-      const h2 = h[(r + 2) * H + j]!;
-      const h3 = h[(r + 3) * H + j]!;
+      const h0 = h[r0 * H + j]!;
+      const h1 = h[r1 * H + j]!;
+      const h2 = h[r2 * H + j]!;
+      const h3 = h[r3 * H + j]!;
       for (let v = 0; v < V; v++) {
         let w = w2[j * V + v]!;
-        w += h0 * dz[d + v]!;
-        w += h1 * dz[d + V + v]!;
-        w += h2 * dz[d + 2 * V + v]!;
-        w += h3 * dz[d + 3 * V + v]!;
+        w += h0 * dz[d0 + v]!;
+        w += h1 * dz[d1 + v]!;
+        w += h2 * dz[d2 + v]!;
+        w += h3 * dz[d3 + v]!;
         w2[j * V + v] = w;
       }
     }
     for (let v = 0; v < V; v++) {
       let b = b2[v]!;
-      b += dz[d + v]!;
-      b += dz[d + V + v]!;
-      b += dz[d + 2 * V + v]!;
-      b += dz[d + 3 * V + v]!;
+      b += dz[d0 + v]!;
+      b += dz[d1 + v]!;
+      b += dz[d2 + v]!;
+      b += dz[d3 + v]!;
       b2[v] = b;
     }
   }
-  for (; r < R; r++) {
+  for (; i < n; i++) {
+    const r = live[i]!;
     for (let j = 0; j < H; j++) {
       const hj = h[r * H + j]!;
       for (let v = 0; v < V; v++) w2[j * V + v]! += hj * dz[r * V + v]!;
@@ -347,9 +381,15 @@ export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: F
   const { V, H } = dims;
   const P = paramLayout(dims);
   const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
+  const w2Finite = finiteRow(w2, 0, H * V);
   const da = new Float32Array(R * H);
   for (let r = 0; r < R; r++) {
     const d = r * V;
+    if (w2Finite && zeroRow(dz, d, V)) {
+      // Every sum is +0 (finite weights times zeros, from +0), so only the tanh factor is left.
+      for (let j = 0; j < H; j++) da[r * H + j] = 0 * (1 - h[r * H + j]! * h[r * H + j]!);
+      continue;
+    }
     // Four hidden units at a time share each dz load; every sum still runs over v in order.
     let j = 0;
     for (; j + 3 < H; j += 4) {
@@ -401,6 +441,8 @@ export function slotGradCpu(
   const R = rowPos.length;
   const G = new Float64Array(K * V * H);
   for (let r = 0; r < R; r++) {
+    // G starts at +0 and is never -0, so a row of zeros changes nothing (liveRows).
+    if (zeroRow(da, r * H, H)) continue;
     for (let k = 0; k < K; k++) {
       const t = vocabToken(contextToken(seq, rowPos[r]!, L, K, k), V);
       const out = (k * V + t) * H;

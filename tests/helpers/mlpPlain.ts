@@ -1,7 +1,7 @@
 /**
  * The MLP's CPU reference written as textbook loops, for tests of the optimized one in
- * kernels/mlp.ts (blocked sums, repeated rows copied): each output sums the same float64 terms in
- * the same order, so the two agree bit for bit.
+ * kernels/mlp.ts (blocked sums, repeated rows copied, rows of zeros left out): each output sums
+ * the same float64 terms in the same order, so the two agree bit for bit.
  */
 import { expect } from 'vitest';
 import { contextToken, embedProjectCpu, MASKED_LOGIT, paramLayout, safeTanh, vocabToken, type MlpDims } from '../../kernels/mlp';
@@ -58,7 +58,20 @@ export function hiddenDaPlain(p: Float32Array, dims: MlpDims, R: number, h: Floa
   return da;
 }
 
-export function expectSameBits(got: Float32Array, want: Float32Array, what: string) {
+export function slotGradPlain(dims: MlpDims, seq: Int32Array, L: number, rowPos: Uint32Array, da: Float32Array): Float64Array {
+  const { V, K, H } = dims;
+  const G = new Float64Array(K * V * H);
+  for (let k = 0; k < K; k++) {
+    for (let j = 0; j < H; j++) {
+      rowPos.forEach((pos, r) => {
+        G[(k * V + vocabToken(contextToken(seq, pos, L, K, k), V)) * H + j]! += da[r * H + j]!;
+      });
+    }
+  }
+  return G;
+}
+
+export function expectSameBits(got: Float32Array | Float64Array, want: Float32Array | Float64Array, what: string) {
   expect(got.length, what).toBe(want.length);
   const first = want.findIndex((w, i) => !Object.is(w, got[i]));
   expect(first, `${what}: first entry that differs (got ${got[first]}, want ${want[first]})`).toBe(-1);

@@ -5,11 +5,15 @@
  * written out below, so the comparison is exact (Object.is on every entry, NaN included). The
  * shapes straddle each block size (V around 8, H around 4, R around 4), and hold two or more
  * cancelling triples (below), where any reordering shows.
+ *
+ * The backward pieces also leave out rows whose gradient is all zero (masked rows, zero
+ * advantages), which must not change a bit either: zeros of both signs, non-finite values on such
+ * rows, and the kept rows' order are checked below.
  */
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, forwardCpu, headGradCpu, hiddenDaCpu, initParams, MASKED_LOGIT, paramLayout, type MlpDims } from '../../kernels/mlp';
+import { backwardCpu, forwardCpu, headGradCpu, hiddenDaCpu, initParams, MASKED_LOGIT, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/mlp';
 import { createRng } from '../../workers/rng';
-import { expectSameBits, forwardPlain, headGradPlain, hiddenDaPlain } from '../helpers/mlpPlain';
+import { expectSameBits, forwardPlain, headGradPlain, hiddenDaPlain, slotGradPlain } from '../helpers/mlpPlain';
 
 /**
  * Random sums in float64 of f32 products are mostly exact, so any order gives the same bits. These
@@ -99,5 +103,78 @@ describe('second layer, blocked: the textbook loops, bit for bit', () => {
     const g = backwardCpu(f.p, f.dims, f.seq, f.L, f.rowPos, got.h, f.dz);
     const head = headGradPlain(f.dims, 9, got.h, f.dz);
     expectSameBits(g.subarray(P.w2), head.subarray(P.w2), 'backward W2, b2');
+  });
+});
+
+/** The fixture's rows with `extra` rows of zero gradient (entries +0 and -0) spread between them. */
+function withZeroRows(f: ReturnType<typeof fixture>, extra: number, seed: number) {
+  const { V, H } = f.dims;
+  const R = f.rowPos.length;
+  const rng = createRng(seed);
+  const isZero = Array.from({ length: R + extra }, (_, i) => i < extra);
+  for (let i = isZero.length - 1; i > 0; i--) {
+    const k = rng.int(i + 1);
+    [isZero[i], isZero[k]] = [isZero[k]!, isZero[i]!];
+  }
+  const n = isZero.length;
+  const h = new Float32Array(n * H);
+  const dzRows = new Float32Array(n * V);
+  const dzCols = new Float32Array(n * V);
+  const rowPos = new Uint32Array(n);
+  let src = 0;
+  isZero.forEach((zero, r) => {
+    if (zero) {
+      for (let j = 0; j < H; j++) h[r * H + j] = Math.tanh(rng.normal());
+      for (let v = 0; v < V; v++) dzRows[r * V + v] = dzCols[r * V + v] = rng.next() < 0.5 ? -0 : 0;
+      rowPos[r] = f.rowPos[rng.int(R)]!;
+      return;
+    }
+    h.set(f.hRows.subarray(src * H, (src + 1) * H), r * H);
+    dzRows.set(f.dzRows.subarray(src * V, (src + 1) * V), r * V);
+    dzCols.set(f.dzCols.subarray(src * V, (src + 1) * V), r * V);
+    rowPos[r] = f.rowPos[src]!;
+    src++;
+  });
+  return { h, dzRows, dzCols, rowPos, isZero, n };
+}
+
+describe('rows of zero gradient left out: the textbook loops, bit for bit', () => {
+  it('headGrad, hiddenDa and slotGrad with half their rows zero, on 48 shapes', () => {
+    for (const V of [1, 7, 9, 19]) for (const H of [1, 5, 6]) for (const R of [1, 4, 6, 9]) {
+      const f = fixture(V, H, R, 40);
+      const z = withZeroRows(f, R + 3, V + H + R);
+      const at = `V ${V} H ${H} R ${R}`;
+      const size = paramLayout(f.dims).size;
+      expectSameBits(headGradCpu(f.dims, z.n, z.h, z.dzRows, new Float32Array(size)), headGradPlain(f.dims, z.n, z.h, z.dzRows), `headGrad, ${at}`);
+      const da = hiddenDaPlain(f.pCols, f.dims, z.n, z.h, z.dzCols);
+      expectSameBits(hiddenDaCpu(f.pCols, f.dims, z.n, z.h, z.dzCols), da, `hiddenDa, ${at}`);
+      expectSameBits(slotGradCpu(f.dims, f.seq, f.L, z.rowPos, da), slotGradPlain(f.dims, f.seq, f.L, z.rowPos, da), `slotGrad, ${at}`);
+    }
+  });
+
+  it('non-finite values on a row of zeros reach the outputs as in the plain loops', () => {
+    const f = fixture(9, 6, 9, 1);
+    const z = withZeroRows(f, 6, 5);
+    const zeroRows = z.isZero.flatMap((zero, r) => (zero ? [r] : []));
+    const H = 6;
+    // h NaN, +Inf and 1.5 (1 - h^2 < 0: da is -0) on three zero rows.
+    z.h[zeroRows[0]! * H + 1] = NaN;
+    z.h[zeroRows[1]! * H + 4] = Infinity;
+    z.h[zeroRows[2]! * H] = 1.5;
+    const size = paramLayout(f.dims).size;
+    const head = headGradCpu(f.dims, z.n, z.h, z.dzRows, new Float32Array(size));
+    expectSameBits(head, headGradPlain(f.dims, z.n, z.h, z.dzRows), 'headGrad');
+    expect(head.some((x) => Number.isNaN(x)), 'NaN * 0 in dW2').toBe(true);
+    const da = hiddenDaCpu(f.pCols, f.dims, z.n, z.h, z.dzCols);
+    expectSameBits(da, hiddenDaPlain(f.pCols, f.dims, z.n, z.h, z.dzCols), 'hiddenDa');
+    expect(Object.is(da[zeroRows[2]! * H], -0), 'da = +0 * (1 - 1.5^2) = -0').toBe(true);
+    expectSameBits(slotGradCpu(f.dims, f.seq, f.L, z.rowPos, da), slotGradPlain(f.dims, f.seq, f.L, z.rowPos, da), 'slotGrad');
+    // An infinite weight turns every zero row's sums into NaN.
+    const P = paramLayout(f.dims);
+    const pInf = f.pCols.slice();
+    pInf[P.w2 + 3] = -Infinity;
+    const daInf = hiddenDaCpu(pInf, f.dims, z.n, z.h, z.dzCols);
+    expectSameBits(daInf, hiddenDaPlain(pInf, f.dims, z.n, z.h, z.dzCols), 'hiddenDa, an infinite weight');
+    expect(Number.isNaN(daInf[zeroRows[3]! * H]!), 'Inf * 0 on a zero row').toBe(true);
   });
 });
