@@ -105,6 +105,11 @@ export interface ForwardOut {
   h: Float32Array;
   /** [R, V] temperature-scaled, grammar-masked logits. */
   z: Float32Array;
+  /**
+   * [R] the first row of the call with row r's tokens (r itself, or an earlier row whose h and z
+   * row r copied): per-row statistics of z need computing only once per distinct row.
+   */
+  firstOf: Int32Array;
 }
 
 /**
@@ -167,13 +172,16 @@ export function forwardCpu(
   const ctx = new Int32Array(K + 1);
   // Context hash -> the first row with that hash; a hit is compared token by token (sameContext).
   const firstRow = new Map<number, number>();
+  const firstOf = new Int32Array(R);
   for (let r = 0; r < R; r++) {
+    firstOf[r] = r;
     const pos = rowPos[r]!;
     const key = rowContext(seq, pos, L, K, V, ctx);
     const seen = firstRow.get(key);
     if (seen !== undefined && sameContext(seq, rowPos[seen]!, L, K, V, ctx)) {
       h.copyWithin(r * H, seen * H, (seen + 1) * H);
       z.copyWithin(r * V, seen * V, (seen + 1) * V);
+      firstOf[r] = seen;
       continue;
     }
     if (seen === undefined) firstRow.set(key, r);
@@ -187,7 +195,7 @@ export function forwardCpu(
     const allowed = seq[pos - 1]! * V;
     for (let v = 0; v < V; v++) z[r * V + v] = grammar[allowed + v] ? out[v]! / temperature : MASKED_LOGIT;
   }
-  return { h, z };
+  return { h, z, firstOf };
 }
 
 /**

@@ -30,6 +30,7 @@ export function tokenStatsCpu(
   V: number,
   seq: Int32Array | Uint32Array,
   rowPos: Uint32Array,
+  firstOf?: Int32Array,
 ): TokenStats {
   const R = rowPos.length;
   const out: TokenStats = {
@@ -37,9 +38,20 @@ export function tokenStatsCpu(
     entropy: new Float32Array(R),
     sumP2: new Float32Array(R),
   };
+  // Rows whose logits repeat an earlier row's (firstOf: forwardCpu's, for these rows of z) share
+  // its log-sum-exp, entropy and sum of squares; only the sampled token's log-prob is their own.
+  const lses = firstOf ? new Float64Array(R) : null;
   for (let r = 0; r < R; r++) {
     const off = r * V;
+    const first = firstOf ? firstOf[r]! : r;
+    if (first < r && lses) {
+      out.logp[r] = z[off + seq[rowPos[r]!]!]! - lses[first]!;
+      out.entropy[r] = out.entropy[first]!;
+      out.sumP2[r] = out.sumP2[first]!;
+      continue;
+    }
     const lse = rowLse(z, off, V);
+    if (lses) lses[r] = lse;
     let m2 = -Infinity;
     let pz = 0;
     for (let v = 0; v < V; v++) {

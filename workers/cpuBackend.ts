@@ -100,17 +100,19 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       const rows = shape.trainRowPos;
       // ALGO LOGIC: reference, old (and, with stale rollouts, rollout) log-probs of the sampled tokens.
       const refOut = forward(ref, rows);
-      t.logpRef.set(tokenStatsCpu(refOut.z, dims.V, seq, rows).logp);
+      t.logpRef.set(tokenStatsCpu(refOut.z, dims.V, seq, rows, refOut.firstOf).logp);
       // Also the first optimizer step's forward: same params, and rows are independent.
       const old = forward(params, rows);
-      const oldTs = tokenStatsCpu(old.z, dims.V, seq, rows);
+      const oldTs = tokenStatsCpu(old.z, dims.V, seq, rows, old.firstOf);
       t.logpOld.set(oldTs.logp);
-      const logpRollout = shape.staleness > 0 ? tokenStatsCpu(forward(rolloutParams(), rows).z, dims.V, seq, rows).logp : oldTs.logp;
+      const stale = shape.staleness > 0 ? forward(rolloutParams(), rows) : null;
+      const logpRollout = stale ? tokenStatsCpu(stale.z, dims.V, seq, rows, stale.firstOf).logp : oldTs.logp;
       const ts = trajStatsCpu({ mask: inp.mask, logpOld: oldTs.logp, logpRollout, entropyOld: oldTs.entropy, sumP2Old: oldTs.sumP2 }, Tp);
       let a = inp.adv;
       if (inp.score) {
         // IGPO: the answer log-probs under the rollout policy become the earlier turns' rewards.
-        const lp = tokenStatsCpu(forward(rolloutParams(), inp.score.rows, inp.score.seqs).z, dims.V, inp.score.seqs, inp.score.rows).logp;
+        const sf = forward(rolloutParams(), inp.score.rows, inp.score.seqs);
+        const lp = tokenStatsCpu(sf.z, dims.V, inp.score.seqs, inp.score.rows, sf.firstOf).logp;
         const outcome = Float32Array.from(a.turns, (Tn, n) => (Tn > 0 ? a.turnReward[n * T + Tn - 1]! : 0));
         a = { ...a, turnReward: infoGainCpu(lp, shape.scoreSpan, a.turns, outcome, T, shape.igType) };
       }
@@ -152,11 +154,13 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
           for (const [n0, n1] of shape.minibatches) {
             const [r0, r1] = [n0 * Tp, n1 * Tp];
             const mbRows = rows.subarray(r0, r1);
-            const f =
-              adamStep === firstStep
-                ? { h: old.h.subarray(r0 * dims.H, r1 * dims.H), z: old.z.subarray(r0 * dims.V, r1 * dims.V) }
-                : forward(params, mbRows);
-            const tsNew = tokenStatsCpu(f.z, dims.V, seq, mbRows);
+            // The first step's parameters are the old ones: its forward and row statistics are
+            // those already computed, row for row.
+            const fresh = adamStep === firstStep ? null : forward(params, mbRows);
+            const f = fresh ?? { h: old.h.subarray(r0 * dims.H, r1 * dims.H), z: old.z.subarray(r0 * dims.V, r1 * dims.V) };
+            const tsNew = fresh
+              ? tokenStatsCpu(fresh.z, dims.V, seq, mbRows, fresh.firstOf)
+              : { logp: oldTs.logp.subarray(r0, r1), entropy: oldTs.entropy.subarray(r0, r1), sumP2: oldTs.sumP2.subarray(r0, r1) };
             t.logp.set(tsNew.logp, r0);
             t.entropy.set(tsNew.entropy, r0);
             t.sumP2.set(tsNew.sumP2, r0);

@@ -3,10 +3,12 @@
  * kernels/mlp.ts) and copies the result to the rows that repeat it. Checked bit for bit against the
  * textbook forward: on rows that repeat most of the time, on rows that differ only in what the
  * copy must not ignore (the previous token, a context token past the vocabulary, the start of a
- * sequence), and on two different contexts whose hashes collide.
+ * sequence), and on two different contexts whose hashes collide. tokenStatsCpu, given firstOf,
+ * computes a repeated row's log-sum-exp, entropy and sum of squares once: the same bits too.
  */
 import { describe, expect, it } from 'vitest';
 import { forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/mlp';
+import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { createRng } from '../../workers/rng';
 import { expectSameBits, forwardPlain } from '../helpers/mlpPlain';
 
@@ -31,9 +33,16 @@ describe('forwardCpu: repeated rows', () => {
     const want = forwardPlain(p, dims, seq, L, rowPos, grammar, 0.9);
     expectSameBits(got.h, want.h, 'h');
     expectSameBits(got.z, want.z, 'z');
-    // Most rows here are repeats: at most 3^3 distinct (context, previous token) triples in 360 rows.
-    const keys = new Set(Array.from(rowPos, (pos) => Array.from(seq.subarray(pos - 2, pos)).join()));
-    expect(keys.size).toBeLessThanOrEqual(27);
+    // Most rows here are repeats: at most 3^2 distinct contexts (the previous token is the last
+    // context token) in 360 rows.
+    const firsts = new Set(got.firstOf);
+    expect(firsts.size).toBeLessThanOrEqual(9);
+    got.firstOf.forEach((f, r) => expect(f).toBeLessThanOrEqual(r));
+    const once = tokenStatsCpu(got.z, dims.V, seq, rowPos, got.firstOf);
+    const every = tokenStatsCpu(got.z, dims.V, seq, rowPos);
+    expectSameBits(once.logp, every.logp, 'logp');
+    expectSameBits(once.entropy, every.entropy, 'entropy');
+    expectSameBits(once.sumP2, every.sumP2, 'sumP2');
   });
 
   it('a row repeats another only if every token it reads is the same', () => {
