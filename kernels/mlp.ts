@@ -343,7 +343,10 @@ export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float
     const r1 = live[i + 1]!;
     const r2 = live[i + 2]!;
     const r3 = live[i + 3]!;
-    const [d0, d1, d2, d3] = [r0 * V, r1 * V, r2 * V, r3 * V];
+    const d0 = r0 * V;
+    const d1 = r1 * V;
+    const d2 = r2 * V;
+    const d3 = r3 * V;
     for (let j = 0; j < H; j++) {
       const h0 = h[r0 * H + j]!;
       const h1 = h[r1 * H + j]!;
