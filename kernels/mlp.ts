@@ -7,7 +7,10 @@
  * elementwise pass:  emb [V, D] | W1 [K*D, H] | b1 [H] | W2 [H, V] | b2 [V]   (all row-major)
  *
  * This module holds the CPU reference of the forward and backward passes; the WGSL versions live in
- * the kernels named in each function's doc and are checked against these.
+ * the kernels named in each function's doc and are checked against these. The same functions are
+ * the CPU backend, so they are written for speed where that changes no bit: sums blocked in
+ * registers, each distinct row computed once, rows of zero gradient left out.
+ * tests/helpers/mlpPlain.ts has the textbook loops they are checked against, bit for bit.
  */
 import type { Rng } from '../workers/rng';
 import embedProjectWGSL from './embedProject.wgsl?raw';
