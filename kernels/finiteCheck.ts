@@ -12,9 +12,9 @@ export type HealthQuantity = keyof typeof HEALTH;
 
 export const FINITE_CHECK_WORKGROUP_SIZE = 256;
 
-/** True if any of data[i * stride + offset] is NaN or +-Inf. */
-export function nonFiniteCpu(data: ArrayLike<number>, stride = 1, offset = 0): boolean {
-  for (let i = offset; i < data.length; i += stride) if (!Number.isFinite(data[i]!)) return true;
+/** True if any of data[i * stride + offset] before `end` is NaN or +-Inf. */
+export function nonFiniteCpu(data: ArrayLike<number>, stride = 1, offset = 0, end = data.length): boolean {
+  for (let i = offset; i < end; i += stride) if (!Number.isFinite(data[i]!)) return true;
   return false;
 }
 

@@ -13,6 +13,7 @@
  * tests/helpers/mlpPlain.ts has the textbook loops they are checked against, bit for bit.
  */
 import type { Rng } from '../workers/rng';
+import { nonFiniteCpu } from './finiteCheck';
 import embedProjectWGSL from './embedProject.wgsl?raw';
 import firstLayerGradIoWGSL from './firstLayerGradIo.wgsl?raw';
 import firstLayerGradWGSL from './firstLayerGrad.wgsl?raw';
@@ -311,18 +312,13 @@ function liveRows(R: number, dz: Float32Array, V: number, x: Float32Array, H: nu
   const live = new Int32Array(R);
   let n = 0;
   for (let r = 0; r < R; r++) {
-    if (!zeroRow(dz, r * V, V) || !finiteRow(x, r * H, H)) live[n++] = r;
+    if (!zeroRow(dz, r * V, V) || nonFiniteCpu(x, 1, r * H, (r + 1) * H)) live[n++] = r;
   }
   return live.subarray(0, n);
 }
 
 function zeroRow(a: Float32Array, off: number, n: number): boolean {
   for (let i = off; i < off + n; i++) if (a[i] !== 0) return false;
-  return true;
-}
-
-function finiteRow(a: Float32Array | Float64Array, off: number, n: number): boolean {
-  for (let i = off; i < off + n; i++) if (!Number.isFinite(a[i])) return false;
   return true;
 }
 
@@ -395,7 +391,7 @@ export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: F
   const { V, H } = dims;
   const P = paramLayout(dims);
   const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
-  const w2Finite = finiteRow(w2, 0, H * V);
+  const w2Finite = !nonFiniteCpu(w2);
   const da = new Float32Array(R * H);
   for (let r = 0; r < R; r++) {
     const d = r * V;
