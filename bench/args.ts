@@ -22,6 +22,8 @@ export interface BenchArgs {
   kernelGroups?: number[];
   /** Section 2: the scales the GPU backend runs at (e.g. 64x on a software adapter), instead of the plan's. */
   gpuScales?: string[];
+  /** Section 5: the configs (iteration scale names) the page trains with, instead of the plan's. */
+  pageScales?: string[];
 }
 
 const list = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
@@ -59,6 +61,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     else if (flag === '--kernels') a.kernels = list(value());
     else if (flag === '--kernel-batches') Object.assign(a, parseKernelSizes(value()));
     else if (flag === '--gpu-scales') a.gpuScales = list(value());
+    else if (flag === '--page-scales') a.pageScales = list(value());
     else if (flag === '--only') {
       const names = value().split(',').map((s) => s.trim()).filter(Boolean);
       for (const n of names) if (!(SECTIONS as readonly string[]).includes(n)) throw new Error(`--only: unknown section "${n}" (expected ${SECTIONS.join(', ')})`);
@@ -67,6 +70,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       process.stdout.write(
         'npm run bench -- [--quick] [--only kernels,iteration,peer,scaling,page] [--no-browser] [--out FILE]\n' +
           '       [--kernels headGrad,slotGrad,...] [--kernel-batches 1,4,16,128,1024x64] [--gpu-scales default,8x,64x,scale] [--no-node]\n' +
+          '       [--page-scales default,64x,scale]\n' +
           '       npm run bench -- --render FILE   (print the tables of a saved results JSON)\n' +
           'env: CHROMIUM_PATH (browser binary), BENCH_CHROMIUM_ARGS (extra flags, space-separated)\n',
       );

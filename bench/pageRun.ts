@@ -1,6 +1,7 @@
 /**
  * Section 5, driven from Node: the built app (vite build, served by vite preview) in Chromium.
- * For each backend: pick it, Start, let it train for a while, Pause. An init script counts
+ * For each config (opened as a share link) and backend: pick it, Start, let it train for a while,
+ * Pause. An init script counts
  * main-thread long tasks (PerformanceObserver 'longtask', > 50 ms), updates of the reward chart
  * (MutationObserver on `[data-testid="chart-reward"]`'s data-points) and animation frames.
  */
@@ -55,6 +56,8 @@ async function waitEnabled(l: Locator, timeoutMs: number): Promise<void> {
 export interface PageBenchOptions {
   seconds: number;
   backends: Array<'cpu' | 'gpu'>;
+  /** Each run's config: a name for the table and a share link's hash ('' for the defaults). */
+  configs: Array<{ name: string; hash: string }>;
   root: string;
   log: (m: string) => void;
 }
@@ -80,18 +83,18 @@ export async function runPageBench(browser: Browser, o: PageBenchOptions): Promi
   const runs: PageRunResult[] = [];
   try {
     if (!url) throw new Error('vite preview gave no URL');
-    for (const backend of o.backends) {
+    for (const { name: scale, hash } of o.configs) for (const backend of o.backends) {
       const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
       const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
       await page.addInitScript({ content: INIT_SCRIPT });
       try {
-        await page.goto(url);
+        await page.goto(url + hash);
         const status = page.getByRole('status');
         await status.filter({ hasText: /^(WebGPU|CPU fallback): / }).waitFor({ timeout: 60_000 });
         const autoStatus = (await status.textContent()) ?? '';
-        if (backend === o.backends[0]) notes.push(`With backend "auto" the app said: "${autoStatus.trim()}"`);
+        if (backend === o.backends[0] && scale === o.configs[0]!.name) notes.push(`With backend "auto" the app said: "${autoStatus.trim()}"`);
         await page.getByLabel('Backend').selectOption(backend);
         await status.filter({ hasText: backend === 'gpu' ? /^WebGPU: / : /^CPU fallback: / }).waitFor({ timeout: 60_000 });
         const start = page.getByRole('button', { name: 'Start' });
@@ -122,6 +125,7 @@ export async function runPageBench(browser: Browser, o: PageBenchOptions): Promi
         const lts = summarize(lt);
         const sorted = [...lt].sort((a, b) => a - b);
         runs.push({
+          scale,
           backend,
           statusText,
           seconds,
@@ -145,10 +149,10 @@ export async function runPageBench(browser: Browser, o: PageBenchOptions): Promi
           framesPerSec: frames / seconds,
           ...(errors.length ? { error: errors.join('; ') } : {}),
         });
-        o.log(`page: ${backend} ${iter1 - iter0} iterations in ${seconds.toFixed(1)} s, ${lt.length} long tasks, ${(chart / seconds).toFixed(1)} chart updates/s`);
+        o.log(`page: ${scale} ${backend} ${iter1 - iter0} iterations in ${seconds.toFixed(1)} s, ${lt.length} long tasks, ${(chart / seconds).toFixed(1)} chart updates/s`);
       } catch (e) {
         runs.push({
-          backend, statusText: '', seconds: 0, iterations: 0, longTasks: { count: 0, totalMs: 0, maxMs: 0, p95Ms: 0 },
+          scale, backend, statusText: '', seconds: 0, iterations: 0, longTasks: { count: 0, totalMs: 0, maxMs: 0, p95Ms: 0 },
           mainThread: { taskMs: NaN, scriptMs: NaN, layoutMs: NaN, styleMs: NaN, cpuMs: NaN },
           chartUpdates: 0, chartUpdatesPerSec: 0, frames: 0, framesPerSec: 0, error: (e as Error).message.split('\n')[0],
         });

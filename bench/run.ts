@@ -17,6 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright';
 import { createServer, type ViteDevServer } from 'vite';
 import { CHROMIUM_PATH, WEBGPU_ARGS } from '../tests/helpers/chromium';
+import { defaultConfig } from '../workers/config';
+import { encodeShareLink } from '../workers/shareUrl';
 import { configFor } from './lib/iteration';
 import { launchShapes } from './lib/kernelCases';
 import { sectionRunner } from './lib/section';
@@ -26,9 +28,20 @@ import { nodeIterations } from './node';
 import type { BenchApi } from './page/main';
 import { runPageBench } from './pageRun';
 import { parseBenchArgs, ROOT } from './args';
-import { applyArgs, makePlan, type Section } from './plan';
+import { applyArgs, makePlan, type Plan, type Section } from './plan';
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
+
+/** The page section's configs as share links; the defaults open the bare address, as a first visit does. */
+function pageConfigs(plan: Plan): Array<{ name: string; hash: string }> {
+  const bare = encodeShareLink(defaultConfig());
+  return plan.page.scales.map((name) => {
+    const spec = plan.iteration.scales.find((s) => s.name === name);
+    if (!spec) throw new Error(`page: no iteration scale "${name}"`);
+    const hash = encodeShareLink(configFor(spec.set));
+    return { name, hash: hash === bare ? '' : hash };
+  });
+}
 
 /**
  * The Chromium flags: tests/helpers/chromium.ts WEBGPU_ARGS, developer features (timestamp queries
@@ -177,7 +190,7 @@ export async function main(argv: string[]): Promise<BenchResults> {
       bench = null;
     }
     if (want('page') && browser) {
-      await section('page', async () => void (results.page = await runPageBench(browser!, { ...plan.page, root: ROOT, log })));
+      await section('page', async () => void (results.page = await runPageBench(browser!, { ...plan.page, configs: pageConfigs(plan), root: ROOT, log })));
     }
   } finally {
     if (bench) await bench.server.close().catch(() => {});

@@ -237,6 +237,7 @@ export function scalingTables(s: NonNullable<BenchResults['scaling']>): string {
 
 export function pageTable(p: NonNullable<BenchResults['page']>): string {
   const body = p.runs.map((r) => [
+    r.scale ?? 'default',
     r.backend,
     r.statusText,
     fmt(r.seconds),
@@ -254,13 +255,13 @@ export function pageTable(p: NonNullable<BenchResults['page']>): string {
   ]);
   const t = table(
     [
-      'backend', 'status line', 'seconds', 'iterations', 'iterations/s', 'long tasks (>50 ms)', 'long-task ms total', 'longest ms', 'chart updates/s', 'frames/s (rAF)',
+      'config', 'backend', 'status line', 'seconds', 'iterations', 'iterations/s', 'long tasks (>50 ms)', 'long-task ms total', 'longest ms', 'chart updates/s', 'frames/s (rAF)',
       'main thread: ms in tasks (script, layout, style) / CPU ms', 'error',
     ],
     body,
   );
   const notes = [
-    'The built app (vite build + vite preview) with its default config; the backend picked in the UI, Start, a fixed time of training, Pause. ' +
+    'The built app (vite build + vite preview), opened with each config as a share link (the iteration scales of section 2); the backend picked in the UI, Start, a fixed time of training, Pause. ' +
       'Long tasks: PerformanceObserver("longtask") on the main thread (the trainer runs in a worker); chart updates: changes of the reward chart\'s data-points attribute; frames: requestAnimationFrame callbacks; ' +
       'main thread: DevTools Performance.getMetrics deltas (TaskDuration, ScriptDuration, LayoutDuration, RecalcStyleDuration are wall time; ThreadTime is the main thread\'s CPU time, so a CPU time well below the task time means the thread was waiting for a core).',
     ...p.notes,

@@ -155,6 +155,8 @@ export interface ScalingAxis {
 }
 
 export interface PageRunResult {
+  /** The iteration scale whose config the page trained with; absent in results saved before 2026-12-01 (the default). */
+  scale?: string;
   backend: 'cpu' | 'gpu';
   statusText: string;
   seconds: number;

@@ -52,6 +52,7 @@ describe('bench harness', () => {
     expect(parseBenchArgs(['--kernels', 'headGrad,slotGrad', '--kernel-batches=1,128', '--gpu-scales', 'default,64x'])).toMatchObject({
       kernels: ['headGrad', 'slotGrad'], kernelBatches: [1, 128], gpuScales: ['default', '64x'],
     });
+    expect(parseBenchArgs(['--page-scales', 'default,scale']).pageScales).toEqual(['default', 'scale']);
     expect(() => parseBenchArgs(['--kernel-batches', '0'])).toThrow(/--kernel-batches/);
     expect(parseBenchArgs(['--kernel-batches', '128,1024x64'])).toMatchObject({ kernelBatches: [128, 1024], kernelGroups: [8, 64] });
     for (const bad of ['1024x65', '1025', 'x8', '16x', '']) expect(() => parseBenchArgs(['--kernel-batches', bad])).toThrow(/--kernel-batches/);
@@ -66,6 +67,10 @@ describe('bench harness', () => {
     expect(plan.iteration.gpuScales).toEqual(['64x', 'scale']);
     expect(plan.iteration.scales.find((s) => s.name === 'scale')!.set).toMatchObject({ task: 'sequence', 'model.hidden': '512' });
     expect(() => applyArgs(makePlan(false, true), { gpuScales: ['128x'] })).toThrow(/unknown scale "128x"/);
+    expect(makePlan(false, true).page.scales).toEqual(['default']);
+    expect(makePlan(false, false).page.scales).toEqual(['default', 'scale']);
+    expect(applyArgs(makePlan(false, true), { pageScales: ['64x', 'scale'] }).page.scales).toEqual(['64x', 'scale']);
+    expect(() => applyArgs(makePlan(false, true), { pageScales: ['huge'] })).toThrow(/--page-scales: unknown scale "huge"/);
   });
 
   it('summaries and log-log slopes', () => {
