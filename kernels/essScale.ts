@@ -23,7 +23,9 @@ export function essScaleCpu(stats: Pick<TrajStats, 'len' | 'logIS'>, o: EssScale
     if (len > 0) live.push(stats.logIS[n]!);
   });
   if (live.length === 0) return [1, 1];
-  const m = Math.max(...live);
+  // A loop, not Math.max(...live): spreading 65,536 trajectories overflowed a browser worker's stack.
+  let m = -Infinity;
+  for (const lam of live) m = Math.max(m, lam);
   let s1 = 0;
   let s2 = 0;
   for (const lam of live) {

@@ -546,6 +546,10 @@ export function lessonRunConfig(run: LessonRun): RunConfig {
 // ---------------------------------------------------------------------------------------------
 
 const avg = (xs: number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+// Math.max/min by reduce, not by spreading: a batch dump can hold 65,536 trajectories, more
+// arguments than a browser worker's stack takes.
+const maxOf = (xs: readonly number[]): number => xs.reduce((a, b) => Math.max(a, b), -Infinity);
+const minOf = (xs: readonly number[]): number => xs.reduce((a, b) => Math.min(a, b), Infinity);
 
 type Traj = BatchDump['trajs'][number];
 
@@ -567,7 +571,7 @@ function turnsDistinct(d: BatchDump, field: 'adv' | 'ratio'): number {
   if (multi.length < 4) return NaN;
   const distinct = multi.filter((t) => {
     const v = perTurn(t, field);
-    return Math.max(...v) - Math.min(...v) > 1e-5;
+    return maxOf(v) - minOf(v) > 1e-5;
   });
   return distinct.length / multi.length;
 }
@@ -652,7 +656,7 @@ export const DUMP_STATS = {
         }
         return pearson(xs, ys);
       });
-      return Math.min(...corrs);
+      return minOf(corrs);
     },
   },
   weight_short_long: {
@@ -667,8 +671,8 @@ export const DUMP_STATS = {
         })
         .filter((r) => Number.isFinite(r.w));
       if (rows.length < 2) return NaN;
-      const lo = Math.min(...rows.map((r) => r.len));
-      const hi = Math.max(...rows.map((r) => r.len));
+      const lo = minOf(rows.map((r) => r.len));
+      const hi = maxOf(rows.map((r) => r.len));
       if (lo === hi) return NaN;
       return avg(rows.filter((r) => r.len === lo).map((r) => r.w)) / avg(rows.filter((r) => r.len === hi).map((r) => r.w));
     },
@@ -677,7 +681,7 @@ export const DUMP_STATS = {
     label: 'policy tokens per failed trajectory',
     doc: 'Mean number of policy tokens of the rollouts whose true reward is below the batch\'s best.',
     compute: (d: BatchDump) => {
-      const best = Math.max(...d.trajs.map((t) => t.reward_true));
+      const best = maxOf(d.trajs.map((t) => t.reward_true));
       const wrong = d.trajs.filter((t) => t.reward_true < best);
       return avg(wrong.map((t) => t.tokens.filter((k) => k.mask).length));
     },
@@ -705,9 +709,9 @@ export function statValue(s: Stat, r: RunResult, iters: number): number {
     case 'mean':
       return avg(xs);
     case 'max':
-      return Math.max(...xs);
+      return maxOf(xs);
     case 'min':
-      return Math.min(...xs);
+      return minOf(xs);
     case 'last':
       return xs[xs.length - 1]!;
   }

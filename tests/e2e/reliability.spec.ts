@@ -58,4 +58,17 @@ test.describe('no-webgpu faults', () => {
     await expectContiguous(page);
     expect(errors).toEqual([]);
   });
+
+  test('the largest batch the settings allow (1,024 prompts x 64 rollouts) trains in the worker', async ({ page }) => {
+    // 65,536 trajectories: a Math.max(...) over them once overflowed the worker's stack (Node's is
+    // larger, so only a browser worker shows it).
+    const errors = collectPageErrors(page);
+    await page.goto('/#v=1&batch=1024&group=64&backend=cpu');
+    await expect(page.getByTestId('backend-status')).toHaveText(/^CPU/, { timeout: 60_000 });
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect(page.getByTestId('iter')).toHaveText('1', { timeout: 120_000 });
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    expect(await chartPoints(page, 'chart-reward')).toBe(1);
+    expect(errors).toEqual([]);
+  });
 });

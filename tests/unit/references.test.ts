@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { adamCpu, clipScale, gradNormCpu } from '../../kernels/adam';
 import { grpoAdvantageCpu } from '../../kernels/advantage';
+import { essScaleCpu } from '../../kernels/essScale';
 import { MASKED_LOGIT, safeTanh } from '../../kernels/mlp';
 import { ppoLossCpu } from '../../kernels/ppoLoss';
 import { sampleCpu } from '../../kernels/sample';
@@ -212,6 +213,23 @@ describe('loss aggregation weights', () => {
   it('minibatches split trajectories into contiguous ranges', () => {
     expect(minibatchRanges(10, 3)).toEqual([[0, 3], [3, 6], [6, 10]]);
     expect(minibatchRanges(2, 8)).toEqual([[0, 1], [1, 2]]);
+  });
+});
+
+describe('essScaleCpu', () => {
+  it('takes a million trajectories (their maximum by a loop, not spread onto the stack)', () => {
+    const N = 1_000_000;
+    const len = new Float32Array(N).fill(3);
+    const logIS = new Float32Array(N).fill(0.25);
+    logIS[N - 1] = 0.25 + Math.log(2);
+    const [rho, lr] = essScaleCpu({ len, logIS }, { enabled: true, rule: 'linear', rhoBase: 0.5 });
+    // ESS = (sum w)^2 / sum w^2 with N - 1 weights 1 and one weight 2.
+    // 1e-9: the float32 log-weight of 2 and a million float64 additions.
+    expect(rho).toBeCloseTo((N + 1) ** 2 / (N + 3) / N, 9);
+    expect(lr).toBe(1);
+    // A NaN weight still gives NaN, as Math.max(...live) did.
+    logIS[7] = NaN;
+    expect(essScaleCpu({ len, logIS }, { enabled: true, rule: 'linear', rhoBase: 0.5 })[0]).toBeNaN();
   });
 });
 
