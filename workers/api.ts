@@ -26,7 +26,13 @@ export type TrainerEvent =
   /** NaN or Inf appeared; the run rolled back to its last finite snapshot and paused. */
   | { type: 'non-finite'; iter: number; rolledBackTo: number; quantities: string[]; message: string }
   /** A new finite snapshot (every few iterations): enough to restart the run if the worker dies. */
-  | { type: 'snapshot'; snapshot: TrainerSnapshot };
+  | { type: 'snapshot'; snapshot: TrainerSnapshot }
+  /**
+   * Iteration `iter` is still computing (at most one a second). The CPU backend's loops keep the
+   * worker from answering pings, for tens of seconds at the largest settings; this says it is busy,
+   * not hung.
+   */
+  | { type: 'working'; iter: number };
 
 /**
  * Resuming a run in a fresh worker: restore the snapshot (or start from the config's initial

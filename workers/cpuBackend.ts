@@ -20,7 +20,16 @@ import { whitenCpu } from '../kernels/whiten';
 import type { Backend, BatchTensors, RunShape, UpdateInput, UpdateStats } from './backend';
 import { copyRows } from './rowCopy';
 
-export function createCpuBackend(shape: RunShape, initialParams: Float32Array): Backend {
+export interface CpuBackendOptions {
+  /**
+   * Called between the stages of an iteration (each forward, backward and optimizer step). The
+   * stages run without yielding, so this is the one way to tell the page the worker is not hung.
+   */
+  progress?: () => void;
+}
+
+export function createCpuBackend(shape: RunShape, initialParams: Float32Array, opts: CpuBackendOptions = {}): Backend {
+  const progress = opts.progress ?? (() => {});
   const { dims, N, L, Tp } = shape;
   const P = paramLayout(dims).size;
   const R = N * Tp;
@@ -87,6 +96,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
         const rowPos = shape.rolloutRowPos[turn * shape.actionLen + a]!;
         const { z } = forward(rolloutParams(), rowPos);
         sampleCpu(z, dims.V, rowPos, seq, shape.seed, iter);
+        progress();
         for (let n = 0; n < N; n++) out[n * shape.actionLen + a] = seq[rowPos[n]!]!;
       }
       return out;
@@ -101,12 +111,15 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
       // ALGO LOGIC: reference, old (and, with stale rollouts, rollout) log-probs of the sampled tokens.
       const refOut = forward(ref, rows);
       t.logpRef.set(tokenStatsCpu(refOut.z, dims.V, seq, rows, refOut.firstOf).logp);
+      progress();
       // Also the first optimizer step's forward: same params, and rows are independent.
       const old = forward(params, rows);
       const oldTs = tokenStatsCpu(old.z, dims.V, seq, rows, old.firstOf);
       t.logpOld.set(oldTs.logp);
+      progress();
       const stale = shape.staleness > 0 ? forward(rolloutParams(), rows) : null;
       const logpRollout = stale ? tokenStatsCpu(stale.z, dims.V, seq, rows, stale.firstOf).logp : oldTs.logp;
+      if (stale) progress();
       const ts = trajStatsCpu({ mask: inp.mask, logpOld: oldTs.logp, logpRollout, entropyOld: oldTs.entropy, sumP2Old: oldTs.sumP2 }, Tp);
       let a = inp.adv;
       if (inp.score) {
@@ -158,6 +171,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
             // those already computed, row for row.
             const fresh = adamStep === firstStep ? null : forward(params, mbRows);
             const f = fresh ?? { h: old.h.subarray(r0 * dims.H, r1 * dims.H), z: old.z.subarray(r0 * dims.V, r1 * dims.V) };
+            if (fresh) progress();
             const tsNew = fresh
               ? tokenStatsCpu(fresh.z, dims.V, seq, mbRows, fresh.firstOf)
               : { logp: oldTs.logp.subarray(r0, r1), entropy: oldTs.entropy.subarray(r0, r1), sumP2: oldTs.sumP2.subarray(r0, r1) };
@@ -190,6 +204,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
             kl.set(lo.kl, r0);
             const dz = logitGradCpu(f.z, dims.V, seq, mbRows, lo.dlogp, shape.temperature);
             const grads = backwardCpu(params, dims, seq, L, mbRows, f.h, dz);
+            progress();
             gradNorm = gradNormCpu(grads);
             adamStep++;
             version++;
@@ -202,6 +217,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array): 
               maxGradNorm: shape.optim.maxGradNorm,
             });
             if (!applied) health |= HEALTH.gradients;
+            progress();
           }
         }
       }

@@ -24,6 +24,8 @@ const FLUSH_MS = 100;
 const LOST_GRACE_MS = 2000;
 /** Give up after this many device losses in a row without a completed iteration. */
 const MAX_RECOVERIES = 3;
+/** 'working' events during a blocking CPU iteration: this often at most (the page's ping every 3 s). */
+const WORKING_EVERY_MS = 1000;
 
 type Factory = (shape: RunShape, params: Float32Array) => Backend | Promise<Backend>;
 
@@ -89,8 +91,19 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
 
   const emit = (e: TrainerEvent) => onEvent?.(e);
 
+  // The CPU backend's stages block this worker: between them it says it is still working, at most
+  // once a second (a GPU backend yields while it waits, so pings get their answers).
+  let lastWorking = 0;
+  const working = () => {
+    const now = Date.now();
+    if (now - lastWorking < WORKING_EVERY_MS) return;
+    lastWorking = now;
+    // The trainer counts an iteration from its start: this is the one computing.
+    emit({ type: 'working', iter: trainer?.iter ?? 0 });
+  };
+
   const factoryFor = (g: GpuHandle | null): Factory => {
-    if (!g) return createCpuBackend;
+    if (!g) return (shape, params) => createCpuBackend(shape, params, { progress: working });
     return async (shape, params) => {
       const { openGpuBackend } = await import('./gpuBackend');
       return openGpuBackend(g.device, shape, params, { label: g.label });

@@ -74,13 +74,15 @@ interface Runner {
   pending: MetricRow[];
   snapshots: TrainerSnapshot[];
   heartbeat: ReturnType<typeof setInterval> | null;
+  /** Date.now() of the worker's last 'working' event: a CPU iteration that blocks it is not a hang. */
+  workingAt: number;
 }
 
 const SNAPSHOTS_KEPT = 3;
 const PING_EVERY_MS = 3_000;
 
 function newRunner(): Runner {
-  return { client: null, chain: Promise.resolve(), runPromise: null, builtKey: null, epoch: 0, pending: [], snapshots: [], heartbeat: null };
+  return { client: null, chain: Promise.resolve(), runPromise: null, builtKey: null, epoch: 0, pending: [], snapshots: [], heartbeat: null, workingAt: 0 };
 }
 
 const runners: Record<Side, Runner> = { a: newRunner(), b: newRunner() };
@@ -150,7 +152,9 @@ export const useCompareStore = create<CompareState>()((set, get) => {
   function onEvent(side: Side, epoch: number, e: TrainerEvent): void {
     const r = runners[side];
     if (epoch !== r.epoch) return;
-    if (e.type === 'snapshot') {
+    if (e.type === 'working') {
+      r.workingAt = Date.now();
+    } else if (e.type === 'snapshot') {
       r.snapshots = [...r.snapshots, e.snapshot].slice(-SNAPSHOTS_KEPT);
     } else if (e.type === 'non-finite') {
       flush();
@@ -189,11 +193,12 @@ export const useCompareStore = create<CompareState>()((set, get) => {
       if (waiting || !c) return;
       waiting = true;
       const seen = run(side).series.length + runners[side].pending.length;
+      const sentAt = Date.now();
       const timeout = new Promise<'timeout'>((res) => setTimeout(() => res('timeout'), HANG_MS));
       void Promise.race([c.trainer.ping(), timeout]).then((res) => {
         waiting = false;
         const now = run(side).series.length + runners[side].pending.length;
-        if (res === 'timeout' && run(side).phase === 'running' && now === seen) {
+        if (res === 'timeout' && run(side).phase === 'running' && now === seen && runners[side].workingAt < sentAt) {
           failed(side, `the trainer stopped responding: no answer for ${HANG_MS / 1000} s.`);
         }
       });

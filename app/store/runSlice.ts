@@ -92,9 +92,12 @@ function snapshotAtOrBefore(iter: number): TrainerSnapshot | null {
   return null;
 }
 let heartbeat: ReturnType<typeof setInterval> | null = null;
+/** Date.now() of the worker's last 'working' event (sent between the stages of a CPU iteration). */
+let workingAt = 0;
 /**
- * A worker that answers no ping for this long while running is declared hung. Generous: a CPU
- * iteration of a large batch blocks the worker for seconds; GPU iterations yield while they wait.
+ * A worker that answers no ping and sends nothing for this long while running is declared hung. A
+ * CPU iteration blocks the worker from answering pings (for tens of seconds at the largest
+ * settings), but it sends 'working' events between its stages; GPU iterations yield while they wait.
  */
 export const HANG_MS = 15_000;
 const PING_EVERY_MS = 3_000;
@@ -138,7 +141,9 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   };
 
   function onEvent(e: TrainerEvent): void {
-    if (e.type === 'snapshot') {
+    if (e.type === 'working') {
+      workingAt = Date.now();
+    } else if (e.type === 'snapshot') {
       snapshots = [...snapshots, e.snapshot].slice(-SNAPSHOTS_KEPT);
     } else if (e.type === 'device-lost') {
       get().addMarker({ iter: e.iter, kind: 'device-lost', label: 'GPU device lost' });
@@ -181,11 +186,13 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       if (waiting) return;
       waiting = true;
       const sentAt = get().series.length;
+      const sentTime = Date.now();
       const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), HANG_MS));
       void Promise.race([getTrainer().ping(), timeout]).then((r) => {
         waiting = false;
-        // Metrics that arrived meanwhile prove the worker alive even if the ping queued behind them.
-        if (r === 'timeout' && get().phase === 'running' && get().series.length === sentAt) {
+        // Metrics or 'working' events that arrived meanwhile prove the worker alive even if the
+        // ping queued behind them.
+        if (r === 'timeout' && get().phase === 'running' && get().series.length === sentAt && workingAt < sentTime) {
           workerFailed(`The trainer stopped responding: no answer for ${HANG_MS / 1000} s.`);
         }
       });

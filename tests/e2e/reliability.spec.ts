@@ -4,7 +4,7 @@
  * charts, and go on without losing or repeating an iteration.
  */
 import { expect, test } from '@playwright/test';
-import { chartPoints, collectPageErrors, expectContiguous, SCREENS_DIR, startAndWait } from './util';
+import { chartPoints, collectPageErrors, expectContiguous, SCREENS_DIR, startAndWait, waitIdle } from './util';
 
 test.describe('no-webgpu faults', () => {
   test('a crashed worker: named, charts kept, restart resumes right after the last shown iteration', async ({ page }) => {
@@ -69,6 +69,23 @@ test.describe('no-webgpu faults', () => {
     await expect(page.getByTestId('iter')).toHaveText('1', { timeout: 120_000 });
     await expect(page.getByRole('alert')).toHaveCount(0);
     expect(await chartPoints(page, 'chart-reward')).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
+  test('a CPU iteration longer than the hang timeout is busy, not hung: it finishes', async ({ page }) => {
+    // ~20 s an iteration here: the worker answers no ping meanwhile, but says between its stages
+    // that it is working. Before, the heartbeat declared it hung at 15 s and killed it. (A machine
+    // that finishes the iteration within 15 s shows only that the largest model trains.)
+    test.setTimeout(240_000);
+    const errors = collectPageErrors(page);
+    // step=1: the run starts by itself (with the heartbeat, as Start does) and pauses at iteration 1.
+    const t0 = Date.now();
+    await page.goto('/#v=1&batch=1024&group=64&model.hidden=1024&backend=cpu&step=1');
+    await expect(page.getByTestId('iter')).toHaveText('1', { timeout: 180_000 });
+    test.info().annotations.push({ type: 'first iteration, page load included', description: `${((Date.now() - t0) / 1000).toFixed(1)} s` });
+    await waitIdle(page);
+    await expect(page.getByTestId('worker-failure')).toHaveCount(0);
+    await expect(page.getByRole('alert')).toHaveCount(0);
     expect(errors).toEqual([]);
   });
 });

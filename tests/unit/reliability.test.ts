@@ -1,5 +1,5 @@
 /** Faults on the CPU backend: NaN roll-back, exact resume from snapshots, events from the API. */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TrainerEvent } from '../../workers/api';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { createCpuBackend } from '../../workers/cpuBackend';
@@ -92,6 +92,58 @@ describe('trainer API faults (CPU backend)', () => {
     await b.configure(cfg(), 'cpu', { snapshot: snaps[0]!, replayTo: 12 });
     expect(noMs(await b.step())).toEqual(rows[12]);
     expect(noMs(await b.step())).toEqual(rows[13]);
+  });
+});
+
+describe('a long CPU iteration is busy, not hung', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('the CPU backend reports progress after each forward of a rollout turn and between the stages of an update', async () => {
+    let calls = 0;
+    const t = await createTrainer(cfg({ epochs: '2', minibatches: '2' }), (shape, p) => createCpuBackend(shape, p, { progress: () => calls++ }));
+    const b = t.backend;
+    const perTurn: number[] = [];
+    const sampleTurn = b.sampleTurn.bind(b);
+    b.sampleTurn = async (turn, iter) => {
+      const before = calls;
+      const out = await sampleTurn(turn, iter);
+      perTurn.push(calls - before);
+      return out;
+    };
+    let inUpdate = 0;
+    const update = b.update.bind(b);
+    b.update = async (inp) => {
+      const before = calls;
+      const out = await update(inp);
+      inUpdate = calls - before;
+      return out;
+    };
+    await t.step();
+    expect(perTurn.length).toBeGreaterThan(0);
+    expect(perTurn.every((n) => n === t.shape.actionLen)).toBe(true);
+    // Reference and old forwards, then per optimizer step (2 epochs x 2 minibatches) a backward
+    // and an Adam step, and a fresh forward for every step but the first.
+    expect(inUpdate).toBe(2 + 4 * 2 + 3);
+  });
+
+  it("the API sends 'working' events from inside an iteration, at most one a second, naming the iteration", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_000_000);
+    const api = createTrainerApi(undefined);
+    await api.configure(cfg(), 'cpu');
+    const events: TrainerEvent[] = [];
+    await api.subscribe((e) => events.push(e));
+    const working = () => events.filter((e) => e.type === 'working');
+    await api.step();
+    expect(working()).toEqual([{ type: 'working', iter: 1 }]);
+    await api.step();
+    expect(working()).toHaveLength(1);
+    vi.setSystemTime(1_000_000 + 1000);
+    await api.step();
+    expect(working()).toEqual([{ type: 'working', iter: 1 }, { type: 'working', iter: 3 }]);
+    await api.dispose();
   });
 });
 
