@@ -142,6 +142,14 @@ export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Arr
 }
 
 /**
+ * Called every PROGRESS_ROWS rows by the long CPU loops below: they run for tens of seconds at the
+ * largest settings without yielding, and this is how the worker tells the page it is not hung
+ * (workers/cpuBackend.ts). It must not touch the loops' data.
+ */
+export type Progress = () => void;
+const PROGRESS_ROWS = 1024;
+
+/**
  * Forward pass for R rows (kernels `forwardHidden.wgsl`, then `forwardLogits.wgsl`). Row r
  * predicts the token at flat position rowPos[r] of `seq` ([N, L] row-major); its grammar row is
  * the previous token:
@@ -164,6 +172,7 @@ export function forwardCpu(
   grammar: Uint8Array,
   temperature: number,
   proj: Float64Array = embedProjectCpu(params, dims),
+  progress?: Progress,
 ): ForwardOut {
   const { V, K, H } = dims;
   const P = paramLayout(dims);
@@ -178,6 +187,7 @@ export function forwardCpu(
   const firstRow = new Map<number, number>();
   const firstOf = new Int32Array(R);
   for (let r = 0; r < R; r++) {
+    if (r % PROGRESS_ROWS === PROGRESS_ROWS - 1) progress?.();
     firstOf[r] = r;
     const pos = rowPos[r]!;
     const key = rowContext(seq, pos, L, K, V, ctx);
@@ -326,7 +336,7 @@ function zeroRow(a: Float32Array, off: number, n: number): boolean {
  * Output-layer gradients (kernel `headGrad.wgsl`), written into the flat gradient `g`:
  *   dW2[j, v] = sum_r h[r, j] dz[r, v],  db2[v] = sum_r dz[r, v]   (R rows, summed in row order).
  */
-export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float32Array, g: Float32Array): Float32Array {
+export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float32Array, g: Float32Array, progress?: Progress): Float32Array {
   const { V, H } = dims;
   const P = paramLayout(dims);
   // Rows outer, float64 accumulators: every output still sums its terms in row order. Four rows
@@ -338,6 +348,7 @@ export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float
   const b2 = new Float64Array(V);
   let i = 0;
   for (; i + 3 < n; i += 4) {
+    if (i % PROGRESS_ROWS === PROGRESS_ROWS - 4) progress?.();
     const r0 = live[i]!;
     const r1 = live[i + 1]!;
     const r2 = live[i + 2]!;
@@ -387,13 +398,14 @@ export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float
  *   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v]      [R, H]
  * Nothing goes further back per row: slotGradCpu gathers da by context slot and token.
  */
-export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array): Float32Array {
+export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array, progress?: Progress): Float32Array {
   const { V, H } = dims;
   const P = paramLayout(dims);
   const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
   const w2Finite = !nonFiniteCpu(w2);
   const da = new Float32Array(R * H);
   for (let r = 0; r < R; r++) {
+    if (r % PROGRESS_ROWS === PROGRESS_ROWS - 1) progress?.();
     const d = r * V;
     if (w2Finite && zeroRow(dz, d, V)) {
       // Every sum is +0 (finite weights times zeros, from +0), so only the tanh factor is left.
@@ -446,11 +458,13 @@ export function slotGradCpu(
   L: number,
   rowPos: Uint32Array,
   da: Float32Array,
+  progress?: Progress,
 ): Float64Array {
   const { V, K, H } = dims;
   const R = rowPos.length;
   const G = new Float64Array(K * V * H);
   for (let r = 0; r < R; r++) {
+    if (r % PROGRESS_ROWS === PROGRESS_ROWS - 1) progress?.();
     // G starts at +0 and is never -0, so a row of zeros changes nothing (liveRows).
     if (zeroRow(da, r * H, H)) continue;
     for (let k = 0; k < K; k++) {
@@ -521,12 +535,13 @@ export function backwardCpu(
   rowPos: Uint32Array,
   h: Float32Array,
   dz: Float32Array,
+  progress?: Progress,
 ): Float32Array {
   const R = rowPos.length;
   const g = new Float32Array(paramLayout(dims).size);
-  headGradCpu(dims, R, h, dz, g);
-  const da = hiddenDaCpu(params, dims, R, h, dz);
-  firstLayerGradCpu(params, dims, slotGradCpu(dims, seq, L, rowPos, da), g);
+  headGradCpu(dims, R, h, dz, g, progress);
+  const da = hiddenDaCpu(params, dims, R, h, dz, progress);
+  firstLayerGradCpu(params, dims, slotGradCpu(dims, seq, L, rowPos, da, progress), g);
   return g;
 }
 

@@ -22,14 +22,45 @@ import { copyRows } from './rowCopy';
 
 export interface CpuBackendOptions {
   /**
-   * Called between the stages of an iteration (each forward, backward and optimizer step). The
-   * stages run without yielding, so this is the one way to tell the page the worker is not hung.
+   * Called between the stages of an iteration (each forward, backward and optimizer step) and
+   * every 1,024 rows inside the forward and backward loops. Nothing yields meanwhile, so this is
+   * the one way to tell the page the worker is not hung.
    */
   progress?: () => void;
+  /** Refuse a run whose per-row arrays would take more (default CPU_BACKEND_MAX_BYTES). */
+  maxBytes?: number;
+}
+
+/** The most the CPU backend's per-row arrays may take (cpuBackendBytes); a browser tab over it swaps or fails. */
+export const CPU_BACKEND_MAX_BYTES = 4 * 2 ** 30;
+
+/**
+ * Peak bytes of an update's per-row arrays on the CPU backend: the old policy's forward (h and z,
+ * kept through the update) beside the reference's (until the collector takes it), a stale
+ * rollout policy's, a later optimizer step's fresh forward, logit and hidden gradients of a
+ * minibatch, and the batch's own row tensors. At 1,024 prompts x 64 rollouts and 512 hidden units,
+ * 3.8 GB; Node's whole process peaked at 4.1 GB there.
+ */
+export function cpuBackendBytes(shape: RunShape): number {
+  const { H, V } = shape.dims;
+  const R = shape.N * shape.Tp;
+  const Rm = Math.max(...shape.minibatches.map(([n0, n1]) => (n1 - n0) * shape.Tp));
+  const forwards = 2 + (shape.staleness > 0 ? 1 : 0) + (shape.minibatches.length > 1 || shape.epochs > 1 ? 1 : 0);
+  return 4 * (forwards * R * (H + V + 1) + Rm * (H + V) + 16 * R + shape.scoreContexts * (H + V + 1));
 }
 
 export function createCpuBackend(shape: RunShape, initialParams: Float32Array, opts: CpuBackendOptions = {}): Backend {
   const progress = opts.progress ?? (() => {});
+  const bytes = cpuBackendBytes(shape);
+  const maxBytes = opts.maxBytes ?? CPU_BACKEND_MAX_BYTES;
+  if (bytes > maxBytes) {
+    const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
+    throw new Error(
+      `cpu backend: ${shape.N.toLocaleString('en-US')} rollouts of ${shape.Tp} training rows with ${shape.dims.H.toLocaleString('en-US')} hidden units need about ` +
+        `${gib(bytes)} for their activations and gradients, over the CPU backend's ${gib(maxBytes)}; use fewer prompts, ` +
+        `a smaller group, fewer turns or fewer hidden units (the GPU backend keeps them in GPU memory)`,
+    );
+  }
   const { dims, N, L, Tp } = shape;
   const P = paramLayout(dims).size;
   const R = N * Tp;
@@ -72,7 +103,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
     return proj;
   };
   const forward = (p: Float32Array, rowPos: Uint32Array, tokens: Int32Array | Uint32Array = seq) =>
-    forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature, projOf(p));
+    forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature, projOf(p), progress);
   const T = shape.maxTurns;
   const mode = shape.loss.ratioMode;
   const snapshotNow = () => ({
@@ -203,7 +234,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
             t.clip.set(lo.clip, r0);
             kl.set(lo.kl, r0);
             const dz = logitGradCpu(f.z, dims.V, seq, mbRows, lo.dlogp, shape.temperature);
-            const grads = backwardCpu(params, dims, seq, L, mbRows, f.h, dz);
+            const grads = backwardCpu(params, dims, seq, L, mbRows, f.h, dz, progress);
             progress();
             gradNorm = gradNormCpu(grads);
             adamStep++;

@@ -32,6 +32,12 @@ function phaseText(phase: RunPhase, iter: number, imported: boolean, linkStep: n
   }
 }
 
+/** Shown while an iteration has been computing for 2 s or more (big batches on the CPU backend). */
+function workingText(working: { iter: number; since: number; at: number } | null, shownIter: number): string {
+  if (!working || working.iter <= shownIter || working.at - working.since < 2000) return '';
+  return ` · ${Math.round((working.at - working.since) / 1000)} s into iteration ${working.iter}`;
+}
+
 function fmt(v: number, digits = 3): string {
   if (!Number.isFinite(v)) return String(v);
   return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
@@ -106,6 +112,7 @@ export function RunControls() {
   const setNotes = useAppStore((s) => s.setNotes);
   const speed = useAppStore((s) => s.speedDelayMs);
   const runUntil = useAppStore((s) => s.runUntil);
+  const working = useAppStore((s) => s.working);
   const { start, pause, step, reset, setSpeed } = useAppStore.getState();
   const iter = last?.iter ?? 0;
   const idle = phase === 'idle' && !imported;
@@ -167,6 +174,7 @@ export function RunControls() {
         <span className={`phase phase-${imported ? 'imported' : phase}`} data-testid="phase">
           {phaseText(phase, iter, imported, linkStep)}
           {running && runUntil !== null ? ` to iteration ${runUntil}` : ''}
+          {running || phase === 'stepping' ? workingText(working, iter) : ''}
         </span>
       </p>
       <p className="last-metrics" data-testid="last-metrics">

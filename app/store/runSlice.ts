@@ -35,6 +35,11 @@ export interface RunSlice {
   notice: string | null;
   /** Set when the worker crashed or hung, until the user restarts it. */
   failure: WorkerFailure | null;
+  /**
+   * The iteration the worker last said it is computing ('working' events, sent during CPU
+   * iterations): since its first such event, and the latest (Date.now()).
+   */
+  working: { iter: number; since: number; at: number } | null;
   /** Starts a fresh worker from the last snapshot and replays to the last shown iteration. */
   restartWorker(): Promise<void>;
   dismissNotice(): void;
@@ -124,7 +129,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   const configureNow = async () => {
     reconfigureWanted = false;
     await stopRun();
-    set({ phase: 'configuring' });
+    set({ phase: 'configuring', working: null });
     get().clearMetrics();
     snapshots = [];
     try {
@@ -143,6 +148,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   function onEvent(e: TrainerEvent): void {
     if (e.type === 'working') {
       workingAt = Date.now();
+      const w = get().working;
+      set({ working: w?.iter === e.iter ? { ...w, at: workingAt } : { iter: e.iter, since: workingAt, at: workingAt } });
     } else if (e.type === 'snapshot') {
       snapshots = [...snapshots, e.snapshot].slice(-SNAPSHOTS_KEPT);
     } else if (e.type === 'device-lost') {
@@ -271,6 +278,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     error: null,
     notice: null,
     failure: null,
+    working: null,
 
     init() {
       if (initialized) return;

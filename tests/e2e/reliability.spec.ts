@@ -72,16 +72,38 @@ test.describe('no-webgpu faults', () => {
     expect(errors).toEqual([]);
   });
 
+  test('a run too big for the CPU backend is refused at once, naming its size and what to shrink', async ({ page }) => {
+    const errors = collectPageErrors(page);
+    await page.goto('/#v=1&batch=1024&group=64&model.hidden=1024&backend=cpu');
+    const alert = page.getByRole('alert').filter({ hasText: 'cpu backend' });
+    await expect(alert).toContainText(
+      /cpu backend: 65,536 rollouts of 9 training rows with 1,024 hidden units need about 6\.9 GiB .* over the CPU backend's 4\.0 GiB; use fewer prompts, a smaller group, fewer turns or fewer hidden units/,
+      { timeout: 30_000 },
+    );
+    await page.screenshot({ path: `${SCREENS_DIR}reliability-cpu-too-big.png` });
+    // Smaller settings train: the refusal leaves the page usable.
+    await page.goto('/#v=1&batch=4&group=4&backend=cpu');
+    await page.reload();
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect(page.getByTestId('iter')).toHaveText('1', { timeout: 30_000 });
+    expect(errors).toEqual([]);
+  });
+
   test('a CPU iteration longer than the hang timeout is busy, not hung: it finishes', async ({ page }) => {
-    // ~20 s an iteration here: the worker answers no ping meanwhile, but says between its stages
-    // that it is working. Before, the heartbeat declared it hung at 15 s and killed it. (A machine
-    // that finishes the iteration within 15 s shows only that the largest model trains.)
+    // 8,192 rollouts, 1,024 hidden units, 16 epochs of 4 minibatches: ~25 s an iteration here,
+    // in about 1 GB (the CPU backend refuses runs over 4 GiB). The worker answers no ping meanwhile, but says between its stages and every 1,024
+    // rows that it is working. Before, the heartbeat declared it hung at 15 s and killed it. (A
+    // machine that finishes the iteration within 15 s shows only that such a run trains.)
     test.setTimeout(240_000);
     const errors = collectPageErrors(page);
     // step=1: the run starts by itself (with the heartbeat, as Start does) and pauses at iteration 1.
     const t0 = Date.now();
-    await page.goto('/#v=1&batch=1024&group=64&model.hidden=1024&backend=cpu&step=1');
+    await page.goto('/#v=1&batch=1024&model.hidden=1024&epochs=16&minibatches=4&backend=cpu&step=1');
+    // Meanwhile the run line says which iteration is computing and for how long.
+    await expect(page.getByTestId('phase')).toContainText(/· \d+ s into iteration 1/, { timeout: 60_000 });
+    await page.screenshot({ path: `${SCREENS_DIR}reliability-long-iteration.png` });
     await expect(page.getByTestId('iter')).toHaveText('1', { timeout: 180_000 });
+    await expect(page.getByTestId('phase')).not.toContainText('s into iteration');
     test.info().annotations.push({ type: 'first iteration, page load included', description: `${((Date.now() - t0) / 1000).toFixed(1)} s` });
     await waitIdle(page);
     await expect(page.getByTestId('worker-failure')).toHaveCount(0);

@@ -7,7 +7,7 @@
  * computes a repeated row's log-sum-exp, entropy and sum of squares once: the same bits too.
  */
 import { describe, expect, it } from 'vitest';
-import { forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/mlp';
+import { backwardCpu, forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/mlp';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { createRng } from '../../workers/rng';
 import { expectSameBits, forwardPlain } from '../helpers/mlpPlain';
@@ -102,5 +102,28 @@ describe('forwardCpu: repeated rows', () => {
     expectSameBits(got.h, want.h, 'h');
     expectSameBits(got.z, want.z, 'z');
     expect(Array.from(got.h.subarray(5, 10))).not.toEqual(Array.from(got.h.subarray(0, 5)));
+  });
+});
+
+describe('progress of the long CPU loops', () => {
+  it('forward and backward call progress every 1,024 rows (repeats and zero rows included) and give the same bits', () => {
+    const dims: MlpDims = { V: 4, K: 2, D: 3, H: 8 };
+    const { p, rng, grammar } = setup(dims, 5);
+    const L = 11;
+    const N = 300;
+    const seq = new Int32Array(N * L).map(() => rng.int(dims.V));
+    const R = N * (L - 1);
+    const rowPos = Uint32Array.from({ length: R }, (_, r) => Math.floor(r / (L - 1)) * L + 1 + (r % (L - 1)));
+    let calls = 0;
+    const f = forwardCpu(p, dims, seq, L, rowPos, grammar, 1, undefined, () => calls++);
+    expect(calls).toBe(Math.floor(R / 1024));
+    const quiet = forwardCpu(p, dims, seq, L, rowPos, grammar, 1);
+    expectSameBits(f.z, quiet.z, 'z');
+    // Every row's gradient nonzero: headGrad, hiddenDa and slotGrad each report per 1,024 rows.
+    const dz = new Float32Array(R * dims.V).map(() => rng.normal());
+    calls = 0;
+    const g = backwardCpu(p, dims, seq, L, rowPos, f.h, dz, () => calls++);
+    expect(calls).toBe(3 * Math.floor(R / 1024));
+    expectSameBits(g, backwardCpu(p, dims, seq, L, rowPos, f.h, dz), 'gradient');
   });
 });

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TrainerEvent } from '../../workers/api';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
+import { CPU_BACKEND_MAX_BYTES, cpuBackendBytes, createCpuBackend } from '../../workers/cpuBackend';
 import type { MetricRow } from '../../workers/metrics';
 import { createTrainer, NonFiniteError, type TrainerSnapshot } from '../../workers/trainer';
 import { createTrainerApi } from '../../workers/trainerApi';
@@ -144,6 +144,45 @@ describe('a long CPU iteration is busy, not hung', () => {
     await api.step();
     expect(working()).toEqual([{ type: 'working', iter: 1 }, { type: 'working', iter: 3 }]);
     await api.dispose();
+  });
+});
+
+describe('the CPU backend refuses a run too big for a browser tab', () => {
+  const big = (o: Record<string, string>) => {
+    let c = defaultConfig();
+    for (const [k, v] of Object.entries(o)) c = withFieldText(c, k, v);
+    return c;
+  };
+
+  it('1,024 prompts x 64 rollouts at 1,024 hidden units: refused before anything runs, with its size and what to shrink', async () => {
+    const err = await createTrainer(big({ batch: '1024', group: '64', 'model.hidden': '1024' }), createCpuBackend).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toBe(
+      "cpu backend: 65,536 rollouts of 9 training rows with 1,024 hidden units need about 6.9 GiB for their activations and gradients, over the CPU backend's 4.0 GiB; " +
+        'use fewer prompts, a smaller group, fewer turns or fewer hidden units (the GPU backend keeps them in GPU memory)',
+    );
+  });
+
+  it('the estimate: what the defaults and the largest batch at 64 hidden units need is far below the budget; more forwards cost more', async () => {
+    const bytes: Record<string, number> = {};
+    const at = async (name: string, o: Record<string, string>) => {
+      await createTrainer(big(o), (shape, p) => {
+        bytes[name] = cpuBackendBytes(shape);
+        return createCpuBackend(shape, p);
+      });
+    };
+    await at('default', {});
+    await at('two minibatches', { minibatches: '2' });
+    await at('stale', { minibatches: '2', staleness: '1' });
+    // Per row: 2 forwards x (64 + 19 + 1) words, dz and da (83), 16 of row tensors.
+    expect(bytes.default).toBe(4 * (2 * 1152 * 84 + 1152 * 83 + 16 * 1152));
+    expect(bytes['two minibatches']).toBe(4 * (3 * 1152 * 84 + 576 * 83 + 16 * 1152));
+    expect(bytes.stale).toBe(4 * (4 * 1152 * 84 + 576 * 83 + 16 * 1152));
+    expect(bytes.default).toBeLessThan(CPU_BACKEND_MAX_BYTES / 1000);
+  });
+
+  it('a smaller budget refuses a smaller run (the limit is an option)', async () => {
+    await expect(createTrainer(cfg(), (shape, p) => createCpuBackend(shape, p, { maxBytes: 1000 }))).rejects.toThrow(/cpu backend: 16 rollouts of 9 training rows with 16 hidden units/);
   });
 });
 
