@@ -91,7 +91,8 @@ export function XYChart(props: XYChartProps) {
   useLayoutEffect(() => {
     const el = box.current;
     if (!el) return;
-    setWidth(el.clientWidth);
+    // No clientWidth read here: in a layout effect it forces a layout per chart while the page
+    // mounts. The observer's first callback, after the browser's own layout, gives the width.
     const ro = new ResizeObserver(() => setWidth(el.clientWidth));
     ro.observe(el);
     return () => ro.disconnect();
