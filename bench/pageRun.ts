@@ -1,9 +1,9 @@
 /**
  * Section 5, driven from Node: the built app (vite build, served by vite preview) in Chromium.
  * For each config (opened as a share link) and backend: pick it, Start, let it train for a while,
- * Pause. An init script counts
- * main-thread long tasks (PerformanceObserver 'longtask', > 50 ms), updates of the reward chart
- * (MutationObserver on `[data-testid="chart-reward"]`'s data-points) and animation frames.
+ * Pause. An init script counts main-thread long tasks (PerformanceObserver 'longtask', > 50 ms),
+ * updates of the reward chart (MutationObserver on `[data-testid="chart-reward"]`'s data-points)
+ * and animation frames.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -97,8 +97,6 @@ function snapshotAtOrBefore(iter: number): TrainerSnapshot | null {
   return null;
 }
 let heartbeat: ReturnType<typeof setInterval> | null = null;
-/** Date.now() of the worker's last 'working' event (sent between the stages of a CPU iteration). */
-let workingAt = 0;
 /**
  * A worker that answers no ping and sends nothing for this long while running is declared hung. A
  * CPU iteration blocks the worker from answering pings (for tens of seconds at the largest
@@ -147,9 +145,9 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
 
   function onEvent(e: TrainerEvent): void {
     if (e.type === 'working') {
-      workingAt = Date.now();
+      const now = Date.now();
       const w = get().working;
-      set({ working: w?.iter === e.iter ? { ...w, at: workingAt } : { iter: e.iter, since: workingAt, at: workingAt } });
+      set({ working: w?.iter === e.iter ? { ...w, at: now } : { iter: e.iter, since: now, at: now } });
     } else if (e.type === 'snapshot') {
       snapshots = [...snapshots, e.snapshot].slice(-SNAPSHOTS_KEPT);
     } else if (e.type === 'device-lost') {
@@ -199,7 +197,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         waiting = false;
         // Metrics or 'working' events that arrived meanwhile prove the worker alive even if the
         // ping queued behind them.
-        if (r === 'timeout' && get().phase === 'running' && get().series.length === sentAt && workingAt < sentTime) {
+        if (r === 'timeout' && get().phase === 'running' && get().series.length === sentAt && (get().working?.at ?? 0) < sentTime) {
           workerFailed(`The trainer stopped responding: no answer for ${HANG_MS / 1000} s.`);
         }
       });
