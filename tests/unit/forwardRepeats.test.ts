@@ -21,14 +21,19 @@ function setup(dims: MlpDims, seed: number) {
   return { p, rng, grammar };
 }
 
+/** N random sequences of length L, and a row for every position after the first. */
+function randomRows(rng: ReturnType<typeof createRng>, V: number, N: number, L: number) {
+  const seq = new Int32Array(N * L).map(() => rng.int(V));
+  const rowPos = Uint32Array.from({ length: N * (L - 1) }, (_, r) => Math.floor(r / (L - 1)) * L + 1 + (r % (L - 1)));
+  return { seq, rowPos };
+}
+
 describe('forwardCpu: repeated rows', () => {
   it('rows that mostly repeat (3 tokens, 2 of context): the textbook forward, bit for bit', () => {
     const dims: MlpDims = { V: 3, K: 2, D: 3, H: 11 };
     const { p, rng, grammar } = setup(dims, 7);
     const L = 10;
-    const N = 40;
-    const seq = new Int32Array(N * L).map(() => rng.int(dims.V));
-    const rowPos = Uint32Array.from({ length: N * (L - 1) }, (_, r) => Math.floor(r / (L - 1)) * L + 1 + (r % (L - 1)));
+    const { seq, rowPos } = randomRows(rng, dims.V, 40, L);
     const got = forwardCpu(p, dims, seq, L, rowPos, grammar, 0.9);
     const want = forwardPlain(p, dims, seq, L, rowPos, grammar, 0.9);
     expectSameBits(got.h, want.h, 'h');
@@ -106,14 +111,12 @@ describe('forwardCpu: repeated rows', () => {
 });
 
 describe('progress of the long CPU loops', () => {
-  it('forward and backward call progress every 1,024 rows (repeats and zero rows included) and give the same bits', () => {
+  it('forward and backward call progress every 1,024 rows (repeated rows included) and give the same bits', () => {
     const dims: MlpDims = { V: 4, K: 2, D: 3, H: 8 };
     const { p, rng, grammar } = setup(dims, 5);
     const L = 11;
-    const N = 300;
-    const seq = new Int32Array(N * L).map(() => rng.int(dims.V));
-    const R = N * (L - 1);
-    const rowPos = Uint32Array.from({ length: R }, (_, r) => Math.floor(r / (L - 1)) * L + 1 + (r % (L - 1)));
+    const { seq, rowPos } = randomRows(rng, dims.V, 300, L);
+    const R = rowPos.length;
     let calls = 0;
     const f = forwardCpu(p, dims, seq, L, rowPos, grammar, 1, undefined, () => calls++);
     expect(calls).toBe(Math.floor(R / 1024));
