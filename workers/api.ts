@@ -5,7 +5,8 @@
 import type { RunConfig } from './config';
 import type { MetricRow } from './metrics';
 import type { LabResult } from './batchLab';
-import type { BatchDump, TrainerSnapshot } from './trainer';
+import type { BatchPack } from './batchDump';
+import type { TrainerSnapshot } from './trainer';
 
 export type BackendChoice = 'auto' | 'gpu' | 'cpu';
 
@@ -73,8 +74,11 @@ export interface TrainerApi {
   reset(): Promise<void>;
   /** Readable text of trajectory n of the last batch, with its reward. */
   describeTrajectory(n: number): Promise<{ text: string; reward: number; group: number } | null>;
-  /** The last iteration's whole batch (DESIGN.md "The batch dump"); null before the first iteration. */
-  dumpBatch(): Promise<BatchDump | null>;
+  /**
+   * The last iteration's whole batch (DESIGN.md "The batch dump"), packed in columns and
+   * transferred (unpack it with batchDump.ts); null before the first iteration.
+   */
+  packBatch(): Promise<BatchPack | null>;
   /**
    * Batch lab: the last batch re-scored, without training, under each of `methodSets` (the run's
    * config with those methods): per-token advantages, aggregation and gradient weights. Throws

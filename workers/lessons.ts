@@ -15,7 +15,7 @@ import { defaultConfig, withFieldText, type RunConfig } from './config';
 import type { MethodId } from './methods';
 import type { MetricRow, ScalarMetric } from './metrics';
 import type { PanelId } from './shareUrl';
-import type { BatchDump } from './trainer';
+import type { BatchDump } from './batchDump';
 
 // ---------------------------------------------------------------------------------------------
 // Types

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { ConfigError, parseConfig, type RunConfig } from './config';
 import { SCALAR_METRICS, type MetricRow } from './metrics';
 import { encodeShareLink } from './shareUrl';
-import type { BatchDump } from './trainer';
+import type { BatchDump } from './batchDump';
 
 export const RUN_FILE_FORMAT = 'agentic-rl-playground/run';
 export const RUN_FILE_VERSION = 1;

@@ -7,7 +7,8 @@
  */
 import { initParams, type MlpDims } from '../kernels/mlp';
 import { healthNames, type HealthQuantity } from '../kernels/finiteCheck';
-import type { AdvantageData, Backend, BatchTensors, ModelState, RunShape } from './backend';
+import type { AdvantageData, Backend, ModelState, RunShape } from './backend';
+import { packBatch, unpackBatch, type BatchDump, type BatchPack } from './batchDump';
 import { makeRowTables } from './backend';
 import { collectBatch, turnsTaken, type RolloutLayout } from './collect';
 import type { RunConfig } from './config';
@@ -132,8 +133,10 @@ export interface Trainer {
   readonly lastGood: TrainerSnapshot;
   /** A snapshot of the state right now (one readback), e.g. to carry the run into a changed config. */
   snapshotNow(): Promise<TrainerSnapshot>;
-  /** One iteration's batch as the JSON contract of DESIGN.md ("The batch dump"). */
+  /** The last iteration's batch as the JSON contract of DESIGN.md ("The batch dump"). */
   dumpBatch(): Promise<BatchDump>;
+  /** The same, packed in columns for postMessage (batchDump.ts). */
+  packBatch(): Promise<BatchPack>;
   destroy(): void;
 }
 
@@ -256,9 +259,9 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     };
   }
 
-  async function dumpBatch(): Promise<BatchDump> {
+  async function packLastBatch(): Promise<BatchPack> {
     if (!lastBatch) throw new Error('no batch yet: run at least one iteration');
-    return buildBatchDump(cfg, env, shape, plan, lastBatch, await backend.readBatch());
+    return packBatch(cfg, env, shape, plan, lastBatch, await backend.readBatch());
   }
 
   return {
@@ -279,121 +282,9 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     async snapshotNow() {
       return { iter, state: await backend.snapshot() };
     },
-    dumpBatch,
+    packBatch: packLastBatch,
+    dumpBatch: async () => unpackBatch(await packLastBatch()),
     destroy: () => backend.destroy(),
   };
 }
 
-/** The ordinal of each row's group (groups are runs of rows that start at groupStart). */
-function groupIndices(groupStart: Uint32Array): Uint32Array {
-  const out = new Uint32Array(groupStart.length);
-  let g = -1;
-  groupStart.forEach((start, n) => (out[n] = start === n ? ++g : g));
-  return out;
-}
-
-export interface BatchDump {
-  version: 1;
-  iter: number;
-  config: RunConfig;
-  lr: number;
-  loss: number;
-  trajs: Array<{
-    id: number;
-    group: number;
-    role: null;
-    reward: number;
-    reward_true: number;
-    /** false: not trained on (a filter dropped it, or ReGFT's fine-tuning kept only correct rollouts). */
-    kept: boolean;
-    /** PF-PPO: times the rollout was drawn by the reliability resampling (1 without it). */
-    copies: number;
-    /**
-     * Per turn taken, where the methods or the task define them: IGPO's information gain (outcome
-     * on the last turn), GiGPO's step rewards, the tools task's checklist rewards R_t.
-     */
-    turn_rewards?: number[];
-    /** Per turn taken, the checklist with the judge's labels (tools task). */
-    checklist?: Array<Array<{ item: string; weight: number; sat: boolean; sat_true: boolean; strict: boolean }>>;
-    /** Multi-agent tasks: the role that acted at each turn taken (roles are per turn, so `role` stays null). */
-    turn_roles?: string[];
-    /** Multi-agent tasks: each role's own reward, by role name. */
-    role_rewards?: Record<string, number>;
-    text: string;
-    tokens: Array<{
-      tok: number;
-      text: string;
-      turn: number;
-      mask: number;
-      logp_old: number;
-      logp: number;
-      logp_ref: number;
-      entropy: number;
-      sum_p2: number;
-      adv: number;
-      ratio: number;
-      clip: number;
-      loss: number;
-    }>;
-  }>;
-}
-
-function buildBatchDump(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, b: LastBatch, t: BatchTensors): BatchDump {
-  const { N, Tp } = shape;
-  const trajs: BatchDump['trajs'] = [];
-  const groupOf = groupIndices(b.adv.groupStart);
-  for (let n = 0; n < N; n++) {
-    const tokens: BatchDump['trajs'][number]['tokens'] = [];
-    for (let j = 0; j < Tp; j++) {
-      const r = n * Tp + j;
-      if (!b.mask[r]) continue;
-      const tok = t.seq[shape.trainRowPos[r]!]!;
-      tokens.push({
-        tok,
-        text: env.vocab[tok] ?? '?',
-        turn: Math.floor(j / shape.actionLen),
-        mask: 1,
-        logp_old: t.logpOld[r]!,
-        logp: t.logp[r]!,
-        logp_ref: t.logpRef[r]!,
-        entropy: t.entropy[r]!,
-        sum_p2: t.sumP2[r]!,
-        adv: t.adv[r]!,
-        ratio: t.ratio[r]!,
-        clip: t.clip[r]!,
-        loss: t.loss[r]!,
-      });
-    }
-    const ep = b.episodes;
-    const taken = ep.turns(n).length;
-    const extra: Partial<BatchDump['trajs'][number]> = {};
-    const methodTurnRewards = plan.igpo !== null || plan.taskTurnRewards || plan.anchors;
-    const turnRewards = methodTurnRewards ? t.turnReward : ep.turnRewards;
-    if (turnRewards) extra.turn_rewards = Array.from(turnRewards.subarray(n * shape.maxTurns, n * shape.maxTurns + taken));
-    if (ep.checklist) {
-      extra.checklist = ep.checklist[n]!.map((c) =>
-        c.items.map((it, i) => ({ item: it.id, weight: it.weight, sat: c.sat[i] === 1, sat_true: c.satTrue[i] === 1, strict: it.strict })),
-      );
-    }
-    if (ep.turnRole && env.roles) {
-      extra.turn_roles = Array.from(ep.turnRole.subarray(n * shape.maxTurns, n * shape.maxTurns + taken), (r) => env.roles![r] ?? '?');
-    }
-    if (ep.roleReward && env.roles) {
-      const R = env.roles.length;
-      extra.role_rewards = Object.fromEntries(env.roles.map((name, k) => [name, ep.roleReward![n * R + k]!]));
-    }
-    trajs.push({
-      id: n,
-      group: groupOf[n]!,
-      role: null,
-      reward: b.rewards[n]!,
-      reward_true: ep.rewardTrue[n]!,
-      kept: b.live[n] === 1,
-      copies: b.mult[n]!,
-      ...extra,
-      text: ep.describe(n),
-      tokens,
-    });
-  }
-  return { version: 1, iter: b.iter, config: cfg, lr: b.lr, loss: b.loss, trajs };
-}

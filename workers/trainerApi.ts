@@ -7,6 +7,7 @@
  * silently up to the last iteration already reported (runs are deterministic, so nothing is lost
  * or duplicated); a NaN rolls back and pauses (trainer.ts NonFiniteError).
  */
+import { transfer } from 'comlink';
 import type { BackendChoice, BackendInfo, DebugFault, ResumeFrom, TrainerApi, TrainerEvent } from './api';
 import type { Backend, RunShape } from './backend';
 import { withMethods, type RunConfig } from './config';
@@ -15,6 +16,7 @@ import type { GpuHandle } from './gpuDevice';
 import type { MetricRow } from './metrics';
 import { createEnv } from './envs';
 import { rescoreBatch } from './batchLab';
+import { packBuffers } from './batchDump';
 import { createTrainer, modelDims, NonFiniteError, type Trainer, type TrainerSnapshot } from './trainer';
 
 const CPU_LABEL = 'CPU (TypeScript reference kernels)';
@@ -284,8 +286,10 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       if (!b || n < 0 || n >= b.episodes.size) return null;
       return { text: b.episodes.describe(n), reward: b.rewards[n]!, group: Math.floor(n / b.episodes.group) };
     },
-    async dumpBatch() {
-      return trainer?.lastBatch ? trainer.dumpBatch() : null;
+    async packBatch() {
+      if (!trainer?.lastBatch) return null;
+      const pack = await trainer.packBatch();
+      return transfer(pack, packBuffers(pack));
     },
     async rescore(methodSets) {
       const t = requireTrainer();

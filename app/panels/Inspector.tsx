@@ -2,10 +2,10 @@
  * The batch inspector: the Group view (the last batch's rewards as a prompts x rollouts matrix,
  * all-equal groups marked: they give every token advantage 0) and the Trajectory view (one rollout
  * turn by turn, with each policy token's advantage, IS ratio and clipping). Both read the batch dump
- * (api.dumpBatch), loaded when the run is paused; a link's focus=group:G / traj:T opens them.
+ * (api.packBatch, unpacked in slices), loaded when the run is paused; a link's focus=group:G / traj:T opens them.
  */
 import { useEffect, useRef } from 'react';
-import type { BatchDump } from '../../workers/trainer';
+import type { BatchDump } from '../../workers/batchDump';
 import { currentBatch, useAppStore } from '../store';
 
 /** Batches up to this many trajectories load by themselves when the run pauses. */

@@ -7,6 +7,7 @@
 import type { StateCreator } from 'zustand';
 import type { BackendInfo, TrainerEvent } from '../../workers/api';
 import type { TrainerSnapshot } from '../../workers/trainer';
+import { unpackBatchInSlices } from '../../workers/batchDump';
 import { parseRunFile } from '../../workers/runFile';
 import type { DecodedLink } from '../../workers/shareUrl';
 import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler } from '../trainerClient';
@@ -404,7 +405,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       enqueue(async () => {
         if (runPromise || get().imported || !get().configured) return;
         const epoch = get().metricsEpoch;
-        const batch = await getTrainer().dumpBatch();
+        const pack = await getTrainer().packBatch();
+        const batch = pack && (await unpackBatchInSlices(pack));
         if (epoch === get().metricsEpoch) set({ batch, batchEpoch: epoch });
       }),
 

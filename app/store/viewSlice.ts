@@ -6,7 +6,7 @@
 import type { StateCreator } from 'zustand';
 import type { RunFile, RunFileProblem } from '../../workers/runFile';
 import type { Focus, LessonRef, LinkProblem, PanelId } from '../../workers/shareUrl';
-import type { BatchDump } from '../../workers/trainer';
+import type { BatchDump } from '../../workers/batchDump';
 import type { AppState } from '.';
 
 export interface ImportedRun {
@@ -55,7 +55,7 @@ export interface ViewSlice {
   linkProblems: LinkProblem[];
   /** Set when the link was written by an older version and migrated. */
   linkMigratedFrom: number | null;
-  /** The last iteration's batch (api.dumpBatch), valid while batchEpoch === metricsEpoch. */
+  /** The last iteration's batch (api.packBatch, unpacked), valid while batchEpoch === metricsEpoch. */
   batch: BatchDump | null;
   batchEpoch: number;
   notes: string;

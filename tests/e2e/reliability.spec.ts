@@ -69,6 +69,14 @@ test.describe('no-webgpu faults', () => {
     await expect(page.getByTestId('iter')).toHaveText('1', { timeout: 120_000 });
     await expect(page.getByRole('alert')).toHaveCount(0);
     expect(await chartPoints(page, 'chart-reward')).toBe(1);
+    // Its batch travels packed in columns and is unpacked in slices (workers/batchDump.ts).
+    await waitIdle(page);
+    await page.getByRole('button', { name: 'Load the batch' }).click();
+    await expect(page.getByTestId('reward-matrix').locator('tbody tr')).toHaveCount(64, { timeout: 60_000 });
+    await expect(page.getByTestId('group-view')).toContainText('Showing the first 64 of 1024 groups.');
+    await expect(page.getByRole('button', { name: /^trajectory 65535, reward / })).toHaveCount(0); // group 1023: not shown
+    await page.getByRole('button', { name: /^trajectory 4095, reward / }).click();
+    await expect(page.getByTestId('traj-summary')).toContainText('group 63, rollout 63 of 64');
     expect(errors).toEqual([]);
   });
 

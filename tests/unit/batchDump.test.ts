@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { packBuffers, unpackBatch, unpackBatchInSlices, type BatchPack } from '../../workers/batchDump';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
+import { createCpuBackend } from '../../workers/cpuBackend';
+import { createTrainer, type Trainer } from '../../workers/trainer';
+import { plainBatchDump } from '../helpers/batchDumpPlain';
+
+function cfgOf(set: Record<string, string>): RunConfig {
+  let cfg = defaultConfig();
+  // task first: it resets the task's own settings.
+  for (const [k, v] of Object.entries({ batch: '3', group: '4', 'model.hidden': '8', seed: '5', ...set }).sort(([a], [b]) => (a === 'task' ? -1 : b === 'task' ? 1 : 0))) {
+    cfg = withFieldText(cfg, k, v);
+  }
+  return cfg;
+}
+
+async function trained(set: Record<string, string>, iters = 2): Promise<Trainer> {
+  const t = await createTrainer(cfgOf(set), createCpuBackend);
+  for (let i = 0; i < iters; i++) await t.step();
+  return t;
+}
+
+// Every optional field of the dump, on some run: turn rewards (IGPO, CM2, the tools task),
+// checklists, roles and role rewards, PF-PPO's copies, DARS' extra rollouts, ReGFT's dropped ones,
+// the noisy reward model's true reward, several epochs' ratios.
+const CASES: Array<[string, Record<string, string>]> = [
+  ['search, GRPO', {}],
+  ['search, IGPO', { methods: 'igpo' }],
+  ['tools, CM2', { task: 'tools', methods: 'cm2' }],
+  ['tools, GRPO', { task: 'tools', methods: 'grpo' }],
+  ['roles, Dr. MAS', { task: 'roles', methods: 'grpo,drmas' }],
+  ['roles, IGPO', { task: 'roles', methods: 'igpo' }],
+  ['sequence, noisy reward model', { task: 'sequence', 'env.rmNoise': '0.5', 'env.seqReward': 'partial' }],
+  ['PF-PPO, 2 epochs x 2 minibatches', { methods: 'grpo,pfppo', epochs: '2', minibatches: '2' }],
+  ['DARS', { methods: 'grpo,dars' }],
+  ['ReGFT', { methods: 'grpo,regft' }],
+  ['PPO', { methods: 'ppo' }],
+];
+
+describe('the packed batch dump', () => {
+  for (const [name, set] of CASES) {
+    it(`${name}: unpacks to the plain dump, key order included`, async () => {
+      const t = await trained(set);
+      const [packed, plain] = [await t.dumpBatch(), await plainBatchDump(t)];
+      expect(JSON.stringify(packed)).toBe(JSON.stringify(plain));
+      expect(packed).toEqual(plain); // NaN-aware, where JSON would write null
+      t.destroy();
+    });
+  }
+
+  it('covers the optional fields the cases claim', async () => {
+    const seen = new Set<string>();
+    for (const [, set] of CASES) {
+      const t = await trained(set);
+      const d = await t.dumpBatch();
+      for (const tr of d.trajs) {
+        for (const k of Object.keys(tr)) seen.add(k);
+        if (!tr.kept) seen.add('kept=false');
+        if (tr.copies !== 1) seen.add('copies!=1');
+        if (tr.reward !== tr.reward_true) seen.add('reward!=reward_true');
+        if (tr.tokens.some((x) => x.ratio !== 1)) seen.add('ratio!=1');
+      }
+      t.destroy();
+    }
+    for (const k of ['turn_rewards', 'checklist', 'turn_roles', 'role_rewards', 'kept=false', 'copies!=1', 'reward!=reward_true', 'ratio!=1']) {
+      expect(seen, k).toContain(k);
+    }
+  });
+
+  it('packBuffers lists every array: a transfer detaches them all, and the copy unpacks the same', async () => {
+    const t = await trained({ task: 'tools', methods: 'cm2' });
+    const pack = await t.packBatch();
+    const want = JSON.stringify(unpackBatch(pack));
+    const moved: BatchPack = structuredClone(pack, { transfer: packBuffers(pack) });
+    const views = (p: object): ArrayBufferView[] =>
+      Object.values(p).flatMap((v) => (ArrayBuffer.isView(v) ? [v] : v && typeof v === 'object' && !Array.isArray(v) ? views(v) : []));
+    const left = views(pack).filter((v) => v.byteLength > 0);
+    expect(left).toEqual([]);
+    expect(views(moved).length).toBeGreaterThan(20);
+    expect(JSON.stringify(unpackBatch(moved))).toBe(want);
+    t.destroy();
+  });
+
+  it('in slices: the same dump, pausing between slices; a zero budget pauses after every 64 trajectories', async () => {
+    const t = await trained({ batch: '40', group: '5' }, 1); // 200 trajectories
+    const pack = await t.packBatch();
+    let pauses = 0;
+    const pause = async () => void pauses++;
+    const sliced = await unpackBatchInSlices(pack, 0, pause);
+    expect(pauses).toBe(Math.ceil(200 / 64) - 1);
+    expect(JSON.stringify(sliced)).toBe(JSON.stringify(unpackBatch(pack)));
+    // A generous budget: one slice, no pause.
+    pauses = 0;
+    await unpackBatchInSlices(pack, 60_000, pause);
+    expect(pauses).toBe(0);
+    t.destroy();
+  });
+
+  it('text and token columns line up at the edges: first and last trajectory, and trajectories with no training token', async () => {
+    const t = await trained({ methods: 'grpo,regft' });
+    const pack = await t.packBatch();
+    const d = unpackBatch(pack);
+    const N = d.trajs.length;
+    expect(d.trajs[0]!.text).toBe(t.lastBatch!.episodes.describe(0));
+    expect(d.trajs[N - 1]!.text).toBe(t.lastBatch!.episodes.describe(N - 1));
+    expect(pack.tokenEnd[N - 1]).toBe(pack.tok.length);
+    expect(pack.textEnd[N - 1]).toBe(pack.text.length);
+    // ReGFT trains on the correct rollouts only: the others carry no training token, and the
+    // columns must not shift around them.
+    const empty = d.trajs.findIndex((tr, m) => m > 0 && m < N - 1 && tr.tokens.length === 0);
+    expect(empty).toBeGreaterThan(0);
+    expect(d).toEqual(await plainBatchDump(t));
+    t.destroy();
+  });
+});
