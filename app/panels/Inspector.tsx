@@ -4,7 +4,7 @@
  * turn by turn, with each policy token's advantage, IS ratio and clipping). Both read the batch dump
  * (api.packBatch, unpacked in slices), loaded when the run is paused; a link's focus=group:G / traj:T opens them.
  */
-import { useEffect, useRef } from 'react';
+import { memo, useEffect, useMemo, useRef } from 'react';
 import type { BatchDump } from '../../workers/batchDump';
 import { currentBatch, useAppStore } from '../store';
 
@@ -66,7 +66,6 @@ function useEmptyText(batch: BatchDump | null): string | null {
 
 function GroupView({ batch }: { batch: BatchDump | null }) {
   const focus = useAppStore((s) => s.focus);
-  const setFocus = useAppStore((s) => s.setFocus);
   const loadBatch = useAppStore((s) => s.loadBatch);
   const config = useAppStore((s) => s.config);
   const ref = useRef<HTMLElement>(null);
@@ -77,12 +76,11 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
     if (focusGroup !== null && batch) ref.current?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
   }, [focusGroup, batch]);
 
-  const groups: Traj[][] = [];
-  if (batch) for (const t of batch.trajs) (groups[t.group] ??= []).push(t);
+  const groups = useMemo(() => groupsOf(batch), [batch]);
+  const collapsed = useMemo(() => groups.filter(allEqual).length, [groups]);
   const focusTrajGroup = focus?.kind === 'traj' ? batch?.trajs[focus.index]?.group : undefined;
   const shown = groups.slice(0, MAX_ROWS);
   const extra = focusGroup !== null && focusGroup >= MAX_ROWS && groups[focusGroup] ? [focusGroup] : [];
-  const collapsed = groups.filter(allEqual).length;
 
   return (
     <section className="panel inspector" ref={ref} aria-labelledby="group-title" data-testid="group-view">
@@ -117,34 +115,15 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
                 </tr>
               </thead>
               <tbody>
-                {[...shown.keys(), ...extra].map((g) => {
-                  const trajs = groups[g] ?? [];
-                  const eq = allEqual(trajs);
-                  const active = focusGroup === g || focusTrajGroup === g;
-                  return (
-                    <tr key={g} className={`${eq ? 'all-equal' : ''} ${active ? 'focused' : ''}`} data-group={g}>
-                      <th scope="row">
-                        <button type="button" className="link-button" onClick={() => setFocus({ kind: 'group', index: g })}>
-                          {g}
-                        </button>
-                      </th>
-                      {trajs.map((t) => (
-                        <td key={t.id}>
-                          <button
-                            type="button"
-                            className={`cell ${focus?.kind === 'traj' && focus.index === t.id ? 'selected' : ''}`}
-                            style={{ background: rewardColor(t.reward) }}
-                            aria-label={`trajectory ${t.id}, reward ${rewardText(t.reward)}`}
-                            onClick={() => setFocus({ kind: 'traj', index: t.id })}
-                          >
-                            {rewardText(t.reward)}
-                          </button>
-                        </td>
-                      ))}
-                      <td className="row-note">{eq ? 'all equal → A = 0' : ''}</td>
-                    </tr>
-                  );
-                })}
+                {[...shown.keys(), ...extra].map((g) => (
+                  <MatrixRow
+                    key={g}
+                    group={g}
+                    trajs={groups[g] ?? []}
+                    active={focusGroup === g || focusTrajGroup === g}
+                    selected={focusTrajGroup === g ? focus!.index : null}
+                  />
+                ))}
               </tbody>
             </table>
           </div>
@@ -155,6 +134,44 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
     </section>
   );
 }
+
+function groupsOf(batch: BatchDump | null): Traj[][] {
+  const groups: Traj[][] = [];
+  if (batch) for (const t of batch.trajs) (groups[t.group] ??= []).push(t);
+  return groups;
+}
+
+/**
+ * One prompt's rollouts. Memoized: a batch of 4,096 trajectories draws 4,096 cells, and a click
+ * changes the focus of one or two rows; without it every click re-rendered all of them.
+ */
+const MatrixRow = memo(function MatrixRow({ group, trajs, active, selected }: { group: number; trajs: Traj[]; active: boolean; selected: number | null }) {
+  const setFocus = useAppStore((s) => s.setFocus);
+  const eq = allEqual(trajs);
+  return (
+    <tr className={`${eq ? 'all-equal' : ''} ${active ? 'focused' : ''}`} data-group={group}>
+      <th scope="row">
+        <button type="button" className="link-button" onClick={() => setFocus({ kind: 'group', index: group })}>
+          {group}
+        </button>
+      </th>
+      {trajs.map((t) => (
+        <td key={t.id}>
+          <button
+            type="button"
+            className={`cell ${selected === t.id ? 'selected' : ''}`}
+            style={{ background: rewardColor(t.reward) }}
+            aria-label={`trajectory ${t.id}, reward ${rewardText(t.reward)}`}
+            onClick={() => setFocus({ kind: 'traj', index: t.id })}
+          >
+            {rewardText(t.reward)}
+          </button>
+        </td>
+      ))}
+      <td className="row-note">{eq ? 'all equal → A = 0' : ''}</td>
+    </tr>
+  );
+});
 
 function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
   const setFocus = useAppStore((s) => s.setFocus);
