@@ -36,64 +36,82 @@ export interface HeatmapProps {
 
 export function HeatmapCanvas({ columns, edges, guides = [], height, label }: HeatmapProps) {
   const ref = useRef<HTMLCanvasElement>(null);
+  /** CSS pixels, from the ResizeObserver; 0 until its first callback. */
+  const width = useRef(0);
+  const draw = useRef(() => {});
+  draw.current = () => {
+    if (ref.current && width.current > 0) drawHeatmap(ref.current, width.current, { columns, edges, guides, height });
+  };
+
+  // New data: draw with the width already known. Reading clientWidth here instead would force a
+  // layout of the whole page React has just changed (long tasks of 50-90 ms while training).
+  useEffect(() => draw.current(), [columns, edges, guides, height]);
 
   useEffect(() => {
     const canvas = ref.current;
     if (!canvas) return;
-    const draw = () => {
-      const dpr = window.devicePixelRatio || 1;
-      const w = Math.max(1, Math.round(canvas.clientWidth * dpr));
-      const h = Math.max(1, Math.round(height * dpr));
-      if (canvas.width !== w) canvas.width = w;
-      if (canvas.height !== h) canvas.height = h;
-      const ctx = canvas.getContext('2d');
-      if (!ctx) return;
-      ctx.fillStyle = 'rgb(68, 1, 84)';
-      ctx.fillRect(0, 0, w, h);
-      const n = columns.length;
-      const bins = edges.length - 1;
-      if (n === 0 || bins <= 0) return;
-      // One pixel per (iteration, bin), scaled up without smoothing.
-      const img = new ImageData(n, bins);
-      for (let c = 0; c < n; c++) {
-        const col = columns[c]!;
-        let max = 0;
-        for (const v of col) if (v > max) max = v;
-        for (let b = 0; b < bins; b++) {
-          const v = col[b] ?? 0;
-          const [r, g, bl] = max > 0 ? colour(Math.sqrt(v / max)) : STOPS[0]!;
-          const o = ((bins - 1 - b) * n + c) * 4;
-          img.data[o] = r;
-          img.data[o + 1] = g;
-          img.data[o + 2] = bl;
-          img.data[o + 3] = 255;
-        }
-      }
-      const off = document.createElement('canvas');
-      off.width = n;
-      off.height = bins;
-      off.getContext('2d')?.putImageData(img, 0, 0);
-      ctx.imageSmoothingEnabled = false;
-      ctx.drawImage(off, 0, 0, w, h);
-      const lo = edges[0]!;
-      const hi = edges[bins]!;
-      ctx.lineWidth = Math.max(1, dpr);
-      ctx.setLineDash([4 * dpr, 3 * dpr]);
-      for (const g of guides) {
-        if (!Number.isFinite(g.value) || g.value <= lo || g.value >= hi) continue;
-        const y = h - ((g.value - lo) / (hi - lo)) * h;
-        ctx.strokeStyle = g.color;
-        ctx.beginPath();
-        ctx.moveTo(0, y);
-        ctx.lineTo(w, y);
-        ctx.stroke();
-      }
-    };
-    draw();
-    const ro = new ResizeObserver(draw);
+    // The observer reports after the browser's own layout (so clientWidth costs nothing there), first
+    // when the canvas is laid out, then on every resize.
+    const ro = new ResizeObserver(() => {
+      width.current = canvas.clientWidth;
+      draw.current();
+    });
     ro.observe(canvas);
     return () => ro.disconnect();
-  }, [columns, edges, guides, height]);
+  }, []);
 
   return <canvas ref={ref} className="heatmap-canvas" style={{ height }} role="img" aria-label={label} />;
+}
+
+function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, { columns, edges, guides = [], height }: Omit<HeatmapProps, 'label'>): void {
+  const dpr = window.devicePixelRatio || 1;
+  const w = Math.max(1, Math.round(cssWidth * dpr));
+  const h = Math.max(1, Math.round(height * dpr));
+  if (canvas.width !== w) canvas.width = w;
+  if (canvas.height !== h) canvas.height = h;
+  // A CPU-backed canvas: an accelerated one is a composited layer of its own, and the frame that
+  // first drew the heatmaps spent 37 ms assigning layers (2-8 ms with this) on a 2-core machine.
+  // A redraw at most every 600 ms of a small image scaled up costs little on the CPU.
+  const ctx = canvas.getContext('2d', { willReadFrequently: true });
+  if (!ctx) return;
+  ctx.fillStyle = 'rgb(68, 1, 84)';
+  ctx.fillRect(0, 0, w, h);
+  const n = columns.length;
+  const bins = edges.length - 1;
+  if (n === 0 || bins <= 0) return;
+  // One pixel per (iteration, bin), scaled up without smoothing.
+  const img = new ImageData(n, bins);
+  for (let c = 0; c < n; c++) {
+    const col = columns[c]!;
+    let max = 0;
+    for (const v of col) if (v > max) max = v;
+    for (let b = 0; b < bins; b++) {
+      const v = col[b] ?? 0;
+      const [r, g, bl] = max > 0 ? colour(Math.sqrt(v / max)) : STOPS[0]!;
+      const o = ((bins - 1 - b) * n + c) * 4;
+      img.data[o] = r;
+      img.data[o + 1] = g;
+      img.data[o + 2] = bl;
+      img.data[o + 3] = 255;
+    }
+  }
+  const off = document.createElement('canvas');
+  off.width = n;
+  off.height = bins;
+  off.getContext('2d')?.putImageData(img, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(off, 0, 0, w, h);
+  const lo = edges[0]!;
+  const hi = edges[bins]!;
+  ctx.lineWidth = Math.max(1, dpr);
+  ctx.setLineDash([4 * dpr, 3 * dpr]);
+  for (const g of guides) {
+    if (!Number.isFinite(g.value) || g.value <= lo || g.value >= hi) continue;
+    const y = h - ((g.value - lo) / (hi - lo)) * h;
+    ctx.strokeStyle = g.color;
+    ctx.beginPath();
+    ctx.moveTo(0, y);
+    ctx.lineTo(w, y);
+    ctx.stroke();
+  }
 }

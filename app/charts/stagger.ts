@@ -2,7 +2,9 @@
  * Staggered chart updates: each chart takes new rows only at its own slot of a fixed period, so
  * the charts of one store update commit one at a time in separate tasks instead of all in one
  * (a commit of every chart at once was a main-thread long task on every update; BENCHMARKS.md).
- * A series that shrinks (a reset, a roll-back) shows at once.
+ * The first rows wait for their slot too: every chart drawing its first rows in one commit was a
+ * long task of 50-70 ms at the start of each run on a 2-core machine. A series that shrinks (a
+ * reset, a roll-back) shows at once.
  */
 import { useEffect, useRef, useState } from 'react';
 
@@ -17,7 +19,7 @@ export function useStaggeredSeries<T>(series: readonly T[], slot: number, slots:
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   useEffect(() => {
     if (periodMs <= 0 || series === shown) return;
-    if (series.length < shown.length || shown.length === 0) {
+    if (series.length < shown.length) {
       if (timer.current !== null) clearTimeout(timer.current);
       timer.current = null;
       setShown(series);
