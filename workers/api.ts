@@ -80,6 +80,11 @@ export interface TrainerApi {
    */
   packBatch(): Promise<BatchPack | null>;
   /**
+   * The same batch as its JSON file, written here: at 65,536 trajectories that is ~120 MB and
+   * 1.5 s of JSON.stringify, which the page's thread should not do. A Blob crosses without a copy.
+   */
+  batchJson(): Promise<Blob | null>;
+  /**
    * Batch lab: the last batch re-scored, without training, under each of `methodSets` (the run's
    * config with those methods): per-token advantages, aggregation and gradient weights. Throws
    * (with the reason) for a set the config refuses, or before the first iteration.

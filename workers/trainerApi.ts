@@ -291,6 +291,10 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       const pack = await trainer.packBatch();
       return transfer(pack, packBuffers(pack));
     },
+    async batchJson() {
+      if (!trainer?.lastBatch) return null;
+      return new Blob([JSON.stringify(await trainer.dumpBatch(), null, 1)], { type: 'application/json' });
+    },
     async rescore(methodSets) {
       const t = requireTrainer();
       return rescoreBatch(t, methodSets.map((ids) => withMethods(t.config, ids)));

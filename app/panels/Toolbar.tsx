@@ -6,7 +6,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { createRunFile, metricsToCsv, serializeRunFile } from '../../workers/runFile';
 import { encodeShareLink, PANEL_IDS, type PanelId } from '../../workers/shareUrl';
-import { copyText, downloadText, fileStem } from '../exporters';
+import { copyText, downloadBlob, downloadText, fileStem } from '../exporters';
 import { currentBatch, useAppStore, type AppState } from '../store';
 import { currentHash, shareLinkFor } from '../urlSync';
 import { LessonsMenu } from '../lessons/LessonsMenu';
@@ -169,13 +169,18 @@ function ExportMenu() {
   const exportBatch = async () => {
     setMessage(null);
     const s = useAppStore.getState();
-    let batch = s.imported ? s.imported.run.batch : currentBatch(s);
-    if (!batch && !s.imported) {
-      await s.loadBatch();
-      batch = currentBatch(useAppStore.getState());
+    if (s.imported) {
+      const batch = s.imported.run.batch;
+      if (!batch) return setMessage('This run file holds no batch.');
+      downloadText(JSON.stringify(batch, null, 1), `${stem()}-batch.json`, 'application/json');
+      return close();
     }
-    if (!batch) return setMessage(s.imported ? 'This run file holds no batch.' : 'No batch yet: run at least one iteration, and pause.');
-    downloadText(JSON.stringify(batch, null, 1), `${stem()}-batch.json`, 'application/json');
+    // Written by the worker (a large batch takes seconds), so the page stays responsive meanwhile.
+    setMessage('Writing the batch as JSON…');
+    const blob = await s.batchJson();
+    setMessage(null);
+    if (!blob) return setMessage('No batch yet: run at least one iteration, and pause.');
+    downloadBlob(blob, `${stem()}-batch.json`);
     close();
   };
 

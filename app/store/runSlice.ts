@@ -67,6 +67,8 @@ export interface RunSlice {
   applyLink(link: DecodedLink, initial: boolean): void;
   /** Reads the last iteration's batch from the worker for the group and trajectory views. */
   loadBatch(): Promise<void>;
+  /** The last batch as its JSON file, written by the worker; null while running or before any iteration. */
+  batchJson(): Promise<Blob | null>;
   /** Shows a run file's metrics without re-running; false (with importErrors set) if it is bad. */
   importRun(text: string, fileName: string): Promise<boolean>;
   /** Leaves an imported run: back to the previous config, or (`keepConfig`) live with its config. */
@@ -409,6 +411,15 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         const batch = pack && (await unpackBatchInSlices(pack));
         if (epoch === get().metricsEpoch) set({ batch, batchEpoch: epoch });
       }),
+
+    async batchJson() {
+      let blob: Blob | null = null;
+      await enqueue(async () => {
+        if (runPromise || get().imported || !get().configured) return;
+        blob = await getTrainer().batchJson();
+      });
+      return blob;
+    },
 
     async importRun(text, fileName) {
       const parsed = parseRunFile(text);

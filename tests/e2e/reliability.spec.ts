@@ -4,6 +4,7 @@
  * charts, and go on without losing or repeating an iteration.
  */
 import { expect, test } from '@playwright/test';
+import { openSync, readSync, statSync } from 'node:fs';
 import { chartPoints, collectPageErrors, expectContiguous, SCREENS_DIR, startAndWait, waitIdle } from './util';
 
 test.describe('no-webgpu faults', () => {
@@ -77,6 +78,18 @@ test.describe('no-webgpu faults', () => {
     await expect(page.getByRole('button', { name: /^trajectory 65535, reward / })).toHaveCount(0); // group 1023: not shown
     await page.getByRole('button', { name: /^trajectory 4095, reward / }).click();
     await expect(page.getByTestId('traj-summary')).toContainText('group 63, rollout 63 of 64');
+    // Its JSON file (~120 MB) is written in the worker and arrives as a Blob.
+    await page.getByText('Export', { exact: true }).click();
+    const download = page.waitForEvent('download', { timeout: 60_000 });
+    await page.getByRole('menuitem', { name: 'Batch as JSON (last iteration)' }).click();
+    await expect(page.getByText('Writing the batch as JSON…')).toBeVisible();
+    const dl = await download;
+    expect(dl.suggestedFilename()).toBe('rl-playground-seed1-iter1-batch.json');
+    const file = await dl.path();
+    expect(statSync(file).size).toBeGreaterThan(65_536 * 1000);
+    const head = Buffer.alloc(40);
+    readSync(openSync(file, 'r'), head, 0, 40, 0);
+    expect(head.toString('utf8')).toMatch(/^\{\n "version": 1,\n "iter": 1,/);
     expect(errors).toEqual([]);
   });
 

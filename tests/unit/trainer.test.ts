@@ -8,6 +8,7 @@ import type { MetricRow } from '../../workers/metrics';
 import { createRng } from '../../workers/rng';
 import { createTrainer } from '../../workers/trainer';
 import { createTrainerApi } from '../../workers/trainerApi';
+import { unpackBatch } from '../../workers/batchDump';
 
 function smallConfig(overrides: Record<string, string> = {}): RunConfig {
   let cfg = defaultConfig();
@@ -134,6 +135,23 @@ describe('createTrainerApi (the worker API without a worker)', () => {
 
     await api.reset();
     expect((await api.step()).iter).toBe(1);
+    await api.dispose();
+  });
+
+  it('hands out the last batch packed and as its JSON file; neither before the first iteration', async () => {
+    const api = createTrainerApi(undefined);
+    await api.configure(smallConfig({ seed: '6' }), 'cpu');
+    expect(await api.packBatch()).toBeNull();
+    expect(await api.batchJson()).toBeNull();
+    await api.step();
+    await api.step();
+    const dump = unpackBatch((await api.packBatch())!);
+    expect(dump.iter).toBe(2);
+    expect(dump.trajs).toHaveLength(16);
+    const blob = (await api.batchJson())!;
+    expect(blob.type).toBe('application/json');
+    // The file the CLI's --dump-batch writes, to the byte.
+    expect(await blob.text()).toBe(JSON.stringify(dump, null, 1));
     await api.dispose();
   });
 });
