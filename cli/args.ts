@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/config';
+import { CPU_BACKEND_MAX_BYTES } from '../workers/cpuBackend';
 import { describeSpec } from '../workers/methods/params';
 import { decodeShareLink, describeProblem } from '../workers/shareUrl';
 
@@ -14,6 +15,8 @@ export interface CliOptions {
   iters: number;
   backend: 'cpu' | 'gpu';
   dumpBatch: { iter: number; file: string } | null;
+  /** The CPU backend's memory budget in bytes (--cpu-memory); null: its default. */
+  cpuMaxBytes: number | null;
   help: boolean;
 }
 
@@ -28,6 +31,7 @@ export function parseArgs(argv: string[]): CliOptions {
   let backend: 'cpu' | 'gpu' = 'cpu';
   let dumpBatch: CliOptions['dumpBatch'] = null;
   let seed: string | null = null;
+  let cpuMaxBytes: number | null = null;
   let help = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -79,8 +83,15 @@ export function parseArgs(argv: string[]): CliOptions {
         dumpBatch = { iter: Number(m[1]), file: m[2]! };
         break;
       }
+      case '--cpu-memory': {
+        const v = value();
+        const gib = Number(v);
+        if (!(gib > 0) || !Number.isFinite(gib)) throw new UsageError(`--cpu-memory ${v}: expected a positive number of GiB`);
+        cpuMaxBytes = gib * 2 ** 30;
+        break;
+      }
       default:
-        throw new UsageError(`${arg}: unknown flag; expected --config, --url, --set, --iters, --backend, --seed, --dump-batch or --help`);
+        throw new UsageError(`${arg}: unknown flag; expected --config, --url, --set, --iters, --backend, --seed, --dump-batch, --cpu-memory or --help`);
     }
   }
   if (file !== null && url !== null) throw new UsageError('--url and --config: give one of them (a link holds a whole config)');
@@ -120,12 +131,12 @@ export function parseArgs(argv: string[]): CliOptions {
     if (e instanceof ConfigError) throw new UsageError(`${e.key}: ${e.expected}`);
     throw e;
   }
-  return { config, iters, backend, dumpBatch, help };
+  return { config, iters, backend, dumpBatch, cpuMaxBytes, help };
 }
 
 export function helpText(): string {
   const lines = [
-    'Usage: npm run -s train -- [--config FILE.json | --url LINK] [--set key=value ...] [--iters N] [--backend gpu|cpu] [--seed S] [--dump-batch ITER:FILE.json]',
+    'Usage: npm run -s train -- [--config FILE.json | --url LINK] [--set key=value ...] [--iters N] [--backend gpu|cpu] [--seed S] [--dump-batch ITER:FILE.json] [--cpu-memory GIB]',
     '',
     'Prints one JSON object of metrics per iteration on stdout.',
     "  --url LINK       the playground's share link (or just its #hash) as the config; every key must be",
@@ -135,6 +146,7 @@ export function helpText(): string {
     '  --backend cpu    TypeScript reference kernels (default in Node)',
     '  --backend gpu    WebGPU through the optional `webgpu` package (Dawn), for machines with a real GPU',
     '  --dump-batch I:F write iteration I\'s full batch as JSON to F',
+    `  --cpu-memory G   the CPU backend's memory budget in GiB (default ${CPU_BACKEND_MAX_BYTES / 2 ** 30}); a run that needs more is refused`,
     '',
     'Keys for --set (and for a --config JSON file, nested by the dots):',
     '  methods          comma-separated active methods (default grpo)',

@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Backend, RunShape } from '../workers/backend';
-import { createCpuBackend } from '../workers/cpuBackend';
+import { CpuMemoryError, createCpuBackend } from '../workers/cpuBackend';
 import { createTrainer } from '../workers/trainer';
 import { helpText, parseArgs, UsageError, type CliOptions } from './args';
 
@@ -38,7 +38,8 @@ async function main(): Promise<void> {
     process.stdout.write(helpText() + '\n');
     return;
   }
-  let factory: (shape: RunShape, params: Float32Array) => Backend | Promise<Backend> = createCpuBackend;
+  const cpuOptions = opts.cpuMaxBytes === null ? {} : { maxBytes: opts.cpuMaxBytes };
+  let factory: (shape: RunShape, params: Float32Array) => Backend | Promise<Backend> = (shape, params) => createCpuBackend(shape, params, cpuOptions);
   if (opts.backend === 'gpu') {
     try {
       factory = await gpuFactory();
@@ -47,7 +48,15 @@ async function main(): Promise<void> {
       process.exit(2);
     }
   }
-  const trainer = await createTrainer(opts.config, factory);
+  let trainer: Awaited<ReturnType<typeof createTrainer>>;
+  try {
+    trainer = await createTrainer(opts.config, factory);
+  } catch (e) {
+    if (!(e instanceof CpuMemoryError)) throw e;
+    // A machine with the memory can run it: say how, in one line.
+    process.stderr.write(`error: ${e.message}; or give the CPU backend more with --cpu-memory ${Math.ceil((e.bytes / 2 ** 30) * 10) / 10}\n`);
+    process.exit(2);
+  }
   for (let i = 0; i < opts.iters; i++) {
     const row = await trainer.step();
     process.stdout.write(JSON.stringify(row) + '\n');

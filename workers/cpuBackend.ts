@@ -49,16 +49,30 @@ export function cpuBackendBytes(shape: RunShape): number {
   return 4 * (forwards * R * (H + V + 1) + Rm * (H + V) + 16 * R + shape.scoreContexts * (H + V + 1));
 }
 
+/** A run too big for the CPU backend's memory budget (`maxBytes`), refused before allocating. */
+export class CpuMemoryError extends Error {
+  constructor(
+    message: string,
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(message);
+    this.name = 'CpuMemoryError';
+  }
+}
+
 export function createCpuBackend(shape: RunShape, initialParams: Float32Array, opts: CpuBackendOptions = {}): Backend {
   const progress = opts.progress ?? (() => {});
   const bytes = cpuBackendBytes(shape);
   const maxBytes = opts.maxBytes ?? CPU_BACKEND_MAX_BYTES;
   if (bytes > maxBytes) {
-    const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
-    throw new Error(
+    const gib = (b: number) => (b < 2 ** 30 ? `${Math.ceil(b / 2 ** 20)} MiB` : `${(b / 2 ** 30).toFixed(1)} GiB`);
+    throw new CpuMemoryError(
       `cpu backend: ${shape.N.toLocaleString('en-US')} rollouts of ${shape.Tp} training rows with ${shape.dims.H.toLocaleString('en-US')} hidden units need about ` +
         `${gib(bytes)} for their activations and gradients, over the CPU backend's ${gib(maxBytes)}; use fewer prompts, ` +
         `a smaller group, fewer turns or fewer hidden units (the GPU backend keeps them in GPU memory)`,
+      bytes,
+      maxBytes,
     );
   }
   const { dims, N, L, Tp } = shape;

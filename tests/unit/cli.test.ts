@@ -37,6 +37,8 @@ describe('cli/train.ts', () => {
     [['--iters', '-1'], /--iters -1: expected a non-negative integer/],
     [['--backend', 'tpu'], /--backend tpu: expected gpu or cpu/],
     [['--config', '/nonexistent.json'], /--config \/nonexistent\.json: cannot read the file/],
+    [['--cpu-memory', '0'], /--cpu-memory 0: expected a positive number of GiB/],
+    [['--cpu-memory', 'lots'], /--cpu-memory lots: expected a positive number of GiB/],
   ])('%j exits 2 with one line naming it', (args, msg) => {
     const r = run(...(args as string[]));
     expect(r.status).toBe(2);
@@ -66,6 +68,18 @@ describe('cli/train.ts', () => {
     const r = run('--help');
     expect(r.status).toBe(0);
     for (const key of ['model.hidden', 'env.maxTurns', 'grpo.eps', 'lossAgg', 'methods']) expect(r.stdout).toContain(key);
+  });
+
+  it('a run over the CPU backend\'s memory budget is refused in one line that names the flag to raise it; with it, the run trains', () => {
+    const big = ['--set', 'batch=64', '--set', 'group=64', '--iters', '1'];
+    const r = run(...big, '--cpu-memory', '0.01');
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^error: cpu backend: 4,096 rollouts of 9 training rows with 64 hidden units need about 38 MiB .* over the CPU backend's 11 MiB; .*; or give the CPU backend more with --cpu-memory 0\.1\n$/);
+    const ok = run(...big, '--cpu-memory=0.1');
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).iter).toBe(1);
   });
 
   it('--dump-batch writes the batch contract', () => {
