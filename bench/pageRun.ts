@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Locator } from 'playwright';
+import type { Browser, Locator, Page } from 'playwright';
 import { build, preview } from 'vite';
 import { summarize } from './lib/stats';
 import type { PageRunResult } from './lib/types';
@@ -51,6 +51,28 @@ async function waitEnabled(l: Locator, timeoutMs: number): Promise<void> {
     if (Date.now() > deadline) throw new Error(`"${await l.textContent()}" still disabled after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The paused run's batch into the inspector: small batches load by themselves on Pause, larger
+ * ones on "Load the batch". Timed from then to the reward matrix's rows, with the long tasks of
+ * that window.
+ */
+async function measureBatchLoad(page: Page): Promise<NonNullable<PageRunResult['batchLoad']>> {
+  const t0 = await page.evaluate(() => performance.now());
+  const button = page.getByRole('button', { name: 'Load the batch' });
+  const matrix = page.getByTestId('reward-matrix').locator('tbody tr').first();
+  await Promise.race([button.waitFor({ timeout: 60_000 }), matrix.waitFor({ timeout: 60_000 })]);
+  if (await button.isVisible()) await button.click();
+  await matrix.waitFor({ timeout: 120_000 });
+  const t1 = await page.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => setTimeout(() => r(performance.now()), 0))));
+  await page.waitForTimeout(300);
+  const s = await page.evaluate(() => window.__pageBench!);
+  const lt = s.longTasks.filter((x) => x.start >= t0).map((x) => x.dur);
+  const trajectories = await page.getByTestId('reward-matrix').locator('button.cell').count();
+  const more = Number((await page.getByTestId('group-view').textContent())?.match(/Showing the first \d+ of (\d+) groups/)?.[1] ?? 0);
+  const perGroup = await page.getByTestId('reward-matrix').locator('tbody tr').first().locator('button.cell').count();
+  return { trajectories: more ? more * perGroup : trajectories, ms: t1 - t0, longTasks: lt.length, maxMs: lt.length ? Math.max(...lt) : 0 };
 }
 
 export interface PageBenchOptions {
@@ -116,6 +138,7 @@ export async function runPageBench(browser: Browser, o: PageBenchOptions): Promi
         await page.getByRole('button', { name: 'Pause' }).click();
         await waitEnabled(start, 120_000);
         const iter1 = Number((await page.getByTestId('iter').textContent()) ?? 0);
+        const batchLoad = await measureBatchLoad(page);
         const s = await page.evaluate(() => window.__pageBench!);
         const inWin = (t: number) => t >= tStart && t <= tEnd;
         const lt = s.longTasks.filter((x) => inWin(x.start)).map((x) => x.dur);
@@ -147,9 +170,13 @@ export async function runPageBench(browser: Browser, o: PageBenchOptions): Promi
           chartUpdatesPerSec: chart / seconds,
           frames,
           framesPerSec: frames / seconds,
+          batchLoad,
           ...(errors.length ? { error: errors.join('; ') } : {}),
         });
-        o.log(`page: ${scale} ${backend} ${iter1 - iter0} iterations in ${seconds.toFixed(1)} s, ${lt.length} long tasks, ${(chart / seconds).toFixed(1)} chart updates/s`);
+        o.log(
+          `page: ${scale} ${backend} ${iter1 - iter0} iterations in ${seconds.toFixed(1)} s, ${lt.length} long tasks, ${(chart / seconds).toFixed(1)} chart updates/s; ` +
+            `batch of ${batchLoad.trajectories} in ${batchLoad.ms.toFixed(0)} ms, longest task ${batchLoad.maxMs.toFixed(0)} ms`,
+        );
       } catch (e) {
         runs.push({
           scale, backend, statusText: '', seconds: 0, iterations: 0, longTasks: { count: 0, totalMs: 0, maxMs: 0, p95Ms: 0 },

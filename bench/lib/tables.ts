@@ -248,6 +248,7 @@ export function pageTable(p: NonNullable<BenchResults['page']>): string {
     fmt(r.longTasks.maxMs),
     fmt(r.chartUpdatesPerSec),
     fmt(r.framesPerSec),
+    r.batchLoad ? `${r.batchLoad.trajectories}: ${fmt(r.batchLoad.ms, 0)} ms, ${r.batchLoad.longTasks} long (max ${fmt(r.batchLoad.maxMs, 0)})` : 'n/a',
     r.mainThread
       ? `${fmt(r.mainThread.taskMs, 0)} (script ${fmt(r.mainThread.scriptMs, 0)}, layout ${fmt(r.mainThread.layoutMs, 0)}, style ${fmt(r.mainThread.styleMs, 0)}) / ${fmt(r.mainThread.cpuMs, 0)}`
       : 'n/a',
@@ -256,7 +257,7 @@ export function pageTable(p: NonNullable<BenchResults['page']>): string {
   const t = table(
     [
       'config', 'backend', 'status line', 'seconds', 'iterations', 'iterations/s', 'long tasks (>50 ms)', 'long-task ms total', 'longest ms', 'chart updates/s', 'frames/s (rAF)',
-      'main thread: ms in tasks (script, layout, style) / CPU ms', 'error',
+      'batch after Pause: trajectories: ms to the matrix, long tasks', 'main thread: ms in tasks (script, layout, style) / CPU ms', 'error',
     ],
     body,
   );
@@ -264,6 +265,7 @@ export function pageTable(p: NonNullable<BenchResults['page']>): string {
     'The built app (vite build + vite preview), opened with each config as a share link (the iteration scales of section 2); the backend picked in the UI, Start, a fixed time of training, Pause. ' +
       'Long tasks: PerformanceObserver("longtask") on the main thread (the trainer runs in a worker); chart updates: changes of the reward chart\'s data-points attribute; frames: requestAnimationFrame callbacks; ' +
       'main thread: DevTools Performance.getMetrics deltas (TaskDuration, ScriptDuration, LayoutDuration, RecalcStyleDuration are wall time; ThreadTime is the main thread\'s CPU time, so a CPU time well below the task time means the thread was waiting for a core).',
+    'Batch after Pause: the paused run\'s last batch into the inspector (by itself up to 4,096 trajectories, else by clicking "Load the batch"), from then to the reward matrix drawn; the long tasks are those of that window.',
     ...p.notes,
   ];
   return `${t}\n\n${notes.map((n) => `- ${n}`).join('\n')}`;

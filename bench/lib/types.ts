@@ -171,5 +171,11 @@ export interface PageRunResult {
   chartUpdatesPerSec: number;
   frames: number;
   framesPerSec: number;
+  /**
+   * After Pause: the last batch into the inspector (by itself up to 4,096 trajectories, else by
+   * "Load the batch"), from the pause's end or the click to the reward matrix drawn, and the long
+   * tasks meanwhile. Absent in results saved before 2026-12-01 (third session).
+   */
+  batchLoad?: { trajectories: number; ms: number; longTasks: number; maxMs: number };
   error?: string;
 }
