@@ -85,7 +85,7 @@ export interface BatchPack {
   /** Every trajectory's text, joined; `textEnd` splits it. */
   text: string;
   textEnd: Uint32Array;
-  /** Training tokens (masked in only), trajectory after trajectory. */
+  /** Training tokens (masked in only), trajectory after trajectory; its length is the trajectories'. */
   tokenEnd: Uint32Array;
   tok: Int32Array;
   turn: Int32Array;
@@ -323,7 +323,7 @@ function header(p: BatchPack, trajs: Traj[]): BatchDump {
 /** The dump, all at once (the CLI and the tests). */
 export function unpackBatch(p: BatchPack): BatchDump {
   const trajs: Traj[] = [];
-  for (let n = 0; n < p.group.length; n++) trajs.push(unpackTraj(p, n));
+  for (let n = 0; n < p.tokenEnd.length; n++) trajs.push(unpackTraj(p, n));
   return header(p, trajs);
 }
 
@@ -345,7 +345,7 @@ export function nextTask(): Promise<void> {
  */
 export async function unpackBatchInSlices(p: BatchPack, sliceMs = 8, pause: () => Promise<void> = nextTask): Promise<BatchDump> {
   const trajs: Traj[] = [];
-  const N = p.group.length;
+  const N = p.tokenEnd.length;
   let n = 0;
   while (n < N) {
     const until = performance.now() + sliceMs;
