@@ -44,7 +44,7 @@ export function HeatmapCanvas({ columns, edges, guides = [], height, label }: He
   };
 
   // New data: draw with the width already known. Reading clientWidth here instead would force a
-  // layout of the whole page React has just changed (long tasks of 50-90 ms while training).
+  // layout of the whole page React has just changed, after every commit.
   useEffect(() => draw.current(), [columns, edges, guides, height]);
 
   useEffect(() => {
