@@ -1,15 +1,19 @@
 /**
  * Global gradient-norm clipping and Adam (kernels `gradNorm.wgsl` + `gradNormSum.wgsl`, `adam.wgsl`;
- * Kingma & Ba 2015):
+ * in the hardware variant `gradNorm.wgsl` + `adamMerged.wgsl`; Kingma & Ba 2015):
  *   s = min(1, maxNorm / (||g|| + 1e-6))   (s = 1 when maxNorm = 0)
  *   m = b1 m + (1 - b1) s g;  v = b2 v + (1 - b2) (s g)^2
  *   p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
  */
 import adamWGSL from './adam.wgsl?raw';
+import adamMergedWGSL from './adamMerged.wgsl?raw';
+import adamStepWGSL from './adamStep.wgsl?raw';
 import gradNormWGSL from './gradNorm.wgsl?raw';
 import gradNormSumWGSL from './gradNormSum.wgsl?raw';
-import { defineKernel, uniformLayout } from './pipeline';
-import { defineTwoPass } from './reduce';
+import gradNormTreeWGSL from './gradNormTree.wgsl?raw';
+import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
+import { bindingBytes, defineTwoPass } from './reduce';
+import { defineStages, type DefinedStages, type Staged } from './stages';
 import type { KernelVariant } from './variant';
 
 /** sqrt(sum g^2), summed in float64 in index order: the reference the GPU's f32 two-pass sum is held to. */
@@ -123,7 +127,7 @@ export const gradNormPartialKernel = defineKernel({
 /** Pass 2 of gradNorm, one workgroup: buffers partials [blocks], norm [1] (output). */
 export const gradNormSumKernel = defineKernel({
   label: 'gradNormSum',
-  wgsl: gradNormSumWGSL,
+  wgsl: gradNormSumWGSL + gradNormTreeWGSL,
   workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
   bindings: ['partials', 'norm'],
   uniform: GRAD_NORM_UNIFORM,
@@ -147,12 +151,21 @@ export const gradNormKernel = defineTwoPass({
 });
 export const createGradNormKernel = (device: GPUDevice) => gradNormKernel.create(device);
 
-/** Mirrors `struct Adam` in adam.wgsl. */
+/** Mirrors `struct Adam` in adamStep.wgsl. */
 export const ADAM_UNIFORM = uniformLayout([
   ['n', 'u32'], ['lr', 'f32'], ['beta1', 'f32'], ['beta2', 'f32'],
   ['eps', 'f32'], ['bc1', 'f32'], ['bc2', 'f32'], ['maxGradNorm', 'f32'],
-  ['oneMinusBeta1', 'f32'], ['oneMinusBeta2', 'f32'],
+  ['oneMinusBeta1', 'f32'], ['oneMinusBeta2', 'f32'], ['blocks', 'u32'],
 ] as const);
+
+/** An optimizer step's configuration: Adam's, the parameter count, and gradNorm's block. */
+export type AdamConfig = AdamOptions & GradNormConfig;
+
+const adamValues = (c: AdamConfig) => ({
+  n: c.n, lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps,
+  bc1: 1 - c.beta1 ** c.step, bc2: 1 - c.beta2 ** c.step, maxGradNorm: c.maxGradNorm,
+  oneMinusBeta1: 1 - c.beta1, oneMinusBeta2: 1 - c.beta2, blocks: gradNormValues(c).blocks,
+});
 
 /**
  * adamCpu on the GPU: buffers params, grads, m, v (updated in place) and norm [1] (gradNorm's
@@ -161,15 +174,84 @@ export const ADAM_UNIFORM = uniformLayout([
  */
 export const adamKernel = defineKernel({
   label: 'adam',
-  wgsl: adamWGSL,
+  wgsl: adamWGSL + adamStepWGSL,
   workgroupSize: ADAM_WORKGROUP_SIZE,
   bindings: ['params', 'grads', 'm', 'v', 'norm', 'health', 'lrScale'],
   uniform: ADAM_UNIFORM,
-  values: (c: AdamOptions & { n: number }) => ({
-    n: c.n, lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps,
-    bc1: 1 - c.beta1 ** c.step, bc2: 1 - c.beta2 ** c.step, maxGradNorm: c.maxGradNorm,
-    oneMinusBeta1: 1 - c.beta1, oneMinusBeta2: 1 - c.beta2,
-  }),
-  workgroups: (c) => Math.ceil(c.n / ADAM_WORKGROUP_SIZE),
+  values: adamValues,
+  workgroups: (c: AdamConfig) => Math.ceil(c.n / ADAM_WORKGROUP_SIZE),
 });
 export const createAdamKernel = (device: GPUDevice) => adamKernel.create(device);
+
+/** Parameters per workgroup of adamMerged.wgsl: 4 a thread. */
+export const ADAM_MERGED_PARAMS = 4 * GRAD_NORM_WORKGROUP_SIZE;
+
+/**
+ * gradNormSum and adam in one dispatch (hardware variant): buffers params, grads, m, v (as adam),
+ * partials (gradNorm pass 1's block sums, read) and norm [1] (written, for the readback). Every
+ * workgroup adds the block sums in gradNormSum's order, so the norm and the step are the same bits
+ * as the two dispatches'. At least one workgroup, which writes the norm.
+ */
+export const adamMergedKernel = defineKernel({
+  label: 'adamMerged',
+  wgsl: adamMergedWGSL + adamStepWGSL + gradNormTreeWGSL,
+  workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
+  bindings: ['params', 'grads', 'm', 'v', 'partials', 'norm', 'health', 'lrScale'],
+  uniform: ADAM_UNIFORM,
+  check: checkBlock,
+  values: adamValues,
+  workgroups: (c: AdamConfig) => Math.max(1, Math.ceil(c.n / ADAM_MERGED_PARAMS)),
+});
+
+export type OptimizerStepBuffers = Record<'params' | 'grads' | 'm' | 'v' | 'partials' | 'norm' | 'health' | 'lrScale', BufferArg>;
+
+/** The step's stages with the block-sum scratch checked at bind and update, as gradNormKernel does. */
+function withNormScratchCheck(stages: DefinedStages<OptimizerStepBuffers, AdamConfig>) {
+  const check = (label: string, partials: BufferArg, c: AdamConfig) => {
+    const have = bindingBytes(partials);
+    const need = 4 * gradNormKernel.scratchWords(c);
+    if (have < need) throw new Error(`${label}: the partials buffer holds ${have} bytes, this configuration needs ${need} (gradNormKernel.scratchWords)`);
+  };
+  return {
+    ...stages,
+    create(device: GPUDevice): Staged<OptimizerStepBuffers, AdamConfig> {
+      const staged = stages.create(device);
+      return {
+        ...staged,
+        bind(buffers, config, label = stages.label) {
+          if (!buffers.partials) throw new Error(`${label}: missing buffer "partials"`);
+          check(label, buffers.partials, config);
+          const call = staged.bind(buffers, config, label);
+          return {
+            ...call,
+            update(c: AdamConfig) {
+              check(label, buffers.partials, c);
+              call.update(c);
+            },
+          };
+        },
+      };
+    },
+  };
+}
+
+/**
+ * One optimizer step on the GPU: the gradient's norm (gradNormCpu), then adamCpu with it. Three
+ * dispatches (gradNorm's two, adam) in the thread variant, two in the hardware one (gradNorm's
+ * pass 1, adamMerged), the same bits. Buffers: params, grads, m, v (as adam), partials (scratch of
+ * gradNormKernel.scratchWords(config) words), norm [1] (written) and health, lrScale (as adam).
+ */
+export const optimizerStepKernel = withNormScratchCheck(
+  defineStages<OptimizerStepBuffers, AdamConfig>('optimizerStep', [gradNormPartialKernel, gradNormSumKernel, adamKernel]),
+);
+
+/** optimizerStepKernel in two dispatches: the combine repeated in every workgroup of the update. */
+export const optimizerStepMergedKernel = withNormScratchCheck(
+  defineStages<OptimizerStepBuffers, AdamConfig>('optimizerStepMerged', [gradNormPartialKernel, adamMergedKernel]),
+);
+
+/**
+ * The optimizer step the backend runs: two dispatches in the hardware (subgroup) variant, three
+ * elsewhere (adamMerged.wgsl says why), each with its variant's gradNorm block.
+ */
+export const optimizerStepFor = (variant: KernelVariant) => (variant === 'subgroup' ? optimizerStepMergedKernel : optimizerStepKernel);

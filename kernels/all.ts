@@ -5,7 +5,7 @@
  * The subgroup variants (kernels/variant.ts) are listed after their thread versions; they compile
  * only on a device with the `subgroups` feature.
  */
-import { adamKernel, gradNormKernel } from './adam';
+import { adamKernel, gradNormKernel, optimizerStepKernel, optimizerStepMergedKernel } from './adam';
 import { advantageKernel } from './advantage';
 import { criticUpdateKernel, gaeKernel, gaeUnrolledKernel } from './critic';
 import { essScaleKernel } from './essScale';
@@ -64,6 +64,8 @@ export const ALL_OPS = [
   firstLayerGradSubgroupKernel,
   gradNormKernel,
   adamKernel,
+  optimizerStepKernel,
+  optimizerStepMergedKernel,
   statsKernel,
   finiteCheckKernel,
 ] as const;

@@ -1,9 +1,8 @@
 // Global gradient norm, pass 2 of 2 (reference: gradNormCpu in adam.ts; pass 1: gradNorm.wgsl),
 // one workgroup:
 //   norm[0] = sqrt(sum_{w < blocks} partials[w])
-// Thread t adds partials[t], partials[t + workgroupSize], ... in that order, then the same fixed
-// tree as pass 1; no blocks (n = 0) gives 0. `norm` is what adam.wgsl reads and the update's
-// readback copies.
+// in gradNormTree.wgsl's order; no blocks (n = 0) gives 0. `norm` is what adam.wgsl reads and the
+// update's readback copies.
 
 struct GradNorm {
   n: u32,
@@ -17,23 +16,10 @@ struct GradNorm {
 
 override workgroupSize: u32 = 256;
 
-var<workgroup> partial: array<f32, workgroupSize>;
-
 @compute @workgroup_size(workgroupSize)
 fn main(@builtin(local_invocation_index) lid: u32) {
-  var acc = 0.0;
-  for (var w = lid; w < u.blocks; w += workgroupSize) {
-    acc += partials[w];
-  }
-  partial[lid] = acc;
-  workgroupBarrier();
-  for (var s = workgroupSize / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      partial[lid] += partial[lid + s];
-    }
-    workgroupBarrier();
-  }
+  let total = sumBlocks(lid, u.blocks);
   if (lid == 0u) {
-    norm[0] = sqrt(partial[0]);
+    norm[0] = sqrt(total);
   }
 }

@@ -94,7 +94,7 @@ export interface DefinedReduction<B, C, S = ChunkSumConfig> {
 }
 
 /** Byte size a buffer argument offers from its offset on. */
-function bindingBytes(b: BufferArg): number {
+export function bindingBytes(b: BufferArg): number {
   if ('buffer' in b) return b.size ?? b.buffer.size - (b.offset ?? 0);
   return b.size;
 }

@@ -9,7 +9,8 @@ import { UNROLLED_MAX_VOCAB } from './rowUnrolled';
  * `subgroup_id` builtins; they exist for hardware GPUs, where neighbouring lanes then read
  * neighbouring words. The subgroup variant is the hardware layout in other ways too: gradNorm's
  * pass 1 takes blocks of 2,048 entries instead of 8,192 (gradNormBlockFor in kernels/adam.ts),
- * more workgroups with shorter load chains; stats' pass 2 adds up its histogram bins in
+ * more workgroups with shorter load chains, and its sum is done in every workgroup of Adam
+ * instead of a dispatch of its own (optimizerStepFor); stats' pass 2 adds up its histogram bins in
  * workgroups of their own (statsSpreadBinsFor in kernels/stats.ts), which a GPU runs side by side
  * and SwiftShader one after another, and its pass 1 keeps 16 copies of each histogram
  * (statsHistCopiesFor); PPO's GAE runs with tp compiled in (gaeKernelFor in

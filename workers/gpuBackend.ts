@@ -10,7 +10,7 @@
  * Every forward reads the shared [K, V, H] table `proj`; an embedProject dispatch remakes it
  * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
-import { adamKernel, gradNormBlockFor, gradNormKernel } from '../kernels/adam';
+import { gradNormBlockFor, gradNormKernel, optimizerStepFor } from '../kernels/adam';
 import { advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
 import { criticUpdateKernel, gaeKernelFor } from '../kernels/critic';
 import { essScaleKernel } from '../kernels/essScale';
@@ -67,7 +67,8 @@ export interface GpuBackendOptions {
  * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
- * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum), adam, and finally
+ * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum) and adam (in the
+ * subgroup variant gradNorm's sum is done in every workgroup of adam: 2 dispatches), and finally
  * stats (2: chunks of trajectories, then their combination) and four finite checks (log-probs,
  * loss and ratio columns, parameters).
  */
@@ -78,8 +79,8 @@ export function dispatchCounts(shape: RunShape, variant: KernelVariant = 'thread
   // embedProject, forward, tokenStats per log-prob pass; IGPO's adds infoGain.
   const logps = (2 + F) * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 3 + F : 0);
   // embedProject, forward, tokenStats, ppoLoss, logitGrad, headGrad (2), hiddenGrad, slotGrad (2),
-  // firstLayerGrad, gradNorm (2), adam (+ seqRatio)
-  const perStep = 13 + F + (shape.loss.ratioMode === 'token' ? 0 : 1);
+  // firstLayerGrad, the optimizer step (gradNorm and adam: 3, or 2 merged) (+ seqRatio)
+  const perStep = 10 + F + optimizerStepFor(variant).dispatches + (shape.loss.ratioMode === 'token' ? 0 : 1);
   // PPO: GAE replaces the advantage kernel, and the critic's update (2: row chunks, then the table) follows it.
   const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
   // OTB (without a critic) replaces it with its two passes.
@@ -269,8 +270,7 @@ export function createGpuBackend(
     hiddenGrad: hiddenGradKernel.create(device),
     slotGrad: slotGradKernel.create(device),
     firstLayerGrad: firstLayerGradKernels[kernelVariant].create(device),
-    gradNorm: gradNormKernel.create(device),
-    adam: adamKernel.create(device),
+    optimizerStep: optimizerStepFor(kernelVariant).create(device),
     stats: statsKernel.create(device),
     finiteCheck: finiteCheckKernel.create(device),
   };
@@ -402,11 +402,10 @@ export function createGpuBackend(
   }));
   // The same for every minibatch: it reads only the parameters and the slot sums.
   const firstLayerCall = k.firstLayerGrad.bind({ params, G: slotSums, grads }, { dims });
-  const normCall = k.gradNorm.bind({ grads, partials: normPartials, norm }, normConfig);
   // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
-  const adamConfig = (lr: number, step: number) => ({ n: P, lr, ...shape.optim, step });
+  const adamConfig = (lr: number, step: number) => ({ ...normConfig, lr, ...shape.optim, step });
   const adamCalls = Array.from({ length: steps }, (_, s) =>
-    k.adam.bind({ params, grads, m, v, norm, health, lrScale: essOut }, adamConfig(0, s + 1), `adam step ${s}`),
+    k.optimizerStep.bind({ params, grads, m, v, partials: normPartials, norm, health, lrScale: essOut }, adamConfig(0, s + 1), `optimizer step ${s}`),
   );
   const statsCall = k.stats.bind({ mask, adv, logp, logpOld, entropy, ppo, traj: trajIn, partials: statsPartials, out: statsOut }, statsConfig);
 
@@ -572,8 +571,7 @@ export function createGpuBackend(
             k.hiddenGrad.encode(pass, hidden);
             k.slotGrad.encode(pass, slot);
             k.firstLayerGrad.encode(pass, firstLayerCall);
-            k.gradNorm.encode(pass, normCall);
-            k.adam.encode(pass, adamCalls[s++]!);
+            k.optimizerStep.encode(pass, adamCalls[s++]!);
           }
         }
         // PLUMBING: statistics, and the last step's gradient norm after them in the readback.

@@ -22,7 +22,8 @@
 #                                                   with the other kernels rewritten for GPUs
 #                                                   (advantage, stats in three layouts, whiten,
 #                                                   criticUpdate, gae, whiten and logitGrad's unrolled
-#                                                   one), whole iterations with each variant
+#                                                   one, the optimizer step in three dispatches and
+#                                                   merged in two), whole iterations with each variant
 #                                                   (ITER_S=0 skips those)
 #              AB=kernels KSEL=gae,advantage bash run.sh   the commit before against this one,
 #              AB=iteration bash run.sh             alternating ROUNDS times (default 2) on the same
@@ -62,7 +63,7 @@ run() { # name, seconds, flags...
 if [ -n "${CHECK_ONLY:-}" ]; then run check ${CHECK_S:-200} --only selftest,parity; grep -v "^PASS" $OUT/dawn-check.log | tail -25; exit 0; fi
 if [ -n "${ROWS_AB:-}" ]; then
   run check-subgroup ${CHECK_S:-150} --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
-  run kernels-rows ${KERN_S:-150} --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,advantage,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,whitenMerged
+  run kernels-rows ${KERN_S:-150} --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,advantage,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,whitenMerged
   [ "${ITER_S:-120}" != 0 ] && for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --kernel-variant $v; done
   exit 0
 fi

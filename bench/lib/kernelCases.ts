@@ -12,7 +12,7 @@
  * Notation: R rows, V vocabulary, K context, D embedding, H hidden, P parameters, N trajectories,
  * Tp policy rows per trajectory.
  */
-import { adamCpu, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
+import { ADAM_MERGED_PARAMS, adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
 import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
 import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/critic';
 import { essScaleCpu } from '../../kernels/essScale';
@@ -92,6 +92,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   firstLayerGrad: 'bytes 4[2(VD + KDH) + KVH + H] (embeddings, W1, G in; dEmb, dW1, db1 out), whatever R; flops 4VKDH + VH',
   gradNorm: 'bytes 4[P + 1]; flops 2P',
   adam: 'bytes 4[4P + 1 + 3P] (params, grads, m, v, norm in; params, m, v out); flops ~15P',
+  optimizerStep: 'gradNorm\'s and adam\'s: bytes 4[8P + 2]; flops ~17P (optimizerStepMerged: the same, its block sums read in every workgroup of the update)',
   stats: 'bytes 4[9R + N + S] (mask, adv, logp, old, entropy, 4-word loss rows, rewards in; S stat words out); flops ~20R',
   finiteCheck: 'bytes 4[P] (bits read; one flag word); flops P',
   copy: 'bytes = the same byte count as the kernel it is compared with: half read, half written, as vec4<f32>',
@@ -124,6 +125,7 @@ export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<
     firstLayerGrad: { bytes: 4 * (2 * (V * D + K * D * H) + KVH + H), flops: 4 * V * K * D * H + V * H },
     gradNorm: { bytes: 4 * (P + 1), flops: 2 * P },
     adam: { bytes: 4 * (7 * P + 1), flops: 15 * P },
+    optimizerStep: { bytes: 4 * (8 * P + 2), flops: 17 * P },
     stats: { bytes: 4 * (9 * R + N + STATS_WORDS), flops: 20 * R },
     finiteCheck: { bytes: 4 * (P + 1), flops: P },
   };
@@ -587,9 +589,31 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
   // and bytes, more and shorter blocks.
   const gradNorm = cases.find((c) => c.label === 'gradNorm')!;
   const hwConfig = { n: P, block: GRAD_NORM_BLOCK_HARDWARE };
-  const hardware = { ...gradNorm, label: GRAD_NORM_HARDWARE_CASE, config: hwConfig, buffers: { ...gradNorm.buffers, partials: { words: gradNormKernel.scratchWords(hwConfig) } } };
-  return { ...casesByLabel(cases, cost, { firstLayerGrad: ['Subgroup'] }), [GRAD_NORM_HARDWARE_CASE]: { ...hardware, ...cost.gradNorm! } };
+  const hwPartials = { words: gradNormKernel.scratchWords(hwConfig) };
+  const hardware = { ...gradNorm, label: GRAD_NORM_HARDWARE_CASE, config: hwConfig, buffers: { ...gradNorm.buffers, partials: hwPartials } };
+  // The whole optimizer step (kernels/adam.ts optimizerStepFor): the thread variant's three
+  // dispatches, the same with the hardware block (the hardware variant before adamMerged), and the
+  // hardware variant's two.
+  const adam = cases.find((c) => c.label === 'adam')!;
+  const step = (label: string, block: number): KernelCase => ({
+    label,
+    size,
+    config: { ...(adam.config as AdamConfig), block },
+    buffers: { ...adam.buffers, partials: { words: gradNormKernel.scratchWords({ n: P, block }) } },
+    cpu: () => void adamCpu(state.params, grads, state.m, state.v, gradNormCpu(grads), { lr: 1e-4, ...optim, step: 1 }),
+    ...cost.optimizerStep!,
+  });
+  return {
+    ...casesByLabel(cases, cost, { firstLayerGrad: ['Subgroup'] }),
+    [GRAD_NORM_HARDWARE_CASE]: { ...hardware, ...cost.gradNorm! },
+    optimizerStep: step('optimizerStep', GRAD_NORM_BLOCK),
+    [OPTIMIZER_STEP_HARDWARE_CASE]: step(OPTIMIZER_STEP_HARDWARE_CASE, GRAD_NORM_BLOCK_HARDWARE),
+    optimizerStepMerged: step('optimizerStepMerged', GRAD_NORM_BLOCK_HARDWARE),
+  };
 }
+
+/** The kernel table's row for the three-dispatch optimizer step with GRAD_NORM_BLOCK_HARDWARE. */
+export const OPTIMIZER_STEP_HARDWARE_CASE = 'optimizerStepBlock2048';
 
 /** The kernel table's row for gradNorm with GRAD_NORM_BLOCK_HARDWARE (bench/page/kernels.ts). */
 export const GRAD_NORM_HARDWARE_CASE = 'gradNormBlock2048';
@@ -725,6 +749,8 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
       mapping: `subgroup per embedding entry, ${FIRST_LAYER_EMB_PER_GROUP} per workgroup of ${SUBGROUP_WORKGROUP_SIZE}: lanes split its K·H terms, subgroupAdd; then thread per weight or bias (V terms)` },
     ...gradNormShapes(P),
     { kernel: 'adam', threads: P, serial: 1, mapping: 'thread per parameter' },
+    { kernel: 'adamMerged', threads: Math.max(1, Math.ceil(P / ADAM_MERGED_PARAMS)) * GRAD_NORM_WORKGROUP_SIZE, serial: ADAM_MERGED_PARAMS / GRAD_NORM_WORKGROUP_SIZE,
+      mapping: `workgroup per ${ADAM_MERGED_PARAMS} parameters: gradNorm's block sums in its tree, then 4 parameters a thread` },
     ...statsShapes(shape.N, shape.Tp, shape.group),
     { kernel: 'finiteCheck', threads: R, serial: 1, mapping: 'thread per checked value' },
   ];

@@ -98,7 +98,7 @@ test.describe('self-test on WebGPU', () => {
       const create = GPUDevice.prototype.createShaderModule;
       GPUDevice.prototype.createShaderModule = function (this: GPUDevice, d: GPUShaderModuleDescriptor) {
         let code = d.code;
-        if (d.label === 'gradNormSum') code = code.replace('norm[0] = sqrt(partial[0]);', 'norm[0] = 1.001 * sqrt(partial[0]);');
+        if (d.label === 'gradNormSum') code = code.replace('norm[0] = sqrt(total);', 'norm[0] = 1.001 * sqrt(total);');
         if (d.label === 'tokenStats') code += '\nfn broken() -> u32 { return 1.5; }\n';
         return create.call(this, { ...d, code });
       };

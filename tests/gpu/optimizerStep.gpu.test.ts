@@ -1,0 +1,172 @@
+/**
+ * The optimizer step in two dispatches (kernels/adam.ts optimizerStepMergedKernel: gradNorm's
+ * pass 1, then adamMerged.wgsl, gradNormSum's tree in every workgroup of the update) gives the three
+ * dispatches' results bit for bit: params, m, v, the norm written for the readback and the health
+ * bits, after several steps in one pass with their own gradients and uniforms, as the backend runs
+ * them. Compared at parameter counts around adamMerged's workgroup (1,024 parameters) and the
+ * block, with more blocks than the tree has threads (block 1), clipping on and off, an lr factor,
+ * and norms that are not finite (the step skipped, the gradients bit set). The three dispatches'
+ * agreement with adamCpu is adam.gpu.test.ts's; one case here checks the two against adamCpu too.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  ADAM_MERGED_PARAMS,
+  adamCpu,
+  GRAD_NORM_BLOCK,
+  GRAD_NORM_BLOCK_HARDWARE,
+  gradNormCpu,
+  gradNormKernel,
+  optimizerStepFor,
+  optimizerStepKernel,
+  optimizerStepMergedKernel,
+  type AdamOptions,
+} from '../../kernels/adam';
+import { createRng } from '../../workers/rng';
+import { expectClose, expectEqualArrays } from '../helpers/expectClose';
+import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { requireGpu } from '../helpers/requireGpu';
+
+type Step = typeof optimizerStepKernel;
+type Options = Omit<AdamOptions, 'step'>;
+
+interface Outcome {
+  params: number[];
+  m: number[];
+  v: number[];
+  norm: number[];
+  health: number;
+}
+
+const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
+
+/** The state after `gradsPerStep.length` steps of `kernel` in one pass, from p0 and zero moments. */
+async function run(kernel: Step, p0: Float32Array, gradsPerStep: Float32Array[], o: Options, block: number, lrFactor = 1): Promise<Outcome> {
+  const device = await requireGpu();
+  const n = p0.length;
+  return withValidation(device, async () => {
+    const g = new GpuScratch(device);
+    const k = kernel.create(device);
+    const params = g.upload(p0);
+    const m = g.upload(new Float32Array(n));
+    const v = g.upload(new Float32Array(n));
+    // NaN bits in the norm and garbage in the scratch: whatever either version reads, it wrote first.
+    const norm = g.empty(1);
+    const partials = g.upload(new Float32Array(gradNormKernel.scratchWords({ n, block })).fill(123.5));
+    const health = g.upload(new Uint32Array(1));
+    const lrScale = g.upload(Float32Array.of(1, lrFactor));
+    runCalls(
+      device,
+      gradsPerStep.map((grads, s) => [k, k.bind({ params, grads: g.upload(grads), m, v, partials, norm, health, lrScale }, { ...o, n, block, step: s + 1 })]),
+    );
+    const out = {
+      params: bits(await g.readF32(params, n)),
+      m: bits(await g.readF32(m, n)),
+      v: bits(await g.readF32(v, n)),
+      norm: bits(await g.readF32(norm, 1)),
+      health: (await g.readU32(health, 1))[0]!,
+    };
+    g.destroy();
+    k.destroy();
+    return out;
+  });
+}
+
+function gradients(n: number, steps: number, seed: number, scale = 0.5): { p0: Float32Array; grads: Float32Array[] } {
+  const rng = createRng(seed);
+  const p0 = Float32Array.from({ length: n }, () => rng.normal());
+  const grads = Array.from({ length: steps }, () => Float32Array.from({ length: n }, () => rng.normal() * scale));
+  return { p0, grads };
+}
+
+async function expectSameBits(name: string, p0: Float32Array, grads: Float32Array[], o: Options, block: number, lrFactor = 1): Promise<Outcome> {
+  const three = await run(optimizerStepKernel, p0, grads, o, block, lrFactor);
+  const two = await run(optimizerStepMergedKernel, p0, grads, o, block, lrFactor);
+  for (const key of ['params', 'm', 'v', 'norm'] as const) expectEqualArrays(two[key], three[key], `${name}: ${key} (bits)`);
+  expect(two.health, `${name}: health`).toBe(three.health);
+  return two;
+}
+
+const BASE: Options = { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8, maxGradNorm: 0.5 };
+const W = ADAM_MERGED_PARAMS;
+
+describe('the optimizer step in two dispatches: the three dispatches\' bits', () => {
+  const B = GRAD_NORM_BLOCK_HARDWARE;
+  // One parameter, around adamMerged's workgroup, around the block, the default model's P, and
+  // past 256 blocks of the hardware block (pass 2's threads then add two block sums each).
+  const sizes = [1, W - 1, W, W + 1, B - 1, B + 1, 9795, 256 * B + 3];
+  for (const n of sizes) {
+    it(`n = ${n}: ${Math.ceil(n / W)} workgroups, ${Math.ceil(n / B)} blocks, 3 steps, clipping on`, async () => {
+      const { p0, grads } = gradients(n, 3, n);
+      const out = await expectSameBits(`n=${n}`, p0, grads, BASE, B);
+      expect(out.health).toBe(0);
+    });
+  }
+  it('block 1: more blocks than the tree has threads, with the thread variant\'s block too', async () => {
+    const { p0, grads } = gradients(3000, 2, 31);
+    await expectSameBits('block 1', p0, grads, BASE, 1);
+    await expectSameBits(`block ${GRAD_NORM_BLOCK}`, p0, grads, BASE, GRAD_NORM_BLOCK);
+  });
+  it('clipping off, other betas and eps, an lr factor of 0.37, 5 steps', async () => {
+    const { p0, grads } = gradients(2500, 5, 32);
+    await expectSameBits('no clip', p0, grads, { lr: 0.003, beta1: 0.5, beta2: 0.9, eps: 1e-6, maxGradNorm: 0 }, B, 0.37);
+  });
+  it('matches adamCpu with the float64 norm (adam.gpu.test.ts\'s tolerance: rtol 1e-5, atol 1e-6)', async () => {
+    const n = 3 * W + 5;
+    const { p0, grads } = gradients(n, 3, 33);
+    const out = await run(optimizerStepMergedKernel, p0, grads, BASE, B);
+    const params = Float32Array.from(p0);
+    const m = new Float32Array(n);
+    const v = new Float32Array(n);
+    grads.forEach((g, s) => adamCpu(params, g, m, v, gradNormCpu(g), { ...BASE, step: s + 1 }));
+    const f32 = (b: number[]) => new Float32Array(Uint32Array.from(b).buffer);
+    const tol = { atol: 1e-6, rtol: 1e-5 };
+    expectClose(f32(out.params), params, { ...tol, label: 'merged params' });
+    expectClose(f32(out.m), m, { ...tol, label: 'merged m' });
+    expectClose(f32(out.v), v, { ...tol, label: 'merged v' });
+    expectClose(f32(out.norm), [gradNormCpu(grads[2]!)], { atol: 0, rtol: 2e-6, label: 'merged norm (the last step\'s)' });
+  });
+  for (const bad of [NaN, Infinity, 1e30]) {
+    it(`a gradient entry of ${bad}: the step is skipped in every workgroup and the gradients bit set`, async () => {
+      const n = 2 * W + 7;
+      const { p0, grads } = gradients(n, 1, 34);
+      grads[0]![n - 1] = bad;
+      const out = await expectSameBits(`entry ${bad}`, p0, grads, BASE, B);
+      expect(out.params).toEqual(bits(p0));
+      expect(out.m).toEqual(bits(new Float32Array(n)));
+      expect(out.health).toBe(2);
+    });
+  }
+  it('a non-finite step between finite ones skips only itself', async () => {
+    const n = W + 9;
+    const { p0, grads } = gradients(n, 3, 35);
+    grads[1]![3] = NaN;
+    const out = await expectSameBits('NaN in step 2 of 3', p0, grads, BASE, B);
+    expect(out.health).toBe(2);
+  });
+});
+
+describe('which optimizer step a variant runs, and its scratch', () => {
+  it('two dispatches in the subgroup variant, three in the thread one', () => {
+    expect(optimizerStepFor('subgroup')).toBe(optimizerStepMergedKernel);
+    expect(optimizerStepFor('thread')).toBe(optimizerStepKernel);
+    expect([optimizerStepMergedKernel.dispatches, optimizerStepKernel.dispatches]).toEqual([2, 3]);
+  });
+  it('a partials buffer smaller than gradNormKernel.scratchWords is refused by name, at bind and update', async () => {
+    const device = await requireGpu();
+    const g = new GpuScratch(device);
+    for (const kernel of [optimizerStepKernel, optimizerStepMergedKernel]) {
+      const k = kernel.create(device);
+      const n = 5 * GRAD_NORM_BLOCK_HARDWARE;
+      const buffers = {
+        params: g.empty(n), grads: g.empty(n), m: g.empty(n), v: g.empty(n), norm: g.empty(1),
+        health: g.empty(1), lrScale: g.empty(2),
+      };
+      const config = { ...BASE, n, step: 1, block: GRAD_NORM_BLOCK_HARDWARE };
+      expect(() => k.bind({ ...buffers, partials: g.empty(4) }, config)).toThrow(/the partials buffer holds 16 bytes, this configuration needs 20 \(gradNormKernel.scratchWords\)/);
+      const call = k.bind({ ...buffers, partials: g.empty(5) }, config);
+      expect(() => call.update({ ...config, block: 1024 })).toThrow(/the partials buffer holds 20 bytes, this configuration needs 40/);
+      k.destroy();
+    }
+    g.destroy();
+  });
+});
