@@ -7,6 +7,7 @@
 import { memo, useEffect, useMemo, useRef } from 'react';
 import type { BatchDump } from '../../workers/batchDump';
 import { currentBatch, useAppStore } from '../store';
+import { useChunkedRows } from './chunkedRows';
 
 /** Batches up to this many trajectories load by themselves when the run pauses. */
 const AUTO_LOAD_TRAJS = 4096;
@@ -79,8 +80,10 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
   const groups = useMemo(() => groupsOf(batch), [batch]);
   const collapsed = useMemo(() => groups.filter(allEqual).length, [groups]);
   const focusTrajGroup = focus?.kind === 'traj' ? batch?.trajs[focus.index]?.group : undefined;
-  const shown = groups.slice(0, MAX_ROWS);
-  const extra = focusGroup !== null && focusGroup >= MAX_ROWS && groups[focusGroup] ? [focusGroup] : [];
+  // The rows grow a chunk per task (a new batch starts again): 64 x 64 cells in one commit was a long task.
+  const drawn = useChunkedRows(Math.min(groups.length, MAX_ROWS), groups[0]?.length ?? 0, batch);
+  const shown = groups.slice(0, drawn);
+  const extra = focusGroup !== null && focusGroup >= drawn && groups[focusGroup] ? [focusGroup] : [];
 
   return (
     <section className="panel inspector" ref={ref} aria-labelledby="group-title" data-testid="group-view">

@@ -72,8 +72,19 @@ test.describe('no-webgpu faults', () => {
     expect(await chartPoints(page, 'chart-reward')).toBe(1);
     // Its batch travels packed in columns and is unpacked in slices (workers/batchDump.ts).
     await waitIdle(page);
+    // The matrix's rows as each DOM change leaves them: 64 x 64 cells arrive a chunk per task
+    // (app/panels/chunkedRows.ts), not in one commit, which was a long task.
+    await page.evaluate(() => {
+      const counts: number[] = [];
+      (window as unknown as { __matrixRows: number[] }).__matrixRows = counts;
+      new MutationObserver(() => {
+        const n = document.querySelectorAll('[data-testid="reward-matrix"] tbody tr').length;
+        if (n !== (counts[counts.length - 1] ?? 0)) counts.push(n);
+      }).observe(document.body, { childList: true, subtree: true });
+    });
     await page.getByRole('button', { name: 'Load the batch' }).click();
     await expect(page.getByTestId('reward-matrix').locator('tbody tr')).toHaveCount(64, { timeout: 60_000 });
+    expect(await page.evaluate(() => (window as unknown as { __matrixRows: number[] }).__matrixRows)).toEqual([16, 32, 48, 64]);
     await expect(page.getByTestId('group-view')).toContainText('Showing the first 64 of 1024 groups.');
     await expect(page.getByRole('button', { name: /^trajectory 65535, reward / })).toHaveCount(0); // group 1023: not shown
     await page.getByRole('button', { name: /^trajectory 4095, reward / }).click();
