@@ -211,7 +211,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
       weights,
       ...(stageWeights ? { stageWeights } : {}),
       ...(score ? { score } : {}),
-      ...(plan.critic ? { stateKey: stateKeys(c.seq, shape.trainRowPos, shape.L, cfg.model.context, plan.critic.size) } : {}),
+      ...(plan.critic ? { stateKey: stateKeys(c.seq, shape.trainRowPos, c.mask, shape.L, cfg.model.context, plan.critic.size) } : {}),
       snapshot: iter % snapshotEvery === 0,
     });
     if (s.non_finite) {

@@ -59,15 +59,23 @@ export function anchorKeys(seq: Int32Array, l: RolloutLayout): Uint32Array {
 
 /**
  * PPO's critic states [N * Tp]: each policy row's context (the tokens the policy sees before it,
- * the last `context` of them) hashed into a table of `size` entries.
+ * the last `context` of them) hashed into a table of `size` entries. Rows outside the loss mask
+ * get 0: GAE and the critic's update read the keys of masked rows only (kernels/critic.ts).
  */
-export function stateKeys(seq: Int32Array, trainRowPos: Uint32Array, L: number, context: number, size: number): Uint32Array {
-  return Uint32Array.from(trainRowPos, (pos) => {
+export function stateKeys(seq: Int32Array, trainRowPos: Uint32Array, mask: Float32Array, L: number, context: number, size: number): Uint32Array {
+  // A plain loop: Uint32Array.from with a callback over every row took 10 ms of a 64x PPO
+  // iteration's host work (73,728 rows), this 3.5 ms before the mask.
+  const out = new Uint32Array(trainRowPos.length);
+  const h0 = pcgHash(0x5a7e);
+  for (let r = 0; r < trainRowPos.length; r++) {
+    if (!mask[r]) continue;
+    const pos = trainRowPos[r]!;
     const start = pos - (pos % L);
-    let h = pcgHash(0x5a7e);
+    let h = h0;
     for (let k = 1; k <= context; k++) h = pcgHash((h ^ (pos - k >= start ? seq[pos - k]! + 1 : 0)) >>> 0);
-    return h % size;
-  });
+    out[r] = h % size;
+  }
+  return out;
 }
 
 /** GiGPO step rewards [N * maxTurns]: the outcome on the last turn taken (the toys have no per-step reward). */
