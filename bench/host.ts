@@ -10,10 +10,20 @@
  * drawn uniformly from what the task's grammar allows after the previous token (a policy's
  * support), all from a seeded generator. Its own time is measured and subtracted, so the figure
  * is rollOut's and the task's time alone.
+ *
+ * A second table (`--trainer search:grpo,search:ppo,...`, `--trainer-batches`) times a whole
+ * trainer iteration (workers/trainer.ts step) on the CPU backend and subtracts the time spent in
+ * the backend's sampleTurn and update: what is left is the host's work of an iteration (the
+ * tasks, the rollout's bookkeeping, the reward stage, the loss weights, the metrics row, and the
+ * backend's token writes), which a GPU backend would pay as well. Garbage collections count where
+ * they fall, so some of the CPU backend's land in host time (collecting them inside the backend's
+ * calls with --expose-gc made the host's own work slower, not cleaner: 9 -> 20 ms on search).
  */
 import type { Backend } from '../workers/backend';
 import { rollOut, type RolloutLayout, type RollState } from '../workers/collect';
 import { defaultConfig, withFieldText } from '../workers/config';
+import { createCpuBackend } from '../workers/cpuBackend';
+import { createTrainer } from '../workers/trainer';
 import { createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from '../workers/envs';
 import { createRng, type Rng } from '../workers/rng';
 import { now, summarize } from './lib/stats';
@@ -102,11 +112,84 @@ async function measure(task: string, batch: number, reps: number, warmup: number
   return { task, rollouts: N, turns, sampleMs: summarize(sampleMs), rolloutMs: summarize(rolloutMs) };
 }
 
+interface TrainerRow {
+  config: string;
+  rollouts: number;
+  stepMs: ReturnType<typeof summarize>;
+  backendMs: ReturnType<typeof summarize>;
+  hostMs: ReturnType<typeof summarize>;
+}
+
+/** Host time of whole trainer iterations: step() minus the CPU backend's sampleTurn and update. */
+async function measureTrainer(spec: string, batch: number, reps: number, warmup: number): Promise<TrainerRow> {
+  const [task, methods] = spec.split(':') as [string, string | undefined];
+  let cfg = withFieldText(withFieldText(defaultConfig(), 'task', task), 'batch', String(batch));
+  if (methods) cfg = withFieldText(cfg, 'methods', methods.replaceAll('+', ','));
+  let inBackend = 0;
+  const timed = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
+    const t = now();
+    try {
+      return await f(...a);
+    } finally {
+      inBackend += now() - t;
+    }
+  };
+  const trainer = await createTrainer(cfg, (shape, init) => {
+    const b = createCpuBackend(shape, init);
+    return { ...b, sampleTurn: timed(b.sampleTurn.bind(b)), update: timed(b.update.bind(b)) };
+  });
+  const stepMs: number[] = [];
+  const backendMs: number[] = [];
+  const hostMs: number[] = [];
+  for (let r = 0; r < warmup + reps; r++) {
+    inBackend = 0;
+    const t0 = now();
+    await trainer.step();
+    const total = now() - t0;
+    if (r >= warmup) {
+      stepMs.push(total);
+      backendMs.push(inBackend);
+      hostMs.push(total - inBackend);
+    }
+  }
+  const rollouts = trainer.shape.N;
+  trainer.destroy();
+  return { config: spec, rollouts, stepMs: summarize(stepMs), backendMs: summarize(backendMs), hostMs: summarize(hostMs) };
+}
+
 async function main(): Promise<void> {
   const tasks = arg('tasks', 'search,tools,roles,sequence').split(',');
   const batches = arg('batches', '16,128,1024').split(',').map(Number);
   const reps = Number(arg('reps', '15'));
   const rows: HostRow[] = [];
+  const trainerSpecs = arg('trainer', '').split(',').filter((x) => x.length > 0);
+  if (trainerSpecs.length > 0) {
+    const trainerRows: TrainerRow[] = [];
+    const trainerReps = Number(arg('trainer-reps', '5'));
+    for (const spec of trainerSpecs) {
+      for (const batch of arg('trainer-batches', '16,128,1024').split(',').map(Number)) {
+        const row = await measureTrainer(spec, batch, trainerReps, 2);
+        trainerRows.push(row);
+        console.error(`host: trainer ${spec} ${row.rollouts} rollouts: host ${row.hostMs.median.toFixed(2)} ms of ${row.stepMs.median.toFixed(1)}`);
+      }
+    }
+    console.log(`Host work of a trainer iteration (CPU backend, its sampleTurn and update subtracted; garbage collections count where they fall), Node ${process.version}, ${trainerReps} repetitions after 2 warm-ups (median / min):\n`);
+    console.log(
+      table(
+        ['task:methods', 'rollouts', 'iteration ms', 'in sampleTurn + update ms', 'host ms', 'µs per rollout'],
+        trainerRows.map((r) => [
+          r.config,
+          r.rollouts.toLocaleString('en-US'),
+          `${fmt(r.stepMs.median)} / ${fmt(r.stepMs.min)}`,
+          `${fmt(r.backendMs.median)} / ${fmt(r.backendMs.min)}`,
+          `${fmt(r.hostMs.median)} / ${fmt(r.hostMs.min)}`,
+          ((1000 * r.hostMs.median) / r.rollouts).toFixed(2),
+        ]),
+      ),
+    );
+    if (arg('tasks', '') === '') return;
+    console.log('');
+  }
   for (const task of tasks) {
     for (const batch of batches) {
       const row = await measure(task, batch, reps, 3);
