@@ -11,18 +11,18 @@
  * support), all from a seeded generator. Its own time is measured and subtracted, so the figure
  * is rollOut's and the task's time alone.
  *
- * A second table (`--trainer search:grpo,search:ppo,...`, `--trainer-batches`) times a whole
- * trainer iteration (workers/trainer.ts step) on the CPU backend and subtracts the time spent in
- * the backend's sampleTurn and update: what is left is the host's work of an iteration (the
- * tasks, the rollout's bookkeeping, the reward stage, the loss weights, the metrics row, and the
- * backend's token writes), which a GPU backend would pay as well. Garbage collections count where
- * they fall, so some of the CPU backend's land in host time (collecting them inside the backend's
- * calls with --expose-gc made the host's own work slower, not cleaner: 9 -> 20 ms on search).
+ * A second table (`--trainer search:grpo,search:ppo,...`, `--trainer-batches`) times whole trainer
+ * iterations (workers/trainer.ts step) twice: on the CPU backend, recording what its sampleTurn
+ * and update return, then with a backend that replays them: the second is the host's work of an
+ * iteration (the tasks, the rollout's bookkeeping, the reward stage, the loss weights, the metrics
+ * row, a host copy of the tokens), which a GPU backend pays as well, without the CPU backend's
+ * garbage collections, which subtracting its calls' time from the first run would leave in.
  */
-import type { Backend } from '../workers/backend';
+import type { Backend, UpdateInput, UpdateStats } from '../workers/backend';
 import { rollOut, type RolloutLayout, type RollState } from '../workers/collect';
 import { defaultConfig, withFieldText } from '../workers/config';
 import { createCpuBackend } from '../workers/cpuBackend';
+import { copyRows } from '../workers/rowCopy';
 import { createTrainer } from '../workers/trainer';
 import { createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from '../workers/envs';
 import { createRng, type Rng } from '../workers/rng';
@@ -120,41 +120,78 @@ interface TrainerRow {
   hostMs: ReturnType<typeof summarize>;
 }
 
-/** Host time of whole trainer iterations: step() minus the CPU backend's sampleTurn and update. */
+/**
+ * Host time of whole trainer iterations. A first trainer runs on the CPU backend and records what
+ * its sampleTurn and update returned; a second one, same config, replays them from a backend that
+ * only keeps a host copy of the tokens (as the GPU backend's shadow does): its step() time is the
+ * host's work, with no model and none of the CPU backend's garbage in it.
+ */
 async function measureTrainer(spec: string, batch: number, reps: number, warmup: number): Promise<TrainerRow> {
   const [task, methods] = spec.split(':') as [string, string | undefined];
   let cfg = withFieldText(withFieldText(defaultConfig(), 'task', task), 'batch', String(batch));
   if (methods) cfg = withFieldText(cfg, 'methods', methods.replaceAll('+', ','));
+  const iters = warmup + reps;
+  const tokens: Int32Array[] = [];
+  const updates: UpdateStats[] = [];
   let inBackend = 0;
-  const timed = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
-    const t = now();
-    try {
-      return await f(...a);
-    } finally {
-      inBackend += now() - t;
-    }
-  };
-  const trainer = await createTrainer(cfg, (shape, init) => {
+  const recorded = await createTrainer(cfg, (shape, init) => {
     const b = createCpuBackend(shape, init);
-    return { ...b, sampleTurn: timed(b.sampleTurn.bind(b)), update: timed(b.update.bind(b)) };
+    return {
+      ...b,
+      async sampleTurn(turn: number, iter: number) {
+        const t = now();
+        const out = await b.sampleTurn(turn, iter);
+        inBackend += now() - t;
+        tokens.push(Int32Array.from(out));
+        return out;
+      },
+      async update(inp: UpdateInput) {
+        const t = now();
+        const out = await b.update(inp);
+        inBackend += now() - t;
+        updates.push(out);
+        return out;
+      },
+    };
   });
   const stepMs: number[] = [];
   const backendMs: number[] = [];
-  const hostMs: number[] = [];
-  for (let r = 0; r < warmup + reps; r++) {
+  for (let r = 0; r < iters; r++) {
     inBackend = 0;
     const t0 = now();
-    await trainer.step();
-    const total = now() - t0;
-    if (r >= warmup) {
-      stepMs.push(total);
-      backendMs.push(inBackend);
-      hostMs.push(total - inBackend);
-    }
+    await recorded.step();
+    stepMs.push(now() - t0);
+    backendMs.push(inBackend);
   }
-  const rollouts = trainer.shape.N;
-  trainer.destroy();
-  return { config: spec, rollouts, stepMs: summarize(stepMs), backendMs: summarize(backendMs), hostMs: summarize(hostMs) };
+  recorded.destroy();
+
+  let nextTokens = 0;
+  let nextUpdate = 0;
+  const replayed = await createTrainer(cfg, (shape, init) => {
+    const b = createCpuBackend(shape, init);
+    const shadow = new Int32Array(shape.N * shape.L);
+    const w = shape.actionLen + shape.obsLen;
+    return {
+      ...b,
+      writeSequences: (seq: Int32Array) => shadow.set(seq),
+      writeTurn: (turn: number, t: Int32Array) => copyRows(shadow, shape.promptLen + turn * w, shape.L, t, 0, w, w, shape.N),
+      sampleTurn: async () => tokens[nextTokens++]!,
+      update: async () => updates[nextUpdate++]!,
+    };
+  });
+  const hostMs: number[] = [];
+  for (let r = 0; r < iters; r++) {
+    const t0 = now();
+    await replayed.step();
+    hostMs.push(now() - t0);
+  }
+  if (nextTokens !== tokens.length || nextUpdate !== updates.length) {
+    throw new Error(`trainer ${spec}: the replay took ${nextTokens} turns and ${nextUpdate} updates, the run ${tokens.length} and ${updates.length}`);
+  }
+  const rollouts = replayed.shape.N;
+  replayed.destroy();
+  const timed = (xs: number[]) => summarize(xs.slice(warmup));
+  return { config: spec, rollouts, stepMs: timed(stepMs), backendMs: timed(backendMs), hostMs: timed(hostMs) };
 }
 
 async function main(): Promise<void> {
@@ -173,10 +210,10 @@ async function main(): Promise<void> {
         console.error(`host: trainer ${spec} ${row.rollouts} rollouts: host ${row.hostMs.median.toFixed(2)} ms of ${row.stepMs.median.toFixed(1)}`);
       }
     }
-    console.log(`Host work of a trainer iteration (CPU backend, its sampleTurn and update subtracted; garbage collections count where they fall), Node ${process.version}, ${trainerReps} repetitions after 2 warm-ups (median / min):\n`);
+    console.log(`Host work of a trainer iteration (its CPU backend's sampleTurn and update replayed), Node ${process.version}, ${trainerReps} repetitions after 2 warm-ups (median / min):\n`);
     console.log(
       table(
-        ['task:methods', 'rollouts', 'iteration ms', 'in sampleTurn + update ms', 'host ms', 'µs per rollout'],
+        ['task:methods', 'rollouts', 'iteration ms (CPU backend)', 'in sampleTurn + update ms', 'host ms (replayed)', 'µs per rollout'],
         trainerRows.map((r) => [
           r.config,
           r.rollouts.toLocaleString('en-US'),
