@@ -189,7 +189,14 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
     const turnRewards = new Float32Array(N * S);
     const turnRewardsTrue = new Float32Array(N * S);
     const stepRewards = new Float32Array(N * S * 3);
-    const checklist: TurnChecklist[][] = Array.from({ length: N }, () => []);
+    // The judge's labels of every row and turn in one array, CMAX judged then CMAX true ones per
+    // (row, turn), and which (row, turn) were judged; the checklists are built from them when read.
+    // Two label arrays and a record kept per row and turn cost ~10 ms of garbage collection a
+    // rollout at 8,192 rollouts (BENCHMARKS.md).
+    const CMAX = 1 + Math.max(...sig.slice(0, S).map((k) => k.length));
+    const labels = new Uint8Array(N * S * 2 * CMAX);
+    const judged = new Uint8Array(N * S);
+    let checklist: TurnChecklist[][] | null = null;
     const allMet = new Uint8Array(N).fill(1);
     const ended: string[] = Array.from({ length: N }, () => '');
     const answerTokens = new Int32Array(N * 3);
@@ -225,17 +232,32 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
      * per batch.
      */
     const notes = new Map<number, string>();
-    function judgeNote(items: readonly ChecklistItem[], turn: number, sat: Uint8Array, satTrue: Uint8Array): string {
-      let labels = 0;
-      for (let c = 0; c < items.length; c++) labels = labels * 4 + sat[c]! * 2 + satTrue[c]!;
-      const key = labels * S + turn;
+    function judgeNote(items: readonly ChecklistItem[], turn: number, o: number): string {
+      const t = o + CMAX;
+      let bits = 0;
+      for (let c = 0; c < items.length; c++) bits = bits * 4 + labels[o + c]! * 2 + labels[t + c]!;
+      const key = bits * S + turn;
       let note = notes.get(key);
       if (note === undefined) {
-        const marks = items.map((_, c) => `${itemSuffix(turn, c)}${sat[c] ? '✓' : '✗'}${sat[c] !== satTrue[c] ? '(judge flip)' : ''}`).join(' ');
+        const marks = items.map((_, c) => `${itemSuffix(turn, c)}${labels[o + c] ? '✓' : '✗'}${labels[o + c] !== labels[t + c] ? '(judge flip)' : ''}`).join(' ');
         note = `[${PLAN_TOOLS[turn]}: ${marks}]`;
         notes.set(key, note);
       }
       return note;
+    }
+
+    /** Each row's checklists, turn by turn, from the labels judged so far. */
+    function checklists(): TurnChecklist[][] {
+      return Array.from({ length: N }, (_, n) => {
+        const rows: TurnChecklist[] = [];
+        for (let turn = 0; turn < S; turn++) {
+          if (!judged[n * S + turn]) continue;
+          const o = (n * S + turn) * 2 * CMAX;
+          const items = lists[Math.floor(n / group)]![turn]!;
+          rows.push({ items, sat: labels.subarray(o, o + items.length), satTrue: labels.subarray(o + CMAX, o + CMAX + items.length) });
+        }
+        return rows;
+      });
     }
 
     /** The call's argument tokens have tool t's argument kinds. */
@@ -248,6 +270,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
     // Written as plain loops over typed arrays: at 8,192 trajectories this runs once per turn
     // between two GPU round trips, and the host's time is then most of a GPU iteration.
     function step(turn: number, actions: Int32Array): TurnResult {
+      checklist = null;
       const obs = new Int32Array(N * 2);
       const actionMask = new Uint8Array(N * 3);
       for (let n = 0; n < N; n++) {
@@ -271,15 +294,16 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
         const items = lists[b]![turn]!;
         const C = items.length;
         const ref = correct[b]![turn]!;
-        const satTrue = new Uint8Array(C);
-        satTrue[0] = ok && t === turn ? 1 : 0;
-        for (let c = 1; c < C; c++) satTrue[c] = satTrue[0] && (c === 1 ? a0 : c === 2 ? a1 : -1) === ref[c - 1] ? 1 : 0;
-        const sat = new Uint8Array(C);
+        // This row and turn's labels: judged at o, true at oT.
+        const o = (n * S + turn) * 2 * CMAX;
+        const oT = o + CMAX;
+        labels[oT] = ok && t === turn ? 1 : 0;
+        for (let c = 1; c < C; c++) labels[oT + c] = labels[oT] && (c === 1 ? a0 : c === 2 ? a1 : -1) === ref[c - 1] ? 1 : 0;
         for (let c = 0; c < C; c++) {
           const flip = opts.judgeNoise > 0 && hashUniform(judgeSeed, n, turn, c) < opts.judgeNoise;
-          sat[c] = flip ? 1 - satTrue[c]! : satTrue[c]!;
+          labels[o + c] = flip ? 1 - labels[oT + c]! : labels[oT + c]!;
         }
-        checklist[n]!.push({ items, sat, satTrue });
+        judged[n * S + turn] = 1;
         // Step rewards (Eq. 2) of the judged and the true labels, and their turn sums (Eq. 6), added
         // step by step and item by item as checklistTurnReward adds them.
         let R = 0;
@@ -287,10 +311,10 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
         for (let s = 0; s < 3; s++) {
           for (let c = 0; c < C; c++) {
             const w = items[c]!.weight;
-            const r = w * checklistLabelStepReward(items, sat, s, c);
+            const r = w * checklistLabelStepReward(items, labels, s, c, o);
             stepRewards[(n * S + turn) * 3 + s]! += r;
             R += r;
-            RTrue += w * checklistLabelStepReward(items, satTrue, s, c);
+            RTrue += w * checklistLabelStepReward(items, labels, s, c, oT);
           }
         }
         turnRewards[n * S + turn] = R;
@@ -298,11 +322,11 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
 
         let strictFail = false;
         for (let c = 0; c < C; c++) {
-          if (satTrue[c] === 0) allMet[n] = 0;
-          if (items[c]!.strict && !sat[c]) strictFail = true;
+          if (labels[oT + c] === 0) allMet[n] = 0;
+          if (items[c]!.strict && !labels[o + c]) strictFail = true;
         }
         const policy = arity > 1 ? [actions[3 * n]!, a0, a1] : [actions[3 * n]!, a0];
-        st.record(n, { turn, policy, env: [EQ, result], note: judgeNote(items, turn, sat, satTrue) });
+        st.record(n, { turn, policy, env: [EQ, result], note: judgeNote(items, turn, o) });
         if (strictFail || turn === S - 1) {
           const solved = !strictFail && turn === S - 1 && allMet[n] === 1;
           const R = checklistTrajectoryReward(turnRewards.subarray(n * S, n * S + S), S);
@@ -332,7 +356,9 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       oracle,
       turnRewards,
       stepRewards,
-      checklist,
+      get checklist() {
+        return (checklist ??= checklists());
+      },
     };
   }
 

@@ -82,6 +82,29 @@ describe('tools task', () => {
     expect(Array.from(batch.answerSpan!)).toEqual([0, 1, 0]);
   });
 
+  it('the checklists read between turns hold the turns judged so far, and later reads the later ones', () => {
+    const batch = env.sample(2, 2, createRng(4));
+    expect(batch.checklist!.map((rows) => rows.length)).toEqual([0, 0, 0, 0]);
+    const last = new Int32Array(4);
+    const first = [] as NonNullable<EpisodeBatch['checklist']>;
+    for (let turn = 0; turn < 3; turn++) {
+      const actions = new Int32Array(4 * 3);
+      for (let n = 0; n < 4; n++) actions.set(referenceCall(env, batch, n, turn, last[n]!), 3 * n);
+      // Row 3 calls the wrong tool at turn 0: its tool item fails (strict), its episode ends.
+      if (turn === 0) actions[9] = actions[9]! + 1;
+      const res = batch.step(turn, actions);
+      for (let n = 0; n < 4; n++) last[n] = res.obs[2 * n + 1]!;
+      if (turn > 0) continue;
+      first.push(...batch.checklist!);
+      expect(first.map((rows) => rows.length)).toEqual([1, 1, 1, 1]);
+      expect(Array.from(first[3]![0]!.sat)).toEqual([0, 0]);
+      expect(Array.from(first[0]![0]!.satTrue)).toEqual([1, 1]);
+      expect(batch.checklist![0]).toBe(first[0]); // no step since: the same lists
+    }
+    expect(batch.checklist!.map((rows) => rows.length)).toEqual([3, 3, 3, 1]);
+    expect(batch.checklist![0]![0]!.sat).toEqual(first[0]![0]!.sat);
+  });
+
   it('checklist items carry CM2\'s seven components; weights sum to 1 per turn', () => {
     const batch = env.sample(1, 1, createRng(1));
     play(env, batch);
