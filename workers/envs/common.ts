@@ -66,6 +66,9 @@ export interface BatchStateOptions {
   rewardRange: readonly [number, number];
   /** The batch's generator: a fork of it draws the reward-model noise (the stream itself is untouched). */
   rng: Rng;
+  /** Turns an episode can take, and tokens a turn's action has: the turn log's capacity. */
+  maxTurns: number;
+  actionLen: number;
 }
 
 /** Per-batch state every task keeps, with the one place where an episode's reward is finalized. */
@@ -74,15 +77,20 @@ export interface BatchState {
   reward: Float32Array;
   rewardTrue: Float32Array;
   success: Uint8Array;
-  /** [N][turn] the turn log, for turns() and describe(). */
-  log: TurnView[][];
+  /** Row n's turn log, for turns() and describe(): built from the records when asked for. */
+  turns(n: number): TurnView[];
   /**
    * Ends episode n with its true reward. The training reward is `observed` (default: rTrue; a task
    * with a noisy judge passes the judged reward) plus the reward model's noise at rTrue.
    */
   finish(n: number, rTrue: number, solved: boolean, observed?: number): void;
-  /** Appends a turn record; policy tokens are the kept ones, PAD left out of env tokens. */
-  record(n: number, view: TurnView): void;
+  /**
+   * Appends a turn record to row n's log: the policy's tokens are the first `kept` of
+   * actions[at..], the environment's e0 and e1 (PAD or -1: none), `role` the acting role's name.
+   * Plain arguments, no record object: this runs for every row and turn, and the logs are read
+   * for a batch dump or the inspector only (BENCHMARKS.md, an iteration's host work).
+   */
+  record(n: number, turn: number, actions: Int32Array, at: number, kept: number, e0: number, e1: number, note: string, role?: string): void;
 }
 
 /** Label of the reward-model noise stream, forked from the batch generator. */
@@ -94,7 +102,15 @@ export function createBatchState(o: BatchStateOptions): BatchState {
   const reward = new Float32Array(N);
   const rewardTrue = new Float32Array(N);
   const success = new Uint8Array(N);
-  const log: TurnView[][] = Array.from({ length: N }, () => []);
+  // The turn log in columns, row n's k-th record at slot n * maxTurns + k.
+  const { maxTurns, actionLen } = o;
+  const count = new Uint8Array(N);
+  const recTurn = new Uint8Array(N * maxTurns);
+  const recKept = new Uint8Array(N * maxTurns);
+  const recPolicy = new Int32Array(N * maxTurns * actionLen);
+  const recEnv = new Int32Array(N * maxTurns * 2);
+  const recNote: string[] = new Array<string>(N * maxTurns);
+  const recRole: Array<string | undefined> = new Array<string | undefined>(N * maxTurns);
   // One standard normal per trajectory, drawn up front so the result does not depend on which
   // trajectories finish first.
   let xi: Float64Array | null = null;
@@ -108,17 +124,36 @@ export function createBatchState(o: BatchStateOptions): BatchState {
     reward,
     rewardTrue,
     success,
-    log,
+    turns(n) {
+      const out: TurnView[] = [];
+      for (let k = 0; k < count[n]!; k++) {
+        const r = n * maxTurns + k;
+        const policy = Array.from(recPolicy.subarray(r * actionLen, r * actionLen + recKept[r]!));
+        const env = [recEnv[2 * r]!, recEnv[2 * r + 1]!].filter((t) => t >= 0 && t !== PAD);
+        const role = recRole[r];
+        out.push({ turn: recTurn[r]!, ...(role !== undefined ? { role } : {}), policy, env, note: recNote[r]! });
+      }
+      return out;
+    },
     finish(n, rTrue, solved, observed = rTrue) {
       done[n] = 1;
       rewardTrue[n] = rTrue;
       reward[n] = xi ? observed + rewardModelStd(rTrue, lo, hi, o.rm) * xi[n]! : observed;
       success[n] = solved ? 1 : 0;
     },
-    record(n, view) {
-      // Copied only to drop PAD: every task passes a fresh record, and a copy per trajectory and
-      // turn is garbage for the collector at 8,192 rollouts (BENCHMARKS.md, the tasks' garbage).
-      log[n]!.push(view.env.includes(PAD) ? { ...view, env: view.env.filter((t) => t !== PAD) } : view);
+    record(n, turn, actions, at, kept, e0, e1, note, role) {
+      const k = count[n]!;
+      if (k >= maxTurns) throw new Error(`turn log: row ${n} already has ${maxTurns} turns`);
+      if (kept > actionLen) throw new Error(`turn log: ${kept} policy tokens, a turn has ${actionLen}`);
+      const r = n * maxTurns + k;
+      count[n] = k + 1;
+      recTurn[r] = turn;
+      recKept[r] = kept;
+      for (let j = 0; j < kept; j++) recPolicy[r * actionLen + j] = actions[at + j]!;
+      recEnv[2 * r] = e0;
+      recEnv[2 * r + 1] = e1;
+      recNote[r] = note;
+      if (role !== undefined) recRole[r] = role;
     },
   };
 }
@@ -158,7 +193,7 @@ export function batchCore(st: BatchState, o: BatchCoreOptions): Pick<
     rewardTrue: st.rewardTrue,
     success: st.success,
     step: o.step,
-    describe: (n) => [o.header(n), ...st.log[n]!.map((v) => renderTurn(o.vocab, v))].join(' | ') + (o.tail?.(n) ?? ''),
-    turns: (n) => st.log[n]!,
+    describe: (n) => [o.header(n), ...st.turns(n).map((v) => renderTurn(o.vocab, v))].join(' | ') + (o.tail?.(n) ?? ''),
+    turns: (n) => st.turns(n),
   };
 }

@@ -86,7 +86,7 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
       const b = Math.floor(n / group);
       prompt.set([BOS, Q, ent0 + question[2 * b]!, att0 + question[2 * b + 1]!, RP], n * P);
     }
-    const st = createBatchState({ N, rm, rewardRange: [execLo / 2, (1 + execHi) / 2], rng });
+    const st = createBatchState({ N, rm, rewardRange: [execLo / 2, (1 + execHi) / 2], rng, maxTurns: layout.maxTurns, actionLen: layout.actionLen });
     const turnRole = new Int32Array(N * 3).fill(-1);
     const roleReward = new Float32Array(N * 2);
     /** [N * 2] the planner's instruction (entity, attribute tokens). */
@@ -126,7 +126,7 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
           obs[2 * n] = OKT;
           obs[2 * n + 1] = RX;
           actionMask.fill(1, 3 * n, 3 * n + 3);
-          st.record(n, { turn, role: ROLE_NAMES[role], policy: [act, x, y], env: [OKT, RX], note: '' });
+          st.record(n, turn, actions, 3 * n, 3, OKT, RX, '', ROLE_NAMES[role]);
         } else if (turn === 1 && act === LOOK && fact) {
           followed[n] = x === told[2 * n] && y === told[2 * n + 1] ? 1 : 0;
           lookedRight[n] = x - ent0 === question[2 * b] && y - att0 === question[2 * b + 1] ? 1 : 0;
@@ -134,16 +134,16 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
           obs[2 * n] = RP;
           obs[2 * n + 1] = v;
           actionMask.fill(1, 3 * n, 3 * n + 3);
-          st.record(n, { turn, role: ROLE_NAMES[role], policy: [act, x, y], env: [RP, v], note: followed[n] ? '(as told)' : '(not as told)' });
+          st.record(n, turn, actions, 3 * n, 3, RP, v, followed[n] ? '(as told)' : '(not as told)', ROLE_NAMES[role]);
         } else if (turn === 2 && act === ANSWER && isIn(x, val0, Vv)) {
           const right = x - val0 === truth(b);
           actionMask.fill(1, 3 * n, 3 * n + 2);
-          st.record(n, { turn, role: ROLE_NAMES[role], policy: [act, x], env: [], note: right ? '✓' : '✗' });
+          st.record(n, turn, actions, 3 * n, 2, -1, -1, right ? '✓' : '✗', ROLE_NAMES[role]);
           end(n, right);
         } else {
           // Unreachable under the grammar: a malformed turn ends the episode, the answer wrong.
           actionMask.fill(1, 3 * n, 3 * n + 3);
-          st.record(n, { turn, role: ROLE_NAMES[role], policy: [act, x, y], env: [], note: 'malformed' });
+          st.record(n, turn, actions, 3 * n, 3, -1, -1, 'malformed', ROLE_NAMES[role]);
           end(n, false);
         }
       }

@@ -161,7 +161,7 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
     }
     const p = searchNoiseAt(iter, noiseOpts);
     const noiseSeed = p > 0 ? Math.floor(rng.fork(NOISE_STREAM).next() * 4294967296) : 0;
-    const st = createBatchState({ N, rm, rewardRange: [-penalty, 1], rng });
+    const st = createBatchState({ N, rm, rewardRange: [-penalty, 1], rng, maxTurns, actionLen: layout.actionLen });
     const answerTokens = new Int32Array(N * 3);
     for (let n = 0; n < N; n++) {
       answerTokens[3 * n] = ANSWER;
@@ -217,24 +217,24 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
           obs[2 * n] = RES;
           obs[2 * n + 1] = val0 + doc;
           actionMask.fill(1, 3 * n, 3 * n + 3);
-          st.record(n, { turn, policy: [act, x, y], env: [RES, val0 + doc], note: noisy ? '(noisy)' : '' });
+          st.record(n, turn, actions, 3 * n, 3, RES, val0 + doc, noisy ? '(noisy)' : '');
         } else if (act === SEARCH && isIn(x, ent0, E) && isIn(y, rel0, R)) {
           const { doc, noisy } = lookup(n, turn, links[b]![(x - ent0) * R + (y - rel0)]!, E);
           learn(n, x, y, noisy);
           obs[2 * n] = ent0 + doc;
           obs[2 * n + 1] = END;
           actionMask.fill(1, 3 * n, 3 * n + 3);
-          st.record(n, { turn, policy: [act, x, y], env: [ent0 + doc, END], note: noisy ? '(noisy)' : '' });
+          st.record(n, turn, actions, 3 * n, 3, ent0 + doc, END, noisy ? '(noisy)' : '');
         } else if (act === ANSWER && isIn(x, val0, Vv)) {
           const right = x - val0 === truth[b];
           st.finish(n, right ? 1 : 0, right);
           actionMask.fill(1, 3 * n, 3 * n + 2);
-          st.record(n, { turn, policy: [act, x], env: [], note: right ? '✓' : '✗' });
+          st.record(n, turn, actions, 3 * n, 2, -1, -1, right ? '✓' : '✗');
         } else {
           // Unreachable under the grammar; kept so a malformed action ends the episode with reward 0.
           st.finish(n, 0, false);
           actionMask.fill(1, 3 * n, 3 * n + 3);
-          st.record(n, { turn, policy: [act, x, y], env: [], note: 'malformed' });
+          st.record(n, turn, actions, 3 * n, 3, -1, -1, 'malformed');
         }
         if (turn === maxTurns - 1 && !st.done[n]) {
           st.finish(n, penalty > 0 ? -penalty : 0, false);

@@ -64,7 +64,7 @@ export function createSequenceEnv(opts: SequenceOptions): TaskEnv {
       prompt.set([BOS, id0 + k], 2 * n);
       for (let j = 0; j < L; j++) answerTokens[n * L + j] = sym0 + target[k * L + j]!;
     }
-    const st = createBatchState({ N, rm, rewardRange: [0, 1], rng });
+    const st = createBatchState({ N, rm, rewardRange: [0, 1], rng, maxTurns: layout.maxTurns, actionLen: layout.actionLen });
 
     function step(turn: number, actions: Int32Array): TurnResult {
       const obs = new Int32Array(N);
@@ -76,9 +76,7 @@ export function createSequenceEnv(opts: SequenceOptions): TaskEnv {
         const exact = hits === L;
         obs[n] = exact ? YES : NO;
         actionMask.fill(1, n * L, (n + 1) * L);
-        const policy: number[] = [];
-        for (let j = 0; j < L; j++) policy.push(actions[n * L + j]!);
-        st.record(n, { turn, policy, env: [obs[n]!], note: matchNotes[hits]! });
+        st.record(n, turn, actions, n * L, L, obs[n]!, -1, matchNotes[hits]!);
         st.finish(n, opts.seqReward === 'partial' ? hits / L : exact ? 1 : 0, exact);
       }
       return { obs, actionMask };

@@ -185,7 +185,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       for (let i = 0; i < group; i++) prompt.set(p, (b * group + i) * P);
     }
     const judgeSeed = Math.floor(rng.fork(JUDGE_STREAM).next() * 4294967296);
-    const st = createBatchState({ N, rm, rewardRange: [0, 1], rng });
+    const st = createBatchState({ N, rm, rewardRange: [0, 1], rng, maxTurns: layout.maxTurns, actionLen: layout.actionLen });
     const turnRewards = new Float32Array(N * S);
     const turnRewardsTrue = new Float32Array(N * S);
     const stepRewards = new Float32Array(N * S * 3);
@@ -325,8 +325,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
           if (labels[oT + c] === 0) allMet[n] = 0;
           if (items[c]!.strict && !labels[o + c]) strictFail = true;
         }
-        const policy = arity > 1 ? [actions[3 * n]!, a0, a1] : [actions[3 * n]!, a0];
-        st.record(n, { turn, policy, env: [EQ, result], note: judgeNote(items, turn, o) });
+        st.record(n, turn, actions, 3 * n, arity > 1 ? 3 : 2, EQ, result, judgeNote(items, turn, o));
         if (strictFail || turn === S - 1) {
           const solved = !strictFail && turn === S - 1 && allMet[n] === 1;
           const R = checklistTrajectoryReward(turnRewards.subarray(n * S, n * S + S), S);

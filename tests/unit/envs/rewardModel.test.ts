@@ -17,7 +17,7 @@ describe('noisy reward-model channel (PF-PPO)', () => {
 
   it('reward = true reward + N(0, std(r)^2): mean and std within bounds; rewardTrue kept exact', () => {
     const N = 20000;
-    const st = createBatchState({ N, rm: { rmNoise: 0.5, rmNoiseFloor: 0.2 }, rewardRange: [0, 1], rng: createRng(7) });
+    const st = createBatchState({ N, rm: { rmNoise: 0.5, rmNoiseFloor: 0.2 }, rewardRange: [0, 1], rng: createRng(7), maxTurns: 1, actionLen: 1 });
     const rTrue = (n: number) => [0, 0.5, 1][n % 3]!;
     for (let n = 0; n < N; n++) st.finish(n, rTrue(n), rTrue(n) === 1);
     for (const r of [0, 0.5, 1]) {
