@@ -194,6 +194,8 @@ async function measureTrainer(spec: string, batch: number, reps: number, warmup:
   return { config: spec, rollouts, stepMs: timed(stepMs), backendMs: timed(backendMs), hostMs: timed(hostMs) };
 }
 
+const medMin = (s: ReturnType<typeof summarize>) => `${fmt(s.median)} / ${fmt(s.min)}`;
+
 async function main(): Promise<void> {
   const tasks = arg('tasks', 'search,tools,roles,sequence').split(',');
   const batches = arg('batches', '16,128,1024').split(',').map(Number);
@@ -217,9 +219,9 @@ async function main(): Promise<void> {
         trainerRows.map((r) => [
           r.config,
           r.rollouts.toLocaleString('en-US'),
-          `${fmt(r.stepMs.median)} / ${fmt(r.stepMs.min)}`,
-          `${fmt(r.backendMs.median)} / ${fmt(r.backendMs.min)}`,
-          `${fmt(r.hostMs.median)} / ${fmt(r.hostMs.min)}`,
+          medMin(r.stepMs),
+          medMin(r.backendMs),
+          medMin(r.hostMs),
           ((1000 * r.hostMs.median) / r.rollouts).toFixed(2),
         ]),
       ),
@@ -242,8 +244,8 @@ async function main(): Promise<void> {
         r.task,
         r.rollouts.toLocaleString('en-US'),
         String(r.turns),
-        `${fmt(r.sampleMs.median)} / ${fmt(r.sampleMs.min)}`,
-        `${fmt(r.rolloutMs.median)} / ${fmt(r.rolloutMs.min)}`,
+        medMin(r.sampleMs),
+        medMin(r.rolloutMs),
         ((1000 * r.rolloutMs.median) / (r.rollouts * Math.max(r.turns, 1))).toFixed(2),
       ]),
     ),

@@ -12,8 +12,8 @@ import gradNormWGSL from './gradNorm.wgsl?raw';
 import gradNormSumWGSL from './gradNormSum.wgsl?raw';
 import gradNormTreeWGSL from './gradNormTree.wgsl?raw';
 import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
-import { bindingBytes, defineTwoPass } from './reduce';
-import { defineStages, type DefinedStages, type Staged } from './stages';
+import { defineTwoPass } from './reduce';
+import { defineStages, withScratchCheck, type ScratchSize } from './stages';
 import type { KernelVariant } from './variant';
 
 /** sqrt(sum g^2), summed in float64 in index order: the reference the GPU's f32 two-pass sum is held to. */
@@ -115,7 +115,7 @@ const checkBlock = (c: GradNormConfig) => {
 /** Pass 1 of gradNorm: buffers grads [n], partials [blocks] (sums of squares per block). */
 export const gradNormPartialKernel = defineKernel({
   label: 'gradNorm',
-  wgsl: gradNormWGSL,
+  wgsl: gradNormWGSL + gradNormTreeWGSL,
   workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
   bindings: ['grads', 'partials'],
   uniform: GRAD_NORM_UNIFORM,
@@ -205,35 +205,12 @@ export const adamMergedKernel = defineKernel({
 
 export type OptimizerStepBuffers = Record<'params' | 'grads' | 'm' | 'v' | 'partials' | 'norm' | 'health' | 'lrScale', BufferArg>;
 
-/** The step's stages with the block-sum scratch checked at bind and update, as gradNormKernel does. */
-function withNormScratchCheck(stages: DefinedStages<OptimizerStepBuffers, AdamConfig>) {
-  const check = (label: string, partials: BufferArg, c: AdamConfig) => {
-    const have = bindingBytes(partials);
-    const need = 4 * gradNormKernel.scratchWords(c);
-    if (have < need) throw new Error(`${label}: the partials buffer holds ${have} bytes, this configuration needs ${need} (gradNormKernel.scratchWords)`);
-  };
-  return {
-    ...stages,
-    create(device: GPUDevice): Staged<OptimizerStepBuffers, AdamConfig> {
-      const staged = stages.create(device);
-      return {
-        ...staged,
-        bind(buffers, config, label = stages.label) {
-          if (!buffers.partials) throw new Error(`${label}: missing buffer "partials"`);
-          check(label, buffers.partials, config);
-          const call = staged.bind(buffers, config, label);
-          return {
-            ...call,
-            update(c: AdamConfig) {
-              check(label, buffers.partials, c);
-              call.update(c);
-            },
-          };
-        },
-      };
-    },
-  };
-}
+/** The block sums an optimizer step needs, for the refusal of a smaller buffer at bind and update. */
+const normScratch: ScratchSize<AdamConfig> = {
+  words: (c) => gradNormKernel.scratchWords(c),
+  needs: () => 'this configuration needs',
+  source: 'gradNormKernel.scratchWords',
+};
 
 /**
  * One optimizer step on the GPU: the gradient's norm (gradNormCpu), then adamCpu with it. Three
@@ -241,13 +218,15 @@ function withNormScratchCheck(stages: DefinedStages<OptimizerStepBuffers, AdamCo
  * pass 1, adamMerged), the same bits. Buffers: params, grads, m, v (as adam), partials (scratch of
  * gradNormKernel.scratchWords(config) words), norm [1] (written) and health, lrScale (as adam).
  */
-export const optimizerStepKernel = withNormScratchCheck(
+export const optimizerStepKernel = withScratchCheck(
   defineStages<OptimizerStepBuffers, AdamConfig>('optimizerStep', [gradNormPartialKernel, gradNormSumKernel, adamKernel]),
+  normScratch,
 );
 
 /** optimizerStepKernel in two dispatches: the combine repeated in every workgroup of the update. */
-export const optimizerStepMergedKernel = withNormScratchCheck(
+export const optimizerStepMergedKernel = withScratchCheck(
   defineStages<OptimizerStepBuffers, AdamConfig>('optimizerStepMerged', [gradNormPartialKernel, adamMergedKernel]),
+  normScratch,
 );
 
 /**

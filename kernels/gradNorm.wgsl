@@ -3,9 +3,9 @@
 // owns the fixed block w of `block` consecutive entries and writes its sum of squares:
 //   partials[w] = sum_{i = w block .. min((w + 1) block, n) - 1} g_i^2,   w < blocks = ceil(n / block)
 // Thread t sums g[w block + t], g[w block + t + workgroupSize], ... in that order, then a fixed tree
-// in workgroup memory adds the thread sums. The order depends on n and the constants only, so the
-// result is the same bits on every run (no atomics). A square past the f32 range is +Inf, and so
-// is the norm: adam.wgsl skips such a step.
+// in workgroup memory adds the thread sums (treeSum, gradNormTree.wgsl). The order depends on n and
+// the constants only, so the result is the same bits on every run (no atomics). A square past the
+// f32 range is +Inf, and so is the norm: adam.wgsl skips such a step.
 
 struct GradNorm {
   n: u32,
@@ -18,8 +18,6 @@ struct GradNorm {
 @group(0) @binding(2) var<storage, read_write> partials: array<f32>;    // [blocks] sums of squares
 
 override workgroupSize: u32 = 256;
-
-var<workgroup> partial: array<f32, workgroupSize>;
 
 @compute @workgroup_size(workgroupSize)
 fn main(
@@ -49,15 +47,8 @@ fn main(
     let g = grads[i];
     acc += g * g;
   }
-  partial[lid] = acc;
-  workgroupBarrier();
-  for (var s = workgroupSize / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      partial[lid] += partial[lid + s];
-    }
-    workgroupBarrier();
-  }
+  let total = treeSum(lid, acc);
   if (lid == 0u && w < u.blocks) {
-    partials[w] = partial[0];
+    partials[w] = total;
   }
 }

@@ -66,6 +66,12 @@ export function uniformLayout<const N extends string>(fields: ReadonlyArray<read
 /** Whole buffer or a range of one. */
 export type BufferArg = GPUBuffer | GPUBufferBinding;
 
+/** Byte size a buffer argument offers from its offset on. */
+export function bindingBytes(b: BufferArg): number {
+  if ('buffer' in b) return b.size ?? b.buffer.size - (b.offset ?? 0);
+  return b.size;
+}
+
 export interface KernelCall<C> {
   readonly label: string;
   /** The kernel's pipeline, or for a specialized kernel the one compiled for this call's constants. */

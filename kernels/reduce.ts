@@ -22,7 +22,7 @@
  * pass 1, and combine the block results in one workgroup in pass 2, in an order fixed by the sizes.
  */
 import chunkSumWGSL from './chunkSum.wgsl?raw';
-import { defineKernel, uniformLayout, type BufferArg, type DefinedKernel, type KernelCall } from './pipeline';
+import { bindingBytes, defineKernel, uniformLayout, type BufferArg, type DefinedKernel, type KernelCall } from './pipeline';
 
 /** At most this many chunks (pass 2's serial loop); above 64 * 256 rows a chunk grows instead. */
 export const REDUCE_MAX_CHUNKS = 256;
@@ -93,11 +93,6 @@ export interface DefinedReduction<B, C, S = ChunkSumConfig> {
   create(device: GPUDevice): Reduction<B, C, S>;
 }
 
-/** Byte size a buffer argument offers from its offset on. */
-export function bindingBytes(b: BufferArg): number {
-  if ('buffer' in b) return b.size ?? b.buffer.size - (b.offset ?? 0);
-  return b.size;
-}
 
 /**
  * A two-pass reduction from its two kernels: pass 1 writes partial results into the scratch

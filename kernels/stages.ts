@@ -4,7 +4,7 @@
  * kernel: bind() binds every stage to the buffers it names out of one set, encode() dispatches
  * the stages in order in the caller's compute pass, so call sites need not know it is several.
  */
-import type { BufferArg, DefinedKernel, Kernel, KernelCall } from './pipeline';
+import { bindingBytes, type BufferArg, type DefinedKernel, type Kernel, type KernelCall } from './pipeline';
 
 export interface StagedCall<C> {
   readonly label: string;
@@ -58,6 +58,50 @@ export function defineStages<B extends Record<string, BufferArg>, C>(
         },
         destroy() {
           for (const k of made) k.destroy();
+        },
+      };
+    },
+  };
+}
+
+/** How big the scratch buffer `partials` of some stages must be, and how an error says so. */
+export interface ScratchSize<C> {
+  words: (c: C) => number;
+  /** The subject of the refusal, with its verb: "1000 rows need", "this configuration needs". */
+  needs: (c: C) => string;
+  /** Where a caller finds the size, named in the refusal. */
+  source: string;
+}
+
+/**
+ * `stages` with their scratch buffer `partials` checked at bind and at every update: one smaller
+ * than `size.words(c)` words is refused by name, where robust access would drop the writes past its
+ * end silently.
+ */
+export function withScratchCheck<B extends { partials: BufferArg }, C>(stages: DefinedStages<B, C>, size: ScratchSize<C>) {
+  const check = (label: string, partials: BufferArg | undefined, c: C) => {
+    if (!partials) throw new Error(`${label}: missing buffer "partials"`);
+    const have = bindingBytes(partials);
+    const need = 4 * size.words(c);
+    if (have < need) throw new Error(`${label}: the partials buffer holds ${have} bytes, ${size.needs(c)} ${need} (${size.source})`);
+  };
+  return {
+    ...stages,
+    scratchWords: size.words,
+    create(device: GPUDevice): Staged<B, C> {
+      const staged = stages.create(device);
+      return {
+        ...staged,
+        bind(buffers, config, label = stages.label): StagedCall<C> {
+          check(label, buffers.partials, config);
+          const call = staged.bind(buffers, config, label);
+          return {
+            ...call,
+            update(c: C) {
+              check(label, buffers.partials, c);
+              call.update(c);
+            },
+          };
         },
       };
     },

@@ -16,7 +16,7 @@
  * Shared WGSL: whitenMoments.wgsl.
  */
 import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
-import { defineStages, type Staged, type StagedCall } from './stages';
+import { defineStages, withScratchCheck, type ScratchSize } from './stages';
 import whitenWGSL from './whiten.wgsl?raw';
 import whitenApplyWGSL from './whitenApply.wgsl?raw';
 import whitenCombineWGSL from './whitenCombine.wgsl?raw';
@@ -153,38 +153,12 @@ export type WhitenBuffers = Record<'mask' | 'adv' | 'partials', BufferArg>;
 const whitenStages = defineStages<WhitenBuffers, WhitenConfig>('whiten', [whitenPartialKernel, whitenCombineKernel, whitenApplyKernel]);
 const whitenMergedStages = defineStages<WhitenBuffers, WhitenConfig>('whitenMerged', [whitenPartialKernel, whitenMergeApplyKernel]);
 
-/** Refuses a scratch buffer smaller than whitenScratchWords (robust access would drop writes silently). */
-function checkScratch(label: string, partials: BufferArg | undefined, c: WhitenConfig): void {
-  if (!partials) throw new Error(`${label}: missing buffer "partials"`);
-  const have = 'buffer' in partials ? (partials.size ?? partials.buffer.size - (partials.offset ?? 0)) : partials.size;
-  const need = 4 * whitenScratchWords(c.numRows);
-  if (have < need) throw new Error(`${label}: the partials buffer holds ${have} bytes, ${c.numRows} rows need ${need} (whitenScratchWords)`);
-}
-
-/** whitenKernel and whitenMergedKernel: the stages with the scratch checked at bind and update. */
-function withScratchCheck(stages: typeof whitenStages) {
-  return {
-    ...stages,
-    scratchWords: (c: WhitenConfig) => whitenScratchWords(c.numRows),
-    create(device: GPUDevice): Staged<WhitenBuffers, WhitenConfig> {
-      const staged = stages.create(device);
-      return {
-        ...staged,
-        bind(buffers, config, label = stages.label): StagedCall<WhitenConfig> {
-          checkScratch(label, buffers.partials, config);
-          const call = staged.bind(buffers, config, label);
-          return {
-            ...call,
-            update(c: WhitenConfig) {
-              checkScratch(label, buffers.partials, c);
-              call.update(c);
-            },
-          };
-        },
-      };
-    },
-  };
-}
+/** The partials whitening needs, for the refusal of a smaller buffer at bind and update. */
+const whitenScratch: ScratchSize<WhitenConfig> = {
+  words: (c) => whitenScratchWords(c.numRows),
+  needs: (c) => `${c.numRows} rows need`,
+  source: 'whitenScratchWords',
+};
 
 /**
  * whitenCpu on the GPU, in place: buffers mask [numRows], adv [numRows] (read and written) and
@@ -197,14 +171,14 @@ function withScratchCheck(stages: typeof whitenStages) {
  * the one-workgroup kernel this replaces (237 ms against 2.5 ms at 36,864 rows). Three: 6x at
  * 73,728 rows (25 ms, most of it pass 1's 36 workgroups), 1.4x at the default 1,152.
  */
-export const whitenKernel = withScratchCheck(whitenStages);
+export const whitenKernel = withScratchCheck(whitenStages, whitenScratch);
 
 /**
  * whitenKernel in two dispatches, the same bits: pass 1, then whitenMergeApply.wgsl (the merge in
  * every workgroup of 2,048 rows, then the rows). For hardware GPUs, where a dependent dispatch
  * costs more than the tree (whitenMergeApply.wgsl says why); not yet timed on one.
  */
-export const whitenMergedKernel = withScratchCheck(whitenMergedStages);
+export const whitenMergedKernel = withScratchCheck(whitenMergedStages, whitenScratch);
 
 /** The whitening the backend runs: two dispatches in the hardware (subgroup) variant, three elsewhere. */
 export const whitenKernelFor = (variant: KernelVariant) => (variant === 'subgroup' ? whitenMergedKernel : whitenKernel);
