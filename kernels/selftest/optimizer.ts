@@ -59,6 +59,22 @@ const normalGrads = (n: number) => () => {
 };
 
 /**
+ * Seeded parameters and one gradient per step, and adamCpu's state after the steps, each with the
+ * norm `norm` gives its gradient and the learning rate times lrScale.
+ */
+function adamSteps(n: number, steps: number, seed: number, o: Omit<AdamOptions, 'step'>, norm: (g: Float32Array) => number, lrScale = 1) {
+  const rng = createRng(seed);
+  const p0 = Float32Array.from({ length: n }, () => rng.normal());
+  const gradsPerStep = Array.from({ length: steps }, () => Float32Array.from({ length: n }, () => rng.normal() * 0.5));
+  const norms = gradsPerStep.map(norm);
+  const params = Float32Array.from(p0);
+  const m = new Float32Array(n);
+  const v = new Float32Array(n);
+  gradsPerStep.forEach((g, t) => adamCpu(params, g, m, v, norms[t]!, { ...o, lr: o.lr * lrScale, step: t + 1 }));
+  return { p0, gradsPerStep, norms, params, m, v };
+}
+
+/**
  * `steps` Adam steps on n parameters in one pass, each with its own gradient, norm and uniform. The
  * norm is the reference's, uploaded, so that this case tests adam.wgsl alone (gradNorm has its own).
  */
@@ -68,14 +84,7 @@ function adamCase(name: string, n: number, steps: number, o: Omit<AdamOptions, '
     name,
     run: (device) =>
       withScratch(device, async (s) => {
-        const rng = createRng(seed);
-        const p0 = Float32Array.from({ length: n }, () => rng.normal());
-        const gradsPerStep = Array.from({ length: steps }, () => Float32Array.from({ length: n }, () => rng.normal() * 0.5));
-        const norms = gradsPerStep.map((g) => Math.fround(gradNormCpu(g)));
-        const params = Float32Array.from(p0);
-        const m = new Float32Array(n);
-        const v = new Float32Array(n);
-        for (let t = 0; t < steps; t++) adamCpu(params, gradsPerStep[t]!, m, v, norms[t]!, { ...o, lr: o.lr * lrScale, step: t + 1 });
+        const { p0, gradsPerStep, norms, params, m, v } = adamSteps(n, steps, seed, o, (g) => Math.fround(gradNormCpu(g)), lrScale);
 
         const adamK = s.kernel(adamKernel.create(device));
         const pB = s.upload(p0);
@@ -157,13 +166,7 @@ function mergedStepCase(name: string, n: number, steps: number, block: number, o
     name,
     run: (device) =>
       withScratch(device, async (s) => {
-        const rng = createRng(seed);
-        const p0 = Float32Array.from({ length: n }, () => rng.normal());
-        const gradsPerStep = Array.from({ length: steps }, () => Float32Array.from({ length: n }, () => rng.normal() * 0.5));
-        const params = Float32Array.from(p0);
-        const m = new Float32Array(n);
-        const v = new Float32Array(n);
-        gradsPerStep.forEach((g, t) => adamCpu(params, g, m, v, gradNormCpu(g), { ...o, step: t + 1 }));
+        const { p0, gradsPerStep, params, m, v } = adamSteps(n, steps, seed, o, gradNormCpu);
 
         const k = s.kernel(optimizerStepMergedKernel.create(device));
         const pB = s.upload(p0);
