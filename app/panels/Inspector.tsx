@@ -4,7 +4,7 @@
  * turn by turn, with each policy token's advantage, IS ratio and clipping). Both read the batch dump
  * (api.packBatch, unpacked in slices), loaded when the run is paused; a link's focus=group:G / traj:T opens them.
  */
-import { memo, useEffect, useMemo, useRef } from 'react';
+import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { BatchDump } from '../../workers/batchDump';
 import { currentBatch, useAppStore } from '../store';
 import { useChunkedRows } from './chunkedRows';
@@ -84,6 +84,8 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
   const drawn = useChunkedRows(Math.min(groups.length, MAX_ROWS), groups[0]?.length ?? 0, batch);
   const shown = groups.slice(0, drawn);
   const extra = focusGroup !== null && focusGroup >= drawn && groups[focusGroup] ? [focusGroup] : [];
+  const order = [...shown.keys(), ...extra];
+  const cursor = useMatrixCursor(order, groups);
 
   return (
     <section className="panel inspector" ref={ref} aria-labelledby="group-title" data-testid="group-view">
@@ -102,10 +104,11 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
           <p className="blurb">
             Rows are prompts (groups), columns their rollouts; each cell is a rollout’s reward. A group whose rewards are all equal
             (marked) gives every token advantage 0: Advantage Collapse. {collapsed} of {groups.length} group
-            {groups.length === 1 ? '' : 's'} collapsed. Click a cell to open the trajectory.
+            {groups.length === 1 ? '' : 's'} collapsed. Click a cell to open the trajectory; in the matrix, the arrow keys move between cells
+            and Enter opens one.
           </p>
           <div className="matrix-wrap">
-            <table className="matrix" data-testid="reward-matrix">
+            <table className="matrix" data-testid="reward-matrix" ref={cursor.table} onKeyDown={cursor.onKeyDown} onFocus={cursor.onFocus}>
               <thead>
                 <tr>
                   <th scope="col">group</th>
@@ -118,13 +121,14 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
                 </tr>
               </thead>
               <tbody>
-                {[...shown.keys(), ...extra].map((g) => (
+                {order.map((g) => (
                   <MatrixRow
                     key={g}
                     group={g}
                     trajs={groups[g] ?? []}
                     active={focusGroup === g || focusTrajGroup === g}
                     selected={focusTrajGroup === g ? focus!.index : null}
+                    tabColumn={cursor.at.g === g ? cursor.at.c : null}
                   />
                 ))}
               </tbody>
@@ -144,25 +148,97 @@ function groupsOf(batch: BatchDump | null): Traj[][] {
   return groups;
 }
 
+/** A cell of the matrix: its group and column, -1 the group's own button. */
+interface Cell {
+  g: number;
+  c: number;
+}
+
+/**
+ * The matrix as one tab stop (a roving tabindex): of its up to 64 x 65 buttons only the cursor's
+ * cell is in the tab order, the arrow keys, Home and End move the cursor and the focus, and a cell
+ * focused otherwise (a click) becomes the cursor. `order` is the groups' rows as drawn.
+ */
+function useMatrixCursor(order: readonly number[], groups: readonly Traj[][]) {
+  const table = useRef<HTMLTableElement>(null);
+  const [cursor, setCursor] = useState<Cell | null>(null);
+  const width = (g: number) => groups[g]?.length ?? 0;
+  // A cursor left outside the rows drawn (a new batch, fewer groups) starts again at the first cell.
+  const at: Cell = cursor && order.includes(cursor.g) && cursor.c < width(cursor.g) ? cursor : { g: order[0] ?? 0, c: 0 };
+  const cellOf = (el: EventTarget): Cell | null => {
+    const d = el instanceof HTMLElement ? el.dataset : undefined;
+    return d?.g !== undefined && d.c !== undefined ? { g: Number(d.g), c: Number(d.c) } : null;
+  };
+  const onKeyDown = (e: KeyboardEvent<HTMLTableElement>) => {
+    const from = cellOf(e.target);
+    if (!from) return;
+    const row = order.indexOf(from.g);
+    const moves: Record<string, () => Cell> = {
+      ArrowLeft: () => ({ g: from.g, c: Math.max(-1, from.c - 1) }),
+      ArrowRight: () => ({ g: from.g, c: Math.min(width(from.g) - 1, from.c + 1) }),
+      ArrowUp: () => ({ g: order[Math.max(0, row - 1)]!, c: from.c }),
+      ArrowDown: () => ({ g: order[Math.min(order.length - 1, row + 1)]!, c: from.c }),
+      Home: () => ({ g: from.g, c: -1 }),
+      End: () => ({ g: from.g, c: width(from.g) - 1 }),
+    };
+    const move = moves[e.key];
+    if (!move || row < 0) return;
+    e.preventDefault();
+    const to = move();
+    to.c = Math.min(to.c, width(to.g) - 1);
+    setCursor(to);
+    table.current?.querySelector<HTMLElement>(`[data-g="${to.g}"][data-c="${to.c}"]`)?.focus();
+  };
+  const onFocus = (e: { target: EventTarget }) => {
+    const cell = cellOf(e.target);
+    if (cell && (cell.g !== at.g || cell.c !== at.c)) setCursor(cell);
+  };
+  return { table, at, onKeyDown, onFocus };
+}
+
 /**
  * One prompt's rollouts. Memoized: a batch of 4,096 trajectories draws 4,096 cells, and a click
  * changes the focus of one or two rows; without it every click re-rendered all of them.
+ * `tabColumn` is the column of the matrix's one tab stop when it is in this row (-1 the group's
+ * button), else null.
  */
-const MatrixRow = memo(function MatrixRow({ group, trajs, active, selected }: { group: number; trajs: Traj[]; active: boolean; selected: number | null }) {
+const MatrixRow = memo(function MatrixRow({
+  group,
+  trajs,
+  active,
+  selected,
+  tabColumn,
+}: {
+  group: number;
+  trajs: Traj[];
+  active: boolean;
+  selected: number | null;
+  tabColumn: number | null;
+}) {
   const setFocus = useAppStore((s) => s.setFocus);
   const eq = allEqual(trajs);
   return (
     <tr className={`${eq ? 'all-equal' : ''} ${active ? 'focused' : ''}`} data-group={group}>
       <th scope="row">
-        <button type="button" className="link-button" onClick={() => setFocus({ kind: 'group', index: group })}>
+        <button
+          type="button"
+          className="link-button"
+          tabIndex={tabColumn === -1 ? 0 : -1}
+          data-g={group}
+          data-c={-1}
+          onClick={() => setFocus({ kind: 'group', index: group })}
+        >
           {group}
         </button>
       </th>
-      {trajs.map((t) => (
+      {trajs.map((t, c) => (
         <td key={t.id}>
           <button
             type="button"
             className={`cell ${selected === t.id ? 'selected' : ''}`}
+            tabIndex={tabColumn === c ? 0 : -1}
+            data-g={group}
+            data-c={c}
             style={{ background: rewardColor(t.reward) }}
             aria-label={`trajectory ${t.id}, reward ${rewardText(t.reward)}`}
             onClick={() => setFocus({ kind: 'traj', index: t.id })}

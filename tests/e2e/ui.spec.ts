@@ -110,6 +110,48 @@ test('a chart for every scalar metric, each with its data as a table; histograms
   expect(errors).toEqual([]);
 });
 
+test('the reward matrix is one tab stop: arrows, Home and End move between its cells, Enter opens one, Tab leaves', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await ready(page);
+  await stepTimes(page, 1);
+  const matrix = page.getByTestId('reward-matrix');
+  await expect(matrix.locator('tbody tr')).toHaveCount(4);
+  const stops = matrix.locator('button[tabindex="0"]');
+  await expect(stops).toHaveCount(1);
+  await expect(stops).toHaveAccessibleName(/^trajectory 0, reward /);
+  expect(await matrix.locator('button[tabindex="-1"]').count()).toBe(4 * 4 + 4 - 1);
+  const focused = () => page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    return el?.getAttribute('aria-label')?.split(',')[0] ?? `group ${el?.textContent ?? ''}`;
+  });
+  await stops.focus();
+  const walk: Array<[string, string]> = [
+    ['ArrowRight', 'trajectory 1'],
+    ['ArrowDown', 'trajectory 5'],
+    ['End', 'trajectory 7'],
+    ['ArrowRight', 'trajectory 7'],
+    ['Home', 'group 1'],
+    ['ArrowRight', 'trajectory 4'],
+    ['ArrowUp', 'trajectory 0'],
+    ['ArrowUp', 'trajectory 0'],
+    ['ArrowDown', 'trajectory 4'],
+    ['ArrowDown', 'trajectory 8'],
+  ];
+  for (const [key, want] of walk) {
+    await page.keyboard.press(key);
+    expect(await focused(), `after ${key}`).toBe(want);
+  }
+  // The tab stop followed the cursor.
+  await expect(stops).toHaveAccessibleName(/^trajectory 8, reward /);
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('trajectory-view')).toHaveAttribute('data-traj', '8');
+  await stops.focus();
+  await page.keyboard.press('Tab');
+  expect(await page.evaluate(() => document.activeElement?.closest('[data-testid="reward-matrix"]') === null)).toBe(true);
+  await expect(page.getByTestId('iter')).toHaveText('1');
+  expect(errors).toEqual([]);
+});
+
 test('keys: Space starts and pauses, S steps (not while typing); run to iteration N; pace', async ({ page }) => {
   const errors = collectPageErrors(page);
   await ready(page);
