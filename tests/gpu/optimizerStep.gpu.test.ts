@@ -1,9 +1,12 @@
 /**
  * The optimizer step in two dispatches (kernels/adam.ts optimizerStepMergedKernel: gradNorm's
  * pass 1, then adamMerged.wgsl, gradNormSum's tree in every workgroup of the update) gives the three
- * dispatches' results bit for bit: params, m, v, the norm written for the readback and the health
- * bits, after several steps in one pass with their own gradients and uniforms, as the backend runs
- * them. Compared at parameter counts around adamMerged's workgroup (1,024 parameters) and the
+ * dispatches' results bit for bit. The shared pieces are what makes the bits equal, and what these
+ * tests hold to it: gradNormTree.wgsl (the fixed-order sums of gradNorm.wgsl, gradNormSum.wgsl and
+ * adamMerged.wgsl) and adamStep.wgsl (the uniform and the update of one parameter, adam.wgsl's and
+ * adamMerged.wgsl's). What is compared: params, m, v, the norm written for the readback and the
+ * health bits, after several steps in one pass with their own gradients and uniforms, as the
+ * backend runs them; at parameter counts around adamMerged's workgroup (1,024 parameters) and the
  * block, with more blocks than the tree has threads (block 1), clipping on and off, an lr factor,
  * and norms that are not finite (the step skipped, the gradients bit set). The three dispatches'
  * agreement with adamCpu is adam.gpu.test.ts's; one case here checks the two against adamCpu too.
