@@ -85,7 +85,9 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
   const shown = groups.slice(0, drawn);
   const extra = focusGroup !== null && focusGroup >= drawn && groups[focusGroup] ? [focusGroup] : [];
   const order = [...shown.keys(), ...extra];
-  const cursor = useMatrixCursor(order, groups);
+  // The tab stop starts on the open trajectory's cell (a link's focus=traj:T), else the first cell.
+  const openCell = focusTrajGroup !== undefined ? { g: focusTrajGroup, c: (groups[focusTrajGroup] ?? []).findIndex((t) => t.id === focus!.index) } : null;
+  const cursor = useMatrixCursor(order, groups, openCell);
 
   return (
     <section className="panel inspector" ref={ref} aria-labelledby="group-title" data-testid="group-view">
@@ -157,14 +159,16 @@ interface Cell {
 /**
  * The matrix as one tab stop (a roving tabindex): of its up to 64 x 65 buttons only the cursor's
  * cell is in the tab order, the arrow keys, Home and End move the cursor and the focus, and a cell
- * focused otherwise (a click) becomes the cursor. `order` is the groups' rows as drawn.
+ * focused otherwise (a click) becomes the cursor. `order` is the groups' rows as drawn; `start` the
+ * cell the cursor is on until it moves (else the first cell).
  */
-function useMatrixCursor(order: readonly number[], groups: readonly Traj[][]) {
+function useMatrixCursor(order: readonly number[], groups: readonly Traj[][], start: Cell | null) {
   const table = useRef<HTMLTableElement>(null);
   const [cursor, setCursor] = useState<Cell | null>(null);
   const width = (g: number) => groups[g]?.length ?? 0;
-  // A cursor left outside the rows drawn (a new batch, fewer groups) starts again at the first cell.
-  const at: Cell = cursor && order.includes(cursor.g) && cursor.c < width(cursor.g) ? cursor : { g: order[0] ?? 0, c: 0 };
+  const drawn = (c: Cell | null): c is Cell => c !== null && order.includes(c.g) && c.c >= -1 && c.c < width(c.g);
+  // A cursor left outside the rows drawn (a new batch, fewer groups) starts again.
+  const at: Cell = drawn(cursor) ? cursor : drawn(start) ? start : { g: order[0] ?? 0, c: 0 };
   const cellOf = (el: EventTarget): Cell | null => {
     const d = el instanceof HTMLElement ? el.dataset : undefined;
     return d?.g !== undefined && d.c !== undefined ? { g: Number(d.g), c: Number(d.c) } : null;

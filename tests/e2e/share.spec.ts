@@ -56,6 +56,8 @@ test('a step-addressable link runs to its step, pauses there, and opens its traj
   // The group view shows the reward matrix of the same batch, with trajectory 2 selected.
   await expect(page.getByTestId('reward-matrix').locator('tbody tr')).toHaveCount(4);
   await expect(page.getByRole('button', { name: /^trajectory 2, reward/ })).toHaveClass(/selected/);
+  // The matrix's one tab stop is the open trajectory's cell.
+  await expect(page.getByTestId('reward-matrix').locator('button[tabindex="0"]')).toHaveAccessibleName(/^trajectory 2, reward/);
 
   // It stays paused at 3.
   await page.waitForTimeout(1000);
