@@ -166,9 +166,9 @@ function useMatrixCursor(order: readonly number[], groups: readonly Traj[][], st
   const table = useRef<HTMLTableElement>(null);
   const [cursor, setCursor] = useState<Cell | null>(null);
   const width = (g: number) => groups[g]?.length ?? 0;
-  const drawn = (c: Cell | null): c is Cell => c !== null && order.includes(c.g) && c.c >= -1 && c.c < width(c.g);
+  const inMatrix = (c: Cell | null): c is Cell => c !== null && order.includes(c.g) && c.c >= -1 && c.c < width(c.g);
   // A cursor left outside the rows drawn (a new batch, fewer groups) starts again.
-  const at: Cell = drawn(cursor) ? cursor : drawn(start) ? start : { g: order[0] ?? 0, c: 0 };
+  const at: Cell = inMatrix(cursor) ? cursor : inMatrix(start) ? start : { g: order[0] ?? 0, c: 0 };
   const cellOf = (el: EventTarget): Cell | null => {
     const d = el instanceof HTMLElement ? el.dataset : undefined;
     return d?.g !== undefined && d.c !== undefined ? { g: Number(d.g), c: Number(d.c) } : null;
