@@ -105,6 +105,35 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
    */
   const checklistCache = new Map<number, ChecklistItem[]>();
 
+  /**
+   * Each checklist's rewards for every label row (bit c: item c satisfied): the three step rewards as
+   * a Float32Array accumulates them item by item (Eq. 2) and the turn reward, their float64 sum in
+   * (step, item) order (Eq. 6). A row and turn then reads two entries instead of asking
+   * checklistLabelStepReward 18 times. Keyed by the cached lists, so built once per list.
+   */
+  const rewardTables = new WeakMap<readonly ChecklistItem[], { step: Float32Array; turn: Float64Array }>();
+  function rewardTable(items: readonly ChecklistItem[]): { step: Float32Array; turn: Float64Array } {
+    let table = rewardTables.get(items);
+    if (table) return table;
+    const C = items.length;
+    table = { step: new Float32Array((1 << C) * 3), turn: new Float64Array(1 << C) };
+    const label = new Uint8Array(C);
+    for (let row = 0; row < 1 << C; row++) {
+      for (let c = 0; c < C; c++) label[c] = (row >> c) & 1;
+      let R = 0;
+      for (let s = 0; s < 3; s++) {
+        for (let c = 0; c < C; c++) {
+          const r = items[c]!.weight * checklistLabelStepReward(items, label, s, c);
+          table.step[row * 3 + s]! += r;
+          R += r;
+        }
+      }
+      table.turn[row] = R;
+    }
+    rewardTables.set(items, table);
+    return table;
+  }
+
   /** The reference checklist of each plan turn of one request. */
   function checklistFor(cur: number, amt: number, correct: number[][]): ChecklistItem[][] {
     const lists: ChecklistItem[][] = [];
@@ -304,21 +333,18 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
           labels[o + c] = flip ? 1 - labels[oT + c]! : labels[oT + c]!;
         }
         judged[n * S + turn] = 1;
-        // Step rewards (Eq. 2) of the judged and the true labels, and their turn sums (Eq. 6), added
-        // step by step and item by item as checklistTurnReward adds them.
-        let R = 0;
-        let RTrue = 0;
-        for (let s = 0; s < 3; s++) {
-          for (let c = 0; c < C; c++) {
-            const w = items[c]!.weight;
-            const r = w * checklistLabelStepReward(items, labels, s, c, o);
-            stepRewards[(n * S + turn) * 3 + s]! += r;
-            R += r;
-            RTrue += w * checklistLabelStepReward(items, labels, s, c, oT);
-          }
+        // Step rewards (Eq. 2) of the judged labels, and the turn sums (Eq. 6) of the judged and the
+        // true ones, from the checklist's table (rewardTable: the same sums in the same order).
+        const table = rewardTable(items);
+        let row = 0;
+        let rowTrue = 0;
+        for (let c = 0; c < C; c++) {
+          row |= labels[o + c]! << c;
+          rowTrue |= labels[oT + c]! << c;
         }
-        turnRewards[n * S + turn] = R;
-        turnRewardsTrue[n * S + turn] = RTrue;
+        for (let s = 0; s < 3; s++) stepRewards[(n * S + turn) * 3 + s] = table.step[row * 3 + s]!;
+        turnRewards[n * S + turn] = table.turn[row]!;
+        turnRewardsTrue[n * S + turn] = table.turn[rowTrue]!;
 
         let strictFail = false;
         for (let c = 0; c < C; c++) {
