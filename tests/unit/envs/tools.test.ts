@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { checklistLabelStepReward } from '../../../workers/envs/checklist';
 import { createToolsEnv, type ToolsOptions } from '../../../workers/envs/tools';
 import type { EpisodeBatch, TaskEnv } from '../../../workers/envs/types';
 import { createRng } from '../../../workers/rng';
@@ -103,6 +104,33 @@ describe('tools task', () => {
     }
     expect(batch.checklist!.map((rows) => rows.length)).toEqual([3, 3, 3, 1]);
     expect(batch.checklist![0]![0]!.sat).toEqual(first[0]![0]!.sat);
+  });
+
+  it('step and turn rewards are Eq. 2 and Eq. 6 of each row\'s judged labels, item by item, for every label row', () => {
+    const noisy = createToolsEnv({ ...defaults, judgeNoise: 0.4 });
+    const batch = noisy.sample(64, 4, createRng(21));
+    // Wrong second arguments at turn 1 for some rows (by the amount token), so true labels vary too.
+    play(noisy, batch, { turn: 1, call: (ref) => (ref[1]! % 2 === 0 ? [ref[0]!, ref[1]!, ref[1]!] : ref) });
+    const patterns = new Set<string>();
+    for (let n = 0; n < batch.size; n++) {
+      batch.checklist![n]!.forEach((t, turn) => {
+        patterns.add(`${t.items.length}:${Array.from(t.sat).join('')}`);
+        const step = new Float32Array(3);
+        let R = 0;
+        for (let s = 0; s < 3; s++) {
+          for (let c = 0; c < t.items.length; c++) {
+            const r = t.items[c]!.weight * checklistLabelStepReward(t.items, t.sat, s, c);
+            step[s]! += r;
+            R += r;
+          }
+        }
+        expect(Array.from(batch.stepRewards!.subarray((n * 3 + turn) * 3, (n * 3 + turn) * 3 + 3)), `row ${n} turn ${turn}`).toEqual(Array.from(step));
+        expect(batch.turnRewards![n * 3 + turn], `row ${n} turn ${turn}`).toBe(Math.fround(R));
+      });
+    }
+    // Every label row of the two- and three-item lists came up.
+    expect([...patterns].filter((p) => p.startsWith('2:')).length).toBe(4);
+    expect([...patterns].filter((p) => p.startsWith('3:')).length).toBe(8);
   });
 
   it('checklist items carry CM2\'s seven components; weights sum to 1 per turn', () => {
