@@ -1,11 +1,14 @@
 /**
- * PPO's critic state keys (workers/turnRewards.ts stateKeys) against the plain definition: the hash
- * chain over the row's last `context` tokens of its own trajectory (0 before its start), taken
- * modulo the table size; rows outside the loss mask get 0.
+ * The reward stage's inputs built on the host (workers/turnRewards.ts) against their plain
+ * definitions: PPO's critic state keys (the hash chain over the row's last `context` tokens of its
+ * own trajectory, 0 before its start, modulo the table size; rows outside the loss mask get 0) and
+ * IGPO's teacher-forced answer contexts (each row's tokens before turn k, then the answer in turn
+ * k's action slots, PAD after; the answer span's flat positions).
  */
 import { describe, expect, it } from 'vitest';
+import { PAD } from '../../workers/envs/types';
 import { createRng, pcgHash } from '../../workers/rng';
-import { stateKeys } from '../../workers/turnRewards';
+import { answerContexts, stateKeys } from '../../workers/turnRewards';
 
 function reference(seq: Int32Array, rowPos: Uint32Array, mask: Float32Array, L: number, context: number, size: number): number[] {
   return Array.from(rowPos, (pos, r) => {
@@ -51,5 +54,30 @@ describe('stateKeys', () => {
   });
   it('no rows: no keys', () => {
     expect(stateKeys(new Int32Array(0), new Uint32Array(0), new Float32Array(0), 10, 8, 4096)).toHaveLength(0);
+  });
+});
+
+describe('answerContexts', () => {
+  it('each (row, turn) context: the row before the turn, then the answer; the span\'s positions', () => {
+    const l = { N: 5, L: 4 + 3 * (3 + 2), Tp: 9, maxTurns: 3, actionLen: 3, obsLen: 2, promptLen: 4 };
+    const rng = createRng(3);
+    const seq = Int32Array.from({ length: l.N * l.L }, () => 1 + rng.int(20));
+    const answer = Int32Array.from({ length: l.N * l.actionLen }, () => 30 + rng.int(5));
+    const span = Uint8Array.of(0, 1, 1);
+    const got = answerContexts(seq, answer, span, l);
+    expect(got.spanLen).toBe(2);
+    for (let n = 0; n < l.N; n++) {
+      for (let k = 0; k < l.maxTurns; k++) {
+        const c = n * l.maxTurns + k;
+        const start = l.promptLen + k * (l.actionLen + l.obsLen);
+        const want = [
+          ...seq.subarray(n * l.L, n * l.L + start),
+          ...answer.subarray(n * l.actionLen, (n + 1) * l.actionLen),
+          ...new Array<number>(l.L - start - l.actionLen).fill(PAD),
+        ];
+        expect(Array.from(got.seqs.subarray(c * l.L, (c + 1) * l.L)), `row ${n} turn ${k}`).toEqual(want);
+        expect(Array.from(got.rows.subarray(2 * c, 2 * c + 2))).toEqual([c * l.L + start + 1, c * l.L + start + 2]);
+      }
+    }
   });
 });
