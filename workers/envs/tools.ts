@@ -192,22 +192,24 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
   function sample(prompts: number, group: number, rng: Rng): EpisodeBatch {
     const N = prompts * group;
     const P = layout.promptLen;
-    const rate: Int32Array[] = [];
-    const conv: Int32Array[] = [];
-    const code: Int32Array[] = [];
+    // Each request's tables, one flat array each: rate [K], conv [K * K], code [K] per request.
+    const rate = new Int32Array(prompts * K);
+    const conv = new Int32Array(prompts * K * K);
+    const code = new Int32Array(prompts * K);
     /** [prompts][turn] the reference call's argument tokens. */
     const correct: number[][][] = [];
     const lists: ChecklistItem[][][] = [];
     const prompt = new Int32Array(N * P);
     for (let b = 0; b < prompts; b++) {
-      rate.push(Int32Array.from({ length: K }, () => rng.int(K)));
-      conv.push(Int32Array.from({ length: K * K }, () => rng.int(K)));
-      code.push(Int32Array.from({ length: K }, () => rng.int(K)));
+      // Drawn in this order (rate, conv, code, then the request), as the batch's generator always has.
+      for (let i = 0; i < K; i++) rate[b * K + i] = rng.int(K);
+      for (let i = 0; i < K * K; i++) conv[b * K * K + i] = rng.int(K);
+      for (let i = 0; i < K; i++) code[b * K + i] = rng.int(K);
       const cur = rng.int(K);
       const amt = rng.int(K);
-      const x = rate[b]![cur]!;
-      const m = conv[b]![amt * K + x]!;
-      const k = code[b]![m]!;
+      const x = rate[b * K + cur]!;
+      const m = conv[b * K * K + amt * K + x]!;
+      const k = code[b * K + m]!;
       correct.push([[tok(CUR, cur)], [tok(AMT, amt), tok(RATEK, x)], [tok(MONEY, m)], [tok(CODE, k)]].slice(0, S));
       lists.push(checklistFor(cur, amt, correct[b]!));
       const p = [BOS, REQ, tok(AMT, amt), tok(CUR, cur)];
@@ -242,11 +244,11 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       if (t >= S) return ERR; // distractors
       switch (t) {
         case 0:
-          return tok(RATEK, rate[b]![idx(a0)]!);
+          return tok(RATEK, rate[b * K + idx(a0)]!);
         case 1:
-          return tok(MONEY, conv[b]![idx(a0) * K + idx(a1)]!);
+          return tok(MONEY, conv[b * K * K + idx(a0) * K + idx(a1)]!);
         case 2:
-          return tok(CODE, code[b]![idx(a0)]!);
+          return tok(CODE, code[b * K + idx(a0)]!);
         case 3:
           return a0 === correct[b]![3]![0] ? OK : ERR;
         default:
