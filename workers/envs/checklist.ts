@@ -93,11 +93,10 @@ export function checklistStates(items: readonly ChecklistItem[], label: Uint8Arr
  * its label is 1. The tool task asks this for every row and turn: 8,192 rollouts made ~600k small
  * arrays a rollout through the general functions, and half the task's time went to collecting them.
  */
-export function checklistLabelStepReward(items: readonly ChecklistItem[], label: Uint8Array, s: number, c: number, off = 0): 0 | 1 {
-  // The labels are label[off], label[off + 1], ...: one batch-wide array holds every row's and turn's.
+export function checklistLabelStepReward(items: readonly ChecklistItem[], label: Uint8Array, s: number, c: number): 0 | 1 {
   const item = items[c]!;
-  if (label[off + c] !== 1 || item.step !== s) return 0;
-  for (const d of item.deps) if (label[off + d] !== 1 || !(items[d]!.step < s)) return 0;
+  if (label[c] !== 1 || item.step !== s) return 0;
+  for (const d of item.deps) if (label[d] !== 1 || !(items[d]!.step < s)) return 0;
   return 1;
 }
 
