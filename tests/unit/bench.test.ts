@@ -99,4 +99,20 @@ describe('bench harness', () => {
       expect(Number(perTurn)).toBeGreaterThan(0);
     }
   });
+  it('bench:host --trainer replays whole iterations: a row per config and batch, host time inside the iteration\'s', () => {
+    const r = spawnSync('npx', ['tsx', '--import', './cli/registerRaw.mjs', 'bench/host.ts', '--trainer', 'search,tools:cm2,search:ppo', '--trainer-batches', '2', '--trainer-reps', '2'], {
+      encoding: 'utf8',
+      cwd: process.cwd(),
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const rows = r.stdout.split('\n').filter((l) => /^\| (search|tools)\S* \|/.test(l));
+    expect(rows.map((l) => l.split('|').slice(1, 3).map((c) => c.trim()).join(' '))).toEqual(['search 16', 'tools:cm2 16', 'search:ppo 16']);
+    for (const row of rows) {
+      const [iteration, backend, host] = row.split('|').slice(3, 6).map((c) => Number(c.trim().split(' / ')[0]));
+      expect(host! > 0 && backend! > 0 && backend! <= iteration!, row).toBe(true);
+    }
+    // Without --tasks, only this table.
+    expect(r.stdout).not.toContain('Host side of a rollout');
+  });
 });
