@@ -1,7 +1,10 @@
 /**
  * The GPU tests' device. A missing adapter FAILS the suite, never skips it (STYLE.md 10.8): a
- * skipped kernel suite would let broken WGSL land. One device per test file, with every kernel
- * compiled and checked up front by requestGpu.
+ * skipped kernel suite would let broken WGSL land. One device per test file. Each file compiles only
+ * the kernels it runs: compiling all of them up front (requestGpu's default, what the app does) took
+ * ~8 s per file on SwiftShader, about half of the GPU suite. tests/gpu/compile.gpu.test.ts checks
+ * every kernel's compilation; elsewhere a broken kernel fails its parity test, and its WebGPU error
+ * is printed by the listener below.
  */
 import { requestGpu, type GpuHandle } from '../../workers/gpuDevice';
 
@@ -14,8 +17,14 @@ const HOW =
 
 export async function requireGpuHandle(): Promise<GpuHandle> {
   handle ??= requestGpu(globalThis.navigator?.gpu, {
+    validate: false,
     onLost: (info) => console.error(`GPU device lost: ${info.reason} ${info.message}`),
-  }).catch((e: unknown) => {
+  })
+    .then((h) => {
+      h.device.addEventListener('uncapturederror', (e) => console.error(`WebGPU error outside an error scope: ${(e as GPUUncapturedErrorEvent).error.message}`));
+      return h;
+    })
+    .catch((e: unknown) => {
     handle = null;
     const msg = (e as Error).message;
     throw new Error(/navigator\.gpu|adapter was found|adapter request/.test(msg) ? `${msg}\n${HOW}` : msg);
