@@ -164,22 +164,41 @@ export function getPipeline(
   device: GPUDevice,
   k: { label: string; source: string; workgroupSize: number; constants?: Readonly<Record<string, number>> },
 ): CachedPipeline {
-  let perDevice = pipelineCache.get(device);
-  if (!perDevice) pipelineCache.set(device, (perDevice = new Map()));
-  const constants = Object.entries(k.constants ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
-  const key = [`${k.label}#${k.workgroupSize}`, ...constants.map(([name, v]) => `${name}=${v}`)].join('#');
+  const perDevice = devicePipelines(device);
+  const key = pipelineKey(k);
   let hit = perDevice.get(key);
   if (!hit) {
     const module = device.createShaderModule({ label: k.label, code: k.source });
-    const pipeline = device.createComputePipeline({
-      label: k.label,
-      layout: 'auto',
-      compute: { module, entryPoint: 'main', constants: { workgroupSize: k.workgroupSize, ...Object.fromEntries(constants) } },
-    });
+    const pipeline = device.createComputePipeline(pipelineDescriptor(k, module));
     hit = { module, pipeline };
     perDevice.set(key, hit);
   }
   return hit;
+}
+
+function devicePipelines(device: GPUDevice): Map<string, CachedPipeline> {
+  let perDevice = pipelineCache.get(device);
+  if (!perDevice) pipelineCache.set(device, (perDevice = new Map()));
+  return perDevice;
+}
+
+function sortedConstants(k: { constants?: Readonly<Record<string, number>> }): Array<[string, number]> {
+  return Object.entries(k.constants ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+}
+
+function pipelineKey(k: { label: string; workgroupSize: number; constants?: Readonly<Record<string, number>> }): string {
+  return [`${k.label}#${k.workgroupSize}`, ...sortedConstants(k).map(([name, v]) => `${name}=${v}`)].join('#');
+}
+
+function pipelineDescriptor(
+  k: { label: string; workgroupSize: number; constants?: Readonly<Record<string, number>> },
+  module: GPUShaderModule,
+): GPUComputePipelineDescriptor {
+  return {
+    label: k.label,
+    layout: 'auto',
+    compute: { module, entryPoint: 'main', constants: { workgroupSize: k.workgroupSize, ...Object.fromEntries(sortedConstants(k)) } },
+  };
 }
 
 /** Splits `total` workgroups into an [x, y] grid; WGSL recovers the index as wid.y * nwg.x + wid.x. */
@@ -283,29 +302,50 @@ export function deviceSupports(device: GPUDevice, k: { requires?: KernelFeature 
 }
 
 /**
- * Compiles the given kernels on `device` inside validation and internal error scopes and checks
- * each module's compilation messages; throws one Error naming every kernel that failed. Call this
- * once after creating a device, so a WGSL typo fails loudly instead of producing zeros. Kernels
- * needing a feature the device was not created with are skipped: nothing dispatches them there.
+ * Compiles the given kernels on `device` and checks each module's compilation messages and each
+ * pipeline's creation; throws one Error naming every kernel that failed. Call this once after
+ * creating a device, so a WGSL typo fails loudly instead of producing zeros. Kernels needing a
+ * feature the device was not created with are skipped: nothing dispatches them there.
+ * All pipelines are asked for at once (createComputePipelineAsync), so a browser can compile them
+ * side by side instead of one per round trip; the pipelines it returns are cached for getPipeline.
  */
 export async function validateKernels(
   device: GPUDevice,
   kernels: ReadonlyArray<{ label: string; source: string; workgroupSize: number; requires?: KernelFeature }>,
 ): Promise<void> {
-  const problems: string[] = [];
-  for (const k of kernels) {
-    if (!deviceSupports(device, k)) continue;
-    device.pushErrorScope('validation');
-    device.pushErrorScope('internal');
-    const cached = getPipeline(device, k);
-    const internal = await device.popErrorScope();
-    const validation = await device.popErrorScope();
-    const info = await (cached.compilation ??= cached.module.getCompilationInfo());
+  const perDevice = devicePipelines(device);
+  const checks = kernels.filter((k) => deviceSupports(device, k)).map(async (k): Promise<string[]> => {
+    const key = pipelineKey(k);
+    const cached = perDevice.get(key);
+    const problems: string[] = [];
+    let module = cached?.module;
+    let scopes: Promise<GPUError | null>[] = [];
+    let created: Promise<GPUComputePipeline | string> = Promise.resolve(cached?.pipeline ?? '');
+    if (!cached) {
+      // The module's own errors go to these scopes; the pipeline's come back as a rejection.
+      device.pushErrorScope('validation');
+      device.pushErrorScope('internal');
+      module = device.createShaderModule({ label: k.label, code: k.source });
+      scopes = [device.popErrorScope(), device.popErrorScope()];
+      created = device.createComputePipelineAsync(pipelineDescriptor(k, module)).catch((e: unknown) => {
+        const reason = (e as { reason?: string }).reason ?? 'validation';
+        return `${reason === 'internal' ? 'internal error' : 'pipeline validation error'}: ${(e as Error).message}`;
+      });
+    }
+    const [internal, validation] = await Promise.all(scopes);
+    const pipeline = await created;
+    const entry = perDevice.get(key) ?? (typeof pipeline === 'string' ? undefined : { module: module!, pipeline });
+    if (entry && !perDevice.has(key)) perDevice.set(key, entry);
+    const info = await (entry ? (entry.compilation ??= module!.getCompilationInfo()) : module!.getCompilationInfo());
     for (const m of info.messages) {
       if (m.type === 'error') problems.push(`${wgslLocation(k.label, m.lineNum, k.requires)}:${m.linePos}: ${m.message}`);
     }
     if (validation) problems.push(`${k.label}: pipeline validation error: ${validation.message}`);
     if (internal) problems.push(`${k.label}: internal error: ${internal.message}`);
-  }
+    // An invalid module makes its pipeline invalid too; that second error says nothing new.
+    if (typeof pipeline === 'string' && pipeline && !validation) problems.push(`${k.label}: ${pipeline}`);
+    return problems;
+  });
+  const problems = (await Promise.all(checks)).flat();
   if (problems.length) throw new Error(`WebGPU kernels failed to compile:\n${problems.join('\n')}`);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_KERNELS } from '../../kernels/all';
-import { validateKernels } from '../../kernels/pipeline';
+import { commonWGSL, getPipeline, validateKernels } from '../../kernels/pipeline';
+import { requestGpu } from '../../workers/gpuDevice';
 import { requireGpu, requireGpuHandle } from '../helpers/requireGpu';
 
 describe('every kernel compiles on the adapter', () => {
@@ -25,6 +26,54 @@ function uniformStructFields(source: string): Array<[string, string]> {
     .filter((f) => f.length > 0)
     .map((f) => f.split(':').map((x) => x.trim()) as [string, string]);
 }
+
+/** A kernel as defineKernel joins it: common.wgsl, a marker line, then the kernel's own WGSL. */
+function joined(label: string, wgsl: string) {
+  return { label, source: `${commonWGSL}\n// ---- ${label}.wgsl ----\n${wgsl}`, workgroupSize: 64 };
+}
+
+const GOOD = `@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(workgroupSize) fn main(@builtin(global_invocation_id) id: vec3u) {
+  out[id.x] = 1.0;
+}
+override workgroupSize: u32 = 64;`;
+
+describe('validateKernels: every failing kernel named at once, the others compiled and cached', () => {
+  it('names a WGSL error by file and line, a type error, and a pipeline error; good kernels are cached for getPipeline', async () => {
+    // A device of its own: the kernels compiled here must not be in another test's cache.
+    const { device } = await requestGpu(globalThis.navigator?.gpu, { validate: false });
+    const uncaptured: string[] = [];
+    device.addEventListener('uncapturederror', (e) => uncaptured.push((e as GPUUncapturedErrorEvent).error.message));
+    const good = joined('goodKernel', GOOD);
+    const syntax = joined('syntaxKernel', GOOD.replace('out[id.x] = 1.0;', 'out[id.x] = 1.0'));
+    const typed = joined('typeKernel', `${GOOD}\nfn broken() -> u32 { return 1.5; }`);
+    const noMain = joined('noMainKernel', GOOD.replace('fn main(', 'fn notMain('));
+    const err = await validateKernels(device, [good, syntax, typed, noMain]).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(/^WebGPU kernels failed to compile:\n/);
+    const lines = err!.message.split('\n').slice(1);
+    // The missing ';' is found at the next token, on line 4.
+    expect(lines).toContainEqual(expect.stringMatching(/^syntaxKernel\.wgsl:4:\d+: expected ';'/));
+    expect(lines).toContainEqual(expect.stringMatching(/^typeKernel\.wgsl:6:29: cannot convert/));
+    // One error a module: its pipeline, invalid because the module is, is not reported again.
+    expect(lines.filter((l) => /^(syntax|type)Kernel: pipeline validation error/.test(l))).toHaveLength(2);
+    expect(lines).toContainEqual(expect.stringMatching(/^noMainKernel: pipeline validation error: /));
+    expect(lines.filter((l) => l.includes('goodKernel'))).toEqual([]);
+    // The kernels come in the order given, whatever order their compilations finish in.
+    const firstOf = (label: string) => lines.findIndex((l) => l.startsWith(label));
+    expect(firstOf('syntaxKernel')).toBeLessThan(firstOf('typeKernel'));
+    expect(firstOf('typeKernel')).toBeLessThan(firstOf('noMainKernel'));
+    // The good kernel's pipeline is the one getPipeline hands out, and a second check compiles nothing.
+    const cached = getPipeline(device, good);
+    await validateKernels(device, [good]);
+    expect(getPipeline(device, good)).toBe(cached);
+    await device.queue.onSubmittedWorkDone();
+    expect(uncaptured).toEqual([]);
+    device.destroy();
+  });
+});
 
 describe('uniform mirrors', () => {
   for (const k of ALL_KERNELS) {
