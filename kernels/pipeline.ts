@@ -315,36 +315,37 @@ export async function validateKernels(
 ): Promise<void> {
   const perDevice = devicePipelines(device);
   const checks = kernels.filter((k) => deviceSupports(device, k)).map(async (k): Promise<string[]> => {
-    const key = pipelineKey(k);
-    const cached = perDevice.get(key);
     const problems: string[] = [];
-    let module = cached?.module;
-    let scopes: Promise<GPUError | null>[] = [];
-    let created: Promise<GPUComputePipeline | string> = Promise.resolve(cached?.pipeline ?? '');
-    if (!cached) {
+    const key = pipelineKey(k);
+    let entry = perDevice.get(key);
+    let module = entry?.module;
+    if (!module) {
       // The module's own errors go to these scopes; the pipeline's come back as a rejection.
       device.pushErrorScope('validation');
       device.pushErrorScope('internal');
-      module = device.createShaderModule({ label: k.label, code: k.source });
-      scopes = [device.popErrorScope(), device.popErrorScope()];
-      created = device.createComputePipelineAsync(pipelineDescriptor(k, module)).catch((e: unknown) => {
-        const reason = (e as { reason?: string }).reason ?? 'validation';
-        return `${reason === 'internal' ? 'internal error' : 'pipeline validation error'}: ${(e as Error).message}`;
-      });
+      const m = (module = device.createShaderModule({ label: k.label, code: k.source }));
+      const [internal, validation] = [device.popErrorScope(), device.popErrorScope()];
+      const created = device.createComputePipelineAsync(pipelineDescriptor(k, m)).then(
+        (pipeline) => ({ pipeline }),
+        (error: unknown) => ({ error: error as { message?: string; reason?: string } }),
+      );
+      const [internalError, validationError, result] = await Promise.all([internal, validation, created]);
+      if (validationError) problems.push(`${k.label}: pipeline validation error: ${validationError.message}`);
+      if (internalError) problems.push(`${k.label}: internal error: ${internalError.message}`);
+      if ('error' in result) {
+        // An invalid module makes its pipeline invalid too; that second error says nothing new.
+        const kind = result.error.reason === 'internal' ? 'internal error' : 'pipeline validation error';
+        if (!validationError) problems.push(`${k.label}: ${kind}: ${result.error.message ?? String(result.error)}`);
+      } else {
+        entry = perDevice.get(key) ?? { module: m, pipeline: result.pipeline };
+        perDevice.set(key, entry);
+      }
     }
-    const [internal, validation] = await Promise.all(scopes);
-    const pipeline = await created;
-    const entry = perDevice.get(key) ?? (typeof pipeline === 'string' ? undefined : { module: module!, pipeline });
-    if (entry && !perDevice.has(key)) perDevice.set(key, entry);
-    const info = await (entry ? (entry.compilation ??= module!.getCompilationInfo()) : module!.getCompilationInfo());
-    for (const m of info.messages) {
-      if (m.type === 'error') problems.push(`${wgslLocation(k.label, m.lineNum, k.requires)}:${m.linePos}: ${m.message}`);
-    }
-    if (validation) problems.push(`${k.label}: pipeline validation error: ${validation.message}`);
-    if (internal) problems.push(`${k.label}: internal error: ${internal.message}`);
-    // An invalid module makes its pipeline invalid too; that second error says nothing new.
-    if (typeof pipeline === 'string' && pipeline && !validation) problems.push(`${k.label}: ${pipeline}`);
-    return problems;
+    const info = await (entry ? (entry.compilation ??= entry.module.getCompilationInfo()) : module.getCompilationInfo());
+    const messages = info.messages
+      .filter((m) => m.type === 'error')
+      .map((m) => `${wgslLocation(k.label, m.lineNum, k.requires)}:${m.linePos}: ${m.message}`);
+    return [...messages, ...problems];
   });
   const problems = (await Promise.all(checks)).flat();
   if (problems.length) throw new Error(`WebGPU kernels failed to compile:\n${problems.join('\n')}`);
