@@ -165,7 +165,8 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   /** The reward stage: per-turn rewards, roles and anchor keys of the batch (METHODS.md 6). */
   async function rewardStage(c: Awaited<ReturnType<typeof collectBatch>>): Promise<{ adv: AdvantageData; score?: { seqs: Int32Array; rows: Uint32Array } }> {
     const ep = c.ep;
-    const turns = Uint32Array.from({ length: N }, (_, n) => (c.live[n] ? turnsTaken(c.mask, n, layout) : 0));
+    const turns = new Uint32Array(N);
+    for (let n = 0; n < N; n++) if (c.live[n]) turns[n] = turnsTaken(c.mask, n, layout);
     // ReGFT's fine-tuning stage: the kept (correct) rollouts get advantage 1.
     const reward = c.sft ? Float32Array.from(ep.success) : Float32Array.from(ep.reward);
     let turnReward: Float32Array = new Float32Array(N * T);

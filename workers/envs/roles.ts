@@ -84,7 +84,12 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
     const prompt = new Int32Array(N * P);
     for (let n = 0; n < N; n++) {
       const b = Math.floor(n / group);
-      prompt.set([BOS, Q, ent0 + question[2 * b]!, att0 + question[2 * b + 1]!, RP], n * P);
+      // Index writes, no array literal per row (BENCHMARKS.md, the host side of a rollout).
+      prompt[n * P] = BOS;
+      prompt[n * P + 1] = Q;
+      prompt[n * P + 2] = ent0 + question[2 * b]!;
+      prompt[n * P + 3] = att0 + question[2 * b + 1]!;
+      prompt[n * P + 4] = RP;
     }
     const st = createBatchState({ N, rm, rewardRange: [execLo / 2, (1 + execHi) / 2], rng, maxTurns: layout.maxTurns, actionLen: layout.actionLen });
     const turnRole = new Int32Array(N * 3).fill(-1);
@@ -93,7 +98,11 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
     const told = new Int32Array(N * 2);
     const followed = new Uint8Array(N);
     const answerTokens = new Int32Array(N * 3);
-    for (let n = 0; n < N; n++) answerTokens.set([ANSWER, val0 + truth(Math.floor(n / group)), PAD], 3 * n);
+    for (let n = 0; n < N; n++) {
+      answerTokens[3 * n] = ANSWER;
+      answerTokens[3 * n + 1] = val0 + truth(Math.floor(n / group));
+      answerTokens[3 * n + 2] = PAD;
+    }
 
     /** [N] 1 where the planner told, or the executor looked up, the fact the question asks. */
     const toldRight = new Uint8Array(N);
@@ -102,7 +111,8 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
     function end(n: number, right: boolean): void {
       const rP = (toldRight[n]! + (right ? 1 : 0)) / 2;
       const rX = roleScale * lookedRight[n]! + roleOffset;
-      roleReward.set([rP, rX], 2 * n);
+      roleReward[2 * n] = rP;
+      roleReward[2 * n + 1] = rX;
       st.finish(n, (rP + rX) / 2, right);
     }
 

@@ -154,10 +154,14 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
     const prompt = new Int32Array(N * P);
     for (let b = 0; b < prompts; b++) {
       const q = b * (hops + 1);
-      const p = [BOS, Q, ent0 + question[q]!];
-      for (let h = 1; h < hops; h++) p.push(rel0 + question[q + h]!);
-      p.push(att0 + question[q + hops]!);
-      for (let k = 0; k < group; k++) prompt.set(p, (b * group + k) * P);
+      const o = b * group * P;
+      prompt[o] = BOS;
+      prompt[o + 1] = Q;
+      prompt[o + 2] = ent0 + question[q]!;
+      for (let h = 1; h < hops; h++) prompt[o + 2 + h] = rel0 + question[q + h]!;
+      prompt[o + 2 + hops] = att0 + question[q + hops]!;
+      // The group's other rows: the rows written so far copied after them, doubling.
+      for (let k = 1; k < group; k *= 2) prompt.copyWithin(o + k * P, o, o + Math.min(k, group - k) * P);
     }
     const p = searchNoiseAt(iter, noiseOpts);
     const noiseSeed = p > 0 ? Math.floor(rng.fork(NOISE_STREAM).next() * 4294967296) : 0;
@@ -168,7 +172,7 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
       answerTokens[3 * n + 1] = val0 + truth[Math.floor(n / group)]!;
       answerTokens[3 * n + 2] = PAD;
     }
-    const tail: string[] = Array.from({ length: N }, () => '');
+    const tail: string[] = new Array<string>(N).fill('');
     /** [N * hops] 1 once trajectory n has seen the true document of chain step k (for the oracle). */
     const known = new Uint8Array(N * hops);
     function learn(n: number, x: number, y: number, noisy: boolean): void {

@@ -61,7 +61,8 @@ export function createSequenceEnv(opts: SequenceOptions): TaskEnv {
     const answerTokens = new Int32Array(N * L);
     for (let n = 0; n < N; n++) {
       const k = ids[Math.floor(n / group)]!;
-      prompt.set([BOS, id0 + k], 2 * n);
+      prompt[2 * n] = BOS;
+      prompt[2 * n + 1] = id0 + k;
       for (let j = 0; j < L; j++) answerTokens[n * L + j] = sym0 + target[k * L + j]!;
     }
     const st = createBatchState({ N, rm, rewardRange: [0, 1], rng, maxTurns: layout.maxTurns, actionLen: layout.actionLen });

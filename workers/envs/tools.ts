@@ -212,7 +212,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       const k = code[b * K + m]!;
       correct.push([[tok(CUR, cur)], [tok(AMT, amt), tok(RATEK, x)], [tok(MONEY, m)], [tok(CODE, k)]].slice(0, S));
       lists.push(checklistFor(cur, amt, correct[b]!));
-      const p = [BOS, REQ, tok(AMT, amt), tok(CUR, cur)];
+      const p = Int32Array.of(BOS, REQ, tok(AMT, amt), tok(CUR, cur));
       for (let i = 0; i < group; i++) prompt.set(p, (b * group + i) * P);
     }
     const judgeSeed = Math.floor(rng.fork(JUDGE_STREAM).next() * 4294967296);
@@ -229,7 +229,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
     const judged = new Uint8Array(N * S);
     let checklist: TurnChecklist[][] | null = null;
     const allMet = new Uint8Array(N).fill(1);
-    const ended: string[] = Array.from({ length: N }, () => '');
+    const ended: string[] = new Array<string>(N).fill('');
     const answerTokens = new Int32Array(N * 3);
     const last = correct.map((c) => c[S - 1]!);
     // A group's rows share their answer: built once per request, copied to each row.
