@@ -103,24 +103,32 @@ export async function rollOut(
         if (f) actions.set(f, n * actionLen);
       }
     }
-    const res = ep.step(turn, actions);
+    const { actionMask, obs } = ep.step(turn, actions);
+    const { seq, mask, actions: taken } = st;
     const start = promptLen + turn * w;
     for (let n = 0; n < N; n++) {
+      const b = n * w;
+      const s = n * L + start;
       if (active && !active[n]) {
-        block.set(st.seq.subarray(n * L + start, n * L + start + w), n * w);
+        for (let k = 0; k < w; k++) block[b + k] = seq[s + k]!;
         continue;
       }
+      const t = n * Tp + turn * actionLen;
       for (let a = 0; a < actionLen; a++) {
-        const keep = res.actionMask[n * actionLen + a]!;
+        const keep = actionMask[n * actionLen + a]!;
         const tok = keep ? actions[n * actionLen + a]! : PAD;
-        block[n * w + a] = tok;
-        st.mask[n * Tp + turn * actionLen + a] = keep;
-        st.actions[n * Tp + turn * actionLen + a] = tok;
+        block[b + a] = tok;
+        seq[s + a] = tok;
+        mask[t + a] = keep;
+        taken[t + a] = tok;
       }
       // Index loops, not subarray views: two views per row and turn were ~50k objects a rollout at
       // 8,192 rollouts, for the garbage collector (BENCHMARKS.md, the host side of a rollout).
-      for (let o = 0; o < obsLen; o++) block[n * w + actionLen + o] = res.obs[n * obsLen + o]!;
-      for (let k = 0; k < w; k++) st.seq[n * L + start + k] = block[n * w + k]!;
+      for (let o = 0; o < obsLen; o++) {
+        const x = obs[n * obsLen + o]!;
+        block[b + actionLen + o] = x;
+        seq[s + actionLen + o] = x;
+      }
     }
     backend.writeTurn(turn, block);
   }

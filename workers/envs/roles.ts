@@ -135,7 +135,7 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
           toldRight[n] = x - ent0 === question[2 * b] && y - att0 === question[2 * b + 1] ? 1 : 0;
           obs[2 * n] = OKT;
           obs[2 * n + 1] = RX;
-          actionMask.fill(1, 3 * n, 3 * n + 3);
+          for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
           st.record(n, turn, actions, 3 * n, 3, OKT, RX, '', ROLE_NAMES[role]);
         } else if (turn === 1 && act === LOOK && fact) {
           followed[n] = x === told[2 * n] && y === told[2 * n + 1] ? 1 : 0;
@@ -143,16 +143,16 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
           const v = val0 + kb[b]![(x - ent0) * A + (y - att0)]!;
           obs[2 * n] = RP;
           obs[2 * n + 1] = v;
-          actionMask.fill(1, 3 * n, 3 * n + 3);
+          for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
           st.record(n, turn, actions, 3 * n, 3, RP, v, followed[n] ? '(as told)' : '(not as told)', ROLE_NAMES[role]);
         } else if (turn === 2 && act === ANSWER && isIn(x, val0, Vv)) {
           const right = x - val0 === truth(b);
-          actionMask.fill(1, 3 * n, 3 * n + 2);
+          for (let a = 0; a < 2; a++) actionMask[3 * n + a] = 1;
           st.record(n, turn, actions, 3 * n, 2, -1, -1, right ? '✓' : '✗', ROLE_NAMES[role]);
           end(n, right);
         } else {
           // Unreachable under the grammar: a malformed turn ends the episode, the answer wrong.
-          actionMask.fill(1, 3 * n, 3 * n + 3);
+          for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
           st.record(n, turn, actions, 3 * n, 3, -1, -1, 'malformed', ROLE_NAMES[role]);
           end(n, false);
         }

@@ -220,24 +220,24 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
           learn(n, x, y, noisy);
           obs[2 * n] = RES;
           obs[2 * n + 1] = val0 + doc;
-          actionMask.fill(1, 3 * n, 3 * n + 3);
+          for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
           st.record(n, turn, actions, 3 * n, 3, RES, val0 + doc, noisy ? '(noisy)' : '');
         } else if (act === SEARCH && isIn(x, ent0, E) && isIn(y, rel0, R)) {
           const { doc, noisy } = lookup(n, turn, links[b]![(x - ent0) * R + (y - rel0)]!, E);
           learn(n, x, y, noisy);
           obs[2 * n] = ent0 + doc;
           obs[2 * n + 1] = END;
-          actionMask.fill(1, 3 * n, 3 * n + 3);
+          for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
           st.record(n, turn, actions, 3 * n, 3, ent0 + doc, END, noisy ? '(noisy)' : '');
         } else if (act === ANSWER && isIn(x, val0, Vv)) {
           const right = x - val0 === truth[b];
           st.finish(n, right ? 1 : 0, right);
-          actionMask.fill(1, 3 * n, 3 * n + 2);
+          for (let a = 0; a < 2; a++) actionMask[3 * n + a] = 1;
           st.record(n, turn, actions, 3 * n, 2, -1, -1, right ? '✓' : '✗');
         } else {
           // Unreachable under the grammar; kept so a malformed action ends the episode with reward 0.
           st.finish(n, 0, false);
-          actionMask.fill(1, 3 * n, 3 * n + 3);
+          for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
           st.record(n, turn, actions, 3 * n, 3, -1, -1, 'malformed');
         }
         if (turn === maxTurns - 1 && !st.done[n]) {

@@ -76,7 +76,7 @@ export function createSequenceEnv(opts: SequenceOptions): TaskEnv {
         for (let j = 0; j < L; j++) if (actions[n * L + j] === answerTokens[n * L + j]) hits++;
         const exact = hits === L;
         obs[n] = exact ? YES : NO;
-        actionMask.fill(1, n * L, (n + 1) * L);
+        for (let a = 0; a < L; a++) actionMask[n * L + a] = 1;
         st.record(n, turn, actions, n * L, L, obs[n]!, -1, matchNotes[hits]!);
         st.finish(n, opts.seqReward === 'partial' ? hits / L : exact ? 1 : 0, exact);
       }
