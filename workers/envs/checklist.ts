@@ -64,10 +64,14 @@ export function checklistTurnReward(items: readonly ChecklistItem[], r: readonly
   return R;
 }
 
-/** Eq. 4: the mean of the turn rewards over L turns. */
-export function checklistTrajectoryReward(turnRewards: ArrayLike<number>, L: number): number {
+/**
+ * Eq. 4: the mean of the turn rewards over L turns: all of `turnRewards`, or with `offset` the L
+ * entries from there (a row of a batch's table, without a view per row).
+ */
+export function checklistTrajectoryReward(turnRewards: ArrayLike<number>, L: number, offset?: number): number {
+  const end = offset === undefined ? turnRewards.length : offset + L;
   let s = 0;
-  for (let t = 0; t < turnRewards.length; t++) s += turnRewards[t]!;
+  for (let t = offset ?? 0; t < end; t++) s += turnRewards[t]!;
   return L > 0 ? s / L : 0;
 }
 

@@ -234,7 +234,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
     const last = correct.map((c) => c[S - 1]!);
     // A group's rows share their answer: built once per request, copied to each row.
     for (let b = 0; b < prompts; b++) {
-      const answer = [tool0 + S - 1, ...last[b]!, PAD].slice(0, 3);
+      const answer = Int32Array.from([tool0 + S - 1, ...last[b]!, PAD].slice(0, 3));
       for (let i = 0; i < group; i++) answerTokens.set(answer, 3 * (b * group + i));
     }
     const answerSpan = Uint8Array.from([0, 1, sig[S - 1]!.length > 1 ? 1 : 0]);
@@ -356,8 +356,8 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
         st.record(n, turn, actions, 3 * n, arity > 1 ? 3 : 2, EQ, result, judgeNote(items, turn, o));
         if (strictFail || turn === S - 1) {
           const solved = !strictFail && turn === S - 1 && allMet[n] === 1;
-          const R = checklistTrajectoryReward(turnRewards.subarray(n * S, n * S + S), S);
-          const RTrue = checklistTrajectoryReward(turnRewardsTrue.subarray(n * S, n * S + S), S);
+          const R = checklistTrajectoryReward(turnRewards, S, n * S);
+          const RTrue = checklistTrajectoryReward(turnRewardsTrue, S, n * S);
           // Checklist: the judged reward trains, the true-label one is kept for evaluation.
           if (opts.toolReward === 'outcome') st.finish(n, solved ? 1 : 0, solved);
           else st.finish(n, RTrue, solved, R);

@@ -69,6 +69,15 @@ describe('CM2 checklist rewards (hand cases, METHODS.md 5.2)', () => {
     expect(checklistTrajectoryReward([], 0)).toBe(0);
   });
 
+  it('trajectory reward of one row of a batch table: the same bits as the row on its own', () => {
+    const table = Float32Array.from([0.3, 0.1, 0.7, 0.8, 1, 0, 0.25, 0.5, 0.125]);
+    for (let n = 0; n < 3; n++) {
+      expect(checklistTrajectoryReward(table, 3, 3 * n)).toBe(checklistTrajectoryReward(table.slice(3 * n, 3 * n + 3), 3));
+    }
+    expect(checklistTrajectoryReward(table, 3, 3)).toBeCloseTo(0.6, 7);
+    expect(checklistTrajectoryReward(table, 0, 9)).toBe(0);
+  });
+
   it('checklistStates: an item is unmet until the step that decides it, then holds its label', () => {
     const its = [item('tool', 0.5, [], 0), item('arg', 0.5, [0], 1)];
     expect(checklistStates(its, Uint8Array.from([1, 1]), 3).map((r) => Array.from(r))).toEqual([
