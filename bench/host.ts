@@ -11,12 +11,13 @@
  * support), all from a seeded generator. Its own time is measured and subtracted, so the figure
  * is rollOut's and the task's time alone.
  *
- * A second table (`--trainer search:grpo,search:ppo,...`, `--trainer-batches`) times whole trainer
- * iterations (workers/trainer.ts step) twice: on the CPU backend, recording what its sampleTurn
- * and update return, then with a backend that replays them: the second is the host's work of an
- * iteration (the tasks, the rollout's bookkeeping, the reward stage, the loss weights, the metrics
- * row, a host copy of the tokens), which a GPU backend pays as well, without the CPU backend's
- * garbage collections, which subtracting its calls' time from the first run would leave in.
+ * A second table (`--trainer search:grpo,search:ppo,...`, `--trainer-batches`, `--trainer-reps 5`,
+ * `--trainer-rounds 4`) times whole trainer iterations (workers/trainer.ts step): on the CPU
+ * backend, recording what its sampleTurn and update return, then (each round) with a backend that
+ * replays them: the replays' time is the host's work of an iteration (the tasks, the rollout's
+ * bookkeeping, the reward stage, the loss weights, the metrics row, a host copy of the tokens),
+ * which a GPU backend pays as well, without the CPU backend's garbage collections, which
+ * subtracting its calls' time from the first run would leave in.
  */
 import type { Backend, UpdateInput, UpdateStats } from '../workers/backend';
 import { rollOut, type RolloutLayout, type RollState } from '../workers/collect';
@@ -122,11 +123,11 @@ interface TrainerRow {
 
 /**
  * Host time of whole trainer iterations. A first trainer runs on the CPU backend and records what
- * its sampleTurn and update returned; a second one, same config, replays them from a backend that
+ * its sampleTurn and update returned; others, same config, replay them from a backend that
  * only keeps a host copy of the tokens (as the GPU backend's shadow does): its step() time is the
  * host's work, with no model and none of the CPU backend's garbage in it.
  */
-async function measureTrainer(spec: string, batch: number, reps: number, warmup: number): Promise<TrainerRow> {
+async function measureTrainer(spec: string, batch: number, reps: number, warmup: number, rounds: number): Promise<TrainerRow> {
   const [task, methods] = spec.split(':') as [string, string | undefined];
   let cfg = withFieldText(withFieldText(defaultConfig(), 'task', task), 'batch', String(batch));
   if (methods) cfg = withFieldText(cfg, 'methods', methods.replaceAll('+', ','));
@@ -165,33 +166,38 @@ async function measureTrainer(spec: string, batch: number, reps: number, warmup:
   }
   recorded.destroy();
 
-  let nextTokens = 0;
-  let nextUpdate = 0;
-  const replayed = await createTrainer(cfg, (shape, init) => {
-    const b = createCpuBackend(shape, init);
-    const shadow = new Int32Array(shape.N * shape.L);
-    const w = shape.actionLen + shape.obsLen;
-    return {
-      ...b,
-      writeSequences: (seq: Int32Array) => shadow.set(seq),
-      writeTurn: (turn: number, t: Int32Array) => copyRows(shadow, shape.promptLen + turn * w, shape.L, t, 0, w, w, shape.N),
-      sampleTurn: async () => tokens[nextTokens++]!,
-      update: async () => updates[nextUpdate++]!,
-    };
-  });
+  // The replay is cheap next to the recording: replayed `rounds` times, each with a fresh trainer
+  // (the same iterations again), so that its figure is not one machine hiccup's.
   const hostMs: number[] = [];
-  for (let r = 0; r < iters; r++) {
-    const t0 = now();
-    await replayed.step();
-    hostMs.push(now() - t0);
+  let rollouts = 0;
+  for (let round = 0; round < rounds; round++) {
+    let nextTokens = 0;
+    let nextUpdate = 0;
+    const replayed = await createTrainer(cfg, (shape, init) => {
+      const b = createCpuBackend(shape, init);
+      const shadow = new Int32Array(shape.N * shape.L);
+      const w = shape.actionLen + shape.obsLen;
+      return {
+        ...b,
+        writeSequences: (seq: Int32Array) => shadow.set(seq),
+        writeTurn: (turn: number, t: Int32Array) => copyRows(shadow, shape.promptLen + turn * w, shape.L, t, 0, w, w, shape.N),
+        sampleTurn: async () => tokens[nextTokens++]!,
+        update: async () => updates[nextUpdate++]!,
+      };
+    });
+    for (let r = 0; r < iters; r++) {
+      const t0 = now();
+      await replayed.step();
+      if (r >= warmup) hostMs.push(now() - t0);
+    }
+    if (nextTokens !== tokens.length || nextUpdate !== updates.length) {
+      throw new Error(`trainer ${spec}: the replay took ${nextTokens} turns and ${nextUpdate} updates, the run ${tokens.length} and ${updates.length}`);
+    }
+    rollouts = replayed.shape.N;
+    replayed.destroy();
   }
-  if (nextTokens !== tokens.length || nextUpdate !== updates.length) {
-    throw new Error(`trainer ${spec}: the replay took ${nextTokens} turns and ${nextUpdate} updates, the run ${tokens.length} and ${updates.length}`);
-  }
-  const rollouts = replayed.shape.N;
-  replayed.destroy();
   const timed = (xs: number[]) => summarize(xs.slice(warmup));
-  return { config: spec, rollouts, stepMs: timed(stepMs), backendMs: timed(backendMs), hostMs: timed(hostMs) };
+  return { config: spec, rollouts, stepMs: timed(stepMs), backendMs: timed(backendMs), hostMs: summarize(hostMs) };
 }
 
 const medMin = (s: ReturnType<typeof summarize>) => `${fmt(s.median)} / ${fmt(s.min)}`;
@@ -205,14 +211,15 @@ async function main(): Promise<void> {
   if (trainerSpecs.length > 0) {
     const trainerRows: TrainerRow[] = [];
     const trainerReps = Number(arg('trainer-reps', '5'));
+    const trainerRounds = Number(arg('trainer-rounds', '4'));
     for (const spec of trainerSpecs) {
       for (const batch of arg('trainer-batches', '16,128,1024').split(',').map(Number)) {
-        const row = await measureTrainer(spec, batch, trainerReps, 2);
+        const row = await measureTrainer(spec, batch, trainerReps, 2, trainerRounds);
         trainerRows.push(row);
         console.error(`host: trainer ${spec} ${row.rollouts} rollouts: host ${row.hostMs.median.toFixed(2)} ms of ${row.stepMs.median.toFixed(1)}`);
       }
     }
-    console.log(`Host work of a trainer iteration (its CPU backend's sampleTurn and update replayed), Node ${process.version}, ${trainerReps} repetitions after 2 warm-ups (median / min):\n`);
+    console.log(`Host work of a trainer iteration (its CPU backend's sampleTurn and update replayed ${trainerRounds} times), Node ${process.version}, ${trainerReps} repetitions after 2 warm-ups (median / min; the host's of all replays):\n`);
     console.log(
       table(
         ['task:methods', 'rollouts', 'iteration ms (CPU backend)', 'in sampleTurn + update ms', 'host ms (replayed)', 'µs per rollout'],
