@@ -27,11 +27,22 @@
 #                                                   (ITER_S=0 skips those)
 #              AB=kernels KSEL=gae,advantage bash run.sh   the commit before against this one,
 #              AB=iteration bash run.sh             alternating ROUNDS times (default 2) on the same
-#                                                   machine: bench-old.mjs (bundleAt.sh REV) against
-#                                                   bench.mjs. Machines and runs differ by a third
-#                                                   or more in whole iterations and in the clock a
-#                                                   short run gets, so only pairs from one run rank
-#                                                   two versions (BENCHMARKS.md)
+#                                                   machine: bench-old.mjs (bundleAt.sh REV; OLD=
+#                                                   names another file) against bench.mjs. Machines
+#                                                   and runs differ by a third or more in whole
+#                                                   iterations and in the clock a short run gets, so
+#                                                   only pairs from one run rank two versions
+#                                                   (BENCHMARKS.md)
+#              PENDING=1 bash run.sh                everything still to be timed on a GPU, in order
+#                                                   of priority, within TOTAL_S seconds (default
+#                                                   540, one device call): ROWS_AB's checks and
+#                                                   rows; AB=kernels KSEL=logitGrad,stats against
+#                                                   bench-old-7bc5c44.mjs; AB=kernels
+#                                                   KSEL=gae,whiten,tokenBaseline,essScale against
+#                                                   bench-old-57a41e7.mjs; AB=iteration against
+#                                                   bench-old-7bc5c44.mjs; then ROWS_AB's whole
+#                                                   iterations. A step that would start with under
+#                                                   30 s left is skipped and says so
 set -u
 D=${D:-$(pwd)/.scratch/dawnbench}
 OUT=${OUT:-/tmp/out}
@@ -61,20 +72,54 @@ run() { # name, seconds, flags...
   echo "$name rc=$?"; tail -3 $OUT/dawn-$name.log
 }
 if [ -n "${CHECK_ONLY:-}" ]; then run check ${CHECK_S:-200} --only selftest,parity; grep -v "^PASS" $OUT/dawn-check.log | tail -25; exit 0; fi
+# The time a step may take: its own limit, or what is left before DEADLINE (PENDING mode).
+DEADLINE=${DEADLINE:-0}
+limit() { # seconds
+  if [ "$DEADLINE" = 0 ]; then echo $1; return; fi
+  local left=$(( DEADLINE - $(date +%s) - 5 ))
+  [ $left -lt $1 ] && echo $left || echo $1
+}
+enough() { # name: false (and says so) when under 30 s are left
+  if [ "$(limit 30)" -lt 30 ]; then echo "$1: skipped, $(( DEADLINE - $(date +%s) )) s left"; return 1; fi
+}
+rows_checks() {
+  enough rows-checks || return 0
+  run check-subgroup $(limit ${CHECK_S:-150}) --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
+  enough rows-kernels || return 0
+  run kernels-rows $(limit ${KERN_S:-150}) --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,advantage,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,whitenMerged
+}
+rows_iterations() {
+  [ "${ITER_S:-120}" = 0 ] && return 0
+  for v in thread subgroup; do enough iteration-$v || return 0; run iteration-$v $(limit ${ITER_S:-120}) --only iteration --kernel-variant $v; done
+}
+ab() { # kernels|iteration, KSEL (kernels), old bundle, tag for the files
+  local kind=$1 ksel=$2 old=$3 tag=$4
+  if [ ! -f "$old" ]; then echo "ab $tag: $old is missing (bundleAt.sh REV $old)"; return 0; fi
+  for i in $(seq ${ROUNDS:-2}); do for b in old new; do
+    enough "ab $tag $b $i" || return 0
+    f=bench.mjs; [ $b = old ] && f=$old
+    if [ "$kind" = iteration ]; then flags="--only iteration --kernel-variant ${VARIANT:-subgroup}"; rows='^\| (default|8x|64x|scale) \| gpu'
+    else flags="--only kernels --kernel-batches ${KB:-128,1024,1024x64} ${ksel:+--kernels $ksel}"; rows='^\| [a-zA-Z0-9]+ \| [NRP]='; fi
+    timeout $(limit ${AB_S:-120}) /tmp/dn/node $f $flags --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/ab$tag-$b-$i.json > $OUT/ab$tag-$b-$i.md 2> $OUT/ab$tag-$b-$i.log
+    echo "$tag $b $i rc=$?"; grep -E "$rows" $OUT/ab$tag-$b-$i.md | cut -d'|' -f2-9
+  done; done
+}
+if [ -n "${PENDING:-}" ]; then
+  DEADLINE=$(( $(date +%s) + ${TOTAL_S:-540} ))
+  rows_checks
+  ab kernels logitGrad,stats bench-old-7bc5c44.mjs -logitGrad-stats
+  ab kernels gae,whiten,tokenBaseline,essScale bench-old-57a41e7.mjs -gae-whiten
+  ab iteration "" bench-old-7bc5c44.mjs -iteration
+  rows_iterations
+  exit 0
+fi
 if [ -n "${ROWS_AB:-}" ]; then
-  run check-subgroup ${CHECK_S:-150} --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
-  run kernels-rows ${KERN_S:-150} --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,advantage,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,whitenMerged
-  [ "${ITER_S:-120}" != 0 ] && for v in thread subgroup; do run iteration-$v ${ITER_S:-120} --only iteration --kernel-variant $v; done
+  rows_checks
+  rows_iterations
   exit 0
 fi
 if [ -n "${AB:-}" ]; then
-  for i in $(seq ${ROUNDS:-2}); do for b in old new; do
-    f=bench.mjs; [ $b = old ] && f=bench-old.mjs
-    if [ "$AB" = iteration ]; then flags="--only iteration --kernel-variant ${VARIANT:-subgroup}"; rows='^\| (default|8x|64x|scale) \| gpu'
-    else flags="--only kernels --kernel-batches ${KB:-128,1024,1024x64} ${KSEL:+--kernels $KSEL}"; rows='^\| [a-zA-Z0-9]+ \| [NRP]='; fi
-    timeout ${AB_S:-120} /tmp/dn/node $f $flags --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/ab-$b-$i.json > $OUT/ab-$b-$i.md 2> $OUT/ab-$b-$i.log
-    echo "$b $i rc=$?"; grep -E "$rows" $OUT/ab-$b-$i.md | cut -d'|' -f2-9
-  done; done
+  ab $AB "${KSEL:-}" ${OLD:-bench-old.mjs} ""
   exit 0
 fi
 if [ -n "${PEER_ONLY:-}" ]; then run peer ${PEER_S:-200} --only peer --peer-batches ${PB:-16,128}; exit 0; fi
