@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs the Dawn benchmark (bench/dawn.ts) on a Linux machine with an NVIDIA GPU and nothing else
 # installed, from a folder prepared on a machine with npm (how BENCHMARKS.md's H200 figures were
-# made). The folder ($D, default .scratch/dawnbench) holds:
+# made). The folder ($D; default: the folder of this script when bench.mjs is beside it, else
+# .scratch/dawnbench under the current directory) holds:
 #   bench.mjs       node bench/gpuMachine/bundle.mjs $D/bench.mjs
 #   bench-old.mjs   (AB mode only) bash bench/gpuMachine/bundleAt.sh REV $D/bench-old.mjs
 #   node.gz         gzip -9 < "$(command -v node)"  (Node 20, x86-64; glibc >= 2.28)
@@ -44,7 +45,10 @@
 #                                                   iterations. A step that would start with under
 #                                                   30 s left is skipped and says so
 set -u
-D=${D:-$(pwd)/.scratch/dawnbench}
+# The folder: $D, else the script's own folder when bench.mjs is beside it (a copy in the folder,
+# run from anywhere), else .scratch/dawnbench under the current directory.
+HERE=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${D:-}" ]; then [ -f "$HERE/bench.mjs" ] && D=$HERE || D=$(pwd)/.scratch/dawnbench; fi
 OUT=${OUT:-/tmp/out}
 mkdir -p /tmp/dn "$OUT" && gzip -dc $D/node.gz > /tmp/dn/node && chmod +x /tmp/dn/node
 gzip -dc $D/dawn.node.gz > $D/webgpu/dist/linux-x64/dawn.node
