@@ -209,14 +209,22 @@ export function grid2d(total: number, maxPerDim = 65535): [number, number] {
   return [Math.ceil(total / y), y];
 }
 
+/**
+ * A kernel's whole WGSL: the feature's directives, common.wgsl, a marker line, then its own source
+ * (the layout wgslLocation maps compiler lines back through).
+ */
+export function kernelSource(label: string, wgsl: string, requires?: KernelFeature): string {
+  const directives = requires ? FEATURE_DIRECTIVES[requires] : '';
+  return `${directives}${commonWGSL}\n// ---- ${label}.wgsl ----\n${wgsl}`;
+}
+
 export function defineKernel<C, const BN extends string, const N extends string>(
   spec: KernelSpec<C, BN, N>,
 ): DefinedKernel<Record<BN, BufferArg>, C> {
   type B = Record<BN, BufferArg>;
   const wg = spec.workgroupSize;
   if (!(wg > 0 && (wg & (wg - 1)) === 0)) throw new Error(`${spec.label}: workgroup size ${wg} must be a power of two`);
-  const directives = spec.requires ? FEATURE_DIRECTIVES[spec.requires] : '';
-  const source = `${directives}${commonWGSL}\n// ---- ${spec.label}.wgsl ----\n${spec.wgsl}`;
+  const source = kernelSource(spec.label, spec.wgsl, spec.requires);
   return {
     label: spec.label,
     source,

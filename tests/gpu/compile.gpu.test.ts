@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_KERNELS } from '../../kernels/all';
-import { commonWGSL, getPipeline, validateKernels } from '../../kernels/pipeline';
+import { getPipeline, kernelSource, validateKernels } from '../../kernels/pipeline';
 import { requestGpu } from '../../workers/gpuDevice';
 import { requireGpu, requireGpuHandle } from '../helpers/requireGpu';
 
@@ -27,9 +27,9 @@ function uniformStructFields(source: string): Array<[string, string]> {
     .map((f) => f.split(':').map((x) => x.trim()) as [string, string]);
 }
 
-/** A kernel as defineKernel joins it: common.wgsl, a marker line, then the kernel's own WGSL. */
+/** A kernel joined as defineKernel joins one, so that error lines map back to its own source. */
 function joined(label: string, wgsl: string) {
-  return { label, source: `${commonWGSL}\n// ---- ${label}.wgsl ----\n${wgsl}`, workgroupSize: 64 };
+  return { label, source: kernelSource(label, wgsl), workgroupSize: 64 };
 }
 
 const GOOD = `@group(0) @binding(0) var<storage, read_write> out: array<f32>;
