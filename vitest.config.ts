@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
-import { CHROMIUM_PATH, WEBGPU_ARGS } from './tests/helpers/chromium.ts';
+import { CHROMIUM_PATH, TEST_WEBGPU_ARGS } from './tests/helpers/chromium.ts';
 
 export default defineConfig({
   test: {
@@ -25,7 +25,7 @@ export default defineConfig({
             enabled: true,
             headless: true,
             provider: playwright({
-              launchOptions: { executablePath: CHROMIUM_PATH, args: WEBGPU_ARGS },
+              launchOptions: { executablePath: CHROMIUM_PATH, args: TEST_WEBGPU_ARGS },
             }),
             instances: [{ browser: 'chromium' }],
           },
