@@ -50,6 +50,7 @@
 import advantageWGSL from './advantage.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
 import type { TrajStats } from './trajStats';
+import type { KernelVariant } from './variant';
 
 export const ADV_ESTIMATORS = ['group', 'rloo', 'raw', 'reinforce', 'turn', 'turnGroup', 'gigpo', 'opob'] as const;
 /** Index in ADV_ESTIMATORS = the WGSL `EST_*` code. */
@@ -432,7 +433,27 @@ export const ADVANTAGE_UNIFORM = uniformLayout([
   ['stepWeight', 'f32'], ['baseline', 'u32'], ['klInReward', 'f32'], ['isCap', 'f32'],
 ] as const);
 
-export type AdvantageConfig = AdvantageShape & AdvantageOptions;
+/** Largest AdvantageConfig.groupSize: the size of meanStdFixed's member array (advantage.wgsl). */
+export const ADVANTAGE_MAX_FIXED_GROUP = 64;
+
+export type AdvantageConfig = AdvantageShape &
+  AdvantageOptions & {
+    /**
+     * The run's group size, compiled into the pipeline (0 or absent: none): groups of exactly this
+     * size get their statistics from meanStdFixed (advantage.wgsl), whose loads go out together;
+     * any other group the general walks. Same results either way, bit for bit. 0..64; each size
+     * compiles a pipeline of its own. advantageGroupSizeFor picks it per kernel variant.
+     */
+    groupSize?: number;
+  };
+
+/**
+ * The groupSize the backend compiles in: the run's group size in the hardware (subgroup) variant,
+ * after sampleUnrolled's and gaeUnrolled's loops with compiled-in trip counts; none elsewhere,
+ * since on SwiftShader such loops ran slower (gaeKernelFor in critic.ts). Untimed on a GPU.
+ */
+export const advantageGroupSizeFor = (variant: KernelVariant, group: number): number =>
+  variant === 'subgroup' && group >= 2 && group <= ADVANTAGE_MAX_FIXED_GROUP ? group : 0;
 
 /**
  * advantageCpu on the GPU, one thread per trajectory, workgroups of 64. Buffers (all read except adv):
@@ -452,7 +473,13 @@ export const advantageKernel = defineKernel({
     if (c.actionLen < 1 || c.maxTurns < 1) throw new Error(`advantage: actionLen ${c.actionLen} and maxTurns ${c.maxTurns} must be >= 1`);
     if (c.byRole && c.nRoles < 1) throw new Error('advantage: byRole needs nRoles >= 1');
     if (!(c.isCap >= 0)) throw new Error(`advantage: isCap ${c.isCap} must be >= 0`);
+    const g = c.groupSize ?? 0;
+    if (!(Number.isInteger(g) && g >= 0 && g <= ADVANTAGE_MAX_FIXED_GROUP)) {
+      throw new Error(`advantage: groupSize ${g} is outside 0..${ADVANTAGE_MAX_FIXED_GROUP} (0: no group size compiled in)`);
+    }
   },
+  // No constant for groupSize 0: the same pipeline as the compilation check's default.
+  specialize: (c: AdvantageConfig): Record<string, number> => (c.groupSize ? { groupSize: c.groupSize } : {}),
   values: (c: AdvantageConfig) => ({
     numTraj: c.numTraj, tp: c.tp, maxTurns: c.maxTurns, actionLen: c.actionLen, nRoles: c.nRoles,
     estimator: ADV_ESTIMATORS.indexOf(c.estimator), scaleStd: c.scaleStd ? 1 : 0, unbiasedStd: c.unbiasedStd ? 1 : 0,

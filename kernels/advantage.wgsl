@@ -76,12 +76,49 @@ fn colVal(m: u32, col: i32) -> f32 {
   return roleRewards[m * u.nRoles + u32(col)];
 }
 
+// The run's group size compiled into the pipeline (AdvantageConfig.groupSize; 0: none). A group of
+// exactly that many members takes meanStdFixed; every other group (DARS's, padding, dropped
+// prompts) the walks below. The default is for compilation checks.
+override groupSize: u32 = 0u;
+// Largest groupSize: the size of meanStdFixed's member array (ADVANTAGE_MAX_FIXED_GROUP in advantage.ts).
+const MAX_FIXED_GROUP: u32 = 64u;
+
+// meanStd of a group of exactly groupSize members: the loops' trip counts are pipeline constants,
+// so they unroll, the members' loads go out together, once, and both walks read registers (what
+// made sampleUnrolled twice as fast on an H200). The same sums in the same order as meanStd's
+// walks, so the same bits. The divisor is the group size read from memory (the group's first
+// member's, equal to G), not the constant: a compiler may turn a division by a constant into a
+// product with its reciprocal, which rounds differently unless it is a power of two (SwiftShader
+// did, at groups of 5 and 33), and one that knows G == groupSize here may do it to f32(G) too.
+fn meanStdFixed(g0: u32, col: i32) -> vec2f {
+  let G = trajIn[g0].groupSize;
+  var x: array<f32, MAX_FIXED_GROUP>;
+  for (var k = 0u; k < groupSize; k++) {
+    x[k] = colVal(g0 + k, col);
+  }
+  let r0 = x[0];
+  var s = 0.0;
+  for (var k = 0u; k < groupSize; k++) {
+    s += x[k] - r0;
+  }
+  let mean = r0 + s / f32(G);
+  var ss = 0.0;
+  for (var k = 0u; k < groupSize; k++) {
+    let e = x[k] - mean;
+    ss += e * e;
+  }
+  return vec2f(mean, sqrt(ss / f32(select(G, G - 1u, u.unbiasedStd != 0u))));
+}
+
 // (mean, std) of a column over the group; a group of one gives (0, 1). Both walks load four
 // members before adding them in member order (the same sums, bit for bit): a thread then waits out
 // one load latency per four members, which counts at groups of 64.
 fn meanStd(g0: u32, G: u32, col: i32) -> vec2f {
   if (G <= 1u) {
     return vec2f(0.0, 1.0);
+  }
+  if (G == groupSize) {
+    return meanStdFixed(g0, col);
   }
   let r0 = colVal(g0, col);
   let g1 = g0 + G;

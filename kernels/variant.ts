@@ -14,9 +14,10 @@ import { UNROLLED_MAX_VOCAB } from './rowUnrolled';
  * workgroups of their own (statsSpreadBinsFor in kernels/stats.ts), which a GPU runs side by side
  * and SwiftShader one after another, and its pass 1 keeps 16 copies of each histogram
  * (statsHistCopiesFor); PPO's GAE runs with tp compiled in (gaeKernelFor in
- * kernels/critic.ts), and logitGrad up to 64 logits with the vocabulary compiled in and each
- * workgroup's rows written as one run of words (logitGradKernelFor in kernels/mlp.ts), both of
- * which SwiftShader runs slower.
+ * kernels/critic.ts), logitGrad up to 64 logits with the vocabulary compiled in and each
+ * workgroup's rows written as one run of words (logitGradKernelFor in kernels/mlp.ts), and the
+ * advantage kernel with the run's group size compiled in (advantageGroupSizeFor in
+ * kernels/advantage.ts), all three of which SwiftShader runs slower.
  */
 export type KernelVariant = 'thread' | 'subgroup';
 

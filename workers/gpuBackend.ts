@@ -11,7 +11,7 @@
  * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
 import { gradNormBlockFor, gradNormKernel, optimizerStepFor } from '../kernels/adam';
-import { advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
+import { advantageGroupSizeFor, advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
 import { criticUpdateKernel, gaeKernelFor } from '../kernels/critic';
 import { essScaleKernel } from '../kernels/essScale';
 import { infoGainKernel } from '../kernels/infoGain';
@@ -337,7 +337,9 @@ export function createGpuBackend(
     'tokenStats ref',
   );
   const advBuffers = { trajIn, turnIn, roleRewards, trajStats, mask, logpOld, logpRef, adv };
-  const advConfig: AdvantageConfig = { numTraj: N, tp: Tp, maxTurns: T, actionLen, nRoles: shape.nRoles, ...shape.adv };
+  const advConfig: AdvantageConfig = {
+    numTraj: N, tp: Tp, maxTurns: T, actionLen, nRoles: shape.nRoles, ...shape.adv, groupSize: advantageGroupSizeFor(kernelVariant, shape.group),
+  };
   const advCall = k.advantage.bind(advBuffers, advConfig, 'advantage');
   // ReGFT's fine-tuning iterations: the advantage is the reward itself.
   const rawAdvCall = k.advantage.bind(advBuffers, { ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');

@@ -13,7 +13,7 @@
  * Tp policy rows per trajectory.
  */
 import { ADAM_MERGED_PARAMS, adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
-import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
+import { ADVANTAGE_DEFAULTS, advantageCpu, advantageGroupSizeFor, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
 import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/critic';
 import { essScaleCpu } from '../../kernels/essScale';
 import { infoGainCpu } from '../../kernels/infoGain';
@@ -509,14 +509,21 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     ...stats, label: STATS_CHUNK512_CASE, config: chunk512,
     buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
   };
+  // advantage as the hardware variant binds it (advantageGroupSizeFor): the run's group size
+  // compiled in, another pipeline of the same kernel, same bytes.
+  const advantage = cases.find((c) => c.label === 'advantage')!;
+  const fixedGroup = { ...advantage, label: ADVANTAGE_FIXED_GROUP_CASE, config: { ...advantage.config as object, groupSize: advantageGroupSizeFor('subgroup', shape.group) } };
   return {
     ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup', 'Unrolled'], gae: ['Unrolled'], whiten: ['Merged'] }),
+    [ADVANTAGE_FIXED_GROUP_CASE]: { ...fixedGroup, ...cost.advantage! },
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
     [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
     [STATS_HIST_COPIES_CASE]: { ...copies, ...cost.stats! },
   };
 }
 
+/** The kernel table's row for advantage with the group size compiled in (AdvantageConfig.groupSize). */
+export const ADVANTAGE_FIXED_GROUP_CASE = 'advantageFixedGroup';
 /** The kernel table's row for stats with spreadBins (bench/page/kernels.ts). */
 export const STATS_HARDWARE_CASE = 'statsSpreadBins';
 /** The kernel table's row for stats with spreadBins and chunks of 512 rows (StatsConfig.chunkRows). */

@@ -9,10 +9,11 @@
  */
 import { ALL_OPS } from '../../kernels/all';
 import { gradNormKernel, optimizerStepKernel } from '../../kernels/adam';
+import { advantageKernel } from '../../kernels/advantage';
 import { statsKernel } from '../../kernels/stats';
 import { BufferUsage, deviceSupports, type KernelFeature } from '../../kernels/pipeline';
 import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../lib/gpuTimer';
-import { GRAD_NORM_HARDWARE_CASE, OPTIMIZER_STEP_HARDWARE_CASE, kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, STATS_CHUNK512_CASE, STATS_HARDWARE_CASE, STATS_HIST_COPIES_CASE, type KernelCase } from '../lib/kernelCases';
+import { ADVANTAGE_FIXED_GROUP_CASE, GRAD_NORM_HARDWARE_CASE, OPTIMIZER_STEP_HARDWARE_CASE, kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, STATS_CHUNK512_CASE, STATS_HARDWARE_CASE, STATS_HIST_COPIES_CASE, type KernelCase } from '../lib/kernelCases';
 import { now, summarize, type Summary } from '../lib/stats';
 import type { KernelRow } from '../lib/types';
 
@@ -92,13 +93,14 @@ function bufferPool(device: GPUDevice, shared: KernelCase['buffers'], unknown: s
 }
 
 /**
- * What the table times, in order: every op, and after gradNorm, the optimizer step and stats the
+ * What the table times, in order: every op, and after advantage, gradNorm, the optimizer step and stats the
  * same passes in the hardware variant's configuration (another configuration of the same
  * pipelines, not another op); after stats also its previous hardware layout, chunks of 512 rows,
  * to compare, and its histograms in copies (the hardware variant's configuration since).
  */
 const BENCH_OPS = ALL_OPS.flatMap((def) => [
   { label: def.label as string, def },
+  ...(def === advantageKernel ? [{ label: ADVANTAGE_FIXED_GROUP_CASE, def }] : []),
   ...(def === gradNormKernel ? [{ label: GRAD_NORM_HARDWARE_CASE, def }] : []),
   ...(def === optimizerStepKernel ? [{ label: OPTIMIZER_STEP_HARDWARE_CASE, def }] : []),
   ...(def === statsKernel

@@ -118,6 +118,61 @@ function advantageCase(name: string, batch: () => AdvantageBatch, variants: Vari
   };
 }
 
+/**
+ * The pipeline with the run's group size compiled in (AdvantageConfig.groupSize, the hardware
+ * variant's): against advantageCpu like the others, and bit for bit against the general pipeline,
+ * which its groups of other sizes run as well.
+ */
+function fixedGroupCase(name: string, batch: () => AdvantageBatch, groupSize: number, variants: Variant[]): SelfTestCase {
+  return {
+    kernel: advantageKernel,
+    name,
+    run: (device) =>
+      withScratch(device, async (s) => {
+        const { inp, shape } = batch();
+        const R = shape.numTraj * shape.tp;
+        const opts = variants.map(({ label: _, ...v }): AdvantageOptions => ({ ...ADVANTAGE_DEFAULTS, ...v }));
+        const k = s.kernel(advantageKernel.create(device));
+        const bufs = {
+          trajIn: s.upload(packTrajIn(inp)),
+          turnIn: s.upload(packTurnIn(inp, shape.numTraj, shape.maxTurns)),
+          roleRewards: s.upload(inp.roleRewards!),
+          trajStats: s.upload(packTrajStats(inp.trajStats!)),
+          mask: s.upload(inp.mask),
+          logpOld: s.upload(inp.logpOld!),
+          logpRef: s.upload(inp.logpRef!),
+        };
+        const fixed = opts.map(() => s.empty(R));
+        const general = opts.map(() => s.empty(R));
+        dispatch(device, [
+          ...opts.map((o, i): [typeof k, ReturnType<typeof k.bind>] => [k, k.bind({ ...bufs, adv: fixed[i]! }, { ...shape, ...o, groupSize })]),
+          ...opts.map((o, i): [typeof k, ReturnType<typeof k.bind>] => [k, k.bind({ ...bufs, adv: general[i]! }, { ...shape, ...o })]),
+        ]);
+        const checks: Check[] = [];
+        const bitsGot: number[] = [];
+        const bitsWant: number[] = [];
+        for (const [i, o] of opts.entries()) {
+          const got = await s.readF32(fixed[i]!, R);
+          const ref = advantageCpu(inp, o, shape);
+          const sc = groupScales(ref, inp.groupSize, shape.tp);
+          checks.push({
+            output: labelOf(variants[i]!),
+            actual: Float64Array.from(got, (x, r) => x / sc[r]!),
+            expected: Float64Array.from(ref, (x, r) => x / sc[r]!),
+            tol: TOL,
+          });
+          bitsGot.push(...new Uint32Array(got.buffer, got.byteOffset, R));
+          const want = await s.readF32(general[i]!, R);
+          bitsWant.push(...new Uint32Array(want.buffer, want.byteOffset, R));
+        }
+        checks.push({ output: `bits against the pipeline without groupSize`, actual: bitsGot, expected: bitsWant, tol: SAME_BITS });
+        return checks;
+      }),
+  };
+}
+
+const SAME_BITS = exact('the same sums in the same order as the general walks: the same f32 words');
+
 const uniform64 = () => advantageBatch('uniform N=64', 1, new Array<number>(8).fill(8), { T: 3, aL: 2, tp: 6, nRoles: 2 });
 const variable67 = () => advantageBatch('variable N=67', 2, GROUPS_67, { T: 4, aL: 3, tp: 11, nRoles: 3 });
 const variable130 = () => advantageBatch('variable N=130', 3, GROUPS_130, { T: 2, aL: 4, tp: 10, nRoles: 2 });
@@ -150,6 +205,19 @@ export const advantageCases: SelfTestCase[] = [
     { estimator: 'turn', separate: true, gamma: 0.8 },
     { estimator: 'gigpo', scaleStd: false },
     { estimator: 'opob', isCap: 1e6 },
+  ]),
+  fixedGroupCase('groupSize 64 compiled in: 2 groups of 64 (N 128)', () => advantageBatch('groups of 64', 5, [64, 64], { T: 3, aL: 2, tp: 6, nRoles: 2 }), 64, [
+    { estimator: 'group', label: 'group (GRPO as verl)' },
+    { estimator: 'group', scaleStd: false, unbiasedStd: false },
+    { estimator: 'group', byRole: true },
+    { estimator: 'reinforce', baseline: true },
+    { estimator: 'gigpo', gamma: 0.9 },
+    { estimator: 'opob', isCap: 2 },
+  ]),
+  fixedGroupCase('groupSize 8 compiled in, groups of 1 to 16 (N 67)', variable67, 8, [
+    { estimator: 'group' },
+    { estimator: 'group', byRole: true, unbiasedStd: false },
+    { estimator: 'opob', scaleStd: false },
   ]),
   advantageCase('extremes: rewards ~1e4, log IS ±1000 (N 67)', extreme67, [
     { estimator: 'group' },

@@ -180,6 +180,79 @@ async function checkCase(c: AdvantageBatch) {
   expect(failures, failures.slice(0, 8).join('\n')).toEqual([]);
 }
 
+/**
+ * The same option sets with the run's group size compiled in (AdvantageConfig.groupSize: groups of
+ * that size take meanStdFixed, others the general walks) must give the general pipeline's words.
+ */
+async function checkFixedGroup(c: AdvantageBatch, groupSize: number) {
+  const device = await requireGpu();
+  const { inp, shape } = c;
+  const N = shape.numTraj;
+  const R = N * shape.tp;
+  expect(Array.from(inp.groupSize).filter((g) => g === groupSize).length, `${c.name} has groups of ${groupSize}`).toBeGreaterThan(0);
+  const opts = VARIANTS.map((v): AdvantageOptions => ({ ...ADVANTAGE_DEFAULTS, ...v }));
+  const [fixed, general] = await withValidation(device, async () => {
+    const g = new GpuScratch(device);
+    const kernel = advantageKernel.create(device);
+    const bufs = {
+      trajIn: g.upload(packTrajIn(inp)),
+      turnIn: g.upload(packTurnIn(inp, N, shape.maxTurns)),
+      roleRewards: g.upload(inp.roleRewards!),
+      trajStats: g.upload(packTrajStats(inp.trajStats!)),
+      mask: g.upload(inp.mask),
+      logpOld: g.upload(inp.logpOld!),
+      logpRef: g.upload(inp.logpRef!),
+    };
+    const run = async (extra: { groupSize?: number }) => {
+      const advs = opts.map(() => g.empty(R));
+      const calls = opts.map((o, k) => kernel.bind({ ...bufs, adv: advs[k]! }, { ...shape, ...o, ...extra }));
+      runCalls(device, calls.map((call) => [kernel, call] as [typeof kernel, typeof call]));
+      const res: Float32Array[] = [];
+      for (const b of advs) res.push(await g.readF32(b, R));
+      return res;
+    };
+    const out: [Float32Array[], Float32Array[]] = [await run({ groupSize }), await run({})];
+    g.destroy();
+    kernel.destroy();
+    return out;
+  });
+  const failures: string[] = [];
+  let nonZero = 0;
+  opts.forEach((_, k) => {
+    const a = new Uint32Array(fixed[k]!.buffer, fixed[k]!.byteOffset, R);
+    const b = new Uint32Array(general[k]!.buffer, general[k]!.byteOffset, R);
+    const diff = a.findIndex((w, i) => w !== b[i]);
+    if (diff >= 0) failures.push(`${c.name} groupSize ${groupSize} ${label(VARIANTS[k]!)}: row ${diff} is ${fixed[k]![diff]}, the general pipeline gives ${general[k]![diff]}`);
+    nonZero += fixed[k]!.filter((x) => x !== 0).length;
+  });
+  expect(failures, failures.slice(0, 8).join('\n')).toEqual([]);
+  // Not a comparison of two zero-filled buffers.
+  expect(nonZero).toBeGreaterThan(R);
+}
+
+describe('advantage.wgsl with the group size compiled in gives the general pipeline\'s bits', () => {
+  const fixedCases: Array<[AdvantageBatch, number]> = [
+    [CASES[0]!, 8],
+    [CASES[1]!, 8],
+    [CASES[1]!, 16],
+    [CASES[2]!, 9],
+    [CASES[3]!, 5],
+    [advantageBatch('2 groups of 64', 5, [64, 64], { T: 3, aL: 2, tp: 6, nRoles: 2 }), 64],
+    [advantageBatch('3 groups of 33, padding', 6, [33, 'pad', 33, 33], { T: 2, aL: 3, tp: 7, nRoles: 2 }), 33],
+    [advantageBatch('extreme groups of 2', 7, [2, 2, 'pad', 2, 3, 2], { T: 2, aL: 2, tp: 4, nRoles: 2, extreme: true }), 2],
+  ];
+  for (const [c, G] of fixedCases) it(`${c.name}, groupSize ${G}: ${VARIANTS.length} option sets`, async () => checkFixedGroup(c, G));
+  it('refuses a group size past its member array, or not a whole number', async () => {
+    const kernel = advantageKernel.create(await requireGpu());
+    const c = CASES[0]!;
+    const cfg = { ...c.shape, ...ADVANTAGE_DEFAULTS };
+    const bufs = Object.fromEntries(['trajIn', 'turnIn', 'roleRewards', 'trajStats', 'mask', 'logpOld', 'logpRef', 'adv'].map((n) => [n, { buffer: null as unknown as GPUBuffer }]));
+    expect(() => kernel.bind(bufs as never, { ...cfg, groupSize: 65 })).toThrow(/groupSize 65 is outside 0\.\.64/);
+    expect(() => kernel.bind(bufs as never, { ...cfg, groupSize: 2.5 })).toThrow(/groupSize 2.5 is outside/);
+    kernel.destroy();
+  });
+});
+
 describe('advantage.wgsl matches advantageCpu', () => {
   it('covers every estimator', () => {
     expect(new Set(VARIANTS.map((v) => v.estimator))).toEqual(new Set(ADV_ESTIMATORS));

@@ -10,7 +10,7 @@
  * lr = 0.01 (1.1e-5 seen): params atol 5e-5, rtol 1e-4. Statistics and per-token tensors come from
  * forward passes of those parameters: atol 5e-5, rtol 5e-4.
  */
-import { ADVANTAGE_DEFAULTS, groupLayout } from '../../kernels/advantage';
+import { ADVANTAGE_DEFAULTS, advantageGroupSizeFor, groupLayout } from '../../kernels/advantage';
 import { turnsTaken } from '../../workers/collect';
 import { afterEach, describe, expect, it } from 'vitest';
 import { paramLayout, initParams, type MlpDims } from '../../kernels/mlp';
@@ -251,6 +251,30 @@ describe('GPU backend matches the CPU backend on the search task', () => {
       }
     });
   }
+
+  // The subgroup variant compiles the run's group size into advantage (advantageGroupSizeFor):
+  // GRPO's statistics then take meanStdFixed.
+  it('GRPO in the subgroup variant, the group size compiled into advantage: advantages as the CPU backend\'s', async () => {
+    const gpu = await requireGpuHandle();
+    requireFeature(gpu.device, 'subgroups');
+    const env = createSearchEnv({ entities: 3, attributes: 2, values: 4, maxTurns: 2 });
+    const dims: MlpDims = { V: env.vocab.length, K: 4, D: 4, H: 8 };
+    const shape = buildShape(env, 4, 5, dims);
+    expect(advantageGroupSizeFor('subgroup', shape.group)).toBe(5);
+    const p0 = initParams(dims, createRng(5));
+    const cpu = createCpuBackend(shape, p0);
+    const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label, kernelVariant: 'subgroup' });
+    made.push(cpu, gb);
+    for (const iter of [1, 2]) {
+      const c = await iteration(cpu, env, shape, iter);
+      const g = await iteration(gb, env, shape, iter);
+      g.sampled.forEach((t, turn) => expectEqualArrays(t, c.sampled[turn]!, `iter ${iter} turn ${turn} tokens`));
+      compareStats(g.stats, c.stats, `GRPO subgroup iter ${iter}`);
+      const [gB, cB] = [await gb.readBatch(), await cpu.readBatch()];
+      expect(cB.adv.some((a) => a !== 0)).toBe(true);
+      expectClose(gB.adv, cB.adv, { ...STATS_TOL, label: `GRPO subgroup iter ${iter} adv` });
+    }
+  });
 
   it('default-sized model (K 8, D 16, H 64), 4 prompts x 8 group, 3 turns, 1 epoch', async () => {
     const gpu = await requireGpuHandle();
