@@ -30,7 +30,9 @@
 #              AB=kernels KSEL=gae,advantage bash run.sh   the commit before against this one,
 #              AB=iteration bash run.sh             alternating ROUNDS times (default 2) on the same
 #                                                   machine: bench-old.mjs (bundleAt.sh REV; OLD=
-#                                                   names another file) against bench.mjs. Machines
+#                                                   names another file; OLD=ZI_LOOP this bundle
+#                                                   with Dawn zeroing workgroup memory by a loop,
+#                                                   ZI_LOOP_FLAGS) against bench.mjs. Machines
 #                                                   and runs differ by a third or more in whole
 #                                                   iterations and in the clock a short run gets, so
 #                                                   only pairs from one run rank two versions
@@ -38,7 +40,8 @@
 #              PENDING=1 bash run.sh                everything still to be timed on a GPU, in order
 #                                                   of priority, within TOTAL_S seconds (default
 #                                                   540, one device call): ROWS_AB's checks and
-#                                                   rows; AB=kernels KSEL=logitGrad,stats against
+#                                                   rows; the kernels with workgroup memory against
+#                                                   OLD=ZI_LOOP; AB=kernels KSEL=logitGrad,stats against
 #                                                   bench-old-7bc5c44.mjs; AB=kernels
 #                                                   KSEL=gae,whiten,tokenBaseline,essScale against
 #                                                   bench-old-57a41e7.mjs; AB=iteration against
@@ -97,21 +100,27 @@ rows_iterations() {
   [ "${ITER_S:-120}" = 0 ] && return 0
   for v in thread subgroup; do enough iteration-$v || return 0; run iteration-$v $(limit ${ITER_S:-120}) --only iteration --kernel-variant $v; done
 }
-ab() { # kernels|iteration, KSEL (kernels), old bundle, tag for the files
+# Dawn zeroing workgroup memory with a loop in the shader (Tint's) instead of Vulkan's
+# VK_KHR_zero_initialize_workgroup_memory, Dawn's default where the driver has it (on SwiftShader
+# the extension's zeroing made stats 2.5x slower and its compile 6x longer; BENCHMARKS.md).
+ZI_LOOP_FLAGS="--dawn disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension"
+ab() { # kernels|iteration, KSEL (kernels), old bundle (or ZI_LOOP: this one with ZI_LOOP_FLAGS), tag for the files
   local kind=$1 ksel=$2 old=$3 tag=$4
-  if [ ! -f "$old" ]; then echo "ab $tag: $old is missing (bundleAt.sh REV $old)"; return 0; fi
+  if [ "$old" != ZI_LOOP ] && [ ! -f "$old" ]; then echo "ab $tag: $old is missing (bundleAt.sh REV $old)"; return 0; fi
   for i in $(seq ${ROUNDS:-2}); do for b in old new; do
     enough "ab $tag $b $i" || return 0
-    f=bench.mjs; [ $b = old ] && f=$old
+    f=bench.mjs; extra=""
+    if [ $b = old ]; then if [ "$old" = ZI_LOOP ]; then extra=$ZI_LOOP_FLAGS; else f=$old; fi; fi
     if [ "$kind" = iteration ]; then flags="--only iteration --kernel-variant ${VARIANT:-subgroup}"; rows='^\| (default|8x|64x|scale) \| gpu'
     else flags="--only kernels --kernel-batches ${KB:-128,1024,1024x64} ${ksel:+--kernels $ksel}"; rows='^\| [a-zA-Z0-9]+ \| [NRP]='; fi
-    timeout $(limit ${AB_S:-120}) /tmp/dn/node $f $flags --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/ab$tag-$b-$i.json > $OUT/ab$tag-$b-$i.md 2> $OUT/ab$tag-$b-$i.log
+    timeout $(limit ${AB_S:-120}) /tmp/dn/node $f $flags $extra --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/ab$tag-$b-$i.json > $OUT/ab$tag-$b-$i.md 2> $OUT/ab$tag-$b-$i.log
     echo "$tag $b $i rc=$?"; grep -E "$rows" $OUT/ab$tag-$b-$i.md | cut -d'|' -f2-9
   done; done
 }
 if [ -n "${PENDING:-}" ]; then
   DEADLINE=$(( $(date +%s) + ${TOTAL_S:-540} ))
   rows_checks
+  ab kernels stats,statsHistCopies,whiten,whitenMerged,gradNormBlock2048,optimizerStepMerged,essScale,logitGradUnrolled,advantage ZI_LOOP -zero-init
   ab kernels logitGrad,stats bench-old-7bc5c44.mjs -logitGrad-stats
   ab kernels gae,whiten,tokenBaseline,essScale bench-old-57a41e7.mjs -gae-whiten
   ab iteration "" bench-old-7bc5c44.mjs -iteration
