@@ -7,10 +7,18 @@ import type { BackendChoice, BackendInfo } from '../../workers/api';
 import type { MetricRow } from '../../workers/metrics';
 import { useAppStore, type RunPhase } from '../store';
 
-function backendText(info: BackendInfo | null, phase: RunPhase): string {
-  if (!info) return phase === 'configuring' ? 'Starting the trainer…' : 'No backend: see the error above';
-  if (info.kind === 'gpu') return `WebGPU: ${info.label}${info.isFallbackAdapter ? ' (software adapter, slow)' : ''}`;
-  return `CPU fallback: ${info.fallbackReason ?? 'the CPU backend was chosen'}`;
+/**
+ * The backend status line and its style. While a change of backend is being configured, the
+ * backend in use so far is not named: forcing WebGPU compiles every kernel first, which took 9-10 s
+ * on SwiftShader with 2 cores, and all that time the line said "choose GPU to force it".
+ */
+export function backendStatus(info: BackendInfo | null, phase: RunPhase, choice: BackendChoice): { text: string; kind: 'gpu' | 'cpu' | 'none' } {
+  if (phase === 'configuring' && choice !== 'auto' && info?.kind !== choice) {
+    return { text: choice === 'gpu' ? 'Starting WebGPU: compiling its kernels…' : 'Starting the CPU backend…', kind: 'none' };
+  }
+  if (!info) return { text: phase === 'configuring' ? 'Starting the trainer…' : 'No backend: see the error above', kind: 'none' };
+  if (info.kind === 'gpu') return { text: `WebGPU: ${info.label}${info.isFallbackAdapter ? ' (software adapter, slow)' : ''}`, kind: 'gpu' };
+  return { text: `CPU fallback: ${info.fallbackReason ?? 'the CPU backend was chosen'}`, kind: 'cpu' };
 }
 
 function phaseText(phase: RunPhase, iter: number, imported: boolean, linkStep: number | null): string {
@@ -105,6 +113,7 @@ export function RunControls() {
   const info = useAppStore((s) => s.backendInfo);
   const backend = useAppStore((s) => s.backend);
   const setBackend = useAppStore((s) => s.setBackend);
+  const status = backendStatus(info, phase, backend);
   const last = useAppStore((s) => s.series[s.series.length - 1]);
   const imported = useAppStore((s) => s.imported !== null);
   const linkStep = useAppStore((s) => s.linkStep);
@@ -166,8 +175,8 @@ export function RunControls() {
           ))}
         </select>
       </div>
-      <p role="status" data-testid="backend-status" className={`backend-status ${info?.kind ?? 'none'}`}>
-        {backendText(info, phase)}
+      <p role="status" data-testid="backend-status" className={`backend-status ${status.kind}`}>
+        {status.text}
       </p>
       <p className="iter-line">
         Iteration <strong data-testid="iter">{iter}</strong>

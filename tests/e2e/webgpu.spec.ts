@@ -13,6 +13,8 @@ test('trains on WebGPU, pauses, and charts the run', async ({ page }) => {
   await page.getByLabel('prompts per batch', { exact: true }).fill('4');
   await page.getByLabel('group size', { exact: true }).fill('4');
   await page.getByLabel('Backend').selectOption('gpu');
+  // Compiling the kernels takes seconds on SwiftShader: the line says so, not the CPU fallback it left.
+  await expect(page.getByRole('status')).toHaveText('Starting WebGPU: compiling its kernels…');
   await expect(page.getByRole('status')).toHaveText(/^WebGPU: /, { timeout: 60_000 });
   await waitIdle(page);
   await expect(page.getByRole('alert')).toHaveCount(0);
