@@ -11,6 +11,9 @@
  *                            [--dawn FLAG ...] [--kernel-batches 128,1024,1024x64] [--kernels a,b] [--wasm DIR]
  *                            [--peer-batches 16,128] [--kernel-variant thread|subgroup]
  *
+ * The npm script runs a bundle of this file (bench/gpuMachine/bundle.mjs, into node_modules/.cache):
+ * TF.js's ES build has directory imports that Node's loader (and tsx's) refuse.
+ *
  * --webgpu names the module to load (default `webgpu`; a path for an unpacked copy), --dawn passes
  * a flag to Dawn's create() (e.g. `backend=vulkan`), --kernel-variant forces the GPU backend's kernel
  * variant (kernels/variant.ts) in the iteration and parity sections; the kernel section times
@@ -91,9 +94,18 @@ function parse(argv: string[]): DawnArgs {
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
+/** A bad flag or a missing module: said in one line, without a stack trace. */
+class UsageError extends Error {}
+
 async function loadDawn(name: string, flags: string[]): Promise<GPU> {
   const spec = name.startsWith('.') || name.startsWith('/') ? pathToFileURL(resolve(name)).href : name;
-  const mod = (await import(/* @vite-ignore */ spec)) as { create: (flags: string[]) => GPU; globals: Record<string, unknown> };
+  let mod: { create: (flags: string[]) => GPU; globals: Record<string, unknown> };
+  try {
+    mod = (await import(/* @vite-ignore */ spec)) as typeof mod;
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    throw new UsageError(`--webgpu ${name}: not found; install the optional \`webgpu\` package (npm i --no-save webgpu) or name an unpacked copy (--webgpu ./webgpu/index.js)`);
+  }
   // Dawn's WebGPU classes (GPUBufferUsage, ...) as globals, as a browser has them.
   Object.assign(globalThis, mod.globals);
   return mod.create(flags);
@@ -140,7 +152,7 @@ async function backendParity(gpu: GPU, iters: number, kernelVariant?: KernelVari
 }
 
 async function main(argv: string[]): Promise<void> {
-  const args = parse(argv);
+  const args = parseOrExplain(argv);
   const gpu = await loadDawn(args.module, args.dawnFlags);
   const t0 = Date.now();
   const results: BenchResults = {
@@ -220,10 +232,18 @@ async function main(argv: string[]): Promise<void> {
   log(`results written to ${args.out}`);
 }
 
+function parseOrExplain(argv: string[]): DawnArgs {
+  try {
+    return parse(argv);
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message}\nusage: npm run -s bench:dawn -- [--quick] [--only ${SECTIONS.join(',')}] [--out FILE] [--webgpu MODULE] (bench/dawn.ts lists every flag)`);
+  }
+}
+
 main(process.argv.slice(2)).then(
   () => process.exit(0),
   (e) => {
-    log(`error: ${(e as Error).stack ?? e}`);
-    process.exit(1);
+    log(`error: ${e instanceof UsageError ? e.message : ((e as Error).stack ?? e)}`);
+    process.exit(e instanceof UsageError ? 2 : 1);
   },
 );

@@ -2,6 +2,8 @@
 // that has no npm, no browser and no network: `node bench/gpuMachine/bundle.mjs OUT.mjs`. WGSL
 // `?raw` imports become strings; `webgpu` stays external (the run script points --webgpu at an
 // unpacked copy of the package). See bench/gpuMachine/run.sh for what travels with it.
+// `npm run bench:dawn` runs such a bundle too: TF.js's ES build imports directories, which Node's
+// loader refuses, and esbuild resolves.
 import { build } from 'esbuild';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
