@@ -28,15 +28,26 @@ import { createTrainer } from '../workers/trainer';
 import { createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from '../workers/envs';
 import { createRng, type Rng } from '../workers/rng';
 import { now, summarize } from './lib/stats';
+import { flagsOrExit } from './lib/flags';
 import { fmt, table } from './lib/tables';
 
 const GROUP = 8;
 const ORACLE_SHARE = 0.7;
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
+const ALL_TASKS = 'search,tools,roles,sequence';
+
+const flags = flagsOrExit(
+  {
+    tasks: { kind: 'text', fallback: '' },
+    batches: { kind: 'counts', fallback: '16,128,1024' },
+    reps: { kind: 'count', fallback: '15' },
+    trainer: { kind: 'text', fallback: '' },
+    'trainer-batches': { kind: 'counts', fallback: '16,128,1024' },
+    'trainer-reps': { kind: 'count', fallback: '5' },
+    'trainer-rounds': { kind: 'count', fallback: '4' },
+  },
+  `npm run bench:host -- [--tasks ${ALL_TASKS}] [--batches 16,128,1024] [--reps 15] [--trainer search:grpo,tools] [--trainer-batches 16,128,1024] [--trainer-reps 5] [--trainer-rounds 4]`,
+);
 
 /** A token the grammar allows after `prev`, uniformly (every grammar row allows at least one). */
 function grammarToken(env: TaskEnv, prev: number, rng: Rng): number {
@@ -203,17 +214,23 @@ async function measureTrainer(spec: string, batch: number, reps: number, warmup:
 const medMin = (s: ReturnType<typeof summarize>) => `${fmt(s.median)} / ${fmt(s.min)}`;
 
 async function main(): Promise<void> {
-  const tasks = arg('tasks', 'search,tools,roles,sequence').split(',');
-  const batches = arg('batches', '16,128,1024').split(',').map(Number);
-  const reps = Number(arg('reps', '15'));
+  const tasks = (flags.tasks || ALL_TASKS).split(',');
+  for (const t of tasks) {
+    if (!ALL_TASKS.split(',').includes(t)) {
+      process.stderr.write(`error: --tasks: "${t}" is not a task (${ALL_TASKS})\n`);
+      process.exit(2);
+    }
+  }
+  const batches = flags.batches;
+  const reps = flags.reps;
   const rows: HostRow[] = [];
-  const trainerSpecs = arg('trainer', '').split(',').filter((x) => x.length > 0);
+  const trainerSpecs = flags.trainer.split(',').filter((x) => x.length > 0);
   if (trainerSpecs.length > 0) {
     const trainerRows: TrainerRow[] = [];
-    const trainerReps = Number(arg('trainer-reps', '5'));
-    const trainerRounds = Number(arg('trainer-rounds', '4'));
+    const trainerReps = flags['trainer-reps'];
+    const trainerRounds = flags['trainer-rounds'];
     for (const spec of trainerSpecs) {
-      for (const batch of arg('trainer-batches', '16,128,1024').split(',').map(Number)) {
+      for (const batch of flags['trainer-batches']) {
         const row = await measureTrainer(spec, batch, trainerReps, 2, trainerRounds);
         trainerRows.push(row);
         console.error(`host: trainer ${spec} ${row.rollouts} rollouts: host ${row.hostMs.median.toFixed(2)} ms of ${row.stepMs.median.toFixed(1)}`);
@@ -233,7 +250,7 @@ async function main(): Promise<void> {
         ]),
       ),
     );
-    if (arg('tasks', '') === '') return;
+    if (flags.tasks === '') return;
     console.log('');
   }
   for (const task of tasks) {

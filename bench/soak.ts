@@ -9,18 +9,25 @@
 import { chromium } from 'playwright';
 import { createServer } from 'vite';
 import { CHROMIUM_PATH, WEBGPU_ARGS } from '../tests/helpers/chromium';
+import { flagsOrExit } from './lib/flags';
 import type { SoakSample } from './soak/main';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
+const flags = flagsOrExit(
+  {
+    iters: { kind: 'count', fallback: '10000' },
+    every: { kind: 'count', fallback: '500' },
+    backend: { kind: 'text', fallback: 'gpu' },
+    set: { kind: 'text', fallback: 'batch=2,group=4,model.hidden=16' },
+  },
+  'npm run soak -- [--iters 10000] [--every 500] [--backend gpu|cpu] [--set k=v,k=v]',
+);
 
 async function main(): Promise<void> {
-  const iters = Number(arg('iters', '10000'));
-  const every = Number(arg('every', '500'));
-  const backend = arg('backend', 'gpu');
-  const set = arg('set', 'batch=2,group=4,model.hidden=16');
+  const { iters, every, backend, set } = flags;
+  if (backend !== 'gpu' && backend !== 'cpu') {
+    process.stderr.write(`error: --backend: "${backend}" is not gpu or cpu\n`);
+    process.exit(2);
+  }
   // No file watching and no HMR: an edit elsewhere in the tree must not reload the page mid-soak.
   const server = await createServer({ root: process.cwd(), logLevel: 'error', server: { port: 5179, strictPort: false, hmr: false, watch: null } });
   await server.listen();

@@ -1,0 +1,33 @@
+/** The bench scripts' flags (bench/lib/flags.ts): unknown flags, missing values and bad numbers are refused by name. */
+import { describe, expect, it } from 'vitest';
+import { FlagError, parseFlags } from '../../bench/lib/flags';
+
+const SPEC = {
+  iters: { kind: 'count', fallback: '10' },
+  batches: { kind: 'counts', fallback: '16,128' },
+  set: { kind: 'text', fallback: 'a=1' },
+} as const;
+
+describe('parseFlags', () => {
+  it('gives the fallbacks, and the values given', () => {
+    expect(parseFlags([], SPEC)).toEqual({ iters: 10, batches: [16, 128], set: 'a=1' });
+    expect(parseFlags(['--batches', '2', '--iters', '3', '--set', 'b=2,c=3'], SPEC)).toEqual({ iters: 3, batches: [2], set: 'b=2,c=3' });
+  });
+
+  it('refuses what it cannot read, naming the flag', () => {
+    const bad: Array<[string[], RegExp]> = [
+      [['--iter', '100'], /unknown flag --iter; the flags are --iters, --batches, --set/],
+      [['iters', '100'], /unknown flag iters/],
+      [['--iters'], /--iters needs a value/],
+      [['--iters', '--set', 'x'], /--iters needs a value/],
+      [['--iters', '2.5'], /--iters: "2.5" is not a whole number >= 1/],
+      [['--iters', '0'], /--iters: "0" is not a whole number >= 1/],
+      [['--batches', '16,,128'], /--batches: "" is not a whole number >= 1/],
+      [['--batches', '16,x'], /--batches: "x" is not a whole number >= 1/],
+    ];
+    for (const [argv, msg] of bad) {
+      expect(() => parseFlags(argv, SPEC), argv.join(' ')).toThrow(FlagError);
+      expect(() => parseFlags(argv, SPEC), argv.join(' ')).toThrow(msg);
+    }
+  });
+});
