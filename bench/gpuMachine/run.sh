@@ -32,7 +32,8 @@
 #                                                   machine: bench-old.mjs (bundleAt.sh REV; OLD=
 #                                                   names another file; OLD=ZI_LOOP this bundle
 #                                                   with Dawn zeroing workgroup memory by a loop,
-#                                                   ZI_LOOP_FLAGS) against bench.mjs. Machines
+#                                                   OLD=ZI_NONE without zeroing it) against
+#                                                   bench.mjs. Machines
 #                                                   and runs differ by a third or more in whole
 #                                                   iterations and in the clock a short run gets, so
 #                                                   only pairs from one run rank two versions
@@ -44,7 +45,9 @@
 #                                                   OLD=ZI_LOOP; AB=kernels KSEL=logitGrad,stats against
 #                                                   bench-old-7bc5c44.mjs; AB=kernels
 #                                                   KSEL=gae,whiten,tokenBaseline,essScale against
-#                                                   bench-old-57a41e7.mjs; AB=iteration against
+#                                                   bench-old-57a41e7.mjs; the kernels with
+#                                                   workgroup memory against OLD=ZI_NONE;
+#                                                   AB=iteration against
 #                                                   bench-old-7bc5c44.mjs; then ROWS_AB's whole
 #                                                   iterations. A step that would start with under
 #                                                   30 s left is skipped and says so
@@ -104,13 +107,15 @@ rows_iterations() {
 # VK_KHR_zero_initialize_workgroup_memory, Dawn's default where the driver has it (on SwiftShader
 # the extension's zeroing made stats 2.5x slower and its compile 6x longer; BENCHMARKS.md).
 ZI_LOOP_FLAGS="--dawn disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension"
-ab() { # kernels|iteration, KSEL (kernels), old bundle (or ZI_LOOP: this one with ZI_LOOP_FLAGS), tag for the files
+# No zeroing at all (results wrong where a kernel relies on it; timings only): what zeroing costs in any form.
+ZI_NONE_FLAGS="--dawn enable-dawn-features=allow_unsafe_apis,disable_workgroup_init"
+ab() { # kernels|iteration, KSEL (kernels), old bundle (or ZI_LOOP / ZI_NONE: this one with those flags), tag for the files
   local kind=$1 ksel=$2 old=$3 tag=$4
-  if [ "$old" != ZI_LOOP ] && [ ! -f "$old" ]; then echo "ab $tag: $old is missing (bundleAt.sh REV $old)"; return 0; fi
+  case $old in ZI_LOOP|ZI_NONE) ;; *) if [ ! -f "$old" ]; then echo "ab $tag: $old is missing (bundleAt.sh REV $old)"; return 0; fi ;; esac
   for i in $(seq ${ROUNDS:-2}); do for b in old new; do
     enough "ab $tag $b $i" || return 0
     f=bench.mjs; extra=""
-    if [ $b = old ]; then if [ "$old" = ZI_LOOP ]; then extra=$ZI_LOOP_FLAGS; else f=$old; fi; fi
+    if [ $b = old ]; then case $old in ZI_LOOP) extra=$ZI_LOOP_FLAGS ;; ZI_NONE) extra=$ZI_NONE_FLAGS ;; *) f=$old ;; esac; fi
     if [ "$kind" = iteration ]; then flags="--only iteration --kernel-variant ${VARIANT:-subgroup}"; rows='^\| (default|8x|64x|scale) \| gpu'
     else flags="--only kernels --kernel-batches ${KB:-128,1024,1024x64} ${ksel:+--kernels $ksel}"; rows='^\| [a-zA-Z0-9]+ \| [NRP]='; fi
     timeout $(limit ${AB_S:-120}) /tmp/dn/node $f $flags $extra --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/ab$tag-$b-$i.json > $OUT/ab$tag-$b-$i.md 2> $OUT/ab$tag-$b-$i.log
@@ -123,6 +128,7 @@ if [ -n "${PENDING:-}" ]; then
   ab kernels stats,statsHistCopies,whiten,whitenMerged,gradNormBlock2048,optimizerStepMerged,essScale,logitGradUnrolled,advantage ZI_LOOP -zero-init
   ab kernels logitGrad,stats bench-old-7bc5c44.mjs -logitGrad-stats
   ab kernels gae,whiten,tokenBaseline,essScale bench-old-57a41e7.mjs -gae-whiten
+  ab kernels stats,statsHistCopies,whiten,whitenMerged,gradNormBlock2048,optimizerStepMerged ZI_NONE -zero-init-none
   ab iteration "" bench-old-7bc5c44.mjs -iteration
   rows_iterations
   exit 0
