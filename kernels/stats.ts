@@ -291,12 +291,13 @@ const ADV_ZERO_TOL: f32 = ${ADV_ZERO_TOL};
   uniform: STATS_UNIFORM,
   check: checkBins,
   values: statsValues,
-  specialize: (c: StatsConfig) => {
+  specialize: (c: StatsConfig): Record<string, number> => {
     const histCopies = c.histCopies ?? 1;
     if (!(Number.isInteger(histCopies) && histCopies >= 1 && histCopies <= STATS_MAX_HIST_COPIES)) {
       throw new Error(`stats: ${histCopies} histogram copies is outside 1..${STATS_MAX_HIST_COPIES}`);
     }
-    return { histCopies };
+    // One copy is the WGSL default: no constant, the pipeline the up-front check compiled.
+    return histCopies === 1 ? {} : { histCopies };
   },
   workgroups: (c: StatsConfig) => statsChunks(c.numTraj, c.tp, c.chunkRows).chunks,
 });
