@@ -20,12 +20,9 @@ import {
   ADVANTAGE_DEFAULTS,
   advantageCpu,
   advantageKernel,
-  packTrajIn,
-  packTurnIn,
   type AdvantageOptions,
 } from '../advantage';
-import { packTrajStats } from '../trajStats';
-import { advantageBatch, GROUPS_130, GROUPS_67, groupScales, type AdvantageBatch } from './fixtures';
+import { advantageBatch, advantageBuffers, GROUPS_130, GROUPS_67, groupScales, type AdvantageBatch } from './fixtures';
 import { dispatch, exact, withScratch, type Check, type SelfTestCase, type Tolerance } from './harness';
 
 const TOL: Tolerance = {
@@ -39,6 +36,7 @@ const TOL_OPOB_EXTREME: Tolerance = {
   why: 'compared as A / s; log IS weights up to ±1000 make log-weight differences near 2000, where one f32 ulp is 1.2e-4',
 };
 const ZEROS = exact('masked rows and groups of equal rewards (group, rloo, opob, REINFORCE++-baseline) give exactly 0: the collapse metrics count them');
+const SAME_BITS = exact('the same sums in the same order as the general walks: the same f32 words');
 
 /** An option set and, optionally, its name in the table (default: the options that differ from GRPO's). */
 type Variant = Partial<AdvantageOptions> & { label?: string };
@@ -76,7 +74,13 @@ function structuralZeros(b: AdvantageBatch, o: AdvantageOptions): number[] {
   return out;
 }
 
-function advantageCase(name: string, batch: () => AdvantageBatch, variants: Variant[]): SelfTestCase {
+/**
+ * The option sets `variants` on one batch, against advantageCpu. With `groupSize`, the pipeline with
+ * the run's group size compiled in (AdvantageConfig.groupSize, the hardware variant's) runs them,
+ * and its output must also be the general pipeline's, bit for bit (its groups of other sizes run
+ * the general walks).
+ */
+function advantageCase(name: string, batch: () => AdvantageBatch, variants: Variant[], groupSize?: number): SelfTestCase {
   return {
     kernel: advantageKernel,
     name,
@@ -87,19 +91,17 @@ function advantageCase(name: string, batch: () => AdvantageBatch, variants: Vari
         const R = shape.numTraj * shape.tp;
         const opts = variants.map(({ label: _, ...v }): AdvantageOptions => ({ ...ADVANTAGE_DEFAULTS, ...v }));
         const k = s.kernel(advantageKernel.create(device));
-        const bufs = {
-          trajIn: s.upload(packTrajIn(inp)),
-          turnIn: s.upload(packTurnIn(inp, shape.numTraj, shape.maxTurns)),
-          roleRewards: s.upload(inp.roleRewards!),
-          trajStats: s.upload(packTrajStats(inp.trajStats!)),
-          mask: s.upload(inp.mask),
-          logpOld: s.upload(inp.logpOld!),
-          logpRef: s.upload(inp.logpRef!),
-        };
+        const bufs = advantageBuffers((d) => s.upload(d), b);
         const outs = opts.map(() => s.empty(R));
-        dispatch(device, opts.map((o, i) => [k, k.bind({ ...bufs, adv: outs[i]! }, { ...shape, ...o })]));
+        const general = groupSize ? opts.map(() => s.empty(R)) : [];
+        dispatch(device, [
+          ...opts.map((o, i): [typeof k, ReturnType<typeof k.bind>] => [k, k.bind({ ...bufs, adv: outs[i]! }, { ...shape, ...o, ...(groupSize ? { groupSize } : {}) })]),
+          ...general.map((adv, i): [typeof k, ReturnType<typeof k.bind>] => [k, k.bind({ ...bufs, adv }, { ...shape, ...opts[i]! })]),
+        ]);
         const checks: Check[] = [];
         const zeroGot: number[] = [];
+        const bitsGot: number[] = [];
+        const bitsWant: number[] = [];
         for (const [i, o] of opts.entries()) {
           const got = await s.readF32(outs[i]!, R);
           const ref = advantageCpu(inp, o, shape);
@@ -111,67 +113,18 @@ function advantageCase(name: string, batch: () => AdvantageBatch, variants: Vari
             tol: b.extreme && o.estimator === 'opob' ? TOL_OPOB_EXTREME : TOL,
           });
           for (const r of structuralZeros(b, o)) zeroGot.push(got[r]!);
+          if (groupSize) {
+            const want = await s.readF32(general[i]!, R);
+            bitsGot.push(...new Uint32Array(got.buffer, got.byteOffset, R));
+            bitsWant.push(...new Uint32Array(want.buffer, want.byteOffset, R));
+          }
         }
         checks.push({ output: 'A = 0 (masked, equal rewards)', actual: zeroGot, expected: zeroGot.map(() => 0), tol: ZEROS });
+        if (groupSize) checks.push({ output: 'bits against the pipeline without groupSize', actual: bitsGot, expected: bitsWant, tol: SAME_BITS });
         return checks;
       }),
   };
 }
-
-/**
- * The pipeline with the run's group size compiled in (AdvantageConfig.groupSize, the hardware
- * variant's): against advantageCpu like the others, and bit for bit against the general pipeline,
- * which its groups of other sizes run as well.
- */
-function fixedGroupCase(name: string, batch: () => AdvantageBatch, groupSize: number, variants: Variant[]): SelfTestCase {
-  return {
-    kernel: advantageKernel,
-    name,
-    run: (device) =>
-      withScratch(device, async (s) => {
-        const { inp, shape } = batch();
-        const R = shape.numTraj * shape.tp;
-        const opts = variants.map(({ label: _, ...v }): AdvantageOptions => ({ ...ADVANTAGE_DEFAULTS, ...v }));
-        const k = s.kernel(advantageKernel.create(device));
-        const bufs = {
-          trajIn: s.upload(packTrajIn(inp)),
-          turnIn: s.upload(packTurnIn(inp, shape.numTraj, shape.maxTurns)),
-          roleRewards: s.upload(inp.roleRewards!),
-          trajStats: s.upload(packTrajStats(inp.trajStats!)),
-          mask: s.upload(inp.mask),
-          logpOld: s.upload(inp.logpOld!),
-          logpRef: s.upload(inp.logpRef!),
-        };
-        const fixed = opts.map(() => s.empty(R));
-        const general = opts.map(() => s.empty(R));
-        dispatch(device, [
-          ...opts.map((o, i): [typeof k, ReturnType<typeof k.bind>] => [k, k.bind({ ...bufs, adv: fixed[i]! }, { ...shape, ...o, groupSize })]),
-          ...opts.map((o, i): [typeof k, ReturnType<typeof k.bind>] => [k, k.bind({ ...bufs, adv: general[i]! }, { ...shape, ...o })]),
-        ]);
-        const checks: Check[] = [];
-        const bitsGot: number[] = [];
-        const bitsWant: number[] = [];
-        for (const [i, o] of opts.entries()) {
-          const got = await s.readF32(fixed[i]!, R);
-          const ref = advantageCpu(inp, o, shape);
-          const sc = groupScales(ref, inp.groupSize, shape.tp);
-          checks.push({
-            output: labelOf(variants[i]!),
-            actual: Float64Array.from(got, (x, r) => x / sc[r]!),
-            expected: Float64Array.from(ref, (x, r) => x / sc[r]!),
-            tol: TOL,
-          });
-          bitsGot.push(...new Uint32Array(got.buffer, got.byteOffset, R));
-          const want = await s.readF32(general[i]!, R);
-          bitsWant.push(...new Uint32Array(want.buffer, want.byteOffset, R));
-        }
-        checks.push({ output: `bits against the pipeline without groupSize`, actual: bitsGot, expected: bitsWant, tol: SAME_BITS });
-        return checks;
-      }),
-  };
-}
-
-const SAME_BITS = exact('the same sums in the same order as the general walks: the same f32 words');
 
 const uniform64 = () => advantageBatch('uniform N=64', 1, new Array<number>(8).fill(8), { T: 3, aL: 2, tp: 6, nRoles: 2 });
 const variable67 = () => advantageBatch('variable N=67', 2, GROUPS_67, { T: 4, aL: 3, tp: 11, nRoles: 3 });
@@ -206,19 +159,19 @@ export const advantageCases: SelfTestCase[] = [
     { estimator: 'gigpo', scaleStd: false },
     { estimator: 'opob', isCap: 1e6 },
   ]),
-  fixedGroupCase('groupSize 64 compiled in: 2 groups of 64 (N 128)', () => advantageBatch('groups of 64', 5, [64, 64], { T: 3, aL: 2, tp: 6, nRoles: 2 }), 64, [
+  advantageCase('groupSize 64 compiled in: 2 groups of 64 (N 128)', () => advantageBatch('groups of 64', 5, [64, 64], { T: 3, aL: 2, tp: 6, nRoles: 2 }), [
     { estimator: 'group', label: 'group (GRPO as verl)' },
     { estimator: 'group', scaleStd: false, unbiasedStd: false },
     { estimator: 'group', byRole: true },
     { estimator: 'reinforce', baseline: true },
     { estimator: 'gigpo', gamma: 0.9 },
     { estimator: 'opob', isCap: 2 },
-  ]),
-  fixedGroupCase('groupSize 8 compiled in, groups of 1 to 16 (N 67)', variable67, 8, [
+  ], 64),
+  advantageCase('groupSize 8 compiled in, groups of 1 to 16 (N 67)', variable67, [
     { estimator: 'group' },
     { estimator: 'group', byRole: true, unbiasedStd: false },
     { estimator: 'opob', scaleStd: false },
-  ]),
+  ], 8),
   advantageCase('extremes: rewards ~1e4, log IS ±1000 (N 67)', extreme67, [
     { estimator: 'group' },
     { estimator: 'rloo', byRole: true },

@@ -8,9 +8,9 @@
  * self-test case and the test it came from see the same numbers.
  */
 import { createRng, type Rng } from '../../workers/rng';
-import { groupLayout, type AdvantageInputs, type AdvantageShape } from '../advantage';
+import { groupLayout, packTrajIn, packTurnIn, type AdvantageInputs, type AdvantageShape } from '../advantage';
 import { MASKED_LOGIT, paramLayout, type MlpDims } from '../mlp';
-import type { TrajStatsInput } from '../trajStats';
+import { packTrajStats, type TrajStatsInput } from '../trajStats';
 
 export interface MlpCase {
   dims: MlpDims;
@@ -195,6 +195,20 @@ export function advantageBatch(
     logpRef: Float32Array.from({ length: N * tp }, () => -5 * rng.next()),
   };
   return { name, inp, shape: { numTraj: N, tp, maxTurns: T, actionLen: aL, nRoles }, extreme: !!o.extreme };
+}
+
+/** An advantageBatch's input buffers for advantage.wgsl (all but adv), made by `upload`. */
+export function advantageBuffers<B>(upload: (data: Float32Array | Uint32Array | Int32Array) => B, b: AdvantageBatch) {
+  const { inp, shape } = b;
+  return {
+    trajIn: upload(packTrajIn(inp)),
+    turnIn: upload(packTurnIn(inp, shape.numTraj, shape.maxTurns)),
+    roleRewards: upload(inp.roleRewards!),
+    trajStats: upload(packTrajStats(inp.trajStats!)),
+    mask: upload(inp.mask),
+    logpOld: upload(inp.logpOld!),
+    logpRef: upload(inp.logpRef!),
+  };
 }
 
 /** The variable group sizes of the advantage tests at N = 67: 3 padding trajectories, groups of 1 to 16. */

@@ -21,14 +21,11 @@ import {
   ADVANTAGE_DEFAULTS,
   advantageCpu,
   advantageKernel,
-  packTrajIn,
-  packTurnIn,
   type AdvantageOptions,
 } from '../../kernels/advantage';
-import { packTrajStats } from '../../kernels/trajStats';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
-import { advantageBatch, type AdvantageBatch } from '../helpers/rlFixtures';
+import { advantageBatch, advantageBuffers, type AdvantageBatch } from '../helpers/rlFixtures';
 
 const TOL = 2e-5;
 const TOL_OPOB_EXTREME = 1e-3;
@@ -142,15 +139,7 @@ async function checkCase(c: AdvantageBatch) {
   const outs = await withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = advantageKernel.create(device);
-    const bufs = {
-      trajIn: g.upload(packTrajIn(inp)),
-      turnIn: g.upload(packTurnIn(inp, N, shape.maxTurns)),
-      roleRewards: g.upload(inp.roleRewards!),
-      trajStats: g.upload(packTrajStats(inp.trajStats!)),
-      mask: g.upload(inp.mask),
-      logpOld: g.upload(inp.logpOld!),
-      logpRef: g.upload(inp.logpRef!),
-    };
+    const bufs = advantageBuffers((d) => g.upload(d), c);
     const advs = opts.map(() => g.empty(R));
     const calls = opts.map((o, k) => kernel.bind({ ...bufs, adv: advs[k]! }, { ...shape, ...o }));
     runCalls(device, calls.map((call) => [kernel, call] as [typeof kernel, typeof call]));
@@ -194,15 +183,7 @@ async function checkFixedGroup(c: AdvantageBatch, groupSize: number) {
   const [fixed, general] = await withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = advantageKernel.create(device);
-    const bufs = {
-      trajIn: g.upload(packTrajIn(inp)),
-      turnIn: g.upload(packTurnIn(inp, N, shape.maxTurns)),
-      roleRewards: g.upload(inp.roleRewards!),
-      trajStats: g.upload(packTrajStats(inp.trajStats!)),
-      mask: g.upload(inp.mask),
-      logpOld: g.upload(inp.logpOld!),
-      logpRef: g.upload(inp.logpRef!),
-    };
+    const bufs = advantageBuffers((d) => g.upload(d), c);
     const run = async (extra: { groupSize?: number }) => {
       const advs = opts.map(() => g.empty(R));
       const calls = opts.map((o, k) => kernel.bind({ ...bufs, adv: advs[k]! }, { ...shape, ...o, ...extra }));

@@ -6,6 +6,7 @@
  */
 export {
   advantageBatch,
+  advantageBuffers,
   groupedRollout,
   ppoRows,
   ppoTrajInputs,
