@@ -9,10 +9,10 @@ import { useAppStore, type RunPhase } from '../store';
 
 /**
  * The backend status line and its style. While a change of backend is being configured, the
- * backend in use so far is not named: forcing WebGPU compiles every kernel first, which took 9-10 s
+ * backend in use so far is not named: forcing WebGPU compiles every kernel first, which took 6-10 s
  * on SwiftShader with 2 cores, and all that time the line said "choose GPU to force it".
  */
-export function backendStatus(info: BackendInfo | null, phase: RunPhase, choice: BackendChoice): { text: string; kind: 'gpu' | 'cpu' | 'none' } {
+function backendStatus(info: BackendInfo | null, phase: RunPhase, choice: BackendChoice): { text: string; kind: 'gpu' | 'cpu' | 'none' } {
   if (phase === 'configuring' && choice !== 'auto' && info?.kind !== choice) {
     return { text: choice === 'gpu' ? 'Starting WebGPU: compiling its kernels…' : 'Starting the CPU backend…', kind: 'none' };
   }

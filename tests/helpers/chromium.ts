@@ -21,7 +21,7 @@ export const WEBGPU_ARGS = [...COMMON_ARGS, '--enable-unsafe-webgpu', '--enable-
  * workgroup memory either way, so no result changes; but with the extension SwiftShader's compile
  * time grows with a kernel's workgroup memory (25 ms at 64 words, 1.6 s at 4,096, in one test
  * kernel; 4-20 ms with the loop), and on 2 cores the GPU suite was mostly compiling: stats
- * (3,872 words of trees and histograms) took 1.7-2.2 s to compile, 0.33 s with the loop, and
+ * (3,072 words of trees, and its histograms) took 1.7-2.2 s to compile, 0.33 s with the loop, and
  * whiten 0.41 s against 0.02 (BENCHMARKS.md, "Without a device, a sixth time"); the GPU suite
  * took 159 s, 79 s with it. The benchmark and the e2e tests keep Chromium's defaults, what users'
  * pages get: the app's start on SwiftShader, compile included, stays under the e2e tests' eyes.
