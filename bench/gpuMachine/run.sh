@@ -1,8 +1,9 @@
 #!/bin/bash
 # Runs the Dawn benchmark (bench/dawn.ts) on a Linux machine with an NVIDIA GPU and nothing else
 # installed, from a folder prepared on a machine with npm (how BENCHMARKS.md's H200 figures were
-# made). The folder ($D; default: the folder of this script when bench.mjs is beside it, else
-# .scratch/dawnbench under the current directory) holds:
+# made; `bash bench/gpuMachine/pack.sh [DIR]` makes it in one command). The folder ($D; default:
+# the folder of this script when bench.mjs is beside it, else .scratch/dawnbench under the
+# current directory) holds:
 #   bench.mjs       node bench/gpuMachine/bundle.mjs $D/bench.mjs
 #   bench-old.mjs   (AB mode only) bash bench/gpuMachine/bundleAt.sh REV $D/bench-old.mjs
 #   node.gz         gzip -9 < "$(command -v node)"  (Node 20, x86-64; glibc >= 2.28)
