@@ -1,6 +1,6 @@
 /**
  * `--name value` flags of the small bench scripts (bench:host, soak): every flag must be one the
- * script names, with a value; numbers must be positive whole numbers. A mistake stops the script
+ * script names, with a value; numbers must be positive whole numbers, and words one of those named. A mistake stops the script
  * with one line, exit status 2, before any work: `--iter 100` for `--iters` used to start the
  * default ten-minute soak.
  */
@@ -11,6 +11,8 @@ export interface FlagSpec {
   kind: FlagKind;
   /** The value when the flag is absent. */
   fallback: string;
+  /** 'text' only: the words each comma-separated item of a given value must be one of. */
+  oneOf?: readonly string[];
 }
 
 export type FlagValues<S extends Record<string, FlagSpec>> = {
@@ -42,6 +44,11 @@ export function parseFlags<S extends Record<string, FlagSpec>>(argv: readonly st
   const out: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(spec)) {
     const text = given.get(name) ?? s.fallback;
+    if (s.oneOf && given.has(name)) {
+      for (const item of text.split(',')) {
+        if (!s.oneOf.includes(item)) throw new FlagError(`--${name}: "${item}" is not one of ${s.oneOf.join(', ')}`);
+      }
+    }
     out[name] = s.kind === 'count' ? count(name, text) : s.kind === 'counts' ? text.split(',').map((x) => count(name, x)) : text;
   }
   return out as FlagValues<S>;
