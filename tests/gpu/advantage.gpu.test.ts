@@ -130,25 +130,35 @@ function compare(got: Float32Array, ref: Float32Array, scale: Float64Array, tol:
   return { bad, first, worst: w };
 }
 
-async function checkCase(c: AdvantageBatch) {
+/** Every option set of VARIANTS on batch c, once per extra configuration: the advantages of each. */
+async function runOptionSets(c: AdvantageBatch, extras: Array<{ groupSize?: number }>): Promise<Float32Array[][]> {
   const device = await requireGpu();
-  const { inp, shape } = c;
-  const N = shape.numTraj;
-  const R = N * shape.tp;
+  const R = c.shape.numTraj * c.shape.tp;
   const opts = VARIANTS.map((v): AdvantageOptions => ({ ...ADVANTAGE_DEFAULTS, ...v }));
-  const outs = await withValidation(device, async () => {
+  return withValidation(device, async () => {
     const g = new GpuScratch(device);
     const kernel = advantageKernel.create(device);
     const bufs = advantageBuffers((d) => g.upload(d), c);
-    const advs = opts.map(() => g.empty(R));
-    const calls = opts.map((o, k) => kernel.bind({ ...bufs, adv: advs[k]! }, { ...shape, ...o }));
-    runCalls(device, calls.map((call) => [kernel, call] as [typeof kernel, typeof call]));
-    const res: Float32Array[] = [];
-    for (const b of advs) res.push(await g.readF32(b, R));
+    const out: Float32Array[][] = [];
+    for (const extra of extras) {
+      const advs = opts.map(() => g.empty(R));
+      const calls = opts.map((o, k) => kernel.bind({ ...bufs, adv: advs[k]! }, { ...c.shape, ...o, ...extra }));
+      runCalls(device, calls.map((call) => [kernel, call] as [typeof kernel, typeof call]));
+      const res: Float32Array[] = [];
+      for (const b of advs) res.push(await g.readF32(b, R));
+      out.push(res);
+    }
     g.destroy();
     kernel.destroy();
-    return res;
+    return out;
   });
+}
+
+async function checkCase(c: AdvantageBatch) {
+  const { inp, shape } = c;
+  const R = shape.numTraj * shape.tp;
+  const opts = VARIANTS.map((v): AdvantageOptions => ({ ...ADVANTAGE_DEFAULTS, ...v }));
+  const [outs] = (await runOptionSets(c, [{}])) as [Float32Array[]];
   const failures: string[] = [];
   opts.forEach((o, k) => {
     const ref = advantageCpu(inp, o, shape);
@@ -174,32 +184,12 @@ async function checkCase(c: AdvantageBatch) {
  * that size take meanStdFixed, others the general walks) must give the general pipeline's words.
  */
 async function checkFixedGroup(c: AdvantageBatch, groupSize: number) {
-  const device = await requireGpu();
-  const { inp, shape } = c;
-  const N = shape.numTraj;
-  const R = N * shape.tp;
-  expect(Array.from(inp.groupSize).filter((g) => g === groupSize).length, `${c.name} has groups of ${groupSize}`).toBeGreaterThan(0);
-  const opts = VARIANTS.map((v): AdvantageOptions => ({ ...ADVANTAGE_DEFAULTS, ...v }));
-  const [fixed, general] = await withValidation(device, async () => {
-    const g = new GpuScratch(device);
-    const kernel = advantageKernel.create(device);
-    const bufs = advantageBuffers((d) => g.upload(d), c);
-    const run = async (extra: { groupSize?: number }) => {
-      const advs = opts.map(() => g.empty(R));
-      const calls = opts.map((o, k) => kernel.bind({ ...bufs, adv: advs[k]! }, { ...shape, ...o, ...extra }));
-      runCalls(device, calls.map((call) => [kernel, call] as [typeof kernel, typeof call]));
-      const res: Float32Array[] = [];
-      for (const b of advs) res.push(await g.readF32(b, R));
-      return res;
-    };
-    const out: [Float32Array[], Float32Array[]] = [await run({ groupSize }), await run({})];
-    g.destroy();
-    kernel.destroy();
-    return out;
-  });
+  const R = c.shape.numTraj * c.shape.tp;
+  expect(Array.from(c.inp.groupSize).filter((g) => g === groupSize).length, `${c.name} has groups of ${groupSize}`).toBeGreaterThan(0);
+  const [fixed, general] = (await runOptionSets(c, [{ groupSize }, {}])) as [Float32Array[], Float32Array[]];
   const failures: string[] = [];
   let nonZero = 0;
-  opts.forEach((_, k) => {
+  VARIANTS.forEach((_, k) => {
     const a = new Uint32Array(fixed[k]!.buffer, fixed[k]!.byteOffset, R);
     const b = new Uint32Array(general[k]!.buffer, general[k]!.byteOffset, R);
     const diff = a.findIndex((w, i) => w !== b[i]);
