@@ -80,3 +80,19 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   return a;
 }
 
+
+/**
+ * Dawn's create() flags for `npm run bench:dawn`: the user's `--dawn` flags, with Dawn's
+ * timestamp quantization off unless the user turns it on. Dawn rounds timestamps down to 65,536 ns
+ * by default (bench/lib/timestampGrid.ts); the H200 runs of 2026-11-30 were timed so, ±1 µs per
+ * dispatch at 64 dispatches a pass. Dawn keeps one value per key, so every
+ * `disable-dawn-features=` list is merged into one.
+ */
+export function dawnCreateFlags(user: readonly string[]): string[] {
+  const key = 'disable-dawn-features=';
+  const listed = (f: string) => f.slice(f.indexOf('=') + 1).split(',').map((s) => s.trim()).filter(Boolean);
+  const enabled = user.filter((f) => f.startsWith('enable-dawn-features=')).flatMap(listed);
+  const disabled = user.filter((f) => f.startsWith(key)).flatMap(listed);
+  if (!enabled.includes('timestamp_quantization') && !disabled.includes('timestamp_quantization')) disabled.push('timestamp_quantization');
+  return [...user.filter((f) => !f.startsWith(key)), ...(disabled.length ? [key + [...new Set(disabled)].join(',')] : [])];
+}

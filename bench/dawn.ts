@@ -15,7 +15,8 @@
  * TF.js's ES build has directory imports that Node's loader (and tsx's) refuse.
  *
  * --webgpu names the module to load (default `webgpu`; a path for an unpacked copy), --dawn passes
- * a flag to Dawn's create() (e.g. `backend=vulkan`), --kernel-variant forces the GPU backend's kernel
+ * a flag to Dawn's create() (e.g. `backend=vulkan`; timestamp quantization is off unless
+ * `--dawn enable-dawn-features=timestamp_quantization`, bench/args.ts dawnCreateFlags), --kernel-variant forces the GPU backend's kernel
  * variant (kernels/variant.ts) in the iteration and parity sections; the kernel section times
  * both. Progress goes to stderr, tables to stdout.
  */
@@ -38,7 +39,7 @@ import { sectionRunner } from './lib/section';
 import { renderMarkdown, type BenchResults } from './lib/tables';
 import type { IterationRow } from './lib/types';
 import { makePlan } from './plan';
-import { parseKernelSizes } from './args';
+import { dawnCreateFlags, parseKernelSizes } from './args';
 
 interface DawnArgs {
   quick: boolean;
@@ -108,7 +109,7 @@ async function loadDawn(name: string, flags: string[]): Promise<GPU> {
   }
   // Dawn's WebGPU classes (GPUBufferUsage, ...) as globals, as a browser has them.
   Object.assign(globalThis, mod.globals);
-  return mod.create(flags);
+  return mod.create(dawnCreateFlags(flags));
 }
 
 const PARITY_ITERS = 30;
@@ -163,7 +164,7 @@ async function main(argv: string[]): Promise<void> {
       cpuModel: cpus()[0]?.model ?? 'unknown',
       cpuCount: cpus().length,
       chromiumFlags: [],
-      browserVersion: `none: Node ${process.version} with Dawn (${args.module}${args.dawnFlags.length ? `, ${args.dawnFlags.join(' ')}` : ''})`,
+      browserVersion: `none: Node ${process.version} with Dawn (${args.module}, ${dawnCreateFlags(args.dawnFlags).join(' ')})`,
       sections: args.only,
       quick: args.quick,
       loadStart: loadavg(),

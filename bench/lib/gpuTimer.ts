@@ -3,10 +3,16 @@
  * timestampWrites at its start and end (GPU time = delta / n), and the wall clock around
  * submit -> onSubmittedWorkDone (also / n). Negative or zero timestamp deltas (counter resets,
  * quantization) are discarded, never reported.
+ *
+ * Dawn rounds timestamps down to a multiple of 65,536 ns unless its `timestamp_quantization`
+ * toggle is off (Chromium: --enable-webgpu-developer-features; Dawn in Node:
+ * disable-dawn-features=timestamp_quantization). The timer counts the passes whose two timestamps
+ * both fall on that grid, so a run says when its figures carry that error (BENCHMARKS.md).
  */
 import { BufferUsage, defineKernel, MapMode, uniformLayout } from '../../kernels/pipeline';
 import copyWGSL from '../copy.wgsl?raw';
 import { now } from './stats';
+import { TIMESTAMP_GRID_NS, type TimestampGrid } from './timestampGrid';
 
 const QUERY_RESOLVE = 0x200;
 
@@ -19,6 +25,8 @@ export interface GpuSample {
 
 export interface GpuTimer {
   readonly timestamps: boolean;
+  /** What the timestamped passes so far looked like (quantization check). */
+  grid(): TimestampGrid;
   time(encode: (pass: GPUComputePassEncoder) => void, n: number): Promise<GpuSample>;
   destroy(): void;
 }
@@ -28,8 +36,10 @@ export function createGpuTimer(device: GPUDevice): GpuTimer {
   const querySet = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 }) : null;
   const resolve = timestamps ? device.createBuffer({ size: 16, usage: QUERY_RESOLVE | BufferUsage.COPY_SRC }) : null;
   const read = timestamps ? device.createBuffer({ size: 16, usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST }) : null;
+  const grid: TimestampGrid = { passes: 0, onGrid: 0 };
   return {
     timestamps,
+    grid: () => ({ ...grid }),
     async time(encode, n) {
       await device.queue.onSubmittedWorkDone();
       const enc = device.createCommandEncoder({ label: 'bench' });
@@ -52,6 +62,8 @@ export function createGpuTimer(device: GPUDevice): GpuTimer {
         await read.mapAsync(MapMode.READ);
         const t = new BigUint64Array(read.getMappedRange().slice(0));
         read.unmap();
+        grid.passes++;
+        if (t[0]! % TIMESTAMP_GRID_NS === 0n && t[1]! % TIMESTAMP_GRID_NS === 0n) grid.onGrid++;
         const delta = Number(t[1]! - t[0]!);
         gpuMs = delta > 0 ? delta / 1e6 / n : null;
       }

@@ -1,5 +1,6 @@
 /** Markdown tables of the benchmark results (printed by bench/run.ts, pasted into BENCHMARKS.md). */
 import { KERNEL_COST_FORMULAS, type LaunchShape } from './kernelCases';
+import { looksQuantized, type TimestampGrid } from './timestampGrid';
 import type { Summary } from './stats';
 import type { IterationRow, KernelRow, PageEnv, PageRunResult, PeerResult, ScalingAxis } from './types';
 
@@ -20,7 +21,7 @@ export interface BenchResults {
     loadEnd?: number[];
   };
   env?: PageEnv;
-  kernels?: { rows: KernelRow[]; unknownBindings: string[] };
+  kernels?: { rows: KernelRow[]; unknownBindings: string[]; timestampGrid?: TimestampGrid };
   /** Launch shapes of every kernel at the iteration scales (computed, not measured). */
   launch?: Array<{ scale: string; R: number; shapes: LaunchShape[] }>;
   iteration?: IterationRow[];
@@ -78,11 +79,22 @@ export function envSection(r: BenchResults): string {
   return lines.join('\n');
 }
 
+/**
+ * "k × floor": the dispatches of one call times one dependent dispatch's fixed cost at that size,
+ * as a share of the kernel's time (how much of it the dispatch count alone explains); '' for
+ * results from before both were recorded.
+ */
+export function floorShare(r: KernelRow, timestamps: boolean): string {
+  const t = timestamps ? (r.gpuTimestampMs ?? r.gpuWallMs) : r.gpuWallMs;
+  if (r.dispatchesPerCall === undefined || !r.floorMs?.n || !(t.median > 0)) return '';
+  return `${r.dispatchesPerCall} × ${fmt(r.floorMs.median * 1e3)} µs = ${fmt((100 * r.dispatchesPerCall * r.floorMs.median) / t.median, 0)}%`;
+}
+
 export function kernelTable(k: NonNullable<BenchResults['kernels']>, timestamps: boolean): string {
   const rows = [...k.rows].sort((a, b) => a.kernel.localeCompare(b.kernel) || a.sizeIndex - b.sizeIndex);
   const body = rows.map((r) =>
     r.skipped
-      ? [r.kernel, r.size, r.skipped, '', '', '', '', '', '', '', '', '']
+      ? [r.kernel, r.size, r.skipped, '', '', '', '', '', '', '', '', '', '']
       : [
           r.kernel,
           r.size,
@@ -94,19 +106,24 @@ export function kernelTable(k: NonNullable<BenchResults['kernels']>, timestamps:
           fmt(r.gflops),
           fmt(r.copyGbps),
           `${fmt((100 * r.gbps) / r.copyGbps, 0)}%`,
+          floorShare(r, timestamps),
           ms(r.cpuMs),
           fmt(r.gpuOverCpu),
         ],
   );
   const head = [
-    'kernel', 'size', 'bytes', `GPU ms ${timestamps ? '(timestamps)' : '(wall)'} median / min`, 'wall ms median / min', 'dispatches per pass',
-    'GB/s', 'GFLOP/s', 'copy GB/s (same bytes)', 'of copy', 'CPU ref ms median / min', 'GPU / CPU time',
+    'kernel', 'size', 'bytes', `GPU ms ${timestamps ? '(timestamps)' : '(wall)'} median / min`, 'wall ms median / min', 'calls per pass',
+    'GB/s', 'GFLOP/s', 'copy GB/s (same bytes)', 'of copy', 'dispatches per call × floor, of the time', 'CPU ref ms median / min', 'GPU / CPU time',
   ];
   const reps = rows.find((r) => !r.skipped)?.reps;
   const notes = [
-    `Times are per dispatch. GB/s = compulsory bytes / median time (timestamps when the adapter has them); the copy column is a plain vec4 copy of the same bytes on the same device; "GPU / CPU time" below 1 means the WGSL kernel is faster than its TypeScript reference in the same page.`,
+    `Times are per call of a kernel (one call may record several dispatches, each waiting on the one before: the floor column says how many). GB/s = compulsory bytes / median time (timestamps when the adapter has them); the copy column is a plain vec4 copy of the same bytes on the same device; "GPU / CPU time" below 1 means the WGSL kernel is faster than its TypeScript reference in the same page.`,
     'Memory-bound kernels (judge them by GB/s against the copy): sample, tokenStats, advantage, ppoLoss, logitGrad, gradNorm, adam, stats, finiteCheck. ' +
       'Matmul-like kernels (judge them by GFLOP/s; their compulsory bytes are small): embedProject, forward, headGrad, hiddenGrad, slotGrad, firstLayerGrad.',
+    'The floor is one dependent dispatch of a 4 KiB copy (bench/page/kernels.ts): what each dispatch of a call costs before its bytes count. A share near 100% means the kernel is bound by its dispatches at that size, not by its bytes.',
+    k.timestampGrid && looksQuantized(k.timestampGrid)
+      ? `**Timestamps were quantized**: all ${k.timestampGrid.passes} passes had both timestamps on a 65,536 ns grid (Dawn's timestamp_quantization), so each per-dispatch time carries up to 65.5 µs / (calls per pass) of error. Chromium: --enable-webgpu-developer-features; Dawn in Node: disable-dawn-features=timestamp_quantization.`
+      : '',
     reps ? `Repetitions per cell: ${reps.gpu} GPU passes, ${reps.cpu} CPU runs, ${reps.copy} copy passes after warm-up (fewer only where one run would exceed the cell budget; see latest.json).` : '',
     k.unknownBindings.length ? `Bindings without a declared input (scratch buffers, bytes formula may be stale): ${k.unknownBindings.join(', ')}.` : '',
     '',

@@ -6,6 +6,12 @@
  * Interleaving the references too left the GPU idle between passes, and a hardware GPU then drops
  * to its idle clock: an H200 spent most of such a run at 345 of its 1,980 MHz, which slows a
  * kernel with more instructions per byte more than the copy (BENCHMARKS.md, "The H200 again").
+ *
+ * Each size also times the floor: a copy of one workgroup's 4 KiB, dispatched back to back in one
+ * pass like the others, so each waits on the one before (the same buffers). On an H200 a copy of
+ * 0.6 MB took 2.0-2.2 µs and one of 7 MB 2.9, so a dependent dispatch costs about 2 µs whatever its
+ * size, and a kernel of k dispatches at the largest size spends k of those before its bytes count.
+ * Rows carry their dispatches per call so the table can say how much of a kernel's time that explains.
  */
 import { ALL_OPS } from '../../kernels/all';
 import { gradNormKernel, optimizerStepKernel } from '../../kernels/adam';
@@ -13,6 +19,7 @@ import { advantageKernel } from '../../kernels/advantage';
 import { statsKernel } from '../../kernels/stats';
 import { BufferUsage, deviceSupports, type KernelFeature } from '../../kernels/pipeline';
 import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../lib/gpuTimer';
+import type { TimestampGrid } from '../lib/timestampGrid';
 import { ADVANTAGE_FIXED_GROUP_CASE, GRAD_NORM_HARDWARE_CASE, OPTIMIZER_STEP_HARDWARE_CASE, kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, STATS_CHUNK512_CASE, STATS_HARDWARE_CASE, STATS_HIST_COPIES_CASE, type KernelCase } from '../lib/kernelCases';
 import { now, summarize, type Summary } from '../lib/stats';
 import type { KernelRow } from '../lib/types';
@@ -126,9 +133,23 @@ interface BenchKernel {
   destroy(): void;
 }
 
+/** Dispatches one encode of `kernel` records: a stand-in pass counts them, nothing reaches the GPU. */
+export function dispatchesPerCall(kernel: Pick<BenchKernel, 'encode'>, call: unknown): number {
+  let n = 0;
+  const none = () => {};
+  const pass = {
+    label: '', setPipeline: none, setBindGroup: none, pushDebugGroup: none, popDebugGroup: none, insertDebugMarker: none, end: none,
+    dispatchWorkgroups: () => void n++,
+    dispatchWorkgroupsIndirect: () => void n++,
+  };
+  kernel.encode(pass as unknown as GPUComputePassEncoder, call);
+  return n;
+}
+
 interface GpuCell {
   label: string;
   c: KernelCase;
+  perCall: number;
   nK: number;
   nC: number;
   ks: GpuSample[];
@@ -158,6 +179,7 @@ async function timeGpuCell(
   const copyCall = copy.bind({ src, dst }, { n4 });
   const err = await device.popErrorScope();
   if (err) throw new Error(`kernel ${label}: ${err.message}`);
+  const perCall = dispatchesPerCall(kernel, call);
   const encK = (p: GPUComputePassEncoder) => kernel.encode(p, call);
   const encC = (p: GPUComputePassEncoder) => copy.encode(p, copyCall as never);
   try {
@@ -186,7 +208,7 @@ async function timeGpuCell(
       if (i < repsK) ks.push(await timer.time(encK, nK));
       if (i < repsC) cs.push(await timer.time(encC, nC));
     }
-    return { label, c, nK, nC, ks, cs };
+    return { label, c, perCall, nK, nC, ks, cs };
   } finally {
     src.destroy();
     dst.destroy();
@@ -204,6 +226,27 @@ async function rampGpu(device: GPUDevice, timer: ReturnType<typeof createGpuTime
   try {
     for (const t0 = now(); now() - t0 < ms; passes++) await timer.time((p) => copy.encode(p, call as never), 8);
     return passes;
+  } finally {
+    src.destroy();
+    dst.destroy();
+  }
+}
+
+/**
+ * The floor of a dependent dispatch (module comment): `reps` passes of `n` copies of one
+ * workgroup's 256 vec4s each, per dispatch.
+ */
+async function timeFloor(device: GPUDevice, timer: ReturnType<typeof createGpuTimer>, copy: ReturnType<typeof copyKernel.create>, n: number, reps: number): Promise<Summary> {
+  const usage = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+  const src = device.createBuffer({ size: 4096, usage });
+  const dst = device.createBuffer({ size: 4096, usage });
+  const call = copy.bind({ src, dst }, { n4: 256 });
+  const enc = (p: GPUComputePassEncoder) => copy.encode(p, call as never);
+  try {
+    await timer.time(enc, n);
+    const xs: GpuSample[] = [];
+    for (let i = 0; i < reps; i++) xs.push(await timer.time(enc, n));
+    return kernelTime(pickGpu(xs));
   } finally {
     src.destroy();
     dst.destroy();
@@ -236,7 +279,10 @@ function timeCpuCell(o: KernelBenchOptions, c: KernelCase): { cpu: number[]; nCp
   return { cpu, nCpu };
 }
 
-export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): Promise<{ rows: KernelRow[]; unknownBindings: string[] }> {
+export async function runKernelBench(
+  device: GPUDevice,
+  o: KernelBenchOptions,
+): Promise<{ rows: KernelRow[]; unknownBindings: string[]; timestampGrid?: TimestampGrid }> {
   const timer = createGpuTimer(device);
   const copy = copyKernel.create(device);
   const rows: KernelRow[] = [];
@@ -253,6 +299,8 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
         const passes = await rampGpu(device, timer, copy, o.gpuRampMs);
         o.log(`kernels: ${passes} copy passes (${o.gpuRampMs} ms) before the size's first cell`);
       }
+      const floorMs = await timeFloor(device, timer, copy, o.maxDispatchesPerPass, o.reps);
+      o.log(`kernels: a dependent dispatch's floor ${(floorMs.median * 1e3).toFixed(2)} µs (median of ${floorMs.n})`);
       // Every kernel of the size on the GPU first, then every CPU reference: a reference's time
       // would leave the GPU idle before the next cell (module comment).
       const cells: GpuCell[] = [];
@@ -274,7 +322,7 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
           kernel.destroy();
         }
       }
-      for (const { label, c, nK, nC, ks, cs } of cells) {
+      for (const { label, c, perCall, nK, nC, ks, cs } of cells) {
         const { cpu, nCpu } = timeCpuCell(o, c);
         const k = pickGpu(ks);
         const cp = pickGpu(cs);
@@ -288,6 +336,8 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
           bytes: c.bytes,
           flops: c.flops,
           dispatchesPerPass: nK,
+          dispatchesPerCall: perCall,
+          floorMs,
           reps: { gpu: ks.length, cpu: cpu.length, copy: cs.length },
           cpuRunsPerRep: nCpu,
           gpuTimestampMs: k.gpu,
@@ -314,5 +364,5 @@ export async function runKernelBench(device: GPUDevice, o: KernelBenchOptions): 
     copy.destroy();
     timer.destroy();
   }
-  return { rows, unknownBindings: [...new Set(unknown)] };
+  return { rows, unknownBindings: [...new Set(unknown)], ...(timer.timestamps ? { timestampGrid: timer.grid() } : {}) };
 }
