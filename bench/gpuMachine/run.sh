@@ -34,7 +34,8 @@
 #                                                   names another file; OLD=ZI_LOOP this bundle
 #                                                   with Dawn zeroing workgroup memory by a loop,
 #                                                   OLD=ZI_NONE without zeroing it) against
-#                                                   bench.mjs. Machines
+#                                                   bench.mjs (old bundles get Dawn's timestamp
+#                                                   quantization off, as bench.mjs has it). Machines
 #                                                   and runs differ by a third or more in whole
 #                                                   iterations and in the clock a short run gets, so
 #                                                   only pairs from one run rank two versions
@@ -110,13 +111,16 @@ rows_iterations() {
 ZI_LOOP_FLAGS="--dawn disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension"
 # No zeroing at all (results wrong where a kernel relies on it; timings only): what zeroing costs in any form.
 ZI_NONE_FLAGS="--dawn enable-dawn-features=allow_unsafe_apis,disable_workgroup_init"
+# Bundles from before bench:dawn turned Dawn's timestamp quantization off (65,536 ns steps) get
+# it off here, so both sides of a pair are timed alike.
+OLD_TS_FLAGS="--dawn disable-dawn-features=timestamp_quantization"
 ab() { # kernels|iteration, KSEL (kernels), old bundle (or ZI_LOOP / ZI_NONE: this one with those flags), tag for the files
   local kind=$1 ksel=$2 old=$3 tag=$4
   case $old in ZI_LOOP|ZI_NONE) ;; *) if [ ! -f "$old" ]; then echo "ab $tag: $old is missing (bundleAt.sh REV $old)"; return 0; fi ;; esac
   for i in $(seq ${ROUNDS:-2}); do for b in old new; do
     enough "ab $tag $b $i" || return 0
     f=bench.mjs; extra=""
-    if [ $b = old ]; then case $old in ZI_LOOP) extra=$ZI_LOOP_FLAGS ;; ZI_NONE) extra=$ZI_NONE_FLAGS ;; *) f=$old ;; esac; fi
+    if [ $b = old ]; then case $old in ZI_LOOP) extra=$ZI_LOOP_FLAGS ;; ZI_NONE) extra=$ZI_NONE_FLAGS ;; *) f=$old; extra=$OLD_TS_FLAGS ;; esac; fi
     if [ "$kind" = iteration ]; then flags="--only iteration --kernel-variant ${VARIANT:-subgroup}"; rows='^\| (default|8x|64x|scale) \| gpu'
     else flags="--only kernels --kernel-batches ${KB:-128,1024,1024x64} ${ksel:+--kernels $ksel}"; rows='^\| [a-zA-Z0-9]+ \| [NRP]='; fi
     timeout $(limit ${AB_S:-120}) /tmp/dn/node $f $flags $extra --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/ab$tag-$b-$i.json > $OUT/ab$tag-$b-$i.md 2> $OUT/ab$tag-$b-$i.log
