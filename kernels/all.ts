@@ -7,7 +7,7 @@
  */
 import { adamKernel, gradNormKernel, optimizerStepKernel, optimizerStepMergedKernel } from './adam';
 import { advantageKernel } from './advantage';
-import { criticUpdateKernel, gaeKernel, gaeUnrolledKernel } from './critic';
+import { criticUpdateKernel, gaeKernel, gaeRowsKernel, gaeUnrolledKernel } from './critic';
 import { essScaleKernel } from './essScale';
 import { finiteCheckKernel } from './finiteCheck';
 import { infoGainKernel } from './infoGain';
@@ -47,6 +47,7 @@ export const ALL_OPS = [
   advantageKernel,
   gaeKernel,
   gaeUnrolledKernel,
+  gaeRowsKernel,
   criticUpdateKernel,
   tokenBaselineKernel,
   whitenKernel,

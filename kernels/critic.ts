@@ -10,6 +10,7 @@ import criticUniformWGSL from './criticUniform.wgsl?raw';
 import criticUpdateWGSL from './criticUpdate.wgsl?raw';
 import gaeWGSL from './gae.wgsl?raw';
 import gaeIoWGSL from './gaeIo.wgsl?raw';
+import gaeRowsWGSL from './gaeRows.wgsl?raw';
 import gaeUnrolledWGSL from './gaeUnrolled.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
 import { defineTwoPass, rowChunks, type ChunkLayout } from './reduce';
@@ -99,6 +100,19 @@ export const gaeUnrolledKernel = defineKernel({
     }
     return { tpSize: c.tp };
   },
+});
+
+/**
+ * gaeKernel with one thread per row (gaeRows.wgsl: each row's thread walks its trajectory from the
+ * end down to its row, so stores and loads of neighbouring threads are neighbouring words); the
+ * same bits as gaeKernel at any tp. A candidate for the hardware variant, timed beside gae and
+ * gaeUnrolled by the kernel bench; no backend runs it yet.
+ */
+export const gaeRowsKernel = defineKernel({
+  label: 'gaeRows',
+  wgsl: gaeIoWGSL + gaeRowsWGSL,
+  ...gaeIo,
+  workgroups: (c: GaeConfig) => Math.ceil((c.numTraj * c.tp) / 64),
 });
 
 /**

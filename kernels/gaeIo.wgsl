@@ -1,5 +1,6 @@
-// The uniform, bindings and row step of gae.wgsl and gaeUnrolled.wgsl (a trajectory's rows walked
-// four at a time, or all at once with tp compiled into the pipeline).
+// The uniform, bindings and row step of gae.wgsl, gaeUnrolled.wgsl and gaeRows.wgsl (a
+// trajectory's rows walked four at a time, all at once with tp compiled into the pipeline, or by
+// one thread per row).
 
 struct Gae {
   numTraj: u32,
@@ -16,17 +17,23 @@ struct Gae {
 @group(0) @binding(5) var<storage, read_write> adv: array<f32>;   // [numTraj * tp]
 @group(0) @binding(6) var<storage, read_write> ret: array<f32>;   // [numTraj * tp]
 
-// One row of the backward walk: A and returns of row i from the row after it (vNext, aNext),
-// written; returns (V_i, A_i) for the row before. A masked-out row gets zeros and passes them on.
+// One masked row's step of the backward walk: (V_i, A_i) from the masked row after it
+// (vNext, aNext); its returns are A_i + V_i.
+fn gaeStep(v: f32, r: f32, next: vec2f) -> vec2f {
+  let delta = r + u.gamma * next.x - v;
+  return vec2f(v, delta + u.gamma * u.lambda * next.y);
+}
+
+// One row of the backward walk, written: A and returns of row i from the row after it; returns
+// what the row before steps from. A masked-out row gets zeros and passes `next` on.
 fn gaeRow(i: u32, m: f32, v: f32, r: f32, next: vec2f) -> vec2f {
   if (m == 0.0) {
     adv[i] = 0.0;
     ret[i] = 0.0;
     return next;
   }
-  let delta = r + u.gamma * next.x - v;
-  let a = delta + u.gamma * u.lambda * next.y;
-  adv[i] = a;
-  ret[i] = a + v;
-  return vec2f(v, a);
+  let s = gaeStep(v, r, next);
+  adv[i] = s.y;
+  ret[i] = s.y + v;
+  return s;
 }

@@ -1,7 +1,7 @@
 /**
- * gaeUnrolled.wgsl (tp compiled into the pipeline, kernels/critic.ts gaeUnrolledKernel) gives
- * gae.wgsl's advantages and returns bit for bit: the same row steps in the same order, from
- * registers. Compared on the same random inputs at every tp from 1 to 64, across mask densities
+ * gaeUnrolled.wgsl (tp compiled into the pipeline, kernels/critic.ts gaeUnrolledKernel) and
+ * gaeRows.wgsl (a thread per row, gaeRowsKernel) give gae.wgsl's advantages and returns bit for
+ * bit: the same row steps in the same order, from registers or walked again by each row's thread. Compared on the same random inputs at every tp from 1 to 64, across mask densities
  * (none, sparse, dense, all; rows after the last masked one), gamma/lambda pairs, and trajectory
  * counts at workgroup edges; outputs start as garbage so that an unwritten row shows. Both share
  * gaeIo.wgsl (uniform, bindings and the row step gaeRow); their agreement with the CPU reference
@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { packTrajIn } from '../../kernels/advantage';
-import { GAE_UNROLLED_MAX_TP, gaeKernel, gaeKernelFor, gaeUnrolledKernel } from '../../kernels/critic';
+import { GAE_UNROLLED_MAX_TP, gaeKernel, gaeKernelFor, gaeRowsKernel, gaeUnrolledKernel } from '../../kernels/critic';
 import { createRng } from '../../workers/rng';
 import { expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
@@ -65,14 +65,17 @@ async function runAll(kernel: typeof gaeKernel, cs: GaeCase[]): Promise<number[]
   });
 }
 
-async function expectSameBits(cs: GaeCase[]) {
-  const [four, unrolled] = [await runAll(gaeKernel, cs), await runAll(gaeUnrolledKernel, cs)];
-  cs.forEach((c, i) => {
-    expectEqualArrays(unrolled[i]!, four[i]!, `N ${c.N}, tp ${c.tp}, gamma ${c.gamma}, lambda ${c.lambda}: [adv, ret] bits`);
-  });
+async function expectSameBits(cs: GaeCase[], kernels = [gaeUnrolledKernel, gaeRowsKernel]) {
+  const four = await runAll(gaeKernel, cs);
+  for (const kernel of kernels) {
+    const other = await runAll(kernel, cs);
+    cs.forEach((c, i) => {
+      expectEqualArrays(other[i]!, four[i]!, `${kernel.label}, N ${c.N}, tp ${c.tp}, gamma ${c.gamma}, lambda ${c.lambda}: [adv, ret] bits`);
+    });
+  }
 }
 
-describe("gaeUnrolled: gae.wgsl's bits", () => {
+describe("gaeUnrolled and gaeRows: gae.wgsl's bits", () => {
   it('at every tp from 1 to 64, masks dense and cut short', async () => {
     const tps = Array.from({ length: GAE_UNROLLED_MAX_TP }, (_, i) => i + 1);
     await expectSameBits(tps.map((tp) => gaeCase(70, tp, tp, 0.8, 0.99, 0.95, true)));
@@ -88,8 +91,13 @@ describe("gaeUnrolled: gae.wgsl's bits", () => {
     await expectSameBits(cs);
   });
 
-  it('at workgroup edges (1, 63, 64, 65 and 300 trajectories)', async () => {
+  it('at workgroup edges (1, 63, 64, 65 and 300 trajectories; 7, 64 and 65 rows)', async () => {
     await expectSameBits([1, 63, 64, 65, 300].map((N) => gaeCase(N, 9, N, 0.9, 1, 1, true)));
+    await expectSameBits([[7, 1], [8, 8], [13, 5], [1, 64]].map(([N, tp]) => gaeCase(N!, tp!, N! * tp!, 0.9, 0.99, 0.95, true)));
+  });
+
+  it('gaeRows past gaeUnrolled\'s 64 rows per trajectory (65, 100)', async () => {
+    await expectSameBits([gaeCase(1, 65, 3, 0.9, 0.99, 0.95, true), gaeCase(5, 100, 4, 0.6, 1, 0.9, true), gaeCase(3, 70, 5, 1, 0.9, 0)], [gaeRowsKernel]);
   });
 
   it('refuses a tp past its limit, naming it; the backend then runs gae.wgsl, as in the thread variant', async () => {
