@@ -25,7 +25,7 @@
 #                                                   (advantage with and without its group size
 #                                                   compiled in, stats in four layouts, whiten,
 #                                                   criticUpdate, gae, whiten and logitGrad's unrolled
-#                                                   one, the optimizer step in three dispatches and
+#                                                   one, gae a thread per row, the optimizer step in three dispatches and
 #                                                   merged in two), whole iterations with each variant
 #                                                   (ITER_S=0 skips those)
 #              AB=kernels KSEL=gae,advantage bash run.sh   the commit before against this one,
@@ -99,7 +99,7 @@ rows_checks() {
   enough rows-checks || return 0
   run check-subgroup $(limit ${CHECK_S:-150}) --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
   enough rows-kernels || return 0
-  run kernels-rows $(limit ${KERN_S:-150}) --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,advantage,advantageFixedGroup,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,whitenMerged
+  run kernels-rows $(limit ${KERN_S:-150}) --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,advantage,advantageFixedGroup,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,gaeRows,whitenMerged
 }
 rows_iterations() {
   [ "${ITER_S:-120}" = 0 ] && return 0
