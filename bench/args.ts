@@ -80,7 +80,6 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   return a;
 }
 
-
 /**
  * Dawn's create() flags for `npm run bench:dawn`: the user's `--dawn` flags, with Dawn's
  * timestamp quantization off unless the user turns it on. Dawn rounds timestamps down to 65,536 ns
