@@ -33,7 +33,7 @@ export interface KernelRow {
   dispatchesPerPass: number;
   /** Dispatches one call of the kernel records (each waits on the one before); absent in older results. */
   dispatchesPerCall?: number;
-  /** One dependent dispatch's fixed cost at this size (bench/page/kernels.ts, timeFloor); absent in older results. */
+  /** One dependent dispatch's fixed cost at this size, per pass (bench/page/kernels.ts, timeFloor; the table uses its min); absent in older results. */
   floorMs?: Summary;
   reps: { gpu: number; cpu: number; copy: number };
   /** CPU reference runs per timed repetition (time / runs is reported). */

@@ -156,6 +156,21 @@ interface GpuCell {
   cs: GpuSample[];
 }
 
+/** A copy of `n4` vec4s with buffers of its own: what to encode, and what frees them. */
+function copyOf(device: GPUDevice, copy: ReturnType<typeof copyKernel.create>, n4: number) {
+  const usage = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+  const src = device.createBuffer({ size: 16 * n4, usage });
+  const dst = device.createBuffer({ size: 16 * n4, usage });
+  const call = copy.bind({ src, dst }, { n4 });
+  return {
+    encode: (p: GPUComputePassEncoder) => copy.encode(p, call as never),
+    destroy() {
+      src.destroy();
+      dst.destroy();
+    },
+  };
+}
+
 /**
  * One cell's GPU side: warm-up and calibration, `gpuWarmMs` of copy passes, then kernel and copy
  * passes in turn. Nothing runs on the CPU in between, so the GPU's clocks are those of steady work.
@@ -172,16 +187,12 @@ async function timeGpuCell(
 ): Promise<GpuCell> {
   device.pushErrorScope('validation');
   const call = kernel.bind(buffers, c.config);
-  const n4 = Math.max(1, Math.ceil(c.bytes / 2 / 16));
-  const usage = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
-  const src = device.createBuffer({ size: 16 * n4, usage });
-  const dst = device.createBuffer({ size: 16 * n4, usage });
-  const copyCall = copy.bind({ src, dst }, { n4 });
+  const copied = copyOf(device, copy, Math.max(1, Math.ceil(c.bytes / 2 / 16)));
   const err = await device.popErrorScope();
   if (err) throw new Error(`kernel ${label}: ${err.message}`);
   const perCall = dispatchesPerCall(kernel, call);
   const encK = (p: GPUComputePassEncoder) => kernel.encode(p, call);
-  const encC = (p: GPUComputePassEncoder) => copy.encode(p, copyCall as never);
+  const encC = copied.encode;
   try {
     // Warm-up (first dispatch, pipeline state) and calibration: one dispatch's time (timestamps
     // when there are any: the wall clock adds the submit cost). Warm-ups stop early (after the
@@ -210,47 +221,26 @@ async function timeGpuCell(
     }
     return { label, c, perCall, nK, nC, ks, cs };
   } finally {
-    src.destroy();
-    dst.destroy();
+    copied.destroy();
   }
 }
 
-/** Copy passes (16 MiB read, 16 MiB written) back to back for `ms` (KernelBenchOptions.gpuRampMs). */
-async function rampGpu(device: GPUDevice, timer: ReturnType<typeof createGpuTimer>, copy: ReturnType<typeof copyKernel.create>, ms: number): Promise<number> {
-  const n4 = (16 << 20) / 16;
-  const usage = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
-  const src = device.createBuffer({ size: 16 * n4, usage });
-  const dst = device.createBuffer({ size: 16 * n4, usage });
-  const call = copy.bind({ src, dst }, { n4 });
+/** Passes of `copied` (16 MiB read and written) back to back for `ms` (KernelBenchOptions.gpuRampMs). */
+async function rampGpu(timer: ReturnType<typeof createGpuTimer>, copied: ReturnType<typeof copyOf>, ms: number): Promise<number> {
   let passes = 0;
-  try {
-    for (const t0 = now(); now() - t0 < ms; passes++) await timer.time((p) => copy.encode(p, call as never), 8);
-    return passes;
-  } finally {
-    src.destroy();
-    dst.destroy();
-  }
+  for (const t0 = now(); now() - t0 < ms; passes++) await timer.time(copied.encode, 8);
+  return passes;
 }
 
 /**
  * The floor of a dependent dispatch (module comment): `reps` passes of `n` copies of one
  * workgroup's 256 vec4s each, per dispatch.
  */
-async function timeFloor(device: GPUDevice, timer: ReturnType<typeof createGpuTimer>, copy: ReturnType<typeof copyKernel.create>, n: number, reps: number): Promise<Summary> {
-  const usage = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
-  const src = device.createBuffer({ size: 4096, usage });
-  const dst = device.createBuffer({ size: 4096, usage });
-  const call = copy.bind({ src, dst }, { n4: 256 });
-  const enc = (p: GPUComputePassEncoder) => copy.encode(p, call as never);
-  try {
-    await timer.time(enc, n);
-    const xs: GpuSample[] = [];
-    for (let i = 0; i < reps; i++) xs.push(await timer.time(enc, n));
-    return kernelTime(pickGpu(xs));
-  } finally {
-    src.destroy();
-    dst.destroy();
-  }
+async function timeFloor(timer: ReturnType<typeof createGpuTimer>, copied: ReturnType<typeof copyOf>, n: number, reps: number): Promise<Summary> {
+  await timer.time(copied.encode, n);
+  const xs: GpuSample[] = [];
+  for (let i = 0; i < reps; i++) xs.push(await timer.time(copied.encode, n));
+  return kernelTime(pickGpu(xs));
 }
 
 /** Repetitions of `n` runs of `singleMs` each inside the cell budget (never below 3). */
@@ -296,11 +286,13 @@ export async function runKernelBench(
       const pool = bufferPool(device, sharedBuffers(data), unknown);
       o.log(`kernels: size ${si + 1}/${o.batches.length} (batch ${batch}, group ${group}, R=${data.R}) inputs ready in ${(now() - t0).toFixed(0)} ms`);
       if (o.gpuRampMs) {
-        const passes = await rampGpu(device, timer, copy, o.gpuRampMs);
+        const ramp = copyOf(device, copy, (16 << 20) / 16);
+        const passes = await rampGpu(timer, ramp, o.gpuRampMs).finally(() => ramp.destroy());
         o.log(`kernels: ${passes} copy passes (${o.gpuRampMs} ms) before the size's first cell`);
       }
-      const floorMs = await timeFloor(device, timer, copy, o.maxDispatchesPerPass, o.reps);
-      o.log(`kernels: a dependent dispatch's floor ${(floorMs.median * 1e3).toFixed(2)} µs (median of ${floorMs.n})`);
+      const tiny = copyOf(device, copy, 256);
+      const floorMs = await timeFloor(timer, tiny, o.maxDispatchesPerPass, o.reps).finally(() => tiny.destroy());
+      o.log(`kernels: a dependent dispatch's floor ${(floorMs.min * 1e3).toFixed(2)} µs (fastest of ${floorMs.n}; median ${(floorMs.median * 1e3).toFixed(2)})`);
       // Every kernel of the size on the GPU first, then every CPU reference: a reference's time
       // would leave the GPU idle before the next cell (module comment).
       const cells: GpuCell[] = [];
