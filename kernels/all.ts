@@ -1,5 +1,5 @@
 /**
- * Every WGSL kernel, for up-front compilation and checks (workers/gpuDevice.ts) and for tests
+ * Every WGSL kernel, for compilation checks (tests/gpu/compile.gpu.test.ts) and the self-test
  * (ALL_KERNELS: one entry per pipeline), and every operation the backend dispatches as one step,
  * for the kernel benchmark (ALL_OPS: the two-pass reductions of kernels/reduce.ts count as one).
  * The subgroup variants (kernels/variant.ts) are listed after their thread versions; they compile

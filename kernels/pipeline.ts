@@ -118,7 +118,7 @@ export interface KernelSpec<C, BN extends string, N extends string> {
   specialize?(c: C): Readonly<Record<string, number>>;
   /**
    * An optional device feature the WGSL needs ('subgroups'): its `enable` directive goes in front
-   * of common.wgsl, and only a device created with the feature can compile it (validateKernels
+   * of common.wgsl, and only a device created with the feature can compile it (compileKernels
    * skips the kernel elsewhere; the backend then picks a variant without it).
    */
   requires?: KernelFeature;
@@ -135,6 +135,15 @@ const FEATURE_DIRECTIVES: Record<KernelFeature, string> = {
   subgroups: 'enable subgroups;\ndiagnostic(off, subgroup_uniformity);\n',
 };
 
+/** One pipeline to compile: a kernel's source and the override constants of one configuration. */
+export interface KernelPipeline {
+  readonly label: string;
+  readonly source: string;
+  readonly workgroupSize: number;
+  readonly requires?: KernelFeature;
+  readonly constants?: Readonly<Record<string, number>>;
+}
+
 export interface DefinedKernel<B, C> {
   readonly label: string;
   /** common.wgsl joined with the kernel's own WGSL. */
@@ -144,6 +153,12 @@ export interface DefinedKernel<B, C> {
   readonly requires?: KernelFeature;
   /** The TS mirror of the kernel's uniform struct (binding 0). */
   readonly uniform: UniformLayout<string>;
+  /**
+   * The pipelines a bind() with `config` compiles (one), so that they can be compiled all at once
+   * beforehand (compileKernels). A specialized kernel needs the configuration: without one it
+   * throws rather than name a pipeline no call would use.
+   */
+  pipelines(config?: C): KernelPipeline[];
   create(device: GPUDevice): Kernel<B, C>;
 }
 
@@ -155,9 +170,32 @@ interface CachedPipeline {
    * getCompilationInfo() on the same module never resolves.
    */
   compilation?: Promise<GPUCompilationInfo>;
+  /** Whether a bind() has taken it from the cache (compileKernels' pipelines start unused). */
+  used: boolean;
+  /** How it was compiled: by getPipeline on first use, or ahead by compileKernels. */
+  compiled: 'sync' | 'async';
 }
 
 const pipelineCache = new WeakMap<GPUDevice, Map<string, CachedPipeline>>();
+
+/** What this device has compiled, and which of its pipelines no bind() has taken yet. */
+export interface PipelineCounts {
+  /** Compiled on first use, one blocking createComputePipeline each. */
+  sync: number;
+  /** Compiled ahead, side by side (compileKernels). */
+  async: number;
+  /** Cache keys (label#workgroupSize#constants) compiled but never bound. */
+  unused: string[];
+}
+
+export function pipelineCounts(device: GPUDevice): PipelineCounts {
+  const entries = [...devicePipelines(device)];
+  return {
+    sync: entries.filter(([, e]) => e.compiled === 'sync').length,
+    async: entries.filter(([, e]) => e.compiled === 'async').length,
+    unused: entries.filter(([, e]) => !e.used).map(([key]) => key),
+  };
+}
 
 /** The kernel's pipeline on this device, compiled on first use and cached by label. */
 export function getPipeline(
@@ -170,9 +208,10 @@ export function getPipeline(
   if (!hit) {
     const module = device.createShaderModule({ label: k.label, code: k.source });
     const pipeline = device.createComputePipeline(pipelineDescriptor(k, module));
-    hit = { module, pipeline };
+    hit = { module, pipeline, used: true, compiled: 'sync' };
     perDevice.set(key, hit);
   }
+  hit.used = true;
   return hit;
 }
 
@@ -225,17 +264,21 @@ export function defineKernel<C, const BN extends string, const N extends string>
   const wg = spec.workgroupSize;
   if (!(wg > 0 && (wg & (wg - 1)) === 0)) throw new Error(`${spec.label}: workgroup size ${wg} must be a power of two`);
   const source = kernelSource(spec.label, spec.wgsl, spec.requires);
+  const base = { label: spec.label, source, workgroupSize: wg, ...(spec.requires ? { requires: spec.requires } : {}) };
   return {
-    label: spec.label,
-    source,
-    ...(spec.requires ? { requires: spec.requires } : {}),
-    workgroupSize: wg,
+    ...base,
     uniform: spec.uniform,
+    pipelines(config?: C): KernelPipeline[] {
+      if (!spec.specialize) return [base];
+      if (config === undefined) throw new Error(`${spec.label}: its pipeline is compiled for its configuration (specialize); pass one`);
+      spec.check?.(config);
+      const constants = spec.specialize(config);
+      return [Object.keys(constants).length ? { ...base, constants } : base];
+    },
     create(device: GPUDevice): Kernel<B, C> {
+      // Compiled at the first bind() that needs it, unless compileKernels compiled it ahead.
       const pipelineFor = (constants?: Readonly<Record<string, number>>) =>
-        getPipeline(device, { label: spec.label, source, workgroupSize: wg, ...(constants ? { constants } : {}) }).pipeline;
-      // Compiled now, so that a broken kernel fails here; a specialized one compiles per call.
-      if (!spec.specialize) pipelineFor();
+        getPipeline(device, { ...base, ...(constants && Object.keys(constants).length ? { constants } : {}) }).pipeline;
       const owned: GPUBuffer[] = [];
       const maxDim = device.limits.maxComputeWorkgroupsPerDimension;
       return {
@@ -304,25 +347,32 @@ export function wgslLocation(label: string, lineNum: number, requires?: KernelFe
   return n > PREFIX_LINES ? `${label}.wgsl:${n - PREFIX_LINES}` : `common.wgsl:${n}`;
 }
 
+/** Kernels that did not compile, each with its WGSL file and line where the compiler gave one. */
+export class KernelCompileError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`WebGPU kernels failed to compile:\n${problems.join('\n')}`);
+    this.name = 'KernelCompileError';
+  }
+}
+
 /** Whether `device` can compile `k` (it was created with the feature the kernel requires). */
 export function deviceSupports(device: GPUDevice, k: { requires?: KernelFeature }): boolean {
   return !k.requires || device.features.has(k.requires);
 }
 
 /**
- * Compiles the given kernels on `device` and checks each module's compilation messages and each
- * pipeline's creation; throws one Error naming every kernel that failed. Call this once after
- * creating a device, so a WGSL typo fails loudly instead of producing zeros. Kernels needing a
+ * Compiles the given pipelines on `device` and checks each module's compilation messages and each
+ * pipeline's creation; throws one KernelCompileError naming every kernel that failed (file and
+ * line). A backend calls it with the pipelines it will bind (workers/gpuBackend.ts
+ * openGpuBackend), so a WGSL typo fails loudly instead of producing zeros. Kernels needing a
  * feature the device was not created with are skipped: nothing dispatches them there.
  * All pipelines are asked for at once (createComputePipelineAsync), so a browser can compile them
  * side by side instead of one per round trip; the pipelines it returns are cached for getPipeline.
  */
-export async function validateKernels(
-  device: GPUDevice,
-  kernels: ReadonlyArray<{ label: string; source: string; workgroupSize: number; requires?: KernelFeature }>,
-): Promise<void> {
+export async function compileKernels(device: GPUDevice, kernels: ReadonlyArray<KernelPipeline>): Promise<void> {
   const perDevice = devicePipelines(device);
-  const checks = kernels.filter((k) => deviceSupports(device, k)).map(async (k): Promise<string[]> => {
+  const unique = [...new Map(kernels.filter((k) => deviceSupports(device, k)).map((k) => [pipelineKey(k), k])).values()];
+  const checks = unique.map(async (k): Promise<string[]> => {
     const problems: string[] = [];
     const key = pipelineKey(k);
     let entry = perDevice.get(key);
@@ -345,7 +395,7 @@ export async function validateKernels(
         const kind = result.error.reason === 'internal' ? 'internal error' : 'pipeline validation error';
         if (!validationError) problems.push(`${k.label}: ${kind}: ${result.error.message ?? String(result.error)}`);
       } else {
-        entry = perDevice.get(key) ?? { module: m, pipeline: result.pipeline };
+        entry = perDevice.get(key) ?? { module: m, pipeline: result.pipeline, used: false, compiled: 'async' };
         perDevice.set(key, entry);
       }
     }
@@ -356,5 +406,5 @@ export async function validateKernels(
     return [...messages, ...problems];
   });
   const problems = (await Promise.all(checks)).flat();
-  if (problems.length) throw new Error(`WebGPU kernels failed to compile:\n${problems.join('\n')}`);
+  if (problems.length) throw new KernelCompileError(problems);
 }

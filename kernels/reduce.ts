@@ -22,7 +22,7 @@
  * pass 1, and combine the block results in one workgroup in pass 2, in an order fixed by the sizes.
  */
 import chunkSumWGSL from './chunkSum.wgsl?raw';
-import { bindingBytes, defineKernel, uniformLayout, type BufferArg, type DefinedKernel, type KernelCall } from './pipeline';
+import { bindingBytes, defineKernel, uniformLayout, type BufferArg, type DefinedKernel, type KernelCall, type KernelPipeline } from './pipeline';
 
 /** At most this many chunks (pass 2's serial loop); above 64 * 256 rows a chunk grows instead. */
 export const REDUCE_MAX_CHUNKS = 256;
@@ -90,6 +90,8 @@ export interface DefinedReduction<B, C, S = ChunkSumConfig> {
   scratchWords(c: C): number;
   /** Dispatches per encode. */
   readonly dispatches: 2;
+  /** The pipelines a bind() with `config` compiles (pass 1's, then pass 2's), for compileKernels. */
+  pipelines(config?: C): KernelPipeline[];
   create(device: GPUDevice): Reduction<B, C, S>;
 }
 
@@ -118,6 +120,7 @@ export function defineTwoPass<C, S, const B1 extends string, const B2 extends st
     ],
     scratchWords,
     dispatches: 2,
+    pipelines: (c?: C) => [...spec.partial.pipelines(c), ...spec.combine.pipelines(c === undefined ? undefined : spec.combineConfig(c))],
     create(device: GPUDevice): Reduction<B, C, S> {
       const partial = spec.partial.create(device);
       const combine = spec.combine.create(device);

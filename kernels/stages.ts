@@ -4,7 +4,7 @@
  * kernel: bind() binds every stage to the buffers it names out of one set, encode() dispatches
  * the stages in order in the caller's compute pass, so call sites need not know it is several.
  */
-import { bindingBytes, type BufferArg, type DefinedKernel, type Kernel, type KernelCall } from './pipeline';
+import { bindingBytes, type BufferArg, type DefinedKernel, type Kernel, type KernelCall, type KernelPipeline } from './pipeline';
 
 export interface StagedCall<C> {
   readonly label: string;
@@ -26,6 +26,8 @@ export interface DefinedStages<B, C> {
   readonly kernels: readonly DefinedKernel<Record<string, BufferArg>, C>[];
   /** Dispatches per encode. */
   readonly dispatches: number;
+  /** The pipelines a bind() with `config` compiles, in order, for compileKernels. */
+  pipelines(config?: C): KernelPipeline[];
   create(device: GPUDevice): Staged<B, C>;
 }
 
@@ -39,6 +41,7 @@ export function defineStages<B extends Record<string, BufferArg>, C>(
     label,
     kernels,
     dispatches: stages.length,
+    pipelines: (config?: C) => kernels.flatMap((k) => k.pipelines(config)),
     create(device) {
       const made = kernels.map((k) => k.create(device)) as Kernel<Record<string, BufferArg>, C>[];
       return {

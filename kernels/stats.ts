@@ -296,7 +296,7 @@ const ADV_ZERO_TOL: f32 = ${ADV_ZERO_TOL};
     if (!(Number.isInteger(histCopies) && histCopies >= 1 && histCopies <= STATS_MAX_HIST_COPIES)) {
       throw new Error(`stats: ${histCopies} histogram copies is outside 1..${STATS_MAX_HIST_COPIES}`);
     }
-    // One copy is the WGSL default: no constant, the pipeline the up-front check compiled.
+    // One copy is the WGSL default: no constant, the same pipeline as compile.gpu.test.ts's check.
     return histCopies === 1 ? {} : { histCopies };
   },
   workgroups: (c: StatsConfig) => statsChunks(c.numTraj, c.tp, c.chunkRows).chunks,

@@ -11,35 +11,31 @@
  * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
 import { gradNormBlockFor, gradNormKernel, optimizerStepFor } from '../kernels/adam';
-import { advantageGroupSizeFor, advantageKernel, packTrajIn, packTurnIn, type AdvantageConfig } from '../kernels/advantage';
-import { criticUpdateKernel, gaeKernelFor } from '../kernels/critic';
-import { essScaleKernel } from '../kernels/essScale';
-import { infoGainKernel } from '../kernels/infoGain';
-import {
-  backwardScratchWords,
-  embedProjectKernel,
-  firstLayerGradKernels,
-  forwardKernel,
-  headGradKernel,
-  hiddenGradKernel,
-  logitGradKernelFor,
-  paramLayout,
-  slotGradKernel,
-  slotTableWords,
-} from '../kernels/mlp';
-import { finiteCheckKernel, HEALTH } from '../kernels/finiteCheck';
-import { BufferUsage, MapMode } from '../kernels/pipeline';
-import { KL_TYPES, PPO_ROW_WORDS, ppoLossKernel, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
-import { sampleKernels, type SampleConfig } from '../kernels/sample';
-import { seqRatioKernel } from '../kernels/seqRatio';
-import { decodeStats, STATS_WORDS, statsKernel, statsHistCopiesFor, statsSpreadBinsFor, type StatsConfig } from '../kernels/stats';
+import { packTrajIn, packTurnIn } from '../kernels/advantage';
+import { criticUpdateKernel } from '../kernels/critic';
+import { backwardScratchWords, forwardKernel, paramLayout, slotTableWords } from '../kernels/mlp';
+import { HEALTH } from '../kernels/finiteCheck';
+import { BufferUsage, compileKernels, MapMode } from '../kernels/pipeline';
+import { KL_TYPES, PPO_ROW_WORDS, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
+import type { SampleConfig } from '../kernels/sample';
+import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats';
 import { tokenBaselineKernel } from '../kernels/tokenBaseline';
-import { tokenStatsKernels } from '../kernels/tokenStats';
-import { defaultKernelVariant, softmaxRowLayout, type KernelVariant } from '../kernels/variant';
-import { TRAJ_STATS_WORDS, trajStatsKernel } from '../kernels/trajStats';
+import { defaultKernelVariant, type KernelVariant } from '../kernels/variant';
+import { TRAJ_STATS_WORDS } from '../kernels/trajStats';
 import { whitenKernelFor, whitenScratchWords } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
+import {
+  advantageConfigFor,
+  backendKernels,
+  backendPipelines,
+  createKernels,
+  runsTokenBaseline,
+  statsConfigFor,
+  updateSteps,
+} from './gpuKernels';
 import { copyRows } from './rowCopy';
+
+export { updateSteps };
 
 export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
@@ -84,17 +80,13 @@ export function dispatchCounts(shape: RunShape, variant: KernelVariant = 'thread
   // PPO: GAE replaces the advantage kernel, and the critic's update (2: row chunks, then the table) follows it.
   const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
   // OTB (without a critic) replaces it with its two passes.
-  const otb = !shape.critic && shape.adv.otb ? tokenBaselineKernel.dispatches - 1 : 0;
+  const otb = runsTokenBaseline(shape) ? tokenBaselineKernel.dispatches - 1 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
     update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernelFor(variant).dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
   };
 }
 
-/** Optimizer steps per update: epochs x minibatches, times the turns for SeeUPO's per-turn stages. */
-export function updateSteps(shape: RunShape): number {
-  return shape.epochs * shape.minibatches.length * (shape.loss.ratioMode === 'turn' ? shape.maxTurns : 1);
-}
 
 export function createGpuBackend(
   device: GPUDevice,
@@ -204,7 +196,7 @@ export function createGpuBackend(
   const segs = mode === 'turn' ? T : 1;
   const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
-  const statsConfig: StatsConfig = { numTraj: N, tp: Tp, minibatches: shape.minibatches.length, spreadBins: statsSpreadBinsFor(kernelVariant), histCopies: statsHistCopiesFor(kernelVariant) };
+  const statsConfig = statsConfigFor(shape, kernelVariant);
   // stats' per-chunk records (pass 1 to pass 2), its own for the same reason as normPartials.
   const statsPartials = f32('stats partials', statsKernel.scratchWords(statsConfig));
   // whiten's per-block moments, then its mean and sd (<= 257 vec4f), its own like the two above.
@@ -249,31 +241,9 @@ export function createGpuBackend(
   ];
   const batchRead = buffer('batch readback', batchParts.reduce((s, [, , n]) => s + n, 0), READ);
 
-  // Kernels: pipelines come from the per-device cache; each bind() below is one configuration.
-  const k = {
-    embedProject: embedProjectKernel.create(device),
-    forward: forwardKernel.create(device),
-    sample: sampleKernels[softmaxRowLayout(kernelVariant, V)].create(device),
-    tokenStats: tokenStatsKernels[softmaxRowLayout(kernelVariant, V)].create(device),
-    trajStats: trajStatsKernel.create(device),
-    advantage: advantageKernel.create(device),
-    tokenBaseline: tokenBaselineKernel.create(device),
-    whiten: whitenKernelFor(kernelVariant).create(device),
-    essScale: essScaleKernel.create(device),
-    seqRatio: seqRatioKernel.create(device),
-    infoGain: infoGainKernel.create(device),
-    gae: gaeKernelFor(Tp, kernelVariant).create(device),
-    criticUpdate: criticUpdateKernel.create(device),
-    ppoLoss: ppoLossKernel.create(device),
-    logitGrad: logitGradKernelFor(kernelVariant, V).create(device),
-    headGrad: headGradKernel.create(device),
-    hiddenGrad: hiddenGradKernel.create(device),
-    slotGrad: slotGradKernel.create(device),
-    firstLayerGrad: firstLayerGradKernels[kernelVariant].create(device),
-    optimizerStep: optimizerStepFor(kernelVariant).create(device),
-    stats: statsKernel.create(device),
-    finiteCheck: finiteCheckKernel.create(device),
-  };
+  // Kernels: pipelines come from the per-device cache (compiled ahead by openGpuBackend, else at
+  // their first bind); each bind() below is one configuration.
+  const k = createKernels(device, backendKernels(shape, kernelVariant));
   const temp = shape.temperature;
   // proj from each parameter set a forward reads (the rollout policy is params without staleness).
   const project = (p: GPUBuffer, what: string) => k.embedProject.bind({ params: p, proj }, { dims }, `embedProject ${what}`);
@@ -337,16 +307,16 @@ export function createGpuBackend(
     'tokenStats ref',
   );
   const advBuffers = { trajIn, turnIn, roleRewards, trajStats, mask, logpOld, logpRef, adv };
-  const advConfig: AdvantageConfig = {
-    numTraj: N, tp: Tp, maxTurns: T, actionLen, nRoles: shape.nRoles, ...shape.adv, groupSize: advantageGroupSizeFor(kernelVariant, shape.group),
-  };
+  const advConfig = advantageConfigFor(shape, kernelVariant);
   const advCall = k.advantage.bind(advBuffers, advConfig, 'advantage');
   // ReGFT's fine-tuning iterations: the advantage is the reward itself.
   const rawAdvCall = k.advantage.bind(advBuffers, { ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');
   // OTB's W by position goes where the reference pass put its unused entropy (written again only by
   // the next update's reference pass).
-  const otbCall = k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, wpos: scratchEntropy, adv }, { numTraj: N, tp: Tp });
-  const whitenCall = k.whiten.bind({ mask, adv, partials: whitenPartials }, { numRows: R });
+  const otbCall = runsTokenBaseline(shape)
+    ? k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, wpos: scratchEntropy, adv }, { numTraj: N, tp: Tp })
+    : null;
+  const whitenCall = shape.whiten ? k.whiten.bind({ mask, adv, partials: whitenPartials }, { numRows: R }) : null;
   const criticCalls = shape.critic
     ? [
         k.gae.bind({ critic: criticTable, stateKey, mask, trajIn, adv, ret: returns }, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }),
@@ -553,9 +523,9 @@ export function createGpuBackend(
         else if (criticCalls) {
           k.gae.encode(pass, criticCalls[0]);
           k.criticUpdate.encode(pass, criticCalls[1]);
-        } else if (shape.adv.otb) k.tokenBaseline.encode(pass, otbCall);
+        } else if (otbCall) k.tokenBaseline.encode(pass, otbCall);
         else k.advantage.encode(pass, advCall);
-        if (shape.whiten && !inp.raw) k.whiten.encode(pass, whitenCall);
+        if (whitenCall && !inp.raw) k.whiten.encode(pass, whitenCall);
         k.essScale.encode(pass, essCall);
         let s = 0;
         for (let epoch = 0; epoch < shape.epochs; epoch++) {
@@ -694,6 +664,9 @@ export async function openGpuBackend(
   initialParams: Float32Array,
   opts: GpuBackendOptions = {},
 ): Promise<Backend> {
+  // Every pipeline the backend binds, side by side and checked (KernelCompileError names each
+  // broken kernel's file and line); its binds then find them in the cache.
+  await compileKernels(device, backendPipelines(shape, opts.kernelVariant ?? defaultKernelVariant(device)));
   device.pushErrorScope('out-of-memory');
   device.pushErrorScope('validation');
   let backend: Backend | null = null;

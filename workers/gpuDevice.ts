@@ -1,12 +1,11 @@
 /**
  * Getting a WebGPU device the engine can use, in a page, a worker or Node (Dawn's `webgpu` package
  * passes its own GPU object). Every failure is an Error that names what is missing, so the UI can
- * tell the user why it falls back to the CPU. All kernels are compiled up front inside error
- * scopes, with their compilation messages checked, so a broken shader fails here and not later as
- * silent zeros.
+ * tell the user why it falls back to the CPU. No kernel is compiled here: a backend compiles the
+ * pipelines it binds, all at once and with their compilation messages checked, when it is made
+ * (workers/gpuBackend.ts openGpuBackend), so a broken shader fails there and not later as silent
+ * zeros.
  */
-import { ALL_KERNELS } from '../kernels/all';
-import { validateKernels } from '../kernels/pipeline';
 import { subgroupFeatures } from '../kernels/variant';
 
 export interface GpuHandle {
@@ -22,8 +21,6 @@ export interface RequestGpuOptions {
   powerPreference?: GPUPowerPreference;
   /** Called once if the device is lost (not for an intentional destroy()). */
   onLost?: (info: GPUDeviceLostInfo) => void;
-  /** Compile and check every kernel before returning (default true). */
-  validate?: boolean;
 }
 
 function defaultGpu(): GPU | undefined {
@@ -69,13 +66,5 @@ export async function requestGpu(gpu: GPU | undefined = defaultGpu(), opts: Requ
   void device.lost.then((info) => {
     if (info.reason !== 'destroyed') opts.onLost?.(info);
   });
-  if (opts.validate ?? true) {
-    try {
-      await validateKernels(device, ALL_KERNELS);
-    } catch (e) {
-      device.destroy();
-      throw e;
-    }
-  }
   return { device, adapter, label, isFallbackAdapter };
 }

@@ -12,6 +12,7 @@ import type { BackendChoice, BackendInfo, DebugFault, ResumeFrom, TrainerApi, Tr
 import type { Backend, RunShape } from './backend';
 import { withMethods, type RunConfig } from './config';
 import { createCpuBackend } from './cpuBackend';
+import { KernelCompileError } from '../kernels/pipeline';
 import type { GpuHandle } from './gpuDevice';
 import type { MetricRow } from './metrics';
 import { createEnv } from './envs';
@@ -38,20 +39,20 @@ interface Chosen {
 
 async function openGpu(gpu: GPU): Promise<GpuHandle> {
   const { requestGpu } = await import('./gpuDevice');
-  return requestGpu(gpu, { validate: false });
+  return requestGpu(gpu);
 }
 
-async function validate(g: GpuHandle): Promise<void> {
-  const { validateKernels } = await import('../kernels/pipeline');
-  const { ALL_KERNELS } = await import('../kernels/all');
-  await validateKernels(g.device, ALL_KERNELS);
-}
+const cpu = (reason: string): Chosen => ({
+  info: { kind: 'cpu', label: CPU_LABEL, isFallbackAdapter: false, fallbackReason: reason },
+  gpu: null,
+});
 
+/**
+ * The backend to run, and the device for a GPU one. Its kernels are compiled when the backend is
+ * made (openGpuBackend: the pipelines that run needs, nothing else); configure() falls back to the
+ * CPU if they fail to compile and the choice was 'auto'.
+ */
 async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promise<Chosen> {
-  const cpu = (reason: string): Chosen => ({
-    info: { kind: 'cpu', label: CPU_LABEL, isFallbackAdapter: false, fallbackReason: reason },
-    gpu: null,
-  });
   if (choice === 'cpu') return cpu('CPU backend chosen');
   if (!gpu) {
     if (choice === 'gpu') throw new Error('WebGPU is not available in this browser (navigator.gpu is missing)');
@@ -59,7 +60,6 @@ async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promi
   }
   let g: GpuHandle;
   try {
-    // Kernels are compiled only once the adapter is known to be used.
     g = await openGpu(gpu);
   } catch (e) {
     if (choice === 'gpu') throw e;
@@ -68,13 +68,6 @@ async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promi
   if (g.isFallbackAdapter && choice === 'auto') {
     g.device.destroy();
     return cpu(`the WebGPU adapter is a software fallback (${g.label}), slower than the CPU path; choose GPU to force it`);
-  }
-  try {
-    await validate(g);
-  } catch (e) {
-    g.device.destroy();
-    if (choice === 'gpu') throw e;
-    return cpu(`the WebGPU kernels failed to compile on ${g.label} (${(e as Error).message})`);
   }
   return { info: { kind: 'gpu', label: g.label, isFallbackAdapter: g.isFallbackAdapter, fallbackReason: null }, gpu: g };
 }
@@ -149,7 +142,6 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
   async function recover(): Promise<void> {
     const snapshot = requireTrainer().lastGood;
     const g = await openGpu(gpu!);
-    await validate(g);
     handle = g;
     await build(snapshot);
     while (trainer!.iter < lastEmitted) await trainer!.step();
@@ -188,11 +180,20 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
   return {
     async configure(cfg, choice, resume?: ResumeFrom) {
       await stopLoop();
-      const chosen = await chooseBackend(choice, gpu);
+      let chosen = await chooseBackend(choice, gpu);
       retire(handle);
       config = cfg;
       handle = chosen.gpu;
-      await build(resume?.snapshot);
+      try {
+        await build(resume?.snapshot);
+      } catch (e) {
+        if (!(handle && choice === 'auto' && e instanceof KernelCompileError)) throw e;
+        const label = handle.label;
+        retire(handle);
+        handle = null;
+        chosen = cpu(`the WebGPU kernels failed to compile on ${label} (${e.message})`);
+        await build(resume?.snapshot);
+      }
       lastEmitted = resume?.snapshot?.iter ?? 0;
       if (resume) {
         while (trainer!.iter < resume.replayTo) lastEmitted = (await trainer!.step()).iter;

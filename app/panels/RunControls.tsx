@@ -9,8 +9,9 @@ import { useAppStore, type RunPhase } from '../store';
 
 /**
  * The backend status line and its style. While a change of backend is being configured, the
- * backend in use so far is not named: forcing WebGPU compiles every kernel first, which took 6-10 s
- * on SwiftShader with 2 cores, and all that time the line said "choose GPU to force it".
+ * backend in use so far is not named: forcing WebGPU compiles the run's kernels first, which took
+ * 6-10 s on SwiftShader with 2 cores when every kernel was compiled (4-4.5 s since only the run's
+ * are), and all that time the line said "choose GPU to force it".
  */
 function backendStatus(info: BackendInfo | null, phase: RunPhase, choice: BackendChoice): { text: string; kind: 'gpu' | 'cpu' | 'none' } {
   if (phase === 'configuring' && choice !== 'auto' && info?.kind !== choice) {

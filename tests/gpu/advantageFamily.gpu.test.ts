@@ -2,7 +2,7 @@
  * The advantage stage's other kernels against their references: trajStats.wgsl (trajStatsCpu),
  * tokenBaseline.wgsl (tokenBaselineCpu, OTB), whiten (its three dispatches, whitenCpu), and
  * trajStats' output buffer bound straight into advantage.wgsl (the struct layouts agree). The file
- * compiles them with validateKernels first, so a WGSL error names the kernel.
+ * compiles them with compileKernels first, so a WGSL error names the kernel.
  *
  * Tolerances (GPU f32 vs float64 reference on the same f32 inputs):
  * - trajStats: len is a count (exact). entMean, logIS and g2 are in-order f32 sums of <= tp terms,
@@ -25,7 +25,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ADVANTAGE_DEFAULTS, advantageCpu, advantageKernel, packTrajIn, packTurnIn } from '../../kernels/advantage';
-import { validateKernels } from '../../kernels/pipeline';
+import { compileKernels } from '../../kernels/pipeline';
 import { NO_POSITION, tokenBaselineCpu, tokenBaselineKernel, tokenBaselineWCpu, tokenBaselineWKernel } from '../../kernels/tokenBaseline';
 import { TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats } from '../../kernels/trajStats';
 import {
@@ -49,7 +49,7 @@ import { groupedRollout, rolloutRows } from '../helpers/rlFixtures';
 
 async function device(): Promise<GPUDevice> {
   const d = await requireGpu();
-  await validateKernels(d, [trajStatsKernel, ...tokenBaselineKernel.kernels, whitenPartialKernel, whitenCombineKernel, whitenApplyKernel]);
+  await compileKernels(d, [trajStatsKernel, ...tokenBaselineKernel.kernels, whitenPartialKernel, whitenCombineKernel, whitenApplyKernel]);
   return d;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_KERNELS } from '../../kernels/all';
-import { getPipeline, kernelSource, validateKernels } from '../../kernels/pipeline';
+import { getPipeline, kernelSource, compileKernels } from '../../kernels/pipeline';
 import { requestGpu } from '../../workers/gpuDevice';
 import { requireGpu, requireGpuHandle } from '../helpers/requireGpu';
 
@@ -8,7 +8,7 @@ describe('every kernel compiles on the adapter', () => {
   it('has an adapter and compiles all kernels without errors', async () => {
     const h = await requireGpuHandle();
     console.info(`[adapter] ${h.label} fallback=${h.isFallbackAdapter}`);
-    await validateKernels(await requireGpu(), ALL_KERNELS);
+    await compileKernels(await requireGpu(), ALL_KERNELS);
     expect(ALL_KERNELS.map((k) => k.label)).toEqual(expect.arrayContaining(['embedProject', 'forwardHidden', 'forwardLogits', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'chunkSum', 'gradNormSum', 'statsCombine']));
   });
 });
@@ -38,17 +38,17 @@ const GOOD = `@group(0) @binding(0) var<storage, read_write> out: array<f32>;
 }
 override workgroupSize: u32 = 64;`;
 
-describe('validateKernels: every failing kernel named at once, the others compiled and cached', () => {
+describe('compileKernels: every failing kernel named at once, the others compiled and cached', () => {
   it('names a WGSL error by file and line, a type error, and a pipeline error; good kernels are cached for getPipeline', async () => {
     // A device of its own: the kernels compiled here must not be in another test's cache.
-    const { device } = await requestGpu(globalThis.navigator?.gpu, { validate: false });
+    const { device } = await requestGpu(globalThis.navigator?.gpu);
     const uncaptured: string[] = [];
     device.addEventListener('uncapturederror', (e) => uncaptured.push((e as GPUUncapturedErrorEvent).error.message));
     const good = joined('goodKernel', GOOD);
     const syntax = joined('syntaxKernel', GOOD.replace('out[id.x] = 1.0;', 'out[id.x] = 1.0'));
     const typed = joined('typeKernel', `${GOOD}\nfn broken() -> u32 { return 1.5; }`);
     const noMain = joined('noMainKernel', GOOD.replace('fn main(', 'fn notMain('));
-    const err = await validateKernels(device, [good, syntax, typed, noMain]).then(
+    const err = await compileKernels(device, [good, syntax, typed, noMain]).then(
       () => null,
       (e: Error) => e,
     );
@@ -67,7 +67,7 @@ describe('validateKernels: every failing kernel named at once, the others compil
     expect(firstOf('typeKernel')).toBeLessThan(firstOf('noMainKernel'));
     // The good kernel's pipeline is the one getPipeline hands out, and a second check compiles nothing.
     const cached = getPipeline(device, good);
-    await validateKernels(device, [good]);
+    await compileKernels(device, [good]);
     expect(getPipeline(device, good)).toBe(cached);
     await device.queue.onSubmittedWorkDone();
     expect(uncaptured).toEqual([]);

@@ -1,7 +1,7 @@
 /**
  * The `?selftest` page's cases (kernels/selftest) on this machine's adapter: every row passes and
- * every kernel the page promises is covered. Its own device without the up-front compile of every
- * kernel, as the page does, so a kernel outside the self-test cannot fail this file.
+ * every kernel the page promises is covered. Its own device, as the page has, on which each case
+ * compiles only its own kernels, so a kernel outside the self-test cannot fail this file.
  */
 import { describe, expect, it } from 'vitest';
 import { finiteCheckKernel } from '../../kernels/finiteCheck';
@@ -23,7 +23,7 @@ describe('kernel self-test', () => {
   });
 
   it('passes every case on this adapter', async () => {
-    const { device, label } = await requestGpu(globalThis.navigator?.gpu, { validate: false });
+    const { device, label } = await requestGpu(globalThis.navigator?.gpu);
     const seen: SelfTestResult[] = [];
     const results = await runSelfTest(device, (r) => seen.push(r));
     expect(seen).toEqual(results);
@@ -68,7 +68,7 @@ describe('the self-test runner reports what went wrong, per case', () => {
   };
 
   it('a mismatch, a compile error and a thrown error are failing rows; the run goes on', async () => {
-    const { device } = await requestGpu(globalThis.navigator?.gpu, { validate: false });
+    const { device } = await requestGpu(globalThis.navigator?.gpu);
     const results = await runSelfTest(device, () => {}, { cases: [off, uncompiled, throws, SELF_TEST_CASES.at(-1)!] });
     device.destroy();
     expect(results.map((r) => r.pass)).toEqual([false, false, false, true]);
@@ -81,7 +81,7 @@ describe('the self-test runner reports what went wrong, per case', () => {
   });
 
   it('a lost device stops the run with an error that says so', async () => {
-    const { device } = await requestGpu(globalThis.navigator?.gpu, { validate: false });
+    const { device } = await requestGpu(globalThis.navigator?.gpu);
     const lose: SelfTestCase = {
       kernel: finiteCheckKernel,
       name: 'loses the device',

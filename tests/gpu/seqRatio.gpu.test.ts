@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seqRatioCpu, seqRatioKernel, seqRatioSegments, type SeqRatioMode, type SeqRatioOptions } from '../../kernels/seqRatio';
-import { validateKernels } from '../../kernels/pipeline';
+import { compileKernels } from '../../kernels/pipeline';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
@@ -32,7 +32,7 @@ async function check(inp: SeqRatioInputs, o: Omit<SeqRatioOptions, 'tp'>, name: 
   const ref = new Float32Array(N * S).fill(NaN);
   seqRatioCpu(sub(inp.mask), sub(inp.logp), sub(inp.logpOld), sub(inp.adv), opts, ref);
   const got = await withValidation(device, async () => {
-    await validateKernels(device, [seqRatioKernel]);
+    await compileKernels(device, [seqRatioKernel]);
     const g = new GpuScratch(device);
     const kernel = seqRatioKernel.create(device);
     const out = g.empty(N * S);

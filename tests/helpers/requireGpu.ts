@@ -1,7 +1,7 @@
 /**
  * The GPU tests' device. A missing adapter FAILS the suite, never skips it (STYLE.md 10.8): a
  * skipped kernel suite would let broken WGSL land. One device per test file. Each file compiles only
- * the kernels it runs: compiling all of them up front (requestGpu's default, what the app does) took
+ * the kernels it runs: compiling all of them up front (what requestGpu did until 2026-12-01) took
  * ~8 s per file on SwiftShader, about half of the GPU suite. tests/gpu/compile.gpu.test.ts checks
  * every kernel's compilation; elsewhere a broken kernel fails its parity test, and its WebGPU error
  * is printed by the listener below.
@@ -17,7 +17,6 @@ const HOW =
 
 export async function requireGpuHandle(): Promise<GpuHandle> {
   handle ??= requestGpu(globalThis.navigator?.gpu, {
-    validate: false,
     onLost: (info) => console.error(`GPU device lost: ${info.reason} ${info.message}`),
   })
     .then((h) => {
