@@ -92,11 +92,29 @@ export function floorShare(r: KernelRow, timestamps: boolean): string {
   return `${r.dispatchesPerCall} × ${fmt(r.floorMs.min * 1e3)} µs = ${fmt((100 * r.dispatchesPerCall * r.floorMs.min) / t.median, 0)}%`;
 }
 
+/**
+ * "marginal of copy": from the kernel's next smaller size to this one, the copy's extra time for
+ * its extra bytes over the kernel's extra time for them, so fixed costs (launch, a dependent
+ * dispatch's floor, a reduction's tree) cancel out: near the "of copy" column, the kernel costs
+ * its bytes at that rate; well above it, fixed costs are what keeps it under. '—' where the
+ * kernel's time did not grow (bound by its fixed costs at these sizes) or the copy's did not;
+ * '' at the smallest size and where the previous size is missing or skipped.
+ */
+export function marginalOfCopy(r: KernelRow, prev: KernelRow | undefined, timestamps: boolean): string {
+  if (!prev || prev.skipped || r.skipped || !(r.bytes > prev.bytes)) return '';
+  const time = (x: KernelRow) => (timestamps ? (x.gpuTimestampMs ?? x.gpuWallMs) : x.gpuWallMs).median;
+  const copy = (x: KernelRow) => (timestamps ? (x.copyTimestampMs ?? x.copyWallMs) : x.copyWallMs).median;
+  const dt = time(r) - time(prev);
+  const dc = copy(r) - copy(prev);
+  if (!(dt > 0 && dc > 0)) return '—';
+  return `${fmt((100 * dc) / dt, 0)}%`;
+}
+
 export function kernelTable(k: NonNullable<BenchResults['kernels']>, timestamps: boolean): string {
   const rows = [...k.rows].sort((a, b) => a.kernel.localeCompare(b.kernel) || a.sizeIndex - b.sizeIndex);
-  const body = rows.map((r) =>
+  const body = rows.map((r, i) =>
     r.skipped
-      ? [r.kernel, r.size, r.skipped, '', '', '', '', '', '', '', '', '', '']
+      ? [r.kernel, r.size, r.skipped, '', '', '', '', '', '', '', '', '', '', '']
       : [
           r.kernel,
           r.size,
@@ -108,6 +126,7 @@ export function kernelTable(k: NonNullable<BenchResults['kernels']>, timestamps:
           fmt(r.gflops),
           fmt(r.copyGbps),
           `${fmt((100 * r.gbps) / r.copyGbps, 0)}%`,
+          marginalOfCopy(r, rows[i - 1]?.kernel === r.kernel ? rows[i - 1] : undefined, timestamps),
           floorShare(r, timestamps),
           ms(r.cpuMs),
           fmt(r.gpuOverCpu),
@@ -115,13 +134,14 @@ export function kernelTable(k: NonNullable<BenchResults['kernels']>, timestamps:
   );
   const head = [
     'kernel', 'size', 'bytes', `GPU ms ${timestamps ? '(timestamps)' : '(wall)'} median / min`, 'wall ms median / min', 'calls per pass',
-    'GB/s', 'GFLOP/s', 'copy GB/s (same bytes)', 'of copy', 'dispatches per call × floor, of the time', 'CPU ref ms median / min', 'GPU / CPU time',
+    'GB/s', 'GFLOP/s', 'copy GB/s (same bytes)', 'of copy', 'marginal of copy (from the size before)', 'dispatches per call × floor, of the time', 'CPU ref ms median / min', 'GPU / CPU time',
   ];
   const reps = rows.find((r) => !r.skipped)?.reps;
   const notes = [
     `Times are per call of a kernel (one call may record several dispatches, each waiting on the one before: the floor column says how many). GB/s = compulsory bytes / median time (timestamps when the adapter has them); the copy column is a plain vec4 copy of the same bytes on the same device; "GPU / CPU time" below 1 means the WGSL kernel is faster than its TypeScript reference in the same page.`,
     'Memory-bound kernels (judge them by GB/s against the copy): sample, tokenStats, advantage, ppoLoss, logitGrad, gradNorm, adam, stats, finiteCheck. ' +
       'Matmul-like kernels (judge them by GFLOP/s; their compulsory bytes are small): embedProject, forward, headGrad, hiddenGrad, slotGrad, firstLayerGrad.',
+    'Marginal of copy: between this size and the one before, the copy\'s extra time over the kernel\'s extra time, so that fixed costs cancel: near "of copy", the kernel costs its bytes at that rate; well above it, fixed costs keep it under at that size. "—": the kernel\'s time did not grow. Small differences of times make it noisy; read it at the larger sizes.',
     'The floor is one dependent dispatch of a 4 KiB copy, its fastest pass (bench/page/kernels.ts): what each dispatch of a call costs before its bytes count. A share near 100% means the kernel is bound by its dispatches at that size, not by its bytes.',
     k.timestampGrid && looksQuantized(k.timestampGrid)
       ? `**Timestamps were quantized**: all ${k.timestampGrid.passes} passes had both timestamps on a 65,536 ns grid (Dawn's timestamp_quantization), so each per-dispatch time carries up to 65.5 µs / (calls per pass) of error. Chromium: --enable-webgpu-developer-features; Dawn in Node: disable-dawn-features=timestamp_quantization.`

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { dawnCreateFlags } from '../../bench/args';
 import { dispatchesPerCall } from '../../bench/page/kernels';
-import { floorShare, kernelTable } from '../../bench/lib/tables';
+import { floorShare, kernelTable, marginalOfCopy } from '../../bench/lib/tables';
 import { looksQuantized } from '../../bench/lib/timestampGrid';
 import type { KernelRow } from '../../bench/lib/types';
 
@@ -89,5 +89,34 @@ describe('the floor of a dependent dispatch', () => {
     };
     expect(dispatchesPerCall(stages, {})).toBe(3);
     expect(dispatchesPerCall({ encode: () => {} }, {})).toBe(0);
+  });
+});
+
+describe('the marginal of a copy', () => {
+  const at = (sizeIndex: number, bytes: number, t: number, copy: number, over: Partial<KernelRow> = {}) =>
+    row({ sizeIndex, bytes, gpuTimestampMs: summary(t), gpuWallMs: summary(2 * t), copyTimestampMs: summary(copy), copyWallMs: summary(copy), ...over });
+
+  it('is the copy\'s extra time over the kernel\'s, between two sizes, so fixed costs cancel', () => {
+    // 10 µs fixed + 1 µs/MB against a copy at 2 µs + 0.5 µs/MB: 50% marginal, though 22% of a copy at 8 MB.
+    const small = at(1, 1e6, 0.011, 0.0025);
+    const big = at(2, 8e6, 0.018, 0.006);
+    expect(marginalOfCopy(big, small, true)).toBe('50%');
+    // Wall times when the table has none: the kernel's doubled, the copy's the same.
+    expect(marginalOfCopy(big, small, false)).toBe('25%');
+  });
+
+  it('says "—" when a time did not grow, and nothing without a size before', () => {
+    expect(marginalOfCopy(at(2, 8e6, 0.010, 0.006), at(1, 1e6, 0.011, 0.0025), true)).toBe('—');
+    expect(marginalOfCopy(at(2, 8e6, 0.018, 0.002), at(1, 1e6, 0.011, 0.0025), true)).toBe('—');
+    expect(marginalOfCopy(at(0, 1e5, 0.01, 0.002), undefined, true)).toBe('');
+    expect(marginalOfCopy(at(2, 8e6, 0.018, 0.006), at(1, 1e6, 0.011, 0.0025, { skipped: 'too large' }), true)).toBe('');
+  });
+
+  it('is a column of the kernel table, taken within each kernel only', () => {
+    const rows = [at(1, 1e6, 0.011, 0.0025), at(2, 8e6, 0.018, 0.006), at(1, 1e6, 0.001, 0.0025, { kernel: 'adam' })];
+    const t = kernelTable({ rows, unknownBindings: [] }, true);
+    expect(t).toContain('| marginal of copy (from the size before) |');
+    const lines = t.split('\n').filter((l) => l.startsWith('| whiten') || l.startsWith('| adam'));
+    expect(lines.map((l) => l.split(' | ')[10])).toEqual(['', '', '50%']);
   });
 });
