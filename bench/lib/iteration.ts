@@ -1,7 +1,9 @@
 /**
  * Whole training iterations through the real trainer (workers/trainer.ts createTrainer), timed per
  * phase by wrapping the backend: rollout = step start to the update call (sampling turns, the task's
- * answers, uploads), update = the backend's update() (one submit, one readback on the GPU), and the
+ * answers, uploads), of which the time inside the backend's sampleTurn calls (on the GPU: submit,
+ * the GPU's work, the readback of the tokens) is also given, so that the rest is the host's work
+ * between them; update = the backend's update() (one submit, one readback on the GPU), and the
  * whole step. Several backends can run side by side: their steps alternate (A B A B ...), as
  * PERF_RELIABILITY.md section 6 asks, so drift on a shared machine hits them alike. Runs in the
  * benchmark page and in Node.
@@ -43,6 +45,7 @@ export interface Contender {
 interface StepSample {
   iterMs: number;
   rolloutMs: number;
+  sampleTurnMs: number;
   updateMs: number;
   tokens: number;
   turns: number;
@@ -54,7 +57,7 @@ interface StepSample {
 /** A trainer for one entry, on a backend wrapped to time and count its update() and turns. */
 async function openRun(spec: ScaleSpec, c: Contender) {
   const cfg = configFor(spec.set);
-  const probe = { u0: 0, u1: 0, turns: 0, c0: zeroCounts(), c1: zeroCounts() };
+  const probe = { u0: 0, u1: 0, turns: 0, sampleMs: 0, c0: zeroCounts(), c1: zeroCounts() };
   const snap = () => c.counting?.snapshot() ?? zeroCounts();
   const factory: BackendFactory = async (shape, params) => {
     const b = await c.factory(shape, params);
@@ -62,9 +65,14 @@ async function openRun(spec: ScaleSpec, c: Contender) {
       ...b,
       kind: b.kind,
       label: b.label,
-      sampleTurn: (turn, iter) => {
+      sampleTurn: async (turn, iter) => {
         probe.turns++;
-        return b.sampleTurn(turn, iter);
+        const t0 = now();
+        try {
+          return await b.sampleTurn(turn, iter);
+        } finally {
+          probe.sampleMs += now() - t0;
+        }
       },
       update: async (inp) => {
         probe.c0 = snap();
@@ -110,6 +118,7 @@ export async function benchInterleaved(
     for (const r of runs) {
       if (!r.trainer || r.error) continue;
       r.probe.turns = 0;
+      r.probe.sampleMs = 0;
       const s0 = r.snap();
       const t0 = now();
       let row;
@@ -125,6 +134,7 @@ export async function benchInterleaved(
       const sample: StepSample = {
         iterMs: t1 - t0,
         rolloutMs: r.probe.u0 - t0,
+        sampleTurnMs: r.probe.sampleMs,
         updateMs: r.probe.u1 - r.probe.u0,
         tokens: row.tokens,
         turns: r.probe.turns,
@@ -160,6 +170,7 @@ export async function benchInterleaved(
       reps: s.length,
       iterMs,
       rolloutMs: summarize(s.map((x) => x.rolloutMs)),
+      sampleTurnMs: summarize(s.map((x) => x.sampleTurnMs)),
       updateMs: summarize(s.map((x) => x.updateMs)),
       tokens,
       tokensPerSec: tokens / (iterMs.median / 1000),

@@ -181,6 +181,7 @@ export function iterationTable(rows: IterationRow[]): string {
       `${r.reps} (+${r.warmup})`,
       ms(r.iterMs),
       ms(r.rolloutMs),
+      r.sampleTurnMs ? `${ms(r.sampleTurnMs)} / ${fmt(r.rolloutMs.median - r.sampleTurnMs.median)}` : '',
       ms(r.updateMs),
       fmt(r.tokensPerSec, 0),
       fmt(r.turns),
@@ -194,7 +195,8 @@ export function iterationTable(rows: IterationRow[]): string {
   });
   const t = table(
     [
-      'scale', 'backend', 'rollouts N', 'rows N·Tp', 'reps (+warm-up)', 'iteration ms median / min', 'rollout ms', 'update ms', 'tokens/s',
+      'scale', 'backend', 'rollouts N', 'rows N·Tp', 'reps (+warm-up)', 'iteration ms median / min', 'rollout ms',
+      'of the rollout: in sampleTurn ms median / min / the rest (medians)', 'update ms', 'tokens/s',
       'turns', 'dispatches/iter (expected)', 'readbacks/iter (expected)', 'submits/iter (expected)', 'uploaded / read back per iter',
       'buffers created while timed', 'note',
     ],
@@ -203,7 +205,8 @@ export function iterationTable(rows: IterationRow[]): string {
   const notes = [
     'Scales: the classroom default (16 prompts × 8 rollouts), 8× and 64× the rollouts (batch 128 and 1024). Whole `trainer.step()` calls; ' +
       'rollout = step start to the update call (per turn: one submit of forward + sample per action slot and one readback of the sampled tokens, ' +
-      'then the task answers in TypeScript), update = `backend.update()` (one submit with every kernel, one readback of the statistics).',
+      'then the task answers in TypeScript), update = `backend.update()` (one submit with every kernel, one readback of the statistics). ' +
+      'Of the rollout, the time spent inside `sampleTurn` (on the GPU: the submit, the GPU\'s work and the tokens\' readback; on the CPU: the model) and the rest, the host\'s work between turns (the tasks, the collector, the uploads).',
     'tokens/s = policy tokens of the iteration (the `tokens` metric: sampled tokens that enter the loss) / median iteration time.',
     'GPU counts are means per timed iteration, counted by wrapping the GPUDevice the backend was built on (submit, dispatchWorkgroups via wrapped encoders and passes, ' +
       'mapAsync); "expected" is workers/gpuBackend.ts `dispatchCounts(shape, variant)` for the turns actually run, 1 readback and 1 submit per turn and per update. ' +

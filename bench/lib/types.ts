@@ -96,6 +96,8 @@ export interface IterationRow {
   reps: number;
   iterMs: Summary;
   rolloutMs: Summary;
+  /** Of the rollout, the time inside the backend's sampleTurn calls (absent in older results). */
+  sampleTurnMs?: Summary;
   updateMs: Summary;
   /** Median policy tokens per iteration (the `tokens` metric: sampled tokens that enter the loss). */
   tokens: number;

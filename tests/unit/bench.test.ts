@@ -37,6 +37,11 @@ describe('bench harness', () => {
         expect(s.min).toBeLessThanOrEqual(s.median);
       }
       expect(row.iterMs.median).toBeGreaterThanOrEqual(row.updateMs.median);
+      // The CPU backend's model runs inside sampleTurn: part of the rollout, never more.
+      expect(row.sampleTurnMs!.n).toBe(row.reps);
+      expect(row.sampleTurnMs!.median).toBeGreaterThan(0);
+      // Each sample's is within its rollout, so each order statistic is too.
+      for (const k of ['min', 'median', 'max'] as const) expect(row.sampleTurnMs![k]).toBeLessThanOrEqual(row.rolloutMs[k]);
       expect(row.tokens).toBeGreaterThan(0);
       expect(Number.isFinite(row.tokensPerSec) && row.tokensPerSec > 0).toBe(true);
       expect(row.turns).toBeGreaterThanOrEqual(1);
