@@ -3,9 +3,9 @@
  * from the same seed, each in its own worker, with the pair's Start / Pause / Reset / run-to, and
  * their curves overlaid. Settings on the left, curves on the right; one column on a phone.
  */
-import { toggledMethods } from '../methodToggle';
+import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { useMemo, useState } from 'react';
-import { CONFIG_FIELDS, getField, withMethods, type ConfigKey, type RunConfig } from '../../workers/config';
+import { CONFIG_FIELDS, getField, type ConfigKey, type RunConfig } from '../../workers/config';
 import { TASK_KNOBS } from '../../workers/envs';
 import { methodRegistry, type MethodDef } from '../../workers/methods';
 import type { ParamSpec } from '../../workers/methods/params';
@@ -196,17 +196,6 @@ function RunACard() {
   );
 }
 
-/** Why switching `id` on or off in `cfg` is refused, or null. */
-function toggleBlocker(cfg: RunConfig, id: string): string | null {
-  const active = cfg.methods as string[];
-  try {
-    withMethods(cfg, toggledMethods(active, id));
-    return null;
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
-  }
-}
-
 function MethodsB({ config, disabled }: { config: RunConfig; disabled: boolean }) {
   const setMethodsB = useCompareStore((s) => s.setMethodsB);
   const setFieldB = useCompareStore((s) => s.setFieldB);
@@ -222,7 +211,7 @@ function MethodsB({ config, disabled }: { config: RunConfig; disabled: boolean }
           const blocker = toggleBlocker(config, m.id);
           return (
             <div key={m.id}>
-              <label className="toggle" title={blocker ?? m.idea}>
+              <label className="toggle" title={blocker?.text ?? m.idea}>
                 <input
                   type="checkbox"
                   checked={on}
@@ -234,7 +223,7 @@ function MethodsB({ config, disabled }: { config: RunConfig; disabled: boolean }
               </label>
               {blocker && (
                 <span id={`compare-blocker-${m.id}`} className="visually-hidden">
-                  {blocker}
+                  {blocker.text}
                 </span>
               )}
             </div>

@@ -4,8 +4,8 @@
  * disabled, with the reason (naming both methods) beside it.
  */
 import { useMemo } from 'react';
-import { ConfigError, getField, withMethods, type RunConfig } from '../../workers/config';
-import { toggledMethods } from '../methodToggle';
+import { getField } from '../../workers/config';
+import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/methods';
 import type { ParamSpec } from '../../workers/methods/params';
 import { useAppStore } from '../store';
@@ -39,19 +39,6 @@ function byStage(): Array<{ stage: Stage; title: string; doc: string; methods: M
 
 const GROUPED = byStage();
 
-/** Why toggling `id` is not allowed, or null if it is. */
-function toggleBlocker(config: RunConfig, id: string): string | null {
-  const active = config.methods as string[];
-  const next = toggledMethods(active, id);
-  try {
-    withMethods(config, next);
-    return null;
-  } catch (e) {
-    if (e instanceof ConfigError) return e.expected;
-    return e instanceof Error ? e.message : String(e);
-  }
-}
-
 function MethodCard({ method }: { method: MethodDef }) {
   const config = useAppStore((s) => s.config);
   const locked = useAppStore((s) => s.imported !== null);
@@ -66,7 +53,7 @@ function MethodCard({ method }: { method: MethodDef }) {
   return (
     <article className={`method ${active ? 'active' : ''}`}>
       <header className="method-head">
-        <label className="toggle" htmlFor={toggleId} title={blocker ?? undefined}>
+        <label className="toggle" htmlFor={toggleId} title={blocker?.text}>
           <input id={toggleId} type="checkbox" checked={active} disabled={locked || blocker !== null} onChange={toggle} />
           <span className="method-name">{method.name}</span>
         </label>
@@ -76,7 +63,8 @@ function MethodCard({ method }: { method: MethodDef }) {
         </a>
       </header>
       <p className="idea">{method.idea}</p>
-      {blocker && <p className="hint conflict">{active ? blocker : `Not available: ${blocker}`}</p>}
+      {blocker?.kind === 'estimator' && <p className="hint">{blocker.text}</p>}
+      {blocker?.kind === 'refused' && <p className="hint conflict">{active ? blocker.text : `Not available: ${blocker.text}`}</p>}
       {!blocker && replaces && <p className="hint">Advantage estimator: switching it on replaces {methodRegistry[replaces as MethodId].name}.</p>}
       {method.inferred && <p className="hint">Inferred reading: {method.inferred}</p>}
       <div className="knobs">

@@ -242,9 +242,13 @@ test('methods are grouped by stage, rendered from the registry', async ({ page }
     await expect(group.getByRole('checkbox', { name: m.name, exact: true })).toBeVisible();
     await expect(group.getByRole('link', { name: `arXiv:${m.paper}` })).toHaveAttribute('href', `https://arxiv.org/abs/${m.paper}`);
   }
-  // GRPO cannot be switched off alone (a run needs one advantage estimator): the toggle says why.
+  // GRPO cannot be switched off alone (a run needs one advantage estimator): the toggle says why,
+  // as a plain note (it is the run's state, not a refusal).
   await expect(panel.getByRole('checkbox', { name: 'GRPO', exact: true })).toBeDisabled();
-  await expect(panel).toContainText('the run needs one advantage estimator');
+  await expect(panel).toContainText("The run's advantage estimator: a run needs exactly one, so switching another one on replaces it.");
+  const grpoCard = panel.locator('article', { has: page.getByRole('checkbox', { name: 'GRPO', exact: true }) });
+  await expect(grpoCard.locator('.hint.conflict')).toHaveCount(0);
+  await expect(grpoCard.locator('.hint')).toContainText("The run's advantage estimator");
   // Another estimator replaces it; a conflicting pair is refused naming both.
   await panel.getByRole('checkbox', { name: 'RLOO', exact: true }).check();
   await expect(panel.getByRole('checkbox', { name: 'GRPO', exact: true })).not.toBeChecked();

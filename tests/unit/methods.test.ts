@@ -19,7 +19,7 @@ import { resolvePlan } from '../../workers/plan';
 import { createRng } from '../../workers/rng';
 import { darsExtra, pfppoCounts } from '../../workers/selection';
 import { createTrainer, type Trainer } from '../../workers/trainer';
-import { toggledMethods } from '../../app/methodToggle';
+import { toggleBlocker, toggledMethods } from '../../app/methodToggle';
 
 const SMALL = { batch: '4', group: '4', 'model.hidden': '16', seed: '2' };
 
@@ -293,6 +293,15 @@ describe('method registry', () => {
     expect(toggledMethods(['grpo', 'dapo'], 'rloo')).toEqual(['dapo', 'rloo']);
     expect(toggledMethods(['grpo', 'dapo'], 'gspo')).toEqual(['grpo', 'dapo', 'gspo']);
     expect(toggledMethods(['grpo', 'dapo'], 'dapo')).toEqual(['grpo']);
+  });
+  it("a toggle's blocker: the active estimator is a state, not an error; a refused set says why", () => {
+    const cfg = cfgOf('grpo,gspo');
+    expect(toggleBlocker(cfg, 'grpo')).toEqual({ kind: 'estimator', text: expect.stringMatching(/^The run's advantage estimator: .*exactly one/) });
+    expect(toggleBlocker(cfg, 'grpo')!.text).not.toMatch(/none is active/);
+    expect(toggleBlocker(cfg, 'rloo')).toBeNull();
+    expect(toggleBlocker(cfg, 'gspo')).toBeNull();
+    expect(toggleBlocker(cfg, 'gmpo')).toEqual({ kind: 'refused', text: 'gspo conflicts with gmpo; switch one of them off' });
+    expect(toggleBlocker(cfg, 'cm2')).toEqual({ kind: 'refused', text: expect.stringMatching(/cm2 needs the tools task/) });
   });
 });
 
