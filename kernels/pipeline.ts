@@ -208,7 +208,7 @@ export function getPipeline(
   if (!hit) {
     const module = device.createShaderModule({ label: k.label, code: k.source });
     const pipeline = device.createComputePipeline(pipelineDescriptor(k, module));
-    hit = { module, pipeline, used: true, compiled: 'sync' };
+    hit = { module, pipeline, used: false, compiled: 'sync' };
     perDevice.set(key, hit);
   }
   hit.used = true;

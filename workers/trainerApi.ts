@@ -191,7 +191,7 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
         const label = handle.label;
         retire(handle);
         handle = null;
-        chosen = cpu(`the WebGPU kernels failed to compile on ${label} (${e.message})`);
+        chosen = cpu(`the WebGPU kernels failed to compile on ${label} (${e.problems.join('; ')})`);
         await build(resume?.snapshot);
       }
       lastEmitted = resume?.snapshot?.iter ?? 0;
