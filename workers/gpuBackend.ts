@@ -35,8 +35,6 @@ import {
 } from './gpuKernels';
 import { copyRows } from './rowCopy';
 
-export { updateSteps };
-
 export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
   label?: string;
