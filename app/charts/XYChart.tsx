@@ -1,5 +1,5 @@
 /**
- * A small SVG x/y chart: lines or a step area, grid, axes, vertical marker lines, shaded x bands,
+ * A small SVG x/y chart: lines (a point without neighbours as a dot) or a step area, grid, axes, vertical marker lines, shaded x bands,
  * a legend, and a tooltip that follows the pointer (or the arrow keys when the chart has focus).
  *
  * It replaces Recharts for the live training charts: a Recharts chart re-render (its own store,
@@ -14,7 +14,7 @@
  * recharts-legend-item-text. Colours are attributes, so an exported SVG looks the same on its own.
  */
 import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
-import { indexAt, linear, linePath, stepPath, ticksWithin } from './scale';
+import { indexAt, linear, linePath, lonePoints, stepPath, ticksWithin } from './scale';
 import './xyChart.css';
 
 export interface XYSeries {
@@ -115,13 +115,13 @@ export function XYChart(props: XYChartProps) {
     () =>
       width > 0
         ? series.map((s) => {
-            if (!s.stepArea) return { line: linePath(data, xKey, s.key, sx, sy), area: '' };
+            if (!s.stepArea) return { line: linePath(data, xKey, s.key, sx, sy), area: '', dots: lonePoints(data, xKey, s.key, sx, sy) };
             const line = stepPath(data, xKey, s.key, sx, sy);
-            if (data.length === 0) return { line, area: '' };
+            if (data.length === 0) return { line, area: '', dots: [] };
             const x0 = sx((data[0] as Record<string, number>)[xKey]!);
             const x1 = sx((data[data.length - 1] as Record<string, number>)[xKey]!);
             const base = Math.min(bottom, Math.max(top, sy(0)));
-            return { line, area: `${line}L${x1},${base}L${x0},${base}Z` };
+            return { line, area: `${line}L${x1},${base}L${x0},${base}Z`, dots: [] };
           })
         : [],
     [width, series, data, xKey, sx, sy, bottom, top],
@@ -211,6 +211,9 @@ export function XYChart(props: XYChartProps) {
                     strokeWidth={s.width ?? 1.5}
                     strokeDasharray={s.dash}
                   />
+                  {p?.dots.map(([cx, cy], j) => (
+                    <circle key={j} className="xy-dot" cx={cx} cy={cy} r={(s.width ?? 1.5) + 1} fill={s.color} />
+                  ))}
                 </g>
               );
             })}

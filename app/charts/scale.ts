@@ -95,6 +95,25 @@ export function linePath(rows: readonly object[], xKey: string, key: string, sx:
   return d;
 }
 
+/**
+ * Points with no finite neighbour on either side, which a polyline cannot show (a run's first
+ * iteration, a value between two gaps); the chart draws each as a dot.
+ */
+export function lonePoints(rows: readonly object[], xKey: string, key: string, sx: (v: number) => number, sy: (v: number) => number): Array<[number, number]> {
+  const at = (i: number): [number, number] | null => {
+    const r = rows[i] as Record<string, unknown> | undefined;
+    const x = r?.[xKey];
+    const y = r?.[key];
+    return typeof x === 'number' && typeof y === 'number' && Number.isFinite(y) ? [x, y] : null;
+  };
+  const out: Array<[number, number]> = [];
+  for (let i = 0; i < rows.length; i++) {
+    const p = at(i);
+    if (p && !at(i - 1) && !at(i + 1)) out.push([r1(sx(p[0])), r1(sy(p[1]))]);
+  }
+  return out;
+}
+
 /** A step line (each value held until the next x) through `key`; non-finite values count as 0. */
 export function stepPath(rows: readonly object[], xKey: string, key: string, sx: (v: number) => number, sy: (v: number) => number): string {
   let d = '';

@@ -3,7 +3,7 @@
  * missing values, step paths for histograms, and the row under the pointer.
  */
 import { describe, expect, it } from 'vitest';
-import { extent, indexAt, linear, linePath, niceScale, niceStep, stepPath, ticksWithin } from '../../app/charts/scale';
+import { extent, indexAt, linear, linePath, lonePoints, niceScale, niceStep, stepPath, ticksWithin } from '../../app/charts/scale';
 
 describe('chart scales', () => {
   it('nice steps are 1, 2, 2.5 or 5 times a power of ten', () => {
@@ -43,6 +43,12 @@ describe('chart scales', () => {
     const rows = [{ i: 0, v: 0 }, { i: 5, v: 1 }, { i: 6, v: NaN }, { i: 10, v: 0.5 }];
     expect(linePath(rows, 'i', 'v', sx, sy)).toBe('M0,50L50,0M100,25');
     expect(linePath(rows.slice(0, 2), 'i', 'v', sx, sy)).toMatch(/^M[^L]+L[^L]+$/);
+    // The polyline cannot show the last point (no finite neighbour) nor a run of one row: dots.
+    expect(lonePoints(rows, 'i', 'v', sx, sy)).toEqual([[100, 25]]);
+    expect(lonePoints(rows.slice(0, 1), 'i', 'v', sx, sy)).toEqual([[0, 50]]);
+    expect(lonePoints(rows.slice(0, 2), 'i', 'v', sx, sy)).toEqual([]);
+    expect(lonePoints([{ i: 0, v: NaN }, { i: 1 }], 'i', 'v', sx, sy)).toEqual([]);
+    expect(lonePoints([], 'i', 'v', sx, sy)).toEqual([]);
     expect(stepPath([{ x: 0, c: 0 }, { x: 5, c: 1 }, { x: 10, c: 1 }], 'x', 'c', sx, sy)).toBe('M0,50L50,50L50,0L100,0L100,0');
     expect(linear(3, 3, 0, 10)(3)).toBe(5);
   });
