@@ -105,15 +105,20 @@ test('a step-addressable link runs to its step, pauses there, and opens its traj
 test('a bad link names each problem in a notice, and the rest of it applies', async ({ page }) => {
   const errors = collectPageErrors(page);
   const dialogs = forbidDialogs(page);
-  await page.goto('/#v=1&seed=x1&batch=4&bach=2&lossAgg=sum&grpo.scaleStd=false&focus=group:99&hide=methods,nope');
+  await page.goto('/#v=1&seed=x1&batch=4&bach=2&lossAgg=sum&grpo.scaleStd=false&focus=group:99&hide=methods,nope&methods=grpo,nope');
   const notice = page.getByTestId('link-notice');
   await expect(notice).toBeVisible();
-  await expect(notice.getByRole('alert')).toContainText('This link has 5 problems; the rest of it was applied.');
+  await expect(notice.getByRole('alert')).toContainText('This link has 6 problems; the rest of it was applied.');
+  await expect(notice).toContainText('methods = “grpo,nope”: unknown method "nope"; expected some of grpo, drgrpo');
   await expect(notice).toContainText('seed = “x1”: expected an integer in [0, 2147483647]');
   await expect(notice).toContainText('bach = “2”: unknown key (did you mean batch?)');
   await expect(notice).toContainText('lossAgg = “sum”: expected one of token-mean');
   await expect(notice).toContainText('group 99 is outside this batch');
   await expect(notice).toContainText('unknown panel "nope"');
+  // However long the list, the button keeps its label on one line (it wrapped to "Dismi ss").
+  const dismiss = await notice.getByRole('button', { name: 'Dismiss' }).boundingBox();
+  const share = await page.getByRole('button', { name: 'Share', exact: true }).boundingBox();
+  expect(dismiss!.height).toBeLessThan(share!.height * 1.5);
 
   // The good keys applied: batch, the GRPO switch, and hiding the methods panel.
   await expect(page.getByLabel('prompts per batch', { exact: true })).toHaveValue('4');
