@@ -143,7 +143,7 @@ export function App() {
       <header className="app-header">
         <div>
           <h1>Agentic RL Playground</h1>
-          <p>Train a tiny language-model policy with GRPO on a multi-turn search task, in your browser.</p>
+          <p>Train a tiny language-model policy on toy multi-turn search and tool-use tasks, in your browser, with GRPO and the methods of agentic-RL research switched on and off.</p>
         </div>
         <div className="header-tools">
           <Toolbar />
