@@ -78,7 +78,15 @@ function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, { columns, edg
   ctx.fillRect(0, 0, w, h);
   const n = columns.length;
   const bins = edges.length - 1;
-  if (n === 0 || bins <= 0) return;
+  if (n === 0 || bins <= 0) {
+    // Without a caption an empty map is a solid block that reads as a distribution of zeros.
+    ctx.fillStyle = 'rgba(255, 255, 255, 0.85)';
+    ctx.font = `${Math.round(12 * dpr)}px system-ui, sans-serif`;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    ctx.fillText('No iterations yet', w / 2, h / 2);
+    return;
+  }
   // One pixel per (iteration, bin), scaled up without smoothing.
   const img = new ImageData(n, bins);
   for (let c = 0; c < n; c++) {

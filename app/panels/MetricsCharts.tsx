@@ -259,18 +259,20 @@ function Histogram(props: {
   doc: string;
   counts: number[] | undefined;
   edges: number[] | undefined;
+  /** The histogram's fixed range: the x axis before the first iteration (not 0 to 1). */
+  range: readonly [number, number];
   color: string;
   clip?: [number, number];
 }) {
-  const { testId, title, doc, counts, edges, color, clip } = props;
+  const { testId, title, doc, counts, edges, range, color, clip } = props;
   const ref = useRef<HTMLElement>(null);
   const tableId = useId();
   const [table, setTable] = useState(false);
   const ok = counts && edges && edges.length === counts.length + 1;
   const data = ok ? edges.map((x, i) => ({ x, count: counts[Math.min(i, counts.length - 1)]! })) : [];
-  const lo = ok ? edges[0]! : 0;
-  const hi = ok ? edges[edges.length - 1]! : 1;
-  const ticks = ok ? [lo, (lo + hi) / 2 - (hi - lo) / 4, (lo + hi) / 2, (lo + hi) / 2 + (hi - lo) / 4, hi] : undefined;
+  const lo = ok ? edges[0]! : range[0];
+  const hi = ok ? edges[edges.length - 1]! : range[1];
+  const ticks = [lo, (lo + hi) / 2 - (hi - lo) / 4, (lo + hi) / 2, (lo + hi) / 2 + (hi - lo) / 4, hi];
   const y = niceScale(0, ok ? Math.max(...counts) : 1, 5, true);
   const bands: XYBand[] = [];
   if (clip && clip[0] > lo) bands.push({ x1: lo, x2: clip[0], ...CLIPPED });
@@ -294,7 +296,7 @@ function Histogram(props: {
         data={data}
         xKey="x"
         series={series}
-        x={{ domain: [lo, hi], ticks: ticks ?? [lo, hi], format: tickFmt }}
+        x={{ domain: [lo, hi], ticks, format: tickFmt }}
         y={{ ...y, format: intFmt }}
         height={170}
         markers={ZERO_LINE}
@@ -357,7 +359,10 @@ function Heatmap(props: {
   const bins = edges.length - 1;
   const first = rows[0]?.iter;
   const last = rows[rows.length - 1]?.iter;
-  const label = `${title}: ${rows.length} iterations (columns) by ${bins} bins from ${tickFmt(edges[0]!)} (bottom) to ${tickFmt(edges[bins]!)} (top); brighter is more tokens.`;
+  const label =
+    rows.length === 0
+      ? `${title}: no iterations yet.`
+      : `${title}: ${rows.length} iterations (columns) by ${bins} bins from ${tickFmt(edges[0]!)} (bottom) to ${tickFmt(edges[bins]!)} (top); brighter is more tokens.`;
   return (
     <figure className="chart heatmap" data-testid={testId} data-iterations={rows.length} data-bins={rows.length > 0 ? bins : 0} title={doc}>
       <Caption title={title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId} />
@@ -453,6 +458,7 @@ export function MetricsCharts() {
           doc={`Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`}
           counts={last?.adv_hist}
           edges={last?.adv_hist_edges}
+          range={ADV_HIST_RANGE}
           color="#7c3aed"
         />
         <Histogram
@@ -461,6 +467,7 @@ export function MetricsCharts() {
           doc={`log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
           counts={last?.ratio_hist}
           edges={last?.ratio_hist_edges}
+          range={LOGRATIO_HIST_RANGE}
           color="#0891b2"
           clip={clip}
         />
