@@ -1,7 +1,8 @@
 /**
  * Non-finite detection (kernel `finiteCheck.wgsl`): each update ORs a bit into a health word when
- * the loss rows, the gradients or the parameters hold a NaN or an Inf, so a blow-up is noticed in
- * the same readback as the metrics and the trainer can roll back (PERF_RELIABILITY.md 7.3).
+ * the log-probs, the loss rows or the parameters hold a NaN or an Inf (adam.wgsl sets the gradients'
+ * bit), so a blow-up is noticed in the same readback as the metrics and the trainer can roll back
+ * (PERF_RELIABILITY.md 7.3). The three are checked in one dispatch at the end of the update.
  */
 import finiteCheckWGSL from './finiteCheck.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
@@ -23,24 +24,43 @@ export function healthNames(word: number): HealthQuantity[] {
   return (Object.keys(HEALTH) as HealthQuantity[]).filter((k) => (word & HEALTH[k]) !== 0);
 }
 
-export const FINITE_CHECK_UNIFORM = uniformLayout([['n', 'u32'], ['bit', 'u32'], ['stride', 'u32'], ['offset', 'u32']] as const);
+export const FINITE_CHECK_UNIFORM = uniformLayout([
+  ['rows', 'u32'], ['rowWords', 'u32'], ['params', 'u32'], ['lossBit', 'u32'], ['paramBit', 'u32'],
+] as const);
 
 export interface FiniteCheckConfig {
-  /** Values checked. */
-  n: number;
-  bit: number;
-  /** Words per row and the checked column (defaults 1 and 0: a flat buffer). */
-  stride?: number;
-  offset?: number;
+  /** Rows of logp and of the loss rows. */
+  rows: number;
+  /** Words per loss row (PPO_ROW_WORDS); its words 0 and 1 (loss, ratio) are checked. */
+  rowWords: number;
+  /** Parameters. */
+  params: number;
 }
 
-/** Buffers: data [n * stride] (f32), health [1] (u32 flags, ORed into). */
+/** Values finiteCheck.wgsl reads: one thread each (a loss row's two words are one thread's). */
+export const finiteCheckItems = (c: FiniteCheckConfig): number => 2 * c.rows + c.params;
+
+/**
+ * The health bits finiteCheck.wgsl ORs in: HEALTH.loss if logp, or a loss row's loss or ratio word,
+ * is NaN or +-Inf; HEALTH.parameters if a parameter is.
+ */
+export function updateHealthCpu(logp: Float32Array, ppo: Float32Array, rowWords: number, params: Float32Array): number {
+  const rows = logp.length;
+  const end = rows * rowWords;
+  const loss = nonFiniteCpu(logp) || nonFiniteCpu(ppo, rowWords, 0, end) || nonFiniteCpu(ppo, rowWords, 1, end);
+  return (loss ? HEALTH.loss : 0) | (nonFiniteCpu(params) ? HEALTH.parameters : 0);
+}
+
+/**
+ * The update's checks in one dispatch. Buffers: logp [rows] (f32), ppo [rows * rowWords] (loss
+ * rows), params [params] (f32), health [1] (u32 flags, ORed into).
+ */
 export const finiteCheckKernel = defineKernel({
   label: 'finiteCheck',
   wgsl: finiteCheckWGSL,
   workgroupSize: FINITE_CHECK_WORKGROUP_SIZE,
-  bindings: ['data', 'health'],
+  bindings: ['logp', 'ppo', 'params', 'health'],
   uniform: FINITE_CHECK_UNIFORM,
-  values: (c: FiniteCheckConfig) => ({ n: c.n, bit: c.bit, stride: c.stride ?? 1, offset: c.offset ?? 0 }),
-  workgroups: (c) => Math.ceil(c.n / FINITE_CHECK_WORKGROUP_SIZE),
+  values: (c: FiniteCheckConfig) => ({ rows: c.rows, rowWords: c.rowWords, params: c.params, lossBit: HEALTH.loss, paramBit: HEALTH.parameters }),
+  workgroups: (c) => Math.ceil(finiteCheckItems(c) / FINITE_CHECK_WORKGROUP_SIZE),
 });

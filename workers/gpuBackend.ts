@@ -14,7 +14,6 @@ import { gradNormBlockFor, gradNormKernel, optimizerStepFor } from '../kernels/a
 import { packTrajIn, packTurnIn } from '../kernels/advantage';
 import { criticUpdateKernel } from '../kernels/critic';
 import { backwardScratchWords, forwardKernel, paramLayout, slotTableWords } from '../kernels/mlp';
-import { HEALTH } from '../kernels/finiteCheck';
 import { BufferUsage, compileKernels, MapMode } from '../kernels/pipeline';
 import { KL_TYPES, PPO_ROW_WORDS, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
 import type { SampleConfig } from '../kernels/sample';
@@ -63,8 +62,8 @@ export interface GpuBackendOptions {
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
  * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum) and adam (in the
  * subgroup variant gradNorm's sum is done in every workgroup of adam: 2 dispatches), and finally
- * stats (2: chunks of trajectories, then their combination) and four finite checks (log-probs,
- * loss and ratio columns, parameters).
+ * stats (2: chunks of trajectories, then their combination) and the finite checks (log-probs,
+ * loss and ratio columns, parameters: 1).
  */
 export function dispatchCounts(shape: RunShape, variant: KernelVariant = 'thread'): { sampleTurn: number; update: number } {
   const steps = updateSteps(shape);
@@ -81,7 +80,7 @@ export function dispatchCounts(shape: RunShape, variant: KernelVariant = 'thread
   const otb = runsTokenBaseline(shape) ? tokenBaselineKernel.dispatches - 1 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernelFor(variant).dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 4,
+    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernelFor(variant).dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
   };
 }
 
@@ -381,11 +380,8 @@ export function createGpuBackend(
 
   // After the update: log-probs and the loss and ratio columns of the loss rows (not the clip
   // column, whose -1 is all ones in bits), and the parameters; Adam flags the gradients. logp is
-  // checked because clamp() of a NaN log-ratio may return a finite number on a GPU.
-  const checkLogp = k.finiteCheck.bind({ data: logp, health }, { n: R, bit: HEALTH.loss }, 'finiteCheck logp');
-  const checkLoss = k.finiteCheck.bind({ data: ppo, health }, { n: R, bit: HEALTH.loss, stride: PPO_ROW_WORDS, offset: 0 }, 'finiteCheck loss');
-  const checkRatio = k.finiteCheck.bind({ data: ppo, health }, { n: R, bit: HEALTH.loss, stride: PPO_ROW_WORDS, offset: 1 }, 'finiteCheck ratio');
-  const checkParams = k.finiteCheck.bind({ data: params, health }, { n: P, bit: HEALTH.parameters }, 'finiteCheck params');
+  // checked because clamp() of a NaN log-ratio may return a finite number on a GPU. One dispatch.
+  const checks = k.finiteCheck.bind({ logp, ppo, params, health }, { rows: R, rowWords: PPO_ROW_WORDS, params: P });
 
   let adamStep = 0;
   let destroyed = false;
@@ -546,7 +542,7 @@ export function createGpuBackend(
         }
         // PLUMBING: statistics, and the last step's gradient norm after them in the readback.
         k.stats.encode(pass, statsCall);
-        for (const c of [checkLogp, checkLoss, checkRatio, checkParams]) k.finiteCheck.encode(pass, c);
+        k.finiteCheck.encode(pass, checks);
         pass.end();
         if (stale) {
           // Keep this version; the next rollouts read the one `staleness` updates older.

@@ -16,6 +16,7 @@ import { ADAM_MERGED_PARAMS, adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NOR
 import { ADVANTAGE_DEFAULTS, advantageCpu, advantageGroupSizeFor, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
 import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/critic';
 import { essScaleCpu } from '../../kernels/essScale';
+import { updateHealthCpu } from '../../kernels/finiteCheck';
 import { infoGainCpu } from '../../kernels/infoGain';
 import {
   embedProjectCpu,
@@ -94,7 +95,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   adam: 'bytes 4[4P + 1 + 3P] (params, grads, m, v, norm in; params, m, v out); flops ~15P',
   optimizerStep: 'gradNorm\'s and adam\'s: bytes 4[8P + 2]; flops ~17P (optimizerStepMerged: the same, its block sums read in every workgroup of the update)',
   stats: 'bytes 4[9R + N + S] (mask, adv, logp, old, entropy, 4-word loss rows, rewards in; S stat words out); flops ~20R',
-  finiteCheck: 'bytes 4[P] (bits read; one flag word); flops P',
+  finiteCheck: 'bytes 4[R + 2R + P + 1] (bits read: logp, the loss and ratio words of the loss rows, the parameters; one flag word); flops 3R + P',
   copy: 'bytes = the same byte count as the kernel it is compared with: half read, half written, as vec4<f32>',
 };
 
@@ -127,7 +128,7 @@ export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<
     adam: { bytes: 4 * (7 * P + 1), flops: 15 * P },
     optimizerStep: { bytes: 4 * (8 * P + 2), flops: 17 * P },
     stats: { bytes: 4 * (9 * R + N + STATS_WORDS), flops: 20 * R },
-    finiteCheck: { bytes: 4 * (P + 1), flops: P },
+    finiteCheck: { bytes: 4 * (3 * R + P + 1), flops: 3 * R + P },
   };
 }
 
@@ -485,6 +486,13 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       cpu: () => void slotGradCpu(dims, d.seq, L, d.rowPos, d.da),
     },
     {
+      label: 'finiteCheck',
+      size: `${rows}, P=${d.P} params`,
+      config: { rows: R, rowWords: PPO_ROW_WORDS, params: d.P },
+      buffers: { ppo: d.ppoRows, health: { words: 1 } },
+      cpu: () => void updateHealthCpu(d.logp, d.ppoRows, PPO_ROW_WORDS, d.params),
+    },
+    {
       label: 'stats',
       size: `N=${N}, ${rows}`,
       config: { numTraj: N, tp: Tp, minibatches: 1 },
@@ -533,7 +541,7 @@ export const STATS_HIST_COPIES_CASE = 'statsHistCopies';
 
 /**
  * The kernels whose work follows the model, not the batch: the per-parameter ones (gradNorm,
- * adam, finiteCheck) and the first layer's per-parameter-set ones (embedProject, firstLayerGrad),
+ * adam) and the first layer's per-parameter-set ones (embedProject, firstLayerGrad),
  * at the size of `dims`, on buffers of their own; the benchmark grows the hidden width for them
  * instead of the batch.
  */
@@ -579,17 +587,6 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       // Updates params, m and v in place, on every repetition (the work does not change).
       buffers: { params: Float32Array.from(params), grads, m: new Float32Array(P), v: new Float32Array(P), norm: Float32Array.of(norm), health: { words: 1 } },
       cpu: () => void adamCpu(state.params, grads, state.m, state.v, norm, { lr: 1e-4, ...optim, step: 1 }),
-    },
-    {
-      label: 'finiteCheck',
-      size,
-      config: { n: P, bit: 4 },
-      buffers: { data: params, health: { words: 1 } },
-      cpu: () => {
-        let bad = 0;
-        for (let i = 0; i < P; i++) if (!Number.isFinite(params[i]!)) bad |= 4;
-        return void bad;
-      },
     },
   ];
   // gradNorm with the hardware variant's block (kernels/adam.ts gradNormBlockFor): same pipelines
@@ -759,7 +756,7 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     { kernel: 'adamMerged', threads: Math.max(1, Math.ceil(P / ADAM_MERGED_PARAMS)) * GRAD_NORM_WORKGROUP_SIZE, serial: ADAM_MERGED_PARAMS / GRAD_NORM_WORKGROUP_SIZE,
       mapping: `workgroup per ${ADAM_MERGED_PARAMS} parameters: gradNorm's block sums in its tree, then 4 parameters a thread` },
     ...statsShapes(shape.N, shape.Tp, shape.group),
-    { kernel: 'finiteCheck', threads: R, serial: 1, mapping: 'thread per checked value' },
+    { kernel: 'finiteCheck', threads: 2 * R + P, serial: 1, mapping: 'thread per logp value, per loss row (its loss and ratio words), per parameter' },
   ];
   return { R, shapes };
 }

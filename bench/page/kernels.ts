@@ -29,7 +29,7 @@ export interface KernelBenchOptions {
   batches: number[];
   /** Rollouts per prompt of each size; 8 (the default config's) where absent. */
   groups?: number[];
-  /** Hidden width of each size for the per-parameter kernels (gradNorm, adam, finiteCheck). */
+  /** Hidden width of each size for the per-parameter kernels (gradNorm, adam). */
   paramHidden: number[];
   warmup: number;
   reps: number;

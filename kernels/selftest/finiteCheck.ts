@@ -1,73 +1,81 @@
 /**
- * Self-test of finiteCheck.wgsl against nonFiniteCpu (from tests/gpu/finiteCheck.gpu.test.ts). The
- * result is a flag, so it must match exactly: finite extremes (the largest f32, the smallest
- * subnormal, -0) leave it clear; a NaN, +Inf or -Inf sets the bit, ORed into bits already set;
- * on row-structured data only the checked column counts (an i32 -1 elsewhere is not a NaN).
+ * Self-test of finiteCheck.wgsl against updateHealthCpu (from tests/gpu/finiteCheck.gpu.test.ts).
+ * The result is a word of flags, so it must match exactly: finite extremes (the largest f32, the
+ * smallest subnormal, -0) leave it clear; a NaN, +Inf or -Inf in logp or in a loss row's loss or
+ * ratio word sets the loss bit, in a parameter the parameters bit, ORed into bits already set; a
+ * loss row's other words (kl, the i32 clip flag whose -1 has the bits of a NaN) do not count.
  */
 import { createRng } from '../../workers/rng';
-import { FINITE_CHECK_WORKGROUP_SIZE, finiteCheckKernel, nonFiniteCpu, type FiniteCheckConfig } from '../finiteCheck';
+import { FINITE_CHECK_WORKGROUP_SIZE, finiteCheckKernel, updateHealthCpu } from '../finiteCheck';
+import { PPO_ROW_WORDS } from '../ppoLoss';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
 
-const EXACT = exact('a flag: set exactly when a checked value is NaN or ±Inf');
+const EXACT = exact('a word of flags: a bit is set exactly when one of its values is NaN or ±Inf');
 
-/** Runs the kernel once per config on `data`, health starting at `start`; expected from nonFiniteCpu. */
-function finiteCase(name: string, data: () => Float32Array, configs: Array<Omit<FiniteCheckConfig, 'n'> & { start?: number }>): SelfTestCase {
+export interface HealthInputs {
+  logp: Float32Array;
+  /** [rows * PPO_ROW_WORDS] loss rows. */
+  ppo: Float32Array;
+  params: Float32Array;
+}
+
+/**
+ * rows loss rows and logp values and `params` parameters, all finite extremes, with the clip word
+ * of every loss row an i32 -1 and its kl word a NaN (neither is checked); `spoil` then plants values.
+ */
+export function healthInputs(rows: number, params: number, spoil: (x: HealthInputs) => void = () => {}): HealthInputs {
+  const rng = createRng(rows * 7919 + params);
+  const extreme = (i: number) => [3.4028234e38, -3.4028234e38, 1e-45, -0][i % 4]! * (rng.next() < 0.5 ? 1 : 0.5);
+  const raw = new ArrayBuffer(rows * PPO_ROW_WORDS * 4);
+  const ppo = new Float32Array(raw);
+  const i32 = new Int32Array(raw);
+  for (let r = 0; r < rows; r++) {
+    ppo[r * PPO_ROW_WORDS] = extreme(r);
+    ppo[r * PPO_ROW_WORDS + 1] = extreme(r + 1);
+    ppo[r * PPO_ROW_WORDS + 2] = NaN;
+    i32[r * PPO_ROW_WORDS + 3] = -1;
+  }
+  const x = { logp: Float32Array.from({ length: rows }, (_, i) => extreme(i + 2)), ppo, params: Float32Array.from({ length: params }, (_, i) => extreme(i + 3)) };
+  spoil(x);
+  return x;
+}
+
+/** The health word finiteCheck.wgsl leaves, starting from `start`. */
+export async function gpuHealth(device: GPUDevice, x: HealthInputs, start = 0): Promise<number> {
+  return withScratch(device, async (s) => {
+    const k = s.kernel(finiteCheckKernel.create(device));
+    const health = s.upload(Uint32Array.from([start]));
+    const bufs = { logp: s.upload(x.logp), ppo: s.upload(x.ppo), params: s.upload(x.params), health };
+    dispatch(device, [[k, k.bind(bufs, { rows: x.logp.length, rowWords: PPO_ROW_WORDS, params: x.params.length })]]);
+    return (await s.readU32(health, 1))[0]!;
+  });
+}
+
+function healthCase(name: string, inputs: () => HealthInputs, start = 0): SelfTestCase {
   return {
     kernel: finiteCheckKernel,
     name,
-    run: (device) =>
-      withScratch(device, async (s) => {
-        const d = data();
-        const k = s.kernel(finiteCheckKernel.create(device));
-        const buf = s.upload(d);
-        const actual: number[] = [];
-        const expected: number[] = [];
-        for (const c of configs) {
-          const stride = c.stride ?? 1;
-          const n = Math.floor((d.length - (c.offset ?? 0) + stride - 1) / stride);
-          const health = s.upload(Uint32Array.from([c.start ?? 0]));
-          dispatch(device, [[k, k.bind({ data: buf, health }, { ...c, n })]]);
-          actual.push((await s.readU32(health, 1))[0]!);
-          expected.push((c.start ?? 0) | (nonFiniteCpu(d, stride, c.offset ?? 0) ? c.bit : 0));
-        }
-        return [{ output: 'health word', actual, expected, tol: EXACT }];
-      }),
+    run: async (device) => {
+      const x = inputs();
+      const expected = start | updateHealthCpu(x.logp, x.ppo, PPO_ROW_WORDS, x.params);
+      return [{ output: 'health word', actual: [await gpuHealth(device, x, start)], expected: [expected], tol: EXACT }];
+    },
   };
 }
 
-/** n finite extremes; `bad` (if given) at index `at`. */
-function extremes(n: number, bad?: number, at = n - 1): () => Float32Array {
-  return () => {
-    const rng = createRng(n);
-    const d = Float32Array.from({ length: n }, (_, i) => [3.4028234e38, -3.4028234e38, 1e-45, -0][i % 4]! * (rng.next() < 0.5 ? 1 : 0.5));
-    if (bad !== undefined) d[at] = bad;
-    return d;
-  };
-}
-
-/** 130 rows of 4 words: f32 values in columns 0..2, an i32 -1 (bits of a NaN) in column 3. */
-function rows(): Float32Array {
-  const raw = new ArrayBuffer(130 * 16);
-  const f = new Float32Array(raw);
-  const i32 = new Int32Array(raw);
-  for (let r = 0; r < 130; r++) {
-    f[r * 4] = r * 0.5;
-    f[r * 4 + 1] = 1;
-    i32[r * 4 + 3] = -1;
-  }
-  return f;
-}
-
-const N = FINITE_CHECK_WORKGROUP_SIZE + 1;
+const W = FINITE_CHECK_WORKGROUP_SIZE;
 
 export const finiteCheckCases: SelfTestCase[] = [
-  finiteCase(`n ${N}, finite extremes only`, extremes(N), [{ bit: 4 }]),
-  finiteCase(`n ${N}, a NaN at the end`, extremes(N, NaN), [{ bit: 4 }]),
-  finiteCase('n 3001, +Inf in the middle, bit ORed into bit 2', extremes(3001, Infinity, 1517), [{ bit: 1, start: 2 }]),
-  finiteCase('n 1000, -Inf', extremes(1000, -Infinity, 517), [{ bit: 1 }]),
-  finiteCase('one column of 4-word rows: columns 0, 1 and the i32 -1 column 3', rows, [
-    { bit: 1, stride: 4, offset: 0 },
-    { bit: 1, stride: 4, offset: 1 },
-    { bit: 1, stride: 4, offset: 3 },
-  ]),
+  healthCase(`rows ${W + 1}, params ${W - 1}: finite extremes; kl NaN and clip -1 not checked`, () => healthInputs(W + 1, W - 1)),
+  healthCase(`rows ${W + 1}, a NaN in the last logp`, () => healthInputs(W + 1, 10, (x) => void (x.logp[W] = NaN))),
+  healthCase('rows 1000, +Inf in a loss word, ORed into bit 2', () => healthInputs(1000, 10, (x) => void (x.ppo[517 * PPO_ROW_WORDS] = Infinity)), 2),
+  healthCase('rows 1000, -Inf in the last ratio word', () => healthInputs(1000, 10, (x) => void (x.ppo[999 * PPO_ROW_WORDS + 1] = -Infinity))),
+  healthCase(`params ${3 * W}, a NaN in the first and the last parameter`, () => healthInputs(5, 3 * W, (x) => {
+    x.params[0] = NaN;
+    x.params[3 * W - 1] = NaN;
+  })),
+  healthCase('rows 1, params 1: both bits', () => healthInputs(1, 1, (x) => {
+    x.logp[0] = NaN;
+    x.params[0] = -Infinity;
+  })),
 ];

@@ -1,72 +1,66 @@
-/** finiteCheck.wgsl vs nonFiniteCpu: exact (a flag), at edge sizes and for every non-finite kind. */
+/**
+ * finiteCheck.wgsl vs updateHealthCpu: exact (a word of flags), at edge sizes of each of its three
+ * ranges and for every non-finite kind in each, with the words it must not check spoiled.
+ */
 import { describe, expect, it } from 'vitest';
-import { FINITE_CHECK_WORKGROUP_SIZE, finiteCheckKernel, nonFiniteCpu } from '../../kernels/finiteCheck';
-import { createRng } from '../../workers/rng';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { FINITE_CHECK_WORKGROUP_SIZE, HEALTH, updateHealthCpu } from '../../kernels/finiteCheck';
+import { PPO_ROW_WORDS } from '../../kernels/ppoLoss';
+import { gpuHealth, healthInputs, type HealthInputs } from '../../kernels/selftest/finiteCheck';
+import { withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireGpu } from '../helpers/requireGpu';
 
-async function gpuFlag(data: Float32Array, bit: number, start = 0): Promise<number> {
+async function health(x: HealthInputs, start = 0): Promise<number> {
   const device = await requireGpu();
-  return withValidation(device, async () => {
-    const g = new GpuScratch(device);
-    const k = finiteCheckKernel.create(device);
-    const health = g.upload(Uint32Array.from([start]));
-    runCalls(device, [[k, k.bind({ data: g.upload(data), health }, { n: data.length, bit })]]);
-    const out = (await g.readU32(health, 1))[0]!;
-    g.destroy();
-    k.destroy();
-    return out;
-  });
+  return withValidation(device, () => gpuHealth(device, x, start));
 }
 
-describe('finiteCheck.wgsl matches nonFiniteCpu', () => {
+const cpu = (x: HealthInputs) => updateHealthCpu(x.logp, x.ppo, PPO_ROW_WORDS, x.params);
+
+describe('finiteCheck.wgsl matches updateHealthCpu', () => {
   for (const n of edgeSizes(FINITE_CHECK_WORKGROUP_SIZE, 3001)) {
-    it(`n = ${n}: finite data leaves the flag clear; one bad value at the end sets it`, async () => {
-      const rng = createRng(n);
-      // Extremes that are still finite: the largest f32, the smallest subnormal, -0.
-      const data = Float32Array.from({ length: n }, (_, i) => [3.4028234e38, -3.4028234e38, 1e-45, -0][i % 4]! * (rng.next() < 0.5 ? 1 : 0.5));
-      expect(nonFiniteCpu(data)).toBe(false);
-      expect(await gpuFlag(data, 4)).toBe(0);
-      data[n - 1] = NaN;
-      expect(nonFiniteCpu(data)).toBe(true);
-      expect(await gpuFlag(data, 4)).toBe(4);
+    it(`${n} rows and ${n} parameters: finite data (kl NaN, clip -1 unchecked) leaves the word clear; a bad last value of each range sets its bit`, async () => {
+      const clean = healthInputs(n, n);
+      expect(cpu(clean)).toBe(0);
+      expect(await health(clean)).toBe(0);
+      const spoilt: Array<[string, (x: HealthInputs) => void, number]> = [
+        ['logp', (x) => void (x.logp[n - 1] = NaN), HEALTH.loss],
+        ['loss word', (x) => void (x.ppo[(n - 1) * PPO_ROW_WORDS] = NaN), HEALTH.loss],
+        ['ratio word', (x) => void (x.ppo[(n - 1) * PPO_ROW_WORDS + 1] = NaN), HEALTH.loss],
+        ['parameter', (x) => void (x.params[n - 1] = NaN), HEALTH.parameters],
+      ];
+      for (const [what, spoil, bit] of spoilt) {
+        const x = healthInputs(n, n, spoil);
+        expect(cpu(x), what).toBe(bit);
+        expect(await health(x), what).toBe(bit);
+      }
     });
   }
-  it('detects +Inf, -Inf and NaN anywhere, and ORs into bits already set', async () => {
-    for (const bad of [Infinity, -Infinity, NaN]) {
-      const data = new Float32Array(1000);
-      data[517] = bad;
-      expect(await gpuFlag(data, 1, 2)).toBe(3);
-    }
-    expect(await gpuFlag(new Float32Array(10), 1, 2)).toBe(2);
-  });
-});
 
-describe('finiteCheck.wgsl on one column of row-structured data', () => {
-  it('checks only data[i * stride + offset]: an i32 -1 (all ones) in another column is not a NaN', async () => {
-    const device = await requireGpu();
-    const rows = 130;
-    const raw = new ArrayBuffer(rows * 4 * 4);
-    const f = new Float32Array(raw);
-    const i32 = new Int32Array(raw);
-    for (let r = 0; r < rows; r++) {
-      f[r * 4] = r * 0.5;
-      f[r * 4 + 1] = 1;
-      i32[r * 4 + 3] = -1; // clip column: bits 0xffffffff, a NaN pattern as f32
+  it('detects +Inf, -Inf and NaN at the first item of each range, and ORs into bits already set', async () => {
+    for (const bad of [Infinity, -Infinity, NaN]) {
+      for (const [spoil, bit] of [
+        [(x: HealthInputs) => void (x.logp[0] = bad), HEALTH.loss],
+        [(x: HealthInputs) => void (x.ppo[0] = bad), HEALTH.loss],
+        [(x: HealthInputs) => void (x.ppo[1] = bad), HEALTH.loss],
+        [(x: HealthInputs) => void (x.params[0] = bad), HEALTH.parameters],
+      ] as const) {
+        const x = healthInputs(700, 900, spoil);
+        expect(await health(x, HEALTH.gradients)).toBe(HEALTH.gradients | bit);
+        expect(cpu(x)).toBe(bit);
+      }
     }
-    const flag = async (offset: number) =>
-      withValidation(device, async () => {
-        const g = new GpuScratch(device);
-        const k = finiteCheckKernel.create(device);
-        const health = g.upload(new Uint32Array(1));
-        runCalls(device, [[k, k.bind({ data: g.upload(f), health }, { n: rows, bit: 1, stride: 4, offset })]]);
-        const out = (await g.readU32(health, 1))[0]!;
-        g.destroy();
-        k.destroy();
-        return out;
+    expect(await health(healthInputs(10, 10), HEALTH.gradients)).toBe(HEALTH.gradients);
+  });
+
+  it('sets both bits when both ranges hold a bad value; more parameters than rows and the other way round', async () => {
+    const both = (rows: number, params: number) =>
+      healthInputs(rows, params, (x) => {
+        x.logp[rows >> 1] = Infinity;
+        x.params[params - 1] = NaN;
       });
-    expect([await flag(0), await flag(1), await flag(3)]).toEqual([0, 0, 1]);
-    expect([nonFiniteCpu(f, 4, 0), nonFiniteCpu(f, 4, 1), nonFiniteCpu(f, 4, 3)]).toEqual([false, false, true]);
+    for (const [rows, params] of [[1, 1], [3, 5000], [5000, 3]] as const) {
+      expect(await health(both(rows, params))).toBe(HEALTH.loss | HEALTH.parameters);
+    }
   });
 });
