@@ -159,12 +159,31 @@ export const ADAM_UNIFORM = uniformLayout([
 ] as const);
 
 /** An optimizer step's configuration: Adam's, the parameter count, and gradNorm's block. */
-export type AdamConfig = AdamOptions & GradNormConfig;
+export type AdamConfig = AdamOptions & NormSource;
+
+/** Where an optimizer step's gradient norm gets its block sums. */
+export type NormSource = GradNormConfig & {
+  /**
+   * adamMerged: block sums another kernel wrote (firstLayerGradSubgroup's, one per workgroup)
+   * instead of gradNorm's pass 1 with `block`.
+   */
+  blocks?: number;
+};
+
+/** The block sums adamMerged adds: `blocks` when given, else gradNorm pass 1's. */
+export const normBlocks = (c: NormSource): number => c.blocks ?? gradNormValues(c).blocks;
+
+const checkAdam = (c: AdamConfig) => {
+  checkBlock(c);
+  if (c.blocks !== undefined && !(Number.isInteger(c.blocks) && c.blocks >= 1)) {
+    throw new Error(`adamMerged: blocks ${c.blocks} must be a positive integer`);
+  }
+};
 
 const adamValues = (c: AdamConfig) => ({
   n: c.n, lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps,
   bc1: 1 - c.beta1 ** c.step, bc2: 1 - c.beta2 ** c.step, maxGradNorm: c.maxGradNorm,
-  oneMinusBeta1: 1 - c.beta1, oneMinusBeta2: 1 - c.beta2, blocks: gradNormValues(c).blocks,
+  oneMinusBeta1: 1 - c.beta1, oneMinusBeta2: 1 - c.beta2, blocks: normBlocks(c),
 });
 
 /**
@@ -198,7 +217,7 @@ export const adamMergedKernel = defineKernel({
   workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
   bindings: ['params', 'grads', 'm', 'v', 'partials', 'norm', 'health', 'lrScale'],
   uniform: ADAM_UNIFORM,
-  check: checkBlock,
+  check: checkAdam,
   values: adamValues,
   workgroups: (c: AdamConfig) => Math.max(1, Math.ceil(c.n / ADAM_MERGED_PARAMS)),
 });
@@ -207,9 +226,9 @@ export type OptimizerStepBuffers = Record<'params' | 'grads' | 'm' | 'v' | 'part
 
 /** The block sums an optimizer step needs, for the refusal of a smaller buffer at bind and update. */
 const normScratch: ScratchSize<AdamConfig> = {
-  words: (c) => gradNormKernel.scratchWords(c),
+  words: (c) => Math.max(1, normBlocks(c)),
   needs: () => 'this configuration needs',
-  source: 'gradNormKernel.scratchWords',
+  source: 'gradNormKernel.scratchWords, or the config\'s blocks',
 };
 
 /**
@@ -230,7 +249,19 @@ export const optimizerStepMergedKernel = withScratchCheck(
 );
 
 /**
- * The optimizer step the backend runs: two dispatches in the hardware (subgroup) variant, three
- * elsewhere (adamMerged.wgsl says why), each with its variant's gradNorm block.
+ * adamMerged alone: the norm's block sums come from the kernel that wrote the gradient last
+ * (firstLayerGradSubgroup, `blocks` of them in the config), so the step is one dispatch.
  */
-export const optimizerStepFor = (variant: KernelVariant) => (variant === 'subgroup' ? optimizerStepMergedKernel : optimizerStepKernel);
+export const optimizerStepFusedKernel = withScratchCheck(
+  defineStages<OptimizerStepBuffers, AdamConfig>('optimizerStepFused', [adamMergedKernel]),
+  normScratch,
+);
+
+/**
+ * The optimizer step the backend runs: in the hardware (subgroup) variant one dispatch, its
+ * norm's block sums written by firstLayerGradSubgroup (firstLayerGradKernels, kernels/mlp.ts);
+ * elsewhere three, gradNorm's two passes and adam (adamMerged.wgsl says why). optimizerStepMerged
+ * (gradNorm's pass 1, then adamMerged) stays as the hardware variant's step before 2026-12-01 for
+ * the benchmark.
+ */
+export const optimizerStepFor = (variant: KernelVariant) => (variant === 'subgroup' ? optimizerStepFusedKernel : optimizerStepKernel);

@@ -1,8 +1,10 @@
 // Adam with global gradient-norm clipping in the hardware variant (host side: adamMergedKernel and
-// optimizerStepFor in adam.ts): gradNormSum.wgsl and adam.wgsl in one dispatch, after gradNorm.wgsl's
-// block sums. Every workgroup adds the blocks in gradNormSum's order (gradNormTree.wgsl: the same
-// norm, bit for bit), workgroup 0 writes it to `norm` for the readback, and then every thread
-// updates PARAMS_PER_THREAD parameters as adam.wgsl updates one.
+// optimizerStepFor in adam.ts): gradNormSum.wgsl and adam.wgsl in one dispatch, after the block sums
+// of gradNorm.wgsl (optimizerStepMerged) or of firstLayerGradSubgroup.wgsl (optimizerStepFused, the
+// backend's since 2026-12-01: one per workgroup of it, `blocks` of them). Every workgroup adds the
+// blocks in gradNormSum's order (gradNormTree.wgsl: the same norm, bit for bit, on the same
+// blocks), workgroup 0 writes it to `norm` for the readback, and then every thread updates
+// PARAMS_PER_THREAD parameters as adam.wgsl updates one.
 // Why: on an H200 each dependent dispatch costs ~2-3 us whatever its size, and the gradient norm's
 // two took 6.1 us at 151,875 parameters (593 KiB), where a copy of the same bytes takes 2.0 us. The
 // parameters, gradients and moments are loaded before the tree, so their loads overlap it. On
@@ -14,7 +16,7 @@
 @group(0) @binding(2) var<storage, read> grads: array<f32>;          // [n]
 @group(0) @binding(3) var<storage, read_write> m: array<f32>;        // [n] first moment
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;        // [n] second moment
-@group(0) @binding(5) var<storage, read> partials: array<f32>;       // [blocks] (gradNorm.wgsl)
+@group(0) @binding(5) var<storage, read> partials: array<f32>;       // [blocks] sums of squares
 @group(0) @binding(6) var<storage, read_write> norm: array<f32>;     // [1] gradient norm (output)
 @group(0) @binding(7) var<storage, read_write> health: array<atomic<u32>>; // [1] bit flags
 @group(0) @binding(8) var<storage, read> lrScale: array<f32>;        // [>= 2] lr factor at [1] (essScale.wgsl)

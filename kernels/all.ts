@@ -5,7 +5,7 @@
  * The subgroup variants (kernels/variant.ts) are listed after their thread versions; they compile
  * only on a device with the `subgroups` feature.
  */
-import { adamKernel, gradNormKernel, optimizerStepKernel, optimizerStepMergedKernel } from './adam';
+import { adamKernel, gradNormKernel, optimizerStepFusedKernel, optimizerStepKernel, optimizerStepMergedKernel } from './adam';
 import { advantageKernel } from './advantage';
 import { criticUpdateKernel, gaeKernel, gaeRowsKernel, gaeUnrolledKernel } from './critic';
 import { essScaleKernel } from './essScale';
@@ -67,6 +67,7 @@ export const ALL_OPS = [
   adamKernel,
   optimizerStepKernel,
   optimizerStepMergedKernel,
+  optimizerStepFusedKernel,
   statsKernel,
   finiteCheckKernel,
 ] as const;

@@ -7,10 +7,11 @@ import { UNROLLED_MAX_VOCAB } from './rowUnrolled';
  * firstLayerGradSubgroup.wgsl).
  * The subgroup versions need a device created with the `subgroups` feature and WGSL's
  * `subgroup_id` builtins; they exist for hardware GPUs, where neighbouring lanes then read
- * neighbouring words. The subgroup variant is the hardware layout in other ways too: gradNorm's
- * pass 1 takes blocks of 2,048 entries instead of 8,192 (gradNormBlockFor in kernels/adam.ts),
- * more workgroups with shorter load chains, and its sum is done in every workgroup of Adam
- * instead of a dispatch of its own (optimizerStepFor); stats' pass 2 adds up its histogram bins in
+ * neighbouring words. The subgroup variant is the hardware layout in other ways too: the
+ * gradient norm's first pass is done by firstLayerGradSubgroup (a block sum per workgroup, of the
+ * outputs it writes and of W2 | b2) and its sum in every workgroup of Adam, so the optimizer step
+ * is one dispatch instead of three (optimizerStepFor in kernels/adam.ts; on SwiftShader, where
+ * every workgroup with barriers costs, that pair was measured slower); stats' pass 2 adds up its histogram bins in
  * workgroups of their own (statsSpreadBinsFor in kernels/stats.ts), which a GPU runs side by side
  * and SwiftShader one after another, and its pass 1 keeps 16 copies of each histogram
  * (statsHistCopiesFor); PPO's GAE runs with tp compiled in (gaeKernelFor in

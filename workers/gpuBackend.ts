@@ -10,7 +10,7 @@
  * Every forward reads the shared [K, V, H] table `proj`; an embedProject dispatch remakes it
  * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
-import { gradNormBlockFor, gradNormKernel, optimizerStepFor } from '../kernels/adam';
+import { normBlocks, optimizerStepFor } from '../kernels/adam';
 import { packTrajIn, packTurnIn } from '../kernels/advantage';
 import { criticUpdateKernel } from '../kernels/critic';
 import { backwardScratchWords, forwardKernel, paramLayout, slotTableWords } from '../kernels/mlp';
@@ -28,6 +28,7 @@ import {
   backendKernels,
   backendPipelines,
   createKernels,
+  normConfigFor,
   runsTokenBaseline,
   statsConfigFor,
   updateSteps,
@@ -40,7 +41,7 @@ export interface GpuBackendOptions {
   /**
    * The kernels that have hardware versions run them ('subgroup': logitGrad's subgroup rows, and
    * sample's and tokenStats' above 64 logits, softmaxRowLayout; firstLayerGrad's subgroup
-   * version; gradNorm's block; stats' spread bins) or the thread ones (kernels/variant.ts);
+   * version, which also writes the gradient norm's block sums; stats' spread bins) or the thread ones (kernels/variant.ts);
    * default defaultKernelVariant(device): the hardware versions on a hardware adapter that has
    * subgroups.
    */
@@ -61,7 +62,8 @@ export interface GpuBackendOptions {
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
  * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum) and adam (in the
- * subgroup variant gradNorm's sum is done in every workgroup of adam: 2 dispatches), and finally
+ * subgroup variant firstLayerGrad writes the blocks' sums and adam adds them in every workgroup:
+ * 1 dispatch), and finally
  * stats (2: chunks of trajectories, then their combination) and the finite checks (log-probs,
  * loss and ratio columns, parameters: 1).
  */
@@ -72,7 +74,7 @@ export function dispatchCounts(shape: RunShape, variant: KernelVariant = 'thread
   // embedProject, forward, tokenStats per log-prob pass; IGPO's adds infoGain.
   const logps = (2 + F) * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 3 + F : 0);
   // embedProject, forward, tokenStats, ppoLoss, logitGrad, headGrad (2), hiddenGrad, slotGrad (2),
-  // firstLayerGrad, the optimizer step (gradNorm and adam: 3, or 2 merged) (+ seqRatio)
+  // firstLayerGrad, the optimizer step (gradNorm and adam: 3, or adamMerged alone: 1) (+ seqRatio)
   const perStep = 10 + F + optimizerStepFor(variant).dispatches + (shape.loss.ratioMode === 'token' ? 0 : 1);
   // PPO: GAE replaces the advantage kernel, and the critic's update (2: row chunks, then the table) follows it.
   const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
@@ -137,10 +139,11 @@ export function createGpuBackend(
   const v = f32('adam v', P);
   const grads = f32('grads', P);
   const norm = f32('grad norm', 1);
-  // gradNorm's per-block sums of squares: its own, as small as that, so no other kernel's scratch
-  // has to outlive or make room for it.
-  const normConfig = { n: P, block: gradNormBlockFor(kernelVariant) };
-  const normPartials = f32('grad norm partials', gradNormKernel.scratchWords(normConfig));
+  // The gradient norm's per-block sums of squares (gradNorm's pass 1, or firstLayerGrad's in the
+  // subgroup variant): its own, as small as that, so no other kernel's scratch has to outlive or
+  // make room for it.
+  const normConfig = normConfigFor(shape, kernelVariant);
+  const normPartials = f32('grad norm partials', Math.max(1, normBlocks(normConfig)));
   // [1] u32 health bits (finiteCheck.ts HEALTH), cleared at the start of each update.
   const health = f32('health', 1);
   // Sequences and row tables.
@@ -370,7 +373,7 @@ export function createGpuBackend(
     ] as const;
   }));
   // The same for every minibatch: it reads only the parameters and the slot sums.
-  const firstLayerCall = k.firstLayerGrad.bind({ params, G: slotSums, grads }, { dims });
+  const firstLayerCall = k.firstLayerGrad.bind({ params, G: slotSums, grads, partials: normPartials }, { dims });
   // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
   const adamConfig = (lr: number, step: number) => ({ ...normConfig, lr, ...shape.optim, step });
   const adamCalls = Array.from({ length: steps }, (_, s) =>

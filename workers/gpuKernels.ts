@@ -7,7 +7,7 @@
  * tests/gpu/backendPipelines.gpu.test.ts checks the list both ways over shapes and variants: the
  * backend compiles nothing past it, and binds every pipeline on it.
  */
-import { optimizerStepFor } from '../kernels/adam';
+import { gradNormBlockFor, optimizerStepFor, type NormSource } from '../kernels/adam';
 import { advantageGroupSizeFor, advantageKernel, type AdvantageConfig } from '../kernels/advantage';
 import { criticUpdateKernel, gaeKernelFor } from '../kernels/critic';
 import { essScaleKernel } from '../kernels/essScale';
@@ -16,10 +16,12 @@ import { infoGainKernel } from '../kernels/infoGain';
 import {
   embedProjectKernel,
   firstLayerGradKernels,
+  firstLayerGradSubgroupWorkgroups,
   forwardKernel,
   headGradKernel,
   hiddenGradKernel,
   logitGradKernelFor,
+  paramLayout,
   slotGradKernel,
 } from '../kernels/mlp';
 import type { KernelPipeline } from '../kernels/pipeline';
@@ -80,6 +82,16 @@ export function statsConfigFor(shape: RunShape, variant: KernelVariant): StatsCo
     numTraj: shape.N, tp: shape.Tp, minibatches: shape.minibatches.length,
     spreadBins: statsSpreadBinsFor(variant), histCopies: statsHistCopiesFor(variant),
   };
+}
+
+/**
+ * Where the optimizer step's gradient norm gets its block sums: in the subgroup variant from
+ * firstLayerGradSubgroup (one per workgroup; kernels/mlp.ts), elsewhere from gradNorm's pass 1
+ * with the variant's block.
+ */
+export function normConfigFor(shape: RunShape, variant: KernelVariant): NormSource {
+  const n = paramLayout(shape.dims).size;
+  return variant === 'subgroup' ? { n, blocks: firstLayerGradSubgroupWorkgroups(shape.dims) } : { n, block: gradNormBlockFor(variant) };
 }
 
 /** Whether the update runs OTB's token baseline (PPO's critic takes its place when there is one). */

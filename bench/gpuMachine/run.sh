@@ -43,8 +43,10 @@
 #              PENDING=1 bash run.sh                everything still to be timed on a GPU, in order
 #                                                   of priority, within TOTAL_S seconds (default
 #                                                   540, one device call): ROWS_AB's checks and
-#                                                   rows; the kernels with workgroup memory against
-#                                                   OLD=ZI_LOOP; AB=kernels KSEL=logitGrad,stats against
+#                                                   rows; firstLayerGradSubgroup and the optimizer
+#                                                   step against bench-old-7bc5c44.mjs (the norm's
+#                                                   first pass folded in); the kernels with workgroup
+#                                                   memory against OLD=ZI_LOOP; AB=kernels KSEL=logitGrad,stats against
 #                                                   bench-old-7bc5c44.mjs; AB=kernels
 #                                                   KSEL=gae,whiten,tokenBaseline,essScale against
 #                                                   bench-old-57a41e7.mjs; the kernels with
@@ -99,7 +101,7 @@ rows_checks() {
   enough rows-checks || return 0
   run check-subgroup $(limit ${CHECK_S:-150}) --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
   enough rows-kernels || return 0
-  run kernels-rows $(limit ${KERN_S:-150}) --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,advantage,advantageFixedGroup,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,gaeRows,whitenMerged
+  run kernels-rows $(limit ${KERN_S:-150}) --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,optimizerStepFused,finiteCheck,advantage,advantageFixedGroup,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,gaeRows,whitenMerged
 }
 rows_iterations() {
   [ "${ITER_S:-120}" = 0 ] && return 0
@@ -130,6 +132,10 @@ ab() { # kernels|iteration, KSEL (kernels), old bundle (or ZI_LOOP / ZI_NONE: th
 if [ -n "${PENDING:-}" ]; then
   DEADLINE=$(( $(date +%s) + ${TOTAL_S:-540} ))
   rows_checks
+  # The hardware variant's gradient norm folded into firstLayerGradSubgroup (2026-12-01, ninth
+  # session): the old bundle's firstLayerGradSubgroup + optimizerStepMerged against this one's
+  # firstLayerGradSubgroup + optimizerStepFused (optimizerStepMerged again beside them).
+  ab kernels firstLayerGradSubgroup,optimizerStepMerged,optimizerStepFused bench-old-7bc5c44.mjs -fused-norm
   ab kernels stats,statsHistCopies,whiten,whitenMerged,gradNormBlock2048,optimizerStepMerged,essScale,logitGradUnrolled,advantage ZI_LOOP -zero-init
   ab kernels logitGrad,stats bench-old-7bc5c44.mjs -logitGrad-stats
   ab kernels gae,whiten,tokenBaseline,essScale bench-old-57a41e7.mjs -gae-whiten

@@ -35,6 +35,8 @@ import {
   slotTableWords,
   type MlpDims,
   FIRST_LAYER_EMB_PER_GROUP,
+  firstLayerGradSubgroupWorkgroups,
+  firstLayerNormPartialsCpu,
 } from '../../kernels/mlp';
 import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
 import { rowChunks } from '../../kernels/reduce';
@@ -90,7 +92,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   headGrad: 'bytes 4[RH + RV + (H+1)V] (h, dz in; dW2, db2 out); flops 2RHV + RV',
   hiddenGrad: 'bytes 4[HV + 2RH + RV] (W2, h, dz in; da out); flops 2RHV',
   slotGrad: 'bytes 4[R(K+1) + RH + KVH] (rowPos + context tokens, da in; the slot sums G out); flops RKH',
-  firstLayerGrad: 'bytes 4[2(VD + KDH) + KVH + H] (embeddings, W1, G in; dEmb, dW1, db1 out), whatever R; flops 4VKDH + VH',
+  firstLayerGrad: 'bytes 4[2(VD + KDH) + KVH + H] (embeddings, W1, G in; dEmb, dW1, db1 out), whatever R; flops 4VKDH + VH. firstLayerGradSubgroup also reads W2 | b2 once and writes one gradient-norm block sum per workgroup (the gradient norm\'s first pass), not counted',
   gradNorm: 'bytes 4[P + 1]; flops 2P',
   adam: 'bytes 4[4P + 1 + 3P] (params, grads, m, v, norm in; params, m, v out); flops ~15P',
   optimizerStep: 'gradNorm\'s and adam\'s: bytes 4[8P + 2]; flops ~17P (optimizerStepMerged: the same, its block sums read in every workgroup of the update)',
@@ -570,7 +572,8 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       label: 'firstLayerGrad',
       size: table,
       config: { dims },
-      buffers: { params, G: Float32Array.from(G), grads: { words: P } },
+      // partials: the subgroup variant's gradient-norm block sums (the thread variant binds none).
+      buffers: { params, G: Float32Array.from(G), grads: { words: P }, partials: { words: firstLayerGradSubgroupWorkgroups(dims) } },
       cpu: () => void firstLayerGradCpu(params, dims, G, new Float32Array(P)),
     },
     {
@@ -613,6 +616,14 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
     optimizerStep: step('optimizerStep', GRAD_NORM_BLOCK),
     [OPTIMIZER_STEP_HARDWARE_CASE]: step(OPTIMIZER_STEP_HARDWARE_CASE, GRAD_NORM_BLOCK_HARDWARE),
     optimizerStepMerged: step('optimizerStepMerged', GRAD_NORM_BLOCK_HARDWARE),
+    // The hardware variant's step since 2026-12-01: adamMerged alone, on the block sums
+    // firstLayerGradSubgroup writes (here the reference's, so the norm is finite and the step runs).
+    optimizerStepFused: {
+      ...step('optimizerStepFused', GRAD_NORM_BLOCK_HARDWARE),
+      config: { ...(adam.config as AdamConfig), blocks: firstLayerGradSubgroupWorkgroups(dims) },
+      buffers: { ...adam.buffers, partials: Float32Array.from(firstLayerNormPartialsCpu(grads, dims)) },
+      ...cost.adam!,
+    },
   };
 }
 

@@ -10,6 +10,9 @@
  * block, with more blocks than the tree has threads (block 1), clipping on and off, an lr factor,
  * and norms that are not finite (the step skipped, the gradients bit set). The three dispatches'
  * agreement with adamCpu is adam.gpu.test.ts's; one case here checks the two against adamCpu too.
+ * The hardware variant's step since 2026-12-01 is adamMerged alone, its block sums written by
+ * firstLayerGradSubgroup: a different order of the same squares, so its norm is held to gradNorm's
+ * within 2e-6 and to the float64 norm, and its run-to-run bits to themselves.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -21,13 +24,16 @@ import {
   gradNormKernel,
   optimizerStepFor,
   optimizerStepKernel,
+  optimizerStepFusedKernel,
   optimizerStepMergedKernel,
   type AdamOptions,
 } from '../../kernels/adam';
+import { firstLayerGradKernels, firstLayerGradSubgroupWorkgroups, paramLayout, type MlpDims } from '../../kernels/mlp';
 import { createRng } from '../../workers/rng';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { requireGpu } from '../helpers/requireGpu';
+import { backwardSetup } from '../helpers/mlpFixture';
+import { requireFeature, requireGpu } from '../helpers/requireGpu';
 
 type Step = typeof optimizerStepKernel;
 type Options = Omit<AdamOptions, 'step'>;
@@ -148,16 +154,97 @@ describe('the optimizer step in two dispatches: the three dispatches\' bits', ()
   });
 });
 
+describe("the fused step: firstLayerGradSubgroup's block sums, then adamMerged alone", () => {
+  const dims: MlpDims = { V: 19, K: 8, D: 16, H: 64 }; // the app's default model: 9,795 parameters
+  const L = paramLayout(dims);
+  const blocks = firstLayerGradSubgroupWorkgroups(dims);
+
+  /**
+   * firstLayerGradSubgroup over a gradient whose W2 | b2 range is `head`, then `step` in the same
+   * pass, as the backend records an optimizer step. Returns the gradient the kernel left and the state.
+   */
+  async function chain(step: Step, head: Float32Array, seed: number, spoil = false, o: Options = BASE) {
+    const device = await requireGpu();
+    requireFeature(device, 'subgroups');
+    const { c, G } = backwardSetup(dims, 120, seed);
+    const G32 = Float32Array.from(G);
+    if (spoil) G32[5] = NaN;
+    return withValidation(device, async () => {
+      const g = new GpuScratch(device);
+      const first = firstLayerGradKernels.subgroup.create(device);
+      const k = step.create(device);
+      const params = g.upload(c.params);
+      const grads = g.upload(head);
+      const partials = g.upload(new Float32Array(Math.max(blocks, gradNormKernel.scratchWords({ n: L.size, block: GRAD_NORM_BLOCK_HARDWARE }))).fill(123.5));
+      const [m, v, norm, health] = [g.upload(new Float32Array(L.size)), g.upload(new Float32Array(L.size)), g.empty(1), g.upload(new Uint32Array(1))];
+      const config = { ...o, n: L.size, step: 1, ...(step === optimizerStepFusedKernel ? { blocks } : { block: GRAD_NORM_BLOCK_HARDWARE }) };
+      runCalls(device, [
+        [first, first.bind({ params: g.upload(c.params), G: g.upload(G32), grads, partials }, { dims })],
+        [k, k.bind({ params, grads, m, v, partials, norm, health, lrScale: g.upload(Float32Array.of(1, 1)) }, config)],
+      ]);
+      const out = {
+        grad: await g.readF32(grads, L.size),
+        params: await g.readF32(params, L.size),
+        norm: (await g.readF32(norm, 1))[0]!,
+        health: (await g.readU32(health, 1))[0]!,
+        p0: c.params,
+      };
+      g.destroy();
+      first.destroy();
+      k.destroy();
+      return out;
+    });
+  }
+
+  const head = (scale: number) => {
+    const rng = createRng(77);
+    return Float32Array.from({ length: L.size }, (_, i) => (i >= L.w2 ? rng.normal() * scale : 0));
+  };
+
+  it("matches adamCpu with the float64 norm of the gradient the kernel wrote, clipping on and off", async () => {
+    // A norm of ~175 against maxGradNorm 0.5 (clipped), and clipping switched off.
+    for (const [scale, o] of [[5, BASE], [1, { ...BASE, maxGradNorm: 0 }]] as const) {
+      const out = await chain(optimizerStepFusedKernel, head(scale), 3, false, o);
+      const norm = gradNormCpu(out.grad);
+      if (o.maxGradNorm > 0) expect(norm).toBeGreaterThan(10 * o.maxGradNorm);
+      expect(Math.abs(out.norm - norm) / norm, `norm, head scale ${scale}`).toBeLessThan(2e-6);
+      const params = Float32Array.from(out.p0);
+      adamCpu(params, out.grad, new Float32Array(L.size), new Float32Array(L.size), norm, { ...o, step: 1 });
+      expectClose(out.params, params, { atol: 1e-6, rtol: 1e-5, label: `fused params, maxGradNorm ${o.maxGradNorm}` });
+      expect(out.health).toBe(0);
+    }
+  });
+
+  it("the same norm as gradNorm's own pass over that gradient (optimizerStepMerged), up to the order of the sums", async () => {
+    const fused = await chain(optimizerStepFusedKernel, head(1), 4);
+    const merged = await chain(optimizerStepMergedKernel, head(1), 4);
+    expectEqualArrays(fused.grad, merged.grad, 'the gradient firstLayerGradSubgroup left');
+    expect(Math.abs(fused.norm - merged.norm) / merged.norm).toBeLessThan(2e-6);
+    expect(fused.params.every(Number.isFinite)).toBe(true);
+    expectClose(fused.params, merged.params, { atol: 1e-6, rtol: 1e-5, label: 'params after the two steps' });
+  });
+
+  it('the same bits on every run; a NaN slot sum skips the step and sets the gradients bit', async () => {
+    const [a, b] = [await chain(optimizerStepFusedKernel, head(1), 5), await chain(optimizerStepFusedKernel, head(1), 5)];
+    expectEqualArrays(Float32Array.of(a.norm), Float32Array.of(b.norm), 'two runs: the norm');
+    expectEqualArrays(a.params, b.params, 'two runs: the params');
+    const bad = await chain(optimizerStepFusedKernel, head(1), 5, true);
+    expect(Number.isFinite(bad.norm)).toBe(false);
+    expectEqualArrays(bad.params, bad.p0, 'params of a skipped step');
+    expect(bad.health).toBe(2);
+  });
+});
+
 describe('which optimizer step a variant runs, and its scratch', () => {
-  it('two dispatches in the subgroup variant, three in the thread one', () => {
-    expect(optimizerStepFor('subgroup')).toBe(optimizerStepMergedKernel);
+  it('one dispatch in the subgroup variant (its block sums from firstLayerGradSubgroup), three in the thread one', () => {
+    expect(optimizerStepFor('subgroup')).toBe(optimizerStepFusedKernel);
     expect(optimizerStepFor('thread')).toBe(optimizerStepKernel);
-    expect([optimizerStepMergedKernel.dispatches, optimizerStepKernel.dispatches]).toEqual([2, 3]);
+    expect([optimizerStepFusedKernel.dispatches, optimizerStepMergedKernel.dispatches, optimizerStepKernel.dispatches]).toEqual([1, 2, 3]);
   });
   it('a partials buffer smaller than gradNormKernel.scratchWords is refused by name, at bind and update', async () => {
     const device = await requireGpu();
     const g = new GpuScratch(device);
-    for (const kernel of [optimizerStepKernel, optimizerStepMergedKernel]) {
+    for (const kernel of [optimizerStepKernel, optimizerStepMergedKernel, optimizerStepFusedKernel]) {
       const k = kernel.create(device);
       const n = 5 * GRAD_NORM_BLOCK_HARDWARE;
       const buffers = {
@@ -165,7 +252,7 @@ describe('which optimizer step a variant runs, and its scratch', () => {
         health: g.empty(1), lrScale: g.empty(2),
       };
       const config = { ...BASE, n, step: 1, block: GRAD_NORM_BLOCK_HARDWARE };
-      expect(() => k.bind({ ...buffers, partials: g.empty(4) }, config)).toThrow(/the partials buffer holds 16 bytes, this configuration needs 20 \(gradNormKernel.scratchWords\)/);
+      expect(() => k.bind({ ...buffers, partials: g.empty(4) }, config)).toThrow(/the partials buffer holds 16 bytes, this configuration needs 20 \(gradNormKernel.scratchWords, or the config's blocks\)/);
       const call = k.bind({ ...buffers, partials: g.empty(5) }, config);
       expect(() => call.update({ ...config, block: 1024 })).toThrow(/the partials buffer holds 20 bytes, this configuration needs 40/);
       k.destroy();
