@@ -124,7 +124,7 @@ ab() { # kernels|iteration, KSEL (kernels), old bundle (or ZI_LOOP / ZI_NONE: th
     f=bench.mjs; extra=""
     if [ $b = old ]; then case $old in ZI_LOOP) extra=$ZI_LOOP_FLAGS ;; ZI_NONE) extra=$ZI_NONE_FLAGS ;; *) f=$old; extra=$OLD_TS_FLAGS ;; esac; fi
     if [ "$kind" = iteration ]; then flags="--only iteration --kernel-variant ${VARIANT:-subgroup}"; rows='^\| (default|8x|64x|scale) \| gpu'
-    else flags="--only kernels --kernel-batches ${KB:-128,1024,1024x64} ${ksel:+--kernels $ksel}"; rows='^\| [a-zA-Z0-9]+ \| [NRP]='; fi
+    else flags="--only kernels --kernel-batches ${KB:-128,1024,1024x64} ${ksel:+--kernels $ksel}"; rows='^\| [a-zA-Z0-9]+ \| ([NRP]=|K·V·H=)'; fi
     timeout $(limit ${AB_S:-120}) /tmp/dn/node $f $flags $extra --webgpu ./webgpu/index.js --wasm ./wasm --out $OUT/ab$tag-$b-$i.json > $OUT/ab$tag-$b-$i.md 2> $OUT/ab$tag-$b-$i.log
     echo "$tag $b $i rc=$?"; grep -E "$rows" $OUT/ab$tag-$b-$i.md | cut -d'|' -f2-9
   done; done
