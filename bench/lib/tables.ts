@@ -2,7 +2,7 @@
 import { KERNEL_COST_FORMULAS, type LaunchShape } from './kernelCases';
 import { looksQuantized, type TimestampGrid } from './timestampGrid';
 import type { Summary } from './stats';
-import type { IterationRow, KernelRow, PageEnv, PageRunResult, PeerResult, ScalingAxis } from './types';
+import type { EncodingCost, IterationRow, KernelRow, PageEnv, PageRunResult, PeerResult, ScalingAxis } from './types';
 
 export interface BenchResults {
   meta: {
@@ -21,7 +21,7 @@ export interface BenchResults {
     loadEnd?: number[];
   };
   env?: PageEnv;
-  kernels?: { rows: KernelRow[]; unknownBindings: string[]; timestampGrid?: TimestampGrid };
+  kernels?: { rows: KernelRow[]; unknownBindings: string[]; timestampGrid?: TimestampGrid; encoding?: EncodingCost };
   /** Launch shapes of every kernel at the iteration scales (computed, not measured). */
   launch?: Array<{ scale: string; R: number; shapes: LaunchShape[] }>;
   iteration?: IterationRow[];
@@ -143,6 +143,7 @@ export function kernelTable(k: NonNullable<BenchResults['kernels']>, timestamps:
       'Matmul-like kernels (judge them by GFLOP/s; their compulsory bytes are small): embedProject, forward, headGrad, hiddenGrad, slotGrad, firstLayerGrad.',
     'Marginal of copy: between this size and the one before, the copy\'s extra time over the kernel\'s extra time, so that fixed costs cancel: near "of copy", the kernel costs its bytes at that rate; well above it, fixed costs keep it under at that size. "—": the kernel\'s time did not grow. Small differences of times make it noisy; read it at the larger sizes.',
     'The floor is one dependent dispatch of a 4 KiB copy, its fastest pass (bench/page/kernels.ts): what each dispatch of a call costs before its bytes count. A share near 100% means the kernel is bound by its dispatches at that size, not by its bytes.',
+    k.encoding ? encodingNote(k.encoding) : '',
     k.timestampGrid && looksQuantized(k.timestampGrid)
       ? `**Timestamps were quantized**: all ${k.timestampGrid.passes} passes had both timestamps on a 65,536 ns grid (Dawn's timestamp_quantization), so each per-dispatch time carries up to 65.5 µs / (calls per pass) of error. Chromium: --enable-webgpu-developer-features; Dawn in Node: disable-dawn-features=timestamp_quantization.`
       : '',
@@ -154,6 +155,15 @@ export function kernelTable(k: NonNullable<BenchResults['kernels']>, timestamps:
     ...Object.entries(KERNEL_COST_FORMULAS).map(([name, f]) => `- \`${name}\`: ${f}`),
   ].filter((s, i, a) => s !== '' || a[i - 1] !== '');
   return `${table(head, body)}\n\n${notes.join('\n')}`;
+}
+
+/** The CPU cost of recording work (bench/page/kernels.ts timeEncoding), in one sentence. */
+export function encodingNote(e: EncodingCost): string {
+  return (
+    `Recording costs the CPU too: one dispatch (setPipeline, setBindGroup, dispatchWorkgroups, as every kernel's encode records it) took ` +
+    `${fmt(e.dispatchUs.median)} µs of the recording thread (median of ${e.dispatchUs.n} passes of ${e.dispatches}; min ${fmt(e.dispatchUs.min)}), ` +
+    `and finishing and submitting the pass ${fmt(e.submitUs.median)} µs. An iteration's dispatches (iteration table) cost that many times the first, on top of their GPU time.`
+  );
 }
 
 export function launchTable(l: NonNullable<BenchResults['launch']>): string {

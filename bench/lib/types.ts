@@ -185,3 +185,13 @@ export interface PageRunResult {
   batchLoad?: { trajectories: number; ms: number; longTasks: number; maxMs: number };
   error?: string;
 }
+
+/** What recording GPU work costs the thread that records it (bench/page/kernels.ts timeEncoding). */
+export interface EncodingCost {
+  /** Dispatches encoded per pass. */
+  dispatches: number;
+  /** µs per dispatch: setPipeline, setBindGroup and dispatchWorkgroups, as every kernel's encode() records one. */
+  dispatchUs: Summary;
+  /** µs to finish the command buffer and submit it. */
+  submitUs: Summary;
+}

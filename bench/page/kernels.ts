@@ -22,7 +22,7 @@ import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../li
 import type { TimestampGrid } from '../lib/timestampGrid';
 import { ADVANTAGE_FIXED_GROUP_CASE, GRAD_NORM_HARDWARE_CASE, OPTIMIZER_STEP_HARDWARE_CASE, kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, STATS_CHUNK512_CASE, STATS_HARDWARE_CASE, STATS_HIST_COPIES_CASE, type KernelCase } from '../lib/kernelCases';
 import { now, summarize, type Summary } from '../lib/stats';
-import type { KernelRow } from '../lib/types';
+import type { EncodingCost, KernelRow } from '../lib/types';
 
 export interface KernelBenchOptions {
   /** Prompts per batch of each size: rows R = group * batch * Tp. */
@@ -243,6 +243,36 @@ async function timeFloor(timer: ReturnType<typeof createGpuTimer>, copied: Retur
   return kernelTime(pickGpu(xs));
 }
 
+/** Dispatches per pass when timing their encoding: as many as an update at 8× records, several times over. */
+const ENCODING_DISPATCHES = 256;
+
+/**
+ * The CPU side of recording `n` dispatches of `copied` in a pass, then finishing and submitting
+ * it, `reps` times after one warm-up; each pass is waited for before the next. In a browser this is
+ * the page's or worker's time (Chromium serializes every call to its GPU process); the GPU's own
+ * time per dispatch is the floor.
+ */
+async function timeEncoding(device: GPUDevice, copied: ReturnType<typeof copyOf>, n: number, reps: number): Promise<EncodingCost> {
+  const dispatchUs: number[] = [];
+  const submitUs: number[] = [];
+  for (let r = 0; r <= reps; r++) {
+    const t0 = now();
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    for (let i = 0; i < n; i++) copied.encode(pass);
+    pass.end();
+    const t1 = now();
+    device.queue.submit([enc.finish()]);
+    const t2 = now();
+    await device.queue.onSubmittedWorkDone();
+    if (r > 0) {
+      dispatchUs.push(((t1 - t0) * 1e3) / n);
+      submitUs.push((t2 - t1) * 1e3);
+    }
+  }
+  return { dispatches: n, dispatchUs: summarize(dispatchUs), submitUs: summarize(submitUs) };
+}
+
 /** Repetitions of `n` runs of `singleMs` each inside the cell budget (never below 3). */
 const repsFor = (o: KernelBenchOptions, singleMs: number, n: number) =>
   Math.max(3, Math.min(o.reps, Math.floor(o.cellBudgetMs / Math.max(singleMs * n, 1e-3))));
@@ -272,11 +302,12 @@ function timeCpuCell(o: KernelBenchOptions, c: KernelCase): { cpu: number[]; nCp
 export async function runKernelBench(
   device: GPUDevice,
   o: KernelBenchOptions,
-): Promise<{ rows: KernelRow[]; unknownBindings: string[]; timestampGrid?: TimestampGrid }> {
+): Promise<{ rows: KernelRow[]; unknownBindings: string[]; timestampGrid?: TimestampGrid; encoding?: EncodingCost }> {
   const timer = createGpuTimer(device);
   const copy = copyKernel.create(device);
   const rows: KernelRow[] = [];
   const unknown: string[] = [];
+  let encoding: EncodingCost | undefined;
   try {
     for (const [si, batch] of o.batches.entries()) {
       const t0 = now();
@@ -291,8 +322,12 @@ export async function runKernelBench(
         o.log(`kernels: ${passes} copy passes (${o.gpuRampMs} ms) before the size's first cell`);
       }
       const tiny = copyOf(device, copy, 256);
-      const floorMs = await timeFloor(timer, tiny, o.maxDispatchesPerPass, o.reps).finally(() => tiny.destroy());
+      const floorMs = await timeFloor(timer, tiny, o.maxDispatchesPerPass, o.reps);
       o.log(`kernels: a dependent dispatch's floor ${(floorMs.min * 1e3).toFixed(2)} µs (fastest of ${floorMs.n}; median ${(floorMs.median * 1e3).toFixed(2)})`);
+      if (!encoding) {
+        encoding = await timeEncoding(device, tiny, ENCODING_DISPATCHES, o.reps).finally(() => tiny.destroy());
+        o.log(`kernels: encoding a dispatch ${encoding.dispatchUs.median.toFixed(2)} µs, finishing and submitting a pass ${encoding.submitUs.median.toFixed(1)} µs (medians of ${encoding.dispatchUs.n})`);
+      } else tiny.destroy();
       // Every kernel of the size on the GPU first, then every CPU reference: a reference's time
       // would leave the GPU idle before the next cell (module comment).
       const cells: GpuCell[] = [];
@@ -356,5 +391,5 @@ export async function runKernelBench(
     copy.destroy();
     timer.destroy();
   }
-  return { rows, unknownBindings: [...new Set(unknown)], ...(timer.timestamps ? { timestampGrid: timer.grid() } : {}) };
+  return { rows, unknownBindings: [...new Set(unknown)], ...(timer.timestamps ? { timestampGrid: timer.grid() } : {}), ...(encoding ? { encoding } : {}) };
 }

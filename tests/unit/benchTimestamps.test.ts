@@ -92,6 +92,16 @@ describe('the floor of a dependent dispatch', () => {
   });
 });
 
+describe("recording's CPU cost", () => {
+  it('is a note under the kernel table when it was measured, and absent from older results', () => {
+    const encoding = { dispatches: 256, dispatchUs: { n: 5, median: 3.25, min: 2.9, max: 4, mean: 3.3 }, submitUs: { n: 5, median: 41, min: 35, max: 60, mean: 44 } };
+    const t = kernelTable({ rows: [row()], unknownBindings: [], encoding }, true);
+    expect(t).toContain('one dispatch (setPipeline, setBindGroup, dispatchWorkgroups, as every kernel\'s encode records it) took 3.25 µs of the recording thread (median of 5 passes of 256; min 2.90)');
+    expect(t).toContain('finishing and submitting the pass 41.0 µs');
+    expect(kernelTable({ rows: [row()], unknownBindings: [] }, true)).not.toContain('Recording costs the CPU');
+  });
+});
+
 describe('the marginal of a copy', () => {
   const at = (sizeIndex: number, bytes: number, t: number, copy: number, over: Partial<KernelRow> = {}) =>
     row({ sizeIndex, bytes, gpuTimestampMs: summary(t), gpuWallMs: summary(2 * t), copyTimestampMs: summary(copy), copyWallMs: summary(copy), ...over });
