@@ -162,7 +162,11 @@ export function encodingNote(e: EncodingCost): string {
   return (
     `Recording costs the CPU too: one dispatch (setPipeline, setBindGroup, dispatchWorkgroups, as every kernel's encode records it) took ` +
     `${fmt(e.dispatchUs.median)} µs of the recording thread (median of ${e.dispatchUs.n} passes of ${e.dispatches}; min ${fmt(e.dispatchUs.min)}), ` +
-    `and finishing and submitting the pass ${fmt(e.submitUs.median)} µs. An iteration's dispatches (iteration table) cost that many times the first, on top of their GPU time.`
+    `and finishing and submitting the pass ${fmt(e.submitUs.median)} µs` +
+    (e.readbackUs
+      ? `; a 4 KiB readback's round trip (one dispatch and a copy submitted, then mapAsync until the bytes are here, as each rollout turn makes one) took ${fmt(e.readbackUs.median)} µs (min ${fmt(e.readbackUs.min)})`
+      : '') +
+    `. An iteration's dispatches (iteration table) cost that many times the first, on top of their GPU time.`
   );
 }
 

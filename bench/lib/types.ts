@@ -194,4 +194,6 @@ export interface EncodingCost {
   dispatchUs: Summary;
   /** µs to finish the command buffer and submit it. */
   submitUs: Summary;
+  /** µs from encoding a one-dispatch pass and a 4 KiB copy to having the bytes (submit, GPU, mapAsync), as a rollout turn's readback; absent in older results. */
+  readbackUs?: Summary;
 }

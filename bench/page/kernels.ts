@@ -17,7 +17,7 @@ import { ALL_OPS } from '../../kernels/all';
 import { gradNormKernel, optimizerStepKernel } from '../../kernels/adam';
 import { advantageKernel } from '../../kernels/advantage';
 import { statsKernel } from '../../kernels/stats';
-import { BufferUsage, deviceSupports, type KernelFeature } from '../../kernels/pipeline';
+import { BufferUsage, deviceSupports, MapMode, type KernelFeature } from '../../kernels/pipeline';
 import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../lib/gpuTimer';
 import type { TimestampGrid } from '../lib/timestampGrid';
 import { ADVANTAGE_FIXED_GROUP_CASE, GRAD_NORM_HARDWARE_CASE, OPTIMIZER_STEP_HARDWARE_CASE, kernelCases, kernelConfig, makeKernelData, paramKernelCases, sharedBuffers, STATS_CHUNK512_CASE, STATS_HARDWARE_CASE, STATS_HIST_COPIES_CASE, type KernelCase } from '../lib/kernelCases';
@@ -163,6 +163,7 @@ function copyOf(device: GPUDevice, copy: ReturnType<typeof copyKernel.create>, n
   const dst = device.createBuffer({ size: 16 * n4, usage });
   const call = copy.bind({ src, dst }, { n4 });
   return {
+    dst,
     encode: (p: GPUComputePassEncoder) => copy.encode(p, call as never),
     destroy() {
       src.destroy();
@@ -270,7 +271,28 @@ async function timeEncoding(device: GPUDevice, copied: ReturnType<typeof copyOf>
       submitUs.push((t2 - t1) * 1e3);
     }
   }
-  return { dispatches: n, dispatchUs: summarize(dispatchUs), submitUs: summarize(submitUs) };
+  // A readback's round trip, as a turn of the rollout makes one: a pass of one dispatch, a copy of
+  // its 4 KiB into a mappable buffer in the same submit, then mapAsync until the bytes are here.
+  const read = device.createBuffer({ size: 4096, usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST });
+  const readbackUs: number[] = [];
+  try {
+    for (let r = 0; r <= reps; r++) {
+      const t0 = now();
+      const enc = device.createCommandEncoder();
+      const pass = enc.beginComputePass();
+      copied.encode(pass);
+      pass.end();
+      enc.copyBufferToBuffer(copied.dst, 0, read, 0, 4096);
+      device.queue.submit([enc.finish()]);
+      await read.mapAsync(MapMode.READ);
+      new Uint8Array(read.getMappedRange()).slice();
+      read.unmap();
+      if (r > 0) readbackUs.push((now() - t0) * 1e3);
+    }
+  } finally {
+    read.destroy();
+  }
+  return { dispatches: n, dispatchUs: summarize(dispatchUs), submitUs: summarize(submitUs), readbackUs: summarize(readbackUs) };
 }
 
 /** Repetitions of `n` runs of `singleMs` each inside the cell budget (never below 3). */
@@ -326,7 +348,10 @@ export async function runKernelBench(
       o.log(`kernels: a dependent dispatch's floor ${(floorMs.min * 1e3).toFixed(2)} µs (fastest of ${floorMs.n}; median ${(floorMs.median * 1e3).toFixed(2)})`);
       if (!encoding) {
         encoding = await timeEncoding(device, tiny, ENCODING_DISPATCHES, o.reps).finally(() => tiny.destroy());
-        o.log(`kernels: encoding a dispatch ${encoding.dispatchUs.median.toFixed(2)} µs, finishing and submitting a pass ${encoding.submitUs.median.toFixed(1)} µs (medians of ${encoding.dispatchUs.n})`);
+        o.log(
+          `kernels: encoding a dispatch ${encoding.dispatchUs.median.toFixed(2)} µs, finishing and submitting a pass ${encoding.submitUs.median.toFixed(1)} µs, ` +
+            `a 4 KiB readback's round trip ${encoding.readbackUs?.median.toFixed(0)} µs (medians of ${encoding.dispatchUs.n})`,
+        );
       } else tiny.destroy();
       // Every kernel of the size on the GPU first, then every CPU reference: a reference's time
       // would leave the GPU idle before the next cell (module comment).

@@ -97,7 +97,9 @@ describe("recording's CPU cost", () => {
     const encoding = { dispatches: 256, dispatchUs: { n: 5, median: 3.25, min: 2.9, max: 4, mean: 3.3 }, submitUs: { n: 5, median: 41, min: 35, max: 60, mean: 44 } };
     const t = kernelTable({ rows: [row()], unknownBindings: [], encoding }, true);
     expect(t).toContain('one dispatch (setPipeline, setBindGroup, dispatchWorkgroups, as every kernel\'s encode records it) took 3.25 µs of the recording thread (median of 5 passes of 256; min 2.90)');
-    expect(t).toContain('finishing and submitting the pass 41.0 µs');
+    expect(t).toContain('finishing and submitting the pass 41.0 µs. An iteration');
+    const withReadback = kernelTable({ rows: [row()], unknownBindings: [], encoding: { ...encoding, readbackUs: { n: 5, median: 310, min: 250, max: 400, mean: 320 } } }, true);
+    expect(withReadback).toContain("a 4 KiB readback's round trip (one dispatch and a copy submitted, then mapAsync until the bytes are here, as each rollout turn makes one) took 310 µs (min 250)");
     expect(kernelTable({ rows: [row()], unknownBindings: [] }, true)).not.toContain('Recording costs the CPU');
   });
 });
