@@ -253,7 +253,7 @@ export function peerTable(p: NonNullable<BenchResults['peer']>): string {
   );
   const notes = [
     'One update step (the classroom default: 1 epoch × 1 minibatch) on one real batch: old and reference log-probs, GRPO advantages, clipped surrogate (token-mean weights), ' +
-      'backward, global-norm clipping, Adam; each side uploads the rewards, mask and weights and reads back once. Ours also computes the chart statistics and the NaN checks (6 more dispatches) that the TF.js step leaves out.',
+      'backward, global-norm clipping, Adam; each side uploads the rewards, mask and weights and reads back once. Ours also computes the chart statistics and the NaN checks (3 more dispatches; 6 in results from before the NaN checks became one dispatch on 2026-12-01) that the TF.js step leaves out.',
     'The three ran interleaved (TF.js backends, our GPU, our CPU, again); ratio = TF.js median / ours median (above 1: ours is faster).',
     'Check: the TF.js loss and pre-clip gradient norm of the first step against our CPU reference (TypeScript, float64 accumulation) on the same batch and weights.',
     ...p.notes,
