@@ -21,10 +21,23 @@ fn treeSum(lid: u32, acc: f32) -> f32 {
 }
 
 // sum_{w < blocks} partials[w]: thread t adds partials[t], partials[t + workgroupSize], ... in that
-// order, then treeSum adds the thread sums.
+// order, then treeSum adds the thread sums. Four loads go out together and are added in that same
+// order (the same bits as one at a time): firstLayerGradSubgroup writes a block sum per workgroup,
+// a few thousand for a large model, so a thread of adamMerged may add a few dozen.
 fn sumBlocks(lid: u32, blocks: u32) -> f32 {
   var acc = 0.0;
-  for (var w = lid; w < blocks; w += workgroupSize) {
+  var w = lid;
+  for (; w + 3u * workgroupSize < blocks; w += 4u * workgroupSize) {
+    let a = partials[w];
+    let b = partials[w + workgroupSize];
+    let c = partials[w + 2u * workgroupSize];
+    let d = partials[w + 3u * workgroupSize];
+    acc += a;
+    acc += b;
+    acc += c;
+    acc += d;
+  }
+  for (; w < blocks; w += workgroupSize) {
     acc += partials[w];
   }
   return treeSum(lid, acc);

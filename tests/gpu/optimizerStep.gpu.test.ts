@@ -155,15 +155,15 @@ describe('the optimizer step in two dispatches: the three dispatches\' bits', ()
 });
 
 describe("the fused step: firstLayerGradSubgroup's block sums, then adamMerged alone", () => {
-  const dims: MlpDims = { V: 19, K: 8, D: 16, H: 64 }; // the app's default model: 9,795 parameters
-  const L = paramLayout(dims);
-  const blocks = firstLayerGradSubgroupWorkgroups(dims);
+  const DEFAULT: MlpDims = { V: 19, K: 8, D: 16, H: 64 }; // the app's default model: 9,795 parameters
 
   /**
    * firstLayerGradSubgroup over a gradient whose W2 | b2 range is `head`, then `step` in the same
    * pass, as the backend records an optimizer step. Returns the gradient the kernel left and the state.
    */
-  async function chain(step: Step, head: Float32Array, seed: number, spoil = false, o: Options = BASE) {
+  async function chain(step: Step, head: Float32Array, seed: number, spoil = false, o: Options = BASE, dims = DEFAULT) {
+    const L = paramLayout(dims);
+    const blocks = firstLayerGradSubgroupWorkgroups(dims);
     const device = await requireGpu();
     requireFeature(device, 'subgroups');
     const { c, G } = backwardSetup(dims, 120, seed);
@@ -196,21 +196,26 @@ describe("the fused step: firstLayerGradSubgroup's block sums, then adamMerged a
     });
   }
 
-  const head = (scale: number) => {
+  const head = (scale: number, dims = DEFAULT) => {
+    const L = paramLayout(dims);
     const rng = createRng(77);
     return Float32Array.from({ length: L.size }, (_, i) => (i >= L.w2 ? rng.normal() * scale : 0));
   };
 
-  it("matches adamCpu with the float64 norm of the gradient the kernel wrote, clipping on and off", async () => {
-    // A norm of ~175 against maxGradNorm 0.5 (clipped), and clipping switched off.
-    for (const [scale, o] of [[5, BASE], [1, { ...BASE, maxGradNorm: 0 }]] as const) {
-      const out = await chain(optimizerStepFusedKernel, head(scale), 3, false, o);
+  it("matches adamCpu with the float64 norm of the gradient the kernel wrote, clipping on and off; 1,204 block sums at H = 512", async () => {
+    // A norm of ~175 against maxGradNorm 0.5 (clipped), and clipping switched off; at H = 512 more
+    // block sums than four a thread of adamMerged (sumBlocks' loads in fours).
+    const big: MlpDims = { ...DEFAULT, H: 512 };
+    expect(firstLayerGradSubgroupWorkgroups(big)).toBeGreaterThan(4 * 256);
+    for (const [scale, o, dims] of [[5, BASE, DEFAULT], [1, { ...BASE, maxGradNorm: 0 }, DEFAULT], [1, BASE, big]] as const) {
+      const L = paramLayout(dims);
+      const out = await chain(optimizerStepFusedKernel, head(scale, dims), 3, false, o, dims);
       const norm = gradNormCpu(out.grad);
       if (o.maxGradNorm > 0) expect(norm).toBeGreaterThan(10 * o.maxGradNorm);
       expect(Math.abs(out.norm - norm) / norm, `norm, head scale ${scale}`).toBeLessThan(2e-6);
       const params = Float32Array.from(out.p0);
       adamCpu(params, out.grad, new Float32Array(L.size), new Float32Array(L.size), norm, { ...o, step: 1 });
-      expectClose(out.params, params, { atol: 1e-6, rtol: 1e-5, label: `fused params, maxGradNorm ${o.maxGradNorm}` });
+      expectClose(out.params, params, { atol: 1e-6, rtol: 1e-5, label: `fused params, maxGradNorm ${o.maxGradNorm}, H ${dims.H}` });
       expect(out.health).toBe(0);
     }
   });
