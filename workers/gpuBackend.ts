@@ -41,7 +41,8 @@ export interface GpuBackendOptions {
   /**
    * The kernels that have hardware versions run them ('subgroup': logitGrad's subgroup rows, and
    * sample's and tokenStats' above 64 logits, softmaxRowLayout; firstLayerGrad's subgroup
-   * version, which also writes the gradient norm's block sums; stats' spread bins) or the thread ones (kernels/variant.ts);
+   * version, which also writes the gradient norm's block sums; stats' spread bins) or the thread
+   * ones (kernels/variant.ts);
    * default defaultKernelVariant(device): the hardware versions on a hardware adapter that has
    * subgroups.
    */
@@ -63,9 +64,8 @@ export interface GpuBackendOptions {
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
  * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum) and adam (in the
  * subgroup variant firstLayerGrad writes the blocks' sums and adam adds them in every workgroup:
- * 1 dispatch), and finally
- * stats (2: chunks of trajectories, then their combination) and the finite checks (log-probs,
- * loss and ratio columns, parameters: 1).
+ * 1 dispatch), and finally stats (2: chunks of trajectories, then their combination) and the
+ * finite checks (log-probs, loss and ratio columns, parameters: 1).
  */
 export function dispatchCounts(shape: RunShape, variant: KernelVariant = 'thread'): { sampleTurn: number; update: number } {
   const steps = updateSteps(shape);
