@@ -1,6 +1,7 @@
 /**
- * A small SVG x/y chart: lines (a point without neighbours as a dot) or a step area, grid, axes, vertical marker lines, shaded x bands,
- * a legend, and a tooltip that follows the pointer (or the arrow keys when the chart has focus).
+ * A small SVG x/y chart: lines (a point without neighbours as a dot) or a step area, grid, axes,
+ * vertical marker lines, shaded x bands, a legend, and a tooltip that follows the pointer (or the
+ * arrow keys when the chart has focus).
  *
  * It replaces Recharts for the live training charts: a Recharts chart re-render (its own store,
  * selectors, text measuring for ticks, some hundred elements) cost 10-100 ms of main thread per

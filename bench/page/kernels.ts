@@ -244,14 +244,15 @@ async function timeFloor(timer: ReturnType<typeof createGpuTimer>, copied: Retur
   return kernelTime(pickGpu(xs));
 }
 
-/** Dispatches per pass when timing their encoding: as many as an update at 8× records, several times over. */
+/** Dispatches per pass when timing their encoding: several iterations' worth (a default iteration records 56). */
 const ENCODING_DISPATCHES = 256;
 
 /**
  * The CPU side of recording `n` dispatches of `copied` in a pass, then finishing and submitting
- * it, `reps` times after one warm-up; each pass is waited for before the next. In a browser this is
- * the page's or worker's time (Chromium serializes every call to its GPU process); the GPU's own
- * time per dispatch is the floor.
+ * it, `reps` times after one warm-up; each pass is waited for before the next. Then a readback's
+ * round trip as a rollout turn makes one, `reps` times after one warm-up. In a browser this is the
+ * page's or worker's time (Chromium serializes every call to its GPU process); the GPU's own time
+ * per dispatch is the floor.
  */
 async function timeEncoding(device: GPUDevice, copied: ReturnType<typeof copyOf>, n: number, reps: number): Promise<EncodingCost> {
   const dispatchUs: number[] = [];
