@@ -375,11 +375,20 @@ test('while training, the charts take new rows in separate commits, a few at a t
   await expect.poll(() => iter(page), { timeout: 60_000 }).toBeGreaterThanOrEqual(60);
   await page.getByRole('button', { name: 'Pause' }).click();
   await waitIdle(page);
+  const n = await iter(page);
+  // A run of 60 iterations on the CPU backend can end inside one stagger period (600 ms), so a
+  // chart whose slot comes late has not drawn yet at Pause; every slot fires within a period.
+  const lineCharts = page.locator('[data-testid^="chart-"][data-points]:not([data-testid$="-hist"])');
+  await expect
+    .poll(() => lineCharts.evaluateAll((els, last) => els.filter((e) => Number(e.getAttribute('data-points')) < last).map((e) => e.getAttribute('data-testid')), n), {
+      message: 'every line chart catches up with the last iteration',
+      timeout: 10_000,
+    })
+    .toEqual([]);
   const { tasks, commits } = await page.evaluate(() => {
     const w = window as unknown as { __longTasks: number[]; __commits: string[][] };
     return { tasks: w.__longTasks, commits: w.__commits };
   });
-  const n = await iter(page);
   const max = tasks.length ? Math.max(...tasks) : 0;
   const widest = Math.max(...commits.map((c) => c.length));
   const summary = `${tasks.length} long tasks during ${n} iterations (longest ${max.toFixed(0)} ms: ${tasks.map((t) => t.toFixed(0)).join(', ')}); ${commits.length} chart commits, at most ${widest} charts in one`;
