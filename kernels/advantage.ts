@@ -48,9 +48,11 @@
  * Differences are written so that those zeros are +0, not -0.
  */
 import advantageWGSL from './advantage.wgsl?raw';
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
 import type { TrajStats } from './trajStats';
 import type { KernelVariant } from './variant';
+import { defineStages, withScratchCheck } from './stages';
+import { WHITEN_FOLD_HOOKS, whitenFoldAdvWords, whitenFoldBlocks, whitenFoldNoneWGSL } from './whiten';
 
 export const ADV_ESTIMATORS = ['group', 'rloo', 'raw', 'reinforce', 'turn', 'turnGroup', 'gigpo', 'opob'] as const;
 /** Index in ADV_ESTIMATORS = the WGSL `EST_*` code. */
@@ -455,18 +457,9 @@ export type AdvantageConfig = AdvantageShape &
 export const advantageGroupSizeFor = (variant: KernelVariant, group: number): number =>
   variant === 'subgroup' && group >= 2 && group <= ADVANTAGE_MAX_FIXED_GROUP ? group : 0;
 
-/**
- * advantageCpu on the GPU, one thread per trajectory, workgroups of 64. Buffers (all read except adv):
- *   trajIn [N * 4] (packTrajIn), turnIn [N * T * 4] (packTurnIn), roleRewards [N * nRoles] f32,
- *   trajStats [N * 4] (trajStats.wgsl's output), mask, logpOld, logpRef [N * tp] f32,
- *   adv [N * tp] f32 (output, every row written).
- * An option set that does not read a buffer still needs one bound (any small buffer).
- */
-export const advantageKernel = defineKernel({
-  label: 'advantage',
-  wgsl: advantageWGSL,
+/** What advantageKernel and advantageFoldKernel share: all but their WGSL's hooks and the moments. */
+const advantageSpec = {
   workgroupSize: ADVANTAGE_WORKGROUP_SIZE,
-  bindings: ['trajIn', 'turnIn', 'roleRewards', 'trajStats', 'mask', 'logpOld', 'logpRef', 'adv'],
   uniform: ADVANTAGE_UNIFORM,
   check: (c: AdvantageConfig) => {
     if (!ADV_ESTIMATORS.includes(c.estimator)) throw new Error(`advantage: unknown estimator ${c.estimator}`);
@@ -487,6 +480,40 @@ export const advantageKernel = defineKernel({
     separate: c.separate ? 1 : 0, stepWeight: c.stepWeight, baseline: c.baseline ? 1 : 0,
     klInReward: c.klInReward, isCap: c.isCap,
   }),
-  workgroups: (c) => Math.ceil(c.numTraj / ADVANTAGE_WORKGROUP_SIZE),
+  workgroups: (c: AdvantageConfig) => Math.ceil(c.numTraj / ADVANTAGE_WORKGROUP_SIZE),
+} as const;
+
+const ADVANTAGE_BINDINGS = ['trajIn', 'turnIn', 'roleRewards', 'trajStats', 'mask', 'logpOld', 'logpRef', 'adv'] as const;
+
+/**
+ * advantageCpu on the GPU, one thread per trajectory, workgroups of 64. Buffers (all read except adv):
+ *   trajIn [N * 4] (packTrajIn), turnIn [N * T * 4] (packTurnIn), roleRewards [N * nRoles] f32,
+ *   trajStats [N * 4] (trajStats.wgsl's output), mask, logpOld, logpRef [N * tp] f32,
+ *   adv [N * tp] f32 (output, every row written).
+ * An option set that does not read a buffer still needs one bound (any small buffer).
+ */
+export const advantageKernel = defineKernel({
+  label: 'advantage',
+  wgsl: advantageWGSL + whitenFoldNoneWGSL,
+  bindings: ADVANTAGE_BINDINGS,
+  ...advantageSpec,
 });
+
+/**
+ * advantageKernel that also leaves whitening's block moments (hardware variant, when whitening
+ * follows): the same advantages bit for bit, then behind them in adv (whitenFoldAdvWords words)
+ * the masked moments of each workgroup's rows, for whitenFoldApplyKernel (whitenFold.wgsl).
+ */
+export const advantageFoldKernel = withScratchCheck(
+  defineStages<Record<(typeof ADVANTAGE_BINDINGS)[number], BufferArg>, AdvantageConfig>('advantageFold', [
+    defineKernel({ label: 'advantageFold', wgsl: advantageWGSL + WHITEN_FOLD_HOOKS, bindings: ADVANTAGE_BINDINGS, ...advantageSpec }),
+  ]),
+  {
+    words: (c: AdvantageConfig) => whitenFoldAdvWords(c.numTraj * c.tp, whitenFoldBlocks(c.numTraj)),
+    needs: (c: AdvantageConfig) => `${c.numTraj} trajectories of ${c.tp} rows and their moments need`,
+    source: 'whitenFoldAdvWords',
+  },
+  'adv',
+);
+
 export const createAdvantageKernel = (device: GPUDevice) => advantageKernel.create(device);

@@ -6,8 +6,8 @@
  * only on a device with the `subgroups` feature.
  */
 import { adamKernel, gradNormKernel, optimizerStepFusedKernel, optimizerStepKernel, optimizerStepMergedKernel } from './adam';
-import { advantageKernel } from './advantage';
-import { criticUpdateKernel, gaeKernel, gaeRowsKernel, gaeUnrolledKernel } from './critic';
+import { advantageFoldKernel, advantageKernel } from './advantage';
+import { criticUpdateKernel, gaeKernel, gaeRowsKernel, gaeUnrolledFoldKernel, gaeUnrolledKernel } from './critic';
 import { essScaleKernel } from './essScale';
 import { finiteCheckKernel } from './finiteCheck';
 import { infoGainKernel } from './infoGain';
@@ -30,7 +30,7 @@ import { statsKernel } from './stats';
 import { tokenBaselineKernel } from './tokenBaseline';
 import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } from './tokenStats';
 import { trajStatsKernel } from './trajStats';
-import { whitenKernel, whitenMergedKernel } from './whiten';
+import { whitenFoldApplyKernel, whitenKernel, whitenMergedKernel } from './whiten';
 import type { DefinedKernel } from './pipeline';
 
 export const ALL_OPS = [
@@ -45,13 +45,16 @@ export const ALL_OPS = [
   infoGainKernel,
   trajStatsKernel,
   advantageKernel,
+  advantageFoldKernel,
   gaeKernel,
   gaeUnrolledKernel,
+  gaeUnrolledFoldKernel,
   gaeRowsKernel,
   criticUpdateKernel,
   tokenBaselineKernel,
   whitenKernel,
   whitenMergedKernel,
+  whitenFoldApplyKernel,
   essScaleKernel,
   seqRatioKernel,
   ppoLossKernel,

@@ -12,9 +12,11 @@ import gaeWGSL from './gae.wgsl?raw';
 import gaeIoWGSL from './gaeIo.wgsl?raw';
 import gaeRowsWGSL from './gaeRows.wgsl?raw';
 import gaeUnrolledWGSL from './gaeUnrolled.wgsl?raw';
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
 import { defineTwoPass, rowChunks, type ChunkLayout } from './reduce';
 import type { KernelVariant } from './variant';
+import { defineStages, withScratchCheck } from './stages';
+import { WHITEN_FOLD_HOOKS, whitenFoldAdvWords, whitenFoldBlocks, whitenFoldNoneWGSL } from './whiten';
 
 export interface GaeOptions {
   gamma: number;
@@ -80,7 +82,7 @@ const gaeIo = {
 } as const;
 
 /** gaeCpu on the GPU: buffers critic, stateKey, mask, trajIn (advantage.ts packTrajIn), adv and ret (outputs). */
-export const gaeKernel = defineKernel({ label: 'gae', wgsl: gaeIoWGSL + gaeWGSL, ...gaeIo });
+export const gaeKernel = defineKernel({ label: 'gae', wgsl: gaeIoWGSL + gaeWGSL + whitenFoldNoneWGSL, ...gaeIo });
 
 /** Most rows per trajectory of gaeUnrolledKernel: the size of its row arrays (gaeUnrolled.wgsl). */
 export const GAE_UNROLLED_MAX_TP = 64;
@@ -92,15 +94,40 @@ export const GAE_UNROLLED_MAX_TP = 64;
  */
 export const gaeUnrolledKernel = defineKernel({
   label: 'gaeUnrolled',
-  wgsl: gaeIoWGSL + gaeUnrolledWGSL,
+  wgsl: gaeIoWGSL + gaeUnrolledWGSL + whitenFoldNoneWGSL,
   ...gaeIo,
-  specialize: (c) => {
-    if (!(Number.isInteger(c.tp) && c.tp >= 1 && c.tp <= GAE_UNROLLED_MAX_TP)) {
-      throw new Error(`gaeUnrolled: ${c.tp} rows per trajectory is outside its 1..${GAE_UNROLLED_MAX_TP}; use gaeKernel`);
-    }
-    return { tpSize: c.tp };
-  },
+  specialize: (c) => gaeUnrolledConstants('gaeUnrolled', c),
 });
+
+function gaeUnrolledConstants(label: string, c: GaeConfig): Record<string, number> {
+  if (!(Number.isInteger(c.tp) && c.tp >= 1 && c.tp <= GAE_UNROLLED_MAX_TP)) {
+    throw new Error(`${label}: ${c.tp} rows per trajectory is outside its 1..${GAE_UNROLLED_MAX_TP}; use gaeKernel`);
+  }
+  return { tpSize: c.tp };
+}
+
+/**
+ * gaeUnrolledKernel that also leaves whitening's block moments (PPO in the hardware variant, whose
+ * advantages are whitened next): the same bits in adv and ret, then behind the rows of adv
+ * (whitenFoldAdvWords words) the masked moments of each workgroup's A, for whitenFoldApplyKernel
+ * (whitenFold.wgsl). Untimed on a GPU.
+ */
+export const gaeUnrolledFoldKernel = withScratchCheck(
+  defineStages<Record<(typeof gaeIo.bindings)[number], BufferArg>, GaeConfig>('gaeUnrolledFold', [
+    defineKernel({
+      label: 'gaeUnrolledFold',
+      wgsl: gaeIoWGSL + gaeUnrolledWGSL + WHITEN_FOLD_HOOKS,
+      ...gaeIo,
+      specialize: (c) => gaeUnrolledConstants('gaeUnrolledFold', c),
+    }),
+  ]),
+  {
+    words: (c: GaeConfig) => whitenFoldAdvWords(c.numTraj * c.tp, whitenFoldBlocks(c.numTraj)),
+    needs: (c: GaeConfig) => `${c.numTraj} trajectories of ${c.tp} rows and their moments need`,
+    source: 'whitenFoldAdvWords',
+  },
+  'adv',
+);
 
 /**
  * gaeKernel with one thread per row (gaeRows.wgsl: each row's thread walks its trajectory from the
@@ -110,7 +137,7 @@ export const gaeUnrolledKernel = defineKernel({
  */
 export const gaeRowsKernel = defineKernel({
   label: 'gaeRows',
-  wgsl: gaeIoWGSL + gaeRowsWGSL,
+  wgsl: gaeIoWGSL + gaeRowsWGSL + whitenFoldNoneWGSL,
   ...gaeIo,
   workgroups: (c: GaeConfig) => Math.ceil((c.numTraj * c.tp) / 64),
 });

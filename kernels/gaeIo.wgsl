@@ -25,7 +25,8 @@ fn gaeStep(v: f32, r: f32, next: vec2f) -> vec2f {
 }
 
 // One row of the backward walk, written: A and returns of row i from the row after it; returns
-// what the row before steps from. A masked-out row gets zeros and passes `next` on.
+// what the row before steps from. A masked-out row gets zeros and passes `next` on. A masked row's
+// A goes to the whitening hooks too (foldRow: whitenFold.wgsl, or whitenFoldNone.wgsl's no-op).
 fn gaeRow(i: u32, m: f32, v: f32, r: f32, next: vec2f) -> vec2f {
   if (m == 0.0) {
     adv[i] = 0.0;
@@ -35,5 +36,6 @@ fn gaeRow(i: u32, m: f32, v: f32, r: f32, next: vec2f) -> vec2f {
   let s = gaeStep(v, r, next);
   adv[i] = s.y;
   ret[i] = s.y + v;
+  foldRow(s.y, m);
   return s;
 }

@@ -21,10 +21,16 @@ fn main(
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let n = flatWorkgroup(wid, nwg) * workgroupSize + lid;
-  if (n >= u.numTraj) {
-    return;
+  let block = flatWorkgroup(wid, nwg);
+  let n = block * workgroupSize + lid;
+  if (n < u.numTraj) {
+    walkTrajectory(n);
   }
+  // Every invocation reaches the whitening hooks' barriers (whitenFold.wgsl; a no-op without).
+  foldFinish(lid, block, block * workgroupSize < u.numTraj, u.numTraj * tpSize);
+}
+
+fn walkTrajectory(n: u32) {
   let base = n * tpSize;
   var m: array<f32, GAE_UNROLLED_MAX_TP>;
   for (var j = 0u; j < tpSize; j++) {

@@ -20,8 +20,12 @@ import { defineStages, withScratchCheck, type ScratchSize } from './stages';
 import whitenWGSL from './whiten.wgsl?raw';
 import whitenApplyWGSL from './whitenApply.wgsl?raw';
 import whitenCombineWGSL from './whitenCombine.wgsl?raw';
+import whitenFoldApplyWGSL from './whitenFoldApply.wgsl?raw';
+import whitenFoldWGSL from './whitenFold.wgsl?raw';
+import whitenFoldNoneWGSL from './whitenFoldNone.wgsl?raw';
 import whitenMergeApplyWGSL from './whitenMergeApply.wgsl?raw';
 import whitenMomentsWGSL from './whitenMoments.wgsl?raw';
+import whitenRowsWGSL from './whitenRows.wgsl?raw';
 import type { KernelVariant } from './variant';
 
 /**
@@ -142,7 +146,7 @@ export const WHITEN_MERGED_APPLY_ROWS = 8 * WHITEN_WORKGROUP_SIZE;
 /** The combine and the rows in one dispatch (hardware variant): buffers mask, partials, adv. */
 export const whitenMergeApplyKernel = defineKernel({
   label: 'whitenMergeApply',
-  wgsl: whitenMergeApplyWGSL + whitenMomentsWGSL,
+  wgsl: whitenMergeApplyWGSL + whitenRowsWGSL + whitenMomentsWGSL,
   ...whitenShared,
   bindings: ['mask', 'partials', 'adv'],
   workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_MERGED_APPLY_ROWS),
@@ -182,3 +186,104 @@ export const whitenMergedKernel = withScratchCheck(whitenMergedStages, whitenScr
 
 /** The whitening the backend runs: two dispatches in the hardware (subgroup) variant, three elsewhere. */
 export const whitenKernelFor = (variant: KernelVariant) => (variant === 'subgroup' ? whitenMergedKernel : whitenKernel);
+
+/**
+ * Whitening's pass 1 inside the kernel that writes the rows (hardware variant): the WGSL joined
+ * after a producer (advantage.wgsl, gaeUnrolled.wgsl), so that each of its workgroups leaves the
+ * masked moments of the rows it wrote behind them in its `adv` buffer (whitenFold.wgsl), which
+ * then needs whitenFoldAdvWords words. whitenFoldApplyKernel whitens in one dispatch after it.
+ */
+export const WHITEN_FOLD_HOOKS = whitenFoldWGSL + whitenMomentsWGSL;
+
+/** The same hooks doing nothing, for a producer's own pipelines. */
+export { whitenFoldNoneWGSL };
+
+/**
+ * Moments records a folding producer leaves for numTraj trajectories: one per workgroup of 64
+ * trajectories (advantage.wgsl and gaeUnrolled.wgsl both run a thread per trajectory in
+ * workgroups of 64; tests/gpu/whitenFold.gpu.test.ts checks both).
+ */
+export const WHITEN_FOLD_TRAJ_PER_BLOCK = 64;
+export const whitenFoldBlocks = (numTraj: number) => Math.ceil(numTraj / WHITEN_FOLD_TRAJ_PER_BLOCK);
+/** Words of `adv` with the moments behind the rows: numRows, then 4 a record. */
+export const whitenFoldAdvWords = (numRows: number, blocks: number) => numRows + 4 * blocks;
+
+/** Masked moments of a set of rows: how many, their mean, and their sum of squared deviations. */
+export interface Moments {
+  count: number;
+  mean: number;
+  m2: number;
+}
+
+/**
+ * What a folding producer leaves, in float64: the masked moments of each block's rows, a block
+ * being WHITEN_FOLD_TRAJ_PER_BLOCK trajectories of tp rows (the last one possibly fewer).
+ */
+export function whitenFoldMomentsCpu(adv: Float32Array, mask: Float32Array, numTraj: number, tp: number): Moments[] {
+  const out: Moments[] = [];
+  for (let b = 0; b < whitenFoldBlocks(numTraj); b++) {
+    const lo = b * WHITEN_FOLD_TRAJ_PER_BLOCK * tp;
+    const hi = Math.min(numTraj, (b + 1) * WHITEN_FOLD_TRAJ_PER_BLOCK) * tp;
+    let count = 0;
+    let sum = 0;
+    for (let i = lo; i < hi; i++) if (mask[i] !== 0) (count++, (sum += adv[i]!));
+    const mean = count ? sum / count : 0;
+    let m2 = 0;
+    for (let i = lo; i < hi; i++) if (mask[i] !== 0) m2 += (adv[i]! - mean) ** 2;
+    out.push({ count, mean, m2 });
+  }
+  return out;
+}
+
+/** The records behind the rows of a folding producer's adv (n, pivot, off, m2 each), read as Moments. */
+export function unpackFoldMoments(words: Float32Array, blocks: number): Moments[] {
+  return Array.from({ length: blocks }, (_, b) => {
+    const [n, pivot, off, m2] = words.subarray(4 * b, 4 * b + 4);
+    return { count: n!, mean: n ? pivot! + off! : 0, m2: m2! };
+  });
+}
+
+export interface WhitenFoldConfig extends WhitenConfig {
+  /** Moments records the producer left (whitenFoldBlocks of its trajectories). */
+  blocks: number;
+}
+
+/** The merge tree's first stride over min(blocks, workgroup) slots, as whitenBlocks gives it. */
+function foldTreeTop(blocks: number): number {
+  let top = 0;
+  while (Math.max(1, 2 * top) < Math.min(blocks, WHITEN_WORKGROUP_SIZE)) top = Math.max(1, 2 * top);
+  return top;
+}
+
+const whitenFoldApplyPass = defineKernel({
+  label: 'whitenFoldApply',
+  wgsl: whitenFoldApplyWGSL + whitenRowsWGSL + whitenMomentsWGSL,
+  workgroupSize: WHITEN_WORKGROUP_SIZE,
+  uniform: WHITEN_UNIFORM,
+  check: (c: WhitenFoldConfig) => {
+    checkRows(c);
+    if (!(Number.isInteger(c.blocks) && c.blocks >= 0)) throw new Error(`whitenFoldApply: ${c.blocks} moments records`);
+  },
+  values: (c: WhitenFoldConfig) => ({ numRows: c.numRows, block: 0, blocks: c.blocks, treeTop: foldTreeTop(c.blocks) }),
+  bindings: ['mask', 'adv'],
+  workgroups: (c: WhitenFoldConfig) => Math.ceil(c.numRows / WHITEN_MERGED_APPLY_ROWS),
+});
+
+/**
+ * Whitening in one dispatch, after a producer compiled with WHITEN_FOLD_HOOKS: buffers mask and
+ * adv (whitened in place; the producer's moments records behind its rows, whitenFoldAdvWords
+ * words in all, refused by name if smaller). Merges the records in every workgroup, thread t
+ * records t, t + 256, ..., then the tree: the same bits on every run, though not whitenKernel's
+ * (other blocks, so other rounding of the same sums). Untimed on a GPU: whitening's own pass 1 is
+ * a dependent dispatch whose fixed cost alone kept it under half of a copy there (BENCHMARKS.md,
+ * eighth session).
+ */
+export const whitenFoldApplyKernel = withScratchCheck(
+  defineStages<Record<'mask' | 'adv', BufferArg>, WhitenFoldConfig>('whitenFoldApply', [whitenFoldApplyPass]),
+  {
+    words: (c: WhitenFoldConfig) => whitenFoldAdvWords(c.numRows, c.blocks),
+    needs: (c: WhitenFoldConfig) => `${c.numRows} rows and ${c.blocks} moments records need`,
+    source: 'whitenFoldAdvWords',
+  },
+  'adv',
+);

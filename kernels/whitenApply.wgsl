@@ -21,6 +21,5 @@ fn main(
     return;
   }
   let s = partials[u.blocks];
-  // With one masked row, adv - pivot is exactly 0: the pivot is that row's value and off is 0.
-  adv[i] = select(0.0, ((adv[i] - s.x) - s.y) / s.z, mask[i] != 0.0);
+  adv[i] = whitenRow(adv[i], mask[i], s.x, s.y, s.z);
 }

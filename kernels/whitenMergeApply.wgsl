@@ -2,7 +2,7 @@
 // in whiten.ts; dispatch 1 is whiten.wgsl; shared declarations: whitenMoments.wgsl):
 // whitenCombine.wgsl and whitenApply.wgsl in one. Every workgroup merges the block moments in the
 // combine's tree (the same order, so the same mean and sd, bit for bit) and then whitens its
-// APPLY_ROWS rows, APPLY_ROWS_PER_THREAD a thread, as whitenApply.wgsl does one.
+// rows, APPLY_ROWS_PER_THREAD a thread (whitenRows.wgsl), as whitenApply.wgsl does one.
 // Why: on an H200 each dependent dispatch costs ~3 us whatever its size (the three dispatches took
 // 9.7 us at 9,216 rows and 12 us at 589,824), more than a copy of the rows' bytes. The rows are
 // loaded before the merge, so their loads overlap its tree. On SwiftShader, where every workgroup
@@ -14,7 +14,6 @@
 @group(0) @binding(3) var<storage, read_write> adv: array<f32>;           // [numRows]
 
 override workgroupSize: u32 = 256;
-const APPLY_ROWS_PER_THREAD: u32 = 8u;
 
 @compute @workgroup_size(workgroupSize)
 fn main(
@@ -22,32 +21,12 @@ fn main(
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  // Rows r0 + lid + k workgroupSize: neighbouring threads on neighbouring rows.
   let r0 = flatWorkgroup(wid, nwg) * workgroupSize * APPLY_ROWS_PER_THREAD;
-  var x: array<f32, APPLY_ROWS_PER_THREAD>;
-  var m: array<f32, APPLY_ROWS_PER_THREAD>;
-  for (var k = 0u; k < APPLY_ROWS_PER_THREAD; k++) {
-    let i = r0 + lid + k * workgroupSize;
-    if (i < u.numRows) {
-      x[k] = adv[i];
-      m[k] = mask[i];
-    }
-  }
+  let rows = loadApplyRows(r0, lid);
   // whitenCombine.wgsl, in every workgroup (uniform control flow: no thread has returned).
   var b = vec4f(0.0);
   if (lid < u.blocks) {
     b = partials[lid];
   }
-  let t = reduceMoments(lid, b, u.treeTop);
-  var sd = 1.0;
-  if (t.x > 1.0) {
-    sd = sqrt(t.w / (t.x - 1.0) + 1e-8);
-  }
-  // whitenApply.wgsl with (pivot, off, sd) = (t.y, t.z, sd).
-  for (var k = 0u; k < APPLY_ROWS_PER_THREAD; k++) {
-    let i = r0 + lid + k * workgroupSize;
-    if (i < u.numRows) {
-      adv[i] = select(0.0, ((x[k] - t.y) - t.z) / sd, m[k] != 0.0);
-    }
-  }
+  writeApplyRows(r0, lid, rows, reduceMoments(lid, b, u.treeTop));
 }

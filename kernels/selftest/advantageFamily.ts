@@ -127,6 +127,38 @@ function tokenBaselineCase(name: string, seed: number, sizes: GroupSpec[], tp: n
 
 // ---- whiten ----
 
+/** Whitened rows `got` of `adv` against whitenCpu: the masked-in rows within tolerance, the others exactly 0. */
+export function whitenChecks(got: Float32Array, adv: Float32Array, mask: Float32Array): Check[] {
+  const R = adv.length;
+  const ref = whitenCpu(adv, mask);
+  const { count, sd, maxDev } = whitenStats(adv, mask);
+  const live: number[] = [];
+  const dead: number[] = [];
+  for (let i = 0; i < R; i++) (mask[i] !== 0 && count > 1 ? live : dead).push(i);
+  const checks: Check[] = [];
+  if (live.length) {
+    checks.push({
+      output: 'A (masked-in rows)',
+      actual: live.map((i) => got[i]!),
+      expected: live.map((i) => ref[i]!),
+      tol: {
+        atol: 1e-5 * Math.max(1, maxDev / sd),
+        rtol: 1e-5,
+        why: 'the mean is kept as an input value plus a small offset, so each rounding is of the size of A − mean: atol 1e-5 max(1, max|A − mean| / sd), rtol 1e-5',
+      },
+    });
+  }
+  if (dead.length) {
+    checks.push({
+      output: count > 1 ? 'A = 0 (masked-out rows)' : 'A = 0 (≤ 1 row masked in)',
+      actual: dead.map((i) => got[i]!),
+      expected: dead.map(() => 0),
+      tol: exact('masked-out rows are zeroed, and with at most one masked-in row A − mean is exactly 0'),
+    });
+  }
+  return checks;
+}
+
 function whitenCase(name: string, input: () => { adv: Float32Array; mask: Float32Array }, merged = false): SelfTestCase {
   const whiten = merged ? whitenMergedKernel : whitenKernel;
   return {
@@ -138,38 +170,11 @@ function whitenCase(name: string, input: () => { adv: Float32Array; mask: Float3
       withScratch(device, async (s) => {
         const { adv, mask } = input();
         const R = adv.length;
-        const ref = whitenCpu(adv, mask);
         const k = s.kernel(whiten.create(device));
         const buf = s.upload(adv);
         const partials = s.empty(whitenScratchWords(R));
         dispatch(device, [[k, k.bind({ mask: s.upload(mask), adv: buf, partials }, { numRows: R })]]);
-        const got = await s.readF32(buf, R);
-        const { count, sd, maxDev } = whitenStats(adv, mask);
-        const live: number[] = [];
-        const dead: number[] = [];
-        for (let i = 0; i < R; i++) (mask[i] !== 0 && count > 1 ? live : dead).push(i);
-        const checks: Check[] = [];
-        if (live.length) {
-          checks.push({
-            output: 'A (masked-in rows)',
-            actual: live.map((i) => got[i]!),
-            expected: live.map((i) => ref[i]!),
-            tol: {
-              atol: 1e-5 * Math.max(1, maxDev / sd),
-              rtol: 1e-5,
-              why: 'the mean is kept as an input value plus a small offset, so each rounding is of the size of A − mean: atol 1e-5 max(1, max|A − mean| / sd), rtol 1e-5',
-            },
-          });
-        }
-        if (dead.length) {
-          checks.push({
-            output: count > 1 ? 'A = 0 (masked-out rows)' : 'A = 0 (≤ 1 row masked in)',
-            actual: dead.map((i) => got[i]!),
-            expected: dead.map(() => 0),
-            tol: exact('masked-out rows are zeroed, and with at most one masked-in row A − mean is exactly 0'),
-          });
-        }
-        return checks;
+        return whitenChecks(await s.readF32(buf, R), adv, mask);
       }),
   };
 }

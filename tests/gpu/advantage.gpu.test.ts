@@ -25,6 +25,7 @@ import {
 } from '../../kernels/advantage';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
+import { advantageVariants, variantLabel as label } from '../helpers/advantageVariants';
 import { advantageBatch, advantageBuffers, type AdvantageBatch } from '../helpers/rlFixtures';
 
 const TOL = 2e-5;
@@ -40,38 +41,7 @@ const CASES: AdvantageBatch[] = [
   advantageBatch('extreme N=67', 4, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], { T: 4, aL: 3, tp: 11, nRoles: 3, extreme: true }),
 ];
 
-/** Every option that changes an estimator's result, crossed per estimator. */
-function variants(): Array<Partial<AdvantageOptions>> {
-  const out: Array<Partial<AdvantageOptions>> = [];
-  const bools = [false, true];
-  for (const estimator of ['group', 'rloo', 'raw'] as const) {
-    for (const byRole of bools) {
-      for (const entropyScale of bools) {
-        if (estimator === 'group') {
-          for (const scaleStd of bools) for (const unbiasedStd of bools) out.push({ estimator, byRole, entropyScale, scaleStd, unbiasedStd });
-        } else out.push({ estimator, byRole, entropyScale });
-      }
-    }
-  }
-  for (const baseline of bools) {
-    for (const klInReward of [0, 0.3]) for (const gamma of [1, 0.9]) out.push({ estimator: 'reinforce', baseline, klInReward, gamma });
-  }
-  out.push({ estimator: 'reinforce', baseline: true, entropyScale: true, gamma: 0.95 });
-  for (const separate of bools) for (const gamma of [1, 0.8]) out.push({ estimator: 'turn', separate, gamma });
-  out.push({ estimator: 'turn', separate: true, entropyScale: true });
-  for (const scaleStd of bools) for (const unbiasedStd of bools) out.push({ estimator: 'turnGroup', scaleStd, unbiasedStd });
-  for (const scaleStd of bools) {
-    for (const gamma of [1, 0.9]) for (const stepWeight of [1, 0.5]) out.push({ estimator: 'gigpo', scaleStd, gamma, stepWeight });
-  }
-  for (const scaleStd of bools) {
-    for (const isCap of [0, 2, 1e6]) for (const entropyScale of bools) out.push({ estimator: 'opob', scaleStd, isCap, entropyScale });
-  }
-  return out;
-}
-
-const VARIANTS = variants();
-const label = (v: Partial<AdvantageOptions>) =>
-  Object.entries(v).map(([k, x]) => (k === 'estimator' ? x : `${k}=${x}`)).join(' ');
+const VARIANTS = advantageVariants();
 
 /** Rows whose advantage must be exactly 0 on the GPU: masked, or a group of equal rewards. */
 function structuralZeros(c: AdvantageBatch, o: AdvantageOptions): Uint8Array {
