@@ -26,7 +26,9 @@
 #                                                   compiled in, stats in four layouts, whiten,
 #                                                   criticUpdate, gae, whiten and logitGrad's unrolled
 #                                                   one, gae a thread per row, the optimizer step in three dispatches and
-#                                                   merged in two), whole iterations with each variant
+#                                                   merged in two; whitening folded into advantage and
+#                                                   gaeUnrolled, then whitenFoldApply alone), whole
+#                                                   iterations with each variant
 #                                                   (ITER_S=0 skips those)
 #              AB=kernels KSEL=gae,advantage bash run.sh   the commit before against this one,
 #              AB=iteration bash run.sh             alternating ROUNDS times (default 2) on the same
@@ -101,7 +103,7 @@ rows_checks() {
   enough rows-checks || return 0
   run check-subgroup $(limit ${CHECK_S:-150}) --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
   enough rows-kernels || return 0
-  run kernels-rows $(limit ${KERN_S:-150}) --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,optimizerStepFused,finiteCheck,advantage,advantageFixedGroup,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,gaeRows,whitenMerged
+  run kernels-rows $(limit ${KERN_S:-150}) --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,optimizerStepFused,finiteCheck,advantage,advantageFixedGroup,advantageFold,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,gaeUnrolledFold,gaeRows,whitenMerged,whitenFoldApply
 }
 rows_iterations() {
   [ "${ITER_S:-120}" = 0 ] && return 0

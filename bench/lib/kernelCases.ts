@@ -47,7 +47,16 @@ import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
 import { SUBGROUP_ROWS_PER_GROUP, SUBGROUP_WORKGROUP_SIZE } from '../../kernels/rowSubgroup';
-import { WHITEN_MERGED_APPLY_ROWS, WHITEN_WORKGROUP_SIZE, whitenBlocks, whitenCpu, whitenKernel } from '../../kernels/whiten';
+import {
+  WHITEN_MERGED_APPLY_ROWS,
+  WHITEN_WORKGROUP_SIZE,
+  whitenBlocks,
+  whitenCpu,
+  whitenFoldAdvWords,
+  whitenFoldBlocks,
+  whitenFoldMomentsCpu,
+  whitenKernel,
+} from '../../kernels/whiten';
 import type { RunShape } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { createEnv } from '../../workers/envs';
@@ -523,9 +532,27 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
   // compiled in, another pipeline of the same kernel, same bytes.
   const advantage = cases.find((c) => c.label === 'advantage')!;
   const fixedGroup = { ...advantage, label: ADVANTAGE_FIXED_GROUP_CASE, config: { ...advantage.config as object, groupSize: advantageGroupSizeFor('subgroup', shape.group) } };
+  // Whitening folded into its producer (hardware variant, kernels/whiten.ts WHITEN_FOLD_HOOKS):
+  // advantage (as the hardware variant binds it) and gaeUnrolled leave each workgroup's moments
+  // behind their rows, 16 bytes a record more written, and whitenFoldApply whitens from those
+  // records in one dispatch: whiten's rows and mask read, the rows written, the records read once.
+  const foldBlocks = whitenFoldBlocks(N);
+  const foldWords = whitenFoldAdvWords(R, foldBlocks);
+  const folded = new Float32Array(foldWords);
+  folded.set(d.adv);
+  whitenFoldMomentsCpu(d.adv, d.mask, N, Tp).forEach((m, b) => folded.set([m.count, m.mean, 0, m.m2], R + 4 * b));
+  const gae = cases.find((c) => c.label === 'gae')!;
+  const whiten = cases.find((c) => c.label === 'whiten')!;
+  const records = (c: { bytes: number; flops: number }) => ({ bytes: c.bytes + 16 * foldBlocks, flops: c.flops });
   return {
     ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup', 'Unrolled'], gae: ['Unrolled', 'Rows'], whiten: ['Merged'] }),
     [ADVANTAGE_FIXED_GROUP_CASE]: { ...fixedGroup, ...cost.advantage! },
+    advantageFold: { ...fixedGroup, label: 'advantageFold', buffers: { adv: { words: foldWords } }, ...records(cost.advantage!) },
+    gaeUnrolledFold: { ...gae, label: 'gaeUnrolledFold', buffers: { ...gae.buffers, adv: { words: foldWords } }, ...records(cost.gae!) },
+    whitenFoldApply: {
+      ...whiten, label: 'whitenFoldApply', size: `${rows}, ${foldBlocks} records`, config: { numRows: R, blocks: foldBlocks },
+      buffers: { adv: folded }, ...records(cost.whiten!),
+    },
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
     [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
     [STATS_HIST_COPIES_CASE]: { ...copies, ...cost.stats! },
@@ -676,6 +703,19 @@ export function whitenShapes(R: number): LaunchShape[] {
 }
 
 /**
+ * whitenFoldApply for R rows of numTraj trajectories (kernels/whiten.ts): its only dispatch, the
+ * producer's records (one per 64 trajectories) merged in every workgroup before a tree.
+ */
+export function whitenFoldShape(R: number, numTraj: number): LaunchShape {
+  const wg = WHITEN_WORKGROUP_SIZE;
+  const blocks = whitenFoldBlocks(numTraj);
+  return {
+    kernel: 'whitenFoldApply', threads: Math.ceil(R / WHITEN_MERGED_APPLY_ROWS) * wg, serial: WHITEN_MERGED_APPLY_ROWS / wg + Math.ceil(blocks / wg),
+    mapping: `workgroup per ${WHITEN_MERGED_APPLY_ROWS} rows: the rows loaded, the producer's ${blocks} records merged (a thread each ${Math.ceil(blocks / wg)}, then a tree), then the rows; no pass 1`,
+  };
+}
+
+/**
  * stats' two passes for N trajectories of Tp rows in groups of `group` (kernels/stats.ts): pass 1
  * walks its chunk's rows twice and, per thread, one trajectory's rows (in workgroup memory) and its
  * group's rewards; pass 2 the chunk records.
@@ -737,6 +777,7 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
       mapping: `workgroup per chunk of ${critic.rowsPerChunk} rows: zeroes the chunk's 4096-entry (sum, count) table together, then one thread adds the chunk's rows in order` },
     { kernel: 'criticUpdate (apply)', threads: 4096, serial: critic.chunks, mapping: 'thread per table entry: the chunk tables in chunk order, then the step toward the mean return' },
     ...whitenShapes(R),
+    whitenFoldShape(R, shape.N),
     { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
     // Their unrolled versions (kernels/rowUnrolled.ts): the row loaded once, then walked in registers.
