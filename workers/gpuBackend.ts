@@ -21,7 +21,7 @@ import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats';
 import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { defaultKernelVariant, type KernelVariant } from '../kernels/variant';
 import { TRAJ_STATS_WORDS } from '../kernels/trajStats';
-import { whitenKernelFor, whitenScratchWords } from '../kernels/whiten';
+import { whitenFoldAdvWords, whitenFoldBlocks, whitenScratchWords } from '../kernels/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 import {
   advantageConfigFor,
@@ -32,6 +32,8 @@ import {
   runsTokenBaseline,
   statsConfigFor,
   updateSteps,
+  whitenDispatches,
+  whitenFoldProducer,
 } from './gpuKernels';
 import { copyRows } from './rowCopy';
 
@@ -58,7 +60,8 @@ export interface GpuBackendOptions {
  * the old log-probs, trajStats, the advantage (OTB's in 2 dispatches: W by position, then the
  * rows; plus whitening for REINFORCE++ and PPO, 3
  * dispatches: block moments, their combination, the rows; 2 in the subgroup `variant`, the
- * combination done in every workgroup of the rows), essScale, then per
+ * combination done in every workgroup of the rows, and 1 where the block moments come from the
+ * advantage or GAE kernel, whitenFoldProducer), essScale, then per
  * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
@@ -82,10 +85,24 @@ export function dispatchCounts(shape: RunShape, variant: KernelVariant = 'thread
   const otb = runsTokenBaseline(shape) ? tokenBaselineKernel.dispatches - 1 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernelFor(variant).dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
+    update: logps + 1 + 1 + critic + otb + whitenDispatches(shape, variant) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
   };
 }
 
+
+/**
+ * A call bound once, as an encode of its own: the call stays with the kernel that made it, so one
+ * name can stand for either of two kernels with different call types (a folding producer or not).
+ */
+function bound<B, C, Call>(
+  kernel: { bind(buffers: B, config: C, label?: string): Call; encode(pass: GPUComputePassEncoder, call: Call): void },
+  buffers: B,
+  config: C,
+  label?: string,
+): (pass: GPUComputePassEncoder) => void {
+  const call = kernel.bind(buffers, config, label);
+  return (pass) => kernel.encode(pass, call);
+}
 
 export function createGpuBackend(
   device: GPUDevice,
@@ -179,7 +196,9 @@ export function createGpuBackend(
   const scratchSumP2 = f32('sumP2 (ref/rollout, unused)', R);
   const stale = shape.staleness > 0;
   const logpRollout = stale ? f32('logpRollout', R) : logpOld;
-  const adv = f32('adv', R);
+  // Whitening folded into the kernel that writes adv (whitenFoldProducer): its records go behind the rows.
+  const fold = whitenFoldProducer(shape, kernelVariant);
+  const adv = f32('adv', fold ? whitenFoldAdvWords(R, whitenFoldBlocks(N)) : R);
   const dlogp = f32('dlogp', R);
   const ppo = f32('ppo rows', R * PPO_ROW_WORDS);
   const mask = f32('mask', R);
@@ -308,18 +327,29 @@ export function createGpuBackend(
   );
   const advBuffers = { trajIn, turnIn, roleRewards, trajStats, mask, logpOld, logpRef, adv };
   const advConfig = advantageConfigFor(shape, kernelVariant);
-  const advCall = k.advantage.bind(advBuffers, advConfig, 'advantage');
+  // With whitening folded into the advantage kernel its raw configuration runs that pipeline too
+  // (the records it leaves go unread): one pipeline, not two.
+  const bindAdv = (config: typeof advConfig, label: string) =>
+    fold === 'advantage' ? bound(k.advantageFold, advBuffers, config, label) : bound(k.advantage, advBuffers, config, label);
+  const encodeAdv = bindAdv(advConfig, 'advantage');
   // ReGFT's fine-tuning iterations: the advantage is the reward itself.
-  const rawAdvCall = k.advantage.bind(advBuffers, { ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');
+  const encodeRawAdv = bindAdv({ ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');
   // OTB's W by position goes where the reference pass put its unused entropy (written again only by
   // the next update's reference pass).
   const otbCall = runsTokenBaseline(shape)
     ? k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, wpos: scratchEntropy, adv }, { numTraj: N, tp: Tp })
     : null;
-  const whitenCall = shape.whiten ? k.whiten.bind({ mask, adv, partials: whitenPartials }, { numRows: R }) : null;
+  const encodeWhiten = !shape.whiten
+    ? null
+    : fold
+      ? bound(k.whitenFold, { mask, adv }, { numRows: R, blocks: whitenFoldBlocks(N) })
+      : bound(k.whiten, { mask, adv, partials: whitenPartials }, { numRows: R });
+  const gaeBuffers = { critic: criticTable, stateKey, mask, trajIn, adv, ret: returns };
   const criticCalls = shape.critic
     ? [
-        k.gae.bind({ critic: criticTable, stateKey, mask, trajIn, adv, ret: returns }, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }),
+        fold === 'gae'
+          ? bound(k.gaeFold, gaeBuffers, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }, 'gae')
+          : bound(k.gae, gaeBuffers, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }, 'gae'),
         k.criticUpdate.bind({ stateKey, mask, ret: returns, partials: criticPartials, critic: criticTable }, criticConfig),
       ] as const
     : null;
@@ -516,13 +546,13 @@ export function createGpuBackend(
         k.forward.encode(pass, fwdOld);
         k.tokenStats.encode(pass, tsOld);
         k.trajStats.encode(pass, trajStatsCall);
-        if (inp.raw) k.advantage.encode(pass, rawAdvCall);
+        if (inp.raw) encodeRawAdv(pass);
         else if (criticCalls) {
-          k.gae.encode(pass, criticCalls[0]);
+          criticCalls[0](pass);
           k.criticUpdate.encode(pass, criticCalls[1]);
         } else if (otbCall) k.tokenBaseline.encode(pass, otbCall);
-        else k.advantage.encode(pass, advCall);
-        if (whitenCall && !inp.raw) k.whiten.encode(pass, whitenCall);
+        else encodeAdv(pass);
+        if (encodeWhiten && !inp.raw) encodeWhiten(pass);
         k.essScale.encode(pass, essCall);
         let s = 0;
         for (let epoch = 0; epoch < shape.epochs; epoch++) {

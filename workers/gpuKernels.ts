@@ -8,8 +8,8 @@
  * backend compiles nothing past it, and binds every pipeline on it.
  */
 import { gradNormBlockFor, optimizerStepFor, type NormSource } from '../kernels/adam';
-import { advantageGroupSizeFor, advantageKernel, type AdvantageConfig } from '../kernels/advantage';
-import { criticUpdateKernel, gaeKernelFor } from '../kernels/critic';
+import { advantageFoldKernel, advantageGroupSizeFor, advantageKernel, type AdvantageConfig } from '../kernels/advantage';
+import { criticUpdateKernel, gaeKernelFor, gaeUnrolledFoldKernel, gaeUnrolledKernel } from '../kernels/critic';
 import { essScaleKernel } from '../kernels/essScale';
 import { finiteCheckKernel } from '../kernels/finiteCheck';
 import { infoGainKernel } from '../kernels/infoGain';
@@ -33,7 +33,7 @@ import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernels } from '../kernels/tokenStats';
 import { trajStatsKernel } from '../kernels/trajStats';
 import { softmaxRowLayout, type KernelVariant } from '../kernels/variant';
-import { whitenKernelFor } from '../kernels/whiten';
+import { whitenFoldApplyKernel, whitenKernelFor } from '../kernels/whiten';
 import type { RunShape } from './backend';
 
 /** Optimizer steps per update: epochs x minibatches, times the turns for SeeUPO's per-turn stages. */
@@ -51,6 +51,11 @@ export function backendKernels(shape: RunShape, variant: KernelVariant) {
     tokenStats: tokenStatsKernels[softmaxRowLayout(variant, V)],
     trajStats: trajStatsKernel,
     advantage: advantageKernel,
+    // The producers that leave whitening's moments behind their rows, and whitening from those
+    // (whitenFoldProducer says when); created always, bound only then.
+    advantageFold: advantageFoldKernel,
+    gaeFold: gaeUnrolledFoldKernel,
+    whitenFold: whitenFoldApplyKernel,
     tokenBaseline: tokenBaselineKernel,
     whiten: whitenKernelFor(variant),
     essScale: essScaleKernel,
@@ -98,6 +103,26 @@ export function normConfigFor(shape: RunShape, variant: KernelVariant): NormSour
 export const runsTokenBaseline = (shape: RunShape): boolean => !shape.critic && shape.adv.otb;
 
 /**
+ * The kernel that does whitening's pass 1 while writing the advantages (kernels/whiten.ts
+ * WHITEN_FOLD_HOOKS), so that whitening is one dispatch (whitenFoldApply) instead of two: in the
+ * hardware (subgroup) variant the advantage kernel, or with PPO's critic GAE where it runs
+ * unrolled. None in the thread variant, where on SwiftShader advantageFold + whitenFoldApply took
+ * longer than advantage + whiten's three dispatches (BENCHMARKS.md, tenth session), nor after
+ * OTB's baseline. Untimed on a GPU.
+ */
+export function whitenFoldProducer(shape: RunShape, variant: KernelVariant): 'advantage' | 'gae' | null {
+  if (variant !== 'subgroup' || !shape.whiten) return null;
+  if (shape.critic) return gaeKernelFor(shape.Tp, variant) === gaeUnrolledKernel ? 'gae' : null;
+  return runsTokenBaseline(shape) ? null : 'advantage';
+}
+
+/** Dispatches whitening records per update: none without it, else as whitenFoldProducer and the variant pick. */
+export function whitenDispatches(shape: RunShape, variant: KernelVariant): number {
+  if (!shape.whiten) return 0;
+  return whitenFoldProducer(shape, variant) ? whitenFoldApplyKernel.dispatches : whitenKernelFor(variant).dispatches;
+}
+
+/**
  * Every pipeline a backend of `shape` binds in `variant`, with the override constants of its
  * configurations (the vocabulary, the rows per trajectory, the group size, stats' histogram copies).
  */
@@ -107,18 +132,19 @@ export function backendPipelines(shape: RunShape, variant: KernelVariant): Kerne
   const V = shape.dims.V;
   const R = N * Tp;
   const updates = shape.minibatches.length > 0;
+  const fold = whitenFoldProducer(shape, variant);
   return [
     ...k.embedProject.pipelines(),
     ...k.forward.pipelines(),
     ...k.sample.pipelines({ vocab: V, numRows: N, seed: shape.seed, iter: 0 }),
     ...k.tokenStats.pipelines({ vocab: V, numRows: R }),
     ...k.trajStats.pipelines(),
-    ...k.advantage.pipelines(advantageConfigFor(shape, variant)),
+    ...(fold === 'advantage' ? k.advantageFold : k.advantage).pipelines(advantageConfigFor(shape, variant)),
     ...(runsTokenBaseline(shape) ? k.tokenBaseline.pipelines() : []),
-    ...(shape.whiten ? k.whiten.pipelines() : []),
+    ...(shape.whiten ? (fold ? k.whitenFold : k.whiten).pipelines() : []),
     ...k.essScale.pipelines(),
     ...(shape.scoreContexts > 0 ? k.infoGain.pipelines() : []),
-    ...(shape.critic ? [...k.gae.pipelines({ numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }), ...k.criticUpdate.pipelines()] : []),
+    ...(shape.critic ? [...(fold === 'gae' ? k.gaeFold : k.gae).pipelines({ numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }), ...k.criticUpdate.pipelines()] : []),
     ...(updates && shape.loss.ratioMode !== 'token' ? k.seqRatio.pipelines() : []),
     ...(updates
       ? [

@@ -20,6 +20,7 @@ import { createCpuBackend } from '../../workers/cpuBackend';
 import { createSearchEnv } from '../../workers/envs/search';
 import { PAD, type TaskEnv } from '../../workers/envs/types';
 import { createGpuBackend, dispatchCounts } from '../../workers/gpuBackend';
+import { whitenFoldProducer } from '../../workers/gpuKernels';
 import { createRng } from '../../workers/rng';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
@@ -223,8 +224,9 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     }
   });
 
-  // Whitening: three dispatches in the thread variant, two in the subgroup one (the block moments
-  // merged in every workgroup of rows, kernels/whiten.ts whitenMergedKernel).
+  // Whitening: three dispatches in the thread variant; one in the subgroup one, where the advantage
+  // kernel leaves the block moments behind its rows and whitenFoldApply merges them in every
+  // workgroup of rows (gpuKernels.ts whitenFoldProducer; PPO's GAE does the same, trainer.gpu.test.ts).
   for (const kernelVariant of ['thread', 'subgroup'] as const) {
     it(`REINFORCE++ with whitening (${kernelVariant} variant): its dispatches counted, advantages as the CPU backend's`, async () => {
       const gpu = await requireGpuHandle();
@@ -238,7 +240,8 @@ describe('GPU backend matches the CPU backend on the search task', () => {
       const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label, kernelVariant });
       made.push(cpu, gb);
       const expectDispatch = dispatchCounts(shape, kernelVariant);
-      expect(expectDispatch.update).toBe(dispatchCounts(base, kernelVariant).update + (kernelVariant === 'subgroup' ? 2 : 3));
+      expect(expectDispatch.update).toBe(dispatchCounts(base, kernelVariant).update + (kernelVariant === 'subgroup' ? 1 : 3));
+      expect(whitenFoldProducer(shape, kernelVariant)).toBe(kernelVariant === 'subgroup' ? 'advantage' : null);
       for (const iter of [1, 2]) {
         const c = await iteration(cpu, env, shape, iter);
         const { value: g, n } = await counting(() => iteration(gb, env, shape, iter));
