@@ -13,7 +13,9 @@
  *   whitenCombine.wgsl: one workgroup merges the block moments by Chan's formula in a fixed tree
  *                       and writes mean and sd after them;
  *   whitenApply.wgsl:   a thread per row whitens it.
- * Shared WGSL: whitenMoments.wgsl.
+ * Shared WGSL: whitenMoments.wgsl. The hardware variant merges the last two (whitenMergedKernel),
+ * and where the advantage or GAE kernel does pass 1 while writing the rows (WHITEN_FOLD_HOOKS),
+ * whitens in one dispatch (whitenFoldApplyKernel).
  */
 import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
 import { defineStages, withScratchCheck, type ScratchSize } from './stages';
@@ -184,7 +186,11 @@ export const whitenKernel = withScratchCheck(whitenStages, whitenScratch);
  */
 export const whitenMergedKernel = withScratchCheck(whitenMergedStages, whitenScratch);
 
-/** The whitening the backend runs: two dispatches in the hardware (subgroup) variant, three elsewhere. */
+/**
+ * The whitening the backend runs when no producer folds its pass 1 in (workers/gpuKernels.ts
+ * whitenFoldProducer: after OTB's baseline): two dispatches in the hardware (subgroup) variant,
+ * three elsewhere.
+ */
 export const whitenKernelFor = (variant: KernelVariant) => (variant === 'subgroup' ? whitenMergedKernel : whitenKernel);
 
 /**

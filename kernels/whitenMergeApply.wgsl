@@ -1,5 +1,6 @@
-// Masked batch whitening, dispatch 2 of 2 in the hardware variant (host side: whitenMergedKernel
-// in whiten.ts; dispatch 1 is whiten.wgsl; shared declarations: whitenMoments.wgsl):
+// Masked batch whitening, dispatch 2 of 2 in the hardware variant where no producer folds pass 1
+// in (host side: whitenMergedKernel in whiten.ts; dispatch 1 is whiten.wgsl; the fold's one
+// dispatch is whitenFoldApply.wgsl; shared declarations: whitenMoments.wgsl):
 // whitenCombine.wgsl and whitenApply.wgsl in one. Every workgroup merges the block moments in the
 // combine's tree (the same order, so the same mean and sd, bit for bit) and then whitens its
 // rows, APPLY_ROWS_PER_THREAD a thread (whitenRows.wgsl), as whitenApply.wgsl does one.
