@@ -550,7 +550,7 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     advantageFold: { ...fixedGroup, label: 'advantageFold', buffers: { adv: { words: foldWords } }, ...records(cost.advantage!) },
     gaeUnrolledFold: { ...gae, label: 'gaeUnrolledFold', buffers: { ...gae.buffers, adv: { words: foldWords } }, ...records(cost.gae!) },
     whitenFoldApply: {
-      ...whiten, label: 'whitenFoldApply', size: `${rows}, ${foldBlocks} records`, config: { numRows: R, blocks: foldBlocks },
+      ...whiten, label: 'whitenFoldApply', size: `${rows}, ${foldBlocks} record${foldBlocks === 1 ? '' : 's'}`, config: { numRows: R, blocks: foldBlocks },
       buffers: { adv: folded }, ...records(cost.whiten!),
     },
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
