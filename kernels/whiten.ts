@@ -27,7 +27,7 @@ import whitenFoldWGSL from './whitenFold.wgsl?raw';
 import whitenFoldNoneWGSL from './whitenFoldNone.wgsl?raw';
 import whitenMergeApplyWGSL from './whitenMergeApply.wgsl?raw';
 import whitenMomentsWGSL from './whitenMoments.wgsl?raw';
-import whitenRowsWGSL from './whitenRows.wgsl?raw';
+import whitenApplyEntryWGSL from './whitenApplyEntry.wgsl?raw';
 import type { KernelVariant } from './variant';
 
 /**
@@ -148,7 +148,7 @@ export const WHITEN_MERGED_APPLY_ROWS = 8 * WHITEN_WORKGROUP_SIZE;
 /** The combine and the rows in one dispatch (hardware variant): buffers mask, partials, adv. */
 export const whitenMergeApplyKernel = defineKernel({
   label: 'whitenMergeApply',
-  wgsl: whitenMergeApplyWGSL + whitenRowsWGSL + whitenMomentsWGSL,
+  wgsl: whitenMergeApplyWGSL + whitenApplyEntryWGSL + whitenMomentsWGSL,
   ...whitenShared,
   bindings: ['mask', 'partials', 'adv'],
   workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_MERGED_APPLY_ROWS),
@@ -263,7 +263,7 @@ function foldTreeTop(blocks: number): number {
 
 const whitenFoldApplyPass = defineKernel({
   label: 'whitenFoldApply',
-  wgsl: whitenFoldApplyWGSL + whitenRowsWGSL + whitenMomentsWGSL,
+  wgsl: whitenFoldApplyWGSL + whitenApplyEntryWGSL + whitenMomentsWGSL,
   workgroupSize: WHITEN_WORKGROUP_SIZE,
   uniform: WHITEN_UNIFORM,
   check: (c: WhitenFoldConfig) => {

@@ -4,10 +4,10 @@
 // whose mask it has not loaded, and foldFinish once at the end of main in uniform control flow:
 // each workgroup then leaves the masked moments of the rows it wrote as four words at
 // adv[tail + 4 (its index)], tail = the row count, and whitenFoldApply.wgsl merges them in every
-// workgroup of rows. Without it whitening reads every row and its mask once more in a pass of its
-// own, a dependent dispatch. Behind the rows of `adv`, not in a binding of their own: advantage.wgsl
-// has the 8 storage buffers WebGPU guarantees. The order of every merge is fixed by the
-// producer's layout: the same bits on every run. Needs the producer's `mask`, `adv` and
+// workgroup of rows. Without it whitening reads every row and its mask once more in a pass of
+// its own, a dependent dispatch. Behind the rows of `adv`, not in a binding of their own:
+// advantage.wgsl has the 8 storage buffers WebGPU guarantees. The order of every merge is fixed
+// by the producer's layout: the same bits on every run. Needs the producer's `mask`, `adv` and
 // `workgroupSize`; whitenMoments.wgsl is joined after.
 
 // This invocation's rows so far, (n, pivot, off, m2) as in whitenMoments.wgsl; zero: none yet.

@@ -3,7 +3,7 @@
 // dispatch is whitenFoldApply.wgsl; shared declarations: whitenMoments.wgsl):
 // whitenCombine.wgsl and whitenApply.wgsl in one. Every workgroup merges the block moments in the
 // combine's tree (the same order, so the same mean and sd, bit for bit) and then whitens its
-// rows, APPLY_ROWS_PER_THREAD a thread (whitenRows.wgsl), as whitenApply.wgsl does one.
+// rows, APPLY_ROWS_PER_THREAD a thread (whitenApplyEntry.wgsl), as whitenApply.wgsl does one.
 // Why: on an H200 each dependent dispatch costs ~3 us whatever its size (the three dispatches took
 // 9.7 us at 9,216 rows and 12 us at 589,824), more than a copy of the rows' bytes. The rows are
 // loaded before the merge, so their loads overlap its tree. On SwiftShader, where every workgroup
@@ -16,18 +16,7 @@
 
 override workgroupSize: u32 = 256;
 
-@compute @workgroup_size(workgroupSize)
-fn main(
-  @builtin(workgroup_id) wid: vec3u,
-  @builtin(num_workgroups) nwg: vec3u,
-  @builtin(local_invocation_index) lid: u32,
-) {
-  let r0 = flatWorkgroup(wid, nwg) * workgroupSize * APPLY_ROWS_PER_THREAD;
-  let rows = loadApplyRows(r0, lid);
-  // whitenCombine.wgsl, in every workgroup (uniform control flow: no thread has returned).
-  var b = vec4f(0.0);
-  if (lid < u.blocks) {
-    b = partials[lid];
-  }
-  writeApplyRows(r0, lid, rows, reduceMoments(lid, b, u.treeTop));
+// whitenCombine.wgsl's input: the blocks of pass 1, at most workgroupSize of them.
+fn blockMoments(j: u32) -> vec4f {
+  return partials[j];
 }
