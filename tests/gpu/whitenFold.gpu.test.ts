@@ -4,8 +4,9 @@
  * pipelines and against float64 moments, then whitenFoldApply against whitenCpu.
  *
  * Tolerances (f32 on the GPU, float64 references from the same f32 rows):
- * - The folding producers' rows (and GAE's returns): their own pipelines' bits, exactly; the hooks
- *   only read what the producer writes.
+ * - The folding producers' rows (and GAE's returns): their own pipelines' bits, exactly (those
+ *   carry whitenFoldNone.wgsl's hooks, which do nothing); the hooks only read what the producer
+ *   writes.
  * - Each block's moments: the count exactly. The mean and m2 come from Welford updates (Chan's
  *   merge with a one-row set) over a thread's <= tp rows, then a 6-level tree over the 64 threads;
  *   every rounding is of the size of the deviations from the pivot, one of the rows, so the errors
