@@ -48,11 +48,10 @@
  * Differences are written so that those zeros are +0, not -0.
  */
 import advantageWGSL from './advantage.wgsl?raw';
-import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
+import { defineKernel, uniformLayout } from './pipeline';
 import type { TrajStats } from './trajStats';
 import type { KernelVariant } from './variant';
-import { defineStages, withScratchCheck } from './stages';
-import { WHITEN_FOLD_HOOKS, whitenFoldAdvWords, whitenFoldBlocks, whitenFoldNoneWGSL } from './whiten';
+import { foldingProducer, WHITEN_FOLD_HOOKS, whitenFoldNoneWGSL } from './whiten';
 
 export const ADV_ESTIMATORS = ['group', 'rloo', 'raw', 'reinforce', 'turn', 'turnGroup', 'gigpo', 'opob'] as const;
 /** Index in ADV_ESTIMATORS = the WGSL `EST_*` code. */
@@ -504,16 +503,9 @@ export const advantageKernel = defineKernel({
  * follows): the same advantages bit for bit, then behind them in adv (whitenFoldAdvWords words)
  * the masked moments of each workgroup's rows, for whitenFoldApplyKernel (whitenFold.wgsl).
  */
-export const advantageFoldKernel = withScratchCheck(
-  defineStages<Record<(typeof ADVANTAGE_BINDINGS)[number], BufferArg>, AdvantageConfig>('advantageFold', [
-    defineKernel({ label: 'advantageFold', wgsl: advantageWGSL + WHITEN_FOLD_HOOKS, bindings: ADVANTAGE_BINDINGS, ...advantageSpec }),
-  ]),
-  {
-    words: (c: AdvantageConfig) => whitenFoldAdvWords(c.numTraj * c.tp, whitenFoldBlocks(c.numTraj)),
-    needs: (c: AdvantageConfig) => `${c.numTraj} trajectories of ${c.tp} rows and their moments need`,
-    source: 'whitenFoldAdvWords',
-  },
-  'adv',
+export const advantageFoldKernel = foldingProducer(
+  'advantageFold',
+  defineKernel({ label: 'advantageFold', wgsl: advantageWGSL + WHITEN_FOLD_HOOKS, bindings: ADVANTAGE_BINDINGS, ...advantageSpec }),
 );
 
 export const createAdvantageKernel = (device: GPUDevice) => advantageKernel.create(device);

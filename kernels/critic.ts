@@ -12,11 +12,10 @@ import gaeWGSL from './gae.wgsl?raw';
 import gaeIoWGSL from './gaeIo.wgsl?raw';
 import gaeRowsWGSL from './gaeRows.wgsl?raw';
 import gaeUnrolledWGSL from './gaeUnrolled.wgsl?raw';
-import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
+import { defineKernel, uniformLayout } from './pipeline';
 import { defineTwoPass, rowChunks, type ChunkLayout } from './reduce';
 import type { KernelVariant } from './variant';
-import { defineStages, withScratchCheck } from './stages';
-import { WHITEN_FOLD_HOOKS, whitenFoldAdvWords, whitenFoldBlocks, whitenFoldNoneWGSL } from './whiten';
+import { foldingProducer, WHITEN_FOLD_HOOKS, whitenFoldNoneWGSL } from './whiten';
 
 export interface GaeOptions {
   gamma: number;
@@ -112,21 +111,14 @@ function gaeUnrolledConstants(label: string, c: GaeConfig): Record<string, numbe
  * (whitenFoldAdvWords words) the masked moments of each workgroup's A, for whitenFoldApplyKernel
  * (whitenFold.wgsl). Untimed on a GPU.
  */
-export const gaeUnrolledFoldKernel = withScratchCheck(
-  defineStages<Record<(typeof gaeIo.bindings)[number], BufferArg>, GaeConfig>('gaeUnrolledFold', [
-    defineKernel({
-      label: 'gaeUnrolledFold',
-      wgsl: gaeIoWGSL + gaeUnrolledWGSL + WHITEN_FOLD_HOOKS,
-      ...gaeIo,
-      specialize: (c) => gaeUnrolledConstants('gaeUnrolledFold', c),
-    }),
-  ]),
-  {
-    words: (c: GaeConfig) => whitenFoldAdvWords(c.numTraj * c.tp, whitenFoldBlocks(c.numTraj)),
-    needs: (c: GaeConfig) => `${c.numTraj} trajectories of ${c.tp} rows and their moments need`,
-    source: 'whitenFoldAdvWords',
-  },
-  'adv',
+export const gaeUnrolledFoldKernel = foldingProducer(
+  'gaeUnrolledFold',
+  defineKernel({
+    label: 'gaeUnrolledFold',
+    wgsl: gaeIoWGSL + gaeUnrolledWGSL + WHITEN_FOLD_HOOKS,
+    ...gaeIo,
+    specialize: (c) => gaeUnrolledConstants('gaeUnrolledFold', c),
+  }),
 );
 
 /**

@@ -17,7 +17,7 @@
  * and where the advantage or GAE kernel does pass 1 while writing the rows (WHITEN_FOLD_HOOKS),
  * whitens in one dispatch (whitenFoldApplyKernel).
  */
-import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
+import { defineKernel, uniformLayout, type BufferArg, type DefinedKernel } from './pipeline';
 import { defineStages, withScratchCheck, type ScratchSize } from './stages';
 import whitenWGSL from './whiten.wgsl?raw';
 import whitenApplyWGSL from './whitenApply.wgsl?raw';
@@ -247,6 +247,26 @@ export function unpackFoldMoments(words: Float32Array, blocks: number): Moments[
     const [n, pivot, off, m2] = words.subarray(4 * b, 4 * b + 4);
     return { count: n!, mean: n ? pivot! + off! : 0, m2: m2! };
   });
+}
+
+/**
+ * A producer compiled with WHITEN_FOLD_HOOKS, as an operation of one pass whose `adv` buffer is
+ * checked for the records' room (whitenFoldAdvWords), refused by name where robust access would
+ * drop the records silently.
+ */
+export function foldingProducer<B extends Record<'adv', BufferArg>, C extends { numTraj: number; tp: number }>(
+  label: string,
+  pass: DefinedKernel<B, C>,
+) {
+  return withScratchCheck(
+    defineStages<B, C>(label, [pass as DefinedKernel<never, C>]),
+    {
+      words: (c: C) => whitenFoldAdvWords(c.numTraj * c.tp, whitenFoldBlocks(c.numTraj)),
+      needs: (c: C) => `${c.numTraj} trajectories of ${c.tp} rows and their moments need`,
+      source: 'whitenFoldAdvWords',
+    },
+    'adv',
+  );
 }
 
 export interface WhitenFoldConfig extends WhitenConfig {
