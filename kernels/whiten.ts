@@ -30,11 +30,18 @@ import whitenMomentsWGSL from './whitenMoments.wgsl?raw';
 import whitenApplyEntryWGSL from './whitenApplyEntry.wgsl?raw';
 import type { KernelVariant } from './variant';
 
+/** Masked moments of a set of rows: how many, their mean, and their sum of squared deviations. */
+export interface Moments {
+  count: number;
+  mean: number;
+  m2: number;
+}
+
 /**
- * The masked statistics whitening uses (float64): count, mean, the sd it divides by, max |A| and
- * max |A - mean| (the largest deviation; 0 without masked rows).
+ * The masked statistics whitening uses (float64): count, mean, the sum of squared deviations m2,
+ * the sd it divides by, max |A| and max |A - mean| (the largest deviation; 0 without masked rows).
  */
-export function whitenStats(adv: Float32Array, mask: Float32Array): { count: number; mean: number; sd: number; maxAbs: number; maxDev: number } {
+export function whitenStats(adv: Float32Array, mask: Float32Array): Moments & { sd: number; maxAbs: number; maxDev: number } {
   let count = 0;
   let sum = 0;
   let maxAbs = 0;
@@ -53,7 +60,7 @@ export function whitenStats(adv: Float32Array, mask: Float32Array): { count: num
     maxDev = Math.max(maxDev, Math.abs(adv[i]! - mean));
   }
   const sd = count > 1 ? Math.sqrt(ss / (count - 1) + 1e-8) : 1;
-  return { count, mean, sd, maxAbs, maxDev };
+  return { count, mean, m2: ss, sd, maxAbs, maxDev };
 }
 
 /** Whitened copy of adv (float64 sums, rounded to f32 once). */
@@ -90,9 +97,14 @@ export function whitenBlocks(numRows: number): { block: number; blocks: number; 
   const wg = WHITEN_WORKGROUP_SIZE;
   const block = Math.max(WHITEN_MIN_BLOCK, Math.ceil(numRows / (WHITEN_MAX_BLOCKS * wg)) * wg);
   const blocks = Math.ceil(numRows / block);
-  let treeTop = 0;
-  while (Math.max(1, 2 * treeTop) < blocks) treeTop = Math.max(1, 2 * treeTop);
-  return { block, blocks, treeTop };
+  return { block, blocks, treeTop: treeTopFor(blocks) };
+}
+
+/** The merge tree's first stride for `slots` slots, nextPow2(slots) / 2 (0 for one): only the levels they need. */
+function treeTopFor(slots: number): number {
+  let top = 0;
+  while (Math.max(1, 2 * top) < slots) top = Math.max(1, 2 * top);
+  return top;
 }
 
 /**
@@ -214,31 +226,16 @@ export const whitenFoldBlocks = (numTraj: number) => Math.ceil(numTraj / WHITEN_
 /** Words of `adv` with the moments behind the rows: numRows, then 4 a record. */
 export const whitenFoldAdvWords = (numRows: number, blocks: number) => numRows + 4 * blocks;
 
-/** Masked moments of a set of rows: how many, their mean, and their sum of squared deviations. */
-export interface Moments {
-  count: number;
-  mean: number;
-  m2: number;
-}
-
 /**
- * What a folding producer leaves, in float64: the masked moments of each block's rows, a block
- * being WHITEN_FOLD_TRAJ_PER_BLOCK trajectories of tp rows (the last one possibly fewer).
+ * What a folding producer leaves, in float64: whitenStats of each block's rows, a block being
+ * WHITEN_FOLD_TRAJ_PER_BLOCK trajectories of tp rows (the last one possibly fewer).
  */
-export function whitenFoldMomentsCpu(adv: Float32Array, mask: Float32Array, numTraj: number, tp: number): Moments[] {
-  const out: Moments[] = [];
-  for (let b = 0; b < whitenFoldBlocks(numTraj); b++) {
+export function whitenFoldMomentsCpu(adv: Float32Array, mask: Float32Array, numTraj: number, tp: number): Array<ReturnType<typeof whitenStats>> {
+  return Array.from({ length: whitenFoldBlocks(numTraj) }, (_, b) => {
     const lo = b * WHITEN_FOLD_TRAJ_PER_BLOCK * tp;
     const hi = Math.min(numTraj, (b + 1) * WHITEN_FOLD_TRAJ_PER_BLOCK) * tp;
-    let count = 0;
-    let sum = 0;
-    for (let i = lo; i < hi; i++) if (mask[i] !== 0) (count++, (sum += adv[i]!));
-    const mean = count ? sum / count : 0;
-    let m2 = 0;
-    for (let i = lo; i < hi; i++) if (mask[i] !== 0) m2 += (adv[i]! - mean) ** 2;
-    out.push({ count, mean, m2 });
-  }
-  return out;
+    return whitenStats(adv.subarray(lo, hi), mask.subarray(lo, hi));
+  });
 }
 
 /** The records behind the rows of a folding producer's adv (n, pivot, off, m2 each), read as Moments. */
@@ -274,13 +271,6 @@ export interface WhitenFoldConfig extends WhitenConfig {
   blocks: number;
 }
 
-/** The merge tree's first stride over min(blocks, workgroup) slots, as whitenBlocks gives it. */
-function foldTreeTop(blocks: number): number {
-  let top = 0;
-  while (Math.max(1, 2 * top) < Math.min(blocks, WHITEN_WORKGROUP_SIZE)) top = Math.max(1, 2 * top);
-  return top;
-}
-
 const whitenFoldApplyPass = defineKernel({
   label: 'whitenFoldApply',
   wgsl: whitenFoldApplyWGSL + whitenApplyEntryWGSL + whitenMomentsWGSL,
@@ -290,7 +280,7 @@ const whitenFoldApplyPass = defineKernel({
     checkRows(c);
     if (!(Number.isInteger(c.blocks) && c.blocks >= 0)) throw new Error(`whitenFoldApply: ${c.blocks} moments records`);
   },
-  values: (c: WhitenFoldConfig) => ({ numRows: c.numRows, block: 0, blocks: c.blocks, treeTop: foldTreeTop(c.blocks) }),
+  values: (c: WhitenFoldConfig) => ({ numRows: c.numRows, block: 0, blocks: c.blocks, treeTop: treeTopFor(Math.min(c.blocks, WHITEN_WORKGROUP_SIZE)) }),
   bindings: ['mask', 'adv'],
   workgroups: (c: WhitenFoldConfig) => Math.ceil(c.numRows / WHITEN_MERGED_APPLY_ROWS),
 });

@@ -50,10 +50,7 @@ function momentsFailures(name: string, rows: Float32Array, tail: Float32Array, m
   const out: string[] = [];
   ref.forEach((r, b) => {
     const g = got[b]!;
-    let spread = 0;
-    const lo = b * WHITEN_FOLD_TRAJ_PER_BLOCK * tp;
-    const hi = Math.min(numTraj, (b + 1) * WHITEN_FOLD_TRAJ_PER_BLOCK) * tp;
-    for (let i = lo; i < hi; i++) if (mask[i] !== 0) spread = Math.max(spread, Math.abs(rows[i]! - r.mean));
+    const spread = r.maxDev;
     const meanAllowed = MEAN_TOL * spread;
     const m2Allowed = M2_RTOL * r.m2 + M2_ATOL * r.count * spread * spread;
     const eMean = Math.abs(g.mean - r.mean);
