@@ -6,7 +6,8 @@
 import { defineConfig } from '@playwright/test';
 import { CHROMIUM_PATH, NO_WEBGPU_ARGS, WEBGPU_ARGS } from './tests/helpers/chromium';
 
-const PORT = 4173;
+/** The preview server's port: E2E_PORT, so two checkouts can run e2e side by side. */
+const PORT = Number(process.env.E2E_PORT ?? 4173);
 
 export default defineConfig({
   testDir: 'tests/e2e',
@@ -26,7 +27,8 @@ export default defineConfig({
   webServer: {
     command: `npx vite preview --port ${PORT} --strictPort`,
     url: `http://localhost:${PORT}`,
-    reuseExistingServer: !process.env.CI,
+    // A server this run did not start may serve another checkout's build: never test it.
+    reuseExistingServer: false,
     timeout: 60_000,
   },
   projects: [
