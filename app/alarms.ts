@@ -2,12 +2,13 @@
  * Alarms: the training pathologies the playground is about, detected from the metric rows as they
  * arrive and marked on the charts' timeline. Each fires once when its condition starts (a rising
  * edge) and re-arms only after the metric has clearly recovered (hysteresis), so a value hovering at
- * the threshold does not flood the timeline. The remedies name methods by registry id; the panel
- * says which of them this build already has.
+ * the threshold does not flood the timeline. Which methods address each alarm is said by the methods'
+ * own entries (`remedies` in workers/methods/).
  */
+import { METHOD_IDS, methodDef, type Pathology } from '../workers/methods';
 import type { MetricRow } from '../workers/metrics';
 
-export type AlarmKind = 'collapse' | 'ess' | 'grad' | 'entropy';
+export type AlarmKind = Pathology;
 export const ALARM_KINDS: AlarmKind[] = ['collapse', 'ess', 'grad', 'entropy'];
 
 export const ALARM_THRESHOLDS = {
@@ -29,8 +30,6 @@ export interface AlarmDoc {
   title: string;
   /** One line: what happened and why it matters. */
   explain: string;
-  /** Methods that address it: registry id (for those not built yet, the id they will likely get) and name. */
-  remedies: Array<{ id: string; name: string }>;
   /** The chart (group id) the alarm belongs to. */
   chart: string;
 }
@@ -40,48 +39,33 @@ const T = ALARM_THRESHOLDS;
 export const ALARM_DOCS: Record<AlarmKind, AlarmDoc> = {
   collapse: {
     title: 'Advantage Collapse',
-    explain: `At least ${T.collapse * 100}% of groups have all-equal rewards: their advantages are 0 and they teach nothing (METHODS.md 3).`,
-    remedies: [
-      { id: 'igpo', name: 'IGPO (information-gain turn rewards)' },
-      { id: 'cm2', name: 'CM2 (checklist rewards)' },
-      { id: 'edge', name: 'EDGE-GRPO' },
-      { id: 'dars', name: 'DARS (resample hard prompts)' },
-      { id: 'sampo', name: 'SAMPO / dynamic sampling (filter)' },
-    ],
+    explain: `At least ${T.collapse * 100}% of groups have all-equal rewards: their advantages are 0 and they teach nothing (docs/METHODS.md 3).`,
     chart: 'groups_all_equal_frac',
   },
   ess: {
     title: 'ESS drop',
     explain: `The effective sample size fell below ${T.ess}: a few sequences carry most of the importance weight, so the gradient is high-variance.`,
-    remedies: [
-      { id: 'vcpo', name: 'VCPO (ESS-scaled step)' },
-      { id: 'gspo', name: 'GSPO (sequence-level ratio)' },
-      { id: 'gmpo', name: 'GMPO (geometric mean)' },
-    ],
     chart: 'ess',
   },
   grad: {
     title: 'Gradient-norm spike',
     explain: `The gradient norm jumped above ${T.gradSpike}x its recent median: one batch or a few tokens dominate the update.`,
-    remedies: [
-      { id: 'vcpo', name: 'VCPO' },
-      { id: 'otb', name: 'OTB (optimal token baseline)' },
-      { id: 'gmpo', name: 'GMPO' },
-      { id: 'gspo', name: 'GSPO' },
-    ],
     chart: 'grad_norm',
   },
   entropy: {
     title: 'Entropy collapse',
     explain: `Entropy fell below ${T.entropy * 100}% of its starting value: the policy has stopped exploring, so groups become all-equal.`,
-    remedies: [
-      { id: 'dapo', name: 'DAPO clip-higher' },
-      { id: 'prorl', name: 'ProRL (KL + reference reset)' },
-      { id: 'edge', name: 'EDGE-GRPO (entropy-driven advantage)' },
-    ],
     chart: 'entropy',
   },
 };
+
+/** The methods whose entries say they address `kind`, in registry order, with the short description they give. */
+export function remediesFor(kind: AlarmKind): Array<{ id: string; name: string }> {
+  return METHOD_IDS.flatMap((id) => {
+    const name = methodDef(id).remedies?.[kind];
+    return name ? [{ id, name }] : [];
+  });
+}
 
 export interface Alarm {
   kind: AlarmKind;

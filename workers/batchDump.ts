@@ -168,7 +168,7 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     for (let n = 0; n < N; n++) out.set(src.subarray(n * maxTurns, n * maxTurns + turnEnd[n]! - start(turnEnd, n)), start(turnEnd, n));
     return out;
   };
-  const methodTurnRewards = plan.igpo !== null || plan.taskTurnRewards || plan.anchors;
+  const methodTurnRewards = plan.infoGain !== null || plan.taskTurnRewards || plan.anchors;
   const turnRewardSrc = methodTurnRewards ? t.turnReward : ep.turnRewards;
 
   const texts: string[] = [];

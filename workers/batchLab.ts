@@ -19,6 +19,7 @@ import { tokenStatsCpu } from '../kernels/tokenStats';
 import { trajStatsCpu } from '../kernels/trajStats';
 import { whitenCpu } from '../kernels/whiten';
 import type { RunConfig } from './config';
+import { methodDef } from './methods';
 import { aggregationWeights } from './lossAgg';
 import { resolvePlan } from './plan';
 import { createRng } from './rng';
@@ -58,16 +59,6 @@ export interface LabResult {
   columns: LabColumn[];
 }
 
-const SAMPLING_NOTES: Record<string, string> = {
-  dapo: 'DAPO would replace the all-equal groups (weight 0 here) with freshly sampled ones.',
-  sampo: 'SAMPO would replace the all-equal groups (weight 0 here) with freshly sampled ones.',
-  dars: 'DARS acts while sampling (extra rollouts for hard prompts): the frozen batch cannot show it.',
-  regft: 'ReGFT acts while sampling (hinted rollouts, then SFT): the frozen batch cannot show it.',
-  edge: 'EDGE-GRPO\'s error correction acts while sampling; only its entropy-scaled advantage shows here.',
-  zerosearch: 'ZeroSearch changes the search engine\'s noise during rollouts: the frozen batch cannot show it.',
-  prorl: 'ProRL resets the reference policy between iterations: the frozen batch shows its KL term only.',
-  vcpo: 'VCPO\'s step-size scaling changes the optimizer step, not these per-token weights.',
-};
 
 export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<LabResult> {
   const b = t.lastBatch;
@@ -93,15 +84,15 @@ export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<La
   const columns: LabColumn[] = [];
   for (const cfg of configs) {
     const plan = resolvePlan(cfg);
-    const notes = cfg.methods.flatMap((m) => (SAMPLING_NOTES[m] ? [SAMPLING_NOTES[m]!] : []));
+    const notes = cfg.methods.flatMap((m) => methodDef(m).labNote ?? []);
     const ep = b.episodes;
     // Reward stage.
     let turnReward: Float32Array = new Float32Array(N * T);
     let turnKey: Uint32Array = new Uint32Array(N * T);
-    if (plan.igpo && ep.answerTokens && ep.answerSpan) {
+    if (plan.infoGain && ep.answerTokens && ep.answerSpan) {
       const ctx = answerContexts(seq, ep.answerTokens, ep.answerSpan, layout);
       const lp = tokenStatsCpu(forwardCpu(state.state.params, dims, ctx.seqs, L, ctx.rows, shape.grammar, shape.temperature).z, dims.V, ctx.seqs, ctx.rows).logp;
-      turnReward = infoGainCpu(lp, ctx.spanLen, base.turns, base.reward, T, plan.igpo.igType);
+      turnReward = infoGainCpu(lp, ctx.spanLen, base.turns, base.reward, T, plan.infoGain.igType);
     } else if (plan.taskTurnRewards && ep.turnRewards) {
       turnReward = Float32Array.from(ep.turnRewards);
     } else if (plan.anchors) {
@@ -122,7 +113,7 @@ export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<La
       notes.push(`${dropped} all-equal group${dropped === 1 ? '' : 's'} filtered out.`);
     }
     const m = mask.map((x, i) => x * live[Math.floor(i / Tp)]!);
-    const mult = plan.pfppo ? Float32Array.from(pfppoCounts(base.reward, live, shape.group, plan.pfppo, createRng(cfg.seed).fork(b.iter))) : undefined;
+    const mult = plan.resample ? Float32Array.from(pfppoCounts(base.reward, live, shape.group, plan.resample, createRng(cfg.seed).fork(b.iter))) : undefined;
     // Advantage stage.
     const advIn = { ...base, turnReward, turnKey, trajStats: stats, mask: m, logpOld: ts.logp, logpRef };
     const advShape = { numTraj: N, tp: Tp, maxTurns: T, actionLen: shape.actionLen, nRoles: shape.nRoles };

@@ -189,7 +189,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
   let firstRows = all;
   let sft = false;
 
-  if (plan.dars) {
+  if (plan.extraRollouts) {
     // DARS: G rollouts per prompt first, then the schedule's extra rollouts for hard prompts.
     st = first = newState(tasks(0), l);
     const stage1 = Uint8Array.from(all, (n) => (n % cap < G ? 1 : 0));
@@ -198,7 +198,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     const extra = new Uint8Array(N);
     for (let p = 0; p < B; p++) {
       const rows = all.slice(p * cap, p * cap + G);
-      const dn = darsExtra(meanOf(st.ep.success, rows), G, plan.dars);
+      const dn = darsExtra(meanOf(st.ep.success, rows), G, plan.extraRollouts);
       for (let k = G; k < G + dn; k++) extra[p * cap + k] = 1;
       for (let k = 0; k < cap; k++) groupSize[p * cap + k] = k < G + dn ? G + dn : 1;
       for (let k = G + dn; k < cap; k++) {
@@ -214,7 +214,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     for (let p = 0; p < B; p++) {
       const size = groupSize[p * cap]!;
       const acc = meanOf(st.ep.success, all.slice(p * cap, p * cap + size));
-      if (acc === 0 || acc >= plan.dars.upper) for (let k = 0; k < size; k++) live[p * cap + k] = 0;
+      if (acc === 0 || acc >= plan.extraRollouts.upper) for (let k = 0; k < size; k++) live[p * cap + k] = 0;
     }
   } else if (plan.dynamicSampling && iter >= plan.dynamicSampling.from) {
     // DAPO / SAMPO: keep groups whose rewards differ; new rounds until B groups or the round limit.
@@ -242,29 +242,29 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
   // The policy's own performance: the first round, before filtering, hints or corrections.
   const firstPass = { reward: meanOf(first.ep.reward, firstRows), success: meanOf(first.ep.success, firstRows) };
 
-  if (plan.regft && iter <= plan.regft.iters) {
+  if (plan.hintedSft && iter <= plan.hintedSft.iters) {
     // ReGFT: hard prompts are rolled out again with a reference prefix; the correct rollouts (hinted
     // or found unaided) are the fine-tuning data.
     sft = true;
     const hard = new Uint8Array(N);
     for (let g = 0; g < B; g++) {
       const rows = all.slice(g * G, (g + 1) * G);
-      if (meanOf(st.ep.success, rows) <= plan.regft.hardRate) for (const n of rows) hard[n] = 1;
+      if (meanOf(st.ep.success, rows) <= plan.hintedSft.hardRate) for (const n of rows) hard[n] = 1;
     }
     if (hard.some((x) => x)) {
       const st2 = newState(tasks(0), l);
-      const hint = plan.regft.hintTurns;
+      const hint = plan.hintedSft.hintTurns;
       await roll(st2, roundKey(iter, 1), hard, (n, turn) => (turn < hint ? st2.ep.oracle!(n, turn) : null));
       st = composeStates(all.map((n) => ({ st: hard[n] ? st2 : st, n })), G, l);
     }
     for (let n = 0; n < N; n++) if (!st.ep.success[n]) live[n] = 0;
-  } else if (plan.gec) {
+  } else if (plan.errorCorrection) {
     // EDGE-GRPO GEC: some wrong rollouts are finished (inject) or replaced (replace) by the reference.
     const mode = new Uint8Array(N);
     for (let n = 0; n < N; n++) {
       if (st.ep.success[n]) continue;
       const u = hashUniform(cfg.seed, iter, n, 0x6ec);
-      mode[n] = u < plan.gec.inject ? 1 : u < plan.gec.inject + plan.gec.replace ? 2 : 0;
+      mode[n] = u < plan.errorCorrection.inject ? 1 : u < plan.errorCorrection.inject + plan.errorCorrection.replace ? 2 : 0;
     }
     if (mode.some((x) => x)) {
       const prev = st;
@@ -283,8 +283,8 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
 
   for (let n = 0; n < N; n++) if (!live[n]) st.mask.fill(0, n * l.Tp, (n + 1) * l.Tp);
   const mult = new Float32Array(N).fill(1);
-  if (plan.pfppo) {
-    const counts = pfppoCounts(st.ep.reward, live, G, plan.pfppo, base.fork(0x9f));
+  if (plan.resample) {
+    const counts = pfppoCounts(st.ep.reward, live, G, plan.resample, base.fork(0x9f));
     mult.set(counts);
   }
   // A batch assembled from several rounds or re-rolled rows is not on the device yet.

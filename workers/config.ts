@@ -5,8 +5,8 @@
  * as `<methodId>.<param>`.
  */
 import { z } from 'zod';
-import { conflictsOf, ESTIMATOR_IDS, methodRegistry, METHOD_IDS, type MethodDef, type MethodId } from './methods';
-import { paramSchema, parseParamText, type ParamSpec, type ParamValue } from './methods/params';
+import { conflictsOf, ESTIMATOR_IDS, methodDef, methodRegistry, METHOD_IDS, type MethodId } from './methods';
+import { paramSchema, parseParamText, type ParamSpec, type ParamValue, type ParamValues } from './methods/params';
 import { NOISE_SCHEDULES, type NoiseSchedule } from './envs/search';
 import { SEQ_REWARDS, type SeqReward } from './envs/sequence';
 import { TOOL_REWARDS, type ToolReward } from './envs/tools';
@@ -122,7 +122,7 @@ export interface RunConfig {
   /** Active methods, in the order they were switched on. */
   methods: MethodId[];
   /** Parameters of every method (active or not), defaults filled in. */
-  methodParams: { [M in MethodId]: Record<keyof (typeof methodRegistry)[M]['params'], ParamValue> };
+  methodParams: { [M in MethodId]: ParamValues<(typeof methodRegistry)[M]['params']> };
 }
 
 function getPath(obj: unknown, path: string): unknown {
@@ -143,15 +143,21 @@ function setPath(obj: Record<string, unknown>, path: string, value: unknown): vo
 export function allFields(): Array<[string, ParamSpec]> {
   const out: Array<[string, ParamSpec]> = Object.entries(CONFIG_FIELDS);
   for (const id of METHOD_IDS) {
-    for (const [p, spec] of Object.entries(methodRegistry[id].params)) out.push([`${id}.${p}`, spec as ParamSpec]);
+    for (const [p, spec] of Object.entries(methodDef(id).params)) out.push([`${id}.${p}`, spec]);
   }
   return out;
 }
 
-const FIELD_MAP = new Map(allFields());
+let fieldMapCache: { methods: number; map: Map<string, ParamSpec> } | null = null;
+
+/** The flat keys and their specs, rebuilt when a method was registered since. */
+function fieldMap(): Map<string, ParamSpec> {
+  if (fieldMapCache?.methods !== METHOD_IDS.length) fieldMapCache = { methods: METHOD_IDS.length, map: new Map(allFields()) };
+  return fieldMapCache.map;
+}
 
 export function fieldSpec(key: string): ParamSpec | undefined {
-  return FIELD_MAP.get(key);
+  return fieldMap().get(key);
 }
 
 export function defaultConfig(): RunConfig {
@@ -160,7 +166,7 @@ export function defaultConfig(): RunConfig {
   const methodParams: Record<string, Record<string, ParamValue>> = {};
   for (const id of METHOD_IDS) {
     methodParams[id] = Object.fromEntries(
-      Object.entries(methodRegistry[id].params).map(([p, s]) => [p, (s as ParamSpec).default]),
+      Object.entries(methodDef(id).params).map(([p, s]) => [p, s.default]),
     );
   }
   cfg.methodParams = methodParams;
@@ -176,7 +182,7 @@ export function getField(cfg: RunConfig, key: string): ParamValue | undefined {
 
 /** Returns a copy of `cfg` with one flat key set; throws `ConfigError` naming the key. */
 export function withField(cfg: RunConfig, key: string, value: ParamValue): RunConfig {
-  const spec = FIELD_MAP.get(key);
+  const spec = fieldMap().get(key);
   if (!spec) throw new ConfigError(key, 'unknown key (see --help for the list)');
   const parsed = paramSchema(spec).safeParse(value);
   if (!parsed.success) throw new ConfigError(key, parsed.error.issues[0]?.message ?? 'invalid value');
@@ -190,7 +196,7 @@ export function withField(cfg: RunConfig, key: string, value: ParamValue): RunCo
 /** `key=value` text form (CLI --set, URL). */
 export function withFieldText(cfg: RunConfig, key: string, text: string): RunConfig {
   if (key === 'methods') return withMethods(cfg, text.split(',').filter((s) => s.length > 0));
-  const spec = FIELD_MAP.get(key);
+  const spec = fieldMap().get(key);
   if (!spec) throw new ConfigError(key, 'unknown key (see --help for the list)');
   try {
     return withField(cfg, key, parseParamText(spec, text));
@@ -224,7 +230,7 @@ function checkMethods(ids: readonly MethodId[], task: TaskId): void {
 
 function checkTasks(ids: readonly MethodId[], task: TaskId, key: string): void {
   for (const id of ids) {
-    const tasks = (methodRegistry[id] as MethodDef).tasks;
+    const tasks = methodDef(id).tasks;
     if (tasks && !tasks.includes(task)) throw new ConfigError(key, `${id} needs the ${tasks.join(' or ')} task (the task is ${task})`);
   }
 }
@@ -270,7 +276,7 @@ function flatten(obj: Record<string, unknown>, prefix = ''): Array<[string, unkn
   const out: Array<[string, unknown]> = [];
   for (const [k, v] of Object.entries(obj)) {
     const key = prefix ? `${prefix}.${k}` : k;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && !FIELD_MAP.has(key)) out.push(...flatten(v as Record<string, unknown>, key));
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && !fieldMap().has(key)) out.push(...flatten(v as Record<string, unknown>, key));
     else out.push([key, v]);
   }
   return out;

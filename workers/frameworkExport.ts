@@ -5,18 +5,17 @@
  * Option names were checked against the frameworks' own sources: verl
  * `verl/trainer/config/_generated_ppo_trainer.yaml`, `actor/actor.yaml`, `optim/fsdp.yaml`,
  * `docs/algo/grpo.md`, `core_algos.py::agg_loss`; TRL `trl/trainer/grpo_config.py` and
- * `grpo_trainer.py::_compute_loss` (METHODS.md 1.3-1.5, 4.2-4.4). Every playground key of the config
+ * `grpo_trainer.py::_compute_loss` (docs/METHODS.md 1.3-1.5, 4.2-4.4). Every playground key of the config
  * (and of each active method) ends up in exactly one place: a setting, a "matches the framework's
  * built-in behaviour" line, or the no-equivalent list; a unit test checks that nothing is dropped.
  *
- * Methods map themselves through an optional `frameworks` field of their registry entry; the
- * table below covers methods written before that field existed.
+ * Each method maps itself through the `frameworks` field of its entry in workers/methods/.
  */
 import { CONFIG_FIELDS, getField, type RunConfig } from './config';
 import { createEnv } from './envs';
-import { methodRegistry, type MethodDef } from './methods';
+import { methodDef, methodRegistry } from './methods';
 import { resolvePlan } from './plan';
-import type { FrameworkMapping, FrameworkValue } from './methods/registry';
+import type { FrameworkValue } from './methods/registry';
 
 export type Framework = 'verl' | 'trl';
 export const FRAMEWORKS: Framework[] = ['verl', 'trl'];
@@ -49,136 +48,6 @@ export interface FrameworkExport {
   noEquivalent: KeyNote[];
   /** Caveats about options that are set (approximations, assumptions). */
   notes: string[];
-}
-
-// ALGO LOGIC: built-in method mappings (a method's own `frameworks` field wins over these).
-const BUILTIN_MAPPINGS: Record<string, { verl?: FrameworkMapping | null; trl?: FrameworkMapping | null }> = {
-  grpo: {
-    verl: (p) => ({
-      set: [
-        { key: 'algorithm.adv_estimator', value: 'grpo', from: [] },
-        { key: 'algorithm.norm_adv_by_std_in_grpo', value: p.scaleStd === true, from: ['grpo.scaleStd'] },
-      ],
-      matches: [
-        ...(p.unbiasedStd === true ? [{ param: 'unbiasedStd', reason: 'verl uses the unbiased (N-1) group std' }] : []),
-        ...(p.eps === 1e-6 ? [{ param: 'eps', reason: 'verl adds epsilon=1e-6 to the group std' }] : []),
-      ],
-      unsupported: [
-        ...(p.unbiasedStd !== true ? [{ param: 'unbiasedStd', reason: 'verl always uses the unbiased (N-1) group std' }] : []),
-        ...(p.eps !== 1e-6 ? [{ param: 'eps', reason: 'verl fixes the std epsilon at 1e-6 (compute_grpo_outcome_advantage)' }] : []),
-      ],
-    }),
-    trl: (p) => ({
-      set: [{ key: 'scale_rewards', value: p.scaleStd === true ? 'group' : 'none', from: ['grpo.scaleStd'] }],
-      matches: [
-        ...(p.unbiasedStd === true ? [{ param: 'unbiasedStd', reason: 'TRL uses the unbiased (N-1) group std' }] : []),
-        ...(p.eps === 1e-4 ? [{ param: 'eps', reason: 'TRL adds 1e-4 to the group std' }] : []),
-      ],
-      unsupported: [
-        ...(p.unbiasedStd !== true ? [{ param: 'unbiasedStd', reason: 'TRL always uses the unbiased (N-1) group std' }] : []),
-        ...(p.eps !== 1e-4 ? [{ param: 'eps', reason: 'TRL fixes the std epsilon at 1e-4' }] : []),
-      ],
-    }),
-  },
-};
-
-/** A method param the export carries through an option set above (the run's effective clip, KL, aggregation). */
-const carried = (param: string, option: string) => ({ param, reason: `exported as ${option} (the value the run uses)` });
-
-/** verl's advantage estimator for a method whose whole effect is choosing it. */
-const verlEstimator = (estimator: string) => (): ReturnType<FrameworkMapping> => ({ set: [{ key: 'algorithm.adv_estimator', value: estimator, from: [] }] });
-
-Object.assign(BUILTIN_MAPPINGS, {
-  drgrpo: {
-    verl: () => ({
-      set: [
-        { key: 'algorithm.adv_estimator', value: 'grpo', from: [] },
-        { key: 'algorithm.norm_adv_by_std_in_grpo', value: false, from: [] },
-      ],
-    }),
-    trl: () => ({ set: [{ key: 'scale_rewards', value: 'none', from: [] }] }),
-  },
-  ppo: {
-    verl: (p) => ({
-      set: [{ key: 'algorithm.adv_estimator', value: 'gae', from: [] }],
-      matches: [
-        ...(p.gamma === 1 ? [{ param: 'gamma', reason: "verl's algorithm.gamma defaults to 1.0" }] : []),
-        ...(p.lambda === 1 ? [{ param: 'lambda', reason: "verl's algorithm.lam defaults to 1.0" }] : []),
-      ],
-      unsupported: [
-        ...(p.gamma !== 1 ? [{ param: 'gamma', reason: 'set algorithm.gamma by hand (not exported)' }] : []),
-        ...(p.lambda !== 1 ? [{ param: 'lambda', reason: 'set algorithm.lam by hand (not exported)' }] : []),
-        { param: 'valueLr', reason: "verl's critic is a network (critic.optim.lr), not the playground's value table" },
-      ],
-    }),
-    trl: null,
-  },
-  rloo: { verl: verlEstimator('rloo'), trl: null },
-  otb: { verl: verlEstimator('optimal_token_baseline'), trl: null },
-  reinforcepp: {
-    verl: (p) => ({
-      set: [{ key: 'algorithm.adv_estimator', value: p.baseline === true ? 'reinforce_plus_plus_baseline' : 'reinforce_plus_plus', from: ['reinforcepp.baseline'] }],
-      matches: p.gamma === 1 ? [{ param: 'gamma', reason: "verl's algorithm.gamma defaults to 1.0" }] : [],
-      unsupported: [
-        ...(p.gamma !== 1 ? [{ param: 'gamma', reason: 'set algorithm.gamma by hand (not exported)' }] : []),
-        { param: 'klInReward', reason: 'set algorithm.use_kl_in_reward=True and algorithm.kl_ctrl.kl_coef by hand (not exported)' },
-      ],
-    }),
-    trl: null,
-  },
-  dapo: {
-    verl: (p) => ({
-      set: [],
-      matches: [carried('clipLow', 'clip_ratio_low'), carried('clipHigh', 'clip_ratio_high')],
-      unsupported: [
-        { param: 'dynamicSampling', reason: "dynamic sampling is verl's DAPO recipe (algorithm.filter_groups in recipe/dapo), not the core trainer" },
-        { param: 'maxGenBatches', reason: "the DAPO recipe's max_num_gen_batches" },
-      ],
-    }),
-    trl: (p) => ({
-      set: [],
-      matches: [carried('clipLow', 'epsilon'), carried('clipHigh', 'epsilon_high')],
-      unsupported: [
-        { param: 'dynamicSampling', reason: 'TRL does not refill the batch with new prompts' },
-        { param: 'maxGenBatches', reason: 'TRL does not refill the batch with new prompts' },
-      ],
-    }),
-  },
-  gspo: {
-    verl: () => ({
-      set: [{ key: 'actor_rollout_ref.actor.policy_loss.loss_mode', value: 'gspo', from: [] }],
-      matches: [carried('clipLow', 'clip_ratio_low'), carried('clipHigh', 'clip_ratio_high')],
-    }),
-    trl: () => ({
-      set: [{ key: 'importance_sampling_level', value: 'sequence', from: [] }],
-      matches: [carried('clipLow', 'epsilon'), carried('clipHigh', 'epsilon_high')],
-    }),
-  },
-  gmpo: {
-    verl: () => ({
-      set: [{ key: 'actor_rollout_ref.actor.policy_loss.loss_mode', value: 'geo_mean', from: [] }],
-      matches: [{ param: 'clip', reason: 'exported as clip_ratio_low and clip_ratio_high (geo_mean reads them as log-space bounds)' }],
-    }),
-    trl: null,
-  },
-  prorl: {
-    verl: () => ({
-      set: [],
-      matches: [carried('klCoef', 'kl_loss_coef')],
-      unsupported: [{ param: 'resetEvery', reason: 'verl has no reference-policy reset; restart from a checkpoint with a new reference' }],
-    }),
-    trl: (p) => ({
-      set: [],
-      matches: [carried('klCoef', 'beta')],
-      unsupported: [{ param: 'resetEvery', reason: `TRL's sync_ref_model copies the policy into the reference every ref_model_sync_steps (${p.resetEvery} here would be that), not exported` }],
-    }),
-  },
-} satisfies Record<string, { verl?: FrameworkMapping | null; trl?: FrameworkMapping | null }>);
-
-function methodMapping(def: MethodDef, fw: Framework): FrameworkMapping | null | undefined {
-  const own = def.frameworks;
-  if (own && fw in own) return own[fw];
-  return BUILTIN_MAPPINGS[def.id]?.[fw];
 }
 
 const TOY_TASK_REASON = 'a knob of a toy task; a real run trains on your own prompts and reward function';
@@ -250,7 +119,7 @@ function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
     set('actor_rollout_ref.actor.use_kl_loss', eff.klCoef > 0, ['klCoef']);
     if (eff.klCoef > 0) {
       set('actor_rollout_ref.actor.kl_loss_coef', eff.klCoef, ['klCoef']);
-      // METHODS.md 1.4: k3 is verl's low_var_kl, k1 its kl, k2 its mse.
+      // docs/METHODS.md 1.4: k3 is verl's low_var_kl, k1 its kl, k2 its mse.
       set('actor_rollout_ref.actor.kl_loss_type', { k3: 'low_var_kl', k1: 'kl', k2: 'mse' }[cfg.klType], []);
     }
     notes.push('Add your own data.train_files, actor_rollout_ref.model.path, reward function and rollout engine settings (actor_rollout_ref.rollout.name, GPUs).');
@@ -310,11 +179,12 @@ function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
 
   // Methods: each active one maps itself; inactive ones change nothing.
   for (const id of cfg.methods) {
-    const def = methodRegistry[id] as MethodDef;
-    const mapping = methodMapping(def, fw);
-    const params = cfg.methodParams[id] as Record<string, string | number | boolean>;
+    const def = methodDef(id);
+    const mapping = def.frameworks?.[fw];
+    const params = cfg.methodParams[id] as Parameters<NonNullable<typeof mapping>>[0];
     if (!mapping) {
-      none('methods', `${def.name} (${id}) has no ${FRAMEWORK_NAMES[fw]} equivalent${mapping === undefined ? ' written yet' : ''}`);
+      const why = def.frameworks?.noEquivalent ?? 'no mapping written';
+      none('methods', `${def.name} (${id}) has no ${FRAMEWORK_NAMES[fw]} equivalent: ${why}`);
       for (const p of Object.keys(def.params)) none(`${id}.${p}`, `a parameter of ${def.name}`);
       continue;
     }

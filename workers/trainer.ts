@@ -32,7 +32,7 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
   const L = seqLen(l);
   const tables = makeRowTables({ N, L, ...l });
   const span = env.sample(1, 1, createRng(0), 0).answerSpan;
-  const scoreSpan = plan.igpo && span ? span.reduce((a, b) => a + b, 0) : 0;
+  const scoreSpan = plan.infoGain && span ? span.reduce((a, b) => a + b, 0) : 0;
   return {
     dims: modelDims(cfg, env),
     N,
@@ -59,7 +59,7 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
     staleness: plan.staleness,
     scoreContexts: scoreSpan ? N * l.maxTurns : 0,
     scoreSpan,
-    igType: plan.igpo?.igType ?? 'prob_diff',
+    igType: plan.infoGain?.igType ?? 'prob_diff',
     critic: plan.critic,
   };
 }
@@ -172,7 +172,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     let turnReward: Float32Array = new Float32Array(N * T);
     let turnKey: Uint32Array = new Uint32Array(N * T);
     let score: { seqs: Int32Array; rows: Uint32Array } | undefined;
-    if (plan.igpo && ep.answerTokens && ep.answerSpan) {
+    if (plan.infoGain && ep.answerTokens && ep.answerSpan) {
       // The outcome on each last turn; the backend adds the information gain of the earlier turns.
       const ctx = answerContexts(c.seq, ep.answerTokens, ep.answerSpan, layout);
       score = { seqs: ctx.seqs, rows: ctx.rows };

@@ -2,8 +2,7 @@
  * Alarms on the timeline (app/alarms.ts): each with the iteration and value that set it off, a
  * one-line explanation, and the methods that address it (those this build has are marked).
  */
-import { methodRegistry } from '../../workers/methods';
-import { ALARM_DOCS, ALARM_KINDS } from '../alarms';
+import { ALARM_DOCS, ALARM_KINDS, remediesFor } from '../alarms';
 import { useAppStore } from '../store';
 import { alarmKindOf } from '../store/metricsSlice';
 
@@ -19,10 +18,10 @@ function Remedies({ kind }: { kind: keyof typeof ALARM_DOCS }) {
   return (
     <span className="remedies">
       Addressed by:{' '}
-      {ALARM_DOCS[kind].remedies.map((r, i) => (
+      {remediesFor(kind).map((r, i) => (
         <span key={r.id}>
           {i > 0 && ', '}
-          {Object.hasOwn(methodRegistry, r.id) ? <strong title="available in the Methods panel">{r.name}</strong> : r.name}
+          <strong title="available in the Methods panel">{r.name}</strong>
         </span>
       ))}
       .

@@ -42,7 +42,7 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
     const ep = b.episodes;
     const taken = ep.turns(n).length;
     const extra: Partial<BatchDump['trajs'][number]> = {};
-    const methodTurnRewards = plan.igpo !== null || plan.taskTurnRewards || plan.anchors;
+    const methodTurnRewards = plan.infoGain !== null || plan.taskTurnRewards || plan.anchors;
     const turnRewards = methodTurnRewards ? t.turnReward : ep.turnRewards;
     if (turnRewards) extra.turn_rewards = Array.from(turnRewards.subarray(n * shape.maxTurns, n * shape.maxTurns + taken));
     if (ep.checklist) {

@@ -35,6 +35,10 @@ const VERL_OPTIONS = new Set([
   'actor_rollout_ref.actor.kl_loss_coef',
   'actor_rollout_ref.actor.kl_loss_type',
   'actor_rollout_ref.actor.policy_loss.loss_mode',
+  // PF-PPO (verl's AlgoConfig: use_pf_ppo, pf_ppo.reweight_method, pf_ppo.weight_pow).
+  'algorithm.use_pf_ppo',
+  'algorithm.pf_ppo.reweight_method',
+  'algorithm.pf_ppo.weight_pow',
 ]);
 
 /** Fields of TRL's GRPOConfig (`trl/trainer/grpo_config.py`) and the TrainingArguments it extends. */
@@ -260,11 +264,12 @@ describe('every method of the registry', () => {
 
 describe('registry-driven method mappings', () => {
   const grpo = methodRegistry.grpo as MethodDef;
+  const own = grpo.frameworks;
   afterEach(() => {
-    delete grpo.frameworks;
+    grpo.frameworks = own;
   });
 
-  it("a method's own `frameworks` field wins over the built-in table, and null means no equivalent", () => {
+  it("a method's `frameworks` field is what the export uses, and null means no equivalent", () => {
     grpo.frameworks = {
       verl: (p) => ({ set: [{ key: 'algorithm.adv_estimator', value: 'grpo_custom', from: ['grpo.scaleStd', 'grpo.unbiasedStd', 'grpo.eps'] }], matches: [] }),
       trl: null,
@@ -273,7 +278,7 @@ describe('registry-driven method mappings', () => {
     expect(setting(verl, 'algorithm.adv_estimator')).toBe('grpo_custom');
     expect(verl.text).toContain('algorithm.adv_estimator=grpo_custom');
     const trl = exportToTrl(defaultConfig());
-    expect(trl.noEquivalent.find((n) => n.key === 'methods')?.reason).toBe('GRPO (grpo) has no TRL equivalent');
+    expect(trl.noEquivalent.find((n) => n.key === 'methods')?.reason).toBe('GRPO (grpo) has no TRL equivalent: no mapping written');
     for (const p of Object.keys(grpo.params)) expect(trl.noEquivalent.some((n) => n.key === `grpo.${p}`)).toBe(true);
     expect(setting(trl, 'scale_rewards')).toBeUndefined();
   });

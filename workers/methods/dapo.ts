@@ -1,5 +1,5 @@
 /**
- * DAPO: Decoupled clip and Dynamic sAmpling Policy Optimization (arXiv 2503.14476), METHODS.md 4.4.
+ * DAPO: Decoupled clip and Dynamic sAmpling Policy Optimization (arXiv 2503.14476), docs/METHODS.md 4.4.
  *
  * 1. Clip-higher: a larger upper clip (1 + 0.28) lets low-probability tokens grow, keeping entropy up.
  * 2. Token-level loss (token-mean).
@@ -9,9 +9,10 @@
  *    collapsed group by construction; the `rollouts` metric shows the extra generation cost.
  * Overlong shaping does not apply: the toys have a hard turn limit and no length penalty.
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
+import { carried } from './frameworkHelpers';
 
-export const dapo = {
+export const dapo = defineMethod({
   id: 'dapo',
   name: 'DAPO',
   paper: '2503.14476',
@@ -24,4 +25,29 @@ export const dapo = {
     dynamicSampling: { kind: 'bool', default: true, label: 'dynamic sampling', doc: 'Drop all-equal groups and refill the batch with new prompts.' },
     maxGenBatches: { kind: 'int', default: 3, min: 1, max: 10, label: 'max generation batches', doc: 'Rollout rounds per iteration before giving up on refilling.' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p) {
+    Object.assign(plan.ratio, { clipLow: p.clipLow, clipHigh: p.clipHigh });
+    plan.lossAgg = 'token-mean';
+    if (p.dynamicSampling) plan.dynamicSampling = { maxGenBatches: p.maxGenBatches, from: 1 };
+  },
+  frameworks: {
+    verl: () => ({
+      set: [],
+      matches: [carried('clipLow', 'clip_ratio_low'), carried('clipHigh', 'clip_ratio_high')],
+      unsupported: [
+        { param: 'dynamicSampling', reason: "dynamic sampling is verl's DAPO recipe (algorithm.filter_groups in recipe/dapo), not the core trainer" },
+        { param: 'maxGenBatches', reason: "the DAPO recipe's max_num_gen_batches" },
+      ],
+    }),
+    trl: () => ({
+      set: [],
+      matches: [carried('clipLow', 'epsilon'), carried('clipHigh', 'epsilon_high')],
+      unsupported: [
+        { param: 'dynamicSampling', reason: 'TRL does not refill the batch with new prompts' },
+        { param: 'maxGenBatches', reason: 'TRL does not refill the batch with new prompts' },
+      ],
+    }),
+  },
+  remedies: { entropy: 'DAPO clip-higher' },
+  labNote: 'DAPO would replace the all-equal groups (weight 0 here) with freshly sampled ones.',
+});

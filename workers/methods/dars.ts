@@ -1,5 +1,5 @@
 /**
- * DARS: Difficulty-Adaptive Rollout Sampling (arXiv 2508.13755), METHODS.md 5.7,
+ * DARS: Difficulty-Adaptive Rollout Sampling (arXiv 2508.13755), docs/METHODS.md 5.7,
  * yangzhch6/DARS `schedule_ET`, `schedule_HW`.
  *
  * GRPO's advantage mass per prompt, N S(a), peaks at accuracy 1/2, so hard prompts weigh little.
@@ -9,9 +9,9 @@
  * nMax - N. The extra rollouts join the prompt's group; then prompts whose combined accuracy is 0 or
  * >= upper are dropped. The advantage is GRPO's over the enlarged group, without std by default.
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
 
-export const dars = {
+export const dars = defineMethod({
   id: 'dars',
   name: 'DARS',
   paper: '2508.13755',
@@ -24,4 +24,11 @@ export const dars = {
     useStd: { kind: 'bool', default: false, label: 'divide by std', doc: 'Use the std-normalized schedule and advantage (DARS default: off).' },
     upper: { kind: 'number', default: 1, min: 0, max: 1, label: 'upper drop threshold', doc: 'Drop prompts whose combined accuracy is at least this.' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p, cfg) {
+    plan.extraRollouts = { schedule: p.schedule, nMax: Math.max(p.nMax, cfg.group), useStd: p.useStd, upper: p.upper };
+    plan.advantage.scaleStd = p.useStd;
+  },
+  frameworks: { verl: null, trl: null, noEquivalent: 'extra rollouts for hard prompts need the DARS reference code (a verl fork)' },
+  remedies: { collapse: 'DARS (resample hard prompts)' },
+  labNote: 'DARS acts while sampling (extra rollouts for hard prompts): the frozen batch cannot show it.',
+});

@@ -1,5 +1,5 @@
 /**
- * EDGE-GRPO: Entropy-Driven advantage and Guided Error correction (arXiv 2507.21848), METHODS.md 5.3.
+ * EDGE-GRPO: Entropy-Driven advantage and Guided Error correction (arXiv 2507.21848), docs/METHODS.md 5.3.
  *
  * EDA: each rollout's advantage is scaled by Pbar / P_i, its mean token entropy relative to the
  * group's (old policy, detached; clamped to [0.1, 10]): confident correct answers gain more,
@@ -10,9 +10,9 @@
  * branch (continue after "Wait! Something is wrong") has no counterpart in the toys; those rollouts
  * stay as they were. Injected tokens are off-policy: learning is fast and possibly biased.
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
 
-export const edge = {
+export const edge = defineMethod({
   id: 'edge',
   name: 'EDGE-GRPO',
   paper: '2507.21848',
@@ -26,4 +26,11 @@ export const edge = {
     inject: { kind: 'number', default: 0.25, min: 0, max: 1, label: 'inject probability', doc: 'A wrong rollout gets the reference answer at its last turn.' },
     replace: { kind: 'number', default: 0.25, min: 0, max: 1, label: 'replace probability', doc: 'A wrong rollout is replaced by the reference trajectory.' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p) {
+    plan.advantage.entropyScale = p.eda;
+    if (p.gec) plan.errorCorrection = { inject: p.inject, replace: p.replace };
+  },
+  frameworks: { verl: null, trl: null, noEquivalent: 'entropy-scaled advantages and error correction need the EDGE-GRPO reference code (a TRL fork)' },
+  remedies: { collapse: 'EDGE-GRPO', entropy: 'EDGE-GRPO (entropy-driven advantage)' },
+  labNote: 'EDGE-GRPO\'s error correction acts while sampling; only its entropy-scaled advantage shows here.',
+});

@@ -1,14 +1,15 @@
 /**
- * GSPO: Group Sequence Policy Optimization (arXiv 2507.18071), METHODS.md 4.5.
+ * GSPO: Group Sequence Policy Optimization (arXiv 2507.18071), docs/METHODS.md 4.5.
  *
  * The importance ratio and its clip act on whole sequences: s_i = exp(mean_t (logp - logp_old)),
  * the length-normalized (geometric-mean) sequence ratio, clipped to [1 - 3e-4, 1 + 4e-4]. As verl
  * implements it (GSPO-token), every token carries the value s_i and the gradient s_i * d logp_t, and
  * the loss is seq-mean-token-mean. One outlier token moves s_i only by exp(delta / |o_i|).
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
+import { carried } from './frameworkHelpers';
 
-export const gspo = {
+export const gspo = defineMethod({
   id: 'gspo',
   name: 'GSPO',
   paper: '2507.18071',
@@ -19,4 +20,19 @@ export const gspo = {
     clipLow: { kind: 'number', default: 3e-4, min: 0, max: 1, scale: 'log', label: 'clip low', doc: 'Sequence-ratio floor 1 - clipLow (GSPO: 3e-4).' },
     clipHigh: { kind: 'number', default: 4e-4, min: 0, max: 10, scale: 'log', label: 'clip high', doc: 'Sequence-ratio ceiling 1 + clipHigh (GSPO: 4e-4).' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p) {
+    Object.assign(plan.ratio, { mode: 'sequence', clipLow: p.clipLow, clipHigh: p.clipHigh });
+    plan.lossAgg = 'seq-mean-token-mean';
+  },
+  frameworks: {
+    verl: () => ({
+      set: [{ key: 'actor_rollout_ref.actor.policy_loss.loss_mode', value: 'gspo', from: [] }],
+      matches: [carried('clipLow', 'clip_ratio_low'), carried('clipHigh', 'clip_ratio_high')],
+    }),
+    trl: () => ({
+      set: [{ key: 'importance_sampling_level', value: 'sequence', from: [] }],
+      matches: [carried('clipLow', 'epsilon'), carried('clipHigh', 'epsilon_high')],
+    }),
+  },
+  remedies: { ess: 'GSPO (sequence-level ratio)', grad: 'GSPO' },
+});

@@ -12,6 +12,16 @@ export type ParamSpec =
 
 export type ParamValue = number | boolean | string;
 
+/** The value type of one spec: a choice's own options, not any string. */
+export type ValueOf<S extends ParamSpec> = S extends { kind: 'bool' }
+  ? boolean
+  : S extends { kind: 'choice'; options: readonly (infer O extends string)[] }
+    ? O
+    : number;
+
+/** The values of a record of specs, typed per key (a method's hook reads these without casts). */
+export type ParamValues<P extends Readonly<Record<string, ParamSpec>>> = { -readonly [K in keyof P]: ValueOf<P[K]> };
+
 /** The zod schema of one value, with a message that says what was expected. */
 export function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
   switch (spec.kind) {

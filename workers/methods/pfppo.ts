@@ -1,5 +1,5 @@
 /**
- * PF-PPO: Policy Filtration for PPO (arXiv 2409.06957), METHODS.md 5.5, verl `compute_pf_ppo_reweight_data`.
+ * PF-PPO: Policy Filtration for PPO (arXiv 2409.06957), docs/METHODS.md 5.5, verl `compute_pf_ppo_reweight_data`.
  *
  * A reward model is more reliable at its extremes than in the middle. PF-PPO reweights the batch
  * by the reward-model score S_i before the update: pow w = |S|^k, max_min (only the best and the
@@ -8,9 +8,9 @@
  * same loss). verl takes max/min over the whole batch; `scope: group` takes them per prompt (the
  * paper's best/worst-of-N reading). Pair it with the task's reward-model noise (env.rmNoise).
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
 
-export const pfppo = {
+export const pfppo = defineMethod({
   id: 'pfppo',
   name: 'PF-PPO',
   paper: '2409.06957',
@@ -23,4 +23,20 @@ export const pfppo = {
     pow: { kind: 'number', default: 2, min: 0, max: 8, label: 'power k', doc: 'Exponent of the pow weighting.' },
     scope: { kind: 'choice', default: 'group', options: ['group', 'batch'], label: 'scope', doc: 'Best/worst per prompt group, or over the whole batch (verl).' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p) {
+    plan.resample = { weighting: p.weighting, pow: p.pow, scope: p.scope };
+  },
+  frameworks: {
+    verl: (p) => ({
+      set: [
+        { key: 'algorithm.use_pf_ppo', value: true, from: [] },
+        { key: 'algorithm.pf_ppo.reweight_method', value: p.weighting, from: ['pfppo.weighting'] },
+        { key: 'algorithm.pf_ppo.weight_pow', value: p.pow, from: ['pfppo.pow'] },
+      ],
+      matches: p.scope === 'batch' ? [{ param: 'scope', reason: 'verl takes the best and worst over the whole batch' }] : [],
+      unsupported: p.scope === 'group' ? [{ param: 'scope', reason: 'verl takes the best and worst over the whole batch, not per prompt group' }] : [],
+    }),
+    trl: null,
+    noEquivalent: 'TRL has no reward-reliability resampling',
+  },
+});

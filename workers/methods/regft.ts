@@ -1,5 +1,5 @@
 /**
- * ReGFT: Reference-Guided Fine-Tuning (arXiv 2603.01223), METHODS.md 5.4.
+ * ReGFT: Reference-Guided Fine-Tuning (arXiv 2603.01223), docs/METHODS.md 5.4.
  *
  * A pre-RL SFT stage for prompts the policy cannot solve: for the first `iters` iterations, prompts
  * whose group success rate is at most `hardRate` are rolled out again with the first `hintTurns`
@@ -8,9 +8,9 @@
  * (SFT: advantage 1 on kept rollouts, conditioned on the prompt alone), together with the correct
  * rollouts it found unaided (ReFT). RL follows.
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
 
-export const regft = {
+export const regft = defineMethod({
   id: 'regft',
   name: 'ReGFT',
   paper: '2603.01223',
@@ -23,4 +23,9 @@ export const regft = {
     hintTurns: { kind: 'int', default: 1, min: 0, max: 8, label: 'hint turns', doc: 'Reference turns forced as the hint prefix.' },
     hardRate: { kind: 'number', default: 0.125, min: 0, max: 1, label: 'hard prompt rate', doc: 'Prompts with group success at most this get hinted rollouts.' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p) {
+    plan.hintedSft = { iters: p.iters, hintTurns: p.hintTurns, hardRate: p.hardRate };
+  },
+  frameworks: { verl: null, trl: null, noEquivalent: 'a fine-tuning stage before RL: run SFT (e.g. TRL SFTTrainer) on the hinted, verified rollouts first' },
+  labNote: 'ReGFT acts while sampling (hinted rollouts, then SFT): the frozen batch cannot show it.',
+});

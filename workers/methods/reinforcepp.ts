@@ -1,5 +1,5 @@
 /**
- * REINFORCE++ (arXiv 2501.03262), METHODS.md 4.7, verl `compute_reinforce_plus_plus_outcome_advantage`.
+ * REINFORCE++ (arXiv 2501.03262), docs/METHODS.md 4.7, verl `compute_reinforce_plus_plus_outcome_advantage`.
  *
  * Critic-free REINFORCE with PPO tricks: the token reward is the outcome on the last token minus
  * beta * (logp_old - logp_ref) on every token (KL in the reward), the advantage is the reward-to-go
@@ -7,9 +7,9 @@
  * all-wrong group still gets a signal relative to easier prompts. The baseline variant subtracts the
  * group mean of R first (REINFORCE++-baseline).
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
 
-export const reinforcepp = {
+export const reinforcepp = defineMethod({
   id: 'reinforcepp',
   name: 'REINFORCE++',
   paper: '2501.03262',
@@ -22,4 +22,20 @@ export const reinforcepp = {
     klInReward: { kind: 'number', default: 0.001, min: 0, max: 1, label: 'KL in reward', doc: 'beta of the per-token penalty -beta (logp_old - logp_ref) in the reward.' },
     gamma: { kind: 'number', default: 1, min: 0, max: 1, label: 'gamma', doc: 'Discount of the reward-to-go (verl: 1).' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p) {
+    Object.assign(plan.advantage, { estimator: 'reinforce', baseline: p.baseline, klInReward: p.klInReward, gamma: p.gamma });
+    plan.whiten = true;
+  },
+  frameworks: {
+    verl: (p) => ({
+      set: [{ key: 'algorithm.adv_estimator', value: p.baseline ? 'reinforce_plus_plus_baseline' : 'reinforce_plus_plus', from: ['reinforcepp.baseline'] }],
+      matches: p.gamma === 1 ? [{ param: 'gamma', reason: "verl's algorithm.gamma defaults to 1.0" }] : [],
+      unsupported: [
+        ...(p.gamma !== 1 ? [{ param: 'gamma', reason: 'set algorithm.gamma by hand (not exported)' }] : []),
+        { param: 'klInReward', reason: 'set algorithm.use_kl_in_reward=True and algorithm.kl_ctrl.kl_coef by hand (not exported)' },
+      ],
+    }),
+    trl: null,
+    noEquivalent: "TRL's GRPOTrainer whitens per group, not over the batch, and has no KL in the reward",
+  },
+});

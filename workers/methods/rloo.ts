@@ -1,13 +1,13 @@
 /**
- * RLOO: REINFORCE Leave-One-Out ("Back to Basics", arXiv 2402.14740), METHODS.md 4.6.
+ * RLOO: REINFORCE Leave-One-Out ("Back to Basics", arXiv 2402.14740), docs/METHODS.md 4.6.
  *
  * Each rollout's baseline is the mean reward of the other G-1 rollouts of its prompt:
  * A_i = R_i - (sum_j R_j - R_i) / (G - 1) = G/(G-1) (R_i - mean). Unbiased, no critic, no std.
  * As in verl, the advantage goes into the PPO clipped surrogate (a group of one keeps A = R).
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
 
-export const rloo = {
+export const rloo = defineMethod({
   id: 'rloo',
   name: 'RLOO',
   paper: '2402.14740',
@@ -16,4 +16,12 @@ export const rloo = {
   estimator: true,
   conflicts: [],
   params: {},
-} as const satisfies MethodDef;
+  plan(plan) {
+    plan.advantage.estimator = 'rloo';
+  },
+  frameworks: {
+    verl: () => ({ set: [{ key: 'algorithm.adv_estimator', value: 'rloo', from: [] }] }),
+    trl: null,
+    noEquivalent: "TRL's GRPOTrainer has no leave-one-out baseline (RLOOTrainer is a separate trainer)",
+  },
+});

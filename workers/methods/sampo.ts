@@ -1,14 +1,15 @@
 /**
- * ARLArena / SAMPO (arXiv 2602.21534), METHODS.md 5.9, WillDreamer/ARL-Arena.
+ * ARLArena / SAMPO (arXiv 2602.21534), docs/METHODS.md 5.9, WillDreamer/ARL-Arena.
  *
  * SAMPO = GSPO's sequence-level clip (3e-3 / 4e-3) with seq-mean-token-mean, GiGPO advantages
  * (episode advantage R - mean plus omega times a step advantage: the discounted step return minus
  * its mean over the steps, across the group, that start from the same observation -- anchor states),
  * and dynamic filtering of all-equal groups after `coldStart` iterations.
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
+import { carried } from './frameworkHelpers';
 
-export const sampo = {
+export const sampo = defineMethod({
   id: 'sampo',
   name: 'SAMPO',
   paper: '2602.21534',
@@ -25,4 +26,37 @@ export const sampo = {
     coldStart: { kind: 'int', default: 5, min: 0, max: 1000, label: 'cold-start iterations', doc: 'Iterations before filtering starts.' },
     maxGenBatches: { kind: 'int', default: 3, min: 1, max: 10, label: 'max generation batches', doc: 'Rollout rounds per iteration when filtering.' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p) {
+    Object.assign(plan.ratio, { mode: 'sequence', clipLow: p.clipLow, clipHigh: p.clipHigh });
+    plan.lossAgg = 'seq-mean-token-mean';
+    Object.assign(plan.advantage, { estimator: 'gigpo', scaleStd: false, stepWeight: p.stepWeight, gamma: p.gamma });
+    plan.anchors = true;
+    if (p.filter) plan.dynamicSampling = { maxGenBatches: p.maxGenBatches, from: p.coldStart + 1 };
+  },
+  frameworks: {
+    verl: () => ({
+      set: [{ key: 'actor_rollout_ref.actor.policy_loss.loss_mode', value: 'gspo', from: [] }],
+      matches: [carried('clipLow', 'clip_ratio_low'), carried('clipHigh', 'clip_ratio_high')],
+      unsupported: [
+        { param: 'stepWeight', reason: "GiGPO's step advantages need the ARL-Arena reference code (a verl fork, adv_estimator=gigpo)" },
+        { param: 'gamma', reason: "GiGPO's step returns need the ARL-Arena reference code" },
+        { param: 'filter', reason: "dynamic filtering is the reference code's filter_groups, not verl's core trainer" },
+        { param: 'coldStart', reason: "the reference code's cold_start_steps" },
+        { param: 'maxGenBatches', reason: "the reference code's max_num_gen_batches" },
+      ],
+    }),
+    trl: () => ({
+      set: [{ key: 'importance_sampling_level', value: 'sequence', from: [] }],
+      matches: [carried('clipLow', 'epsilon'), carried('clipHigh', 'epsilon_high')],
+      unsupported: [
+        { param: 'stepWeight', reason: 'TRL has no step-level (anchor state) advantages' },
+        { param: 'gamma', reason: 'TRL has no step-level returns' },
+        { param: 'filter', reason: 'TRL does not refill the batch with new prompts' },
+        { param: 'coldStart', reason: 'TRL does not refill the batch with new prompts' },
+        { param: 'maxGenBatches', reason: 'TRL does not refill the batch with new prompts' },
+      ],
+    }),
+  },
+  remedies: { collapse: 'SAMPO / dynamic sampling (filter)' },
+  labNote: 'SAMPO would replace the all-equal groups (weight 0 here) with freshly sampled ones.',
+});

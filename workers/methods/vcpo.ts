@@ -1,5 +1,5 @@
 /**
- * VCPO: Variance-Controlled Policy Optimization (arXiv 2602.17616), METHODS.md 5.10, mit-han-lab/vcpo.
+ * VCPO: Variance-Controlled Policy Optimization (arXiv 2602.17616), docs/METHODS.md 5.10, mit-han-lab/vcpo.
  *
  * For stale (off-policy) rollouts -- set `staleness` to sample from the policy k updates old:
  * 1. the learning rate of each update is scaled by the effective sample size of the sequence IS
@@ -10,9 +10,9 @@
  *    truncated sequence IS weight min(w_i, isCap);
  * 3. no PPO clipping, seq-mean-token-mean.
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
 
-export const vcpo = {
+export const vcpo = defineMethod({
   id: 'vcpo',
   name: 'VCPO',
   paper: '2602.17616',
@@ -25,4 +25,14 @@ export const vcpo = {
     baseEss: { kind: 'number', default: 1, min: 0.01, max: 1, label: 'base ESS ratio', doc: 'rho_base: ESS/N at which the full lr applies.' },
     isCap: { kind: 'number', default: 8, min: 0, max: 100, label: 'IS cap', doc: 'Truncation of the sequence IS weight (0: no IS weight).' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p) {
+    Object.assign(plan.advantage, { estimator: 'opob', scaleStd: true, isCap: p.isCap });
+    // VCPO's recipe: no PPO clipping (clip_ratio_low 1.0, high 1e9), seq-mean-token-mean.
+    Object.assign(plan.ratio, { clipLow: 1, clipHigh: 10 });
+    plan.lossAgg = 'seq-mean-token-mean';
+    plan.essLr = { rule: p.rule, baseEss: p.baseEss };
+  },
+  frameworks: { verl: null, trl: null, noEquivalent: 'the ESS-scaled step and the off-policy optimal baseline need the VCPO reference code (a verl fork with fully asynchronous rollouts)' },
+  remedies: { ess: 'VCPO (ESS-scaled step)', grad: 'VCPO' },
+  labNote: 'VCPO\'s step-size scaling changes the optimizer step, not these per-token weights.',
+});

@@ -1,14 +1,14 @@
 /**
- * ZeroSearch (arXiv 2505.04588), METHODS.md 5.6.
+ * ZeroSearch (arXiv 2505.04588), docs/METHODS.md 5.6.
  *
  * The search engine is simulated, and the probability that it returns a noisy document rises with
  * an exponential curriculum p_i = p_s + (b^(i/m) - 1)/(b - 1) (p_e - p_s), so the policy learns to
  * search while the engine is kind and to cross-check later. Switching it on sets the search task's
  * noise curriculum from these parameters (env.noise* otherwise).
  */
-import type { MethodDef } from './registry';
+import { defineMethod } from './registry';
 
-export const zerosearch = {
+export const zerosearch = defineMethod({
   id: 'zerosearch',
   name: 'ZeroSearch',
   paper: '2505.04588',
@@ -22,4 +22,12 @@ export const zerosearch = {
     base: { kind: 'number', default: 4, min: 1, max: 100, label: 'base b', doc: 'Curriculum base (ZeroSearch: 4; 1 is linear).' },
     iters: { kind: 'int', default: 200, min: 1, max: 1_000_000, label: 'curriculum iterations m', doc: 'Iterations until the noise reaches p_e.' },
   },
-} as const satisfies MethodDef;
+  plan(plan, p) {
+    plan.envConfig = {
+      ...plan.envConfig,
+      env: { ...plan.envConfig.env, noiseSchedule: 'exp', noiseStart: p.pStart, noise: p.pEnd, noiseBase: p.base, noiseIters: p.iters },
+    };
+  },
+  frameworks: { verl: null, trl: null, noEquivalent: 'the noise curriculum lives in the simulated search engine (the ZeroSearch reference code), not in the trainer' },
+  labNote: 'ZeroSearch changes the search engine\'s noise during rollouts: the frozen batch cannot show it.',
+});
