@@ -1,19 +1,17 @@
 /**
  * Global gradient-norm clipping and Adam (kernels `gradNorm.wgsl` + `gradNormSum.wgsl`, `adam.wgsl`;
- * in the hardware variant `gradNorm.wgsl` + `adamMerged.wgsl`; Kingma & Ba 2015):
+ * Kingma & Ba 2015):
  *   s = min(1, maxNorm / (||g|| + 1e-6))   (s = 1 when maxNorm = 0)
  *   m = b1 m + (1 - b1) s g;  v = b2 v + (1 - b2) (s g)^2
  *   p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
  */
 import adamWGSL from './adam.wgsl?raw';
-import adamMergedWGSL from './adamMerged.wgsl?raw';
-import adamStepWGSL from './adamStep.wgsl?raw';
 import gradNormWGSL from './gradNorm.wgsl?raw';
 import gradNormSumWGSL from './gradNormSum.wgsl?raw';
 import gradNormTreeWGSL from './gradNormTree.wgsl?raw';
 import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
 import { defineTwoPass } from './reduce';
-import { defineStages, withScratchCheck, type ScratchSize } from './stages';
+import { defineStages, withScratchCheck } from './stages';
 import type { KernelVariant } from './variant';
 
 /** sqrt(sum g^2), summed in float64 in index order: the reference the GPU's f32 two-pass sum is held to. */
@@ -151,39 +149,20 @@ export const gradNormKernel = defineTwoPass({
 });
 export const createGradNormKernel = (device: GPUDevice) => gradNormKernel.create(device);
 
-/** Mirrors `struct Adam` in adamStep.wgsl. */
+/** Mirrors `struct Adam` in adam.wgsl. */
 export const ADAM_UNIFORM = uniformLayout([
   ['n', 'u32'], ['lr', 'f32'], ['beta1', 'f32'], ['beta2', 'f32'],
   ['eps', 'f32'], ['bc1', 'f32'], ['bc2', 'f32'], ['maxGradNorm', 'f32'],
-  ['oneMinusBeta1', 'f32'], ['oneMinusBeta2', 'f32'], ['blocks', 'u32'],
+  ['oneMinusBeta1', 'f32'], ['oneMinusBeta2', 'f32'],
 ] as const);
 
 /** An optimizer step's configuration: Adam's, the parameter count, and gradNorm's block. */
-export type AdamConfig = AdamOptions & NormSource;
-
-/** Where an optimizer step's gradient norm gets its block sums. */
-export type NormSource = GradNormConfig & {
-  /**
-   * adamMerged: block sums another kernel wrote (firstLayerGradSubgroup's, one per workgroup)
-   * instead of gradNorm's pass 1 with `block`.
-   */
-  blocks?: number;
-};
-
-/** The block sums adamMerged adds: `blocks` when given, else gradNorm pass 1's. */
-export const normBlocks = (c: NormSource): number => c.blocks ?? gradNormValues(c).blocks;
-
-const checkAdam = (c: AdamConfig) => {
-  checkBlock(c);
-  if (c.blocks !== undefined && !(Number.isInteger(c.blocks) && c.blocks >= 1)) {
-    throw new Error(`adamMerged: blocks ${c.blocks} must be a positive integer`);
-  }
-};
+export type AdamConfig = AdamOptions & GradNormConfig;
 
 const adamValues = (c: AdamConfig) => ({
   n: c.n, lr: c.lr, beta1: c.beta1, beta2: c.beta2, eps: c.eps,
   bc1: 1 - c.beta1 ** c.step, bc2: 1 - c.beta2 ** c.step, maxGradNorm: c.maxGradNorm,
-  oneMinusBeta1: 1 - c.beta1, oneMinusBeta2: 1 - c.beta2, blocks: normBlocks(c),
+  oneMinusBeta1: 1 - c.beta1, oneMinusBeta2: 1 - c.beta2,
 });
 
 /**
@@ -193,7 +172,7 @@ const adamValues = (c: AdamConfig) => ({
  */
 export const adamKernel = defineKernel({
   label: 'adam',
-  wgsl: adamWGSL + adamStepWGSL,
+  wgsl: adamWGSL,
   workgroupSize: ADAM_WORKGROUP_SIZE,
   bindings: ['params', 'grads', 'm', 'v', 'norm', 'health', 'lrScale'],
   uniform: ADAM_UNIFORM,
@@ -202,66 +181,19 @@ export const adamKernel = defineKernel({
 });
 export const createAdamKernel = (device: GPUDevice) => adamKernel.create(device);
 
-/** Parameters per workgroup of adamMerged.wgsl: 4 a thread. */
-export const ADAM_MERGED_PARAMS = 4 * GRAD_NORM_WORKGROUP_SIZE;
-
-/**
- * gradNormSum and adam in one dispatch (hardware variant): buffers params, grads, m, v (as adam),
- * partials (gradNorm pass 1's block sums, read) and norm [1] (written, for the readback). Every
- * workgroup adds the block sums in gradNormSum's order, so the norm and the step are the same bits
- * as the two dispatches'. At least one workgroup, which writes the norm.
- */
-export const adamMergedKernel = defineKernel({
-  label: 'adamMerged',
-  wgsl: adamMergedWGSL + adamStepWGSL + gradNormTreeWGSL,
-  workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
-  bindings: ['params', 'grads', 'm', 'v', 'partials', 'norm', 'health', 'lrScale'],
-  uniform: ADAM_UNIFORM,
-  check: checkAdam,
-  values: adamValues,
-  workgroups: (c: AdamConfig) => Math.max(1, Math.ceil(c.n / ADAM_MERGED_PARAMS)),
-});
-
 export type OptimizerStepBuffers = Record<'params' | 'grads' | 'm' | 'v' | 'partials' | 'norm' | 'health' | 'lrScale', BufferArg>;
 
-/** The block sums an optimizer step needs, for the refusal of a smaller buffer at bind and update. */
-const normScratch: ScratchSize<AdamConfig> = {
-  words: (c) => Math.max(1, normBlocks(c)),
-  needs: () => 'this configuration needs',
-  source: 'gradNormKernel.scratchWords, or the config\'s blocks',
-};
-
 /**
- * One optimizer step on the GPU: the gradient's norm (gradNormCpu), then adamCpu with it. Three
- * dispatches (gradNorm's two, adam) in the thread variant, two in the hardware one (gradNorm's
- * pass 1, adamMerged), the same bits. Buffers: params, grads, m, v (as adam), partials (scratch of
- * gradNormKernel.scratchWords(config) words), norm [1] (written) and health, lrScale (as adam).
+ * One optimizer step on the GPU: the gradient's norm (gradNormCpu), then adamCpu with it, in three
+ * dispatches (gradNorm's two, adam). Buffers: params, grads, m, v (as adam), partials (scratch of
+ * gradNormKernel.scratchWords(config) words, refused by name at bind and update if smaller),
+ * norm [1] (written) and health, lrScale (as adam).
  */
 export const optimizerStepKernel = withScratchCheck(
   defineStages<OptimizerStepBuffers, AdamConfig>('optimizerStep', [gradNormPartialKernel, gradNormSumKernel, adamKernel]),
-  normScratch,
+  {
+    words: (c) => Math.max(1, gradNormValues(c).blocks),
+    needs: () => 'this configuration needs',
+    source: 'gradNormKernel.scratchWords',
+  },
 );
-
-/** optimizerStepKernel in two dispatches: the combine repeated in every workgroup of the update. */
-export const optimizerStepMergedKernel = withScratchCheck(
-  defineStages<OptimizerStepBuffers, AdamConfig>('optimizerStepMerged', [gradNormPartialKernel, adamMergedKernel]),
-  normScratch,
-);
-
-/**
- * adamMerged alone: the norm's block sums come from the kernel that wrote the gradient last
- * (firstLayerGradSubgroup, `blocks` of them in the config), so the step is one dispatch.
- */
-export const optimizerStepFusedKernel = withScratchCheck(
-  defineStages<OptimizerStepBuffers, AdamConfig>('optimizerStepFused', [adamMergedKernel]),
-  normScratch,
-);
-
-/**
- * The optimizer step the backend runs: in the hardware (subgroup) variant one dispatch, its
- * norm's block sums written by firstLayerGradSubgroup (firstLayerGradKernels, kernels/mlp.ts);
- * elsewhere three, gradNorm's two passes and adam (adamMerged.wgsl says why). optimizerStepMerged
- * (gradNorm's pass 1, then adamMerged) stays as the hardware variant's step before 2026-12-01 for
- * the benchmark.
- */
-export const optimizerStepFor = (variant: KernelVariant) => (variant === 'subgroup' ? optimizerStepFusedKernel : optimizerStepKernel);

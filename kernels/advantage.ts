@@ -51,7 +51,6 @@ import advantageWGSL from './advantage.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
 import type { TrajStats } from './trajStats';
 import type { KernelVariant } from './variant';
-import { foldingProducer, WHITEN_FOLD_HOOKS, whitenFoldNoneWGSL } from './whiten';
 
 export const ADV_ESTIMATORS = ['group', 'rloo', 'raw', 'reinforce', 'turn', 'turnGroup', 'gigpo', 'opob'] as const;
 /** Index in ADV_ESTIMATORS = the WGSL `EST_*` code. */
@@ -450,14 +449,23 @@ export type AdvantageConfig = AdvantageShape &
 
 /**
  * The groupSize the backend compiles in: the run's group size in the hardware (subgroup) variant,
- * after sampleUnrolled's and gaeUnrolled's loops with compiled-in trip counts; none elsewhere,
- * since on SwiftShader such loops ran slower (gaeKernelFor in critic.ts). Untimed on a GPU.
+ * after sampleUnrolled's loops with a compiled-in trip count (faster on an H200); none elsewhere,
+ * since on SwiftShader such loops ran slower. Untimed on a GPU.
  */
 export const advantageGroupSizeFor = (variant: KernelVariant, group: number): number =>
   variant === 'subgroup' && group >= 2 && group <= ADVANTAGE_MAX_FIXED_GROUP ? group : 0;
 
-/** What advantageKernel and advantageFoldKernel share: all but their WGSL's hooks and the moments. */
-const advantageSpec = {
+/**
+ * advantageCpu on the GPU, one thread per trajectory, workgroups of 64. Buffers (all read except adv):
+ *   trajIn [N * 4] (packTrajIn), turnIn [N * T * 4] (packTurnIn), roleRewards [N * nRoles] f32,
+ *   trajStats [N * 4] (trajStats.wgsl's output), mask, logpOld, logpRef [N * tp] f32,
+ *   adv [N * tp] f32 (output, every row written).
+ * An option set that does not read a buffer still needs one bound (any small buffer).
+ */
+export const advantageKernel = defineKernel({
+  label: 'advantage',
+  wgsl: advantageWGSL,
+  bindings: ['trajIn', 'turnIn', 'roleRewards', 'trajStats', 'mask', 'logpOld', 'logpRef', 'adv'],
   workgroupSize: ADVANTAGE_WORKGROUP_SIZE,
   uniform: ADVANTAGE_UNIFORM,
   check: (c: AdvantageConfig) => {
@@ -480,32 +488,6 @@ const advantageSpec = {
     klInReward: c.klInReward, isCap: c.isCap,
   }),
   workgroups: (c: AdvantageConfig) => Math.ceil(c.numTraj / ADVANTAGE_WORKGROUP_SIZE),
-} as const;
-
-const ADVANTAGE_BINDINGS = ['trajIn', 'turnIn', 'roleRewards', 'trajStats', 'mask', 'logpOld', 'logpRef', 'adv'] as const;
-
-/**
- * advantageCpu on the GPU, one thread per trajectory, workgroups of 64. Buffers (all read except adv):
- *   trajIn [N * 4] (packTrajIn), turnIn [N * T * 4] (packTurnIn), roleRewards [N * nRoles] f32,
- *   trajStats [N * 4] (trajStats.wgsl's output), mask, logpOld, logpRef [N * tp] f32,
- *   adv [N * tp] f32 (output, every row written).
- * An option set that does not read a buffer still needs one bound (any small buffer).
- */
-export const advantageKernel = defineKernel({
-  label: 'advantage',
-  wgsl: advantageWGSL + whitenFoldNoneWGSL,
-  bindings: ADVANTAGE_BINDINGS,
-  ...advantageSpec,
 });
-
-/**
- * advantageKernel that also leaves whitening's block moments (hardware variant, when whitening
- * follows): the same advantages bit for bit, then behind them in adv (whitenFoldAdvWords words)
- * the masked moments of each workgroup's rows, for whitenFoldApplyKernel (whitenFold.wgsl).
- */
-export const advantageFoldKernel = foldingProducer(
-  'advantageFold',
-  defineKernel({ label: 'advantageFold', wgsl: advantageWGSL + WHITEN_FOLD_HOOKS, bindings: ADVANTAGE_BINDINGS, ...advantageSpec }),
-);
 
 export const createAdvantageKernel = (device: GPUDevice) => advantageKernel.create(device);

@@ -367,9 +367,7 @@ fn putRows4(r0: u32, rows: u32, k: u32, m: vec4f) {
   for (var j = 0u; j < 4u; j++) {
     let kj = k + j * w;
     if (kj < rows) {
-      let a = rowAdvantage(kj, m[j]);
-      adv[r0 + kj] = a;
-      foldRow(a, m[j]);
+      adv[r0 + kj] = rowAdvantage(kj, m[j]);
     }
   }
 }
@@ -395,9 +393,7 @@ fn putWorkgroupRows(r0: u32, rows: u32, lid: u32, first: RowMasks) {
 fn put(c: Ctx, j: u32, a: f32) {
   let i = c.n * u.tp + j;
   let m = mask[i];
-  let x = select(0.0, a * c.factor * m, m != 0.0);
-  adv[i] = x;
-  foldRow(x, m);
+  adv[i] = select(0.0, a * c.factor * m, m != 0.0);
 }
 
 // Rows of turn t (the last turn may be cut short by tp).
@@ -491,22 +487,12 @@ fn trajContext(n: u32) -> Ctx {
   return Ctx(n, g0, G, turnsOf(n), factor);
 }
 
-// Every row's advantage is written by one call of put, putRows4 or the per-turn estimators' zero
-// rows, each of which hands it to the whitening hooks (foldRow: whitenFold.wgsl, or
-// whitenFoldNone.wgsl's that do nothing, joined after this file).
 @compute @workgroup_size(workgroupSize)
 fn main(
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  writeAdvantages(wid, nwg, lid);
-  // Out of writeAdvantages' early returns: every invocation reaches foldFinish's barriers.
-  let block = flatWorkgroup(wid, nwg);
-  foldFinish(lid, block, block * workgroupSize < u.numTraj, u.numTraj * u.tp);
-}
-
-fn writeAdvantages(wid: vec3u, nwg: vec3u, lid: u32) {
   let n0 = flatWorkgroup(wid, nwg) * workgroupSize;
   let n = n0 + lid;
   let e = u.estimator;
@@ -545,7 +531,6 @@ fn writeAdvantages(wid: vec3u, nwg: vec3u, lid: u32) {
   // Per-turn estimators: rows of turns not taken (and of roleless turns) are 0.
   for (var j = min(c.tn * u.actionLen, u.tp); j < u.tp; j++) {
     adv[n * u.tp + j] = 0.0;
-    foldRowAt(n * u.tp + j, 0.0);
   }
   if (e == EST_TURN) {
     igpo(c);

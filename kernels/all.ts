@@ -5,9 +5,9 @@
  * The subgroup variants (kernels/variant.ts) are listed after their thread versions; they compile
  * only on a device with the `subgroups` feature.
  */
-import { adamKernel, gradNormKernel, optimizerStepFusedKernel, optimizerStepKernel, optimizerStepMergedKernel } from './adam';
-import { advantageFoldKernel, advantageKernel } from './advantage';
-import { criticUpdateKernel, gaeKernel, gaeRowsKernel, gaeUnrolledFoldKernel, gaeUnrolledKernel } from './critic';
+import { adamKernel, gradNormKernel, optimizerStepKernel } from './adam';
+import { advantageKernel } from './advantage';
+import { criticUpdateKernel, gaeKernel } from './critic';
 import { essScaleKernel } from './essScale';
 import { finiteCheckKernel } from './finiteCheck';
 import { infoGainKernel } from './infoGain';
@@ -20,7 +20,6 @@ import {
   hiddenGradKernel,
   logitGradKernel,
   logitGradSubgroupKernel,
-  logitGradUnrolledKernel,
   slotGradKernel,
 } from './mlp';
 import { ppoLossKernel } from './ppoLoss';
@@ -30,7 +29,7 @@ import { statsKernel } from './stats';
 import { tokenBaselineKernel } from './tokenBaseline';
 import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } from './tokenStats';
 import { trajStatsKernel } from './trajStats';
-import { whitenFoldApplyKernel, whitenKernel, whitenMergedKernel } from './whiten';
+import { whitenKernel } from './whiten';
 import type { DefinedKernel } from './pipeline';
 
 export const ALL_OPS = [
@@ -45,22 +44,15 @@ export const ALL_OPS = [
   infoGainKernel,
   trajStatsKernel,
   advantageKernel,
-  advantageFoldKernel,
   gaeKernel,
-  gaeUnrolledKernel,
-  gaeUnrolledFoldKernel,
-  gaeRowsKernel,
   criticUpdateKernel,
   tokenBaselineKernel,
   whitenKernel,
-  whitenMergedKernel,
-  whitenFoldApplyKernel,
   essScaleKernel,
   seqRatioKernel,
   ppoLossKernel,
   logitGradKernel,
   logitGradSubgroupKernel,
-  logitGradUnrolledKernel,
   headGradKernel,
   hiddenGradKernel,
   slotGradKernel,
@@ -69,8 +61,6 @@ export const ALL_OPS = [
   gradNormKernel,
   adamKernel,
   optimizerStepKernel,
-  optimizerStepMergedKernel,
-  optimizerStepFusedKernel,
   statsKernel,
   finiteCheckKernel,
 ] as const;

@@ -9,13 +9,8 @@ import criticApplyWGSL from './criticApply.wgsl?raw';
 import criticUniformWGSL from './criticUniform.wgsl?raw';
 import criticUpdateWGSL from './criticUpdate.wgsl?raw';
 import gaeWGSL from './gae.wgsl?raw';
-import gaeIoWGSL from './gaeIo.wgsl?raw';
-import gaeRowsWGSL from './gaeRows.wgsl?raw';
-import gaeUnrolledWGSL from './gaeUnrolled.wgsl?raw';
 import { defineKernel, uniformLayout } from './pipeline';
 import { defineTwoPass, rowChunks, type ChunkLayout } from './reduce';
-import type { KernelVariant } from './variant';
-import { foldingProducer, WHITEN_FOLD_HOOKS, whitenFoldNoneWGSL } from './whiten';
 
 export interface GaeOptions {
   gamma: number;
@@ -72,77 +67,16 @@ export const GAE_UNIFORM = uniformLayout([['numTraj', 'u32'], ['tp', 'u32'], ['g
 
 type GaeConfig = { numTraj: number; tp: number } & GaeOptions;
 
-const gaeIo = {
+/** gaeCpu on the GPU: buffers critic, stateKey, mask, trajIn (advantage.ts packTrajIn), adv and ret (outputs). */
+export const gaeKernel = defineKernel({
+  label: 'gae',
+  wgsl: gaeWGSL,
   workgroupSize: 64,
   bindings: ['critic', 'stateKey', 'mask', 'trajIn', 'adv', 'ret'],
   uniform: GAE_UNIFORM,
   values: (c: GaeConfig) => ({ numTraj: c.numTraj, tp: c.tp, gamma: c.gamma, lambda: c.lambda }),
   workgroups: (c: GaeConfig) => Math.ceil(c.numTraj / 64),
-} as const;
-
-/** gaeCpu on the GPU: buffers critic, stateKey, mask, trajIn (advantage.ts packTrajIn), adv and ret (outputs). */
-export const gaeKernel = defineKernel({ label: 'gae', wgsl: gaeIoWGSL + gaeWGSL + whitenFoldNoneWGSL, ...gaeIo });
-
-/** Most rows per trajectory of gaeUnrolledKernel: the size of its row arrays (gaeUnrolled.wgsl). */
-export const GAE_UNROLLED_MAX_TP = 64;
-
-/**
- * gaeKernel compiled for its rows per trajectory (gaeUnrolled.wgsl: a trajectory's loads go out
- * together and its walk reads registers); the same bits as gaeKernel, up to GAE_UNROLLED_MAX_TP
- * rows, a pipeline per row count.
- */
-export const gaeUnrolledKernel = defineKernel({
-  label: 'gaeUnrolled',
-  wgsl: gaeIoWGSL + gaeUnrolledWGSL + whitenFoldNoneWGSL,
-  ...gaeIo,
-  specialize: (c) => gaeUnrolledConstants('gaeUnrolled', c),
 });
-
-function gaeUnrolledConstants(label: string, c: GaeConfig): Record<string, number> {
-  if (!(Number.isInteger(c.tp) && c.tp >= 1 && c.tp <= GAE_UNROLLED_MAX_TP)) {
-    throw new Error(`${label}: ${c.tp} rows per trajectory is outside its 1..${GAE_UNROLLED_MAX_TP}; use gaeKernel`);
-  }
-  return { tpSize: c.tp };
-}
-
-/**
- * gaeUnrolledKernel that also leaves whitening's block moments (PPO in the hardware variant, whose
- * advantages are whitened next): the same bits in adv and ret, then behind the rows of adv
- * (whitenFoldAdvWords words) the masked moments of each workgroup's A, for whitenFoldApplyKernel
- * (whitenFold.wgsl). Untimed on a GPU.
- */
-export const gaeUnrolledFoldKernel = foldingProducer(
-  'gaeUnrolledFold',
-  defineKernel({
-    label: 'gaeUnrolledFold',
-    wgsl: gaeIoWGSL + gaeUnrolledWGSL + WHITEN_FOLD_HOOKS,
-    ...gaeIo,
-    specialize: (c) => gaeUnrolledConstants('gaeUnrolledFold', c),
-  }),
-);
-
-/**
- * gaeKernel with one thread per row (gaeRows.wgsl: each row's thread walks its trajectory from the
- * end down to its row, so stores and loads of neighbouring threads are neighbouring words); the
- * same bits as gaeKernel at any tp. A candidate for the hardware variant, timed beside gae and
- * gaeUnrolled by the kernel bench; no backend runs it yet.
- */
-export const gaeRowsKernel = defineKernel({
-  label: 'gaeRows',
-  wgsl: gaeIoWGSL + gaeRowsWGSL + whitenFoldNoneWGSL,
-  ...gaeIo,
-  workgroups: (c: GaeConfig) => Math.ceil((c.numTraj * c.tp) / 64),
-});
-
-/**
- * The GAE kernel the backend runs: the unrolled one in the hardware (subgroup) variant wherever tp
- * fits (every task's does: at most 8 turns of 3 tokens), after the evidence of sampleUnrolled on an
- * H200 (loads issued together, a row in registers: twice as fast as the thread version); gae.wgsl
- * elsewhere, as on SwiftShader the unrolled one took 25-30 % longer (2.58 against 2.01 ms at
- * 8,192 trajectories of 9 rows), where its 64-entry arrays stay in memory. Not yet timed on a GPU.
- */
-export const gaeKernelFor = (tp: number, variant: KernelVariant) =>
-  variant === 'subgroup' && tp <= GAE_UNROLLED_MAX_TP ? gaeUnrolledKernel : gaeKernel;
 
 /**
  * Rows per chunk of the critic's update, at least. A chunk costs a private table of 2C words

@@ -33,6 +33,6 @@ fn main(
   if (o < nEmb) {
     grads[u.embOff + o] = embGrad(o / u.embed, o % u.embed);
   } else {
-    _ = writeWeightGrad(o);
+    writeWeightGrad(o);
   }
 }

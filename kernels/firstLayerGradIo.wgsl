@@ -7,9 +7,6 @@ struct FirstLayerGrad {
   hidden: u32,
   embOff: u32,
   w1Off: u32,
-  headOff: u32,     // the W2 | b2 range of the gradient, after b1 (paramLayout)
-  headLen: u32,
-  headBlock: u32,   // entries of that range per workgroup whose squares firstLayerGradSubgroup sums
 }
 
 @group(0) @binding(0) var<uniform> u: FirstLayerGrad;

@@ -18,12 +18,12 @@ fn b1Grad(j: u32) -> f32 {
 }
 
 // Gradient output o >= vocab * embed of the emb | W1 | b1 range (a weight of W1, then a bias),
-// written to grads[embOff + o] and returned; nothing past the range (0 returned).
-fn writeWeightGrad(o: u32) -> f32 {
+// written to grads[embOff + o]; nothing past the range.
+fn writeWeightGrad(o: u32) {
   let nEmb = u.vocab * u.embed;
   let nW1 = u.context * u.embed * u.hidden;
   if (o >= nEmb + nW1 + u.hidden) {
-    return 0.0;
+    return;
   }
   var g: f32;
   if (o < nEmb + nW1) {
@@ -34,5 +34,4 @@ fn writeWeightGrad(o: u32) -> f32 {
     g = b1Grad(o - nEmb - nW1);
   }
   grads[u.embOff + o] = g;
-  return g;
 }

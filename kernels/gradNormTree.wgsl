@@ -1,8 +1,7 @@
-// The global gradient norm's fixed-order sums (host side: gradNormKernel and adamMergedKernel in
-// adam.ts), joined after the source of each kernel that runs them: gradNorm.wgsl (a block's
-// entries), gradNormSum.wgsl (the block sums, one workgroup) and adamMerged.wgsl (the block sums,
-// every workgroup). The order is fixed by `blocks` and the workgroup size only, so gradNormSum and
-// adamMerged give the same bits. Each declares `partials` (the block sums).
+// The global gradient norm's fixed-order sums (host side: gradNormKernel in adam.ts), joined after
+// the source of each kernel that runs them: gradNorm.wgsl (a block's entries) and gradNormSum.wgsl
+// (the block sums, one workgroup). The order is fixed by `blocks` and the workgroup size only.
+// Each declares `partials` (the block sums).
 
 var<workgroup> partial: array<f32, workgroupSize>;
 
@@ -22,8 +21,7 @@ fn treeSum(lid: u32, acc: f32) -> f32 {
 
 // sum_{w < blocks} partials[w]: thread t adds partials[t], partials[t + workgroupSize], ... in that
 // order, then treeSum adds the thread sums. Four loads go out together and are added in that same
-// order (the same bits as one at a time): firstLayerGradSubgroup writes a block sum per workgroup,
-// a few thousand for a large model, so a thread of adamMerged may add a few dozen.
+// order (the same bits as one at a time).
 fn sumBlocks(lid: u32, blocks: u32) -> f32 {
   var acc = 0.0;
   var w = lid;

@@ -1,5 +1,4 @@
-// The uniform and bindings of logitGrad.wgsl, logitGradSubgroup.wgsl and logitGradUnrolled.wgsl (a thread per
-// row, a subgroup per four rows, or the vocabulary compiled in and a workgroup's rows written as one run).
+// The uniform and bindings of logitGrad.wgsl and logitGradSubgroup.wgsl (a thread per row, or a subgroup per four rows).
 
 struct LogitGrad {
   numRows: u32,

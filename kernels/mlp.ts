@@ -19,7 +19,6 @@ import firstLayerGradIoWGSL from './firstLayerGradIo.wgsl?raw';
 import firstLayerGradWGSL from './firstLayerGrad.wgsl?raw';
 import firstLayerGradTermsWGSL from './firstLayerGradTerms.wgsl?raw';
 import firstLayerGradSubgroupWGSL from './firstLayerGradSubgroup.wgsl?raw';
-import gradNormTreeWGSL from './gradNormTree.wgsl?raw';
 import forwardHiddenWGSL from './forwardHidden.wgsl?raw';
 import forwardLogitsWGSL from './forwardLogits.wgsl?raw';
 import headGradWGSL from './headGrad.wgsl?raw';
@@ -27,9 +26,7 @@ import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
 import logitGradIoWGSL from './logitGradIo.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
 import logitGradSubgroupWGSL from './logitGradSubgroup.wgsl?raw';
-import logitGradUnrolledWGSL from './logitGradUnrolled.wgsl?raw';
 import { subgroupLanesWGSL, subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
-import { UNROLLED_MAX_VOCAB, unrolledRowSource, unrolledVocab } from './rowUnrolled';
 import type { KernelVariant } from './variant';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import slotGradWGSL from './slotGrad.wgsl?raw';
@@ -697,19 +694,6 @@ export const logitGradSubgroupKernel = defineKernel({
 });
 
 /**
- * logitGradKernel with the vocabulary compiled in and dz written by each workgroup as one run of
- * words (logitGradUnrolled.wgsl): vocabularies up to UNROLLED_MAX_VOCAB, a pipeline per vocabulary.
- */
-export const logitGradUnrolledKernel = defineKernel({
-  label: 'logitGradUnrolled',
-  wgsl: unrolledRowSource(logitGradIoWGSL, logitGradUnrolledWGSL),
-  workgroupSize: MLP_WORKGROUP_SIZE,
-  ...logitGradIo,
-  specialize: (c) => unrolledVocab('logitGradUnrolled', c.vocab),
-  workgroups: (c) => perThread(c.numRows),
-});
-
-/**
  * logitGrad's version per variant. It writes a whole row of gradients, which a subgroup's
  * neighbouring lanes write coalesced: on an H200 at 19 logits and 589,824 rows 0.077 ms, against
  * 0.184 for a thread per row and 0.147 for one with the row in registers (sampleUnrolled.wgsl),
@@ -720,13 +704,6 @@ export const logitGradKernels: Record<KernelVariant, typeof logitGradKernel> = {
   subgroup: logitGradSubgroupKernel,
 };
 
-/**
- * The logitGrad the GPU backend runs: on hardware (the subgroup variant) up to UNROLLED_MAX_VOCAB
- * logits the unrolled one, whose stores are a workgroup's run of words, not yet timed on a GPU
- * (BENCHMARKS.md); elsewhere the variant's own.
- */
-export const logitGradKernelFor = (variant: KernelVariant, vocab: number) =>
-  variant === 'subgroup' && vocab <= UNROLLED_MAX_VOCAB ? logitGradUnrolledKernel : logitGradKernels[variant];
 export const createLogitGradKernel = (device: GPUDevice) => logitGradKernel.create(device);
 
 /**
@@ -841,48 +818,25 @@ export const createSlotGradKernel = (device: GPUDevice) => slotGradKernel.create
 /** Mirrors `struct FirstLayerGrad` in firstLayerGradIo.wgsl. */
 export const FIRST_LAYER_GRAD_UNIFORM = uniformLayout([
   ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['hidden', 'u32'], ['embOff', 'u32'], ['w1Off', 'u32'],
-  ['headOff', 'u32'], ['headLen', 'u32'], ['headBlock', 'u32'],
 ] as const);
-
-/**
- * Entries of the W2 | b2 range per workgroup of firstLayerGradSubgroup's norm workgroups: 8 per
- * thread of 64, two steps of four loads, as gradNorm's hardware block (GRAD_NORM_BLOCK_HARDWARE).
- */
-export const FIRST_LAYER_HEAD_BLOCK = 8 * SUBGROUP_WORKGROUP_SIZE;
 
 export interface FirstLayerGradConfig {
   dims: MlpDims;
-  /** firstLayerGradSubgroup: W2 | b2 entries per norm workgroup (default FIRST_LAYER_HEAD_BLOCK); with dims it fixes the norm's order. */
-  headBlock?: number;
 }
 
 /** Outputs of firstLayerGrad: the adjacent emb | W1 | b1 range of the gradient. */
 const firstLayerOutputs = ({ V, K, D, H }: MlpDims) => V * D + K * D * H + H;
 
-/** The W2 | b2 range that follows emb | W1 | b1 (paramLayout): the rest of the gradient. */
-function headRange(dims: MlpDims): { off: number; len: number } {
-  const P = paramLayout(dims);
-  return { off: P.w2, len: P.size - P.w2 };
-}
-
 const firstLayerGradIo = {
+  bindings: ['params', 'G', 'grads'],
   uniform: FIRST_LAYER_GRAD_UNIFORM,
-  check: (c: FirstLayerGradConfig) => {
-    if (c.headBlock !== undefined && !(Number.isInteger(c.headBlock) && c.headBlock >= 1)) {
-      throw new Error(`firstLayerGrad: headBlock ${c.headBlock} must be a positive integer`);
-    }
-  },
   values: (c: FirstLayerGradConfig) => {
     const P = paramLayout(c.dims);
-    const head = headRange(c.dims);
-    return {
-      vocab: c.dims.V, context: c.dims.K, embed: c.dims.D, hidden: c.dims.H, embOff: P.emb, w1Off: P.w1,
-      headOff: head.off, headLen: head.len, headBlock: c.headBlock ?? FIRST_LAYER_HEAD_BLOCK,
-    };
+    return { vocab: c.dims.V, context: c.dims.K, embed: c.dims.D, hidden: c.dims.H, embOff: P.emb, w1Off: P.w1 };
   },
 } as const;
 
-export type FirstLayerGradBuffers = Record<'params' | 'G' | 'grads' | 'partials', BufferArg>;
+export type FirstLayerGradBuffers = Record<'params' | 'G' | 'grads', BufferArg>;
 
 /**
  * firstLayerGradCpu on the GPU, one thread per output: buffers params, G (slotGrad's slot sums),
@@ -892,7 +846,6 @@ export const firstLayerGradKernel = defineKernel({
   label: 'firstLayerGrad',
   wgsl: firstLayerGradIoWGSL + firstLayerGradWGSL + firstLayerGradTermsWGSL,
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'G', 'grads'],
   ...firstLayerGradIo,
   workgroups: (c) => perThread(firstLayerOutputs(c.dims)),
 });
@@ -906,59 +859,26 @@ export const firstLayerGradKernel = defineKernel({
  */
 export const FIRST_LAYER_EMB_PER_GROUP = 2;
 
-/**
- * Workgroups of firstLayerGradSubgroup, and so its gradient-norm block sums: the demb ones, then a
- * thread per dW1 and db1 output, then a block of the W2 | b2 range each.
- */
-export function firstLayerGradSubgroupWorkgroups(dims: MlpDims, headBlock = FIRST_LAYER_HEAD_BLOCK): number {
-  const { V, K, D, H } = dims;
-  return Math.ceil((V * D) / FIRST_LAYER_EMB_PER_GROUP) + Math.ceil((K * D * H + H) / SUBGROUP_WORKGROUP_SIZE) + Math.ceil(headRange(dims).len / headBlock);
-}
-
-/**
- * The gradient-norm block sums firstLayerGradSubgroup writes, one per workgroup, from the final
- * gradient `g` (float64 sums of the f32 squares; the kernel's are f32, in its own order): the
- * squares of each workgroup's demb outputs, then of each one's dW1 | db1 outputs, then of each
- * headBlock block of W2 | b2. Their total is gradNormCpu(g)^2.
- */
-export function firstLayerNormPartialsCpu(g: Float32Array, dims: MlpDims, headBlock = FIRST_LAYER_HEAD_BLOCK): Float64Array {
-  const P = paramLayout(dims);
-  const out = new Float64Array(firstLayerGradSubgroupWorkgroups(dims, headBlock));
-  const squares = (from: number, to: number) => {
-    let acc = 0;
-    for (let i = from; i < to; i++) acc += g[i]! * g[i]!;
-    return acc;
-  };
-  const nEmb = dims.V * dims.D;
-  let w = 0;
-  for (let o = 0; o < nEmb; o += FIRST_LAYER_EMB_PER_GROUP) out[w++] = squares(P.emb + o, P.emb + Math.min(o + FIRST_LAYER_EMB_PER_GROUP, nEmb));
-  for (let o = P.w1; o < P.w2; o += SUBGROUP_WORKGROUP_SIZE) out[w++] = squares(o, Math.min(o + SUBGROUP_WORKGROUP_SIZE, P.w2));
-  for (let o = P.w2; o < P.size; o += headBlock) out[w++] = squares(o, Math.min(o + headBlock, P.size));
-  return out;
+/** Workgroups of firstLayerGradSubgroup: the demb ones, then a thread per dW1 and db1 output. */
+export function firstLayerGradSubgroupWorkgroups({ V, K, D, H }: MlpDims): number {
+  return Math.ceil((V * D) / FIRST_LAYER_EMB_PER_GROUP) + Math.ceil((K * D * H + H) / SUBGROUP_WORKGROUP_SIZE);
 }
 
 /**
  * firstLayerGradKernel with one subgroup per embedding-gradient output (its K·H terms split over
  * the lanes, then subgroupAdd; firstLayerGradSubgroup.wgsl); dW1 and db1 stay one thread each.
- * Same results up to the order of the demb sums; needs the `subgroups` feature. It also writes the
- * gradient norm's block sums, one per workgroup, into `partials`
- * (firstLayerGradSubgroupWorkgroups(dims) words): the squares of its own outputs, and of the
- * W2 | b2 range headGrad wrote before it. adamMerged reads them (optimizerStepFor('subgroup')).
+ * Same bindings, uniform and results up to the order of the demb sums; needs the `subgroups` feature.
  */
 export const firstLayerGradSubgroupKernel = defineKernel({
   label: 'firstLayerGradSubgroup',
-  wgsl: `const EMB_PER_GROUP: u32 = ${FIRST_LAYER_EMB_PER_GROUP}u;\n${firstLayerGradIoWGSL}${firstLayerGradSubgroupWGSL}${firstLayerGradTermsWGSL}${subgroupLanesWGSL}${gradNormTreeWGSL}`,
+  wgsl: `const EMB_PER_GROUP: u32 = ${FIRST_LAYER_EMB_PER_GROUP}u;\n${firstLayerGradIoWGSL}${firstLayerGradSubgroupWGSL}${firstLayerGradTermsWGSL}${subgroupLanesWGSL}`,
   workgroupSize: SUBGROUP_WORKGROUP_SIZE,
   requires: 'subgroups',
-  bindings: ['params', 'G', 'grads', 'partials'],
   ...firstLayerGradIo,
-  workgroups: (c) => firstLayerGradSubgroupWorkgroups(c.dims, c.headBlock),
+  workgroups: (c) => firstLayerGradSubgroupWorkgroups(c.dims),
 });
 
-/**
- * The backend's firstLayerGrad per variant. Bind both with FirstLayerGradBuffers: the thread one
- * reads params, G and grads only (its optimizer step takes the norm's own pass over the gradient).
- */
+/** The backend's firstLayerGrad per variant, both bound with FirstLayerGradBuffers. */
 export const firstLayerGradKernels: Record<KernelVariant, DefinedKernel<FirstLayerGradBuffers, FirstLayerGradConfig>> = {
   thread: firstLayerGradKernel,
   subgroup: firstLayerGradSubgroupKernel,

@@ -13,22 +13,14 @@
  *   whitenCombine.wgsl: one workgroup merges the block moments by Chan's formula in a fixed tree
  *                       and writes mean and sd after them;
  *   whitenApply.wgsl:   a thread per row whitens it.
- * Shared WGSL: whitenMoments.wgsl. The hardware variant merges the last two (whitenMergedKernel),
- * and where the advantage or GAE kernel does pass 1 while writing the rows (WHITEN_FOLD_HOOKS),
- * whitens in one dispatch (whitenFoldApplyKernel).
+ * Shared WGSL: whitenMoments.wgsl.
  */
-import { defineKernel, uniformLayout, type BufferArg, type DefinedKernel } from './pipeline';
+import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
 import { defineStages, withScratchCheck, type ScratchSize } from './stages';
 import whitenWGSL from './whiten.wgsl?raw';
 import whitenApplyWGSL from './whitenApply.wgsl?raw';
 import whitenCombineWGSL from './whitenCombine.wgsl?raw';
-import whitenFoldApplyWGSL from './whitenFoldApply.wgsl?raw';
-import whitenFoldWGSL from './whitenFold.wgsl?raw';
-import whitenFoldNoneWGSL from './whitenFoldNone.wgsl?raw';
-import whitenMergeApplyWGSL from './whitenMergeApply.wgsl?raw';
 import whitenMomentsWGSL from './whitenMoments.wgsl?raw';
-import whitenApplyEntryWGSL from './whitenApplyEntry.wgsl?raw';
-import type { KernelVariant } from './variant';
 
 /** Masked moments of a set of rows: how many, their mean, and their sum of squared deviations. */
 export interface Moments {
@@ -154,22 +146,9 @@ export const whitenApplyKernel = defineKernel({
   workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_WORKGROUP_SIZE),
 });
 
-/** Rows per workgroup of whitenMergeApply.wgsl: APPLY_ROWS_PER_THREAD (8) a thread. */
-export const WHITEN_MERGED_APPLY_ROWS = 8 * WHITEN_WORKGROUP_SIZE;
-
-/** The combine and the rows in one dispatch (hardware variant): buffers mask, partials, adv. */
-export const whitenMergeApplyKernel = defineKernel({
-  label: 'whitenMergeApply',
-  wgsl: whitenMergeApplyWGSL + whitenApplyEntryWGSL + whitenMomentsWGSL,
-  ...whitenShared,
-  bindings: ['mask', 'partials', 'adv'],
-  workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_MERGED_APPLY_ROWS),
-});
-
 export type WhitenBuffers = Record<'mask' | 'adv' | 'partials', BufferArg>;
 
 const whitenStages = defineStages<WhitenBuffers, WhitenConfig>('whiten', [whitenPartialKernel, whitenCombineKernel, whitenApplyKernel]);
-const whitenMergedStages = defineStages<WhitenBuffers, WhitenConfig>('whitenMerged', [whitenPartialKernel, whitenMergeApplyKernel]);
 
 /** The partials whitening needs, for the refusal of a smaller buffer at bind and update. */
 const whitenScratch: ScratchSize<WhitenConfig> = {
@@ -190,116 +169,3 @@ const whitenScratch: ScratchSize<WhitenConfig> = {
  * 73,728 rows (25 ms, most of it pass 1's 36 workgroups), 1.4x at the default 1,152.
  */
 export const whitenKernel = withScratchCheck(whitenStages, whitenScratch);
-
-/**
- * whitenKernel in two dispatches, the same bits: pass 1, then whitenMergeApply.wgsl (the merge in
- * every workgroup of 2,048 rows, then the rows). For hardware GPUs, where a dependent dispatch
- * costs more than the tree (whitenMergeApply.wgsl says why); not yet timed on one.
- */
-export const whitenMergedKernel = withScratchCheck(whitenMergedStages, whitenScratch);
-
-/**
- * The whitening the backend runs when no producer folds its pass 1 in (workers/gpuKernels.ts
- * whitenFoldProducer: after OTB's baseline): two dispatches in the hardware (subgroup) variant,
- * three elsewhere.
- */
-export const whitenKernelFor = (variant: KernelVariant) => (variant === 'subgroup' ? whitenMergedKernel : whitenKernel);
-
-/**
- * Whitening's pass 1 inside the kernel that writes the rows (hardware variant): the WGSL joined
- * after a producer (advantage.wgsl, gaeUnrolled.wgsl), so that each of its workgroups leaves the
- * masked moments of the rows it wrote behind them in its `adv` buffer (whitenFold.wgsl), which
- * then needs whitenFoldAdvWords words. whitenFoldApplyKernel whitens in one dispatch after it.
- */
-export const WHITEN_FOLD_HOOKS = whitenFoldWGSL + whitenMomentsWGSL;
-
-/** The same hooks doing nothing, for a producer's own pipelines. */
-export { whitenFoldNoneWGSL };
-
-/**
- * Moments records a folding producer leaves for numTraj trajectories: one per workgroup of 64
- * trajectories (advantage.wgsl and gaeUnrolled.wgsl both run a thread per trajectory in
- * workgroups of 64; tests/gpu/whitenFold.gpu.test.ts checks both).
- */
-export const WHITEN_FOLD_TRAJ_PER_BLOCK = 64;
-export const whitenFoldBlocks = (numTraj: number) => Math.ceil(numTraj / WHITEN_FOLD_TRAJ_PER_BLOCK);
-/** Words of `adv` with the moments behind the rows: numRows, then 4 a record. */
-export const whitenFoldAdvWords = (numRows: number, blocks: number) => numRows + 4 * blocks;
-
-/**
- * What a folding producer leaves, in float64: whitenStats of each block's rows, a block being
- * WHITEN_FOLD_TRAJ_PER_BLOCK trajectories of tp rows (the last one possibly fewer).
- */
-export function whitenFoldMomentsCpu(adv: Float32Array, mask: Float32Array, numTraj: number, tp: number): Array<ReturnType<typeof whitenStats>> {
-  return Array.from({ length: whitenFoldBlocks(numTraj) }, (_, b) => {
-    const lo = b * WHITEN_FOLD_TRAJ_PER_BLOCK * tp;
-    const hi = Math.min(numTraj, (b + 1) * WHITEN_FOLD_TRAJ_PER_BLOCK) * tp;
-    return whitenStats(adv.subarray(lo, hi), mask.subarray(lo, hi));
-  });
-}
-
-/** The records behind the rows of a folding producer's adv (n, pivot, off, m2 each), read as Moments. */
-export function unpackFoldMoments(words: Float32Array, blocks: number): Moments[] {
-  return Array.from({ length: blocks }, (_, b) => {
-    const [n, pivot, off, m2] = words.subarray(4 * b, 4 * b + 4);
-    return { count: n!, mean: n ? pivot! + off! : 0, m2: m2! };
-  });
-}
-
-/**
- * A producer compiled with WHITEN_FOLD_HOOKS, as an operation of one pass whose `adv` buffer is
- * checked for the records' room (whitenFoldAdvWords), refused by name where robust access would
- * drop the records silently.
- */
-export function foldingProducer<B extends Record<'adv', BufferArg>, C extends { numTraj: number; tp: number }>(
-  label: string,
-  pass: DefinedKernel<B, C>,
-) {
-  return withScratchCheck(
-    defineStages<B, C>(label, [pass as DefinedKernel<never, C>]),
-    {
-      words: (c: C) => whitenFoldAdvWords(c.numTraj * c.tp, whitenFoldBlocks(c.numTraj)),
-      needs: (c: C) => `${c.numTraj} trajectories of ${c.tp} rows and their moments need`,
-      source: 'whitenFoldAdvWords',
-    },
-    'adv',
-  );
-}
-
-export interface WhitenFoldConfig extends WhitenConfig {
-  /** Moments records the producer left (whitenFoldBlocks of its trajectories). */
-  blocks: number;
-}
-
-const whitenFoldApplyPass = defineKernel({
-  label: 'whitenFoldApply',
-  wgsl: whitenFoldApplyWGSL + whitenApplyEntryWGSL + whitenMomentsWGSL,
-  workgroupSize: WHITEN_WORKGROUP_SIZE,
-  uniform: WHITEN_UNIFORM,
-  check: (c: WhitenFoldConfig) => {
-    checkRows(c);
-    if (!(Number.isInteger(c.blocks) && c.blocks >= 0)) throw new Error(`whitenFoldApply: ${c.blocks} moments records`);
-  },
-  values: (c: WhitenFoldConfig) => ({ numRows: c.numRows, block: 0, blocks: c.blocks, treeTop: treeTopFor(Math.min(c.blocks, WHITEN_WORKGROUP_SIZE)) }),
-  bindings: ['mask', 'adv'],
-  workgroups: (c: WhitenFoldConfig) => Math.ceil(c.numRows / WHITEN_MERGED_APPLY_ROWS),
-});
-
-/**
- * Whitening in one dispatch, after a producer compiled with WHITEN_FOLD_HOOKS: buffers mask and
- * adv (whitened in place; the producer's moments records behind its rows, whitenFoldAdvWords
- * words in all, refused by name if smaller). Merges the records in every workgroup, thread t
- * records t, t + 256, ..., then the tree: the same bits on every run, though not whitenKernel's
- * (other blocks, so other rounding of the same sums). Untimed on a GPU: whitening's own pass 1 is
- * a dependent dispatch whose fixed cost alone kept it under half of a copy there (BENCHMARKS.md,
- * eighth session).
- */
-export const whitenFoldApplyKernel = withScratchCheck(
-  defineStages<Record<'mask' | 'adv', BufferArg>, WhitenFoldConfig>('whitenFoldApply', [whitenFoldApplyPass]),
-  {
-    words: (c: WhitenFoldConfig) => whitenFoldAdvWords(c.numRows, c.blocks),
-    needs: (c: WhitenFoldConfig) => `${c.numRows} rows and ${c.blocks} moments records need`,
-    source: 'whitenFoldAdvWords',
-  },
-  'adv',
-);

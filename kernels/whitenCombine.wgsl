@@ -17,6 +17,10 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   }
   let m = reduceMoments(lid, b, u.treeTop);
   if (lid == 0u) {
-    partials[u.blocks] = vec4f(m.y, m.z, whitenSd(m), m.x);
+    var sd = 1.0;
+    if (m.x > 1.0) {
+      sd = sqrt(m.w / (m.x - 1.0) + 1e-8);
+    }
+    partials[u.blocks] = vec4f(m.y, m.z, sd, m.x);
   }
 }

@@ -47,19 +47,3 @@ fn reduceMoments(lid: u32, m: vec4f, top: u32) -> vec4f {
   workgroupBarrier();
   return total;
 }
-
-// The sd whitening divides by, from the moments t of every masked row: unbiased, as verl, and 1
-// with at most one row (A - mean is kept then).
-fn whitenSd(t: vec4f) -> f32 {
-  var sd = 1.0;
-  if (t.x > 1.0) {
-    sd = sqrt(t.w / (t.x - 1.0) + 1e-8);
-  }
-  return sd;
-}
-
-// Row x with mask m whitened (mean = pivot + off); 0 where masked out. With one masked row,
-// x - pivot is exactly 0: the pivot is that row's value and off is 0.
-fn whitenRow(x: f32, m: f32, pivot: f32, off: f32, sd: f32) -> f32 {
-  return select(0.0, ((x - pivot) - off) / sd, m != 0.0);
-}

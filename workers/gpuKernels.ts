@@ -7,21 +7,19 @@
  * tests/gpu/backendPipelines.gpu.test.ts checks the list both ways over shapes and variants: the
  * backend compiles nothing past it, and binds every pipeline on it.
  */
-import { gradNormBlockFor, optimizerStepFor, type NormSource } from '../kernels/adam';
-import { advantageFoldKernel, advantageGroupSizeFor, advantageKernel, type AdvantageConfig } from '../kernels/advantage';
-import { criticUpdateKernel, gaeKernelFor, gaeUnrolledFoldKernel, gaeUnrolledKernel } from '../kernels/critic';
+import { optimizerStepKernel } from '../kernels/adam';
+import { advantageGroupSizeFor, advantageKernel, type AdvantageConfig } from '../kernels/advantage';
+import { criticUpdateKernel, gaeKernel } from '../kernels/critic';
 import { essScaleKernel } from '../kernels/essScale';
 import { finiteCheckKernel } from '../kernels/finiteCheck';
 import { infoGainKernel } from '../kernels/infoGain';
 import {
   embedProjectKernel,
   firstLayerGradKernels,
-  firstLayerGradSubgroupWorkgroups,
   forwardKernel,
   headGradKernel,
   hiddenGradKernel,
-  logitGradKernelFor,
-  paramLayout,
+  logitGradKernels,
   slotGradKernel,
 } from '../kernels/mlp';
 import type { KernelPipeline } from '../kernels/pipeline';
@@ -33,7 +31,7 @@ import { tokenBaselineKernel } from '../kernels/tokenBaseline';
 import { tokenStatsKernels } from '../kernels/tokenStats';
 import { trajStatsKernel } from '../kernels/trajStats';
 import { softmaxRowLayout, type KernelVariant } from '../kernels/variant';
-import { whitenFoldApplyKernel, whitenKernelFor } from '../kernels/whiten';
+import { whitenKernel } from '../kernels/whiten';
 import type { RunShape } from './backend';
 
 /** Optimizer steps per update: epochs x minibatches, times the turns for SeeUPO's per-turn stages. */
@@ -51,25 +49,20 @@ export function backendKernels(shape: RunShape, variant: KernelVariant) {
     tokenStats: tokenStatsKernels[softmaxRowLayout(variant, V)],
     trajStats: trajStatsKernel,
     advantage: advantageKernel,
-    // The producers that leave whitening's moments behind their rows, and whitening from those
-    // (whitenFoldProducer says when); created always, bound only then.
-    advantageFold: advantageFoldKernel,
-    gaeFold: gaeUnrolledFoldKernel,
-    whitenFold: whitenFoldApplyKernel,
     tokenBaseline: tokenBaselineKernel,
-    whiten: whitenKernelFor(variant),
+    whiten: whitenKernel,
     essScale: essScaleKernel,
     seqRatio: seqRatioKernel,
     infoGain: infoGainKernel,
-    gae: gaeKernelFor(shape.Tp, variant),
+    gae: gaeKernel,
     criticUpdate: criticUpdateKernel,
     ppoLoss: ppoLossKernel,
-    logitGrad: logitGradKernelFor(variant, V),
+    logitGrad: logitGradKernels[variant],
     headGrad: headGradKernel,
     hiddenGrad: hiddenGradKernel,
     slotGrad: slotGradKernel,
     firstLayerGrad: firstLayerGradKernels[variant],
-    optimizerStep: optimizerStepFor(variant),
+    optimizerStep: optimizerStepKernel,
     stats: statsKernel,
     finiteCheck: finiteCheckKernel,
   };
@@ -89,38 +82,8 @@ export function statsConfigFor(shape: RunShape, variant: KernelVariant): StatsCo
   };
 }
 
-/**
- * Where the optimizer step's gradient norm gets its block sums: in the subgroup variant from
- * firstLayerGradSubgroup (one per workgroup; kernels/mlp.ts), elsewhere from gradNorm's pass 1
- * with the variant's block.
- */
-export function normConfigFor(shape: RunShape, variant: KernelVariant): NormSource {
-  const n = paramLayout(shape.dims).size;
-  return variant === 'subgroup' ? { n, blocks: firstLayerGradSubgroupWorkgroups(shape.dims) } : { n, block: gradNormBlockFor(variant) };
-}
-
 /** Whether the update runs OTB's token baseline (PPO's critic takes its place when there is one). */
 export const runsTokenBaseline = (shape: RunShape): boolean => !shape.critic && shape.adv.otb;
-
-/**
- * The kernel that does whitening's pass 1 while writing the advantages (kernels/whiten.ts
- * WHITEN_FOLD_HOOKS), so that whitening is one dispatch (whitenFoldApply) instead of two: in the
- * hardware (subgroup) variant the advantage kernel, or with PPO's critic GAE where it runs
- * unrolled. None in the thread variant, where on SwiftShader advantageFold + whitenFoldApply took
- * longer than advantage + whiten's three dispatches (BENCHMARKS.md, tenth session), nor after
- * OTB's baseline. Untimed on a GPU.
- */
-export function whitenFoldProducer(shape: RunShape, variant: KernelVariant): 'advantage' | 'gae' | null {
-  if (variant !== 'subgroup' || !shape.whiten) return null;
-  if (shape.critic) return gaeKernelFor(shape.Tp, variant) === gaeUnrolledKernel ? 'gae' : null;
-  return runsTokenBaseline(shape) ? null : 'advantage';
-}
-
-/** Dispatches whitening records per update: none without it, else as whitenFoldProducer and the variant pick. */
-export function whitenDispatches(shape: RunShape, variant: KernelVariant): number {
-  if (!shape.whiten) return 0;
-  return whitenFoldProducer(shape, variant) ? whitenFoldApplyKernel.dispatches : whitenKernelFor(variant).dispatches;
-}
 
 /**
  * Every pipeline a backend of `shape` binds in `variant`, with the override constants of its
@@ -132,19 +95,18 @@ export function backendPipelines(shape: RunShape, variant: KernelVariant): Kerne
   const V = shape.dims.V;
   const R = N * Tp;
   const updates = shape.minibatches.length > 0;
-  const fold = whitenFoldProducer(shape, variant);
   return [
     ...k.embedProject.pipelines(),
     ...k.forward.pipelines(),
     ...k.sample.pipelines({ vocab: V, numRows: N, seed: shape.seed, iter: 0 }),
     ...k.tokenStats.pipelines({ vocab: V, numRows: R }),
     ...k.trajStats.pipelines(),
-    ...(fold === 'advantage' ? k.advantageFold : k.advantage).pipelines(advantageConfigFor(shape, variant)),
+    ...k.advantage.pipelines(advantageConfigFor(shape, variant)),
     ...(runsTokenBaseline(shape) ? k.tokenBaseline.pipelines() : []),
-    ...(shape.whiten ? (fold ? k.whitenFold : k.whiten).pipelines() : []),
+    ...(shape.whiten ? k.whiten.pipelines() : []),
     ...k.essScale.pipelines(),
     ...(shape.scoreContexts > 0 ? k.infoGain.pipelines() : []),
-    ...(shape.critic ? [...(fold === 'gae' ? k.gaeFold : k.gae).pipelines({ numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }), ...k.criticUpdate.pipelines()] : []),
+    ...(shape.critic ? [...k.gae.pipelines({ numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }), ...k.criticUpdate.pipelines()] : []),
     ...(updates && shape.loss.ratioMode !== 'token' ? k.seqRatio.pipelines() : []),
     ...(updates
       ? [

@@ -183,7 +183,7 @@ export async function benchInterleaved(
         for (const x of s) addCounts(acc, pick(x));
         return scaleCounts(acc, 1 / s.length);
       };
-      const dc = dispatchCounts(shape, r.c.kernelVariant);
+      const dc = dispatchCounts(shape);
       row.counts = {
         perIter: mean((x) => x.total!),
         rollout: mean((x) => x.rollout!),

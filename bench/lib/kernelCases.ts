@@ -12,7 +12,7 @@
  * Notation: R rows, V vocabulary, K context, D embedding, H hidden, P parameters, N trajectories,
  * Tp policy rows per trajectory.
  */
-import { ADAM_MERGED_PARAMS, adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
+import { adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
 import { ADVANTAGE_DEFAULTS, advantageCpu, advantageGroupSizeFor, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
 import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/critic';
 import { essScaleCpu } from '../../kernels/essScale';
@@ -35,8 +35,6 @@ import {
   slotTableWords,
   type MlpDims,
   FIRST_LAYER_EMB_PER_GROUP,
-  firstLayerGradSubgroupWorkgroups,
-  firstLayerNormPartialsCpu,
 } from '../../kernels/mlp';
 import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
 import { rowChunks } from '../../kernels/reduce';
@@ -48,13 +46,9 @@ import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
 import { SUBGROUP_ROWS_PER_GROUP, SUBGROUP_WORKGROUP_SIZE } from '../../kernels/rowSubgroup';
 import {
-  WHITEN_MERGED_APPLY_ROWS,
   WHITEN_WORKGROUP_SIZE,
   whitenBlocks,
   whitenCpu,
-  whitenFoldAdvWords,
-  whitenFoldBlocks,
-  whitenFoldMomentsCpu,
   whitenKernel,
 } from '../../kernels/whiten';
 import type { RunShape } from '../../workers/backend';
@@ -104,7 +98,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   firstLayerGrad: 'bytes 4[2(VD + KDH) + KVH + H] (embeddings, W1, G in; dEmb, dW1, db1 out), whatever R; flops 4VKDH + VH. firstLayerGradSubgroup also reads W2 | b2 once and writes one gradient-norm block sum per workgroup (the gradient norm\'s first pass), not counted',
   gradNorm: 'bytes 4[P + 1]; flops 2P',
   adam: 'bytes 4[4P + 1 + 3P] (params, grads, m, v, norm in; params, m, v out); flops ~15P',
-  optimizerStep: 'gradNorm\'s and adam\'s: bytes 4[8P + 2]; flops ~17P (optimizerStepMerged: the same, its block sums read in every workgroup of the update)',
+  optimizerStep: 'gradNorm\'s and adam\'s: bytes 4[8P + 2]; flops ~17P',
   stats: 'bytes 4[9R + N + S] (mask, adv, logp, old, entropy, 4-word loss rows, rewards in; S stat words out); flops ~20R',
   finiteCheck: 'bytes 4[R + 2R + P + 1] (bits read: logp, the loss and ratio words of the loss rows, the parameters; one flag word); flops 3R + P',
   copy: 'bytes = the same byte count as the kernel it is compared with: half read, half written, as vec4<f32>',
@@ -532,27 +526,9 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
   // compiled in, another pipeline of the same kernel, same bytes.
   const advantage = cases.find((c) => c.label === 'advantage')!;
   const fixedGroup = { ...advantage, label: ADVANTAGE_FIXED_GROUP_CASE, config: { ...advantage.config as object, groupSize: advantageGroupSizeFor('subgroup', shape.group) } };
-  // Whitening folded into its producer (hardware variant, kernels/whiten.ts WHITEN_FOLD_HOOKS):
-  // advantage (as the hardware variant binds it) and gaeUnrolled leave each workgroup's moments
-  // behind their rows, 16 bytes a record more written, and whitenFoldApply whitens from those
-  // records in one dispatch: whiten's rows and mask read, the rows written, the records read once.
-  const foldBlocks = whitenFoldBlocks(N);
-  const foldWords = whitenFoldAdvWords(R, foldBlocks);
-  const folded = new Float32Array(foldWords);
-  folded.set(d.adv);
-  whitenFoldMomentsCpu(d.adv, d.mask, N, Tp).forEach((m, b) => folded.set([m.count, m.mean, 0, m.m2], R + 4 * b));
-  const gae = cases.find((c) => c.label === 'gae')!;
-  const whiten = cases.find((c) => c.label === 'whiten')!;
-  const records = (c: { bytes: number; flops: number }) => ({ bytes: c.bytes + 16 * foldBlocks, flops: c.flops });
   return {
-    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup', 'Unrolled'], gae: ['Unrolled', 'Rows'], whiten: ['Merged'] }),
+    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'] }),
     [ADVANTAGE_FIXED_GROUP_CASE]: { ...fixedGroup, ...cost.advantage! },
-    advantageFold: { ...fixedGroup, label: 'advantageFold', buffers: { adv: { words: foldWords } }, ...records(cost.advantage!) },
-    gaeUnrolledFold: { ...gae, label: 'gaeUnrolledFold', buffers: { ...gae.buffers, adv: { words: foldWords } }, ...records(cost.gae!) },
-    whitenFoldApply: {
-      ...whiten, label: 'whitenFoldApply', size: `${rows}, ${foldBlocks} record${foldBlocks === 1 ? '' : 's'}`, config: { numRows: R, blocks: foldBlocks },
-      buffers: { adv: folded }, ...records(cost.whiten!),
-    },
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
     [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
     [STATS_HIST_COPIES_CASE]: { ...copies, ...cost.stats! },
@@ -599,8 +575,7 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       label: 'firstLayerGrad',
       size: table,
       config: { dims },
-      // partials: the subgroup variant's gradient-norm block sums (the thread variant binds none).
-      buffers: { params, G: Float32Array.from(G), grads: { words: P }, partials: { words: firstLayerGradSubgroupWorkgroups(dims) } },
+      buffers: { params, G: Float32Array.from(G), grads: { words: P } },
       cpu: () => void firstLayerGradCpu(params, dims, G, new Float32Array(P)),
     },
     {
@@ -625,9 +600,8 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
   const hwConfig = { n: P, block: GRAD_NORM_BLOCK_HARDWARE };
   const hwPartials = { words: gradNormKernel.scratchWords(hwConfig) };
   const hardware = { ...gradNorm, label: GRAD_NORM_HARDWARE_CASE, config: hwConfig, buffers: { ...gradNorm.buffers, partials: hwPartials } };
-  // The whole optimizer step (kernels/adam.ts optimizerStepFor): the thread variant's three
-  // dispatches, the same with the hardware block (the hardware variant before adamMerged), and the
-  // hardware variant's two.
+  // The whole optimizer step (kernels/adam.ts optimizerStepKernel): three dispatches with the
+  // thread variant's block and with the hardware one's.
   const adam = cases.find((c) => c.label === 'adam')!;
   const step = (label: string, block: number): KernelCase => ({
     label,
@@ -642,15 +616,6 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
     [GRAD_NORM_HARDWARE_CASE]: { ...hardware, ...cost.gradNorm! },
     optimizerStep: step('optimizerStep', GRAD_NORM_BLOCK),
     [OPTIMIZER_STEP_HARDWARE_CASE]: step(OPTIMIZER_STEP_HARDWARE_CASE, GRAD_NORM_BLOCK_HARDWARE),
-    optimizerStepMerged: step('optimizerStepMerged', GRAD_NORM_BLOCK_HARDWARE),
-    // The hardware variant's step since 2026-12-01: adamMerged alone, on the block sums
-    // firstLayerGradSubgroup writes (here the reference's, so the norm is finite and the step runs).
-    optimizerStepFused: {
-      ...step('optimizerStepFused', GRAD_NORM_BLOCK_HARDWARE),
-      config: { ...(adam.config as AdamConfig), blocks: firstLayerGradSubgroupWorkgroups(dims) },
-      buffers: { ...adam.buffers, partials: Float32Array.from(firstLayerNormPartialsCpu(grads, dims)) },
-      ...cost.adam!,
-    },
   };
 }
 
@@ -697,22 +662,7 @@ export function whitenShapes(R: number): LaunchShape[] {
     { kernel: 'whiten', threads: blocks * wg, serial: block / wg, mapping: `workgroup per block of ${block} rows, strided, then a tree of Chan merges` },
     { kernel: 'whiten (combine)', threads: wg, serial: 1, mapping: 'one workgroup: a block per thread, then a tree of Chan merges' },
     { kernel: 'whiten (rows)', threads: R, serial: 1, mapping: 'thread per row' },
-    { kernel: 'whitenMerged (merge + rows)', threads: Math.ceil(R / WHITEN_MERGED_APPLY_ROWS) * wg, serial: WHITEN_MERGED_APPLY_ROWS / wg,
-      mapping: `workgroup per ${WHITEN_MERGED_APPLY_ROWS} rows: the rows loaded, the block moments merged in a tree, then the rows (after pass 1 as above)` },
   ];
-}
-
-/**
- * whitenFoldApply for R rows of numTraj trajectories (kernels/whiten.ts): its only dispatch, the
- * producer's records (one per 64 trajectories) merged in every workgroup before a tree.
- */
-export function whitenFoldShape(R: number, numTraj: number): LaunchShape {
-  const wg = WHITEN_WORKGROUP_SIZE;
-  const blocks = whitenFoldBlocks(numTraj);
-  return {
-    kernel: 'whitenFoldApply', threads: Math.ceil(R / WHITEN_MERGED_APPLY_ROWS) * wg, serial: WHITEN_MERGED_APPLY_ROWS / wg + Math.ceil(blocks / wg),
-    mapping: `workgroup per ${WHITEN_MERGED_APPLY_ROWS} rows: the rows loaded, the producer's ${blocks} records merged (a thread each ${Math.ceil(blocks / wg)}, then a tree), then the rows; no pass 1`,
-  };
 }
 
 /**
@@ -777,14 +727,11 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
       mapping: `workgroup per chunk of ${critic.rowsPerChunk} rows: zeroes the chunk's 4096-entry (sum, count) table together, then one thread adds the chunk's rows in order` },
     { kernel: 'criticUpdate (apply)', threads: 4096, serial: critic.chunks, mapping: 'thread per table entry: the chunk tables in chunk order, then the step toward the mean return' },
     ...whitenShapes(R),
-    whitenFoldShape(R, shape.N),
     { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
     // Their unrolled versions (kernels/rowUnrolled.ts): the row loaded once, then walked in registers.
     { kernel: 'sampleUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
     { kernel: 'tokenStatsUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
-    { kernel: 'logitGradUnrolled', threads: R, serial: 2 * V,
-      mapping: 'thread per row, the vocabulary compiled in: the row loaded at once for its max and sum; then the workgroup\'s rows walked as one run of words' },
     // Their subgroup variants (kernels/rowSubgroup.ts), serial steps at 32 lanes (NVIDIA, Apple).
     ...(['sample', 'tokenStats', 'logitGrad'] as const).map((k): LaunchShape => ({
       kernel: `${k}Subgroup`,
@@ -805,8 +752,6 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
       mapping: `subgroup per embedding entry, ${FIRST_LAYER_EMB_PER_GROUP} per workgroup of ${SUBGROUP_WORKGROUP_SIZE}: lanes split its K·H terms, subgroupAdd; then thread per weight or bias (V terms)` },
     ...gradNormShapes(P),
     { kernel: 'adam', threads: P, serial: 1, mapping: 'thread per parameter' },
-    { kernel: 'adamMerged', threads: Math.max(1, Math.ceil(P / ADAM_MERGED_PARAMS)) * GRAD_NORM_WORKGROUP_SIZE, serial: ADAM_MERGED_PARAMS / GRAD_NORM_WORKGROUP_SIZE,
-      mapping: `workgroup per ${ADAM_MERGED_PARAMS} parameters: gradNorm's block sums in its tree, then 4 parameters a thread` },
     ...statsShapes(shape.N, shape.Tp, shape.group),
     { kernel: 'finiteCheck', threads: 2 * R + P, serial: 1, mapping: 'thread per logp value, per loss row (its loss and ratio words), per parameter' },
   ];

@@ -98,7 +98,6 @@ describe('shared WGSL pieces', () => {
   const files = import.meta.glob('../../kernels/*.wgsl', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
   const pieces = [
     'sampleIo', 'tokenStatsIo', 'logitGradIo', 'firstLayerGradIo', 'firstLayerGradTerms', 'subgroupLanes', 'criticUniform', 'whitenMoments',
-    'whitenApplyEntry', 'whitenFold', 'whitenFoldNone',
   ];
   it('the glob sees the kernel folder, shared pieces included', () => {
     const names = Object.keys(files).map((p) => p.replace(/^.*\/(\w+)\.wgsl$/, '$1'));

@@ -68,8 +68,7 @@ for (const kernelVariant of ['thread', 'subgroup'] as const) describe(`trainer: 
     g.destroy();
   });
 
-  // PPO's GAE: gae.wgsl in the thread variant, gaeUnrolled.wgsl (tp compiled in) in the subgroup
-  // one, where it also leaves whitening's block moments (gaeUnrolledFold, then whitenFoldApply).
+  // PPO: GAE (gae.wgsl), the critic's update and whitening's three dispatches, in both variants.
   it('PPO (critic and GAE), 4 turns: same tokens, metrics and advantages over two iterations', async () => {
     let cfg = withFieldText(defaultConfig(), 'methods', 'ppo');
     for (const [k, v] of Object.entries({ batch: '3', group: '4', seed: '3', epochs: '2', 'env.maxTurns': '4', 'model.hidden': '16' })) cfg = withFieldText(cfg, k, v);

@@ -1,4 +1,4 @@
-/** The advantage option sets the GPU tests run every estimator with (advantage.gpu.test.ts, whitenFold.gpu.test.ts). */
+/** The advantage option sets the GPU tests run every estimator with (advantage.gpu.test.ts). */
 import type { AdvantageOptions } from '../../kernels/advantage';
 
 /** Every option that changes an estimator's result, crossed per estimator. */
