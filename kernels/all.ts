@@ -11,17 +11,8 @@ import { criticUpdateKernel, gaeKernel } from './critic';
 import { essScaleKernel } from './essScale';
 import { finiteCheckKernel } from './finiteCheck';
 import { infoGainKernel } from './infoGain';
-import {
-  embedProjectKernel,
-  firstLayerGradKernel,
-  firstLayerGradSubgroupKernel,
-  forwardKernel,
-  headGradKernel,
-  hiddenGradKernel,
-  logitGradKernel,
-  logitGradSubgroupKernel,
-  slotGradKernel,
-} from './mlp';
+import { embedProjectKernel, firstLayerGradKernel, firstLayerGradSubgroupKernel, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel } from './mlpKernels';
+import { logitGradKernel, logitGradSubgroupKernel } from './logitGrad';
 import { ppoLossKernel } from './ppoLoss';
 import { seqRatioKernel } from './seqRatio';
 import { sampleKernel, sampleSubgroupKernel, sampleUnrolledKernel } from './sample';

@@ -3,8 +3,9 @@
  * The uniform comes from the counter-based hash hashUniform(seed, iter, rowPos, 0), identical on
  * GPU and CPU, so both backends draw the same tokens up to f32 rounding at CDF boundaries.
  */
-import { hashUniform } from '../workers/rng';
-import { MASKED_LOGIT, rowLse } from './mlp';
+import { hashUniform } from './rng';
+import { MASKED_LOGIT } from './mlp';
+import { rowLse } from './logitGrad';
 import { defineKernel, uniformLayout } from './pipeline';
 import sampleIoWGSL from './sampleIo.wgsl?raw';
 import sampleWGSL from './sample.wgsl?raw';

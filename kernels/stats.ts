@@ -5,7 +5,7 @@
  *   ess = exp(2 LSE(lambda) - LSE(2 lambda)) / N,  lambda_n = sum_t m (l - l_old)  (log space, VCPO)
  * Histograms count masked tokens in HIST_BINS fixed bins; out-of-range values go to the end bins.
  */
-import { ADV_HIST_RANGE, ADV_ZERO_TOL, HIST_BINS, LOGRATIO_HIST_RANGE } from '../workers/metrics';
+import { ADV_HIST_RANGE, ADV_ZERO_TOL, HIST_BINS, LOGRATIO_HIST_RANGE } from './histograms';
 import { defineKernel, uniformLayout } from './pipeline';
 import { defineTwoPass } from './reduce';
 import statsChunkWGSL from './statsChunk.wgsl?raw';

@@ -5,7 +5,8 @@
  *   H = lse - sum_v pi_v z_v,          sum pi^2 = exp(LSE(2z) - 2 lse).
  * Masked logits have pi = 0 and are skipped so that 0 * (-1e30) never enters the sum.
  */
-import { MASKED_LOGIT, rowLse } from './mlp';
+import { MASKED_LOGIT } from './mlp';
+import { rowLse } from './logitGrad';
 import { defineKernel, uniformLayout } from './pipeline';
 import tokenStatsIoWGSL from './tokenStatsIo.wgsl?raw';
 import tokenStatsWGSL from './tokenStats.wgsl?raw';

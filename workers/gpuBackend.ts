@@ -13,7 +13,8 @@
 import { gradNormBlockFor, gradNormKernel, optimizerStepKernel } from '../kernels/adam';
 import { packTrajIn, packTurnIn } from '../kernels/advantage';
 import { criticUpdateKernel } from '../kernels/critic';
-import { backwardScratchWords, forwardKernel, paramLayout, slotTableWords } from '../kernels/mlp';
+import { paramLayout } from '../kernels/mlp';
+import { backwardScratchWords, forwardKernel, slotTableWords } from '../kernels/mlpKernels';
 import { BufferUsage, compileKernels, MapMode } from '../kernels/pipeline';
 import { KL_TYPES, PPO_ROW_WORDS, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
 import type { SampleConfig } from '../kernels/sample';

@@ -13,15 +13,8 @@ import { criticUpdateKernel, gaeKernel } from '../kernels/critic';
 import { essScaleKernel } from '../kernels/essScale';
 import { finiteCheckKernel } from '../kernels/finiteCheck';
 import { infoGainKernel } from '../kernels/infoGain';
-import {
-  embedProjectKernel,
-  firstLayerGradKernels,
-  forwardKernel,
-  headGradKernel,
-  hiddenGradKernel,
-  logitGradKernels,
-  slotGradKernel,
-} from '../kernels/mlp';
+import { embedProjectKernel, firstLayerGradKernels, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel } from '../kernels/mlpKernels';
+import { logitGradKernels } from '../kernels/logitGrad';
 import type { KernelPipeline } from '../kernels/pipeline';
 import { ppoLossKernel } from '../kernels/ppoLoss';
 import { sampleKernels } from '../kernels/sample';

@@ -18,24 +18,9 @@ import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../..
 import { essScaleCpu } from '../../kernels/essScale';
 import { updateHealthCpu } from '../../kernels/finiteCheck';
 import { infoGainCpu } from '../../kernels/infoGain';
-import {
-  embedProjectCpu,
-  firstLayerGradCpu,
-  forwardCpu,
-  HEAD_CHUNK_ROWS,
-  HEAD_GRAD_BLOCK,
-  headGradKernel,
-  headGradCpu,
-  hiddenDaCpu,
-  logitGradCpu,
-  paramLayout,
-  SLOT_CHUNK_ROWS,
-  slotGradCpu,
-  slotGradKernel,
-  slotTableWords,
-  type MlpDims,
-  FIRST_LAYER_EMB_PER_GROUP,
-} from '../../kernels/mlp';
+import { embedProjectCpu, firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/mlp';
+import { HEAD_CHUNK_ROWS, HEAD_GRAD_BLOCK, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel, slotTableWords, FIRST_LAYER_EMB_PER_GROUP } from '../../kernels/mlpKernels';
+import { logitGradCpu } from '../../kernels/logitGrad';
 import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
 import { rowChunks } from '../../kernels/reduce';
 import { sampleCpu } from '../../kernels/sample';

@@ -30,7 +30,7 @@ import {
   whitenStats,
   WHITEN_MIN_BLOCK,
 } from '../whiten';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../rng';
 import { GROUPS_130, GROUPS_67, groupedRollout, groupScales, rolloutRows, type GroupSpec } from './fixtures';
 import { dispatch, exact, joined, withScratch, type Check, type SelfTestCase } from './harness';
 

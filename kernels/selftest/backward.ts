@@ -12,25 +12,9 @@
  * variant adds d emb's K·H terms as a strided share per lane and then a tree over the lanes: any
  * order of n terms has the serial sum's error bound, so the same tolerance holds.
  */
-import { createRng } from '../../workers/rng';
-import {
-  backwardScratchWords,
-  firstLayerGradCpu,
-  firstLayerGradKernels,
-  forwardCpu,
-  headGradCpu,
-  headGradKernel,
-  headGradPartialKernel,
-  hiddenDaCpu,
-  hiddenGradKernel,
-  MLP_WORKGROUP_SIZE,
-  paramLayout,
-  slotGradCpu,
-  slotGradKernel,
-  slotGradPartialKernel,
-  slotTableWords,
-  type MlpDims,
-} from '../mlp';
+import { createRng } from '../rng';
+import { firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../mlp';
+import { backwardScratchWords, firstLayerGradKernels, headGradKernel, headGradPartialKernel, hiddenGradKernel, MLP_WORKGROUP_SIZE, slotGradKernel, slotGradPartialKernel, slotTableWords } from '../mlpKernels';
 import { chunkSumKernel } from '../reduce';
 import type { KernelVariant } from '../variant';
 import { makeMlpCase } from './fixtures';

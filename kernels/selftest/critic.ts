@@ -8,7 +8,7 @@
  */
 import { packTrajIn } from '../advantage';
 import { criticApplyKernel, criticChunks, criticPartialKernel, criticUpdateCpu, criticUpdateKernel, gaeCpu, gaeKernel } from '../critic';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../rng';
 import { dispatch, exact, withScratch, type Check, type Scratch, type SelfTestCase, type Tolerance } from './harness';
 
 /** The critic's update inputs: the table before, and per row its state, mask and return. */

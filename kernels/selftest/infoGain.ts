@@ -6,7 +6,7 @@
  */
 import { packTrajIn, packTurnIn } from '../advantage';
 import { infoGainCpu, infoGainKernel, type InfoGainType } from '../infoGain';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../rng';
 import { dispatch, withScratch, type SelfTestCase } from './harness';
 
 function infoGainCase(N: number, T: number, span: number, igType: InfoGainType, extreme: boolean): SelfTestCase {

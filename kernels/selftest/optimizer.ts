@@ -12,7 +12,7 @@
  * - a non-finite gradient norm skips the step: parameters and moments unchanged, health bit 2 set,
  *   exactly.
  */
-import { createRng } from '../../workers/rng';
+import { createRng } from '../rng';
 import {
   adamCpu,
   adamKernel,

@@ -11,8 +11,10 @@
  * - logitGrad: dz = g (onehot - p) / T with p from an f32 log-sum-exp: atol 1e-6 + 1e-6 max|z|,
  *   rtol 1e-4. Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */
-import { createRng } from '../../workers/rng';
-import { logitGradCpu, logitGradKernels, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../mlp';
+import { createRng } from '../rng';
+import { MASKED_LOGIT } from '../mlp';
+import { MLP_WORKGROUP_SIZE } from '../mlpKernels';
+import { logitGradCpu, logitGradKernels } from '../logitGrad';
 import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../sample';
 import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
 import { SUBGROUP_ROWS_PER_GROUP } from '../rowSubgroup';

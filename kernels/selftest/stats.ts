@@ -7,8 +7,8 @@
  * rounds like the GPU); the means, std, ratio min/max and ESS with atol 1e-6, rtol 1e-5, as each f32
  * sum is a short run per thread and two 8-level trees per pass, a few ulps of the total.
  */
-import { ADV_ZERO_TOL } from '../../workers/metrics';
-import { createRng } from '../../workers/rng';
+import { ADV_ZERO_TOL } from '../histograms';
+import { createRng } from '../rng';
 import { packTrajIn } from '../advantage';
 import { PPO_ROW_WORDS } from '../ppoLoss';
 import {

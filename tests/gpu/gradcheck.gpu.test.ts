@@ -11,19 +11,9 @@
  * a dropped row or context slot) is off by far more.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  backwardScratchWords,
-  embedProjectKernel,
-  firstLayerGradKernel,
-  forwardCpu,
-  forwardKernel,
-  headGradKernel,
-  hiddenGradKernel,
-  logitGradKernel,
-  slotGradKernel,
-  slotTableWords,
-  type MlpDims,
-} from '../../kernels/mlp';
+import { forwardCpu, type MlpDims } from '../../kernels/mlp';
+import { backwardScratchWords, embedProjectKernel, firstLayerGradKernel, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel, slotTableWords } from '../../kernels/mlpKernels';
+import { logitGradKernel } from '../../kernels/logitGrad';
 import { ppoLossCpu } from '../../kernels/ppoLoss';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { createRng } from '../../workers/rng';

@@ -4,7 +4,9 @@
  * rtol 1e-4 (dlogp ~ N(0, 1), T = 0.7). Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */
 import { describe, expect, it } from 'vitest';
-import { logitGradCpu, logitGradKernels, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../../kernels/mlp';
+import { MASKED_LOGIT } from '../../kernels/mlp';
+import { MLP_WORKGROUP_SIZE } from '../../kernels/mlpKernels';
+import { logitGradCpu, logitGradKernels } from '../../kernels/logitGrad';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { backwardCpu, forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/mlp';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { createRng } from '../../workers/rng';
-import { expectSameBits, forwardPlain } from '../helpers/mlpPlain';
+import { forwardPlain } from '../../kernels/mlpPlain';
+import { expectSameBits } from '../helpers/expectClose';
 
 function setup(dims: MlpDims, seed: number) {
   const rng = createRng(seed);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, forwardCpu, initParams, logitGradCpu, paramLayout } from '../../kernels/mlp';
+import { backwardCpu, forwardCpu, initParams, paramLayout } from '../../kernels/mlp';
+import { logitGradCpu } from '../../kernels/logitGrad';
 import { tokenStatsCpu } from '../../kernels/tokenStats';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { createCpuBackend } from '../../workers/cpuBackend';

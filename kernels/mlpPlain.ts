@@ -1,10 +1,9 @@
 /**
- * The MLP's CPU reference written as textbook loops, for tests of the optimized one in
- * kernels/mlp.ts (blocked sums, repeated rows copied, rows of zeros left out): each output sums
- * the same float64 terms in the same order, so the two agree bit for bit.
+ * The MLP's CPU reference written as textbook loops, for tests of the optimized one in mlp.ts
+ * (blocked sums, repeated rows copied, rows of zeros left out): each output sums the same float64
+ * terms in the same order, so the two agree bit for bit.
  */
-import { expect } from 'vitest';
-import { contextToken, embedProjectCpu, MASKED_LOGIT, paramLayout, safeTanh, vocabToken, type MlpDims } from '../../kernels/mlp';
+import { contextToken, embedProjectCpu, MASKED_LOGIT, paramLayout, safeTanh, vocabToken, type MlpDims } from './mlp';
 
 export function forwardPlain(p: Float32Array, dims: MlpDims, seq: Int32Array, L: number, rowPos: Uint32Array, grammar: Uint8Array, temperature: number) {
   const { V, K, H } = dims;
@@ -69,10 +68,4 @@ export function slotGradPlain(dims: MlpDims, seq: Int32Array, L: number, rowPos:
     }
   }
   return G;
-}
-
-export function expectSameBits(got: Float32Array | Float64Array, want: Float32Array | Float64Array, what: string) {
-  expect(got.length, what).toBe(want.length);
-  const first = want.findIndex((w, i) => !Object.is(w, got[i]));
-  expect(first, `${what}: first entry that differs (got ${got[first]}, want ${want[first]})`).toBe(-1);
 }
