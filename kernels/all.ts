@@ -5,22 +5,22 @@
  * The subgroup variants (kernels/variant.ts) are listed after their thread versions; they compile
  * only on a device with the `subgroups` feature.
  */
-import { adamKernel, gradNormKernel, optimizerStepKernel } from './adam';
-import { advantageKernel } from './advantage';
-import { criticUpdateKernel, gaeKernel } from './critic';
-import { essScaleKernel } from './essScale';
-import { finiteCheckKernel } from './finiteCheck';
-import { infoGainKernel } from './infoGain';
-import { embedProjectKernel, firstLayerGradKernel, firstLayerGradSubgroupKernel, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel } from './mlpKernels';
-import { logitGradKernel, logitGradSubgroupKernel } from './logitGrad';
-import { ppoLossKernel } from './ppoLoss';
-import { seqRatioKernel } from './seqRatio';
-import { sampleKernel, sampleSubgroupKernel, sampleUnrolledKernel } from './sample';
-import { statsKernel } from './stats';
-import { tokenBaselineKernel } from './tokenBaseline';
-import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } from './tokenStats';
-import { trajStatsKernel } from './trajStats';
-import { whitenKernel } from './whiten';
+import { adamKernel, gradNormKernel, optimizerStepKernel } from './optimizer/adam';
+import { advantageKernel } from './advantage/advantage';
+import { criticUpdateKernel, gaeKernel } from './advantage/critic';
+import { essScaleKernel } from './optimizer/essScale';
+import { finiteCheckKernel } from './stats/finiteCheck';
+import { infoGainKernel } from './advantage/infoGain';
+import { embedProjectKernel, firstLayerGradKernel, firstLayerGradSubgroupKernel, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel } from './model/mlpKernels';
+import { logitGradKernel, logitGradSubgroupKernel } from './softmax/logitGrad';
+import { ppoLossKernel } from './loss/ppoLoss';
+import { seqRatioKernel } from './loss/seqRatio';
+import { sampleKernel, sampleSubgroupKernel, sampleUnrolledKernel } from './softmax/sample';
+import { statsKernel } from './stats/stats';
+import { tokenBaselineKernel } from './advantage/tokenBaseline';
+import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } from './softmax/tokenStats';
+import { trajStatsKernel } from './stats/trajStats';
+import { whitenKernel } from './advantage/whiten';
 import type { DefinedKernel } from './pipeline';
 
 export const ALL_OPS = [

@@ -1,4 +1,4 @@
-import { UNROLLED_MAX_VOCAB } from './rowUnrolled';
+import { UNROLLED_MAX_VOCAB } from './softmax/rowUnrolled';
 
 /**
  * Which version of the kernels that have two the GPU backend runs: one thread per output, or a

@@ -3,11 +3,11 @@
  * and `cpu` (the kernels' TypeScript references). The trainer drives either the same way, and both
  * perform the same sequence of operations, so the same config and seed give the same numbers.
  */
-import type { AdvantageOptions } from '../kernels/advantage';
-import type { EssScaleOptions } from '../kernels/essScale';
-import type { InfoGainType } from '../kernels/infoGain';
-import type { MlpDims } from '../kernels/mlp';
-import type { StatsOut } from '../kernels/stats';
+import type { AdvantageOptions } from '../kernels/advantage/advantage';
+import type { EssScaleOptions } from '../kernels/optimizer/essScale';
+import type { InfoGainType } from '../kernels/advantage/infoGain';
+import type { MlpDims } from '../kernels/model/mlp';
+import type { StatsOut } from '../kernels/stats/stats';
 import type { KlType, LossAgg } from './config';
 import type { RatioMode } from './plan';
 

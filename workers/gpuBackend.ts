@@ -10,19 +10,19 @@
  * Every forward reads the shared [K, V, H] table `proj`; an embedProject dispatch remakes it
  * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
-import { gradNormBlockFor, gradNormKernel, optimizerStepKernel } from '../kernels/adam';
-import { packTrajIn, packTurnIn } from '../kernels/advantage';
-import { criticUpdateKernel } from '../kernels/critic';
-import { paramLayout } from '../kernels/mlp';
-import { backwardScratchWords, forwardKernel, slotTableWords } from '../kernels/mlpKernels';
+import { gradNormBlockFor, gradNormKernel, optimizerStepKernel } from '../kernels/optimizer/adam';
+import { packTrajIn, packTurnIn } from '../kernels/advantage/advantage';
+import { criticUpdateKernel } from '../kernels/advantage/critic';
+import { paramLayout } from '../kernels/model/mlp';
+import { backwardScratchWords, forwardKernel, slotTableWords } from '../kernels/model/mlpKernels';
 import { BufferUsage, compileKernels, MapMode } from '../kernels/pipeline';
-import { KL_TYPES, PPO_ROW_WORDS, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
-import type { SampleConfig } from '../kernels/sample';
-import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats';
-import { tokenBaselineKernel } from '../kernels/tokenBaseline';
+import { KL_TYPES, PPO_ROW_WORDS, RATIO_MODES, unpackPpoRows } from '../kernels/loss/ppoLoss';
+import type { SampleConfig } from '../kernels/softmax/sample';
+import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats/stats';
+import { tokenBaselineKernel } from '../kernels/advantage/tokenBaseline';
 import { defaultKernelVariant, type KernelVariant } from '../kernels/variant';
-import { TRAJ_STATS_WORDS } from '../kernels/trajStats';
-import { whitenKernel, whitenScratchWords } from '../kernels/whiten';
+import { TRAJ_STATS_WORDS } from '../kernels/stats/trajStats';
+import { whitenKernel, whitenScratchWords } from '../kernels/advantage/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 import {
   advantageConfigFor,

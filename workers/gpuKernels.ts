@@ -7,24 +7,24 @@
  * tests/gpu/backendPipelines.gpu.test.ts checks the list both ways over shapes and variants: the
  * backend compiles nothing past it, and binds every pipeline on it.
  */
-import { optimizerStepKernel } from '../kernels/adam';
-import { advantageGroupSizeFor, advantageKernel, type AdvantageConfig } from '../kernels/advantage';
-import { criticUpdateKernel, gaeKernel } from '../kernels/critic';
-import { essScaleKernel } from '../kernels/essScale';
-import { finiteCheckKernel } from '../kernels/finiteCheck';
-import { infoGainKernel } from '../kernels/infoGain';
-import { embedProjectKernel, firstLayerGradKernels, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel } from '../kernels/mlpKernels';
-import { logitGradKernels } from '../kernels/logitGrad';
+import { optimizerStepKernel } from '../kernels/optimizer/adam';
+import { advantageGroupSizeFor, advantageKernel, type AdvantageConfig } from '../kernels/advantage/advantage';
+import { criticUpdateKernel, gaeKernel } from '../kernels/advantage/critic';
+import { essScaleKernel } from '../kernels/optimizer/essScale';
+import { finiteCheckKernel } from '../kernels/stats/finiteCheck';
+import { infoGainKernel } from '../kernels/advantage/infoGain';
+import { embedProjectKernel, firstLayerGradKernels, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel } from '../kernels/model/mlpKernels';
+import { logitGradKernels } from '../kernels/softmax/logitGrad';
 import type { KernelPipeline } from '../kernels/pipeline';
-import { ppoLossKernel } from '../kernels/ppoLoss';
-import { sampleKernels } from '../kernels/sample';
-import { seqRatioKernel } from '../kernels/seqRatio';
-import { statsHistCopiesFor, statsKernel, statsSpreadBinsFor, type StatsConfig } from '../kernels/stats';
-import { tokenBaselineKernel } from '../kernels/tokenBaseline';
-import { tokenStatsKernels } from '../kernels/tokenStats';
-import { trajStatsKernel } from '../kernels/trajStats';
+import { ppoLossKernel } from '../kernels/loss/ppoLoss';
+import { sampleKernels } from '../kernels/softmax/sample';
+import { seqRatioKernel } from '../kernels/loss/seqRatio';
+import { statsHistCopiesFor, statsKernel, statsSpreadBinsFor, type StatsConfig } from '../kernels/stats/stats';
+import { tokenBaselineKernel } from '../kernels/advantage/tokenBaseline';
+import { tokenStatsKernels } from '../kernels/softmax/tokenStats';
+import { trajStatsKernel } from '../kernels/stats/trajStats';
 import { softmaxRowLayout, type KernelVariant } from '../kernels/variant';
-import { whitenKernel } from '../kernels/whiten';
+import { whitenKernel } from '../kernels/advantage/whiten';
 import type { RunShape } from './backend';
 
 /** Optimizer steps per update: epochs x minibatches, times the turns for SeeUPO's per-turn stages. */

@@ -58,7 +58,7 @@ export const METRIC_DOCS: Record<ScalarMetric, string> = {
 
 // The kernel side of the metrics (the zero tolerance and the histograms' bins) lives with the
 // stats kernel that computes them.
-export { ADV_HIST_RANGE, ADV_ZERO_TOL, HIST_BINS, histEdges, LOGRATIO_HIST_RANGE } from '../kernels/histograms';
+export { ADV_HIST_RANGE, ADV_ZERO_TOL, HIST_BINS, histEdges, LOGRATIO_HIST_RANGE } from '../kernels/stats/histograms';
 
 export type MetricRow = Record<ScalarMetric, number> & {
   adv_hist: number[];

@@ -12,30 +12,30 @@
  * Notation: R rows, V vocabulary, K context, D embedding, H hidden, P parameters, N trajectories,
  * Tp policy rows per trajectory.
  */
-import { adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
-import { ADVANTAGE_DEFAULTS, advantageCpu, advantageGroupSizeFor, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
-import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/critic';
-import { essScaleCpu } from '../../kernels/essScale';
-import { updateHealthCpu } from '../../kernels/finiteCheck';
-import { infoGainCpu } from '../../kernels/infoGain';
-import { embedProjectCpu, firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/mlp';
-import { HEAD_CHUNK_ROWS, HEAD_GRAD_BLOCK, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel, slotTableWords, FIRST_LAYER_EMB_PER_GROUP } from '../../kernels/mlpKernels';
-import { logitGradCpu } from '../../kernels/logitGrad';
-import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
+import { adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/optimizer/adam';
+import { ADVANTAGE_DEFAULTS, advantageCpu, advantageGroupSizeFor, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
+import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/advantage/critic';
+import { essScaleCpu } from '../../kernels/optimizer/essScale';
+import { updateHealthCpu } from '../../kernels/stats/finiteCheck';
+import { infoGainCpu } from '../../kernels/advantage/infoGain';
+import { embedProjectCpu, firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/model/mlp';
+import { HEAD_CHUNK_ROWS, HEAD_GRAD_BLOCK, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel, slotTableWords, FIRST_LAYER_EMB_PER_GROUP } from '../../kernels/model/mlpKernels';
+import { logitGradCpu } from '../../kernels/softmax/logitGrad';
+import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/loss/ppoLoss';
 import { rowChunks } from '../../kernels/reduce';
-import { sampleCpu } from '../../kernels/sample';
-import { seqRatioCpu } from '../../kernels/seqRatio';
-import { STATS_COMBINE_WORKGROUPS, STATS_MAX_HIST_COPIES, STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel } from '../../kernels/stats';
-import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
-import { tokenStatsCpu } from '../../kernels/tokenStats';
-import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
-import { SUBGROUP_ROWS_PER_GROUP, SUBGROUP_WORKGROUP_SIZE } from '../../kernels/rowSubgroup';
+import { sampleCpu } from '../../kernels/softmax/sample';
+import { seqRatioCpu } from '../../kernels/loss/seqRatio';
+import { STATS_COMBINE_WORKGROUPS, STATS_MAX_HIST_COPIES, STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel } from '../../kernels/stats/stats';
+import { tokenBaselineCpu } from '../../kernels/advantage/tokenBaseline';
+import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
+import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/stats/trajStats';
+import { SUBGROUP_ROWS_PER_GROUP, SUBGROUP_WORKGROUP_SIZE } from '../../kernels/softmax/rowSubgroup';
 import {
   WHITEN_WORKGROUP_SIZE,
   whitenBlocks,
   whitenCpu,
   whitenKernel,
-} from '../../kernels/whiten';
+} from '../../kernels/advantage/whiten';
 import type { RunShape } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { createEnv } from '../../workers/envs';

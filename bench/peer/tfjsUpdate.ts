@@ -22,7 +22,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 // Gradients of every op (tfjs-core alone registers none; the tfjs umbrella package does this).
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
-import { contextToken, MASKED_LOGIT, paramLayout } from '../../kernels/mlp';
+import { contextToken, MASKED_LOGIT, paramLayout } from '../../kernels/model/mlp';
 import type { RunShape, UpdateInput } from '../../workers/backend';
 
 export interface TfUpdateResult {

@@ -16,10 +16,10 @@
  * - essScale: the ESS is a ratio of f32 tree sums of exp over up to ~1000 trajectories (a few ulps
  *   each) and one exp/log pair, the sqrt halves the relative error: atol 1e-7, rtol 2e-5.
  */
-import { packTrajIn } from '../advantage';
-import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../essScale';
-import { tokenBaselineCpu, tokenBaselineKernel, tokenBaselineRowsKernel, tokenBaselineWKernel } from '../tokenBaseline';
-import { packTrajStats, TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats, type TrajStats } from '../trajStats';
+import { packTrajIn } from '../advantage/advantage';
+import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../optimizer/essScale';
+import { tokenBaselineCpu, tokenBaselineKernel, tokenBaselineRowsKernel, tokenBaselineWKernel } from '../advantage/tokenBaseline';
+import { packTrajStats, TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats, type TrajStats } from '../stats/trajStats';
 import {
   whitenApplyKernel,
   whitenCombineKernel,
@@ -29,7 +29,7 @@ import {
   whitenScratchWords,
   whitenStats,
   WHITEN_MIN_BLOCK,
-} from '../whiten';
+} from '../advantage/whiten';
 import { createRng } from '../rng';
 import { GROUPS_130, GROUPS_67, groupedRollout, groupScales, rolloutRows, type GroupSpec } from './fixtures';
 import { dispatch, exact, joined, withScratch, type Check, type SelfTestCase } from './harness';

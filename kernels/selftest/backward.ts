@@ -13,8 +13,8 @@
  * order of n terms has the serial sum's error bound, so the same tolerance holds.
  */
 import { createRng } from '../rng';
-import { firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../mlp';
-import { backwardScratchWords, firstLayerGradKernels, headGradKernel, headGradPartialKernel, hiddenGradKernel, MLP_WORKGROUP_SIZE, slotGradKernel, slotGradPartialKernel, slotTableWords } from '../mlpKernels';
+import { firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../model/mlp';
+import { backwardScratchWords, firstLayerGradKernels, headGradKernel, headGradPartialKernel, hiddenGradKernel, MLP_WORKGROUP_SIZE, slotGradKernel, slotGradPartialKernel, slotTableWords } from '../model/mlpKernels';
 import { chunkSumKernel } from '../reduce';
 import type { KernelVariant } from '../variant';
 import { makeMlpCase } from './fixtures';

@@ -6,8 +6,8 @@
  * order within a chunk, then in chunk order, against a float64 one: criticUpdateTolerance. Entries
  * no row visits must keep their bits exactly.
  */
-import { packTrajIn } from '../advantage';
-import { criticApplyKernel, criticChunks, criticPartialKernel, criticUpdateCpu, criticUpdateKernel, gaeCpu, gaeKernel } from '../critic';
+import { packTrajIn } from '../advantage/advantage';
+import { criticApplyKernel, criticChunks, criticPartialKernel, criticUpdateCpu, criticUpdateKernel, gaeCpu, gaeKernel } from '../advantage/critic';
 import { createRng } from '../rng';
 import { dispatch, exact, withScratch, type Check, type Scratch, type SelfTestCase, type Tolerance } from './harness';
 

@@ -6,8 +6,8 @@
  * loss row's other words (kl, the i32 clip flag whose -1 has the bits of a NaN) do not count.
  */
 import { createRng } from '../rng';
-import { FINITE_CHECK_WORKGROUP_SIZE, finiteCheckKernel, updateHealthCpu } from '../finiteCheck';
-import { PPO_ROW_WORDS } from '../ppoLoss';
+import { FINITE_CHECK_WORKGROUP_SIZE, finiteCheckKernel, updateHealthCpu } from '../stats/finiteCheck';
+import { PPO_ROW_WORDS } from '../loss/ppoLoss';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
 
 const EXACT = exact('a word of flags: a bit is set exactly when one of its values is NaN or ±Inf');

@@ -11,8 +11,8 @@
  * bit for bit (the softmax kernels recognise them by value).
  */
 import { createRng } from '../rng';
-import { embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../mlp';
-import { embedProjectKernel, forwardHiddenKernel, forwardKernel, forwardLogitsKernel, MLP_WORKGROUP_SIZE, slotTableWords } from '../mlpKernels';
+import { embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../model/mlp';
+import { embedProjectKernel, forwardHiddenKernel, forwardKernel, forwardLogitsKernel, MLP_WORKGROUP_SIZE, slotTableWords } from '../model/mlpKernels';
 import { makeMlpCase } from './fixtures';
 import { dispatch, exact, withScratch, type Check, type SelfTestCase, type Tolerance } from './harness';
 

@@ -25,7 +25,7 @@ import {
   gradNormSumKernel,
   optimizerStepKernel,
   type AdamOptions,
-} from '../adam';
+} from '../optimizer/adam';
 import { dispatch, exact, joined, withScratch, type SelfTestCase, type Tolerance } from './harness';
 
 const NORM_TOL: Tolerance = { atol: 0, rtol: 2e-6, why: 'f32 sum of squares by blocks, then of the blocks: about 25 ulps' };

@@ -12,13 +12,13 @@
  *   rtol 1e-4. Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */
 import { createRng } from '../rng';
-import { MASKED_LOGIT } from '../mlp';
-import { MLP_WORKGROUP_SIZE } from '../mlpKernels';
-import { logitGradCpu, logitGradKernels } from '../logitGrad';
-import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../sample';
-import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
-import { SUBGROUP_ROWS_PER_GROUP } from '../rowSubgroup';
-import { UNROLLED_MAX_VOCAB } from '../rowUnrolled';
+import { MASKED_LOGIT } from '../model/mlp';
+import { MLP_WORKGROUP_SIZE } from '../model/mlpKernels';
+import { logitGradCpu, logitGradKernels } from '../softmax/logitGrad';
+import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../softmax/sample';
+import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../softmax/tokenStats';
+import { SUBGROUP_ROWS_PER_GROUP } from '../softmax/rowSubgroup';
+import { UNROLLED_MAX_VOCAB } from '../softmax/rowUnrolled';
 import type { KernelVariant, RowLayout } from '../variant';
 import { extremeSampleInput, logitCase, maxAbsLogit, randomSampleInput, type LogitCase, type RowKind, type SampleInput } from './fixtures';
 import { dispatch, exact, joined, withScratch, type SelfTestCase } from './harness';

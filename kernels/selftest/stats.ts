@@ -7,10 +7,10 @@
  * rounds like the GPU); the means, std, ratio min/max and ESS with atol 1e-6, rtol 1e-5, as each f32
  * sum is a short run per thread and two 8-level trees per pass, a few ulps of the total.
  */
-import { ADV_ZERO_TOL } from '../histograms';
+import { ADV_ZERO_TOL } from '../stats/histograms';
 import { createRng } from '../rng';
-import { packTrajIn } from '../advantage';
-import { PPO_ROW_WORDS } from '../ppoLoss';
+import { packTrajIn } from '../advantage/advantage';
+import { PPO_ROW_WORDS } from '../loss/ppoLoss';
 import {
   decodeStats,
   STATS_FIELDS,
@@ -24,7 +24,7 @@ import {
   statsSpreadBinsFor,
   type StatsConfig,
   type StatsInput,
-} from '../stats';
+} from '../stats/stats';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
 
 const HARDWARE_LAYOUT = { spreadBins: statsSpreadBinsFor('subgroup'), histCopies: statsHistCopiesFor('subgroup') };

@@ -25,7 +25,7 @@ import {
   gradNormCpu,
   gradNormKernel,
   type AdamOptions,
-} from '../../kernels/adam';
+} from '../../kernels/optimizer/adam';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

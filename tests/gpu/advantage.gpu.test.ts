@@ -22,7 +22,7 @@ import {
   advantageCpu,
   advantageKernel,
   type AdvantageOptions,
-} from '../../kernels/advantage';
+} from '../../kernels/advantage/advantage';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
 import { advantageVariants, variantLabel as label } from '../helpers/advantageVariants';

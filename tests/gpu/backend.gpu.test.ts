@@ -10,11 +10,11 @@
  * lr = 0.01 (1.1e-5 seen): params atol 5e-5, rtol 1e-4. Statistics and per-token tensors come from
  * forward passes of those parameters: atol 5e-5, rtol 5e-4.
  */
-import { ADVANTAGE_DEFAULTS, advantageGroupSizeFor, groupLayout } from '../../kernels/advantage';
+import { ADVANTAGE_DEFAULTS, advantageGroupSizeFor, groupLayout } from '../../kernels/advantage/advantage';
 import { turnsTaken } from '../../workers/collect';
 import { afterEach, describe, expect, it } from 'vitest';
-import { paramLayout, initParams, type MlpDims } from '../../kernels/mlp';
-import { STATS_FIELDS } from '../../kernels/stats';
+import { paramLayout, initParams, type MlpDims } from '../../kernels/model/mlp';
+import { STATS_FIELDS } from '../../kernels/stats/stats';
 import { makeRowTables, type Backend, type RunShape, type UpdateStats } from '../../workers/backend';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createSearchEnv } from '../../workers/envs/search';

@@ -26,9 +26,9 @@
  * (k, j) term from the reference and needs it to fail.
  */
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, firstLayerGradCpu, forwardCpu, headGradCpu, paramLayout, type MlpDims } from '../../kernels/mlp';
-import { backwardScratchWords, firstLayerGradKernel, firstLayerGradKernels, FIRST_LAYER_EMB_PER_GROUP, headGradKernel, hiddenGradKernel, MLP_WORKGROUP_SIZE, slotGradKernel, slotTableWords } from '../../kernels/mlpKernels';
-import { logitGradCpu, logitGradKernel } from '../../kernels/logitGrad';
+import { backwardCpu, firstLayerGradCpu, forwardCpu, headGradCpu, paramLayout, type MlpDims } from '../../kernels/model/mlp';
+import { backwardScratchWords, firstLayerGradKernel, firstLayerGradKernels, FIRST_LAYER_EMB_PER_GROUP, headGradKernel, hiddenGradKernel, MLP_WORKGROUP_SIZE, slotGradKernel, slotTableWords } from '../../kernels/model/mlpKernels';
+import { logitGradCpu, logitGradKernel } from '../../kernels/softmax/logitGrad';
 import { REDUCE_MAX_CHUNKS, rowChunks } from '../../kernels/reduce';
 import { createRng } from '../../workers/rng';
 import { compareClose, expectClose, expectEqualArrays } from '../helpers/expectClose';

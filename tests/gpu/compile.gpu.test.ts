@@ -95,7 +95,7 @@ describe('uniform mirrors', () => {
  * through the kernels that join them, and no file is left that nothing compiles.
  */
 describe('shared WGSL pieces', () => {
-  const files = import.meta.glob('../../kernels/*.wgsl', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
+  const files = import.meta.glob('../../kernels/**/*.wgsl', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
   const pieces = [
     'sampleIo', 'tokenStatsIo', 'logitGradIo', 'firstLayerGradIo', 'firstLayerGradTerms', 'subgroupLanes', 'criticUniform', 'whitenMoments',
   ];

@@ -12,8 +12,8 @@
  * and the step; rtol 2^-23 for the rounding of the result on each side.
  */
 import { describe, expect, it } from 'vitest';
-import { packTrajIn } from '../../kernels/advantage';
-import { CRITIC_CHUNK_ROWS, criticChunks, criticUpdateKernel, criticUpdateScratchWords, gaeKernel } from '../../kernels/critic';
+import { packTrajIn } from '../../kernels/advantage/advantage';
+import { CRITIC_CHUNK_ROWS, criticChunks, criticUpdateKernel, criticUpdateScratchWords, gaeKernel } from '../../kernels/advantage/critic';
 import { REDUCE_MAX_CHUNKS } from '../../kernels/reduce';
 import { criticCases, criticUpdateChecks, criticUpdateGpu, criticUpdateInput, type CriticUpdateInputOptions } from '../../kernels/selftest/critic';
 import { measure, Scratch } from '../../kernels/selftest/harness';

@@ -6,8 +6,8 @@
  * e^1000), one dominant trajectory (ESS -> 1/N), equal weights (ESS = N), no live trajectory.
  */
 import { describe, expect, it } from 'vitest';
-import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../../kernels/essScale';
-import { packTrajStats, type TrajStats } from '../../kernels/trajStats';
+import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../../kernels/optimizer/essScale';
+import { packTrajStats, type TrajStats } from '../../kernels/stats/trajStats';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

@@ -9,8 +9,8 @@
  * temperature 0.05 (atol 2e-4). Masked logits must be bit-identical (MASKED_LOGIT).
  */
 import { describe, expect, it } from 'vitest';
-import { embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../../kernels/mlp';
-import { embedProjectKernel, forwardKernel, MLP_WORKGROUP_SIZE, slotTableWords } from '../../kernels/mlpKernels';
+import { embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../../kernels/model/mlp';
+import { embedProjectKernel, forwardKernel, MLP_WORKGROUP_SIZE, slotTableWords } from '../../kernels/model/mlpKernels';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

@@ -6,8 +6,8 @@
  * prob_diff, stays finite in log_prob_diff), trajectories with 0 and 1 turns.
  */
 import { describe, expect, it } from 'vitest';
-import { packTrajIn, packTurnIn } from '../../kernels/advantage';
-import { infoGainCpu, infoGainKernel, type InfoGainType } from '../../kernels/infoGain';
+import { packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
+import { infoGainCpu, infoGainKernel, type InfoGainType } from '../../kernels/advantage/infoGain';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

@@ -4,16 +4,16 @@
  * rtol 1e-4 (dlogp ~ N(0, 1), T = 0.7). Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */
 import { describe, expect, it } from 'vitest';
-import { MASKED_LOGIT } from '../../kernels/mlp';
-import { MLP_WORKGROUP_SIZE } from '../../kernels/mlpKernels';
-import { logitGradCpu, logitGradKernels } from '../../kernels/logitGrad';
+import { MASKED_LOGIT } from '../../kernels/model/mlp';
+import { MLP_WORKGROUP_SIZE } from '../../kernels/model/mlpKernels';
+import { logitGradCpu, logitGradKernels } from '../../kernels/softmax/logitGrad';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
-import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/rowSubgroup';
+import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
 import type { KernelVariant } from '../../kernels/variant';
 
 const T = 0.7;

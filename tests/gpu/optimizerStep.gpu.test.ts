@@ -7,7 +7,7 @@
  * gradNorm alone: adam.gpu.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { adamCpu, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormCpu, gradNormKernel, optimizerStepKernel, type AdamOptions } from '../../kernels/adam';
+import { adamCpu, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormCpu, gradNormKernel, optimizerStepKernel, type AdamOptions } from '../../kernels/optimizer/adam';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

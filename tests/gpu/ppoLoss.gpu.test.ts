@@ -11,8 +11,8 @@
  * needs a log-ratio within 1e-7 of a clip bound, which these seeds do not produce.
  */
 import { describe, expect, it } from 'vitest';
-import { KL_TYPES, PPO_LOSS_WORKGROUP_SIZE, RATIO_MODES, ppoLossCpu, ppoLossKernel, unpackPpoRows, PPO_ROW_WORDS, type PpoLossOptions } from '../../kernels/ppoLoss';
-import { seqRatioCpu, seqRatioKernel, type SeqRatioMode } from '../../kernels/seqRatio';
+import { KL_TYPES, PPO_LOSS_WORKGROUP_SIZE, RATIO_MODES, ppoLossCpu, ppoLossKernel, unpackPpoRows, PPO_ROW_WORDS, type PpoLossOptions } from '../../kernels/loss/ppoLoss';
+import { seqRatioCpu, seqRatioKernel, type SeqRatioMode } from '../../kernels/loss/seqRatio';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';

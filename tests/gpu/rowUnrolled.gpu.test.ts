@@ -8,9 +8,9 @@
  * claim its tolerances cannot make.
  */
 import { describe, expect, it } from 'vitest';
-import { UNROLLED_MAX_VOCAB } from '../../kernels/rowUnrolled';
-import { sampleKernel, sampleUnrolledKernel } from '../../kernels/sample';
-import { tokenStatsKernel, tokenStatsUnrolledKernel } from '../../kernels/tokenStats';
+import { UNROLLED_MAX_VOCAB } from '../../kernels/softmax/rowUnrolled';
+import { sampleKernel, sampleUnrolledKernel } from '../../kernels/softmax/sample';
+import { tokenStatsKernel, tokenStatsUnrolledKernel } from '../../kernels/softmax/tokenStats';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, type LogitCase } from '../helpers/logits';
 import { requireGpu } from '../helpers/requireGpu';

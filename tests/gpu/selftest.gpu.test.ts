@@ -4,7 +4,7 @@
  * compiles only its own kernels, so a kernel outside the self-test cannot fail this file.
  */
 import { describe, expect, it } from 'vitest';
-import { finiteCheckKernel } from '../../kernels/finiteCheck';
+import { finiteCheckKernel } from '../../kernels/stats/finiteCheck';
 import { defineKernel, uniformLayout } from '../../kernels/pipeline';
 import { formatError, formatReport, runSelfTest, SELF_TEST_CASES, summarize, type SelfTestCase, type SelfTestResult } from '../../kernels/selftest';
 import { requestGpu } from '../../workers/gpuDevice';

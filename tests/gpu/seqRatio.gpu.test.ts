@@ -11,7 +11,7 @@
  * segment must be exactly 0.
  */
 import { describe, expect, it } from 'vitest';
-import { seqRatioCpu, seqRatioKernel, seqRatioSegments, type SeqRatioMode, type SeqRatioOptions } from '../../kernels/seqRatio';
+import { seqRatioCpu, seqRatioKernel, seqRatioSegments, type SeqRatioMode, type SeqRatioOptions } from '../../kernels/loss/seqRatio';
 import { compileKernels } from '../../kernels/pipeline';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

@@ -6,13 +6,13 @@
  * (sumP2 = exp(... - 2 lse) inherits that absolute error as a relative one).
  */
 import { describe, it } from 'vitest';
-import { TOKEN_STATS_WORKGROUP_SIZE, tokenStatsCpu, tokenStatsKernels } from '../../kernels/tokenStats';
+import { TOKEN_STATS_WORKGROUP_SIZE, tokenStatsCpu, tokenStatsKernels } from '../../kernels/softmax/tokenStats';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
-import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/rowSubgroup';
+import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
 import type { KernelVariant } from '../../kernels/variant';
 
 async function check(variant: KernelVariant, c: LogitCase, name: string, rowBase = 0) {

@@ -18,10 +18,10 @@ import {
   type AdvantageInputs,
   type AdvantageOptions,
   type AdvantageShape,
-} from '../../kernels/advantage';
-import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
-import { packTrajStats, trajStatsCpu, unpackTrajStats, type TrajStats } from '../../kernels/trajStats';
-import { whitenCpu } from '../../kernels/whiten';
+} from '../../kernels/advantage/advantage';
+import { tokenBaselineCpu } from '../../kernels/advantage/tokenBaseline';
+import { packTrajStats, trajStatsCpu, unpackTrajStats, type TrajStats } from '../../kernels/stats/trajStats';
+import { whitenCpu } from '../../kernels/advantage/whiten';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 

@@ -7,7 +7,7 @@
  * result is stored as f32 (h, gradients: 1e-6 relative).
  */
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, contextToken, embedProjectCpu, firstLayerGradCpu, forwardCpu, initParams, paramLayout, safeTanh, slotGradCpu, vocabToken, type MlpDims } from '../../kernels/mlp';
+import { backwardCpu, contextToken, embedProjectCpu, firstLayerGradCpu, forwardCpu, initParams, paramLayout, safeTanh, slotGradCpu, vocabToken, type MlpDims } from '../../kernels/model/mlp';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 

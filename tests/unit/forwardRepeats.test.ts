@@ -7,10 +7,10 @@
  * computes a repeated row's log-sum-exp, entropy and sum of squares once: the same bits too.
  */
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/mlp';
-import { tokenStatsCpu } from '../../kernels/tokenStats';
+import { backwardCpu, forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/model/mlp';
+import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
 import { createRng } from '../../workers/rng';
-import { forwardPlain } from '../../kernels/mlpPlain';
+import { forwardPlain } from '../../kernels/model/mlpPlain';
 import { expectSameBits } from '../helpers/expectClose';
 
 function setup(dims: MlpDims, seed: number) {

@@ -19,8 +19,8 @@ import {
   ppoLossCpu,
   ppoLossCpu64,
   type PpoLossOptions,
-} from '../../kernels/ppoLoss';
-import { SEQ_RATIO_UNIFORM, seqRatioCpu, type SeqRatioMode } from '../../kernels/seqRatio';
+} from '../../kernels/loss/ppoLoss';
+import { SEQ_RATIO_UNIFORM, seqRatioCpu, type SeqRatioMode } from '../../kernels/loss/seqRatio';
 import { createRng } from '../../workers/rng';
 
 const f32 = (a: number[]) => Float32Array.from(a);

@@ -11,9 +11,9 @@
  * rows, and the kept rows' order are checked below.
  */
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, forwardCpu, headGradCpu, hiddenDaCpu, initParams, MASKED_LOGIT, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/mlp';
+import { backwardCpu, forwardCpu, headGradCpu, hiddenDaCpu, initParams, MASKED_LOGIT, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/model/mlp';
 import { createRng } from '../../workers/rng';
-import { forwardPlain, headGradPlain, hiddenDaPlain, slotGradPlain } from '../../kernels/mlpPlain';
+import { forwardPlain, headGradPlain, hiddenDaPlain, slotGradPlain } from '../../kernels/model/mlpPlain';
 import { expectSameBits } from '../helpers/expectClose';
 
 /**

@@ -5,7 +5,7 @@
  * WGSL record it sizes.
  */
 import { describe, expect, it } from 'vitest';
-import { GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormBlockFor, gradNormBlocks, gradNormKernel } from '../../kernels/adam';
+import { GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormBlockFor, gradNormBlocks, gradNormKernel } from '../../kernels/optimizer/adam';
 import {
   STATS_CHUNK_ROWS,
   STATS_CHUNK_WORDS,
@@ -14,10 +14,10 @@ import {
   statsChunks,
   statsKernel,
   statsSpreadBinsFor,
-} from '../../kernels/stats';
-import { UNROLLED_MAX_VOCAB } from '../../kernels/rowUnrolled';
+} from '../../kernels/stats/stats';
+import { UNROLLED_MAX_VOCAB } from '../../kernels/softmax/rowUnrolled';
 import { softmaxRowLayout } from '../../kernels/variant';
-import statsChunkWGSL from '../../kernels/statsChunk.wgsl?raw';
+import statsChunkWGSL from '../../kernels/stats/statsChunk.wgsl?raw';
 
 describe('gradNorm blocks', () => {
   it('ceil(n / block) blocks; the scratch holds at least one word', () => {

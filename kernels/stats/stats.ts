@@ -6,12 +6,12 @@
  * Histograms count masked tokens in HIST_BINS fixed bins; out-of-range values go to the end bins.
  */
 import { ADV_HIST_RANGE, ADV_ZERO_TOL, HIST_BINS, LOGRATIO_HIST_RANGE } from './histograms';
-import { defineKernel, uniformLayout } from './pipeline';
-import { defineTwoPass } from './reduce';
+import { defineKernel, uniformLayout } from '../pipeline';
+import { defineTwoPass } from '../reduce';
 import statsChunkWGSL from './statsChunk.wgsl?raw';
 import statsCombineWGSL from './statsCombine.wgsl?raw';
 import statsWGSL from './stats.wgsl?raw';
-import type { KernelVariant } from './variant';
+import type { KernelVariant } from '../variant';
 
 export interface StatsInput {
   /** [R] 0/1 loss mask of policy tokens */

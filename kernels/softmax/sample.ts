@@ -3,10 +3,10 @@
  * The uniform comes from the counter-based hash hashUniform(seed, iter, rowPos, 0), identical on
  * GPU and CPU, so both backends draw the same tokens up to f32 rounding at CDF boundaries.
  */
-import { hashUniform } from './rng';
-import { MASKED_LOGIT } from './mlp';
+import { hashUniform } from '../rng';
+import { MASKED_LOGIT } from '../model/mlp';
 import { rowLse } from './logitGrad';
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout } from '../pipeline';
 import sampleIoWGSL from './sampleIo.wgsl?raw';
 import sampleWGSL from './sample.wgsl?raw';
 import sampleSubgroupWGSL from './sampleSubgroup.wgsl?raw';
@@ -14,7 +14,7 @@ import sampleUnrolledWGSL from './sampleUnrolled.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
 import { unrolledRowSource, unrolledVocab } from './rowUnrolled';
-import type { RowLayout } from './variant';
+import type { RowLayout } from '../variant';
 
 /** Writes the sampled token of row r into seq[rowPos[r]]. */
 export function sampleCpu(

@@ -13,7 +13,7 @@
  * (whole trajectories) and writes the outputs of trajectories rowBase/Tp .. by ABSOLUTE index, so the
  * minibatches of one step fill one [N] (or [N * T]) buffer that ppoLoss reads as `seqLog`.
  */
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout } from '../pipeline';
 import seqRatioWGSL from './seqRatio.wgsl?raw';
 
 export type SeqRatioMode = 'sequence' | 'turn' | 'geometric';

@@ -48,9 +48,9 @@
  * Differences are written so that those zeros are +0, not -0.
  */
 import advantageWGSL from './advantage.wgsl?raw';
-import { defineKernel, uniformLayout } from './pipeline';
-import type { TrajStats } from './trajStats';
-import type { KernelVariant } from './variant';
+import { defineKernel, uniformLayout } from '../pipeline';
+import type { TrajStats } from '../stats/trajStats';
+import type { KernelVariant } from '../variant';
 
 export const ADV_ESTIMATORS = ['group', 'rloo', 'raw', 'reinforce', 'turn', 'turnGroup', 'gigpo', 'opob'] as const;
 /** Index in ADV_ESTIMATORS = the WGSL `EST_*` code. */

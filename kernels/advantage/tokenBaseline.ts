@@ -12,11 +12,11 @@
  * 1e-8 R / (sum W + 1e-8) there; at sum W = 0 it gives A = R where this gives 0).
  * Masked-out rows are 0. verl's `handle_zero_tail` and the rollout-IS factor on w are not applied.
  */
-import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
-import { defineStages } from './stages';
+import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
+import { defineStages } from '../stages';
 import tokenBaselineWGSL from './tokenBaseline.wgsl?raw';
 import tokenBaselineWWGSL from './tokenBaselineW.wgsl?raw';
-import { gradProxy } from './trajStats';
+import { gradProxy } from '../stats/trajStats';
 
 export interface TokenBaselineInputs {
   /** [N] outcome reward R_n */

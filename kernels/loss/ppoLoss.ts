@@ -27,7 +27,7 @@
  * aggregated loss. Every clamp (lambda at +-20, log s at 10, k3) zeroes the gradient where it bites,
  * so dlogp is the exact derivative of the computed loss. Clips are taken in log space, exp once.
  */
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout } from '../pipeline';
 import ppoLossWGSL from './ppoLoss.wgsl?raw';
 import { gmpoClip } from './seqRatio';
 

@@ -12,8 +12,8 @@
  * registers, each distinct row computed once, rows of zero gradient left out.
  * mlpPlain.ts has the textbook loops they are checked against, bit for bit.
  */
-import { nonFiniteCpu } from './finiteCheck';
-import type { Rng } from './rng';
+import { nonFiniteCpu } from '../stats/finiteCheck';
+import type { Rng } from '../rng';
 
 export interface MlpDims {
   /** Vocabulary size. */

@@ -9,8 +9,8 @@ import criticApplyWGSL from './criticApply.wgsl?raw';
 import criticUniformWGSL from './criticUniform.wgsl?raw';
 import criticUpdateWGSL from './criticUpdate.wgsl?raw';
 import gaeWGSL from './gae.wgsl?raw';
-import { defineKernel, uniformLayout } from './pipeline';
-import { defineTwoPass, rowChunks, type ChunkLayout } from './reduce';
+import { defineKernel, uniformLayout } from '../pipeline';
+import { defineTwoPass, rowChunks, type ChunkLayout } from '../reduce';
 
 export interface GaeOptions {
   gamma: number;

@@ -5,9 +5,9 @@
  *   H = lse - sum_v pi_v z_v,          sum pi^2 = exp(LSE(2z) - 2 lse).
  * Masked logits have pi = 0 and are skipped so that 0 * (-1e30) never enters the sum.
  */
-import { MASKED_LOGIT } from './mlp';
+import { MASKED_LOGIT } from '../model/mlp';
 import { rowLse } from './logitGrad';
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout } from '../pipeline';
 import tokenStatsIoWGSL from './tokenStatsIo.wgsl?raw';
 import tokenStatsWGSL from './tokenStats.wgsl?raw';
 import tokenStatsSubgroupWGSL from './tokenStatsSubgroup.wgsl?raw';
@@ -15,7 +15,7 @@ import tokenStatsUnrolledWGSL from './tokenStatsUnrolled.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
 import { unrolledRowSource, unrolledVocab } from './rowUnrolled';
-import type { RowLayout } from './variant';
+import type { RowLayout } from '../variant';
 
 export interface TokenStats {
   /** [R] log pi(a_r) */

@@ -9,10 +9,10 @@ import adamWGSL from './adam.wgsl?raw';
 import gradNormWGSL from './gradNorm.wgsl?raw';
 import gradNormSumWGSL from './gradNormSum.wgsl?raw';
 import gradNormTreeWGSL from './gradNormTree.wgsl?raw';
-import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
-import { defineTwoPass } from './reduce';
-import { defineStages, withScratchCheck } from './stages';
-import type { KernelVariant } from './variant';
+import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
+import { defineTwoPass } from '../reduce';
+import { defineStages, withScratchCheck } from '../stages';
+import type { KernelVariant } from '../variant';
 
 /** sqrt(sum g^2), summed in float64 in index order: the reference the GPU's f32 two-pass sum is held to. */
 export function gradNormCpu(g: Float32Array): number {

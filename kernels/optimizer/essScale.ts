@@ -6,8 +6,8 @@
  * The factor stays on the GPU: Adam reads it from the same buffer.
  */
 import essScaleWGSL from './essScale.wgsl?raw';
-import { defineKernel, uniformLayout } from './pipeline';
-import type { TrajStats } from './trajStats';
+import { defineKernel, uniformLayout } from '../pipeline';
+import type { TrajStats } from '../stats/trajStats';
 
 export interface EssScaleOptions {
   /** false: the factor is 1 (the ESS is still reported). */

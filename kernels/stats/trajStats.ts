@@ -10,7 +10,7 @@
  * Each g2 term is (1 - pi_a)^2 + sum_{v != a} pi_v^2 >= 0; the max(.., 0) only removes f32 rounding.
  * Rows with m = 0 are skipped, never multiplied, so garbage in padding rows cannot leak in as NaN.
  */
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout } from '../pipeline';
 import trajStatsWGSL from './trajStats.wgsl?raw';
 
 /** One trajectory's statistics; the GPU layout is `struct TrajStats` (4 f32, 16 bytes). */

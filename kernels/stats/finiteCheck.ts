@@ -5,7 +5,7 @@
  * (PERF_RELIABILITY.md 7.3). The three are checked in one dispatch at the end of the update.
  */
 import finiteCheckWGSL from './finiteCheck.wgsl?raw';
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout } from '../pipeline';
 
 /** Health bits, also the names the trainer reports. */
 export const HEALTH = { loss: 1, gradients: 2, parameters: 4 } as const;

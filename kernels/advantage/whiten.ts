@@ -15,8 +15,8 @@
  *   whitenApply.wgsl:   a thread per row whitens it.
  * Shared WGSL: whitenMoments.wgsl.
  */
-import { defineKernel, uniformLayout, type BufferArg } from './pipeline';
-import { defineStages, withScratchCheck, type ScratchSize } from './stages';
+import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
+import { defineStages, withScratchCheck, type ScratchSize } from '../stages';
 import whitenWGSL from './whiten.wgsl?raw';
 import whitenApplyWGSL from './whitenApply.wgsl?raw';
 import whitenCombineWGSL from './whitenCombine.wgsl?raw';

@@ -7,7 +7,7 @@
  * are written into the advantage kernel's per-turn input, so they never travel to the host.
  */
 import infoGainWGSL from './infoGain.wgsl?raw';
-import { defineKernel, uniformLayout } from './pipeline';
+import { defineKernel, uniformLayout } from '../pipeline';
 
 export type InfoGainType = 'prob_diff' | 'log_prob_diff';
 

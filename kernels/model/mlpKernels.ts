@@ -16,11 +16,11 @@ import headGradWGSL from './headGrad.wgsl?raw';
 import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
 import slotGradWGSL from './slotGrad.wgsl?raw';
 import { paramLayout, type MlpDims } from './mlp';
-import { subgroupLanesWGSL, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
-import type { KernelVariant } from './variant';
-import { defineKernel, uniformLayout, type BufferArg, type DefinedKernel } from './pipeline';
-import { defineStages } from './stages';
-import { defineReduction, rowChunks } from './reduce';
+import { subgroupLanesWGSL, SUBGROUP_WORKGROUP_SIZE } from '../softmax/rowSubgroup';
+import type { KernelVariant } from '../variant';
+import { defineKernel, uniformLayout, type BufferArg, type DefinedKernel } from '../pipeline';
+import { defineStages } from '../stages';
+import { defineReduction, rowChunks } from '../reduce';
 
 /** Threads per workgroup of the per-output kernels. */
 export const MLP_WORKGROUP_SIZE = 64;
