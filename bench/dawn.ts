@@ -23,7 +23,7 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import type { KernelVariant } from '../kernels/variant';
+import type { KernelVariant } from '../kernels/selectors';
 import { pathToFileURL } from 'node:url';
 import { createCpuBackend } from '../workers/cpuBackend';
 import { adapterEnv, iterationSection, kernelsSection } from './lib/gpuSections';

@@ -10,7 +10,7 @@
  * Every forward reads the shared [K, V, H] table `proj`; an embedProject dispatch remakes it
  * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
-import { gradNormBlockFor, gradNormKernel, optimizerStepKernel } from '../kernels/optimizer/adam';
+import { gradNormKernel, optimizerStepKernel } from '../kernels/optimizer/adam';
 import { packTrajIn, packTurnIn } from '../kernels/advantage/advantage';
 import { criticUpdateKernel } from '../kernels/advantage/critic';
 import { paramLayout } from '../kernels/model/mlp';
@@ -20,7 +20,7 @@ import { KL_TYPES, PPO_ROW_WORDS, RATIO_MODES, unpackPpoRows } from '../kernels/
 import type { SampleConfig } from '../kernels/softmax/sample';
 import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats/stats';
 import { tokenBaselineKernel } from '../kernels/advantage/tokenBaseline';
-import { defaultKernelVariant, type KernelVariant } from '../kernels/variant';
+import { defaultKernelVariant, type KernelVariant } from '../kernels/selectors';
 import { TRAJ_STATS_WORDS } from '../kernels/stats/trajStats';
 import { whitenKernel, whitenScratchWords } from '../kernels/advantage/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
@@ -29,6 +29,7 @@ import {
   backendKernels,
   backendPipelines,
   createKernels,
+  gradNormBlockFor,
   runsTokenBaseline,
   statsConfigFor,
   updateSteps,
@@ -40,7 +41,7 @@ export interface GpuBackendOptions {
   label?: string;
   /**
    * The kernels that have hardware versions run them ('subgroup': logitGrad's subgroup rows, and
-   * sample's and tokenStats' above 64 logits, softmaxRowLayout; firstLayerGrad's subgroup
+   * sample's and tokenStats' above 64 logits; firstLayerGrad's subgroup
    * version; gradNorm's block; stats' spread bins) or the thread ones (kernels/selectors.ts);
    * default defaultKernelVariant(device): the hardware versions on a hardware adapter that has
    * subgroups.
@@ -138,7 +139,7 @@ export function createGpuBackend(
   const norm = f32('grad norm', 1);
   // gradNorm's per-block sums of squares: its own, as small as that, so no other kernel's scratch
   // has to outlive or make room for it.
-  const normConfig = { n: P, block: gradNormBlockFor(kernelVariant) };
+  const normConfig = { n: P, block: gradNormBlockFor(shape, kernelVariant) };
   const normPartials = f32('grad norm partials', gradNormKernel.scratchWords(normConfig));
   // [1] u32 health bits (finiteCheck.ts HEALTH), cleared at the start of each update.
   const health = f32('health', 1);

@@ -6,7 +6,7 @@
  * (workers/gpuBackend.ts openGpuBackend), so a broken shader fails there and not later as silent
  * zeros.
  */
-import { subgroupFeatures } from '../kernels/variant';
+import { subgroupFeatures } from '../kernels/selectors';
 
 export interface GpuHandle {
   device: GPUDevice;

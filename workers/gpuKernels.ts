@@ -1,30 +1,14 @@
 /**
  * Which kernels a GPU backend of a given shape binds, and the pipelines they compile. The backend
- * creates its kernels from backendKernels; openGpuBackend first compiles backendPipelines side by
- * side (kernels/pipeline.ts compileKernels), so a run compiles what it binds and nothing else. Until
- * 2026-12-01 every kernel of kernels/all.ts (42 pipelines, the candidates no backend runs among them)
- * was compiled when a device was picked, and the specialized ones again when the backend bound them.
- * tests/gpu/backendPipelines.gpu.test.ts checks the list both ways over shapes and variants: the
+ * creates its kernels from backendKernels (the selector table of kernels/selectors.ts); openGpuBackend
+ * first compiles backendPipelines side by side (kernels/pipeline.ts compileKernels), so a run
+ * compiles what it binds and nothing else. tests/gpu/backendPipelines.gpu.test.ts checks the list both ways over shapes and variants: the
  * backend compiles nothing past it, and binds every pipeline on it.
  */
-import { optimizerStepKernel } from '../kernels/optimizer/adam';
-import { advantageGroupSizeFor, advantageKernel, type AdvantageConfig } from '../kernels/advantage/advantage';
-import { criticUpdateKernel, gaeKernel } from '../kernels/advantage/critic';
-import { essScaleKernel } from '../kernels/optimizer/essScale';
-import { finiteCheckKernel } from '../kernels/stats/finiteCheck';
-import { infoGainKernel } from '../kernels/advantage/infoGain';
-import { embedProjectKernel, firstLayerGradKernels, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel } from '../kernels/model/mlpKernels';
-import { logitGradKernels } from '../kernels/softmax/logitGrad';
+import type { AdvantageConfig } from '../kernels/advantage/advantage';
 import type { KernelPipeline } from '../kernels/pipeline';
-import { ppoLossKernel } from '../kernels/loss/ppoLoss';
-import { sampleKernels } from '../kernels/softmax/sample';
-import { seqRatioKernel } from '../kernels/loss/seqRatio';
-import { statsHistCopiesFor, statsKernel, statsSpreadBinsFor, type StatsConfig } from '../kernels/stats/stats';
-import { tokenBaselineKernel } from '../kernels/advantage/tokenBaseline';
-import { tokenStatsKernels } from '../kernels/softmax/tokenStats';
-import { trajStatsKernel } from '../kernels/stats/trajStats';
-import { softmaxRowLayout, type KernelVariant } from '../kernels/variant';
-import { whitenKernel } from '../kernels/advantage/whiten';
+import { CONFIG_SELECTORS, selectKernels, type KernelVariant, type SelectorShape } from '../kernels/selectors';
+import type { StatsConfig } from '../kernels/stats/stats';
 import type { RunShape } from './backend';
 
 /** Optimizer steps per update: epochs x minibatches, times the turns for SeeUPO's per-turn stages. */
@@ -32,48 +16,31 @@ export function updateSteps(shape: RunShape): number {
   return shape.epochs * shape.minibatches.length * (shape.loss.ratioMode === 'turn' ? shape.maxTurns : 1);
 }
 
+/** What the selector table reads of a run's shape. */
+const selectorShape = (shape: RunShape): SelectorShape => ({ vocab: shape.dims.V, group: shape.group });
+
 /** The kernels a backend of `shape` runs in `variant`, by the names the backend gives them. */
 export function backendKernels(shape: RunShape, variant: KernelVariant) {
-  const { V } = shape.dims;
-  return {
-    embedProject: embedProjectKernel,
-    forward: forwardKernel,
-    sample: sampleKernels[softmaxRowLayout(variant, V)],
-    tokenStats: tokenStatsKernels[softmaxRowLayout(variant, V)],
-    trajStats: trajStatsKernel,
-    advantage: advantageKernel,
-    tokenBaseline: tokenBaselineKernel,
-    whiten: whitenKernel,
-    essScale: essScaleKernel,
-    seqRatio: seqRatioKernel,
-    infoGain: infoGainKernel,
-    gae: gaeKernel,
-    criticUpdate: criticUpdateKernel,
-    ppoLoss: ppoLossKernel,
-    logitGrad: logitGradKernels[variant],
-    headGrad: headGradKernel,
-    hiddenGrad: hiddenGradKernel,
-    slotGrad: slotGradKernel,
-    firstLayerGrad: firstLayerGradKernels[variant],
-    optimizerStep: optimizerStepKernel,
-    stats: statsKernel,
-    finiteCheck: finiteCheckKernel,
-  };
+  return selectKernels(variant, selectorShape(shape));
 }
 
 export function advantageConfigFor(shape: RunShape, variant: KernelVariant): AdvantageConfig {
   return {
     numTraj: shape.N, tp: shape.Tp, maxTurns: shape.maxTurns, actionLen: shape.actionLen, nRoles: shape.nRoles,
-    ...shape.adv, groupSize: advantageGroupSizeFor(variant, shape.group),
+    ...shape.adv, groupSize: CONFIG_SELECTORS.advantageGroupSize.pick(variant, selectorShape(shape)),
   };
 }
 
 export function statsConfigFor(shape: RunShape, variant: KernelVariant): StatsConfig {
+  const s = selectorShape(shape);
   return {
     numTraj: shape.N, tp: shape.Tp, minibatches: shape.minibatches.length,
-    spreadBins: statsSpreadBinsFor(variant), histCopies: statsHistCopiesFor(variant),
+    spreadBins: CONFIG_SELECTORS.statsSpreadBins.pick(variant, s), histCopies: CONFIG_SELECTORS.statsHistCopies.pick(variant, s),
   };
 }
+
+/** gradNorm's block in the optimizer step's configuration. */
+export const gradNormBlockFor = (shape: RunShape, variant: KernelVariant): number => CONFIG_SELECTORS.gradNormBlock.pick(variant, selectorShape(shape));
 
 /** Whether the update runs OTB's token baseline (PPO's critic takes its place when there is one). */
 export const runsTokenBaseline = (shape: RunShape): boolean => !shape.critic && shape.adv.otb;

@@ -2,7 +2,7 @@
  * The GPU sections of the benchmark on any WebGPU implementation: Chromium's navigator.gpu (the
  * bench page) or Dawn's `create()` in Node (bench/dawn.ts, for GPU machines without a browser).
  */
-import { defaultKernelVariant, subgroupFeatures, type KernelVariant } from '../../kernels/variant';
+import { defaultKernelVariant, subgroupFeatures, type KernelVariant } from '../../kernels/selectors';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createGpuBackend } from '../../workers/gpuBackend';
 import { requestGpu } from '../../workers/gpuDevice';

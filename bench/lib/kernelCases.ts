@@ -13,7 +13,8 @@
  * Tp policy rows per trajectory.
  */
 import { adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/optimizer/adam';
-import { ADVANTAGE_DEFAULTS, advantageCpu, advantageGroupSizeFor, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
+import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
+import { CONFIG_SELECTORS } from '../../kernels/selectors';
 import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/advantage/critic';
 import { essScaleCpu } from '../../kernels/optimizer/essScale';
 import { updateHealthCpu } from '../../kernels/stats/finiteCheck';
@@ -494,11 +495,11 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
         }),
     },
   ];
-  // stats with the hardware variant's pass 2 (kernels/stats.ts statsSpreadBinsFor): same pipelines
+  // stats with the hardware variant's pass 2 (kernels/selectors.ts statsSpreadBins): same pipelines
   // and bytes, the histogram bins added up by workgroups of their own. And that layout with pass 1's
   // chunks of 512 rows, as on the H200 before chunks grew to STATS_CHUNK_ROWS: more records. And
   // the hardware variant's whole configuration now, pass 1's histograms in copies too
-  // (statsHistCopiesFor): same bytes, another pipeline of pass 1.
+  // (kernels/selectors.ts statsHistCopies): same bytes, another pipeline of pass 1.
   const stats = cases.find((c) => c.label === 'stats')!;
   const spread = { ...stats, label: STATS_HARDWARE_CASE, config: { ...stats.config as object, spreadBins: true } };
   const copies = { ...stats, label: STATS_HIST_COPIES_CASE, config: { ...stats.config as object, spreadBins: true, histCopies: STATS_MAX_HIST_COPIES } };
@@ -507,10 +508,10 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     ...stats, label: STATS_CHUNK512_CASE, config: chunk512,
     buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
   };
-  // advantage as the hardware variant binds it (advantageGroupSizeFor): the run's group size
+  // advantage as the hardware variant binds it (kernels/selectors.ts advantageGroupSize): the run's group size
   // compiled in, another pipeline of the same kernel, same bytes.
   const advantage = cases.find((c) => c.label === 'advantage')!;
-  const fixedGroup = { ...advantage, label: ADVANTAGE_FIXED_GROUP_CASE, config: { ...advantage.config as object, groupSize: advantageGroupSizeFor('subgroup', shape.group) } };
+  const fixedGroup = { ...advantage, label: ADVANTAGE_FIXED_GROUP_CASE, config: { ...advantage.config as object, groupSize: CONFIG_SELECTORS.advantageGroupSize.pick('subgroup', { vocab: dims.V, group: shape.group }) } };
   return {
     ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'] }),
     [ADVANTAGE_FIXED_GROUP_CASE]: { ...fixedGroup, ...cost.advantage! },
@@ -579,7 +580,7 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       cpu: () => void adamCpu(state.params, grads, state.m, state.v, norm, { lr: 1e-4, ...optim, step: 1 }),
     },
   ];
-  // gradNorm with the hardware variant's block (kernels/adam.ts gradNormBlockFor): same pipelines
+  // gradNorm with the hardware variant's block (kernels/selectors.ts gradNormBlock): same pipelines
   // and bytes, more and shorter blocks.
   const gradNorm = cases.find((c) => c.label === 'gradNorm')!;
   const hwConfig = { n: P, block: GRAD_NORM_BLOCK_HARDWARE };

@@ -50,7 +50,6 @@
 import advantageWGSL from './advantage.wgsl?raw';
 import { defineKernel, uniformLayout } from '../pipeline';
 import type { TrajStats } from '../stats/trajStats';
-import type { KernelVariant } from '../variant';
 
 export const ADV_ESTIMATORS = ['group', 'rloo', 'raw', 'reinforce', 'turn', 'turnGroup', 'gigpo', 'opob'] as const;
 /** Index in ADV_ESTIMATORS = the WGSL `EST_*` code. */
@@ -442,18 +441,10 @@ export type AdvantageConfig = AdvantageShape &
      * The run's group size, compiled into the pipeline (0 or absent: none): groups of exactly this
      * size get their statistics from meanStdFixed (advantage.wgsl), whose loads go out together;
      * any other group the general walks. Same results either way, bit for bit. 0..64; each size
-     * compiles a pipeline of its own. advantageGroupSizeFor picks it per kernel variant.
+     * compiles a pipeline of its own. kernels/selectors.ts advantageGroupSize picks it per kernel variant.
      */
     groupSize?: number;
   };
-
-/**
- * The groupSize the backend compiles in: the run's group size in the hardware (subgroup) variant,
- * after sampleUnrolled's loops with a compiled-in trip count (faster on an H200); none elsewhere,
- * since on SwiftShader such loops ran slower. Untimed on a GPU.
- */
-export const advantageGroupSizeFor = (variant: KernelVariant, group: number): number =>
-  variant === 'subgroup' && group >= 2 && group <= ADVANTAGE_MAX_FIXED_GROUP ? group : 0;
 
 /**
  * advantageCpu on the GPU, one thread per trajectory, workgroups of 64. Buffers (all read except adv):

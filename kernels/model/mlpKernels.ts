@@ -17,7 +17,7 @@ import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
 import slotGradWGSL from './slotGrad.wgsl?raw';
 import { paramLayout, type MlpDims } from './mlp';
 import { subgroupLanesWGSL, SUBGROUP_WORKGROUP_SIZE } from '../softmax/rowSubgroup';
-import type { KernelVariant } from '../variant';
+import type { KernelVariant } from '../selectors';
 import { defineKernel, uniformLayout, type BufferArg, type DefinedKernel } from '../pipeline';
 import { defineStages } from '../stages';
 import { defineReduction, rowChunks } from '../reduce';

@@ -12,7 +12,6 @@ import gradNormTreeWGSL from './gradNormTree.wgsl?raw';
 import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
 import { defineTwoPass } from '../reduce';
 import { defineStages, withScratchCheck } from '../stages';
-import type { KernelVariant } from '../variant';
 
 /** sqrt(sum g^2), summed in float64 in index order: the reference the GPU's f32 two-pass sum is held to. */
 export function gradNormCpu(g: Float32Array): number {
@@ -91,10 +90,6 @@ export interface GradNormConfig {
   /** Entries per workgroup of pass 1 (default GRAD_NORM_BLOCK); with n, it fixes the summation order. */
   block?: number;
 }
-
-/** gradNorm's block for a kernel variant: the software adapter's or the hardware one's. */
-export const gradNormBlockFor = (variant: KernelVariant): number =>
-  variant === 'subgroup' ? GRAD_NORM_BLOCK_HARDWARE : GRAD_NORM_BLOCK;
 
 /** Pass 1's blocks: a function of n and the block only, which fixes the summation order. */
 export const gradNormBlocks = (n: number, block = GRAD_NORM_BLOCK) => Math.ceil(n / block);

@@ -16,7 +16,7 @@ import { createRng } from '../rng';
 import { firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../model/mlp';
 import { backwardScratchWords, firstLayerGradKernels, headGradKernel, headGradPartialKernel, hiddenGradKernel, MLP_WORKGROUP_SIZE, slotGradKernel, slotGradPartialKernel, slotTableWords } from '../model/mlpKernels';
 import { chunkSumKernel } from '../reduce';
-import type { KernelVariant } from '../variant';
+import type { KernelVariant } from '../selectors';
 import { makeMlpCase } from './fixtures';
 import { dispatch, withScratch, type Check, type Scratch, type SelfTestCase, type Tolerance } from './harness';
 

@@ -19,7 +19,7 @@ import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../softmax/samp
 import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../softmax/tokenStats';
 import { SUBGROUP_ROWS_PER_GROUP } from '../softmax/rowSubgroup';
 import { UNROLLED_MAX_VOCAB } from '../softmax/rowUnrolled';
-import type { KernelVariant, RowLayout } from '../variant';
+import type { KernelVariant, RowLayout } from '../selectors';
 import { extremeSampleInput, logitCase, maxAbsLogit, randomSampleInput, type LogitCase, type RowKind, type SampleInput } from './fixtures';
 import { dispatch, exact, joined, withScratch, type SelfTestCase } from './harness';
 

@@ -19,15 +19,19 @@ import {
   statsCombineKernel,
   statsCpu,
   statsKernel,
-  statsHistCopiesFor,
   statsPartialKernel,
-  statsSpreadBinsFor,
   type StatsConfig,
   type StatsInput,
 } from '../stats/stats';
+import { CONFIG_SELECTORS } from '../selectors';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
 
-const HARDWARE_LAYOUT = { spreadBins: statsSpreadBinsFor('subgroup'), histCopies: statsHistCopiesFor('subgroup') };
+/** stats as the hardware variant binds it (the table's picks do not depend on the shape). */
+const HW_SHAPE = { vocab: 19, group: 8 };
+const HARDWARE_LAYOUT = {
+  spreadBins: CONFIG_SELECTORS.statsSpreadBins.pick('subgroup', HW_SHAPE),
+  histCopies: CONFIG_SELECTORS.statsHistCopies.pick('subgroup', HW_SHAPE),
+};
 
 export interface StatsInputOptions {
   maskP?: number;
@@ -172,8 +176,8 @@ export const statsCases: SelfTestCase[] = [
   statsCase('variable group sizes with padding rows', () => makeStatsInput(40, 8, 4, 8, { sizes: [8, 11, 1, 16], rewards: 'binary' })),
   statsCase('values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true })),
   statsCase('log-ratios past the ±20 clamp', () => makeStatsInput(40, 4, 6, 7, { spread: 30 })),
-  // As the hardware variant runs it: pass 1's histograms in copies (statsHistCopiesFor), pass 2's
-  // bins in workgroups of their own (statsSpreadBinsFor).
+  // As the hardware variant runs it: pass 1's histograms in copies, pass 2's bins in workgroups of
+  // their own (kernels/selectors.ts).
   statsCase(`the hardware layout, rows 9216: ${chunkCount(1024, 9)}`, () => makeStatsInput(1024, 8, 9, 9217), HARDWARE_LAYOUT),
   statsCase('the hardware layout, values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true }), HARDWARE_LAYOUT),
   statsCase('the hardware layout, binary rewards, rows 255', () => makeStatsInput(15, 5, 17, 256, { rewards: 'binary' }), HARDWARE_LAYOUT),

@@ -10,7 +10,7 @@ import { MASKED_LOGIT } from '../model/mlp';
 import { defineKernel, uniformLayout } from '../pipeline';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
-import type { KernelVariant } from '../variant';
+import type { KernelVariant } from '../selectors';
 
 /** Log-sum-exp of one row: m + log sum exp(z - m). Masked logits contribute exactly 0. */
 export function rowLse(z: Float32Array, off: number, V: number): number {

@@ -14,7 +14,7 @@ import sampleUnrolledWGSL from './sampleUnrolled.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
 import { unrolledRowSource, unrolledVocab } from './rowUnrolled';
-import type { RowLayout } from '../variant';
+import type { RowLayout } from '../selectors';
 
 /** Writes the sampled token of row r into seq[rowPos[r]]. */
 export function sampleCpu(

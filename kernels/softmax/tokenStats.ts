@@ -15,7 +15,7 @@ import tokenStatsUnrolledWGSL from './tokenStatsUnrolled.wgsl?raw';
 import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
 import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
 import { unrolledRowSource, unrolledVocab } from './rowUnrolled';
-import type { RowLayout } from '../variant';
+import type { RowLayout } from '../selectors';
 
 export interface TokenStats {
   /** [R] log pi(a_r) */

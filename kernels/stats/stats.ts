@@ -11,7 +11,6 @@ import { defineTwoPass } from '../reduce';
 import statsChunkWGSL from './statsChunk.wgsl?raw';
 import statsCombineWGSL from './statsCombine.wgsl?raw';
 import statsWGSL from './stats.wgsl?raw';
-import type { KernelVariant } from '../variant';
 
 export interface StatsInput {
   /** [R] 0/1 loss mask of policy tokens */
@@ -220,7 +219,7 @@ export interface StatsConfig {
   minibatches: number;
   /**
    * Pass 2 adds up the histogram bins in workgroups of their own (STATS_COMBINE_WORKGROUPS in
-   * all) instead of in its one workgroup: the hardware layout (statsSpreadBinsFor). Same results
+   * all) instead of in its one workgroup: the hardware layout (kernels/selectors.ts statsSpreadBins). Same results
    * bit for bit either way (the bins are exact u32 sums).
    */
   spreadBins?: boolean;
@@ -228,7 +227,7 @@ export interface StatsConfig {
   chunkRows?: number;
   /**
    * Copies of each histogram in pass 1's workgroup memory, that its threads take turns at (1 to
-   * STATS_MAX_HIST_COPIES; default 1): the hardware layout (statsHistCopiesFor). Same results bit
+   * STATS_MAX_HIST_COPIES; default 1): the hardware layout (kernels/selectors.ts statsHistCopies). Same results bit
    * for bit (exact u32 counts); a value compiles a pipeline of its own.
    */
   histCopies?: number;
@@ -236,23 +235,6 @@ export interface StatsConfig {
 
 /** Most histogram copies pass 1's workgroup memory has room for next to its trees (stats.wgsl). */
 export const STATS_MAX_HIST_COPIES = 16;
-
-/**
- * The hardware (subgroup) variant gives each histogram 16 copies in pass 1, so that lanes adding
- * to the same bin (one trajectory's rows share an advantage; most log-ratios fall in two or three
- * bins) do not wait for each other 32 at a time; not yet timed on a GPU. On SwiftShader, where
- * a workgroup's invocations do not contend that way, it took 5-15 % longer at 73,728 rows
- * (BENCHMARKS.md), so the thread variant keeps one copy.
- */
-export const statsHistCopiesFor = (variant: KernelVariant): number => (variant === 'subgroup' ? STATS_MAX_HIST_COPIES : 1);
-
-/**
- * The hardware (subgroup) variant spreads pass 2's bins over workgroups: on an H200 at 1,171
- * chunks one workgroup adding every chunk's 48 bin words made the kernel 0.067 ms against 0.046,
- * while on SwiftShader, which runs workgroups one after another, the 12 extra workgroups and their
- * trees added ~25 ms to a ~3-8 ms kernel (BENCHMARKS.md).
- */
-export const statsSpreadBinsFor = (variant: KernelVariant): boolean => variant === 'subgroup';
 
 /**
  * How pass 1 cuts the trajectories into chunks: a function of N, tp and the chunk's target rows

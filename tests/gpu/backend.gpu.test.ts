@@ -10,7 +10,8 @@
  * lr = 0.01 (1.1e-5 seen): params atol 5e-5, rtol 1e-4. Statistics and per-token tensors come from
  * forward passes of those parameters: atol 5e-5, rtol 5e-4.
  */
-import { ADVANTAGE_DEFAULTS, advantageGroupSizeFor, groupLayout } from '../../kernels/advantage/advantage';
+import { ADVANTAGE_DEFAULTS, groupLayout } from '../../kernels/advantage/advantage';
+import { CONFIG_SELECTORS } from '../../kernels/selectors';
 import { turnsTaken } from '../../workers/collect';
 import { afterEach, describe, expect, it } from 'vitest';
 import { paramLayout, initParams, type MlpDims } from '../../kernels/model/mlp';
@@ -251,7 +252,7 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     });
   }
 
-  // The subgroup variant compiles the run's group size into advantage (advantageGroupSizeFor):
+  // The subgroup variant compiles the run's group size into advantage (kernels/selectors.ts advantageGroupSize):
   // GRPO's statistics then take meanStdFixed.
   it('GRPO in the subgroup variant, the group size compiled into advantage: advantages as the CPU backend\'s', async () => {
     const gpu = await requireGpuHandle();
@@ -259,7 +260,7 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     const env = createSearchEnv({ entities: 3, attributes: 2, values: 4, maxTurns: 2 });
     const dims: MlpDims = { V: env.vocab.length, K: 4, D: 4, H: 8 };
     const shape = buildShape(env, 4, 5, dims);
-    expect(advantageGroupSizeFor('subgroup', shape.group)).toBe(5);
+    expect(CONFIG_SELECTORS.advantageGroupSize.pick('subgroup', { vocab: shape.dims.V, group: shape.group })).toBe(5);
     const p0 = initParams(dims, createRng(5));
     const cpu = createCpuBackend(shape, p0);
     const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label, kernelVariant: 'subgroup' });

@@ -35,7 +35,7 @@ import { compareClose, expectClose, expectEqualArrays } from '../helpers/expectC
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { backwardSetup, edgeSizes, makeMlpCase } from '../helpers/mlpFixture';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
-import type { KernelVariant } from '../../kernels/variant';
+import type { KernelVariant } from '../../kernels/selectors';
 
 const tol = (terms: number) => ({ atol: 2e-6 * Math.sqrt(Math.max(terms, 1)), rtol: 1e-4 });
 

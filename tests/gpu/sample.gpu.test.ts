@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { commonWGSL } from '../../kernels/pipeline';
 import { SAMPLE_WORKGROUP_SIZE, sampleCpu, sampleKernels } from '../../kernels/softmax/sample';
 import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
-import type { KernelVariant } from '../../kernels/variant';
+import type { KernelVariant } from '../../kernels/selectors';
 import { createRng, hashUniform, pcgHash } from '../../workers/rng';
 import { expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

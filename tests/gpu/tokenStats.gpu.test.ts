@@ -13,7 +13,7 @@ import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
 import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
-import type { KernelVariant } from '../../kernels/variant';
+import type { KernelVariant } from '../../kernels/selectors';
 
 async function check(variant: KernelVariant, c: LogitCase, name: string, rowBase = 0) {
   const device = await requireGpu();

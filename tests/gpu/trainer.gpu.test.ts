@@ -9,7 +9,7 @@ import { createGpuBackend } from '../../workers/gpuBackend';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/metrics';
 import { createTrainer, type Trainer } from '../../workers/trainer';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
-import type { KernelVariant } from '../../kernels/variant';
+import type { KernelVariant } from '../../kernels/selectors';
 
 function config(overrides: Record<string, string>): RunConfig {
   let cfg = defaultConfig();
