@@ -2,7 +2,7 @@
  * Every WGSL kernel, for compilation checks (tests/gpu/compile.gpu.test.ts) and the self-test
  * (ALL_KERNELS: one entry per pipeline), and every operation the backend dispatches as one step,
  * for the kernel benchmark (ALL_OPS: the two-pass reductions of kernels/reduce.ts count as one).
- * The subgroup variants (kernels/variant.ts) are listed after their thread versions; they compile
+ * The subgroup variants (kernels/selectors.ts) are listed after their thread versions; they compile
  * only on a device with the `subgroups` feature.
  */
 import { adamKernel, gradNormKernel, optimizerStepKernel } from './optimizer/adam';

@@ -1,6 +1,6 @@
 /**
  * An operation made of kernels dispatched one after another with one configuration, such as the
- * forward pass (hidden units, then logits; kernels/mlp.ts). It has the interface of a single
+ * forward pass (hidden units, then logits; kernels/model/mlpKernels.ts). It has the interface of a single
  * kernel: bind() binds every stage to the buffers it names out of one set, encode() dispatches
  * the stages in order in the caller's compute pass, so call sites need not know it is several.
  */

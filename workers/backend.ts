@@ -61,7 +61,7 @@ export interface RunShape {
   critic: { size: number; gamma: number; lambda: number; lr: number } | null;
 }
 
-/** The advantage stage's per-trajectory and per-turn inputs (kernels/advantage.ts AdvantageInputs). */
+/** The advantage stage's per-trajectory and per-turn inputs (kernels/advantage/advantage.ts AdvantageInputs). */
 export interface AdvantageData {
   /** [N] training reward of each row. */
   reward: Float32Array;
@@ -125,7 +125,7 @@ export type UpdateStats = StatsOut & {
   ess_rollout: number;
   /** The factor the learning rate was scaled by (VCPO; 1 otherwise). */
   lr_scale: number;
-  /** Health bits (kernels/finiteCheck.ts HEALTH): NaN or Inf in the loss, gradients or parameters. */
+  /** Health bits (kernels/stats/finiteCheck.ts HEALTH): NaN or Inf in the loss, gradients or parameters. */
   non_finite: number;
   /** The state after this update, when `snapshot` was asked for. */
   state?: ModelState;

@@ -18,7 +18,7 @@
 #              PEER_ONLY=1 PB=16,128 bash run.sh    the TF.js peer at those batch sizes
 #              CHECK_ONLY=1 bash run.sh             every kernel against its reference (the self-test)
 #                                                   and the trainer on the GPU against the CPU backend
-#              ROWS_AB=1 bash run.sh                the row kernels' layouts (kernels/variant.ts:
+#              ROWS_AB=1 bash run.sh                the row kernels' layouts (kernels/selectors.ts:
 #                                                   thread, subgroup, unrolled): checks with the
 #                                                   subgroup variant, every layout timed side by side
 #                                                   with the other kernels rewritten for GPUs

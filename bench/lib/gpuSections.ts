@@ -54,7 +54,7 @@ export interface IterationPageOptions {
   gpuScales: string[];
   /** Scales at which the CPU backend also runs in the page, interleaved with the GPU one. */
   cpuScales: string[];
-  /** Forces the GPU backend's kernel variant (kernels/variant.ts; default: defaultKernelVariant of the device). */
+  /** Forces the GPU backend's kernel variant (kernels/selectors.ts; default: defaultKernelVariant of the device). */
   kernelVariant?: KernelVariant;
 }
 

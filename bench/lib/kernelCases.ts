@@ -323,7 +323,7 @@ export function sharedBuffers(d: KernelData): KernelCase['buffers'] {
 
 /**
  * Cases by kernel label with their bytes and FLOPs, plus a case for each other layout of a kernel
- * (`${label}Subgroup`, `${label}Unrolled`: kernels/variant.ts), which does the same work on the
+ * (`${label}Subgroup`, `${label}Unrolled`: kernels/selectors.ts), which does the same work on the
  * same buffers.
  */
 function casesByLabel(
@@ -586,7 +586,7 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
   const hwConfig = { n: P, block: GRAD_NORM_BLOCK_HARDWARE };
   const hwPartials = { words: gradNormKernel.scratchWords(hwConfig) };
   const hardware = { ...gradNorm, label: GRAD_NORM_HARDWARE_CASE, config: hwConfig, buffers: { ...gradNorm.buffers, partials: hwPartials } };
-  // The whole optimizer step (kernels/adam.ts optimizerStepKernel): three dispatches with the
+  // The whole optimizer step (kernels/optimizer/adam.ts optimizerStepKernel): three dispatches with the
   // thread variant's block and with the hardware one's.
   const adam = cases.find((c) => c.label === 'adam')!;
   const step = (label: string, block: number): KernelCase => ({
@@ -622,7 +622,7 @@ export interface LaunchShape {
 }
 
 /**
- * gradNorm's two passes for P parameters (kernels/adam.ts): per-thread loop iterations, not
+ * gradNorm's two passes for P parameters (kernels/optimizer/adam.ts): per-thread loop iterations, not
  * counting the 8 tree levels each pass adds.
  */
 export function gradNormShapes(P: number): LaunchShape[] {
@@ -638,7 +638,7 @@ export function gradNormShapes(P: number): LaunchShape[] {
 }
 
 /**
- * whiten's three dispatches for R rows (kernels/whiten.ts): per-thread loop iterations, not counting
+ * whiten's three dispatches for R rows (kernels/advantage/whiten.ts): per-thread loop iterations, not counting
  * the trees (8 levels in pass 1, ceil(log2 blocks) in the combine).
  */
 export function whitenShapes(R: number): LaunchShape[] {
@@ -652,7 +652,7 @@ export function whitenShapes(R: number): LaunchShape[] {
 }
 
 /**
- * stats' two passes for N trajectories of Tp rows in groups of `group` (kernels/stats.ts): pass 1
+ * stats' two passes for N trajectories of Tp rows in groups of `group` (kernels/stats/stats.ts): pass 1
  * walks its chunk's rows twice and, per thread, one trajectory's rows (in workgroup memory) and its
  * group's rewards; pass 2 the chunk records.
  */
@@ -708,17 +708,17 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
       kernel: 'advantage', threads: per(shape.N) * wg, serial: 2 * shape.group + shape.Tp,
       mapping: 'thread per trajectory, twice over its group; then the workgroup writes its rows together, masks loaded 12 rows at a time per thread, the first 12 before the group walks',
     },
-    // PPO's critic (4096 entries; kernels/critic.ts): pass 1 per row chunk, pass 2 per entry.
+    // PPO's critic (4096 entries; kernels/advantage/critic.ts): pass 1 per row chunk, pass 2 per entry.
     { kernel: 'criticUpdate', threads: critic.chunks * wg, serial: per(4096) + critic.rowsPerChunk,
       mapping: `workgroup per chunk of ${critic.rowsPerChunk} rows: zeroes the chunk's 4096-entry (sum, count) table together, then one thread adds the chunk's rows in order` },
     { kernel: 'criticUpdate (apply)', threads: 4096, serial: critic.chunks, mapping: 'thread per table entry: the chunk tables in chunk order, then the step toward the mean return' },
     ...whitenShapes(R),
     { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
-    // Their unrolled versions (kernels/rowUnrolled.ts): the row loaded once, then walked in registers.
+    // Their unrolled versions (kernels/softmax/rowUnrolled.ts): the row loaded once, then walked in registers.
     { kernel: 'sampleUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
     { kernel: 'tokenStatsUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
-    // Their subgroup variants (kernels/rowSubgroup.ts), serial steps at 32 lanes (NVIDIA, Apple).
+    // Their subgroup variants (kernels/softmax/rowSubgroup.ts), serial steps at 32 lanes (NVIDIA, Apple).
     ...(['sample', 'tokenStats', 'logitGrad'] as const).map((k): LaunchShape => ({
       kernel: `${k}Subgroup`,
       threads: Math.ceil(R / SUBGROUP_ROWS_PER_GROUP) * SUBGROUP_WORKGROUP_SIZE,
@@ -731,7 +731,7 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     ...reduction('slotGrad', K * V * H, SLOT_CHUNK_ROWS, (c) => c * K * H, 1,
       'thread per (row chunk, context slot, hidden unit): zeroes its V entries of the chunk\'s [K, V, H] table, then scatters the chunk\'s rows into them', V),
     { kernel: 'firstLayerGrad', threads: V * D + K * D * H + H, serial: K * H, mapping: 'thread per output of emb | W1 | b1: K·H terms for an embedding entry, V for a weight or bias' },
-    // Its subgroup variant (kernels/firstLayerGradSubgroup.wgsl), serial steps at 32 lanes.
+    // Its subgroup variant (kernels/model/firstLayerGradSubgroup.wgsl), serial steps at 32 lanes.
     { kernel: 'firstLayerGradSubgroup',
       threads: Math.ceil((V * D) / FIRST_LAYER_EMB_PER_GROUP) * SUBGROUP_WORKGROUP_SIZE + K * D * H + H,
       serial: Math.max(Math.ceil(FIRST_LAYER_EMB_PER_GROUP / (SUBGROUP_WORKGROUP_SIZE / 32)) * Math.ceil((K * H) / 32), V),

@@ -21,7 +21,7 @@
  *                          the group (Dr. MAS); a turn without a valid role gets 0.
  *   reinforce  [4.7]       REINFORCE++: token rewards along the masked rows, -beta (l_old - l_ref)
  *                          on each and R' (R, or R - group mean with `baseline`) added on the last;
- *                          A_j = r_j + gamma A_{next masked row}. Batch whitening is kernels/whiten.ts.
+ *                          A_j = r_j + gamma A_{next masked row}. Batch whitening is kernels/advantage/whiten.ts.
  *   turn       [5.1]       IGPO: per-turn values v_{n,t} (turn T_n - 1 is the outcome) z-scored in
  *                          one pool per group (joint) or finals apart from the rest (`separate`):
  *                          r^ = (v - mu) / (sqrt(var_pop + 1e-8) + 1e-6), a pool of <= 1 value uses
@@ -127,7 +127,7 @@ export interface AdvantageInputs {
   turnKey?: Uint32Array;
   /** [N * nRoles] each role's reward (Dr. MAS) */
   roleRewards?: Float32Array;
-  /** entropyScale (entMean, len) and opob (logIS, g2): kernels/trajStats.ts */
+  /** entropyScale (entMean, len) and opob (logIS, g2): kernels/stats/trajStats.ts */
   trajStats?: TrajStats;
   /** [N * Tp] 0/1 loss mask */
   mask: Float32Array;

@@ -2,7 +2,7 @@
  * OTB: the optimal token baseline (kernel `tokenBaseline.wgsl`; METHODS.md 5.13, verl
  * `compute_multi_turn_optimal_token_baseline_advantage`), one thread per row. Positions are
  * re-indexed over each trajectory's masked rows (p = 0, 1, ... skips observation gaps):
- *   w_{n,p} = 1 - 2 pi_old + sum_v pi_old,v^2     (logit-gradient proxy, kernels/trajStats.ts gradProxy)
+ *   w_{n,p} = 1 - 2 pi_old + sum_v pi_old,v^2     (logit-gradient proxy, kernels/stats/trajStats.ts gradProxy)
  *   W_{n,p} = sum_{q <= p} w_{n,q}                 (cumulative path variance)
  *   B*_p    = sum_m W_{m,p} R_m / (sum_m W_{m,p} + 1e-8)   over the group members m with a position p
  *   A_{n,p} = R_n - B*_p                          (G_{n,p} = R_n: the outcome return); a group of one: A = R.
@@ -21,7 +21,7 @@ import { gradProxy } from '../stats/trajStats';
 export interface TokenBaselineInputs {
   /** [N] outcome reward R_n */
   reward: Float32Array;
-  /** [N] first trajectory of n's group (kernels/advantage.ts groupLayout) */
+  /** [N] first trajectory of n's group (kernels/advantage/advantage.ts groupLayout) */
   groupStart: Uint32Array;
   /** [N] */
   groupSize: Uint32Array;
@@ -126,7 +126,7 @@ export const tokenBaselineRowsKernel = defineKernel({
  * tokenBaselineCpu on the GPU, two dispatches as the reference's two loops: each trajectory's W by
  * position, then each row from its group's W at its position, O(G) per row (one walk over the
  * group's rows per row before: O(G tp), 0.7 ms on an H200 at 589,824 rows and groups of 64).
- * Buffers: trajIn [N * 4] (kernels/advantage.ts packTrajIn; the turns word is unused), mask,
+ * Buffers: trajIn [N * 4] (kernels/advantage/advantage.ts packTrajIn; the turns word is unused), mask,
  * logpOld, sumP2Old [N * tp], wpos [N * tp] (scratch), adv [N * tp] (output, every row written).
  */
 export const tokenBaselineKernel = defineStages<Record<'trajIn' | 'mask' | 'logpOld' | 'sumP2Old' | 'wpos' | 'adv', BufferArg>, TokenBaselineConfig>(

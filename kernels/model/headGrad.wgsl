@@ -22,7 +22,7 @@ struct HeadGrad {
 @group(0) @binding(3) var<storage, read_write> partials: array<f32>; // [chunks, (hidden + 1) * vocab]
 
 override workgroupSize: u32 = 64;
-// Vocabulary entries per invocation (HEAD_GRAD_BLOCK in mlp.ts).
+// Vocabulary entries per invocation (HEAD_GRAD_BLOCK in mlpKernels.ts).
 const VB: u32 = 4u;
 
 @compute @workgroup_size(workgroupSize)

@@ -75,7 +75,7 @@ export const ADAM_WORKGROUP_SIZE = 64;
  */
 export const GRAD_NORM_BLOCK = 8192;
 /**
- * The block on hardware adapters (the backend's `subgroup` kernel variant, kernels/variant.ts): 8
+ * The block on hardware adapters (the backend's `subgroup` kernel variant, kernels/selectors.ts): 8
  * entries per thread, two steps of four loads. On the H200 the 8,192 block was a chain of 32
  * dependent loads per thread (26 µs at 9,795 entries in 2 workgroups, a copy of the same bytes 4 µs).
  */

@@ -1,5 +1,5 @@
 /**
- * Self-tests of the backward kernels against their references in kernels/mlp.ts, each fed the
+ * Self-tests of the backward kernels against their references in kernels/model/mlp.ts, each fed the
  * reference's own inputs (from tests/gpu/backward.gpu.test.ts): headGrad.wgsl (dW2, db2),
  * hiddenGrad.wgsl (da), slotGrad.wgsl (the slot sums G), firstLayerGrad.wgsl (d emb, dW1, db1 from
  * G rounded to f32, as the GPU stores it; also its subgroup variant, firstLayerGradSubgroup.wgsl,
@@ -83,7 +83,7 @@ async function runPiece(device: GPUDevice, s: Scratch, piece: Piece, dims: MlpDi
   ];
 }
 
-/** `variant` picks firstLayerGrad's version (kernels/variant.ts); the other pieces have one. */
+/** `variant` picks firstLayerGrad's version (kernels/selectors.ts); the other pieces have one. */
 function pieceCase(piece: Piece, name: string, dims: MlpDims, rows: number, seed: number, pastVocab = 0, variant: KernelVariant = 'thread'): SelfTestCase {
   return {
     kernel: piece === 'firstLayerGrad' ? firstLayerGradKernels[variant] : KERNELS[piece],

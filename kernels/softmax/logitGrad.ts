@@ -82,7 +82,7 @@ export const logitGradKernel = defineKernel({
   workgroups: (c) => Math.ceil(c.numRows / LOGIT_GRAD_WORKGROUP_SIZE),
 });
 
-/** logitGradKernel with a subgroup per four rows (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
+/** logitGradKernel with a subgroup per four rows (kernels/softmax/rowSubgroup.ts); needs the `subgroups` feature. */
 export const logitGradSubgroupKernel = defineKernel({
   label: 'logitGradSubgroup',
   wgsl: subgroupRowSource(logitGradIoWGSL, logitGradSubgroupWGSL),

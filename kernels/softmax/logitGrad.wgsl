@@ -1,4 +1,4 @@
-// Gradient of the loss w.r.t. the raw logits, one thread per row (reference: logitGradCpu in mlp.ts):
+// Gradient of the loss w.r.t. the raw logits, one thread per row (reference: logitGradCpu in logitGrad.ts):
 //   dz[r, v] = g_r * (onehot(a_r)_v - pi_v) / temperature,   g_r = dLoss/dlogp_r.
 // Row r is rowBase + r in z, dlogp and dz. Forbidden tokens have pi = 0 and gradient 0.
 // Uniform and bindings: logitGradIo.wgsl; a subgroup per four rows instead: logitGradSubgroup.wgsl.

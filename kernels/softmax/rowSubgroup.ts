@@ -4,7 +4,7 @@
  * (rowSubgroup.wgsl says why). Each variant has
  * the bindings, uniform and results of its thread version, up to the order of its sums, and needs
  * a device created with the `subgroups` feature and the `subgroup_id` WGSL language feature
- * (kernels/variant.ts).
+ * (kernels/selectors.ts).
  */
 import rowSubgroupWGSL from './rowSubgroup.wgsl?raw';
 import subgroupLanesWGSL from './subgroupLanes.wgsl?raw';

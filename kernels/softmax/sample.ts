@@ -86,7 +86,7 @@ export const sampleKernel = defineKernel({
   workgroups: (c) => Math.ceil(c.numRows / SAMPLE_WORKGROUP_SIZE),
 });
 
-/** sampleKernel with a subgroup per four rows (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
+/** sampleKernel with a subgroup per four rows (kernels/softmax/rowSubgroup.ts); needs the `subgroups` feature. */
 export const sampleSubgroupKernel = defineKernel({
   label: 'sampleSubgroup',
   wgsl: subgroupRowSource(sampleIoWGSL, sampleSubgroupWGSL),
@@ -96,7 +96,7 @@ export const sampleSubgroupKernel = defineKernel({
   workgroups: (c) => subgroupRowWorkgroups(c.numRows),
 });
 
-/** sampleKernel compiled for its vocabulary (kernels/rowUnrolled.ts): vocabularies up to 64, a pipeline each. */
+/** sampleKernel compiled for its vocabulary (kernels/softmax/rowUnrolled.ts): vocabularies up to 64, a pipeline each. */
 export const sampleUnrolledKernel = defineKernel({
   label: 'sampleUnrolled',
   wgsl: unrolledRowSource(sampleIoWGSL, sampleUnrolledWGSL),

@@ -100,7 +100,7 @@ export const tokenStatsKernel = defineKernel({
   workgroups: (c) => Math.ceil(c.numRows / TOKEN_STATS_WORKGROUP_SIZE),
 });
 
-/** tokenStatsKernel with a subgroup per four rows (kernels/rowSubgroup.ts); needs the `subgroups` feature. */
+/** tokenStatsKernel with a subgroup per four rows (kernels/softmax/rowSubgroup.ts); needs the `subgroups` feature. */
 export const tokenStatsSubgroupKernel = defineKernel({
   label: 'tokenStatsSubgroup',
   wgsl: subgroupRowSource(tokenStatsIoWGSL, tokenStatsSubgroupWGSL),
@@ -110,7 +110,7 @@ export const tokenStatsSubgroupKernel = defineKernel({
   workgroups: (c) => subgroupRowWorkgroups(c.numRows),
 });
 
-/** tokenStatsKernel compiled for its vocabulary (kernels/rowUnrolled.ts): vocabularies up to 64, a pipeline each. */
+/** tokenStatsKernel compiled for its vocabulary (kernels/softmax/rowUnrolled.ts): vocabularies up to 64, a pipeline each. */
 export const tokenStatsUnrolledKernel = defineKernel({
   label: 'tokenStatsUnrolled',
   wgsl: unrolledRowSource(tokenStatsIoWGSL, tokenStatsUnrolledWGSL),

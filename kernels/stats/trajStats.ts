@@ -1,6 +1,6 @@
 /**
  * Per-trajectory statistics of the rollout, one thread per trajectory (kernel `trajStats.wgsl`).
- * They feed the trajectory-level advantage options (kernels/advantage.ts):
+ * They feed the trajectory-level advantage options (kernels/advantage/advantage.ts):
  *   len     = sum_j m_j                                  masked (policy) token count
  *   entMean = sum_j m_j H_j / len   (0 when len = 0)     EDGE-GRPO's P_n (METHODS.md 5.3)
  *   logIS   = sum_j m_j clamp(l^old_j - l^rollout_j, -20, 20)

@@ -15,7 +15,7 @@ const REQUIRED = [
   'tokenBaseline', 'whiten', 'essScale',
   'seqRatio', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
-/** Their subgroup versions (kernels/variant.ts), run where the device has subgroups (SwiftShader in Chromium 156 has). */
+/** Their subgroup versions (kernels/selectors.ts), run where the device has subgroups (SwiftShader in Chromium 156 has). */
 const SUBGROUP = ['sampleSubgroup', 'tokenStatsSubgroup', 'logitGradSubgroup', 'firstLayerGradSubgroup'];
 
 async function waitDone(page: Page): Promise<void> {

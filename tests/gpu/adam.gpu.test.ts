@@ -1,6 +1,6 @@
 /**
  * gradNorm.wgsl + gradNormSum.wgsl (with their fixed-order sums, gradNormTree.wgsl) vs gradNormCpu
- * and adam.wgsl vs adamCpu (kernels/adam.ts).
+ * and adam.wgsl vs adamCpu (kernels/optimizer/adam.ts).
  * gradNorm: rtol 2e-6, unchanged from the one-workgroup kernel. Each block's thread sums are
  * GRAD_NORM_BLOCK / 256 = 32 terms (8 with the hardware block of 2,048), then two 8-level trees
  * and ceil(blocks / 256) terms per thread in pass 2 (4 at 2M entries with the hardware block):

@@ -1,5 +1,5 @@
 /**
- * The backward kernels vs their references in kernels/mlp.ts: headGrad.wgsl (headGradCpu),
+ * The backward kernels vs their references in kernels/model/mlp.ts: headGrad.wgsl (headGradCpu),
  * hiddenGrad.wgsl (hiddenDaCpu), slotGrad.wgsl (slotGradCpu), firstLayerGrad.wgsl
  * (firstLayerGradCpu, fed G rounded to f32 as the GPU stores it), each fed the reference's own
  * inputs, then the whole chain on the GPU vs backwardCpu. headGrad and slotGrad are two-pass
@@ -16,7 +16,7 @@
  * 5.8e-5, max rel 4.6e-6); dW1, db1 3.8e-6 on entries of order 30 at 16385 rows (max rel 1.1e-7);
  * the chain 1.1e-6 (4.0e-5).
  *
- * firstLayerGrad is also checked alone in both variants (kernels/variant.ts). The subgroup one
+ * firstLayerGrad is also checked alone in both variants (kernels/selectors.ts). The subgroup one
  * sums d emb's K·H terms in another order: each lane a serial sum of every lanes-th term, then a
  * tree over the lanes (subgroupAdd). Any order of n terms keeps the serial sum's bounds, worst
  * case (n - 1) u sum|terms| and typically sqrt(n) ulps (here shorter chains: n / lanes + log2

@@ -1,5 +1,5 @@
 /**
- * embedProject.wgsl vs embedProjectCpu, and forward.wgsl vs forwardCpu (kernels/mlp.ts), the two
+ * embedProject.wgsl vs embedProjectCpu, and forward.wgsl vs forwardCpu (kernels/model/mlp.ts), the two
  * run in a row on the GPU as the backend runs them (the forward reads the table the GPU made).
  * Tolerances: proj entries are f32 sums of D products against float64 sums: atol 2e-6 sqrt(D) +
  * rtol 1e-4 (worst seen on SwiftShader: 7.5e-7 abs at D 16, atol 8e-6). h and z are f32 sums of K

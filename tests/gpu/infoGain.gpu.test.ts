@@ -1,5 +1,5 @@
 /**
- * infoGain.wgsl vs infoGainCpu (kernels/infoGain.ts). Tolerance atol 1e-6, rtol 1e-5: each reward
+ * infoGain.wgsl vs infoGainCpu (kernels/advantage/infoGain.ts). Tolerance atol 1e-6, rtol 1e-5: each reward
  * is the difference of two exps of f32 means of at most a few log-probs (a few ulps each). The
  * kernel writes only the turns before each trajectory's last one; the last turn keeps the outcome
  * the host wrote, turns not taken keep 0. Extremes: log-probs of -1e4 (p underflows to 0 in

@@ -1,5 +1,5 @@
 /**
- * logitGrad.wgsl (with rowSoftmax.wgsl) vs logitGradCpu (kernels/mlp.ts). Tolerance: dz = g (onehot - p) / T with p from
+ * logitGrad.wgsl (with rowSoftmax.wgsl) vs logitGradCpu (kernels/softmax/logitGrad.ts). Tolerance: dz = g (onehot - p) / T with p from
  * an f32 log-sum-exp, so |err| <= |g| / T * (a few ulps of |lse|): atol 1e-6 + 1e-6 max|z| and
  * rtol 1e-4 (dlogp ~ N(0, 1), T = 0.7). Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */

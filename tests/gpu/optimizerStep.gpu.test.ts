@@ -1,5 +1,5 @@
 /**
- * The optimizer step as the backend runs it (kernels/adam.ts optimizerStepKernel: gradNorm's two
+ * The optimizer step as the backend runs it (kernels/optimizer/adam.ts optimizerStepKernel: gradNorm's two
  * passes, then adam.wgsl, in one compute pass): several steps in one pass with their own gradients
  * and uniforms, held to adamCpu with the float64 norm, at both gradNorm blocks (the thread
  * variant's and the hardware one's); a non-finite norm skips only its own step and sets the

@@ -1,5 +1,5 @@
 /**
- * ppoLoss.wgsl vs ppoLossCpu (kernels/ppoLoss.ts), in every ratio mode (token, GSPO sequence, GMPO
+ * ppoLoss.wgsl vs ppoLossCpu (kernels/loss/ppoLoss.ts), in every ratio mode (token, GSPO sequence, GMPO
  * geometric, SeeUPO turn stage) and KL type (k3, k1, k2). Tolerances: ratio, loss and dlogp involve
  * one or two f32 exps of log-ratios up to 20, so rtol 1e-5 (exp's f32 error grows with its argument:
  * ~1e-6 relative at 20; mode 3 multiplies two such exps) and atol 1e-6 (k3 = exp(k) - k - 1 cancels

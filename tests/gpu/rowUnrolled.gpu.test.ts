@@ -1,5 +1,5 @@
 /**
- * The unrolled row kernels (kernels/rowUnrolled.ts) give the thread versions' results bit for bit:
+ * The unrolled row kernels (kernels/softmax/rowUnrolled.ts) give the thread versions' results bit for bit:
  * they run the same per-row operations on the row held in registers. Compared on the same inputs
  * at every vocabulary from 1 to 64 (each compiles a pipeline of its own; one submit per case),
  * at workgroup edges (1, 63, 64, 65 and 300 rows), with row offsets (rowBase, zBase) and on the

@@ -1,5 +1,5 @@
 /**
- * sample.wgsl (with rowSoftmax.wgsl) vs sampleCpu (kernels/sample.ts), and hashUniform in common.wgsl vs workers/rng.ts.
+ * sample.wgsl (with rowSoftmax.wgsl) vs sampleCpu (kernels/softmax/sample.ts), and hashUniform in common.wgsl vs workers/rng.ts.
  * The hash must match bit for bit. Tokens must match exactly: the GPU's f32 CDF differs from the
  * float64 one by ~1e-7, so a mismatch needs a uniform within 1e-7 of a CDF edge, which the fixed
  * seeds here do not hit (a failure after changing seeds should be checked against that first).

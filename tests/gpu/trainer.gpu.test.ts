@@ -35,7 +35,7 @@ async function sampledTokens(t: Trainer): Promise<number[][]> {
 // f64 loops); after Adam steps the parameters differ by ~1e-6 relative, so 1e-3 is ample.
 const ATOL = 1e-3;
 
-// Both kernel variants (kernels/variant.ts): SwiftShader gets the thread one by default.
+// Both kernel variants (kernels/selectors.ts): SwiftShader gets the thread one by default.
 for (const kernelVariant of ['thread', 'subgroup'] as const) describe(`trainer: GPU backend (${kernelVariant} kernels) vs CPU backend`, () => {
   it('one iteration at defaults (small batch): same tokens, same metrics', async () => {
     const { g, c, rows } = await runBoth(config({ batch: '4', group: '4', seed: '5' }), 1, kernelVariant);

@@ -1,6 +1,6 @@
 /**
  * forwardCpu computes each distinct row once (its context tokens and previous token, rowContext in
- * kernels/mlp.ts) and copies the result to the rows that repeat it. Checked bit for bit against the
+ * kernels/model/mlp.ts) and copies the result to the rows that repeat it. Checked bit for bit against the
  * textbook forward: on rows that repeat most of the time, on rows that differ only in what the
  * copy must not ignore (the previous token, a context token past the vocabulary, the start of a
  * sequence), and on two different contexts whose hashes collide. tokenStatsCpu, given firstOf,
