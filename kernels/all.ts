@@ -57,7 +57,7 @@ export const ALL_OPS = [
 ] as const;
 
 /** What a compilation check or the self-test needs of a pipeline. */
-export type Pipeline = Pick<DefinedKernel<unknown, unknown>, 'label' | 'source' | 'workgroupSize' | 'uniform' | 'requires'>;
+export type Pipeline = Pick<DefinedKernel<unknown, unknown>, 'label' | 'source' | 'workgroupSize' | 'uniform' | 'requires' | 'entryPoint' | 'file'>;
 const pipelines = (op: (typeof ALL_OPS)[number]): Pipeline[] => ('kernels' in op ? [...op.kernels] : [op]);
 /** One entry per pipeline: both passes of each two-pass op (gradNormSum, statsCombine), chunkSum once. */
 export const ALL_KERNELS: readonly Pipeline[] = [...new Map(ALL_OPS.flatMap(pipelines).map((k) => [k.label, k])).values()];

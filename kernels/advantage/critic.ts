@@ -3,10 +3,8 @@
  * state key per policy row (the trainer hashes the tokens the policy sees into the table), GAE
  * advantages and returns from it (kernel `gae.wgsl`, verl `compute_gae_advantage_return`, with the
  * outcome reward on each trajectory's last policy token), and the table's update toward the mean
- * return of the rows that visited each entry (kernels `criticUpdate.wgsl`, then `criticApply.wgsl`).
+ * return of the rows that visited each entry (kernel `criticUpdate.wgsl`: its entry points criticChunks, then criticApply).
  */
-import criticApplyWGSL from './criticApply.wgsl?raw';
-import criticUniformWGSL from './criticUniform.wgsl?raw';
 import criticUpdateWGSL from './criticUpdate.wgsl?raw';
 import gaeWGSL from './gae.wgsl?raw';
 import { defineKernel, uniformLayout } from '../pipeline';
@@ -101,7 +99,7 @@ export interface CriticUpdateConfig {
 export const criticUpdateScratchWords = (c: Pick<CriticUpdateConfig, 'tableSize' | 'numRows'>): number =>
   2 * c.tableSize * criticChunks(c.numRows, c.tableSize).chunks;
 
-/** Mirrors `struct CriticUpdate` in criticUniform.wgsl. */
+/** Mirrors `struct CriticUpdate` in criticUpdate.wgsl. */
 export const CRITIC_UPDATE_UNIFORM = uniformLayout([
   ['tableSize', 'u32'], ['numRows', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'], ['lr', 'f32'],
 ] as const);
@@ -116,7 +114,8 @@ const checkCritic = (c: CriticUpdateConfig) => {
 /** Pass 1: buffers stateKey, mask, ret [numRows], partials (scratch); one workgroup per row chunk. */
 export const criticPartialKernel = defineKernel({
   label: 'criticUpdate',
-  wgsl: criticUpdateWGSL + criticUniformWGSL,
+  wgsl: criticUpdateWGSL,
+  entryPoint: 'criticChunks',
   workgroupSize: 64,
   bindings: ['stateKey', 'mask', 'ret', 'partials'],
   uniform: CRITIC_UPDATE_UNIFORM,
@@ -128,9 +127,11 @@ export const criticPartialKernel = defineKernel({
 /** Pass 2: buffers partials, critic [tableSize] (updated); one invocation per table entry. */
 export const criticApplyKernel = defineKernel({
   label: 'criticApply',
-  wgsl: criticApplyWGSL + criticUniformWGSL,
+  wgsl: criticUpdateWGSL,
+  file: 'criticUpdate',
+  entryPoint: 'criticApply',
   workgroupSize: 64,
-  bindings: ['partials', 'critic'],
+  bindings: { partials: 4, critic: 5 },
   uniform: CRITIC_UPDATE_UNIFORM,
   values: criticValues,
   workgroups: (c: CriticUpdateConfig) => Math.ceil(c.tableSize / 64),

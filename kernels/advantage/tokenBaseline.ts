@@ -15,7 +15,6 @@
 import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
 import { defineStages } from '../stages';
 import tokenBaselineWGSL from './tokenBaseline.wgsl?raw';
-import tokenBaselineWWGSL from './tokenBaselineW.wgsl?raw';
 import { gradProxy } from '../stats/trajStats';
 
 export interface TokenBaselineInputs {
@@ -39,7 +38,7 @@ export const NO_POSITION = -1;
 /**
  * Each trajectory's cumulative W by position, [N * Tp]: entry n Tp + p is W_{n,p}, the sum of w
  * over its first p + 1 masked rows, and NO_POSITION from its number of masked rows on (pass 1 of
- * the GPU version, tokenBaselineW.wgsl).
+ * the GPU version, tokenBaseline.wgsl tokenBaselineW).
  */
 export function tokenBaselineWCpu(inp: Pick<TokenBaselineInputs, 'mask' | 'logpOld' | 'sumP2Old'>, N: number, Tp: number): Float64Array {
   const W = new Float64Array(N * Tp).fill(NO_POSITION);
@@ -100,23 +99,26 @@ export interface TokenBaselineConfig {
 
 const values = (c: TokenBaselineConfig) => ({ numRows: c.numTraj * c.tp, tp: c.tp });
 
-/** Pass 1: each trajectory's cumulative W by position into wpos [N * tp] (tokenBaselineW.wgsl). */
+/** Pass 1: each trajectory's cumulative W by position into wpos [N * tp] (tokenBaseline.wgsl tokenBaselineW). */
 export const tokenBaselineWKernel = defineKernel({
   label: 'tokenBaselineW',
-  wgsl: tokenBaselineWWGSL,
+  wgsl: tokenBaselineWGSL,
+  file: 'tokenBaseline',
+  entryPoint: 'tokenBaselineW',
   workgroupSize: TOKEN_BASELINE_WORKGROUP_SIZE,
-  bindings: ['mask', 'logpOld', 'sumP2Old', 'wpos'],
+  bindings: { mask: 2, logpOld: 3, sumP2Old: 4, wpos: 5 },
   uniform: TOKEN_BASELINE_UNIFORM,
   values,
   workgroups: (c) => Math.ceil(c.numTraj / TOKEN_BASELINE_WORKGROUP_SIZE),
 });
 
-/** Pass 2: each row's advantage from its group's W at its position (tokenBaseline.wgsl). */
+/** Pass 2: each row's advantage from its group's W at its position (tokenBaseline.wgsl tokenBaselineRows). */
 export const tokenBaselineRowsKernel = defineKernel({
   label: 'tokenBaseline',
   wgsl: tokenBaselineWGSL,
+  entryPoint: 'tokenBaselineRows',
   workgroupSize: TOKEN_BASELINE_WORKGROUP_SIZE,
-  bindings: ['trajIn', 'mask', 'wpos', 'adv'],
+  bindings: { trajIn: 1, mask: 2, wpos: 5, adv: 6 },
   uniform: TOKEN_BASELINE_UNIFORM,
   values,
   workgroups: (c) => Math.ceil((c.numTraj * c.tp) / TOKEN_BASELINE_WORKGROUP_SIZE),

@@ -5,22 +5,19 @@
  *   A <- (A - mean) / sqrt(var + 1e-8)
  * With one masked row (verl raises) A - mean is kept; unmasked rows become 0.
  *
- * The GPU runs three dispatches (kernels/stages.ts), deterministic without atomics:
- *   whiten.wgsl:        the rows are cut into `blocks` fixed blocks (whitenBlocks, a function of
+ * The GPU runs three dispatches (kernels/stages.ts), entry points of whiten.wgsl, deterministic
+ * without atomics:
+ *   whitenBlocks:       the rows are cut into `blocks` fixed blocks (whitenBlocks, a function of
  *                       the row count alone); a workgroup per block writes the block's masked
  *                       moments (count, mean as pivot + offset, M2) into the caller's scratch
  *                       buffer `partials`;
- *   whitenCombine.wgsl: one workgroup merges the block moments by Chan's formula in a fixed tree
+ *   whitenCombine:      one workgroup merges the block moments by Chan's formula in a fixed tree
  *                       and writes mean and sd after them;
- *   whitenApply.wgsl:   a thread per row whitens it.
- * Shared WGSL: whitenMoments.wgsl.
+ *   whitenApply:        a thread per row whitens it.
  */
 import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
 import { defineStages, withScratchCheck, type ScratchSize } from '../stages';
 import whitenWGSL from './whiten.wgsl?raw';
-import whitenApplyWGSL from './whitenApply.wgsl?raw';
-import whitenCombineWGSL from './whitenCombine.wgsl?raw';
-import whitenMomentsWGSL from './whitenMoments.wgsl?raw';
 
 /** Masked moments of a set of rows: how many, their mean, and their sum of squared deviations. */
 export interface Moments {
@@ -73,7 +70,7 @@ export const WHITEN_WORKGROUP_SIZE = 256;
 export const WHITEN_MIN_BLOCK = 2048;
 /** At most this many blocks (one per thread of the combine); above 524,288 rows a block grows. */
 export const WHITEN_MAX_BLOCKS = WHITEN_WORKGROUP_SIZE;
-/** Rows above this would make the f32 row counts of whitenMoments.wgsl inexact. */
+/** Rows above this would make the f32 row counts of whiten.wgsl inexact. */
 export const WHITEN_MAX_ROWS = 1 << 24;
 
 export interface WhitenConfig {
@@ -105,7 +102,7 @@ function treeTopFor(slots: number): number {
  */
 export const whitenScratchWords = (numRows: number) => 4 * (whitenBlocks(numRows).blocks + 1);
 
-/** Mirrors `struct Whiten` in whitenMoments.wgsl (all three dispatches bind it). */
+/** Mirrors `struct Whiten` in whiten.wgsl (all three dispatches bind it). */
 export const WHITEN_UNIFORM = uniformLayout([['numRows', 'u32'], ['block', 'u32'], ['blocks', 'u32'], ['treeTop', 'u32']] as const);
 
 const whitenValues = (c: WhitenConfig) => ({ numRows: c.numRows, ...whitenBlocks(c.numRows) });
@@ -116,13 +113,13 @@ const checkRows = (c: WhitenConfig) => {
   }
 };
 
-/** What every dispatch of whitening shares: the workgroup, the uniform and the row-count check. */
-const whitenShared = { workgroupSize: WHITEN_WORKGROUP_SIZE, uniform: WHITEN_UNIFORM, check: checkRows, values: whitenValues } as const;
+/** What every dispatch of whitening shares: the file, the workgroup, the uniform and the row-count check. */
+const whitenShared = { wgsl: whitenWGSL, file: 'whiten', workgroupSize: WHITEN_WORKGROUP_SIZE, uniform: WHITEN_UNIFORM, check: checkRows, values: whitenValues } as const;
 
 /** Pass 1, a workgroup per block: buffers mask [numRows], adv [numRows] (read), partials. */
 export const whitenPartialKernel = defineKernel({
   label: 'whiten',
-  wgsl: whitenWGSL + whitenMomentsWGSL,
+  entryPoint: 'whitenBlocks',
   ...whitenShared,
   bindings: ['mask', 'adv', 'partials'],
   workgroups: (c: WhitenConfig) => whitenBlocks(c.numRows).blocks,
@@ -131,18 +128,18 @@ export const whitenPartialKernel = defineKernel({
 /** The combine, one workgroup (none without rows): buffer partials. */
 export const whitenCombineKernel = defineKernel({
   label: 'whitenCombine',
-  wgsl: whitenCombineWGSL + whitenMomentsWGSL,
+  entryPoint: 'whitenCombine',
   ...whitenShared,
-  bindings: ['partials'],
+  bindings: { partials: 3 },
   workgroups: (c: WhitenConfig) => (c.numRows > 0 ? 1 : 0),
 });
 
 /** The rows, a thread each: buffers mask, partials, adv (whitened in place). */
 export const whitenApplyKernel = defineKernel({
   label: 'whitenApply',
-  wgsl: whitenApplyWGSL + whitenMomentsWGSL,
+  entryPoint: 'whitenApply',
   ...whitenShared,
-  bindings: ['mask', 'partials', 'adv'],
+  bindings: ['mask', 'adv', 'partials'],
   workgroups: (c: WhitenConfig) => Math.ceil(c.numRows / WHITEN_WORKGROUP_SIZE),
 });
 

@@ -6,14 +6,12 @@
 //                lanes read neighbouring words of W1's and G's rows), then subgroupAdd.
 //   dW1, db1:    V terms each and K * embed * hidden + hidden of them: one thread per output, as
 //                in firstLayerGrad.wgsl, in the workgroups after the demb ones.
-// Workgroup w < embGroups takes demb outputs w * EMB_PER_GROUP, ... (EMB_PER_GROUP is put in front
+// Workgroup w < embGroups takes demb outputs w * EMB_PER_GROUP, ... (EMB_PER_GROUP is appended
 // by the host); subgroup s of it takes outputs s, s + num_subgroups, ... of those, by the
 // subgroup_id builtin and with lanes by rank among the active ones (rowSubgroup.wgsl says why).
 
-// Uniform and bindings: firstLayerGradIo.wgsl; the W1 and b1 outputs: firstLayerGradTerms.wgsl;
-// subgroupLanes: subgroupLanes.wgsl.
-
-override workgroupSize: u32 = 64;
+// Joined after firstLayerGrad.wgsl (the uniform, the bindings, the W1 and b1 outputs) and before
+// subgroupLanes.wgsl.
 
 // demb[t, d] summed over the subgroup: each lane a strided share of the K * H terms, then a tree.
 fn embGradSubgroup(t: u32, d: u32, lanes: vec2u) -> f32 {
@@ -27,7 +25,7 @@ fn embGradSubgroup(t: u32, d: u32, lanes: vec2u) -> f32 {
 }
 
 @compute @workgroup_size(workgroupSize)
-fn main(
+fn firstLayerGradSubgroup(
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,

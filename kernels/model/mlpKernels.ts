@@ -6,9 +6,7 @@
  * embedding entry). The gradient w.r.t. the logits is per-row softmax work: kernels/softmax/logitGrad.ts.
  */
 import embedProjectWGSL from './embedProject.wgsl?raw';
-import firstLayerGradIoWGSL from './firstLayerGradIo.wgsl?raw';
 import firstLayerGradWGSL from './firstLayerGrad.wgsl?raw';
-import firstLayerGradTermsWGSL from './firstLayerGradTerms.wgsl?raw';
 import firstLayerGradSubgroupWGSL from './firstLayerGradSubgroup.wgsl?raw';
 import forwardHiddenWGSL from './forwardHidden.wgsl?raw';
 import forwardLogitsWGSL from './forwardLogits.wgsl?raw';
@@ -246,7 +244,7 @@ export const slotGradKernel = defineReduction({
 });
 export const createSlotGradKernel = (device: GPUDevice) => slotGradKernel.create(device);
 
-/** Mirrors `struct FirstLayerGrad` in firstLayerGradIo.wgsl. */
+/** Mirrors `struct FirstLayerGrad` in firstLayerGrad.wgsl. */
 export const FIRST_LAYER_GRAD_UNIFORM = uniformLayout([
   ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['hidden', 'u32'], ['embOff', 'u32'], ['w1Off', 'u32'],
 ] as const);
@@ -275,7 +273,8 @@ export type FirstLayerGradBuffers = Record<'params' | 'G' | 'grads', BufferArg>;
  */
 export const firstLayerGradKernel = defineKernel({
   label: 'firstLayerGrad',
-  wgsl: firstLayerGradIoWGSL + firstLayerGradWGSL + firstLayerGradTermsWGSL,
+  wgsl: firstLayerGradWGSL,
+  entryPoint: 'firstLayerGrad',
   workgroupSize: MLP_WORKGROUP_SIZE,
   ...firstLayerGradIo,
   workgroups: (c) => perThread(firstLayerOutputs(c.dims)),
@@ -302,7 +301,9 @@ export function firstLayerGradSubgroupWorkgroups({ V, K, D, H }: MlpDims): numbe
  */
 export const firstLayerGradSubgroupKernel = defineKernel({
   label: 'firstLayerGradSubgroup',
-  wgsl: `const EMB_PER_GROUP: u32 = ${FIRST_LAYER_EMB_PER_GROUP}u;\n${firstLayerGradIoWGSL}${firstLayerGradSubgroupWGSL}${firstLayerGradTermsWGSL}${subgroupLanesWGSL}`,
+  wgsl: `${firstLayerGradWGSL}${firstLayerGradSubgroupWGSL}${subgroupLanesWGSL}\nconst EMB_PER_GROUP: u32 = ${FIRST_LAYER_EMB_PER_GROUP}u;\n`,
+  file: 'firstLayerGrad',
+  entryPoint: 'firstLayerGradSubgroup',
   workgroupSize: SUBGROUP_WORKGROUP_SIZE,
   requires: 'subgroups',
   ...firstLayerGradIo,

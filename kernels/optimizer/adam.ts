@@ -1,5 +1,5 @@
 /**
- * Global gradient-norm clipping and Adam (kernels `gradNorm.wgsl` + `gradNormSum.wgsl`, `adam.wgsl`;
+ * Global gradient-norm clipping and Adam (kernels `gradNorm.wgsl`, its two passes, and `adam.wgsl`;
  * Kingma & Ba 2015):
  *   s = min(1, maxNorm / (||g|| + 1e-6))   (s = 1 when maxNorm = 0)
  *   m = b1 m + (1 - b1) s g;  v = b2 v + (1 - b2) (s g)^2
@@ -7,8 +7,6 @@
  */
 import adamWGSL from './adam.wgsl?raw';
 import gradNormWGSL from './gradNorm.wgsl?raw';
-import gradNormSumWGSL from './gradNormSum.wgsl?raw';
-import gradNormTreeWGSL from './gradNormTree.wgsl?raw';
 import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
 import { defineTwoPass } from '../reduce';
 import { defineStages, withScratchCheck } from '../stages';
@@ -81,7 +79,7 @@ export const GRAD_NORM_BLOCK = 8192;
  */
 export const GRAD_NORM_BLOCK_HARDWARE = 2048;
 
-/** Mirrors `struct GradNorm` in gradNorm.wgsl and gradNormSum.wgsl. */
+/** Mirrors `struct GradNorm` in gradNorm.wgsl. */
 export const GRAD_NORM_UNIFORM = uniformLayout([['n', 'u32'], ['block', 'u32'], ['blocks', 'u32']] as const);
 
 export interface GradNormConfig {
@@ -108,7 +106,8 @@ const checkBlock = (c: GradNormConfig) => {
 /** Pass 1 of gradNorm: buffers grads [n], partials [blocks] (sums of squares per block). */
 export const gradNormPartialKernel = defineKernel({
   label: 'gradNorm',
-  wgsl: gradNormWGSL + gradNormTreeWGSL,
+  wgsl: gradNormWGSL,
+  entryPoint: 'gradNormBlocks',
   workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
   bindings: ['grads', 'partials'],
   uniform: GRAD_NORM_UNIFORM,
@@ -120,9 +119,11 @@ export const gradNormPartialKernel = defineKernel({
 /** Pass 2 of gradNorm, one workgroup: buffers partials [blocks], norm [1] (output). */
 export const gradNormSumKernel = defineKernel({
   label: 'gradNormSum',
-  wgsl: gradNormSumWGSL + gradNormTreeWGSL,
+  wgsl: gradNormWGSL,
+  file: 'gradNorm',
+  entryPoint: 'gradNormSum',
   workgroupSize: GRAD_NORM_WORKGROUP_SIZE,
-  bindings: ['partials', 'norm'],
+  bindings: { partials: 2, norm: 3 },
   uniform: GRAD_NORM_UNIFORM,
   values: gradNormValues,
   workgroups: () => 1,

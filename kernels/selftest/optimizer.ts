@@ -1,6 +1,6 @@
 /**
  * Self-tests of the optimizer kernels (from tests/gpu/adam.gpu.test.ts): gradNorm (gradNorm.wgsl
- * per block of the gradient, then gradNormSum.wgsl) vs gradNormCpu and adam.wgsl vs adamCpu, several
+ * per block of the gradient, then the sum of the blocks) vs gradNormCpu and adam.wgsl vs adamCpu, several
  * Adam steps in one pass as the backend runs them (fed the reference's gradient norms, so a wrong
  * gradNorm fails its own rows, not adam's).
  * Tolerances:

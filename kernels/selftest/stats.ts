@@ -1,5 +1,5 @@
 /**
- * Self-test of stats (stats.wgsl per chunk of whole trajectories, then statsCombine.wgsl) against
+ * Self-test of stats (stats.wgsl: statsChunks per chunk of whole trajectories, then statsCombine) against
  * statsCpu (from tests/gpu/stats.gpu.test.ts), on one chunk, a chunk edge (257 trajectories of one
  * row: 256 + 1), 1,152 and 9,216 rows (1 and 5 chunks), binary and all-equal rewards, variable group sizes with padding
  * rows, histogram-edge values and log-ratios past the ±20 clamp.

@@ -1,15 +1,13 @@
 /**
  * Per-iteration statistics for the charts, reduced on the GPU into one small buffer that is read
- * back once per iteration (kernels `stats.wgsl`, then `statsCombine.wgsl`; shared declarations in
- * `statsChunk.wgsl`). Masked means divide by max(count, 1).
+ * back once per iteration (kernel `stats.wgsl`: its entry points statsChunks, then statsCombine,
+ * over shared declarations). Masked means divide by max(count, 1).
  *   ess = exp(2 LSE(lambda) - LSE(2 lambda)) / N,  lambda_n = sum_t m (l - l_old)  (log space, VCPO)
  * Histograms count masked tokens in HIST_BINS fixed bins; out-of-range values go to the end bins.
  */
 import { ADV_HIST_RANGE, ADV_ZERO_TOL, HIST_BINS, LOGRATIO_HIST_RANGE } from './histograms';
 import { defineKernel, uniformLayout } from '../pipeline';
 import { defineTwoPass } from '../reduce';
-import statsChunkWGSL from './statsChunk.wgsl?raw';
-import statsCombineWGSL from './statsCombine.wgsl?raw';
 import statsWGSL from './stats.wgsl?raw';
 
 export interface StatsInput {
@@ -185,10 +183,10 @@ export const STATS_WORKGROUP_SIZE = 256;
  * from 38.7 to 14.2 ms at 9,216 rows and from 191 to 59 ms at 73,728 (BENCHMARKS.md).
  */
 export const STATS_CHUNK_ROWS = 8 * STATS_WORKGROUP_SIZE;
-/** 4-byte words of one `struct StatsChunk` (statsChunk.wgsl): 7 counters, 12 floats, 2 histograms. */
+/** 4-byte words of one `struct StatsChunk` (stats.wgsl): 7 counters, 12 floats, 2 histograms. */
 export const STATS_CHUNK_WORDS = 7 + 12 + 2 * HIST_BINS;
 
-/** Scalar slots of the stats output, in the order of the STAT_* constants in statsCombine.wgsl. */
+/** Scalar slots of the stats output, in the order of the STAT_* constants in stats.wgsl. */
 export const STATS_FIELDS = [
   'tokens', 'adv_mean', 'adv_std', 'adv_zero_frac', 'ratio_mean', 'ratio_min', 'ratio_max',
   'clip_frac_low', 'clip_frac_high', 'entropy', 'kl_ref', 'loss', 'groups_all_equal_frac', 'ess',
@@ -206,7 +204,7 @@ export function decodeStats(words: Float32Array): StatsOut {
   return out as unknown as StatsOut;
 }
 
-/** Mirrors `struct Stats` in statsChunk.wgsl (both passes bind it). */
+/** Mirrors `struct Stats` in stats.wgsl (both passes bind it). */
 export const STATS_UNIFORM = uniformLayout([
   ['numTraj', 'u32'], ['tp', 'u32'], ['trajPerChunk', 'u32'], ['chunks', 'u32'], ['minibatches', 'u32'],
   ['advLo', 'f32'], ['advScale', 'f32'], ['ratioLo', 'f32'], ['ratioScale', 'f32'], ['spreadBins', 'u32'],
@@ -254,8 +252,14 @@ const statsValues = (c: StatsConfig) => ({
 });
 
 const checkBins = () => {
-  if (HIST_BINS !== 24) throw new Error('stats: statsChunk.wgsl is compiled for 24 histogram bins');
+  if (HIST_BINS !== 24) throw new Error('stats: stats.wgsl is compiled for 24 histogram bins');
 };
+
+/** stats.wgsl with the constants the host fixes: both passes compile this one source. */
+const STATS_SOURCE = `${statsWGSL}
+const CHUNK_ROWS: u32 = ${STATS_CHUNK_ROWS}u;
+const ADV_ZERO_TOL: f32 = ${ADV_ZERO_TOL};
+`;
 
 /**
  * Pass 1 of stats, a workgroup per chunk of whole trajectories: buffers mask, adv, logp, logpOld,
@@ -264,10 +268,8 @@ const checkBins = () => {
  */
 export const statsPartialKernel = defineKernel({
   label: 'stats',
-  wgsl: `${statsWGSL}${statsChunkWGSL}
-const CHUNK_ROWS: u32 = ${STATS_CHUNK_ROWS}u;
-const ADV_ZERO_TOL: f32 = ${ADV_ZERO_TOL};
-`,
+  wgsl: STATS_SOURCE,
+  entryPoint: 'statsChunks',
   workgroupSize: STATS_WORKGROUP_SIZE,
   bindings: ['mask', 'adv', 'logp', 'logpOld', 'entropy', 'ppo', 'traj', 'partials'],
   uniform: STATS_UNIFORM,
@@ -284,7 +286,7 @@ const ADV_ZERO_TOL: f32 = ${ADV_ZERO_TOL};
   workgroups: (c: StatsConfig) => statsChunks(c.numTraj, c.tp, c.chunkRows).chunks,
 });
 
-/** Pass 2's workgroups with spreadBins: the scalars, then the histogram bins four per workgroup (statsCombine.wgsl). */
+/** Pass 2's workgroups with spreadBins: the scalars, then the histogram bins four per workgroup (stats.wgsl statsCombine). */
 export const STATS_COMBINE_WORKGROUPS = 1 + (2 * HIST_BINS) / 4;
 
 /**
@@ -293,9 +295,11 @@ export const STATS_COMBINE_WORKGROUPS = 1 + (2 * HIST_BINS) / 4;
  */
 export const statsCombineKernel = defineKernel({
   label: 'statsCombine',
-  wgsl: statsCombineWGSL + statsChunkWGSL,
+  wgsl: STATS_SOURCE,
+  file: 'stats',
+  entryPoint: 'statsCombine',
   workgroupSize: STATS_WORKGROUP_SIZE,
-  bindings: ['partials', 'out'],
+  bindings: { partials: 8, out: 9 },
   uniform: STATS_UNIFORM,
   check: checkBins,
   values: statsValues,

@@ -1,5 +1,5 @@
 /**
- * gradNorm.wgsl + gradNormSum.wgsl (with their fixed-order sums, gradNormTree.wgsl) vs gradNormCpu
+ * gradNorm.wgsl (its two passes, gradNormBlocks and gradNormSum, with their fixed-order sums) vs gradNormCpu
  * and adam.wgsl vs adamCpu (kernels/optimizer/adam.ts).
  * gradNorm: rtol 2e-6, unchanged from the one-workgroup kernel. Each block's thread sums are
  * GRAD_NORM_BLOCK / 256 = 32 terms (8 with the hardware block of 2,048), then two 8-level trees

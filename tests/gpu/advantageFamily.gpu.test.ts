@@ -138,7 +138,7 @@ describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
   }
 });
 
-describe('tokenBaselineW.wgsl (OTB pass 1) matches tokenBaselineWCpu', () => {
+describe('tokenBaseline.wgsl tokenBaselineW (OTB pass 1) matches tokenBaselineWCpu', () => {
   const cases: Array<[string, number, Array<number | 'pad'>, number]> = [
     ['N=67 variable, tp 9', 6, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], 9],
     ['N=130 variable, tp 13', 7, [9, 9, 3, 'pad', 'pad', 16, 2, 2, 11, 8, 8, 8, 5, 16, 4, 4, 6, 7], 13],

@@ -18,7 +18,7 @@ import { UNROLLED_MAX_VOCAB } from '../../kernels/softmax/rowUnrolled';
 import { CONFIG_SELECTORS, softmaxRowLayout } from '../../kernels/selectors';
 
 const SHAPE = { vocab: 19, group: 8 };
-import statsChunkWGSL from '../../kernels/stats/statsChunk.wgsl?raw';
+import statsWGSL from '../../kernels/stats/stats.wgsl?raw';
 
 describe('gradNorm blocks', () => {
   it('ceil(n / block) blocks; the scratch holds at least one word', () => {
@@ -75,8 +75,8 @@ describe('stats chunks', () => {
     expect(statsKernel.scratchWords({ ...config, spreadBins: true })).toBe(statsKernel.scratchWords(config));
   });
 
-  it('STATS_CHUNK_WORDS is the word count of struct StatsChunk in statsChunk.wgsl', () => {
-    const code = statsChunkWGSL.replace(/\/\/.*$/gm, '');
+  it('STATS_CHUNK_WORDS is the word count of struct StatsChunk in stats.wgsl', () => {
+    const code = statsWGSL.replace(/\/\/.*$/gm, '');
     const consts = new Map([...code.matchAll(/const\s+(\w+)\s*:\s*u32\s*=\s*(\d+)u\s*;/g)].map((m) => [m[1]!, Number(m[2])]));
     const body = /struct\s+StatsChunk\s*\{([^}]*)\}/.exec(code)![1]!;
     const words = body
