@@ -16,7 +16,7 @@ import {
   type SelfTestEnvironment,
   type SelfTestResult,
 } from '../kernels/selftest';
-import { subgroupFeatures } from '../kernels/variant';
+import { subgroupFeatures } from '../kernels/selectors';
 import { copyText } from './exporters';
 import { loadPrefs, savePrefs, type Theme } from './store/viewSlice';
 import './selftest.css';

@@ -17,13 +17,13 @@
  * --webgpu names the module to load (default `webgpu`; a path for an unpacked copy), --dawn passes
  * a flag to Dawn's create() (e.g. `backend=vulkan`; timestamp quantization is off unless
  * `--dawn enable-dawn-features=timestamp_quantization`, bench/args.ts dawnCreateFlags), --kernel-variant forces the GPU backend's kernel
- * variant (kernels/variant.ts) in the iteration and parity sections; the kernel section times
+ * variant (kernels/selectors.ts) in the iteration and parity sections; the kernel section times
  * both. Progress goes to stderr, tables to stdout.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import type { KernelVariant } from '../kernels/variant';
+import type { KernelVariant } from '../kernels/selectors';
 import { pathToFileURL } from 'node:url';
 import { createCpuBackend } from '../workers/cpuBackend';
 import { adapterEnv, iterationSection, kernelsSection } from './lib/gpuSections';

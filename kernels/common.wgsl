@@ -1,7 +1,7 @@
 // Shared helpers, joined in front of every kernel's source by kernels/pipeline.ts (no includes).
 // hashUniform gives the same bits as hashUniform in workers/rng.ts, so both backends sample alike.
 
-// Logit of a token the grammar forbids: Math.fround(-1e30), bit for bit (MASKED_LOGIT in mlp.ts).
+// Logit of a token the grammar forbids: Math.fround(-1e30), bit for bit (MASKED_LOGIT in model/mlp.ts).
 const MASKED_LOGIT: f32 = bitcast<f32>(0xf149f2cau);
 
 // Largest finite f32, used as +-infinity in min/max reductions (WGSL has no infinity literal).
@@ -33,7 +33,7 @@ fn gradProxy(logp: f32, sumP2: f32) -> f32 {
   return max(1.0 - 2.0 * exp(logp) + sumP2, 0.0);
 }
 
-// tanh with no exp overflow: the same formula as safeTanh in mlp.ts.
+// tanh with no exp overflow: the same formula as safeTanh in model/mlp.ts.
 fn safeTanh(x: f32) -> f32 {
   let c = clamp(x, -15.0, 15.0);
   return 1.0 - 2.0 / (exp(2.0 * c) + 1.0);
@@ -55,7 +55,7 @@ fn contextIndex(pos: u32, seqLen: u32, context: u32, k: u32) -> i32 {
 }
 
 // A token id as the first layer reads it: PAD (0) for anything outside the vocabulary, so every
-// row has exactly one token in every context slot (vocabToken in mlp.ts).
+// row has exactly one token in every context slot (vocabToken in model/mlp.ts).
 fn vocabToken(t: u32, vocab: u32) -> u32 {
   return select(0u, t, t < vocab);
 }

@@ -95,14 +95,24 @@ export interface Kernel<B, C> {
 }
 
 export interface KernelSpec<C, BN extends string, N extends string> {
-  /** Pipeline, shader module and buffer labels; also the WGSL file's name. */
+  /** Pipeline, shader module and buffer labels; also the WGSL file's name unless `file` says another. */
   label: string;
   /** The kernel's own WGSL; common.wgsl is joined in front. */
   wgsl: string;
+  /**
+   * The WGSL file `wgsl` starts with, where it is not `label`: a file that holds the passes of one
+   * operation as entry points of their own, over shared declarations.
+   */
+  file?: string;
+  /** The entry point (default `main`). */
+  entryPoint?: string;
   /** Passed as the WGSL override `workgroupSize` (a power of two). */
   workgroupSize: number;
-  /** Buffer bindings in WGSL order: `@binding(1)`, `@binding(2)`, ...; binding 0 is the uniform. */
-  bindings: ReadonlyArray<BN>;
+  /**
+   * Buffer bindings in WGSL order: `@binding(1)`, `@binding(2)`, ...; or each name with its binding
+   * number, for an entry point that uses some of a file's shared declarations. Binding 0 is the uniform.
+   */
+  bindings: ReadonlyArray<BN> | Readonly<Record<BN, number>>;
   uniform: UniformLayout<N>;
   values(c: C): Readonly<Record<N, number>>;
   /** Workgroups the dispatch needs in all. */
@@ -139,6 +149,10 @@ const FEATURE_DIRECTIVES: Record<KernelFeature, string> = {
 export interface KernelPipeline {
   readonly label: string;
   readonly source: string;
+  /** The entry point, where it is not `main`. */
+  readonly entryPoint?: string;
+  /** The WGSL file the kernel's own source starts with, where it is not `${label}.wgsl`. */
+  readonly file?: string;
   readonly workgroupSize: number;
   readonly requires?: KernelFeature;
   readonly constants?: Readonly<Record<string, number>>;
@@ -148,6 +162,8 @@ export interface DefinedKernel<B, C> {
   readonly label: string;
   /** common.wgsl joined with the kernel's own WGSL. */
   readonly source: string;
+  readonly entryPoint?: string;
+  readonly file?: string;
   readonly workgroupSize: number;
   /** The device feature the kernel needs, if any. */
   readonly requires?: KernelFeature;
@@ -200,7 +216,7 @@ export function pipelineCounts(device: GPUDevice): PipelineCounts {
 /** The kernel's pipeline on this device, compiled on first use and cached by label. */
 export function getPipeline(
   device: GPUDevice,
-  k: { label: string; source: string; workgroupSize: number; constants?: Readonly<Record<string, number>> },
+  k: { label: string; source: string; workgroupSize: number; entryPoint?: string; constants?: Readonly<Record<string, number>> },
 ): CachedPipeline {
   const perDevice = devicePipelines(device);
   const key = pipelineKey(k);
@@ -230,13 +246,13 @@ function pipelineKey(k: { label: string; workgroupSize: number; constants?: Read
 }
 
 function pipelineDescriptor(
-  k: { label: string; workgroupSize: number; constants?: Readonly<Record<string, number>> },
+  k: { label: string; workgroupSize: number; entryPoint?: string; constants?: Readonly<Record<string, number>> },
   module: GPUShaderModule,
 ): GPUComputePipelineDescriptor {
   return {
     label: k.label,
     layout: 'auto',
-    compute: { module, entryPoint: 'main', constants: { workgroupSize: k.workgroupSize, ...Object.fromEntries(sortedConstants(k)) } },
+    compute: { module, entryPoint: k.entryPoint ?? 'main', constants: { workgroupSize: k.workgroupSize, ...Object.fromEntries(sortedConstants(k)) } },
   };
 }
 
@@ -252,9 +268,9 @@ export function grid2d(total: number, maxPerDim = 65535): [number, number] {
  * A kernel's whole WGSL: the feature's directives, common.wgsl, a marker line, then its own source
  * (the layout wgslLocation maps compiler lines back through).
  */
-export function kernelSource(label: string, wgsl: string, requires?: KernelFeature): string {
+export function kernelSource(file: string, wgsl: string, requires?: KernelFeature): string {
   const directives = requires ? FEATURE_DIRECTIVES[requires] : '';
-  return `${directives}${commonWGSL}\n// ---- ${label}.wgsl ----\n${wgsl}`;
+  return `${directives}${commonWGSL}\n// ---- ${file}.wgsl ----\n${wgsl}`;
 }
 
 export function defineKernel<C, const BN extends string, const N extends string>(
@@ -263,8 +279,18 @@ export function defineKernel<C, const BN extends string, const N extends string>
   type B = Record<BN, BufferArg>;
   const wg = spec.workgroupSize;
   if (!(wg > 0 && (wg & (wg - 1)) === 0)) throw new Error(`${spec.label}: workgroup size ${wg} must be a power of two`);
-  const source = kernelSource(spec.label, spec.wgsl, spec.requires);
-  const base = { label: spec.label, source, workgroupSize: wg, ...(spec.requires ? { requires: spec.requires } : {}) };
+  const source = kernelSource(spec.file ?? spec.label, spec.wgsl, spec.requires);
+  const base = {
+    label: spec.label,
+    source,
+    workgroupSize: wg,
+    ...(spec.requires ? { requires: spec.requires } : {}),
+    ...(spec.entryPoint ? { entryPoint: spec.entryPoint } : {}),
+    ...(spec.file ? { file: spec.file } : {}),
+  };
+  const slots: Array<[BN, number]> = Array.isArray(spec.bindings)
+    ? (spec.bindings as readonly BN[]).map((name, i) => [name, i + 1])
+    : (Object.entries(spec.bindings) as Array<[BN, number]>);
   return {
     ...base,
     uniform: spec.uniform,
@@ -295,11 +321,11 @@ export function defineKernel<C, const BN extends string, const N extends string>
           owned.push(uniform);
           device.queue.writeBuffer(uniform, 0, spec.uniform.pack(spec.values(config)));
           const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform } }];
-          spec.bindings.forEach((name, i) => {
+          for (const [name, binding] of slots) {
             const b = buffers[name] as BufferArg | undefined;
             if (!b) throw new Error(`${label}: missing buffer "${name}"`);
-            entries.push({ binding: i + 1, resource: 'buffer' in b ? b : { buffer: b } });
-          });
+            entries.push({ binding, resource: 'buffer' in b ? b : { buffer: b } });
+          }
           const bindGroup = device.createBindGroup({ label, layout: pipeline.getBindGroupLayout(0), entries });
           const call = {
             label,
@@ -339,12 +365,12 @@ export function defineKernel<C, const BN extends string, const N extends string>
 /** Lines that common.wgsl and the separator comment add in front of a kernel's own source. */
 const PREFIX_LINES = commonWGSL.split('\n').length + 1;
 
-/** File and line of a line number in a joined kernel source. */
-export function wgslLocation(label: string, lineNum: number, requires?: KernelFeature): string {
+/** File and line of a line number in a joined kernel source (`file`: the kernel's WGSL file, without .wgsl). */
+export function wgslLocation(file: string, lineNum: number, requires?: KernelFeature): string {
   const d = requires ? FEATURE_DIRECTIVES[requires].split('\n').length - 1 : 0;
-  if (lineNum <= d) return `${label} directives:${lineNum}`;
+  if (lineNum <= d) return `${file} directives:${lineNum}`;
   const n = lineNum - d;
-  return n > PREFIX_LINES ? `${label}.wgsl:${n - PREFIX_LINES}` : `common.wgsl:${n}`;
+  return n > PREFIX_LINES ? `${file}.wgsl:${n - PREFIX_LINES}` : `common.wgsl:${n}`;
 }
 
 /** Kernels that did not compile, each with its WGSL file and line where the compiler gave one. */
@@ -402,7 +428,7 @@ export async function compileKernels(device: GPUDevice, kernels: ReadonlyArray<K
     const info = await (entry ? (entry.compilation ??= entry.module.getCompilationInfo()) : module.getCompilationInfo());
     const messages = info.messages
       .filter((m) => m.type === 'error')
-      .map((m) => `${wgslLocation(k.label, m.lineNum, k.requires)}:${m.linePos}: ${m.message}`);
+      .map((m) => `${wgslLocation(k.file ?? k.label, m.lineNum, k.requires)}:${m.linePos}: ${m.message}`);
     return [...messages, ...problems];
   });
   const problems = (await Promise.all(checks)).flat();

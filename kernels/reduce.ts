@@ -1,6 +1,6 @@
 /**
  * Two-level deterministic row reductions, for the gradient kernels that sum over the rows of a
- * minibatch (headGrad and slotGrad in mlp.ts). No float atomics, so the result is the same bits
+ * minibatch (headGrad and slotGrad in model/mlpKernels.ts). No float atomics, so the result is the same bits
  * on every run:
  *
  *   pass 1 (the kernel's own WGSL): the rows are cut into `chunks` consecutive chunks of

@@ -1,6 +1,6 @@
 /**
  * An operation made of kernels dispatched one after another with one configuration, such as the
- * forward pass (hidden units, then logits; kernels/mlp.ts). It has the interface of a single
+ * forward pass (hidden units, then logits; kernels/model/mlpKernels.ts). It has the interface of a single
  * kernel: bind() binds every stage to the buffers it names out of one set, encode() dispatches
  * the stages in order in the caller's compute pass, so call sites need not know it is several.
  */
@@ -77,20 +77,16 @@ export interface ScratchSize<C> {
 }
 
 /**
- * `stages` with their scratch buffer (`partials`, or the one named) checked at bind and at every
- * update: one smaller than `size.words(c)` words is refused by name, where robust access would drop
- * the writes past its end silently.
+ * `stages` with their scratch buffer `partials` checked at bind and at every update: one smaller
+ * than `size.words(c)` words is refused by name, where robust access would drop the writes past its
+ * end silently.
  */
-export function withScratchCheck<B extends Record<K, BufferArg>, C, K extends string = 'partials'>(
-  stages: DefinedStages<B, C>,
-  size: ScratchSize<C>,
-  name: K = 'partials' as K,
-) {
-  const check = (label: string, scratch: BufferArg | undefined, c: C) => {
-    if (!scratch) throw new Error(`${label}: missing buffer "${name}"`);
-    const have = bindingBytes(scratch);
+export function withScratchCheck<B extends { partials: BufferArg }, C>(stages: DefinedStages<B, C>, size: ScratchSize<C>) {
+  const check = (label: string, partials: BufferArg | undefined, c: C) => {
+    if (!partials) throw new Error(`${label}: missing buffer "partials"`);
+    const have = bindingBytes(partials);
     const need = 4 * size.words(c);
-    if (have < need) throw new Error(`${label}: the ${name} buffer holds ${have} bytes, ${size.needs(c)} ${need} (${size.source})`);
+    if (have < need) throw new Error(`${label}: the partials buffer holds ${have} bytes, ${size.needs(c)} ${need} (${size.source})`);
   };
   return {
     ...stages,
@@ -100,12 +96,12 @@ export function withScratchCheck<B extends Record<K, BufferArg>, C, K extends st
       return {
         ...staged,
         bind(buffers, config, label = stages.label): StagedCall<C> {
-          check(label, buffers[name], config);
+          check(label, buffers.partials, config);
           const call = staged.bind(buffers, config, label);
           return {
             ...call,
             update(c: C) {
-              check(label, buffers[name], c);
+              check(label, buffers.partials, c);
               call.update(c);
             },
           };

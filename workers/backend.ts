@@ -3,11 +3,11 @@
  * and `cpu` (the kernels' TypeScript references). The trainer drives either the same way, and both
  * perform the same sequence of operations, so the same config and seed give the same numbers.
  */
-import type { AdvantageOptions } from '../kernels/advantage';
-import type { EssScaleOptions } from '../kernels/essScale';
-import type { InfoGainType } from '../kernels/infoGain';
-import type { MlpDims } from '../kernels/mlp';
-import type { StatsOut } from '../kernels/stats';
+import type { AdvantageOptions } from '../kernels/advantage/advantage';
+import type { EssScaleOptions } from '../kernels/optimizer/essScale';
+import type { InfoGainType } from '../kernels/advantage/infoGain';
+import type { MlpDims } from '../kernels/model/mlp';
+import type { StatsOut } from '../kernels/stats/stats';
 import type { KlType, LossAgg } from './config';
 import type { RatioMode } from './plan';
 
@@ -61,7 +61,7 @@ export interface RunShape {
   critic: { size: number; gamma: number; lambda: number; lr: number } | null;
 }
 
-/** The advantage stage's per-trajectory and per-turn inputs (kernels/advantage.ts AdvantageInputs). */
+/** The advantage stage's per-trajectory and per-turn inputs (kernels/advantage/advantage.ts AdvantageInputs). */
 export interface AdvantageData {
   /** [N] training reward of each row. */
   reward: Float32Array;
@@ -125,7 +125,7 @@ export type UpdateStats = StatsOut & {
   ess_rollout: number;
   /** The factor the learning rate was scaled by (VCPO; 1 otherwise). */
   lr_scale: number;
-  /** Health bits (kernels/finiteCheck.ts HEALTH): NaN or Inf in the loss, gradients or parameters. */
+  /** Health bits (kernels/stats/finiteCheck.ts HEALTH): NaN or Inf in the loss, gradients or parameters. */
   non_finite: number;
   /** The state after this update, when `snapshot` was asked for. */
   state?: ModelState;

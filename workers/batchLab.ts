@@ -9,15 +9,15 @@
  * loss stages to the same data. Sampling-stage methods (DARS, GEC, ReGFT, DAPO's refill) cannot
  * change rollouts that already happened; their notes say what they would do instead.
  */
-import { advantageCpu } from '../kernels/advantage';
-import { infoGainCpu } from '../kernels/infoGain';
-import { forwardCpu } from '../kernels/mlp';
-import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../kernels/ppoLoss';
-import { seqRatioCpu } from '../kernels/seqRatio';
-import { tokenBaselineCpu } from '../kernels/tokenBaseline';
-import { tokenStatsCpu } from '../kernels/tokenStats';
-import { trajStatsCpu } from '../kernels/trajStats';
-import { whitenCpu } from '../kernels/whiten';
+import { advantageCpu } from '../kernels/advantage/advantage';
+import { infoGainCpu } from '../kernels/advantage/infoGain';
+import { forwardCpu } from '../kernels/model/mlp';
+import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../kernels/loss/ppoLoss';
+import { seqRatioCpu } from '../kernels/loss/seqRatio';
+import { tokenBaselineCpu } from '../kernels/advantage/tokenBaseline';
+import { tokenStatsCpu } from '../kernels/softmax/tokenStats';
+import { trajStatsCpu } from '../kernels/stats/trajStats';
+import { whitenCpu } from '../kernels/advantage/whiten';
 import type { RunConfig } from './config';
 import { methodDef } from './methods';
 import { aggregationWeights } from './lossAgg';

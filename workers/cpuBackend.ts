@@ -2,21 +2,22 @@
  * The CPU backend: the same update as the GPU backend, computed by the kernels' TypeScript
  * references. It is the fallback where WebGPU is missing and the oracle in tests.
  */
-import { adamCpu, gradNormCpu } from '../kernels/adam';
-import { HEALTH, nonFiniteCpu } from '../kernels/finiteCheck';
-import { advantageCpu } from '../kernels/advantage';
-import { criticUpdateCpu, gaeCpu } from '../kernels/critic';
-import { essScaleCpu } from '../kernels/essScale';
-import { infoGainCpu } from '../kernels/infoGain';
-import { backwardCpu, embedProjectCpu, forwardCpu, logitGradCpu, paramLayout } from '../kernels/mlp';
-import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../kernels/ppoLoss';
-import { sampleCpu } from '../kernels/sample';
-import { seqRatioCpu } from '../kernels/seqRatio';
-import { statsCpu } from '../kernels/stats';
-import { tokenBaselineCpu } from '../kernels/tokenBaseline';
-import { tokenStatsCpu } from '../kernels/tokenStats';
-import { trajStatsCpu } from '../kernels/trajStats';
-import { whitenCpu } from '../kernels/whiten';
+import { adamCpu, gradNormCpu } from '../kernels/optimizer/adam';
+import { HEALTH, nonFiniteCpu } from '../kernels/stats/finiteCheck';
+import { advantageCpu } from '../kernels/advantage/advantage';
+import { criticUpdateCpu, gaeCpu } from '../kernels/advantage/critic';
+import { essScaleCpu } from '../kernels/optimizer/essScale';
+import { infoGainCpu } from '../kernels/advantage/infoGain';
+import { backwardCpu, embedProjectCpu, forwardCpu, paramLayout } from '../kernels/model/mlp';
+import { logitGradCpu } from '../kernels/softmax/logitGrad';
+import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../kernels/loss/ppoLoss';
+import { sampleCpu } from '../kernels/softmax/sample';
+import { seqRatioCpu } from '../kernels/loss/seqRatio';
+import { statsCpu } from '../kernels/stats/stats';
+import { tokenBaselineCpu } from '../kernels/advantage/tokenBaseline';
+import { tokenStatsCpu } from '../kernels/softmax/tokenStats';
+import { trajStatsCpu } from '../kernels/stats/trajStats';
+import { whitenCpu } from '../kernels/advantage/whiten';
 import type { Backend, BatchTensors, RunShape, UpdateInput, UpdateStats } from './backend';
 import { copyRows } from './rowCopy';
 

@@ -10,30 +10,29 @@
  * Every forward reads the shared [K, V, H] table `proj`; an embedProject dispatch remakes it
  * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
-import { normBlocks, optimizerStepFor } from '../kernels/adam';
-import { packTrajIn, packTurnIn } from '../kernels/advantage';
-import { criticUpdateKernel } from '../kernels/critic';
-import { backwardScratchWords, forwardKernel, paramLayout, slotTableWords } from '../kernels/mlp';
+import { gradNormKernel, optimizerStepKernel } from '../kernels/optimizer/adam';
+import { packTrajIn, packTurnIn } from '../kernels/advantage/advantage';
+import { criticUpdateKernel } from '../kernels/advantage/critic';
+import { paramLayout } from '../kernels/model/mlp';
+import { backwardScratchWords, forwardKernel, slotTableWords } from '../kernels/model/mlpKernels';
 import { BufferUsage, compileKernels, MapMode } from '../kernels/pipeline';
-import { KL_TYPES, PPO_ROW_WORDS, RATIO_MODES, unpackPpoRows } from '../kernels/ppoLoss';
-import type { SampleConfig } from '../kernels/sample';
-import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats';
-import { tokenBaselineKernel } from '../kernels/tokenBaseline';
-import { defaultKernelVariant, type KernelVariant } from '../kernels/variant';
-import { TRAJ_STATS_WORDS } from '../kernels/trajStats';
-import { whitenFoldAdvWords, whitenFoldBlocks, whitenScratchWords } from '../kernels/whiten';
+import { KL_TYPES, PPO_ROW_WORDS, RATIO_MODES, unpackPpoRows } from '../kernels/loss/ppoLoss';
+import type { SampleConfig } from '../kernels/softmax/sample';
+import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats/stats';
+import { tokenBaselineKernel } from '../kernels/advantage/tokenBaseline';
+import { defaultKernelVariant, type KernelVariant } from '../kernels/selectors';
+import { TRAJ_STATS_WORDS } from '../kernels/stats/trajStats';
+import { whitenKernel, whitenScratchWords } from '../kernels/advantage/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 import {
   advantageConfigFor,
   backendKernels,
   backendPipelines,
   createKernels,
-  normConfigFor,
+  gradNormBlockFor,
   runsTokenBaseline,
   statsConfigFor,
   updateSteps,
-  whitenDispatches,
-  whitenFoldProducer,
 } from './gpuKernels';
 import { copyRows } from './rowCopy';
 
@@ -42,9 +41,8 @@ export interface GpuBackendOptions {
   label?: string;
   /**
    * The kernels that have hardware versions run them ('subgroup': logitGrad's subgroup rows, and
-   * sample's and tokenStats' above 64 logits, softmaxRowLayout; firstLayerGrad's subgroup
-   * version, which also writes the gradient norm's block sums; stats' spread bins) or the thread
-   * ones (kernels/variant.ts);
+   * sample's and tokenStats' above 64 logits; firstLayerGrad's subgroup
+   * version; gradNorm's block; stats' spread bins) or the thread ones (kernels/selectors.ts);
    * default defaultKernelVariant(device): the hardware versions on a hardware adapter that has
    * subgroups.
    */
@@ -59,50 +57,33 @@ export interface GpuBackendOptions {
  * embedProject + forward + tokenStats for the reference, (with stale rollouts) the rollout and
  * the old log-probs, trajStats, the advantage (OTB's in 2 dispatches: W by position, then the
  * rows; plus whitening for REINFORCE++ and PPO, 3
- * dispatches: block moments, their combination, the rows; 2 in the subgroup `variant`, the
- * combination done in every workgroup of the rows, and 1 where the block moments come from the
- * advantage or GAE kernel, whitenFoldProducer), essScale, then per
+ * dispatches: block moments, their combination, the rows), essScale, then per
  * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
- * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum) and adam (in the
- * subgroup variant firstLayerGrad writes the blocks' sums and adam adds them in every workgroup:
- * 1 dispatch), and finally stats (2: chunks of trajectories, then their combination) and the
- * finite checks (log-probs, loss and ratio columns, parameters: 1).
+ * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum) and adam, and finally
+ * stats (2: chunks of trajectories, then their combination) and the finite checks (log-probs,
+ * loss and ratio columns, parameters: 1). The same in both kernel variants.
  */
-export function dispatchCounts(shape: RunShape, variant: KernelVariant = 'thread'): { sampleTurn: number; update: number } {
+export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
   const steps = updateSteps(shape);
   // The forward is two dispatches (hidden units, then logits; kernels/stages.ts).
   const F = forwardKernel.dispatches;
   // embedProject, forward, tokenStats per log-prob pass; IGPO's adds infoGain.
   const logps = (2 + F) * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 3 + F : 0);
   // embedProject, forward, tokenStats, ppoLoss, logitGrad, headGrad (2), hiddenGrad, slotGrad (2),
-  // firstLayerGrad, the optimizer step (gradNorm and adam: 3, or adamMerged alone: 1) (+ seqRatio)
-  const perStep = 10 + F + optimizerStepFor(variant).dispatches + (shape.loss.ratioMode === 'token' ? 0 : 1);
+  // firstLayerGrad, the optimizer step (gradNorm and adam: 3) (+ seqRatio)
+  const perStep = 10 + F + optimizerStepKernel.dispatches + (shape.loss.ratioMode === 'token' ? 0 : 1);
   // PPO: GAE replaces the advantage kernel, and the critic's update (2: row chunks, then the table) follows it.
   const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
   // OTB (without a critic) replaces it with its two passes.
   const otb = runsTokenBaseline(shape) ? tokenBaselineKernel.dispatches - 1 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + 1 + critic + otb + whitenDispatches(shape, variant) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
+    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
   };
 }
 
-
-/**
- * A call bound once, as an encode of its own: the call stays with the kernel that made it, so one
- * name can stand for either of two kernels with different call types (a folding producer or not).
- */
-function bound<B, C, Call>(
-  kernel: { bind(buffers: B, config: C, label?: string): Call; encode(pass: GPUComputePassEncoder, call: Call): void },
-  buffers: B,
-  config: C,
-  label?: string,
-): (pass: GPUComputePassEncoder) => void {
-  const call = kernel.bind(buffers, config, label);
-  return (pass) => kernel.encode(pass, call);
-}
 
 export function createGpuBackend(
   device: GPUDevice,
@@ -156,11 +137,10 @@ export function createGpuBackend(
   const v = f32('adam v', P);
   const grads = f32('grads', P);
   const norm = f32('grad norm', 1);
-  // The gradient norm's per-block sums of squares (gradNorm's pass 1, or firstLayerGrad's in the
-  // subgroup variant): its own, as small as that, so no other kernel's scratch has to outlive or
-  // make room for it.
-  const normConfig = normConfigFor(shape, kernelVariant);
-  const normPartials = f32('grad norm partials', Math.max(1, normBlocks(normConfig)));
+  // gradNorm's per-block sums of squares: its own, as small as that, so no other kernel's scratch
+  // has to outlive or make room for it.
+  const normConfig = { n: P, block: gradNormBlockFor(shape, kernelVariant) };
+  const normPartials = f32('grad norm partials', gradNormKernel.scratchWords(normConfig));
   // [1] u32 health bits (finiteCheck.ts HEALTH), cleared at the start of each update.
   const health = f32('health', 1);
   // Sequences and row tables.
@@ -196,9 +176,7 @@ export function createGpuBackend(
   const scratchSumP2 = f32('sumP2 (ref/rollout, unused)', R);
   const stale = shape.staleness > 0;
   const logpRollout = stale ? f32('logpRollout', R) : logpOld;
-  // Whitening folded into the kernel that writes adv (whitenFoldProducer): its records go behind the rows.
-  const fold = whitenFoldProducer(shape, kernelVariant);
-  const adv = f32('adv', fold ? whitenFoldAdvWords(R, whitenFoldBlocks(N)) : R);
+  const adv = f32('adv', R);
   const dlogp = f32('dlogp', R);
   const ppo = f32('ppo rows', R * PPO_ROW_WORDS);
   const mask = f32('mask', R);
@@ -327,29 +305,18 @@ export function createGpuBackend(
   );
   const advBuffers = { trajIn, turnIn, roleRewards, trajStats, mask, logpOld, logpRef, adv };
   const advConfig = advantageConfigFor(shape, kernelVariant);
-  // With whitening folded into the advantage kernel its raw configuration runs that pipeline too
-  // (the records it leaves go unread): one pipeline, not two.
-  const bindAdv = (config: typeof advConfig, label: string) =>
-    fold === 'advantage' ? bound(k.advantageFold, advBuffers, config, label) : bound(k.advantage, advBuffers, config, label);
-  const encodeAdv = bindAdv(advConfig, 'advantage');
+  const advCall = k.advantage.bind(advBuffers, advConfig, 'advantage');
   // ReGFT's fine-tuning iterations: the advantage is the reward itself.
-  const encodeRawAdv = bindAdv({ ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');
+  const rawAdvCall = k.advantage.bind(advBuffers, { ...advConfig, estimator: 'raw', byRole: false, entropyScale: false }, 'advantage raw');
   // OTB's W by position goes where the reference pass put its unused entropy (written again only by
   // the next update's reference pass).
   const otbCall = runsTokenBaseline(shape)
     ? k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, wpos: scratchEntropy, adv }, { numTraj: N, tp: Tp })
     : null;
-  const encodeWhiten = !shape.whiten
-    ? null
-    : fold
-      ? bound(k.whitenFold, { mask, adv }, { numRows: R, blocks: whitenFoldBlocks(N) })
-      : bound(k.whiten, { mask, adv, partials: whitenPartials }, { numRows: R });
-  const gaeBuffers = { critic: criticTable, stateKey, mask, trajIn, adv, ret: returns };
+  const whitenCall = shape.whiten ? k.whiten.bind({ mask, adv, partials: whitenPartials }, { numRows: R }) : null;
   const criticCalls = shape.critic
     ? [
-        fold === 'gae'
-          ? bound(k.gaeFold, gaeBuffers, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }, 'gae')
-          : bound(k.gae, gaeBuffers, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }, 'gae'),
+        k.gae.bind({ critic: criticTable, stateKey, mask, trajIn, adv, ret: returns }, { numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }),
         k.criticUpdate.bind({ stateKey, mask, ret: returns, partials: criticPartials, critic: criticTable }, criticConfig),
       ] as const
     : null;
@@ -403,7 +370,7 @@ export function createGpuBackend(
     ] as const;
   }));
   // The same for every minibatch: it reads only the parameters and the slot sums.
-  const firstLayerCall = k.firstLayerGrad.bind({ params, G: slotSums, grads, partials: normPartials }, { dims });
+  const firstLayerCall = k.firstLayerGrad.bind({ params, G: slotSums, grads }, { dims });
   // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
   const adamConfig = (lr: number, step: number) => ({ ...normConfig, lr, ...shape.optim, step });
   const adamCalls = Array.from({ length: steps }, (_, s) =>
@@ -546,13 +513,13 @@ export function createGpuBackend(
         k.forward.encode(pass, fwdOld);
         k.tokenStats.encode(pass, tsOld);
         k.trajStats.encode(pass, trajStatsCall);
-        if (inp.raw) encodeRawAdv(pass);
+        if (inp.raw) k.advantage.encode(pass, rawAdvCall);
         else if (criticCalls) {
-          criticCalls[0](pass);
+          k.gae.encode(pass, criticCalls[0]);
           k.criticUpdate.encode(pass, criticCalls[1]);
         } else if (otbCall) k.tokenBaseline.encode(pass, otbCall);
-        else encodeAdv(pass);
-        if (encodeWhiten && !inp.raw) encodeWhiten(pass);
+        else k.advantage.encode(pass, advCall);
+        if (whitenCall && !inp.raw) k.whiten.encode(pass, whitenCall);
         k.essScale.encode(pass, essCall);
         let s = 0;
         for (let epoch = 0; epoch < shape.epochs; epoch++) {

@@ -6,7 +6,7 @@
  * (workers/gpuBackend.ts openGpuBackend), so a broken shader fails there and not later as silent
  * zeros.
  */
-import { subgroupFeatures } from '../kernels/variant';
+import { subgroupFeatures } from '../kernels/selectors';
 
 export interface GpuHandle {
   device: GPUDevice;
@@ -51,7 +51,7 @@ export async function requestGpu(gpu: GPU | undefined = defaultGpu(), opts: Requ
   let device: GPUDevice;
   try {
     // Large batches need large per-row buffers: ask for what the adapter allows, not the defaults.
-    // Subgroups where the adapter has them: the per-row softmax kernels use them (kernels/rowSubgroup.ts).
+    // Subgroups where the adapter has them: the per-row softmax kernels use them (kernels/softmax/rowSubgroup.ts).
     device = await adapter.requestDevice({
       label: `playground on ${label}`,
       requiredFeatures: subgroupFeatures(gpu, adapter),

@@ -1,39 +1,14 @@
 /**
  * Which kernels a GPU backend of a given shape binds, and the pipelines they compile. The backend
- * creates its kernels from backendKernels; openGpuBackend first compiles backendPipelines side by
- * side (kernels/pipeline.ts compileKernels), so a run compiles what it binds and nothing else. Until
- * 2026-12-01 every kernel of kernels/all.ts (42 pipelines, the candidates no backend runs among them)
- * was compiled when a device was picked, and the specialized ones again when the backend bound them.
- * tests/gpu/backendPipelines.gpu.test.ts checks the list both ways over shapes and variants: the
+ * creates its kernels from backendKernels (the selector table of kernels/selectors.ts); openGpuBackend
+ * first compiles backendPipelines side by side (kernels/pipeline.ts compileKernels), so a run
+ * compiles what it binds and nothing else. tests/gpu/backendPipelines.gpu.test.ts checks the list both ways over shapes and variants: the
  * backend compiles nothing past it, and binds every pipeline on it.
  */
-import { gradNormBlockFor, optimizerStepFor, type NormSource } from '../kernels/adam';
-import { advantageFoldKernel, advantageGroupSizeFor, advantageKernel, type AdvantageConfig } from '../kernels/advantage';
-import { criticUpdateKernel, gaeKernelFor, gaeUnrolledFoldKernel, gaeUnrolledKernel } from '../kernels/critic';
-import { essScaleKernel } from '../kernels/essScale';
-import { finiteCheckKernel } from '../kernels/finiteCheck';
-import { infoGainKernel } from '../kernels/infoGain';
-import {
-  embedProjectKernel,
-  firstLayerGradKernels,
-  firstLayerGradSubgroupWorkgroups,
-  forwardKernel,
-  headGradKernel,
-  hiddenGradKernel,
-  logitGradKernelFor,
-  paramLayout,
-  slotGradKernel,
-} from '../kernels/mlp';
+import type { AdvantageConfig } from '../kernels/advantage/advantage';
 import type { KernelPipeline } from '../kernels/pipeline';
-import { ppoLossKernel } from '../kernels/ppoLoss';
-import { sampleKernels } from '../kernels/sample';
-import { seqRatioKernel } from '../kernels/seqRatio';
-import { statsHistCopiesFor, statsKernel, statsSpreadBinsFor, type StatsConfig } from '../kernels/stats';
-import { tokenBaselineKernel } from '../kernels/tokenBaseline';
-import { tokenStatsKernels } from '../kernels/tokenStats';
-import { trajStatsKernel } from '../kernels/trajStats';
-import { softmaxRowLayout, type KernelVariant } from '../kernels/variant';
-import { whitenFoldApplyKernel, whitenKernelFor } from '../kernels/whiten';
+import { CONFIG_SELECTORS, selectKernels, type KernelVariant, type SelectorShape } from '../kernels/selectors';
+import type { StatsConfig } from '../kernels/stats/stats';
 import type { RunShape } from './backend';
 
 /** Optimizer steps per update: epochs x minibatches, times the turns for SeeUPO's per-turn stages. */
@@ -41,86 +16,34 @@ export function updateSteps(shape: RunShape): number {
   return shape.epochs * shape.minibatches.length * (shape.loss.ratioMode === 'turn' ? shape.maxTurns : 1);
 }
 
+/** What the selector table reads of a run's shape. */
+const selectorShape = (shape: RunShape): SelectorShape => ({ vocab: shape.dims.V, group: shape.group });
+
 /** The kernels a backend of `shape` runs in `variant`, by the names the backend gives them. */
 export function backendKernels(shape: RunShape, variant: KernelVariant) {
-  const { V } = shape.dims;
-  return {
-    embedProject: embedProjectKernel,
-    forward: forwardKernel,
-    sample: sampleKernels[softmaxRowLayout(variant, V)],
-    tokenStats: tokenStatsKernels[softmaxRowLayout(variant, V)],
-    trajStats: trajStatsKernel,
-    advantage: advantageKernel,
-    // The producers that leave whitening's moments behind their rows, and whitening from those
-    // (whitenFoldProducer says when); created always, bound only then.
-    advantageFold: advantageFoldKernel,
-    gaeFold: gaeUnrolledFoldKernel,
-    whitenFold: whitenFoldApplyKernel,
-    tokenBaseline: tokenBaselineKernel,
-    whiten: whitenKernelFor(variant),
-    essScale: essScaleKernel,
-    seqRatio: seqRatioKernel,
-    infoGain: infoGainKernel,
-    gae: gaeKernelFor(shape.Tp, variant),
-    criticUpdate: criticUpdateKernel,
-    ppoLoss: ppoLossKernel,
-    logitGrad: logitGradKernelFor(variant, V),
-    headGrad: headGradKernel,
-    hiddenGrad: hiddenGradKernel,
-    slotGrad: slotGradKernel,
-    firstLayerGrad: firstLayerGradKernels[variant],
-    optimizerStep: optimizerStepFor(variant),
-    stats: statsKernel,
-    finiteCheck: finiteCheckKernel,
-  };
+  return selectKernels(variant, selectorShape(shape));
 }
 
 export function advantageConfigFor(shape: RunShape, variant: KernelVariant): AdvantageConfig {
   return {
     numTraj: shape.N, tp: shape.Tp, maxTurns: shape.maxTurns, actionLen: shape.actionLen, nRoles: shape.nRoles,
-    ...shape.adv, groupSize: advantageGroupSizeFor(variant, shape.group),
+    ...shape.adv, groupSize: CONFIG_SELECTORS.advantageGroupSize.pick(variant, selectorShape(shape)),
   };
 }
 
 export function statsConfigFor(shape: RunShape, variant: KernelVariant): StatsConfig {
+  const s = selectorShape(shape);
   return {
     numTraj: shape.N, tp: shape.Tp, minibatches: shape.minibatches.length,
-    spreadBins: statsSpreadBinsFor(variant), histCopies: statsHistCopiesFor(variant),
+    spreadBins: CONFIG_SELECTORS.statsSpreadBins.pick(variant, s), histCopies: CONFIG_SELECTORS.statsHistCopies.pick(variant, s),
   };
 }
 
-/**
- * Where the optimizer step's gradient norm gets its block sums: in the subgroup variant from
- * firstLayerGradSubgroup (one per workgroup; kernels/mlp.ts), elsewhere from gradNorm's pass 1
- * with the variant's block.
- */
-export function normConfigFor(shape: RunShape, variant: KernelVariant): NormSource {
-  const n = paramLayout(shape.dims).size;
-  return variant === 'subgroup' ? { n, blocks: firstLayerGradSubgroupWorkgroups(shape.dims) } : { n, block: gradNormBlockFor(variant) };
-}
+/** gradNorm's block in the optimizer step's configuration. */
+export const gradNormBlockFor = (shape: RunShape, variant: KernelVariant): number => CONFIG_SELECTORS.gradNormBlock.pick(variant, selectorShape(shape));
 
 /** Whether the update runs OTB's token baseline (PPO's critic takes its place when there is one). */
 export const runsTokenBaseline = (shape: RunShape): boolean => !shape.critic && shape.adv.otb;
-
-/**
- * The kernel that does whitening's pass 1 while writing the advantages (kernels/whiten.ts
- * WHITEN_FOLD_HOOKS), so that whitening is one dispatch (whitenFoldApply) instead of two: in the
- * hardware (subgroup) variant the advantage kernel, or with PPO's critic GAE where it runs
- * unrolled. None in the thread variant, where on SwiftShader advantageFold + whitenFoldApply took
- * longer than advantage + whiten's three dispatches (BENCHMARKS.md, tenth session), nor after
- * OTB's baseline. Untimed on a GPU.
- */
-export function whitenFoldProducer(shape: RunShape, variant: KernelVariant): 'advantage' | 'gae' | null {
-  if (variant !== 'subgroup' || !shape.whiten) return null;
-  if (shape.critic) return gaeKernelFor(shape.Tp, variant) === gaeUnrolledKernel ? 'gae' : null;
-  return runsTokenBaseline(shape) ? null : 'advantage';
-}
-
-/** Dispatches whitening records per update: none without it, else as whitenFoldProducer and the variant pick. */
-export function whitenDispatches(shape: RunShape, variant: KernelVariant): number {
-  if (!shape.whiten) return 0;
-  return whitenFoldProducer(shape, variant) ? whitenFoldApplyKernel.dispatches : whitenKernelFor(variant).dispatches;
-}
 
 /**
  * Every pipeline a backend of `shape` binds in `variant`, with the override constants of its
@@ -132,19 +55,18 @@ export function backendPipelines(shape: RunShape, variant: KernelVariant): Kerne
   const V = shape.dims.V;
   const R = N * Tp;
   const updates = shape.minibatches.length > 0;
-  const fold = whitenFoldProducer(shape, variant);
   return [
     ...k.embedProject.pipelines(),
     ...k.forward.pipelines(),
     ...k.sample.pipelines({ vocab: V, numRows: N, seed: shape.seed, iter: 0 }),
     ...k.tokenStats.pipelines({ vocab: V, numRows: R }),
     ...k.trajStats.pipelines(),
-    ...(fold === 'advantage' ? k.advantageFold : k.advantage).pipelines(advantageConfigFor(shape, variant)),
+    ...k.advantage.pipelines(advantageConfigFor(shape, variant)),
     ...(runsTokenBaseline(shape) ? k.tokenBaseline.pipelines() : []),
-    ...(shape.whiten ? (fold ? k.whitenFold : k.whiten).pipelines() : []),
+    ...(shape.whiten ? k.whiten.pipelines() : []),
     ...k.essScale.pipelines(),
     ...(shape.scoreContexts > 0 ? k.infoGain.pipelines() : []),
-    ...(shape.critic ? [...(fold === 'gae' ? k.gaeFold : k.gae).pipelines({ numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }), ...k.criticUpdate.pipelines()] : []),
+    ...(shape.critic ? [...k.gae.pipelines({ numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }), ...k.criticUpdate.pipelines()] : []),
     ...(updates && shape.loss.ratioMode !== 'token' ? k.seqRatio.pipelines() : []),
     ...(updates
       ? [

@@ -8,7 +8,7 @@
  * aggregation), the method's value wins while it is active; methods that would set the same value
  * differently are declared as conflicting in the registry.
  */
-import type { AdvantageOptions } from '../kernels/advantage';
+import type { AdvantageOptions } from '../kernels/advantage/advantage';
 import type { KlType, LossAgg, RunConfig } from './config';
 import { methodRegistry, type MethodDef } from './methods';
 import type { ParamValues } from './methods/params';

@@ -8,7 +8,7 @@
  * - `scale`: sized for a real GPU: 1024 rollouts per iteration (128 prompts x 8), a 512-unit hidden
  *   layer and 64-wide embeddings over 8 context tokens, on the sequence task with the largest symbol
  *   alphabet. About 280k parameters and 3072 training rows per update. With the first layer factored
- *   through the vocabulary (kernels/mlp.ts embedProjectCpu) a forward pass over the batch is ~0.1
+ *   through the vocabulary (kernels/model/mlp.ts embedProjectCpu) a forward pass over the batch is ~0.1
  *   GFLOP (it was ~1.7 unfactored): on this project's 2-core machine one iteration takes ~0.7 s on
  *   the CPU backend and ~1.9 s on a software adapter (SwiftShader; BENCHMARKS.md), and a GPU is meant
  *   to run it at several iterations per second.

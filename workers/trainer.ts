@@ -5,8 +5,8 @@
  *   sample B tasks x G rollouts -> roll out turn by turn (GPU samples, TS env answers)
  *   -> rewards -> advantage -> epochs x minibatches of clipped-surrogate updates -> metrics
  */
-import { initParams, type MlpDims } from '../kernels/mlp';
-import { healthNames, type HealthQuantity } from '../kernels/finiteCheck';
+import { initParams, type MlpDims } from '../kernels/model/mlp';
+import { healthNames, type HealthQuantity } from '../kernels/stats/finiteCheck';
 import type { AdvantageData, Backend, ModelState, RunShape } from './backend';
 import { packBatch, unpackBatch, type BatchDump, type BatchPack } from './batchDump';
 import { makeRowTables } from './backend';

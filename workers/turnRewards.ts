@@ -1,6 +1,6 @@
 /**
  * Per-turn inputs of the reward stage (METHODS.md 6): IGPO's teacher-forced answer contexts (the
- * backend scores them and turns the log-probs into information gain on the device, kernels/infoGain.ts),
+ * backend scores them and turns the log-probs into information gain on the device, kernels/advantage/infoGain.ts),
  * GiGPO's step rewards and anchor keys.
  */
 import { PAD } from './envs';
@@ -63,7 +63,7 @@ export function anchorKeys(seq: Int32Array, l: RolloutLayout): Uint32Array {
 /**
  * PPO's critic states [N * Tp]: each policy row's context (the tokens the policy sees before it,
  * the last `context` of them) hashed into a table of `size` entries. Rows outside the loss mask
- * get 0: GAE and the critic's update read the keys of masked rows only (kernels/critic.ts).
+ * get 0: GAE and the critic's update read the keys of masked rows only (kernels/advantage/critic.ts).
  */
 export function stateKeys(seq: Int32Array, trainRowPos: Uint32Array, mask: Float32Array, L: number, context: number, size: number): Uint32Array {
   // A plain loop: Uint32Array.from with a callback over every row took 10 ms of a 64x PPO

@@ -18,17 +18,14 @@
 #              PEER_ONLY=1 PB=16,128 bash run.sh    the TF.js peer at those batch sizes
 #              CHECK_ONLY=1 bash run.sh             every kernel against its reference (the self-test)
 #                                                   and the trainer on the GPU against the CPU backend
-#              ROWS_AB=1 bash run.sh                the row kernels' layouts (kernels/variant.ts:
+#              ROWS_AB=1 bash run.sh                the row kernels' layouts (kernels/selectors.ts:
 #                                                   thread, subgroup, unrolled): checks with the
 #                                                   subgroup variant, every layout timed side by side
 #                                                   with the other kernels rewritten for GPUs
 #                                                   (advantage with and without its group size
 #                                                   compiled in, stats in four layouts, whiten,
-#                                                   criticUpdate, gae, whiten and logitGrad's unrolled
-#                                                   one, gae a thread per row, the optimizer step in three dispatches and
-#                                                   merged in two; whitening folded into advantage and
-#                                                   gaeUnrolled, then whitenFoldApply alone), whole
-#                                                   iterations with each variant
+#                                                   criticUpdate, gae, the optimizer step with each
+#                                                   gradNorm block), whole iterations with each variant
 #                                                   (ITER_S=0 skips those)
 #              AB=kernels KSEL=gae,advantage bash run.sh   the commit before against this one,
 #              AB=iteration bash run.sh             alternating ROUNDS times (default 2) on the same
@@ -103,7 +100,7 @@ rows_checks() {
   enough rows-checks || return 0
   run check-subgroup $(limit ${CHECK_S:-150}) --only selftest,parity --kernel-variant subgroup; grep -v "^PASS" $OUT/dawn-check-subgroup.log | tail -12
   enough rows-kernels || return 0
-  run kernels-rows $(limit ${KERN_S:-150}) --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,logitGradUnrolled,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStepBlock2048,optimizerStepMerged,optimizerStepFused,finiteCheck,advantage,advantageFixedGroup,advantageFold,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,gaeUnrolled,gaeUnrolledFold,gaeRows,whitenMerged,whitenFoldApply
+  run kernels-rows $(limit ${KERN_S:-150}) --only kernels --kernel-batches ${KB:-128,1024,1024x64} --kernels sample,sampleSubgroup,sampleUnrolled,tokenStats,tokenStatsSubgroup,tokenStatsUnrolled,logitGrad,logitGradSubgroup,firstLayerGrad,firstLayerGradSubgroup,gradNorm,gradNormBlock2048,adam,optimizerStep,optimizerStepBlock2048,finiteCheck,advantage,advantageFixedGroup,stats,statsSpreadBins,statsChunk512,statsHistCopies,whiten,criticUpdate,gae,tokenBaseline,essScale
 }
 rows_iterations() {
   [ "${ITER_S:-120}" = 0 ] && return 0
@@ -134,14 +131,11 @@ ab() { # kernels|iteration, KSEL (kernels), old bundle (or ZI_LOOP / ZI_NONE: th
 if [ -n "${PENDING:-}" ]; then
   DEADLINE=$(( $(date +%s) + ${TOTAL_S:-540} ))
   rows_checks
-  # The hardware variant's gradient norm folded into firstLayerGradSubgroup (2026-12-01, ninth
-  # session): the old bundle's firstLayerGradSubgroup + optimizerStepMerged against this one's
-  # firstLayerGradSubgroup + optimizerStepFused (optimizerStepMerged again beside them).
-  ab kernels firstLayerGradSubgroup,optimizerStepMerged,optimizerStepFused bench-old-7bc5c44.mjs -fused-norm
-  ab kernels stats,statsHistCopies,whiten,whitenMerged,gradNormBlock2048,optimizerStepMerged,essScale,logitGradUnrolled,advantage ZI_LOOP -zero-init
-  ab kernels logitGrad,stats bench-old-7bc5c44.mjs -logitGrad-stats
+  # The hardware variant's configurations still untimed on a GPU (advantage's compiled-in group,
+  # stats' histogram copies, OTB's two passes, essScale's loads), then whole iterations against an
+  # older bundle.
+  ab kernels advantage,advantageFixedGroup,stats,statsHistCopies,tokenBaseline,essScale ZI_LOOP -zero-init
   ab kernels gae,whiten,tokenBaseline,essScale bench-old-57a41e7.mjs -gae-whiten
-  ab kernels stats,statsHistCopies,whiten,whitenMerged,gradNormBlock2048,optimizerStepMerged ZI_NONE -zero-init-none
   ab iteration "" bench-old-7bc5c44.mjs -iteration
   rows_iterations
   exit 0

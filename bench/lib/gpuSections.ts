@@ -2,7 +2,7 @@
  * The GPU sections of the benchmark on any WebGPU implementation: Chromium's navigator.gpu (the
  * bench page) or Dawn's `create()` in Node (bench/dawn.ts, for GPU machines without a browser).
  */
-import { defaultKernelVariant, subgroupFeatures, type KernelVariant } from '../../kernels/variant';
+import { defaultKernelVariant, subgroupFeatures, type KernelVariant } from '../../kernels/selectors';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createGpuBackend } from '../../workers/gpuBackend';
 import { requestGpu } from '../../workers/gpuDevice';
@@ -54,7 +54,7 @@ export interface IterationPageOptions {
   gpuScales: string[];
   /** Scales at which the CPU backend also runs in the page, interleaved with the GPU one. */
   cpuScales: string[];
-  /** Forces the GPU backend's kernel variant (kernels/variant.ts; default: defaultKernelVariant of the device). */
+  /** Forces the GPU backend's kernel variant (kernels/selectors.ts; default: defaultKernelVariant of the device). */
   kernelVariant?: KernelVariant;
 }
 

@@ -11,7 +11,7 @@
 import type { Backend } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { dispatchCounts } from '../../workers/gpuBackend';
-import type { KernelVariant } from '../../kernels/variant';
+import type { KernelVariant } from '../../kernels/selectors';
 import { createTrainer, type BackendFactory, type Trainer } from '../../workers/trainer';
 import { addCounts, diffCounts, scaleCounts, zeroCounts, type CountingDevice } from './counting';
 import { now, summarize } from './stats';
@@ -183,7 +183,7 @@ export async function benchInterleaved(
         for (const x of s) addCounts(acc, pick(x));
         return scaleCounts(acc, 1 / s.length);
       };
-      const dc = dispatchCounts(shape, r.c.kernelVariant);
+      const dc = dispatchCounts(shape);
       row.counts = {
         perIter: mean((x) => x.total!),
         rollout: mean((x) => x.rollout!),

@@ -12,51 +12,31 @@
  * Notation: R rows, V vocabulary, K context, D embedding, H hidden, P parameters, N trajectories,
  * Tp policy rows per trajectory.
  */
-import { ADAM_MERGED_PARAMS, adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/adam';
-import { ADVANTAGE_DEFAULTS, advantageCpu, advantageGroupSizeFor, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage';
-import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/critic';
-import { essScaleCpu } from '../../kernels/essScale';
-import { updateHealthCpu } from '../../kernels/finiteCheck';
-import { infoGainCpu } from '../../kernels/infoGain';
-import {
-  embedProjectCpu,
-  firstLayerGradCpu,
-  forwardCpu,
-  HEAD_CHUNK_ROWS,
-  HEAD_GRAD_BLOCK,
-  headGradKernel,
-  headGradCpu,
-  hiddenDaCpu,
-  logitGradCpu,
-  paramLayout,
-  SLOT_CHUNK_ROWS,
-  slotGradCpu,
-  slotGradKernel,
-  slotTableWords,
-  type MlpDims,
-  FIRST_LAYER_EMB_PER_GROUP,
-  firstLayerGradSubgroupWorkgroups,
-  firstLayerNormPartialsCpu,
-} from '../../kernels/mlp';
-import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/ppoLoss';
+import { adamCpu, type AdamConfig, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, GRAD_NORM_WORKGROUP_SIZE, gradNormBlocks, gradNormCpu, gradNormKernel } from '../../kernels/optimizer/adam';
+import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout, packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
+import { CONFIG_SELECTORS } from '../../kernels/selectors';
+import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/advantage/critic';
+import { essScaleCpu } from '../../kernels/optimizer/essScale';
+import { updateHealthCpu } from '../../kernels/stats/finiteCheck';
+import { infoGainCpu } from '../../kernels/advantage/infoGain';
+import { embedProjectCpu, firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/model/mlp';
+import { HEAD_CHUNK_ROWS, HEAD_GRAD_BLOCK, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel, slotTableWords, FIRST_LAYER_EMB_PER_GROUP } from '../../kernels/model/mlpKernels';
+import { logitGradCpu } from '../../kernels/softmax/logitGrad';
+import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/loss/ppoLoss';
 import { rowChunks } from '../../kernels/reduce';
-import { sampleCpu } from '../../kernels/sample';
-import { seqRatioCpu } from '../../kernels/seqRatio';
-import { STATS_COMBINE_WORKGROUPS, STATS_MAX_HIST_COPIES, STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel } from '../../kernels/stats';
-import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
-import { tokenStatsCpu } from '../../kernels/tokenStats';
-import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/trajStats';
-import { SUBGROUP_ROWS_PER_GROUP, SUBGROUP_WORKGROUP_SIZE } from '../../kernels/rowSubgroup';
+import { sampleCpu } from '../../kernels/softmax/sample';
+import { seqRatioCpu } from '../../kernels/loss/seqRatio';
+import { STATS_COMBINE_WORKGROUPS, STATS_MAX_HIST_COPIES, STATS_WORDS, STATS_WORKGROUP_SIZE, statsChunks, statsCpu, statsKernel } from '../../kernels/stats/stats';
+import { tokenBaselineCpu } from '../../kernels/advantage/tokenBaseline';
+import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
+import { packTrajStats, trajStatsCpu, type TrajStats } from '../../kernels/stats/trajStats';
+import { SUBGROUP_ROWS_PER_GROUP, SUBGROUP_WORKGROUP_SIZE } from '../../kernels/softmax/rowSubgroup';
 import {
-  WHITEN_MERGED_APPLY_ROWS,
   WHITEN_WORKGROUP_SIZE,
   whitenBlocks,
   whitenCpu,
-  whitenFoldAdvWords,
-  whitenFoldBlocks,
-  whitenFoldMomentsCpu,
   whitenKernel,
-} from '../../kernels/whiten';
+} from '../../kernels/advantage/whiten';
 import type { RunShape } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { createEnv } from '../../workers/envs';
@@ -104,7 +84,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   firstLayerGrad: 'bytes 4[2(VD + KDH) + KVH + H] (embeddings, W1, G in; dEmb, dW1, db1 out), whatever R; flops 4VKDH + VH. firstLayerGradSubgroup also reads W2 | b2 once and writes one gradient-norm block sum per workgroup (the gradient norm\'s first pass), not counted',
   gradNorm: 'bytes 4[P + 1]; flops 2P',
   adam: 'bytes 4[4P + 1 + 3P] (params, grads, m, v, norm in; params, m, v out); flops ~15P',
-  optimizerStep: 'gradNorm\'s and adam\'s: bytes 4[8P + 2]; flops ~17P (optimizerStepMerged: the same, its block sums read in every workgroup of the update)',
+  optimizerStep: 'gradNorm\'s and adam\'s: bytes 4[8P + 2]; flops ~17P',
   stats: 'bytes 4[9R + N + S] (mask, adv, logp, old, entropy, 4-word loss rows, rewards in; S stat words out); flops ~20R',
   finiteCheck: 'bytes 4[R + 2R + P + 1] (bits read: logp, the loss and ratio words of the loss rows, the parameters; one flag word); flops 3R + P',
   copy: 'bytes = the same byte count as the kernel it is compared with: half read, half written, as vec4<f32>',
@@ -343,7 +323,7 @@ export function sharedBuffers(d: KernelData): KernelCase['buffers'] {
 
 /**
  * Cases by kernel label with their bytes and FLOPs, plus a case for each other layout of a kernel
- * (`${label}Subgroup`, `${label}Unrolled`: kernels/variant.ts), which does the same work on the
+ * (`${label}Subgroup`, `${label}Unrolled`: kernels/selectors.ts), which does the same work on the
  * same buffers.
  */
 function casesByLabel(
@@ -515,11 +495,11 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
         }),
     },
   ];
-  // stats with the hardware variant's pass 2 (kernels/stats.ts statsSpreadBinsFor): same pipelines
+  // stats with the hardware variant's pass 2 (kernels/selectors.ts statsSpreadBins): same pipelines
   // and bytes, the histogram bins added up by workgroups of their own. And that layout with pass 1's
   // chunks of 512 rows, as on the H200 before chunks grew to STATS_CHUNK_ROWS: more records. And
   // the hardware variant's whole configuration now, pass 1's histograms in copies too
-  // (statsHistCopiesFor): same bytes, another pipeline of pass 1.
+  // (kernels/selectors.ts statsHistCopies): same bytes, another pipeline of pass 1.
   const stats = cases.find((c) => c.label === 'stats')!;
   const spread = { ...stats, label: STATS_HARDWARE_CASE, config: { ...stats.config as object, spreadBins: true } };
   const copies = { ...stats, label: STATS_HIST_COPIES_CASE, config: { ...stats.config as object, spreadBins: true, histCopies: STATS_MAX_HIST_COPIES } };
@@ -528,31 +508,13 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
     ...stats, label: STATS_CHUNK512_CASE, config: chunk512,
     buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
   };
-  // advantage as the hardware variant binds it (advantageGroupSizeFor): the run's group size
+  // advantage as the hardware variant binds it (kernels/selectors.ts advantageGroupSize): the run's group size
   // compiled in, another pipeline of the same kernel, same bytes.
   const advantage = cases.find((c) => c.label === 'advantage')!;
-  const fixedGroup = { ...advantage, label: ADVANTAGE_FIXED_GROUP_CASE, config: { ...advantage.config as object, groupSize: advantageGroupSizeFor('subgroup', shape.group) } };
-  // Whitening folded into its producer (hardware variant, kernels/whiten.ts WHITEN_FOLD_HOOKS):
-  // advantage (as the hardware variant binds it) and gaeUnrolled leave each workgroup's moments
-  // behind their rows, 16 bytes a record more written, and whitenFoldApply whitens from those
-  // records in one dispatch: whiten's rows and mask read, the rows written, the records read once.
-  const foldBlocks = whitenFoldBlocks(N);
-  const foldWords = whitenFoldAdvWords(R, foldBlocks);
-  const folded = new Float32Array(foldWords);
-  folded.set(d.adv);
-  whitenFoldMomentsCpu(d.adv, d.mask, N, Tp).forEach((m, b) => folded.set([m.count, m.mean, 0, m.m2], R + 4 * b));
-  const gae = cases.find((c) => c.label === 'gae')!;
-  const whiten = cases.find((c) => c.label === 'whiten')!;
-  const records = (c: { bytes: number; flops: number }) => ({ bytes: c.bytes + 16 * foldBlocks, flops: c.flops });
+  const fixedGroup = { ...advantage, label: ADVANTAGE_FIXED_GROUP_CASE, config: { ...advantage.config as object, groupSize: CONFIG_SELECTORS.advantageGroupSize.pick('subgroup', { vocab: dims.V, group: shape.group }) } };
   return {
-    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup', 'Unrolled'], gae: ['Unrolled', 'Rows'], whiten: ['Merged'] }),
+    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'] }),
     [ADVANTAGE_FIXED_GROUP_CASE]: { ...fixedGroup, ...cost.advantage! },
-    advantageFold: { ...fixedGroup, label: 'advantageFold', buffers: { adv: { words: foldWords } }, ...records(cost.advantage!) },
-    gaeUnrolledFold: { ...gae, label: 'gaeUnrolledFold', buffers: { ...gae.buffers, adv: { words: foldWords } }, ...records(cost.gae!) },
-    whitenFoldApply: {
-      ...whiten, label: 'whitenFoldApply', size: `${rows}, ${foldBlocks} record${foldBlocks === 1 ? '' : 's'}`, config: { numRows: R, blocks: foldBlocks },
-      buffers: { adv: folded }, ...records(cost.whiten!),
-    },
     [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
     [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
     [STATS_HIST_COPIES_CASE]: { ...copies, ...cost.stats! },
@@ -599,8 +561,7 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       label: 'firstLayerGrad',
       size: table,
       config: { dims },
-      // partials: the subgroup variant's gradient-norm block sums (the thread variant binds none).
-      buffers: { params, G: Float32Array.from(G), grads: { words: P }, partials: { words: firstLayerGradSubgroupWorkgroups(dims) } },
+      buffers: { params, G: Float32Array.from(G), grads: { words: P } },
       cpu: () => void firstLayerGradCpu(params, dims, G, new Float32Array(P)),
     },
     {
@@ -619,15 +580,14 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
       cpu: () => void adamCpu(state.params, grads, state.m, state.v, norm, { lr: 1e-4, ...optim, step: 1 }),
     },
   ];
-  // gradNorm with the hardware variant's block (kernels/adam.ts gradNormBlockFor): same pipelines
+  // gradNorm with the hardware variant's block (kernels/selectors.ts gradNormBlock): same pipelines
   // and bytes, more and shorter blocks.
   const gradNorm = cases.find((c) => c.label === 'gradNorm')!;
   const hwConfig = { n: P, block: GRAD_NORM_BLOCK_HARDWARE };
   const hwPartials = { words: gradNormKernel.scratchWords(hwConfig) };
   const hardware = { ...gradNorm, label: GRAD_NORM_HARDWARE_CASE, config: hwConfig, buffers: { ...gradNorm.buffers, partials: hwPartials } };
-  // The whole optimizer step (kernels/adam.ts optimizerStepFor): the thread variant's three
-  // dispatches, the same with the hardware block (the hardware variant before adamMerged), and the
-  // hardware variant's two.
+  // The whole optimizer step (kernels/optimizer/adam.ts optimizerStepKernel): three dispatches with the
+  // thread variant's block and with the hardware one's.
   const adam = cases.find((c) => c.label === 'adam')!;
   const step = (label: string, block: number): KernelCase => ({
     label,
@@ -642,15 +602,6 @@ export function paramKernelCases(dims: MlpDims, optim: RunShape['optim'], seed =
     [GRAD_NORM_HARDWARE_CASE]: { ...hardware, ...cost.gradNorm! },
     optimizerStep: step('optimizerStep', GRAD_NORM_BLOCK),
     [OPTIMIZER_STEP_HARDWARE_CASE]: step(OPTIMIZER_STEP_HARDWARE_CASE, GRAD_NORM_BLOCK_HARDWARE),
-    optimizerStepMerged: step('optimizerStepMerged', GRAD_NORM_BLOCK_HARDWARE),
-    // The hardware variant's step since 2026-12-01: adamMerged alone, on the block sums
-    // firstLayerGradSubgroup writes (here the reference's, so the norm is finite and the step runs).
-    optimizerStepFused: {
-      ...step('optimizerStepFused', GRAD_NORM_BLOCK_HARDWARE),
-      config: { ...(adam.config as AdamConfig), blocks: firstLayerGradSubgroupWorkgroups(dims) },
-      buffers: { ...adam.buffers, partials: Float32Array.from(firstLayerNormPartialsCpu(grads, dims)) },
-      ...cost.adam!,
-    },
   };
 }
 
@@ -671,7 +622,7 @@ export interface LaunchShape {
 }
 
 /**
- * gradNorm's two passes for P parameters (kernels/adam.ts): per-thread loop iterations, not
+ * gradNorm's two passes for P parameters (kernels/optimizer/adam.ts): per-thread loop iterations, not
  * counting the 8 tree levels each pass adds.
  */
 export function gradNormShapes(P: number): LaunchShape[] {
@@ -687,7 +638,7 @@ export function gradNormShapes(P: number): LaunchShape[] {
 }
 
 /**
- * whiten's three dispatches for R rows (kernels/whiten.ts): per-thread loop iterations, not counting
+ * whiten's three dispatches for R rows (kernels/advantage/whiten.ts): per-thread loop iterations, not counting
  * the trees (8 levels in pass 1, ceil(log2 blocks) in the combine).
  */
 export function whitenShapes(R: number): LaunchShape[] {
@@ -697,26 +648,11 @@ export function whitenShapes(R: number): LaunchShape[] {
     { kernel: 'whiten', threads: blocks * wg, serial: block / wg, mapping: `workgroup per block of ${block} rows, strided, then a tree of Chan merges` },
     { kernel: 'whiten (combine)', threads: wg, serial: 1, mapping: 'one workgroup: a block per thread, then a tree of Chan merges' },
     { kernel: 'whiten (rows)', threads: R, serial: 1, mapping: 'thread per row' },
-    { kernel: 'whitenMerged (merge + rows)', threads: Math.ceil(R / WHITEN_MERGED_APPLY_ROWS) * wg, serial: WHITEN_MERGED_APPLY_ROWS / wg,
-      mapping: `workgroup per ${WHITEN_MERGED_APPLY_ROWS} rows: the rows loaded, the block moments merged in a tree, then the rows (after pass 1 as above)` },
   ];
 }
 
 /**
- * whitenFoldApply for R rows of numTraj trajectories (kernels/whiten.ts): its only dispatch, the
- * producer's records (one per 64 trajectories) merged in every workgroup before a tree.
- */
-export function whitenFoldShape(R: number, numTraj: number): LaunchShape {
-  const wg = WHITEN_WORKGROUP_SIZE;
-  const blocks = whitenFoldBlocks(numTraj);
-  return {
-    kernel: 'whitenFoldApply', threads: Math.ceil(R / WHITEN_MERGED_APPLY_ROWS) * wg, serial: WHITEN_MERGED_APPLY_ROWS / wg + Math.ceil(blocks / wg),
-    mapping: `workgroup per ${WHITEN_MERGED_APPLY_ROWS} rows: the rows loaded, the producer's ${blocks} records merged (a thread each ${Math.ceil(blocks / wg)}, then a tree), then the rows; no pass 1`,
-  };
-}
-
-/**
- * stats' two passes for N trajectories of Tp rows in groups of `group` (kernels/stats.ts): pass 1
+ * stats' two passes for N trajectories of Tp rows in groups of `group` (kernels/stats/stats.ts): pass 1
  * walks its chunk's rows twice and, per thread, one trajectory's rows (in workgroup memory) and its
  * group's rewards; pass 2 the chunk records.
  */
@@ -772,20 +708,17 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
       kernel: 'advantage', threads: per(shape.N) * wg, serial: 2 * shape.group + shape.Tp,
       mapping: 'thread per trajectory, twice over its group; then the workgroup writes its rows together, masks loaded 12 rows at a time per thread, the first 12 before the group walks',
     },
-    // PPO's critic (4096 entries; kernels/critic.ts): pass 1 per row chunk, pass 2 per entry.
+    // PPO's critic (4096 entries; kernels/advantage/critic.ts): pass 1 per row chunk, pass 2 per entry.
     { kernel: 'criticUpdate', threads: critic.chunks * wg, serial: per(4096) + critic.rowsPerChunk,
       mapping: `workgroup per chunk of ${critic.rowsPerChunk} rows: zeroes the chunk's 4096-entry (sum, count) table together, then one thread adds the chunk's rows in order` },
     { kernel: 'criticUpdate (apply)', threads: 4096, serial: critic.chunks, mapping: 'thread per table entry: the chunk tables in chunk order, then the step toward the mean return' },
     ...whitenShapes(R),
-    whitenFoldShape(R, shape.N),
     { kernel: 'ppoLoss', threads: R, serial: 1, mapping: 'thread per row' },
     { kernel: 'logitGrad', threads: R, serial: 3 * V, mapping: 'thread per row, 3 serial passes over the vocabulary' },
-    // Their unrolled versions (kernels/rowUnrolled.ts): the row loaded once, then walked in registers.
+    // Their unrolled versions (kernels/softmax/rowUnrolled.ts): the row loaded once, then walked in registers.
     { kernel: 'sampleUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
     { kernel: 'tokenStatsUnrolled', threads: R, serial: V, mapping: 'thread per row, the vocabulary compiled in: the row loaded at once, walked in registers' },
-    { kernel: 'logitGradUnrolled', threads: R, serial: 2 * V,
-      mapping: 'thread per row, the vocabulary compiled in: the row loaded at once for its max and sum; then the workgroup\'s rows walked as one run of words' },
-    // Their subgroup variants (kernels/rowSubgroup.ts), serial steps at 32 lanes (NVIDIA, Apple).
+    // Their subgroup variants (kernels/softmax/rowSubgroup.ts), serial steps at 32 lanes (NVIDIA, Apple).
     ...(['sample', 'tokenStats', 'logitGrad'] as const).map((k): LaunchShape => ({
       kernel: `${k}Subgroup`,
       threads: Math.ceil(R / SUBGROUP_ROWS_PER_GROUP) * SUBGROUP_WORKGROUP_SIZE,
@@ -798,15 +731,13 @@ export function launchShapes(cfg: RunConfig): { R: number; shapes: LaunchShape[]
     ...reduction('slotGrad', K * V * H, SLOT_CHUNK_ROWS, (c) => c * K * H, 1,
       'thread per (row chunk, context slot, hidden unit): zeroes its V entries of the chunk\'s [K, V, H] table, then scatters the chunk\'s rows into them', V),
     { kernel: 'firstLayerGrad', threads: V * D + K * D * H + H, serial: K * H, mapping: 'thread per output of emb | W1 | b1: K·H terms for an embedding entry, V for a weight or bias' },
-    // Its subgroup variant (kernels/firstLayerGradSubgroup.wgsl), serial steps at 32 lanes.
+    // Its subgroup variant (kernels/model/firstLayerGradSubgroup.wgsl), serial steps at 32 lanes.
     { kernel: 'firstLayerGradSubgroup',
       threads: Math.ceil((V * D) / FIRST_LAYER_EMB_PER_GROUP) * SUBGROUP_WORKGROUP_SIZE + K * D * H + H,
       serial: Math.max(Math.ceil(FIRST_LAYER_EMB_PER_GROUP / (SUBGROUP_WORKGROUP_SIZE / 32)) * Math.ceil((K * H) / 32), V),
       mapping: `subgroup per embedding entry, ${FIRST_LAYER_EMB_PER_GROUP} per workgroup of ${SUBGROUP_WORKGROUP_SIZE}: lanes split its K·H terms, subgroupAdd; then thread per weight or bias (V terms)` },
     ...gradNormShapes(P),
     { kernel: 'adam', threads: P, serial: 1, mapping: 'thread per parameter' },
-    { kernel: 'adamMerged', threads: Math.max(1, Math.ceil(P / ADAM_MERGED_PARAMS)) * GRAD_NORM_WORKGROUP_SIZE, serial: ADAM_MERGED_PARAMS / GRAD_NORM_WORKGROUP_SIZE,
-      mapping: `workgroup per ${ADAM_MERGED_PARAMS} parameters: gradNorm's block sums in its tree, then 4 parameters a thread` },
     ...statsShapes(shape.N, shape.Tp, shape.group),
     { kernel: 'finiteCheck', threads: 2 * R + P, serial: 1, mapping: 'thread per logp value, per loss row (its loss and ratio words), per parameter' },
   ];

@@ -14,9 +14,9 @@
  * Rows carry their dispatches per call so the table can say how much of a kernel's time that explains.
  */
 import { ALL_OPS } from '../../kernels/all';
-import { gradNormKernel, optimizerStepKernel } from '../../kernels/adam';
-import { advantageKernel } from '../../kernels/advantage';
-import { statsKernel } from '../../kernels/stats';
+import { gradNormKernel, optimizerStepKernel } from '../../kernels/optimizer/adam';
+import { advantageKernel } from '../../kernels/advantage/advantage';
+import { statsKernel } from '../../kernels/stats/stats';
 import { BufferUsage, deviceSupports, MapMode, type KernelFeature } from '../../kernels/pipeline';
 import { copyKernel, createGpuTimer, dispatchesFor, type GpuSample } from '../lib/gpuTimer';
 import type { TimestampGrid } from '../lib/timestampGrid';

@@ -11,7 +11,7 @@
  *
  * The first layer is written two ways. `direct`: gather the K context embeddings of each row and
  * multiply by W1 (R*K*D*H multiply-adds per pass). `factored`: the same math as our backends
- * (kernels/mlp.ts embedProjectCpu): proj[k, t] = emb[t] W1_k once per weight set by a batched
+ * (kernels/model/mlp.ts embedProjectCpu): proj[k, t] = emb[t] W1_k once per weight set by a batched
  * matmul, then each row sums the K entries of its context tokens (K*V*D*H + R*K*H). Measuring both
  * separates what the algorithm gains from what the kernels gain.
  *
@@ -22,7 +22,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 // Gradients of every op (tfjs-core alone registers none; the tfjs umbrella package does this).
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
-import { contextToken, MASKED_LOGIT, paramLayout } from '../../kernels/mlp';
+import { contextToken, MASKED_LOGIT, paramLayout } from '../../kernels/model/mlp';
 import type { RunShape, UpdateInput } from '../../workers/backend';
 
 export interface TfUpdateResult {

@@ -21,7 +21,7 @@ import {
   advantageCpu,
   advantageKernel,
   type AdvantageOptions,
-} from '../advantage';
+} from '../advantage/advantage';
 import { advantageBatch, advantageBuffers, GROUPS_130, GROUPS_67, groupScales, type AdvantageBatch } from './fixtures';
 import { dispatch, exact, withScratch, type Check, type SelfTestCase, type Tolerance } from './harness';
 

@@ -16,23 +16,21 @@
  * - essScale: the ESS is a ratio of f32 tree sums of exp over up to ~1000 trajectories (a few ulps
  *   each) and one exp/log pair, the sqrt halves the relative error: atol 1e-7, rtol 2e-5.
  */
-import { packTrajIn } from '../advantage';
-import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../essScale';
-import { tokenBaselineCpu, tokenBaselineKernel, tokenBaselineRowsKernel, tokenBaselineWKernel } from '../tokenBaseline';
-import { packTrajStats, TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats, type TrajStats } from '../trajStats';
+import { packTrajIn } from '../advantage/advantage';
+import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../optimizer/essScale';
+import { tokenBaselineCpu, tokenBaselineKernel, tokenBaselineRowsKernel, tokenBaselineWKernel } from '../advantage/tokenBaseline';
+import { packTrajStats, TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats, type TrajStats } from '../stats/trajStats';
 import {
   whitenApplyKernel,
   whitenCombineKernel,
   whitenCpu,
   whitenKernel,
-  whitenMergeApplyKernel,
-  whitenMergedKernel,
   whitenPartialKernel,
   whitenScratchWords,
   whitenStats,
   WHITEN_MIN_BLOCK,
-} from '../whiten';
-import { createRng } from '../../workers/rng';
+} from '../advantage/whiten';
+import { createRng } from '../rng';
 import { GROUPS_130, GROUPS_67, groupedRollout, groupScales, rolloutRows, type GroupSpec } from './fixtures';
 import { dispatch, exact, joined, withScratch, type Check, type SelfTestCase } from './harness';
 
@@ -159,18 +157,17 @@ export function whitenChecks(got: Float32Array, adv: Float32Array, mask: Float32
   return checks;
 }
 
-function whitenCase(name: string, input: () => { adv: Float32Array; mask: Float32Array }, merged = false): SelfTestCase {
-  const whiten = merged ? whitenMergedKernel : whitenKernel;
+function whitenCase(name: string, input: () => { adv: Float32Array; mask: Float32Array }): SelfTestCase {
   return {
-    // Listed under pass 1's pipeline; whitenCombine and whitenApply are compiled and checked with
-    // it. The hardware variant's two dispatches under its second, whitenMergeApply.
-    ...(merged ? { kernel: whitenMergeApplyKernel, uses: [whitenPartialKernel] } : { kernel: whitenPartialKernel, uses: [whitenCombineKernel, whitenApplyKernel] }),
+    // Listed under pass 1's pipeline; whitenCombine and whitenApply are compiled and checked with it.
+    kernel: whitenPartialKernel,
+    uses: [whitenCombineKernel, whitenApplyKernel],
     name,
     run: (device) =>
       withScratch(device, async (s) => {
         const { adv, mask } = input();
         const R = adv.length;
-        const k = s.kernel(whiten.create(device));
+        const k = s.kernel(whitenKernel.create(device));
         const buf = s.upload(adv);
         const partials = s.empty(whitenScratchWords(R));
         dispatch(device, [[k, k.bind({ mask: s.upload(mask), adv: buf, partials }, { numRows: R })]]);
@@ -248,15 +245,6 @@ export const advantageFamilyCases: SelfTestCase[] = [
   whitenCase('no row masked in', () => ({ adv: Float32Array.of(1, 2, 3), mask: new Float32Array(3) })),
   whitenCase('one row masked in', () => ({ adv: Float32Array.of(1, 2, 3), mask: Float32Array.of(0, 1, 0) })),
   whitenCase('300 equal values', () => ({ adv: new Float32Array(300).fill(0.1), mask: new Float32Array(300).fill(1) })),
-  // Two dispatches (whitenMergedKernel): rows over several workgroups of the merged pass, a large
-  // offset, and one masked row in a later block.
-  whitenCase(`rows ${WHITEN_MIN_BLOCK * 3 + 5}: 4 blocks, 3 workgroups of rows (two dispatches)`, whitenRows(WHITEN_MIN_BLOCK * 3 + 5, 2, 0.5), true),
-  whitenCase('rows 5000, values 0.25 N(0, 1) + 1e6 (two dispatches)', whitenRows(5000, 0.25, 1e6), true),
-  whitenCase('one row masked in, in block 3 (two dispatches)', () => {
-    const mask = new Float32Array(3 * WHITEN_MIN_BLOCK + 9);
-    mask[2 * WHITEN_MIN_BLOCK + 7] = 1;
-    return { adv: Float32Array.from(mask, (_, i) => i - 1e3), mask };
-  }, true),
 
   essScaleCase('N 257, random stale log-weights, sqrt rule', () => [[statsOf(staleWeights(257)[0]), SQRT]]),
   essScaleCase('N 1000, linear rule, rhoBase 0.5', () => [[statsOf(staleWeights(1000)[1]), { enabled: true, rule: 'linear', rhoBase: 0.5 }]]),

@@ -1,5 +1,5 @@
 /**
- * Self-tests of the backward kernels against their references in kernels/mlp.ts, each fed the
+ * Self-tests of the backward kernels against their references in kernels/model/mlp.ts, each fed the
  * reference's own inputs (from tests/gpu/backward.gpu.test.ts): headGrad.wgsl (dW2, db2),
  * hiddenGrad.wgsl (da), slotGrad.wgsl (the slot sums G), firstLayerGrad.wgsl (d emb, dW1, db1 from
  * G rounded to f32, as the GPU stores it; also its subgroup variant, firstLayerGradSubgroup.wgsl,
@@ -10,32 +10,13 @@
  * rounding error grows like sqrt(terms) ulps of the running sum, so atol = 2e-6 sqrt(terms) and
  * rtol = 1e-4, with terms = rows (headGrad, slotGrad), V (da, dW1, db1), K·H (d emb). The subgroup
  * variant adds d emb's K·H terms as a strided share per lane and then a tree over the lanes: any
- * order of n terms has the serial sum's error bound, so the same tolerance holds. It also writes the
- * gradient norm's block sums, held to float64 sums of the squares of the values it left.
+ * order of n terms has the serial sum's error bound, so the same tolerance holds.
  */
-import { createRng } from '../../workers/rng';
-import {
-  backwardScratchWords,
-  firstLayerGradCpu,
-  firstLayerGradKernels,
-  firstLayerGradSubgroupWorkgroups,
-  firstLayerNormPartialsCpu,
-  forwardCpu,
-  headGradCpu,
-  headGradKernel,
-  headGradPartialKernel,
-  hiddenDaCpu,
-  hiddenGradKernel,
-  MLP_WORKGROUP_SIZE,
-  paramLayout,
-  slotGradCpu,
-  slotGradKernel,
-  slotGradPartialKernel,
-  slotTableWords,
-  type MlpDims,
-} from '../mlp';
+import { createRng } from '../rng';
+import { firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../model/mlp';
+import { backwardScratchWords, firstLayerGradKernels, headGradKernel, headGradPartialKernel, hiddenGradKernel, MLP_WORKGROUP_SIZE, slotGradKernel, slotGradPartialKernel, slotTableWords } from '../model/mlpKernels';
 import { chunkSumKernel } from '../reduce';
-import type { KernelVariant } from '../variant';
+import type { KernelVariant } from '../selectors';
 import { makeMlpCase } from './fixtures';
 import { dispatch, withScratch, type Check, type Scratch, type SelfTestCase, type Tolerance } from './harness';
 
@@ -91,31 +72,18 @@ async function runPiece(device: GPUDevice, s: Scratch, piece: Piece, dims: MlpDi
     return [{ output: 'G', actual: await s.readF32(Gout, slotTableWords(dims)), expected: G, tol: tol(rows, 'rows of da') }];
   }
   const G32 = Float32Array.from(G);
-  // The W2 | b2 range as headGrad would have left it: the subgroup variant adds up its squares.
-  const head = Float32Array.from({ length: L.size }, (_, i) => (i >= L.w2 ? Math.sin(i) * 0.7 : 0));
-  const grads = s.upload(head);
-  const norm = s.empty(firstLayerGradSubgroupWorkgroups(dims));
+  const grads = s.empty(L.size);
   const k = s.kernel(firstLayerGradKernels[variant].create(device));
-  dispatch(device, [[k, k.bind({ params: s.upload(c.params), G: s.upload(G32), grads, partials: norm }, cfg)]]);
+  dispatch(device, [[k, k.bind({ params: s.upload(c.params), G: s.upload(G32), grads }, cfg)]]);
   const ref = firstLayerGradCpu(c.params, dims, Float64Array.from(G32), new Float32Array(L.size));
   const got = await s.readF32(grads, L.size);
-  const checks: Check[] = [
+  return [
     { output: 'd emb', actual: got.subarray(L.emb, L.w1), expected: ref.subarray(L.emb, L.w1), tol: tol(dims.K * dims.H, 'K·H terms W1 · G') },
     { output: 'dW1, db1', actual: got.subarray(L.w1, L.w2), expected: ref.subarray(L.w1, L.w2), tol: tol(dims.V, 'V terms emb · G') },
   ];
-  if (variant === 'subgroup') {
-    // Each workgroup's block sum against the float64 squares of the outputs the kernel wrote (and
-    // of the head range it read), so only the sum of squares is under test here.
-    const expected = firstLayerNormPartialsCpu(got, dims);
-    checks.push({ output: 'norm block sums', actual: await s.readF32(norm, expected.length), expected, tol: NORM_TOL });
-  }
-  return checks;
 }
 
-/** An f32 sum of at most FIRST_LAYER_HEAD_BLOCK (512) squares against float64: ~sqrt(512) ulps. */
-const NORM_TOL: Tolerance = { atol: 1e-30, rtol: 3e-6, why: 'f32 sums of up to 512 squares against float64 sums, error ~ sqrt(terms) ulps: rtol 3e-6' };
-
-/** `variant` picks firstLayerGrad's version (kernels/variant.ts); the other pieces have one. */
+/** `variant` picks firstLayerGrad's version (kernels/selectors.ts); the other pieces have one. */
 function pieceCase(piece: Piece, name: string, dims: MlpDims, rows: number, seed: number, pastVocab = 0, variant: KernelVariant = 'thread'): SelfTestCase {
   return {
     kernel: piece === 'firstLayerGrad' ? firstLayerGradKernels[variant] : KERNELS[piece],
@@ -144,5 +112,4 @@ export const backwardCases: SelfTestCase[] = [
   pieceCase('firstLayerGrad', 'V·D = 9 d emb outputs', { V: 9, K: 7, D: 1, H: 7 }, 37, 9 * 7, 0, 'subgroup'),
   pieceCase('firstLayerGrad', 'H = 65', { V: 5, K: 2, D: 3, H: 65 }, 37, 5 * 65, 0, 'subgroup'),
   pieceCase('firstLayerGrad', 'K·H = 2 terms, fewer than a subgroup', { V: 5, K: 1, D: 3, H: 2 }, 37, 5 * 2, 0, 'subgroup'),
-  pieceCase('firstLayerGrad', 'W2 | b2 in two norm blocks', { V: 13, K: 2, D: 3, H: 65 }, 37, 13 * 65, 0, 'subgroup'),
 ];

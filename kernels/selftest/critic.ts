@@ -6,9 +6,9 @@
  * order within a chunk, then in chunk order, against a float64 one: criticUpdateTolerance. Entries
  * no row visits must keep their bits exactly.
  */
-import { packTrajIn } from '../advantage';
-import { criticApplyKernel, criticChunks, criticPartialKernel, criticUpdateCpu, criticUpdateKernel, gaeCpu, gaeKernel, gaeRowsKernel, gaeUnrolledKernel } from '../critic';
-import { createRng } from '../../workers/rng';
+import { packTrajIn } from '../advantage/advantage';
+import { criticApplyKernel, criticChunks, criticPartialKernel, criticUpdateCpu, criticUpdateKernel, gaeCpu, gaeKernel } from '../advantage/critic';
+import { createRng } from '../rng';
 import { dispatch, exact, withScratch, type Check, type Scratch, type SelfTestCase, type Tolerance } from './harness';
 
 /** The critic's update inputs: the table before, and per row its state, mask and return. */
@@ -161,14 +161,6 @@ export const criticCases: SelfTestCase[] = [
   gaeCase(50, 1, 0.99, 0.95),
   gaeCase(70, 4, 0.99, 0.95),
   gaeCase(40, 13, 1, 0.9),
-  // gaeUnrolled.wgsl (tp compiled in): a tp of one row, the default task's and the largest a task has.
-  gaeCase(50, 1, 0.99, 0.95, gaeUnrolledKernel),
-  gaeCase(67, 9, 1, 1, gaeUnrolledKernel),
-  gaeCase(40, 24, 1, 0.9, gaeUnrolledKernel),
-  // gaeRows.wgsl (a thread per row): the same three.
-  gaeCase(50, 1, 0.99, 0.95, gaeRowsKernel),
-  gaeCase(67, 9, 1, 1, gaeRowsKernel),
-  gaeCase(40, 24, 1, 0.9, gaeRowsKernel),
   criticUpdateCase('257 rows (2 chunks), 4096 entries', 257, 4096),
   criticUpdateCase('5,000 rows on one entry', 5000, 4096, { keys: 'one' }),
   criticUpdateCase('70,000 rows (256 chunks of 274) over all 4096 entries', 70_000, 4096, { keys: 'spread' }),

@@ -5,9 +5,9 @@
  * ratio word sets the loss bit, in a parameter the parameters bit, ORed into bits already set; a
  * loss row's other words (kl, the i32 clip flag whose -1 has the bits of a NaN) do not count.
  */
-import { createRng } from '../../workers/rng';
-import { FINITE_CHECK_WORKGROUP_SIZE, finiteCheckKernel, updateHealthCpu } from '../finiteCheck';
-import { PPO_ROW_WORDS } from '../ppoLoss';
+import { createRng } from '../rng';
+import { FINITE_CHECK_WORKGROUP_SIZE, finiteCheckKernel, updateHealthCpu } from '../stats/finiteCheck';
+import { PPO_ROW_WORDS } from '../loss/ppoLoss';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
 
 const EXACT = exact('a word of flags: a bit is set exactly when one of its values is NaN or ±Inf');

@@ -7,10 +7,10 @@
  * (tests/helpers/mlpFixture.ts, tests/helpers/logits.ts, tests/helpers/rlFixtures.ts), so a
  * self-test case and the test it came from see the same numbers.
  */
-import { createRng, type Rng } from '../../workers/rng';
-import { groupLayout, packTrajIn, packTurnIn, type AdvantageInputs, type AdvantageShape } from '../advantage';
-import { MASKED_LOGIT, paramLayout, type MlpDims } from '../mlp';
-import { packTrajStats, type TrajStatsInput } from '../trajStats';
+import { createRng, type Rng } from '../rng';
+import { groupLayout, packTrajIn, packTurnIn, type AdvantageInputs, type AdvantageShape } from '../advantage/advantage';
+import { MASKED_LOGIT, paramLayout, type MlpDims } from '../model/mlp';
+import { packTrajStats, type TrajStatsInput } from '../stats/trajStats';
 
 export interface MlpCase {
   dims: MlpDims;

@@ -10,19 +10,9 @@
  * temperature 0.05 the logits are 20x larger, so atol 2e-4. Masked logits must be MASKED_LOGIT
  * bit for bit (the softmax kernels recognise them by value).
  */
-import { createRng } from '../../workers/rng';
-import {
-  embedProjectCpu,
-  embedProjectKernel,
-  forwardCpu,
-  forwardHiddenKernel,
-  forwardKernel,
-  forwardLogitsKernel,
-  MASKED_LOGIT,
-  MLP_WORKGROUP_SIZE,
-  slotTableWords,
-  type MlpDims,
-} from '../mlp';
+import { createRng } from '../rng';
+import { embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../model/mlp';
+import { embedProjectKernel, forwardHiddenKernel, forwardKernel, forwardLogitsKernel, MLP_WORKGROUP_SIZE, slotTableWords } from '../model/mlpKernels';
 import { makeMlpCase } from './fixtures';
 import { dispatch, exact, withScratch, type Check, type SelfTestCase, type Tolerance } from './harness';
 

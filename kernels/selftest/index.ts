@@ -173,7 +173,7 @@ export interface SelfTestEnvironment {
   description: string;
   device?: string;
   isFallbackAdapter: boolean;
-  /** The device has subgroups, so the kernels' subgroup versions (kernels/variant.ts) are tested too. */
+  /** The device has subgroups, so the kernels' subgroup versions (kernels/selectors.ts) are tested too. */
   subgroups?: boolean;
   userAgent?: string;
 }

@@ -4,9 +4,9 @@
  * each reward is the difference of two exps of f32 means of a few log-probs (a few ulps each). The
  * last turn keeps the outcome the host wrote; log-probs of -1e4 must stay finite.
  */
-import { packTrajIn, packTurnIn } from '../advantage';
-import { infoGainCpu, infoGainKernel, type InfoGainType } from '../infoGain';
-import { createRng } from '../../workers/rng';
+import { packTrajIn, packTurnIn } from '../advantage/advantage';
+import { infoGainCpu, infoGainKernel, type InfoGainType } from '../advantage/infoGain';
+import { createRng } from '../rng';
 import { dispatch, withScratch, type SelfTestCase } from './harness';
 
 function infoGainCase(N: number, T: number, span: number, igType: InfoGainType, extreme: boolean): SelfTestCase {

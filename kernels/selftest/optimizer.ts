@@ -1,9 +1,8 @@
 /**
  * Self-tests of the optimizer kernels (from tests/gpu/adam.gpu.test.ts): gradNorm (gradNorm.wgsl
- * per block of the gradient, then gradNormSum.wgsl) vs gradNormCpu and adam.wgsl vs adamCpu, several
+ * per block of the gradient, then the sum of the blocks) vs gradNormCpu and adam.wgsl vs adamCpu, several
  * Adam steps in one pass as the backend runs them (fed the reference's gradient norms, so a wrong
- * gradNorm fails its own rows, not adam's); the hardware variant's step (gradNorm.wgsl, then
- * adamMerged.wgsl, tests/gpu/optimizerStep.gpu.test.ts) vs adamCpu with gradNormCpu's norms.
+ * gradNorm fails its own rows, not adam's).
  * Tolerances:
  * - gradNorm: rtol 2e-6, atol 0. The f32 sum of squares is 8 terms per thread, two 8-level trees
  *   and ceil(blocks / 256) terms per thread in pass 2: about 25 roundings for n <= 524,288, a
@@ -13,11 +12,10 @@
  * - a non-finite gradient norm skips the step: parameters and moments unchanged, health bit 2 set,
  *   exactly.
  */
-import { createRng } from '../../workers/rng';
+import { createRng } from '../rng';
 import {
   adamCpu,
   adamKernel,
-  adamMergedKernel,
   GRAD_NORM_BLOCK_HARDWARE,
   GRAD_NORM_WORKGROUP_SIZE,
   gradNormBlocks,
@@ -26,9 +24,8 @@ import {
   gradNormPartialKernel,
   gradNormSumKernel,
   optimizerStepKernel,
-  optimizerStepMergedKernel,
   type AdamOptions,
-} from '../adam';
+} from '../optimizer/adam';
 import { dispatch, exact, joined, withScratch, type SelfTestCase, type Tolerance } from './harness';
 
 const NORM_TOL: Tolerance = { atol: 0, rtol: 2e-6, why: 'f32 sum of squares by blocks, then of the blocks: about 25 ulps' };
@@ -112,18 +109,17 @@ const BASE = { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
 
 /**
  * One step whose gradient holds `bad`: skipped by both sides, health bit 2 set on the GPU. The
- * whole step runs (`step`: the thread variant's three dispatches or the hardware one's two), as in
- * training: 1e30 is finite, but its f32 square is not, and that norm is what makes Adam skip.
+ * whole step runs (gradNorm's two dispatches, then adam), as in training: 1e30 is finite, but its
+ * f32 square is not, and that norm is what makes Adam skip.
  */
-function adamSkipCase(bad: number, step: typeof optimizerStepKernel = optimizerStepKernel): SelfTestCase {
-  const merged = step === optimizerStepMergedKernel;
+function adamSkipCase(bad: number): SelfTestCase {
   return {
-    kernel: merged ? adamMergedKernel : adamKernel,
-    uses: step.kernels.filter((k) => k !== adamKernel && k !== adamMergedKernel),
-    name: `${merged ? 'merged with the block sums: ' : ''}a gradient of ${bad}: the step is skipped`,
+    kernel: adamKernel,
+    uses: optimizerStepKernel.kernels.filter((k) => k !== adamKernel),
+    name: `a gradient of ${bad}: the step is skipped`,
     run: (device) =>
       withScratch(device, async (s) => {
-        const n = merged ? 1100 : 70;
+        const n = 70;
         const rng = createRng(4);
         const p0 = Float32Array.from({ length: n }, () => rng.normal());
         const grads = Float32Array.from({ length: n }, () => rng.normal());
@@ -131,7 +127,7 @@ function adamSkipCase(bad: number, step: typeof optimizerStepKernel = optimizerS
         const ref = Float32Array.from(p0);
         const mRef = new Float32Array(n);
         const stepped = adamCpu(ref, grads, mRef, new Float32Array(n), gradNormCpu(grads), { ...BASE, maxGradNorm: 1, step: 1 });
-        const k = s.kernel(step.create(device));
+        const k = s.kernel(optimizerStepKernel.create(device));
         const pB = s.upload(p0);
         const mB = s.upload(new Float32Array(n));
         const health = s.upload(new Uint32Array(1));
@@ -149,41 +145,6 @@ function adamSkipCase(bad: number, step: typeof optimizerStepKernel = optimizerS
             expected: joined(ref, mRef, [stepped ? 0 : 2]),
             tol: exact('a non-finite gradient norm must leave parameters and moments untouched and set health bit 2'),
           },
-        ];
-      }),
-  };
-}
-
-/**
- * The hardware variant's whole step, `steps` of them in one pass: the norm from gradNorm.wgsl's block
- * sums, added in every workgroup of adamMerged.wgsl, against adamCpu with the float64 norm (the
- * norm's own error, ~1e-6, moves the clip factor, which the update's m / sqrt(v) mostly cancels).
- */
-function mergedStepCase(name: string, n: number, steps: number, block: number, o: Omit<AdamOptions, 'step'>, seed: number): SelfTestCase {
-  return {
-    kernel: adamMergedKernel,
-    uses: [gradNormPartialKernel],
-    name,
-    run: (device) =>
-      withScratch(device, async (s) => {
-        const { p0, gradsPerStep, params, m, v } = adamSteps(n, steps, seed, o, gradNormCpu);
-
-        const k = s.kernel(optimizerStepMergedKernel.create(device));
-        const pB = s.upload(p0);
-        const mB = s.upload(new Float32Array(n));
-        const vB = s.upload(new Float32Array(n));
-        const norm = s.empty(1);
-        const health = s.upload(new Uint32Array(1));
-        const partials = s.empty(gradNormKernel.scratchWords({ n, block }));
-        const lrScale = s.upload(Float32Array.of(1, 1));
-        dispatch(
-          device,
-          gradsPerStep.map((g, t) => [k, k.bind({ params: pB, grads: s.upload(g), m: mB, v: vB, partials, norm, health, lrScale }, { ...o, n, block, step: t + 1 })]),
-        );
-        return [
-          { output: 'params, m, v', actual: joined(await s.readF32(pB, n), await s.readF32(mB, n), await s.readF32(vB, n)), expected: joined(params, m, v), tol: ADAM_TOL },
-          { output: '‖g‖ of the last step', actual: await s.readF32(norm, 1), expected: [gradNormCpu(gradsPerStep[steps - 1]!)], tol: NORM_TOL },
-          { output: 'health word', actual: await s.readU32(health, 1), expected: [0], tol: exact('a finite step sets no health bit') },
         ];
       }),
   };
@@ -209,12 +170,4 @@ export const optimizerCases: SelfTestCase[] = [
   adamCase('clipping off, 5 steps, beta1 0.5, beta2 0.9, eps 1e-6', 200, 5, { lr: 0.003, beta1: 0.5, beta2: 0.9, eps: 1e-6, maxGradNorm: 0 }, 77),
   adamCase('learning rate scaled by 0.37 on the device (lrScale)', 100, 2, { ...BASE, maxGradNorm: 1 }, 79, 0.37),
   ...[NaN, Infinity, 1e30].map((bad) => adamSkipCase(bad)),
-
-  mergedStepCase(
-    `n 9795 in blocks of ${GRAD_NORM_BLOCK_HARDWARE}, 3 steps in one pass, clipping on`,
-    9795, 3, GRAD_NORM_BLOCK_HARDWARE, { ...BASE, maxGradNorm: 0.5 }, 9795,
-  ),
-  mergedStepCase('n 700 in blocks of 2: 350 block sums, more than the tree\'s 256 threads', 700, 2, 2, { ...BASE, maxGradNorm: 0.5 }, 700),
-  mergedStepCase('clipping off, 2 steps, beta1 0.5, beta2 0.9, eps 1e-6', 1500, 2, GRAD_NORM_BLOCK_HARDWARE, { lr: 0.003, beta1: 0.5, beta2: 0.9, eps: 1e-6, maxGradNorm: 0 }, 78),
-  ...[NaN, Infinity, 1e30].map((bad) => adamSkipCase(bad, optimizerStepMergedKernel)),
 ];

@@ -16,8 +16,8 @@
  *   an ulp of |logp| <= ~10); k1 and k2 past the clamp atol 1e-5 (half an ulp of 64). The clip flag
  *   exactly: a flip needs a log-ratio within 1e-7 of a bound, which these seeds do not produce.
  */
-import { KL_TYPES, PPO_LOSS_WORKGROUP_SIZE, PPO_ROW_WORDS, ppoLossCpu, ppoLossKernel, RATIO_MODES, unpackPpoRows, type PpoLossOptions } from '../ppoLoss';
-import { seqRatioCpu, seqRatioKernel, seqRatioSegments, type SeqRatioMode, type SeqRatioOptions } from '../seqRatio';
+import { KL_TYPES, PPO_LOSS_WORKGROUP_SIZE, PPO_ROW_WORDS, ppoLossCpu, ppoLossKernel, RATIO_MODES, unpackPpoRows, type PpoLossOptions } from '../loss/ppoLoss';
+import { seqRatioCpu, seqRatioKernel, seqRatioSegments, type SeqRatioMode, type SeqRatioOptions } from '../loss/seqRatio';
 import {
   ppoRows,
   ppoTrajInputs,

@@ -11,13 +11,15 @@
  * - logitGrad: dz = g (onehot - p) / T with p from an f32 log-sum-exp: atol 1e-6 + 1e-6 max|z|,
  *   rtol 1e-4. Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */
-import { createRng } from '../../workers/rng';
-import { logitGradCpu, logitGradKernels, logitGradUnrolledKernel, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../mlp';
-import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../sample';
-import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../tokenStats';
-import { SUBGROUP_ROWS_PER_GROUP } from '../rowSubgroup';
-import { UNROLLED_MAX_VOCAB } from '../rowUnrolled';
-import type { KernelVariant, RowLayout } from '../variant';
+import { createRng } from '../rng';
+import { MASKED_LOGIT } from '../model/mlp';
+import { MLP_WORKGROUP_SIZE } from '../model/mlpKernels';
+import { logitGradCpu, logitGradKernels } from '../softmax/logitGrad';
+import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../softmax/sample';
+import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../softmax/tokenStats';
+import { SUBGROUP_ROWS_PER_GROUP } from '../softmax/rowSubgroup';
+import { UNROLLED_MAX_VOCAB } from '../softmax/rowUnrolled';
+import type { KernelVariant, RowLayout } from '../selectors';
 import { extremeSampleInput, logitCase, maxAbsLogit, randomSampleInput, type LogitCase, type RowKind, type SampleInput } from './fixtures';
 import { dispatch, exact, joined, withScratch, type SelfTestCase } from './harness';
 
@@ -106,8 +108,8 @@ function tokenStatsCase(variant: RowLayout, name: string, c: () => LogitCase, ro
 
 const T = 0.7;
 
-function logitGradCase(layout: RowLayout, name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTestCase {
-  const logitGradKernel = layout === 'unrolled' ? logitGradUnrolledKernel : logitGradKernels[layout];
+function logitGradCase(layout: KernelVariant, name: string, c: () => LogitCase, zeroFrac = 0.2): SelfTestCase {
+  const logitGradKernel = logitGradKernels[layout];
   return {
     kernel: logitGradKernel,
     name,
@@ -165,14 +167,12 @@ function rowCases(variant: RowLayout, rowBlock: number): SelfTestCase[] {
 }
 
 /** logitGrad's cases in one layout; `rowBlock` is its rows per workgroup, whose edges get a case. */
-function logitGradCases(layout: RowLayout, rowBlock: number): SelfTestCase[] {
+function logitGradCases(layout: KernelVariant, rowBlock: number): SelfTestCase[] {
   const rows = rowBlock + 1;
   return [
     logitGradCase(layout, `rows ${rows}`, () => logitCase(rows, 19, 50 + rows)),
     ...EXTREME.map((kind) => logitGradCase(layout, KIND_NAMES[kind], () => logitCase(30, 12, 8, [kind]))),
     logitGradCase(layout, 'every dlogp 0', () => logitCase(70, 5, 9), 1),
-    // The unrolled version compiles a pipeline per vocabulary: its narrowest and widest too.
-    ...(layout === 'unrolled' ? [1, UNROLLED_MAX_VOCAB].map((V) => logitGradCase(layout, `vocab ${V}`, () => logitCase(rows, V, V))) : []),
   ];
 }
 
@@ -188,6 +188,5 @@ const THREAD_ROWS = Math.max(SAMPLE_WORKGROUP_SIZE, TOKEN_STATS_WORKGROUP_SIZE, 
 export const softmaxCases: SelfTestCase[] = [
   ...variantCases('thread', THREAD_ROWS),
   ...rowCases('unrolled', THREAD_ROWS),
-  ...logitGradCases('unrolled', MLP_WORKGROUP_SIZE),
   ...variantCases('subgroup', SUBGROUP_ROWS_PER_GROUP),
 ];

@@ -1,5 +1,5 @@
 /**
- * Self-test of stats (stats.wgsl per chunk of whole trajectories, then statsCombine.wgsl) against
+ * Self-test of stats (stats.wgsl: statsChunks per chunk of whole trajectories, then statsCombine) against
  * statsCpu (from tests/gpu/stats.gpu.test.ts), on one chunk, a chunk edge (257 trajectories of one
  * row: 256 + 1), 1,152 and 9,216 rows (1 and 5 chunks), binary and all-equal rewards, variable group sizes with padding
  * rows, histogram-edge values and log-ratios past the ±20 clamp.
@@ -7,10 +7,10 @@
  * rounds like the GPU); the means, std, ratio min/max and ESS with atol 1e-6, rtol 1e-5, as each f32
  * sum is a short run per thread and two 8-level trees per pass, a few ulps of the total.
  */
-import { ADV_ZERO_TOL } from '../../workers/metrics';
-import { createRng } from '../../workers/rng';
-import { packTrajIn } from '../advantage';
-import { PPO_ROW_WORDS } from '../ppoLoss';
+import { ADV_ZERO_TOL } from '../stats/histograms';
+import { createRng } from '../rng';
+import { packTrajIn } from '../advantage/advantage';
+import { PPO_ROW_WORDS } from '../loss/ppoLoss';
 import {
   decodeStats,
   STATS_FIELDS,
@@ -19,15 +19,19 @@ import {
   statsCombineKernel,
   statsCpu,
   statsKernel,
-  statsHistCopiesFor,
   statsPartialKernel,
-  statsSpreadBinsFor,
   type StatsConfig,
   type StatsInput,
-} from '../stats';
+} from '../stats/stats';
+import { CONFIG_SELECTORS } from '../selectors';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
 
-const HARDWARE_LAYOUT = { spreadBins: statsSpreadBinsFor('subgroup'), histCopies: statsHistCopiesFor('subgroup') };
+/** stats as the hardware variant binds it (the table's picks do not depend on the shape). */
+const HW_SHAPE = { vocab: 19, group: 8 };
+const HARDWARE_LAYOUT = {
+  spreadBins: CONFIG_SELECTORS.statsSpreadBins.pick('subgroup', HW_SHAPE),
+  histCopies: CONFIG_SELECTORS.statsHistCopies.pick('subgroup', HW_SHAPE),
+};
 
 export interface StatsInputOptions {
   maskP?: number;
@@ -172,8 +176,8 @@ export const statsCases: SelfTestCase[] = [
   statsCase('variable group sizes with padding rows', () => makeStatsInput(40, 8, 4, 8, { sizes: [8, 11, 1, 16], rewards: 'binary' })),
   statsCase('values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true })),
   statsCase('log-ratios past the ±20 clamp', () => makeStatsInput(40, 4, 6, 7, { spread: 30 })),
-  // As the hardware variant runs it: pass 1's histograms in copies (statsHistCopiesFor), pass 2's
-  // bins in workgroups of their own (statsSpreadBinsFor).
+  // As the hardware variant runs it: pass 1's histograms in copies, pass 2's bins in workgroups of
+  // their own (kernels/selectors.ts).
   statsCase(`the hardware layout, rows 9216: ${chunkCount(1024, 9)}`, () => makeStatsInput(1024, 8, 9, 9217), HARDWARE_LAYOUT),
   statsCase('the hardware layout, values on histogram edges', () => makeStatsInput(64, 8, 6, 6, { edges: true }), HARDWARE_LAYOUT),
   statsCase('the hardware layout, binary rewards, rows 255', () => makeStatsInput(15, 5, 17, 256, { rewards: 'binary' }), HARDWARE_LAYOUT),

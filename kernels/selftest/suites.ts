@@ -14,4 +14,3 @@ export { backwardCases } from './backward';
 export { optimizerCases } from './optimizer';
 export { statsCases } from './stats';
 export { finiteCheckCases } from './finiteCheck';
-export { whitenFoldCases } from './whitenFold';

@@ -11,11 +11,11 @@ import { collectPageErrors, removeWebGpu, SCREENS_DIR } from './util';
 const SUMMARY = /^(\d+)\/\1 kernels passed \((\d+)\/\2 checks\)$/;
 /** The kernels the page must cover, in pipeline order (kernels/all.ts; others may come between them). */
 const REQUIRED = [
-  'embedProject', 'forwardHidden', 'forwardLogits', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'advantageFold', 'gae', 'gaeUnrolledFold',
-  'tokenBaseline', 'whiten', 'whitenFoldApply', 'essScale',
-  'seqRatio', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'gradNorm', 'adam', 'adamMerged', 'stats', 'finiteCheck',
+  'embedProject', 'forwardHidden', 'forwardLogits', 'sample', 'tokenStats', 'infoGain', 'trajStats', 'advantage', 'gae',
+  'tokenBaseline', 'whiten', 'essScale',
+  'seqRatio', 'ppoLoss', 'logitGrad', 'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
-/** Their subgroup versions (kernels/variant.ts), run where the device has subgroups (SwiftShader in Chromium 156 has). */
+/** Their subgroup versions (kernels/selectors.ts), run where the device has subgroups (SwiftShader in Chromium 156 has). */
 const SUBGROUP = ['sampleSubgroup', 'tokenStatsSubgroup', 'logitGradSubgroup', 'firstLayerGradSubgroup'];
 
 async function waitDone(page: Page): Promise<void> {

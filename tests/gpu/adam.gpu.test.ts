@@ -1,7 +1,6 @@
 /**
- * gradNorm.wgsl + gradNormSum.wgsl vs gradNormCpu and adam.wgsl vs adamCpu (kernels/adam.ts), with
- * the pieces they share with adamMerged.wgsl: gradNormTree.wgsl (the fixed-order sums) and
- * adamStep.wgsl (the uniform and the update of one parameter).
+ * gradNorm.wgsl (its two passes, gradNormBlocks and gradNormSum, with their fixed-order sums) vs gradNormCpu
+ * and adam.wgsl vs adamCpu (kernels/optimizer/adam.ts).
  * gradNorm: rtol 2e-6, unchanged from the one-workgroup kernel. Each block's thread sums are
  * GRAD_NORM_BLOCK / 256 = 32 terms (8 with the hardware block of 2,048), then two 8-level trees
  * and ceil(blocks / 256) terms per thread in pass 2 (4 at 2M entries with the hardware block):
@@ -26,7 +25,7 @@ import {
   gradNormCpu,
   gradNormKernel,
   type AdamOptions,
-} from '../../kernels/adam';
+} from '../../kernels/optimizer/adam';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

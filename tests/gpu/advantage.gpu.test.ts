@@ -1,5 +1,5 @@
 /**
- * advantage.wgsl vs advantageCpu (kernels/advantage.ts): every estimator with its option
+ * advantage.wgsl vs advantageCpu (kernels/advantage/advantage.ts): every estimator with its option
  * combinations (62 option sets), on seeded random batches of several shapes: uniform groups filling
  * exactly one workgroup; variable groups with padding trajectories at N = 67 and 130 (not multiples
  * of 64); tp cutting the last turn short or running past the turns; and extremes (rewards, turn and
@@ -22,7 +22,7 @@ import {
   advantageCpu,
   advantageKernel,
   type AdvantageOptions,
-} from '../../kernels/advantage';
+} from '../../kernels/advantage/advantage';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';
 import { advantageVariants, variantLabel as label } from '../helpers/advantageVariants';

@@ -24,10 +24,10 @@
  *   when at most one is masked in, and equal values: exactly 0.
  */
 import { describe, expect, it } from 'vitest';
-import { ADVANTAGE_DEFAULTS, advantageCpu, advantageKernel, packTrajIn, packTurnIn } from '../../kernels/advantage';
+import { ADVANTAGE_DEFAULTS, advantageCpu, advantageKernel, packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
 import { compileKernels } from '../../kernels/pipeline';
-import { NO_POSITION, tokenBaselineCpu, tokenBaselineKernel, tokenBaselineWCpu, tokenBaselineWKernel } from '../../kernels/tokenBaseline';
-import { TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats } from '../../kernels/trajStats';
+import { NO_POSITION, tokenBaselineCpu, tokenBaselineKernel, tokenBaselineWCpu, tokenBaselineWKernel } from '../../kernels/advantage/tokenBaseline';
+import { TRAJ_STATS_WORDS, trajStatsCpu, trajStatsKernel, unpackTrajStats } from '../../kernels/stats/trajStats';
 import {
   whitenApplyKernel,
   whitenBlocks,
@@ -40,7 +40,7 @@ import {
   WHITEN_MAX_BLOCKS,
   WHITEN_MIN_BLOCK,
   WHITEN_WORKGROUP_SIZE,
-} from '../../kernels/whiten';
+} from '../../kernels/advantage/whiten';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
@@ -138,7 +138,7 @@ describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
   }
 });
 
-describe('tokenBaselineW.wgsl (OTB pass 1) matches tokenBaselineWCpu', () => {
+describe('tokenBaseline.wgsl tokenBaselineW (OTB pass 1) matches tokenBaselineWCpu', () => {
   const cases: Array<[string, number, Array<number | 'pad'>, number]> = [
     ['N=67 variable, tp 9', 6, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], 9],
     ['N=130 variable, tp 13', 7, [9, 9, 3, 'pad', 'pad', 16, 2, 2, 11, 8, 8, 8, 5, 16, 4, 4, 6, 7], 13],

@@ -10,17 +10,17 @@
  * lr = 0.01 (1.1e-5 seen): params atol 5e-5, rtol 1e-4. Statistics and per-token tensors come from
  * forward passes of those parameters: atol 5e-5, rtol 5e-4.
  */
-import { ADVANTAGE_DEFAULTS, advantageGroupSizeFor, groupLayout } from '../../kernels/advantage';
+import { ADVANTAGE_DEFAULTS, groupLayout } from '../../kernels/advantage/advantage';
+import { CONFIG_SELECTORS } from '../../kernels/selectors';
 import { turnsTaken } from '../../workers/collect';
 import { afterEach, describe, expect, it } from 'vitest';
-import { paramLayout, initParams, type MlpDims } from '../../kernels/mlp';
-import { STATS_FIELDS } from '../../kernels/stats';
+import { paramLayout, initParams, type MlpDims } from '../../kernels/model/mlp';
+import { STATS_FIELDS } from '../../kernels/stats/stats';
 import { makeRowTables, type Backend, type RunShape, type UpdateStats } from '../../workers/backend';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createSearchEnv } from '../../workers/envs/search';
 import { PAD, type TaskEnv } from '../../workers/envs/types';
 import { createGpuBackend, dispatchCounts } from '../../workers/gpuBackend';
-import { whitenFoldProducer } from '../../workers/gpuKernels';
 import { createRng } from '../../workers/rng';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
@@ -224,9 +224,7 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     }
   });
 
-  // Whitening: three dispatches in the thread variant; one in the subgroup one, where the advantage
-  // kernel leaves the block moments behind its rows and whitenFoldApply merges them in every
-  // workgroup of rows (gpuKernels.ts whitenFoldProducer; PPO's GAE does the same, trainer.gpu.test.ts).
+  // Whitening: three dispatches (block moments, their combination, the rows) in both variants.
   for (const kernelVariant of ['thread', 'subgroup'] as const) {
     it(`REINFORCE++ with whitening (${kernelVariant} variant): its dispatches counted, advantages as the CPU backend's`, async () => {
       const gpu = await requireGpuHandle();
@@ -239,9 +237,8 @@ describe('GPU backend matches the CPU backend on the search task', () => {
       const cpu = createCpuBackend(shape, p0);
       const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label, kernelVariant });
       made.push(cpu, gb);
-      const expectDispatch = dispatchCounts(shape, kernelVariant);
-      expect(expectDispatch.update).toBe(dispatchCounts(base, kernelVariant).update + (kernelVariant === 'subgroup' ? 1 : 3));
-      expect(whitenFoldProducer(shape, kernelVariant)).toBe(kernelVariant === 'subgroup' ? 'advantage' : null);
+      const expectDispatch = dispatchCounts(shape);
+      expect(expectDispatch.update).toBe(dispatchCounts(base).update + 3);
       for (const iter of [1, 2]) {
         const c = await iteration(cpu, env, shape, iter);
         const { value: g, n } = await counting(() => iteration(gb, env, shape, iter));
@@ -255,7 +252,7 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     });
   }
 
-  // The subgroup variant compiles the run's group size into advantage (advantageGroupSizeFor):
+  // The subgroup variant compiles the run's group size into advantage (kernels/selectors.ts advantageGroupSize):
   // GRPO's statistics then take meanStdFixed.
   it('GRPO in the subgroup variant, the group size compiled into advantage: advantages as the CPU backend\'s', async () => {
     const gpu = await requireGpuHandle();
@@ -263,7 +260,7 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     const env = createSearchEnv({ entities: 3, attributes: 2, values: 4, maxTurns: 2 });
     const dims: MlpDims = { V: env.vocab.length, K: 4, D: 4, H: 8 };
     const shape = buildShape(env, 4, 5, dims);
-    expect(advantageGroupSizeFor('subgroup', shape.group)).toBe(5);
+    expect(CONFIG_SELECTORS.advantageGroupSize.pick('subgroup', { vocab: shape.dims.V, group: shape.group })).toBe(5);
     const p0 = initParams(dims, createRng(5));
     const cpu = createCpuBackend(shape, p0);
     const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label, kernelVariant: 'subgroup' });

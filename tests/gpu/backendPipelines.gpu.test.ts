@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { deviceSupports, KernelCompileError, pipelineCounts } from '../../kernels/pipeline';
-import type { KernelVariant } from '../../kernels/variant';
+import type { KernelVariant } from '../../kernels/selectors';
 import type { RunShape } from '../../workers/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { openGpuBackend } from '../../workers/gpuBackend';

@@ -1,5 +1,5 @@
 /**
- * The backward kernels vs their references in kernels/mlp.ts: headGrad.wgsl (headGradCpu),
+ * The backward kernels vs their references in kernels/model/mlp.ts: headGrad.wgsl (headGradCpu),
  * hiddenGrad.wgsl (hiddenDaCpu), slotGrad.wgsl (slotGradCpu), firstLayerGrad.wgsl
  * (firstLayerGradCpu, fed G rounded to f32 as the GPU stores it), each fed the reference's own
  * inputs, then the whole chain on the GPU vs backwardCpu. headGrad and slotGrad are two-pass
@@ -16,7 +16,7 @@
  * 5.8e-5, max rel 4.6e-6); dW1, db1 3.8e-6 on entries of order 30 at 16385 rows (max rel 1.1e-7);
  * the chain 1.1e-6 (4.0e-5).
  *
- * firstLayerGrad is also checked alone in both variants (kernels/variant.ts). The subgroup one
+ * firstLayerGrad is also checked alone in both variants (kernels/selectors.ts). The subgroup one
  * sums d emb's K·H terms in another order: each lane a serial sum of every lanes-th term, then a
  * tree over the lanes (subgroupAdd). Any order of n terms keeps the serial sum's bounds, worst
  * case (n - 1) u sum|terms| and typically sqrt(n) ulps (here shorter chains: n / lanes + log2
@@ -26,35 +26,16 @@
  * (k, j) term from the reference and needs it to fail.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  backwardCpu,
-  backwardScratchWords,
-  firstLayerGradCpu,
-  firstLayerGradKernel,
-  firstLayerGradKernels,
-  firstLayerGradSubgroupWorkgroups,
-  firstLayerNormPartialsCpu,
-  FIRST_LAYER_EMB_PER_GROUP,
-  forwardCpu,
-  headGradCpu,
-  headGradKernel,
-  hiddenGradKernel,
-  logitGradCpu,
-  logitGradKernel,
-  MLP_WORKGROUP_SIZE,
-  paramLayout,
-  slotGradKernel,
-  slotTableWords,
-  type MlpDims,
-} from '../../kernels/mlp';
-import { gradNormCpu } from '../../kernels/adam';
+import { backwardCpu, firstLayerGradCpu, forwardCpu, headGradCpu, paramLayout, type MlpDims } from '../../kernels/model/mlp';
+import { backwardScratchWords, firstLayerGradKernel, firstLayerGradKernels, FIRST_LAYER_EMB_PER_GROUP, headGradKernel, hiddenGradKernel, MLP_WORKGROUP_SIZE, slotGradKernel, slotTableWords } from '../../kernels/model/mlpKernels';
+import { logitGradCpu, logitGradKernel } from '../../kernels/softmax/logitGrad';
 import { REDUCE_MAX_CHUNKS, rowChunks } from '../../kernels/reduce';
 import { createRng } from '../../workers/rng';
 import { compareClose, expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { backwardSetup, edgeSizes, makeMlpCase } from '../helpers/mlpFixture';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
-import type { KernelVariant } from '../../kernels/variant';
+import type { KernelVariant } from '../../kernels/selectors';
 
 const tol = (terms: number) => ({ atol: 2e-6 * Math.sqrt(Math.max(terms, 1)), rtol: 1e-4 });
 
@@ -253,40 +234,22 @@ describe('backward kernels match their references', () => {
 
 // ---- firstLayerGrad alone, both variants ----
 
-/** The W2 | b2 range as headGrad would leave it before firstLayerGrad: seeded, the rest 0. */
-function headOf(dims: MlpDims): Float32Array {
-  const L = paramLayout(dims);
-  const rng = createRng(L.size);
-  return Float32Array.from({ length: L.size }, (_, i) => (i >= L.w2 ? rng.normal() * 0.5 : 0));
-}
-
-/**
- * firstLayerGrad on the GPU over a gradient whose W2 | b2 range is headOf(dims): its emb | W1 | b1
- * outputs, the whole gradient after it, and (subgroup variant) the norm's block sums it wrote.
- */
-async function runFirstLayerAll(variant: KernelVariant, params: Float32Array, dims: MlpDims, G32: Float32Array, headBlock?: number) {
+/** firstLayerGrad's emb | W1 | b1 outputs on the GPU (the rest of the gradient is left 0). */
+async function runFirstLayer(variant: KernelVariant, params: Float32Array, dims: MlpDims, G32: Float32Array): Promise<Float32Array> {
   const device = await requireGpu();
   const kernel = firstLayerGradKernels[variant];
   if (kernel.requires) requireFeature(device, kernel.requires);
   const L = paramLayout(dims);
-  const blocks = firstLayerGradSubgroupWorkgroups(dims, headBlock);
   return withValidation(device, async () => {
     const g = new GpuScratch(device);
     const k = kernel.create(device);
-    const grads = g.upload(headOf(dims));
-    const partials = g.upload(new Float32Array(blocks).fill(-1));
-    runCalls(device, [[k, k.bind({ params: g.upload(params), G: g.upload(G32), grads, partials }, { dims, ...(headBlock ? { headBlock } : {}) })]]);
-    const all = await g.readF32(grads, L.size);
-    const norm = await g.readF32(partials, blocks);
+    const grads = g.empty(L.size);
+    runCalls(device, [[k, k.bind({ params: g.upload(params), G: g.upload(G32), grads }, { dims })]]);
+    const out = (await g.readF32(grads, L.size)).slice(L.emb, L.w2);
     g.destroy();
     k.destroy();
-    return { out: all.slice(L.emb, L.w2), all, norm };
+    return out;
   });
-}
-
-/** firstLayerGrad's emb | W1 | b1 outputs on the GPU. */
-async function runFirstLayer(variant: KernelVariant, params: Float32Array, dims: MlpDims, G32: Float32Array): Promise<Float32Array> {
-  return (await runFirstLayerAll(variant, params, dims, G32)).out;
 }
 
 /** Slot sums of `rows` seeded rows, f32 as the GPU stores them; tokens in `zero` get G[k, t, :] = 0. */
@@ -299,19 +262,9 @@ function firstLayerInput(dims: MlpDims, rows: number, seed: number, zero: readon
   return { params: s.c.params, G32, ref };
 }
 
-/** f32 sums of up to FIRST_LAYER_HEAD_BLOCK (512) squares against float64 (kernels/selftest/backward.ts). */
-const NORM_RTOL = 3e-6;
-
 async function checkFirstLayer(variant: KernelVariant, dims: MlpDims, rows: number, seed: number, zero: readonly number[] = []) {
   const { params, G32, ref } = firstLayerInput(dims, rows, seed, zero);
-  const { out: got, all, norm } = await runFirstLayerAll(variant, params, dims, G32);
-  // The head range is read, never written.
-  const L = paramLayout(dims);
-  expectEqualArrays(all.subarray(L.w2), headOf(dims).subarray(L.w2), 'W2 | b2 left as headGrad wrote them');
-  if (variant === 'subgroup') {
-    // Every workgroup's block sum, against float64 squares of the gradient the kernel left.
-    expectClose(norm, firstLayerNormPartialsCpu(all, dims), { atol: 1e-30, rtol: NORM_RTOL, label: `norm block sums V${dims.V} K${dims.K} D${dims.D} H${dims.H}` });
-  }
+  const got = await runFirstLayer(variant, params, dims, G32);
   const nEmb = dims.V * dims.D;
   const name = `${variant} V${dims.V} K${dims.K} D${dims.D} H${dims.H}`;
   expectClose(got.subarray(0, nEmb), ref.subarray(0, nEmb), { ...tol(dims.K * dims.H), label: `firstLayerGrad d emb ${name}` });
@@ -335,40 +288,7 @@ for (const variant of ['thread', 'subgroup'] as const) describe(`firstLayerGrad 
   it('two runs give the same bits', async () => {
     const dims = { ...DEFAULT_DIMS, H: 256 };
     const { params, G32 } = firstLayerInput(dims, 200, 7);
-    const [a, b] = [await runFirstLayerAll(variant, params, dims, G32), await runFirstLayerAll(variant, params, dims, G32)];
-    expectEqualArrays(a.out, b.out, `two runs of ${variant}`);
-    if (variant === 'subgroup') expectEqualArrays(a.norm, b.norm, 'two runs: the norm block sums');
-  });
-});
-
-describe("firstLayerGradSubgroup: the gradient norm's block sums", () => {
-  it('the W2 | b2 range in several blocks, a block that is not a multiple of four loads a thread, and their total is the whole gradient\'s squared norm', async () => {
-    // (H + 1) V = 66 x 13 = 858 head entries: 2 blocks of 512, or 9 of 100.
-    const dims = { V: 13, K: 2, D: 3, H: 65 };
-    const { params, G32 } = firstLayerInput(dims, 60, 10);
-    for (const headBlock of [undefined, 100, 1]) {
-      const { all, norm } = await runFirstLayerAll('subgroup', params, dims, G32, headBlock);
-      expect(norm.length).toBe(firstLayerGradSubgroupWorkgroups(dims, headBlock));
-      expectClose(norm, firstLayerNormPartialsCpu(all, dims, headBlock), { atol: 1e-30, rtol: NORM_RTOL, label: `block sums, headBlock ${headBlock}` });
-      const total = norm.reduce((a, x) => a + x, 0);
-      expect(Math.abs(Math.sqrt(total) - gradNormCpu(all)) / gradNormCpu(all)).toBeLessThan(1e-5);
-    }
-  });
-
-  it('a NaN or an Inf anywhere in the gradient reaches its block sum', async () => {
-    const dims = { V: 13, K: 2, D: 3, H: 65 };
-    const { params, G32 } = firstLayerInput(dims, 60, 11);
-    const L = paramLayout(dims);
-    // A bad slot sum spoils the d emb and dW1 outputs that read it; a bad head entry only its block.
-    const spoilt = Float32Array.from(G32);
-    spoilt[0] = NaN;
-    const a = await runFirstLayerAll('subgroup', params, dims, spoilt);
-    expect(a.norm.some((x) => Number.isNaN(x))).toBe(true);
-    expect(Number.isFinite(a.norm.reduce((s, x) => s + x, 0))).toBe(false);
-    const big = Float32Array.from(params);
-    big[L.w1] = 3e38;
-    const b = await runFirstLayerAll('subgroup', big, dims, G32);
-    expect(Number.isFinite(b.norm.reduce((s, x) => s + x, 0))).toBe(false);
+    expectEqualArrays(await runFirstLayer(variant, params, dims, G32), await runFirstLayer(variant, params, dims, G32), `two runs of ${variant}`);
   });
 });
 

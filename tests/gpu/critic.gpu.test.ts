@@ -1,6 +1,6 @@
 /**
  * gae.wgsl and the critic's update (criticUpdate.wgsl per row chunk, then criticApply.wgsl; PPO's
- * critic, kernels/critic.ts) vs their references, through the self-test cases
+ * critic, kernels/advantage/critic.ts) vs their references, through the self-test cases
  * (kernels/selftest/critic.ts states the tolerances and why), plus the extremes: an all-masked
  * trajectory gives 0 advantages and returns, a trajectory of one row gets A = R - V, and entries no
  * row visits keep their value. The update's own suite: no rows, one row, rows around the chunk
@@ -12,8 +12,8 @@
  * and the step; rtol 2^-23 for the rounding of the result on each side.
  */
 import { describe, expect, it } from 'vitest';
-import { packTrajIn } from '../../kernels/advantage';
-import { CRITIC_CHUNK_ROWS, criticChunks, criticUpdateKernel, criticUpdateScratchWords, gaeKernel } from '../../kernels/critic';
+import { packTrajIn } from '../../kernels/advantage/advantage';
+import { CRITIC_CHUNK_ROWS, criticChunks, criticUpdateKernel, criticUpdateScratchWords, gaeKernel } from '../../kernels/advantage/critic';
 import { REDUCE_MAX_CHUNKS } from '../../kernels/reduce';
 import { criticCases, criticUpdateChecks, criticUpdateGpu, criticUpdateInput, type CriticUpdateInputOptions } from '../../kernels/selftest/critic';
 import { measure, Scratch } from '../../kernels/selftest/harness';

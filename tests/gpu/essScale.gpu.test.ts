@@ -1,13 +1,13 @@
 /**
- * essScale.wgsl vs essScaleCpu (kernels/essScale.ts). Tolerance rtol 2e-5: the ESS is a ratio of
+ * essScale.wgsl vs essScaleCpu (kernels/optimizer/essScale.ts). Tolerance rtol 2e-5: the ESS is a ratio of
  * f32 tree sums of exp over up to ~4,000 trajectories (a few ulps each; from 1,024 on, the kernel's
  * threads load four trajectories a step) and one exp/log pair; the
  * sqrt halves the relative error. Extremes: log-weights of +-1000 (a product of ratios would be
  * e^1000), one dominant trajectory (ESS -> 1/N), equal weights (ESS = N), no live trajectory.
  */
 import { describe, expect, it } from 'vitest';
-import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../../kernels/essScale';
-import { packTrajStats, type TrajStats } from '../../kernels/trajStats';
+import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../../kernels/optimizer/essScale';
+import { packTrajStats, type TrajStats } from '../../kernels/stats/trajStats';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

@@ -3,8 +3,8 @@
  * ranges and for every non-finite kind in each, with the words it must not check spoiled.
  */
 import { describe, expect, it } from 'vitest';
-import { FINITE_CHECK_WORKGROUP_SIZE, HEALTH, updateHealthCpu } from '../../kernels/finiteCheck';
-import { PPO_ROW_WORDS } from '../../kernels/ppoLoss';
+import { FINITE_CHECK_WORKGROUP_SIZE, HEALTH, updateHealthCpu } from '../../kernels/stats/finiteCheck';
+import { PPO_ROW_WORDS } from '../../kernels/loss/ppoLoss';
 import { gpuHealth, healthInputs, type HealthInputs } from '../../kernels/selftest/finiteCheck';
 import { withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';

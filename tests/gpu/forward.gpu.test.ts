@@ -1,5 +1,5 @@
 /**
- * embedProject.wgsl vs embedProjectCpu, and forward.wgsl vs forwardCpu (kernels/mlp.ts), the two
+ * embedProject.wgsl vs embedProjectCpu, and forward.wgsl vs forwardCpu (kernels/model/mlp.ts), the two
  * run in a row on the GPU as the backend runs them (the forward reads the table the GPU made).
  * Tolerances: proj entries are f32 sums of D products against float64 sums: atol 2e-6 sqrt(D) +
  * rtol 1e-4 (worst seen on SwiftShader: 7.5e-7 abs at D 16, atol 8e-6). h and z are f32 sums of K
@@ -9,16 +9,8 @@
  * temperature 0.05 (atol 2e-4). Masked logits must be bit-identical (MASKED_LOGIT).
  */
 import { describe, expect, it } from 'vitest';
-import {
-  embedProjectCpu,
-  embedProjectKernel,
-  forwardCpu,
-  forwardKernel,
-  MASKED_LOGIT,
-  MLP_WORKGROUP_SIZE,
-  slotTableWords,
-  type MlpDims,
-} from '../../kernels/mlp';
+import { embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../../kernels/model/mlp';
+import { embedProjectKernel, forwardKernel, MLP_WORKGROUP_SIZE, slotTableWords } from '../../kernels/model/mlpKernels';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

@@ -11,21 +11,11 @@
  * a dropped row or context slot) is off by far more.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  backwardScratchWords,
-  embedProjectKernel,
-  firstLayerGradKernel,
-  forwardCpu,
-  forwardKernel,
-  headGradKernel,
-  hiddenGradKernel,
-  logitGradKernel,
-  slotGradKernel,
-  slotTableWords,
-  type MlpDims,
-} from '../../kernels/mlp';
-import { ppoLossCpu } from '../../kernels/ppoLoss';
-import { tokenStatsCpu } from '../../kernels/tokenStats';
+import { forwardCpu, type MlpDims } from '../../kernels/model/mlp';
+import { backwardScratchWords, embedProjectKernel, firstLayerGradKernel, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel, slotTableWords } from '../../kernels/model/mlpKernels';
+import { logitGradKernel } from '../../kernels/softmax/logitGrad';
+import { ppoLossCpu } from '../../kernels/loss/ppoLoss';
+import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

@@ -1,13 +1,13 @@
 /**
- * infoGain.wgsl vs infoGainCpu (kernels/infoGain.ts). Tolerance atol 1e-6, rtol 1e-5: each reward
+ * infoGain.wgsl vs infoGainCpu (kernels/advantage/infoGain.ts). Tolerance atol 1e-6, rtol 1e-5: each reward
  * is the difference of two exps of f32 means of at most a few log-probs (a few ulps each). The
  * kernel writes only the turns before each trajectory's last one; the last turn keeps the outcome
  * the host wrote, turns not taken keep 0. Extremes: log-probs of -1e4 (p underflows to 0 in
  * prob_diff, stays finite in log_prob_diff), trajectories with 0 and 1 turns.
  */
 import { describe, expect, it } from 'vitest';
-import { packTrajIn, packTurnIn } from '../../kernels/advantage';
-import { infoGainCpu, infoGainKernel, type InfoGainType } from '../../kernels/infoGain';
+import { packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
+import { infoGainCpu, infoGainKernel, type InfoGainType } from '../../kernels/advantage/infoGain';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

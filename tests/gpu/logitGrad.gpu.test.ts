@@ -1,18 +1,20 @@
 /**
- * logitGrad.wgsl (with rowSoftmax.wgsl) vs logitGradCpu (kernels/mlp.ts). Tolerance: dz = g (onehot - p) / T with p from
+ * logitGrad.wgsl (with rowSoftmax.wgsl) vs logitGradCpu (kernels/softmax/logitGrad.ts). Tolerance: dz = g (onehot - p) / T with p from
  * an f32 log-sum-exp, so |err| <= |g| / T * (a few ulps of |lse|): atol 1e-6 + 1e-6 max|z| and
  * rtol 1e-4 (dlogp ~ N(0, 1), T = 0.7). Forbidden tokens and rows with dlogp = 0 must be exactly 0.
  */
 import { describe, expect, it } from 'vitest';
-import { logitGradCpu, logitGradKernels, MASKED_LOGIT, MLP_WORKGROUP_SIZE } from '../../kernels/mlp';
+import { MASKED_LOGIT } from '../../kernels/model/mlp';
+import { MLP_WORKGROUP_SIZE } from '../../kernels/model/mlpKernels';
+import { logitGradCpu, logitGradKernels } from '../../kernels/softmax/logitGrad';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
-import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/rowSubgroup';
-import type { KernelVariant } from '../../kernels/variant';
+import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
+import type { KernelVariant } from '../../kernels/selectors';
 
 const T = 0.7;
 

@@ -1,5 +1,5 @@
 /**
- * ppoLoss.wgsl vs ppoLossCpu (kernels/ppoLoss.ts), in every ratio mode (token, GSPO sequence, GMPO
+ * ppoLoss.wgsl vs ppoLossCpu (kernels/loss/ppoLoss.ts), in every ratio mode (token, GSPO sequence, GMPO
  * geometric, SeeUPO turn stage) and KL type (k3, k1, k2). Tolerances: ratio, loss and dlogp involve
  * one or two f32 exps of log-ratios up to 20, so rtol 1e-5 (exp's f32 error grows with its argument:
  * ~1e-6 relative at 20; mode 3 multiplies two such exps) and atol 1e-6 (k3 = exp(k) - k - 1 cancels
@@ -11,8 +11,8 @@
  * needs a log-ratio within 1e-7 of a clip bound, which these seeds do not produce.
  */
 import { describe, expect, it } from 'vitest';
-import { KL_TYPES, PPO_LOSS_WORKGROUP_SIZE, RATIO_MODES, ppoLossCpu, ppoLossKernel, unpackPpoRows, PPO_ROW_WORDS, type PpoLossOptions } from '../../kernels/ppoLoss';
-import { seqRatioCpu, seqRatioKernel, type SeqRatioMode } from '../../kernels/seqRatio';
+import { KL_TYPES, PPO_LOSS_WORKGROUP_SIZE, RATIO_MODES, ppoLossCpu, ppoLossKernel, unpackPpoRows, PPO_ROW_WORDS, type PpoLossOptions } from '../../kernels/loss/ppoLoss';
+import { seqRatioCpu, seqRatioKernel, type SeqRatioMode } from '../../kernels/loss/seqRatio';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';

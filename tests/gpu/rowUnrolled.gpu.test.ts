@@ -1,5 +1,5 @@
 /**
- * The unrolled row kernels (kernels/rowUnrolled.ts) give the thread versions' results bit for bit:
+ * The unrolled row kernels (kernels/softmax/rowUnrolled.ts) give the thread versions' results bit for bit:
  * they run the same per-row operations on the row held in registers. Compared on the same inputs
  * at every vocabulary from 1 to 64 (each compiles a pipeline of its own; one submit per case),
  * at workgroup edges (1, 63, 64, 65 and 300 rows), with row offsets (rowBase, zBase) and on the
@@ -8,9 +8,9 @@
  * claim its tolerances cannot make.
  */
 import { describe, expect, it } from 'vitest';
-import { UNROLLED_MAX_VOCAB } from '../../kernels/rowUnrolled';
-import { sampleKernel, sampleUnrolledKernel } from '../../kernels/sample';
-import { tokenStatsKernel, tokenStatsUnrolledKernel } from '../../kernels/tokenStats';
+import { UNROLLED_MAX_VOCAB } from '../../kernels/softmax/rowUnrolled';
+import { sampleKernel, sampleUnrolledKernel } from '../../kernels/softmax/sample';
+import { tokenStatsKernel, tokenStatsUnrolledKernel } from '../../kernels/softmax/tokenStats';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, type LogitCase } from '../helpers/logits';
 import { requireGpu } from '../helpers/requireGpu';

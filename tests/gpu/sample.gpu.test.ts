@@ -1,14 +1,14 @@
 /**
- * sample.wgsl (with rowSoftmax.wgsl) vs sampleCpu (kernels/sample.ts), and hashUniform in common.wgsl vs workers/rng.ts.
+ * sample.wgsl (with rowSoftmax.wgsl) vs sampleCpu (kernels/softmax/sample.ts), and hashUniform in common.wgsl vs workers/rng.ts.
  * The hash must match bit for bit. Tokens must match exactly: the GPU's f32 CDF differs from the
  * float64 one by ~1e-7, so a mismatch needs a uniform within 1e-7 of a CDF edge, which the fixed
  * seeds here do not hit (a failure after changing seeds should be checked against that first).
  */
 import { describe, expect, it } from 'vitest';
 import { commonWGSL } from '../../kernels/pipeline';
-import { SAMPLE_WORKGROUP_SIZE, sampleCpu, sampleKernels } from '../../kernels/sample';
-import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/rowSubgroup';
-import type { KernelVariant } from '../../kernels/variant';
+import { SAMPLE_WORKGROUP_SIZE, sampleCpu, sampleKernels } from '../../kernels/softmax/sample';
+import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
+import type { KernelVariant } from '../../kernels/selectors';
 import { createRng, hashUniform, pcgHash } from '../../workers/rng';
 import { expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

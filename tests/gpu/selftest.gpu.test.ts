@@ -4,7 +4,7 @@
  * compiles only its own kernels, so a kernel outside the self-test cannot fail this file.
  */
 import { describe, expect, it } from 'vitest';
-import { finiteCheckKernel } from '../../kernels/finiteCheck';
+import { finiteCheckKernel } from '../../kernels/stats/finiteCheck';
 import { defineKernel, uniformLayout } from '../../kernels/pipeline';
 import { formatError, formatReport, runSelfTest, SELF_TEST_CASES, summarize, type SelfTestCase, type SelfTestResult } from '../../kernels/selftest';
 import { requestGpu } from '../../workers/gpuDevice';
@@ -12,7 +12,7 @@ import { requestGpu } from '../../workers/gpuDevice';
 /** The kernels the self-test covers, in pipeline order (kernels/all.ts). */
 const COVERED = [
   'embedProject', 'forwardHidden', 'forwardLogits', 'sample', 'sampleSubgroup', 'tokenStats', 'tokenStatsSubgroup', 'infoGain',
-  'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio', 'ppoLoss', 'logitGrad', 'logitGradSubgroup', 'logitGradUnrolled',
+  'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio', 'ppoLoss', 'logitGrad', 'logitGradSubgroup',
   'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'firstLayerGradSubgroup', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
 

@@ -1,5 +1,5 @@
 /**
- * seqRatio.wgsl vs seqRatioCpu (kernels/seqRatio.ts), in its three modes, over whole batches and
+ * seqRatio.wgsl vs seqRatioCpu (kernels/loss/seqRatio.ts), in its three modes, over whole batches and
  * minibatches (rowBase != 0, outputs at absolute trajectories). Tolerances:
  * - log-ratios of order 1: atol 1e-6, rtol 1e-5. The GPU takes logp - logpOld in f32 (half an ulp
  *   of |logp| <= ~10, ~5e-7) and sums at most Tp = 6 terms in f32 (a few ulps of the sum); the
@@ -11,7 +11,7 @@
  * segment must be exactly 0.
  */
 import { describe, expect, it } from 'vitest';
-import { seqRatioCpu, seqRatioKernel, seqRatioSegments, type SeqRatioMode, type SeqRatioOptions } from '../../kernels/seqRatio';
+import { seqRatioCpu, seqRatioKernel, seqRatioSegments, type SeqRatioMode, type SeqRatioOptions } from '../../kernels/loss/seqRatio';
 import { compileKernels } from '../../kernels/pipeline';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';

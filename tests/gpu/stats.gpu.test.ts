@@ -1,5 +1,5 @@
 /**
- * stats.wgsl + statsCombine.wgsl vs statsCpu (kernels/stats.ts). Token counts and histogram bins
+ * stats.wgsl + statsCombine.wgsl vs statsCpu (kernels/stats/stats.ts). Token counts and histogram bins
  * must match exactly (u32 counters in both passes; histBin rounds like the GPU). Means and the
  * ESS: rtol 1e-5, atol 1e-6, unchanged from the one-workgroup kernel: every f32 sum is a short
  * serial run per thread plus two 8-level trees and a few terms per thread in pass 2, whatever the
@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { makeStatsInput, statsPacked } from '../../kernels/selftest/stats';
-import { decodeStats, STATS_FIELDS, STATS_MAX_HIST_COPIES, STATS_WORDS, statsChunks, statsCpu, statsKernel, type StatsConfig, type StatsInput } from '../../kernels/stats';
+import { decodeStats, STATS_FIELDS, STATS_MAX_HIST_COPIES, STATS_WORDS, statsChunks, statsCpu, statsKernel, type StatsConfig, type StatsInput } from '../../kernels/stats/stats';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';

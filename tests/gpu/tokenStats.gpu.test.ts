@@ -1,19 +1,19 @@
 /**
  * tokenStats.wgsl (with the shared row max / sum-exp of rowSoftmax.wgsl) vs tokenStatsCpu
- * (kernels/tokenStats.ts). Tolerance: log-sum-exp in f32 carries
+ * (kernels/softmax/tokenStats.ts). Tolerance: log-sum-exp in f32 carries
  * an absolute error of a few ulps of |lse|, and lse ~ max|z|; so atol = 1e-5 + 1e-6 max|z| (1e-5 for
  * logits of order 1, 1e-2 for logits of 1e4, where one f32 ulp is 1e-3) and rtol = 1e-4 + 1e-6 max|z|
  * (sumP2 = exp(... - 2 lse) inherits that absolute error as a relative one).
  */
 import { describe, it } from 'vitest';
-import { TOKEN_STATS_WORKGROUP_SIZE, tokenStatsCpu, tokenStatsKernels } from '../../kernels/tokenStats';
+import { TOKEN_STATS_WORKGROUP_SIZE, tokenStatsCpu, tokenStatsKernels } from '../../kernels/softmax/tokenStats';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
-import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/rowSubgroup';
-import type { KernelVariant } from '../../kernels/variant';
+import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
+import type { KernelVariant } from '../../kernels/selectors';
 
 async function check(variant: KernelVariant, c: LogitCase, name: string, rowBase = 0) {
   const device = await requireGpu();

@@ -9,7 +9,7 @@ import { createGpuBackend } from '../../workers/gpuBackend';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/metrics';
 import { createTrainer, type Trainer } from '../../workers/trainer';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
-import type { KernelVariant } from '../../kernels/variant';
+import type { KernelVariant } from '../../kernels/selectors';
 
 function config(overrides: Record<string, string>): RunConfig {
   let cfg = defaultConfig();
@@ -35,7 +35,7 @@ async function sampledTokens(t: Trainer): Promise<number[][]> {
 // f64 loops); after Adam steps the parameters differ by ~1e-6 relative, so 1e-3 is ample.
 const ATOL = 1e-3;
 
-// Both kernel variants (kernels/variant.ts): SwiftShader gets the thread one by default.
+// Both kernel variants (kernels/selectors.ts): SwiftShader gets the thread one by default.
 for (const kernelVariant of ['thread', 'subgroup'] as const) describe(`trainer: GPU backend (${kernelVariant} kernels) vs CPU backend`, () => {
   it('one iteration at defaults (small batch): same tokens, same metrics', async () => {
     const { g, c, rows } = await runBoth(config({ batch: '4', group: '4', seed: '5' }), 1, kernelVariant);
@@ -68,8 +68,7 @@ for (const kernelVariant of ['thread', 'subgroup'] as const) describe(`trainer: 
     g.destroy();
   });
 
-  // PPO's GAE: gae.wgsl in the thread variant, gaeUnrolled.wgsl (tp compiled in) in the subgroup
-  // one, where it also leaves whitening's block moments (gaeUnrolledFold, then whitenFoldApply).
+  // PPO: GAE (gae.wgsl), the critic's update and whitening's three dispatches, in both variants.
   it('PPO (critic and GAE), 4 turns: same tokens, metrics and advantages over two iterations', async () => {
     let cfg = withFieldText(defaultConfig(), 'methods', 'ppo');
     for (const [k, v] of Object.entries({ batch: '3', group: '4', seed: '3', epochs: '2', 'env.maxTurns': '4', 'model.hidden': '16' })) cfg = withFieldText(cfg, k, v);

@@ -1,5 +1,5 @@
-/** The advantage option sets the GPU tests run every estimator with (advantage.gpu.test.ts, whitenFold.gpu.test.ts). */
-import type { AdvantageOptions } from '../../kernels/advantage';
+/** The advantage option sets the GPU tests run every estimator with (advantage.gpu.test.ts). */
+import type { AdvantageOptions } from '../../kernels/advantage/advantage';
 
 /** Every option that changes an estimator's result, crossed per estimator. */
 export function advantageVariants(): Array<Partial<AdvantageOptions>> {

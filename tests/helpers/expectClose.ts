@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+
 /**
  * Float comparison in the tfjs style: |a - e| <= atol + rtol * |e| elementwise. On failure the
  * message names the first mismatching index and the largest error; on success the largest errors
@@ -77,4 +79,11 @@ export function expectEqualArrays(actual: ArrayLike<number>, expected: ArrayLike
       throw new Error(`${label}: ${count} of ${actual.length} differ; first at [${i}]: got ${actual[i]}, expected ${expected[i]}`);
     }
   }
+}
+
+/** The same length and bit for bit the same values (NaN equals NaN), naming the first that differs. */
+export function expectSameBits(got: Float32Array | Float64Array, want: Float32Array | Float64Array, what: string) {
+  expect(got.length, what).toBe(want.length);
+  const first = want.findIndex((w, i) => !Object.is(w, got[i]));
+  expect(first, `${what}: first entry that differs (got ${got[first]}, want ${want[first]})`).toBe(-1);
 }

@@ -1,5 +1,5 @@
 /**
- * The advantage-stage references (kernels/advantage.ts, trajStats.ts, tokenBaseline.ts, whiten.ts)
+ * The advantage-stage references (kernels/advantage/advantage.ts, trajStats.ts, tokenBaseline.ts, whiten.ts)
  * on cases worked by hand, plus the behaviours the methods are about: Advantage Collapse (all-equal
  * rewards give exactly 0 under group/RLOO, not under IGPO), variable and size-1 groups, empty
  * masks, per-role scales (Dr. MAS), OTB and OPOB reducing to plain baselines, and extremes.
@@ -18,10 +18,10 @@ import {
   type AdvantageInputs,
   type AdvantageOptions,
   type AdvantageShape,
-} from '../../kernels/advantage';
-import { tokenBaselineCpu } from '../../kernels/tokenBaseline';
-import { packTrajStats, trajStatsCpu, unpackTrajStats, type TrajStats } from '../../kernels/trajStats';
-import { whitenCpu } from '../../kernels/whiten';
+} from '../../kernels/advantage/advantage';
+import { tokenBaselineCpu } from '../../kernels/advantage/tokenBaseline';
+import { packTrajStats, trajStatsCpu, unpackTrajStats, type TrajStats } from '../../kernels/stats/trajStats';
+import { whitenCpu } from '../../kernels/advantage/whiten';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 

@@ -1,25 +1,13 @@
 /**
  * The first layer factored through the vocabulary (embedProjectCpu, slotGradCpu,
- * firstLayerGradCpu in kernels/mlp.ts) against the per-row definition it replaces, written out
+ * firstLayerGradCpu in kernels/model/mlp.ts) against the per-row definition it replaces, written out
  * here naively: x[r] = concat(emb[ctx_k(r)]), h = tanh(x W1 + b1), dx = W1 da, dW1 = x^T da,
  * demb scattered from dx. Both sides sum in float64 in different orders, so they agree to float64
  * rounding of sums of ~K*D*H terms of size ~1 (1e-12), and to f32 storage rounding where the
  * result is stored as f32 (h, gradients: 1e-6 relative).
  */
 import { describe, expect, it } from 'vitest';
-import {
-  backwardCpu,
-  contextToken,
-  embedProjectCpu,
-  firstLayerGradCpu,
-  forwardCpu,
-  initParams,
-  paramLayout,
-  safeTanh,
-  slotGradCpu,
-  vocabToken,
-  type MlpDims,
-} from '../../kernels/mlp';
+import { backwardCpu, contextToken, embedProjectCpu, firstLayerGradCpu, forwardCpu, initParams, paramLayout, safeTanh, slotGradCpu, vocabToken, type MlpDims } from '../../kernels/model/mlp';
 import { createRng } from '../../workers/rng';
 import { expectClose } from '../helpers/expectClose';
 

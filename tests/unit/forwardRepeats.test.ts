@@ -1,16 +1,17 @@
 /**
  * forwardCpu computes each distinct row once (its context tokens and previous token, rowContext in
- * kernels/mlp.ts) and copies the result to the rows that repeat it. Checked bit for bit against the
+ * kernels/model/mlp.ts) and copies the result to the rows that repeat it. Checked bit for bit against the
  * textbook forward: on rows that repeat most of the time, on rows that differ only in what the
  * copy must not ignore (the previous token, a context token past the vocabulary, the start of a
  * sequence), and on two different contexts whose hashes collide. tokenStatsCpu, given firstOf,
  * computes a repeated row's log-sum-exp, entropy and sum of squares once: the same bits too.
  */
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/mlp';
-import { tokenStatsCpu } from '../../kernels/tokenStats';
+import { backwardCpu, forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/model/mlp';
+import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
 import { createRng } from '../../workers/rng';
-import { expectSameBits, forwardPlain } from '../helpers/mlpPlain';
+import { forwardPlain } from '../../kernels/model/mlpPlain';
+import { expectSameBits } from '../helpers/expectClose';
 
 function setup(dims: MlpDims, seed: number) {
   const rng = createRng(seed);

@@ -6,11 +6,11 @@
  * switch reaches the stage it acts on.
  */
 import { describe, expect, it } from 'vitest';
-import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout } from '../../kernels/advantage';
-import { criticUpdateCpu, gaeCpu } from '../../kernels/critic';
-import { infoGainCpu } from '../../kernels/infoGain';
-import { ppoLossCpu, RATIO_MODES } from '../../kernels/ppoLoss';
-import { seqRatioCpu } from '../../kernels/seqRatio';
+import { ADVANTAGE_DEFAULTS, advantageCpu, groupLayout } from '../../kernels/advantage/advantage';
+import { criticUpdateCpu, gaeCpu } from '../../kernels/advantage/critic';
+import { infoGainCpu } from '../../kernels/advantage/infoGain';
+import { ppoLossCpu, RATIO_MODES } from '../../kernels/loss/ppoLoss';
+import { seqRatioCpu } from '../../kernels/loss/seqRatio';
 import { ConfigError, defaultConfig, parseConfig, withField, withFieldText, withMethods, type RunConfig } from '../../workers/config';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { conflictsOf, ESTIMATOR_IDS, methodRegistry, METHOD_IDS, type MethodDef, type MethodId } from '../../workers/methods';

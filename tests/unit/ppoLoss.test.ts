@@ -1,6 +1,6 @@
 /**
- * The ratio / clip / KL stage's references: ppoLossCpu (kernels/ppoLoss.ts) in its four ratio modes
- * and three KL types, and seqRatioCpu (kernels/seqRatio.ts) that feeds it.
+ * The ratio / clip / KL stage's references: ppoLossCpu (kernels/loss/ppoLoss.ts) in its four ratio modes
+ * and three KL types, and seqRatioCpu (kernels/loss/seqRatio.ts) that feeds it.
  * Tolerances:
  * - hand-worked cases compare f32 outputs of O(1) values with formulas evaluated in f64: atol 1e-6
  *   (f32 rounding of an O(1) value is ~6e-8; the inputs themselves are rounded to f32, which moves a
@@ -19,8 +19,8 @@ import {
   ppoLossCpu,
   ppoLossCpu64,
   type PpoLossOptions,
-} from '../../kernels/ppoLoss';
-import { SEQ_RATIO_UNIFORM, seqRatioCpu, type SeqRatioMode } from '../../kernels/seqRatio';
+} from '../../kernels/loss/ppoLoss';
+import { SEQ_RATIO_UNIFORM, seqRatioCpu, type SeqRatioMode } from '../../kernels/loss/seqRatio';
 import { createRng } from '../../workers/rng';
 
 const f32 = (a: number[]) => Float32Array.from(a);

@@ -3,7 +3,7 @@ import { CONFIG_FIELDS, defaultConfig, parseConfig, withFieldText } from '../../
 import { createEnv } from '../../workers/envs';
 import { PRESET_IDS, PRESETS, presetConfig, presetSettings } from '../../workers/presets';
 import { buildShape } from '../../workers/trainer';
-import { paramLayout } from '../../kernels/mlp';
+import { paramLayout } from '../../kernels/model/mlp';
 
 describe('config presets', () => {
   it('every preset validates through parseConfig, also after a JSON round trip', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backwardScratchWords, HEAD_CHUNK_ROWS, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel } from '../../kernels/mlp';
+import { backwardScratchWords, HEAD_CHUNK_ROWS, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel } from '../../kernels/model/mlpKernels';
 import { REDUCE_MAX_CHUNKS, REDUCE_MAX_SCRATCH_WORDS, rowChunks } from '../../kernels/reduce';
 
 describe('row chunks of the two-level reductions', () => {

@@ -1,14 +1,14 @@
 /** The kernels' CPU references on cases worked by hand, and at the extremes. */
 import { describe, expect, it } from 'vitest';
-import { adamCpu, clipScale, gradNormCpu } from '../../kernels/adam';
-import { grpoAdvantageCpu } from '../../kernels/advantage';
-import { essScaleCpu } from '../../kernels/essScale';
-import { MASKED_LOGIT, safeTanh } from '../../kernels/mlp';
-import { ppoLossCpu } from '../../kernels/ppoLoss';
-import { sampleCpu } from '../../kernels/sample';
+import { adamCpu, clipScale, gradNormCpu } from '../../kernels/optimizer/adam';
+import { grpoAdvantageCpu } from '../../kernels/advantage/advantage';
+import { essScaleCpu } from '../../kernels/optimizer/essScale';
+import { MASKED_LOGIT, safeTanh } from '../../kernels/model/mlp';
+import { ppoLossCpu } from '../../kernels/loss/ppoLoss';
+import { sampleCpu } from '../../kernels/softmax/sample';
 import { advZeroEdges } from '../../kernels/selftest/stats';
-import { histBin, statsCpu } from '../../kernels/stats';
-import { tokenStatsCpu } from '../../kernels/tokenStats';
+import { histBin, statsCpu } from '../../kernels/stats/stats';
+import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
 import { aggregationWeights, minibatchRanges } from '../../workers/lossAgg';
 import { LOSS_AGG_MODES, type LossAgg } from '../../workers/config';
 import { createRng } from '../../workers/rng';

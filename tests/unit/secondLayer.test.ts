@@ -11,9 +11,10 @@
  * rows, and the kept rows' order are checked below.
  */
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, forwardCpu, headGradCpu, hiddenDaCpu, initParams, MASKED_LOGIT, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/mlp';
+import { backwardCpu, forwardCpu, headGradCpu, hiddenDaCpu, initParams, MASKED_LOGIT, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/model/mlp';
 import { createRng } from '../../workers/rng';
-import { expectSameBits, forwardPlain, headGradPlain, hiddenDaPlain, slotGradPlain } from '../helpers/mlpPlain';
+import { forwardPlain, headGradPlain, hiddenDaPlain, slotGradPlain } from '../../kernels/model/mlpPlain';
+import { expectSameBits } from '../helpers/expectClose';
 
 /**
  * Random sums in float64 of f32 products are mostly exact, so any order gives the same bits. These

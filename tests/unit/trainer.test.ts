@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, forwardCpu, initParams, logitGradCpu, paramLayout } from '../../kernels/mlp';
-import { tokenStatsCpu } from '../../kernels/tokenStats';
+import { backwardCpu, forwardCpu, initParams, paramLayout } from '../../kernels/model/mlp';
+import { logitGradCpu } from '../../kernels/softmax/logitGrad';
+import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createSearchEnv } from '../../workers/envs/search';

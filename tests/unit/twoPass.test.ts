@@ -5,7 +5,7 @@
  * WGSL record it sizes.
  */
 import { describe, expect, it } from 'vitest';
-import { GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormBlockFor, gradNormBlocks, gradNormKernel } from '../../kernels/adam';
+import { GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormBlocks, gradNormKernel } from '../../kernels/optimizer/adam';
 import {
   STATS_CHUNK_ROWS,
   STATS_CHUNK_WORDS,
@@ -13,11 +13,12 @@ import {
   STATS_WORKGROUP_SIZE,
   statsChunks,
   statsKernel,
-  statsSpreadBinsFor,
-} from '../../kernels/stats';
-import { UNROLLED_MAX_VOCAB } from '../../kernels/rowUnrolled';
-import { softmaxRowLayout } from '../../kernels/variant';
-import statsChunkWGSL from '../../kernels/statsChunk.wgsl?raw';
+} from '../../kernels/stats/stats';
+import { UNROLLED_MAX_VOCAB } from '../../kernels/softmax/rowUnrolled';
+import { CONFIG_SELECTORS, softmaxRowLayout } from '../../kernels/selectors';
+
+const SHAPE = { vocab: 19, group: 8 };
+import statsWGSL from '../../kernels/stats/stats.wgsl?raw';
 
 describe('gradNorm blocks', () => {
   it('ceil(n / block) blocks; the scratch holds at least one word', () => {
@@ -29,8 +30,8 @@ describe('gradNorm blocks', () => {
     expect(gradNormKernel.kernels.map((k) => k.label)).toEqual(['gradNorm', 'gradNormSum']);
   });
   it('the hardware variant takes blocks of 2,048 and the scratch follows; ', () => {
-    expect(gradNormBlockFor('thread')).toBe(GRAD_NORM_BLOCK);
-    expect(gradNormBlockFor('subgroup')).toBe(GRAD_NORM_BLOCK_HARDWARE);
+    expect(CONFIG_SELECTORS.gradNormBlock.pick('thread', SHAPE)).toBe(GRAD_NORM_BLOCK);
+    expect(CONFIG_SELECTORS.gradNormBlock.pick('subgroup', SHAPE)).toBe(GRAD_NORM_BLOCK_HARDWARE);
     const B = GRAD_NORM_BLOCK_HARDWARE;
     expect([0, 1, B, B + 1, 9795, 276_504].map((n) => gradNormBlocks(n, B))).toEqual([0, 1, 1, 2, 5, 136]);
     expect(gradNormKernel.scratchWords({ n: 9795, block: B })).toBe(5);
@@ -68,14 +69,14 @@ describe('stats chunks', () => {
   });
 
   it('the hardware variant spreads pass 2 over a workgroup per 4 of the 48 histogram words', () => {
-    expect([statsSpreadBinsFor('thread'), statsSpreadBinsFor('subgroup')]).toEqual([false, true]);
+    expect([CONFIG_SELECTORS.statsSpreadBins.pick('thread', SHAPE), CONFIG_SELECTORS.statsSpreadBins.pick('subgroup', SHAPE)]).toEqual([false, true]);
     expect(STATS_COMBINE_WORKGROUPS).toBe(13);
     const config = { numTraj: 8192, tp: 9, minibatches: 1 };
     expect(statsKernel.scratchWords({ ...config, spreadBins: true })).toBe(statsKernel.scratchWords(config));
   });
 
-  it('STATS_CHUNK_WORDS is the word count of struct StatsChunk in statsChunk.wgsl', () => {
-    const code = statsChunkWGSL.replace(/\/\/.*$/gm, '');
+  it('STATS_CHUNK_WORDS is the word count of struct StatsChunk in stats.wgsl', () => {
+    const code = statsWGSL.replace(/\/\/.*$/gm, '');
     const consts = new Map([...code.matchAll(/const\s+(\w+)\s*:\s*u32\s*=\s*(\d+)u\s*;/g)].map((m) => [m[1]!, Number(m[2])]));
     const body = /struct\s+StatsChunk\s*\{([^}]*)\}/.exec(code)![1]!;
     const words = body

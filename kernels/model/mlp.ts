@@ -1,0 +1,493 @@
+/**
+ * The policy: a "makemore MLP" over the last K tokens (Bengio et al. 2003; Karpathy's makemore).
+ *   x = concat(emb[ctx_0], ..., emb[ctx_{K-1}])        [K*D]
+ *   h = tanh(x W1 + b1)                                  [H]
+ *   z = grammarMask((h W2 + b2) / temperature)           [V]
+ * All parameters live in one flat f32 buffer so that Adam, the gradient norm and snapshots are one
+ * elementwise pass:  emb [V, D] | W1 [K*D, H] | b1 [H] | W2 [H, V] | b2 [V]   (all row-major)
+ *
+ * This module holds the CPU model, forward and backward; the WGSL versions are in mlpKernels.ts
+ * (logitGrad's in kernels/softmax/logitGrad.ts) and are checked against these. The same functions are
+ * the CPU backend, so they are written for speed where that changes no bit: sums blocked in
+ * registers, each distinct row computed once, rows of zero gradient left out.
+ * mlpPlain.ts has the textbook loops they are checked against, bit for bit.
+ */
+import { nonFiniteCpu } from '../stats/finiteCheck';
+import type { Rng } from '../rng';
+
+export interface MlpDims {
+  /** Vocabulary size. */
+  V: number;
+  /** Context tokens. */
+  K: number;
+  /** Embedding width. */
+  D: number;
+  /** Hidden width. */
+  H: number;
+}
+
+export interface ParamLayout {
+  emb: number;
+  w1: number;
+  b1: number;
+  w2: number;
+  b2: number;
+  /** Total parameter count. */
+  size: number;
+}
+
+/** W1 and b1 are adjacent, as are W2 and b2: the backward reductions write each pair as one range. */
+export function paramLayout({ V, K, D, H }: MlpDims): ParamLayout {
+  const emb = 0;
+  const w1 = emb + V * D;
+  const b1 = w1 + K * D * H;
+  const w2 = b1 + H;
+  const b2 = w2 + H * V;
+  return { emb, w1, b1, w2, b2, size: b2 + V };
+}
+
+/**
+ * Logit of a token the grammar forbids: exp() of it underflows to exactly 0, and 2z stays finite in f32.
+ * Rounded to f32 so that `z[i] === MASKED_LOGIT` holds for values read back from a Float32Array
+ * (-1e30 itself is not an f32); bit for bit the WGSL constant in common.wgsl (0xf149f2ca).
+ */
+export const MASKED_LOGIT = Math.fround(-1e30);
+
+/** Seeded init: N(0, 1) embeddings, scaled-normal W1 (tanh gain), small W2 so the start is near uniform. */
+export function initParams(dims: MlpDims, rng: Rng): Float32Array {
+  const L = paramLayout(dims);
+  const p = new Float32Array(L.size);
+  for (let i = 0; i < dims.V * dims.D; i++) p[L.emb + i] = rng.normal();
+  const s1 = (5 / 3) / Math.sqrt(dims.K * dims.D);
+  for (let i = 0; i < dims.K * dims.D * dims.H; i++) p[L.w1 + i] = rng.normal() * s1;
+  const s2 = 0.01;
+  for (let i = 0; i < dims.H * dims.V; i++) p[L.w2 + i] = rng.normal() * s2;
+  return p;
+}
+
+/** tanh written so that no exp overflows: the same formula as in WGSL. */
+export function safeTanh(x: number): number {
+  const c = Math.min(Math.max(x, -15), 15);
+  return 1 - 2 / (Math.exp(2 * c) + 1);
+}
+
+/** Context token k (0 = oldest) of the row that predicts flat position `pos` of a [N, L] sequence. */
+export function contextToken(seq: ArrayLike<number>, pos: number, L: number, K: number, k: number): number {
+  const p = pos % L;
+  const q = p - K + k;
+  return q < 0 ? 0 : seq[pos - K + k]!;
+}
+
+/** A token id as the first layer reads it: PAD (0) for anything outside the vocabulary. */
+export function vocabToken(t: number, V: number): number {
+  return t < V ? t : 0;
+}
+
+export interface ForwardOut {
+  /** [R, H] hidden activations. */
+  h: Float32Array;
+  /** [R, V] temperature-scaled, grammar-masked logits. */
+  z: Float32Array;
+  /**
+   * [R] the first row of the call with row r's tokens (r itself, or an earlier row whose h and z
+   * row r copied): per-row statistics of z need computing only once per distinct row.
+   */
+  firstOf: Int32Array;
+}
+
+/**
+ * The first layer factored through the vocabulary (kernel `embedProject.wgsl`). Context slot k of
+ * every row holds one of V tokens, so its share of x W1 is one of V vectors, formed once per
+ * parameter set instead of once per row:
+ *   proj[k, t, j] = sum_d emb[t, d] W1[k*D + d, j]          [K, V, H]
+ * V*K*D*H multiply-adds per parameter set against R*K*D*H per pass over R rows; V is 19-80 in the
+ * tasks and R is a batch of rows (128 per rollout slot, 1152 per update at the defaults).
+ */
+export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Array {
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims);
+  const proj = new Float64Array(K * V * H);
+  for (let k = 0; k < K; k++) {
+    for (let t = 0; t < V; t++) {
+      const out = (k * V + t) * H;
+      for (let d = 0; d < D; d++) {
+        const x = params[P.emb + t * D + d]!;
+        const row = P.w1 + (k * D + d) * H;
+        for (let j = 0; j < H; j++) proj[out + j]! += x * params[row + j]!;
+      }
+    }
+  }
+  return proj;
+}
+
+/**
+ * Called every PROGRESS_ROWS rows by the long CPU loops below: they run for tens of seconds at the
+ * largest settings without yielding, and this is how the worker tells the page it is not hung
+ * (workers/cpuBackend.ts). It must not touch the loops' data.
+ */
+export type Progress = () => void;
+const PROGRESS_ROWS = 1024;
+
+/**
+ * Forward pass for R rows (kernels `forwardHidden.wgsl`, then `forwardLogits.wgsl`). Row r
+ * predicts the token at flat position rowPos[r] of `seq` ([N, L] row-major); its grammar row is
+ * the previous token:
+ *   h[r, j] = tanh(b1[j] + sum_k proj[k, ctx_k(r), j]),   z[r] = grammarMask((h[r] W2 + b2) / temperature)
+ * with `proj` from embedProjectCpu (computed here unless given). A context token outside the
+ * vocabulary (no task writes one) reads as PAD (token 0), here and in every kernel, so that every
+ * row has exactly one token in every slot.
+ *
+ * A row's h and z depend only on its context tokens and the previous token, and rows repeat them
+ * often (a group's rollouts share a prompt; a policy that has settled writes the same tokens): 19-47 %
+ * of the rows of the default tasks' forward calls are distinct, under 1 % on the `scale` preset. A
+ * row seen before in the call gets the earlier row's h and z copied, the same bits it would compute.
+ */
+export function forwardCpu(
+  params: Float32Array,
+  dims: MlpDims,
+  seq: Int32Array | Uint32Array,
+  L: number,
+  rowPos: Uint32Array,
+  grammar: Uint8Array,
+  temperature: number,
+  proj: Float64Array = embedProjectCpu(params, dims),
+  progress?: Progress,
+): ForwardOut {
+  const { V, K, H } = dims;
+  const P = paramLayout(dims);
+  const R = rowPos.length;
+  const h = new Float32Array(R * H);
+  const z = new Float32Array(R * V);
+  const hid = new Float64Array(H);
+  const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
+  const out = new Float64Array(V);
+  const ctx = new Int32Array(K + 1);
+  // Context hash -> the first row with that hash; a hit is compared token by token (sameContext).
+  const firstRow = new Map<number, number>();
+  const firstOf = new Int32Array(R);
+  for (let r = 0; r < R; r++) {
+    if (r % PROGRESS_ROWS === PROGRESS_ROWS - 1) progress?.();
+    firstOf[r] = r;
+    const pos = rowPos[r]!;
+    const key = rowContext(seq, pos, L, K, V, ctx);
+    const seen = firstRow.get(key);
+    if (seen !== undefined && sameContext(seq, rowPos[seen]!, L, K, V, ctx)) {
+      h.copyWithin(r * H, seen * H, (seen + 1) * H);
+      z.copyWithin(r * V, seen * V, (seen + 1) * V);
+      firstOf[r] = seen;
+      continue;
+    }
+    if (seen === undefined) firstRow.set(key, r);
+    for (let j = 0; j < H; j++) hid[j] = params[P.b1 + j]!;
+    for (let k = 0; k < K; k++) {
+      const row = (k * V + ctx[k]!) * H;
+      for (let j = 0; j < H; j++) hid[j]! += proj[row + j]!;
+    }
+    for (let j = 0; j < H; j++) h[r * H + j] = safeTanh(hid[j]!);
+    logitsRow(h, r * H, w2, params, P.b2, H, V, out);
+    const allowed = seq[pos - 1]! * V;
+    for (let v = 0; v < V; v++) z[r * V + v] = grammar[allowed + v] ? out[v]! / temperature : MASKED_LOGIT;
+  }
+  return { h, z, firstOf };
+}
+
+/**
+ * Everything a forward row depends on, into ctx: its K context tokens as the first layer reads
+ * them (vocabToken), then the previous token (the grammar row). Returns a 32-bit hash of them.
+ */
+export function rowContext(seq: ArrayLike<number>, pos: number, L: number, K: number, V: number, ctx: Int32Array): number {
+  let x = 0x811c9dc5;
+  for (let k = 0; k < K; k++) {
+    const t = vocabToken(contextToken(seq, pos, L, K, k), V);
+    ctx[k] = t;
+    x = Math.imul(x ^ t, 0x01000193);
+  }
+  const prev = seq[pos - 1]!;
+  ctx[K] = prev;
+  x = Math.imul(x ^ prev, 0x01000193);
+  return x ^ (x >>> 15);
+}
+
+/** Whether the row at `pos` has exactly the tokens in ctx (rowContext's layout). */
+function sameContext(seq: ArrayLike<number>, pos: number, L: number, K: number, V: number, ctx: Int32Array): boolean {
+  for (let k = 0; k < K; k++) if (vocabToken(contextToken(seq, pos, L, K, k), V) !== ctx[k]) return false;
+  return seq[pos - 1] === ctx[K];
+}
+
+/**
+ * out[v] = b2[v] + sum_j h[hr + j] W2[j, v], each sum in j order as a plain loop would add it (the
+ * same bits), eight logits at a time: their sums stay in registers while W2's rows are read
+ * along, 1.4-2.5x faster than a loop over W2's columns (BENCHMARKS.md, the CPU backend's layers).
+ */
+function logitsRow(h: Float32Array, hr: number, w2: Float64Array, params: Float32Array, b2: number, H: number, V: number, out: Float64Array): void {
+  let v = 0;
+  for (; v + 7 < V; v += 8) {
+    const b = b2 + v;
+    let a0 = params[b]!, a1 = params[b + 1]!, a2 = params[b + 2]!, a3 = params[b + 3]!;
+    let a4 = params[b + 4]!, a5 = params[b + 5]!, a6 = params[b + 6]!, a7 = params[b + 7]!;
+    for (let j = 0; j < H; j++) {
+      const hj = h[hr + j]!;
+      const w = j * V + v;
+      a0 += hj * w2[w]!;
+      a1 += hj * w2[w + 1]!;
+      a2 += hj * w2[w + 2]!;
+      a3 += hj * w2[w + 3]!;
+      a4 += hj * w2[w + 4]!;
+      a5 += hj * w2[w + 5]!;
+      a6 += hj * w2[w + 6]!;
+      a7 += hj * w2[w + 7]!;
+    }
+    out[v] = a0;
+    out[v + 1] = a1;
+    out[v + 2] = a2;
+    out[v + 3] = a3;
+    out[v + 4] = a4;
+    out[v + 5] = a5;
+    out[v + 6] = a6;
+    out[v + 7] = a7;
+  }
+  for (; v < V; v++) {
+    let a = params[b2 + v]!;
+    for (let j = 0; j < H; j++) a += h[hr + j]! * w2[j * V + v]!;
+    out[v] = a;
+  }
+}
+
+/**
+ * The rows of an [R, V] gradient dz that add anything to a sum of x * dz terms (x the row's H
+ * values), in order. A row whose dz entries are all zero (masked, or a zero advantage) adds only
+ * zeros when its x are finite, and a float64 sum that starts at +0 is never -0, so adding a zero
+ * leaves it as it was: leaving such rows out gives the same bits. A row with a non-finite x stays
+ * (NaN * 0 is NaN).
+ */
+function liveRows(R: number, dz: Float32Array, V: number, x: Float32Array, H: number): Int32Array {
+  const live = new Int32Array(R);
+  let n = 0;
+  for (let r = 0; r < R; r++) {
+    if (!zeroRow(dz, r * V, V) || nonFiniteCpu(x, 1, r * H, (r + 1) * H)) live[n++] = r;
+  }
+  return live.subarray(0, n);
+}
+
+function zeroRow(a: Float32Array, off: number, n: number): boolean {
+  for (let i = off; i < off + n; i++) if (a[i] !== 0) return false;
+  return true;
+}
+
+/**
+ * Output-layer gradients (kernel `headGrad.wgsl`), written into the flat gradient `g`:
+ *   dW2[j, v] = sum_r h[r, j] dz[r, v],  db2[v] = sum_r dz[r, v]   (R rows, summed in row order).
+ */
+export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float32Array, g: Float32Array, progress?: Progress): Float32Array {
+  const { V, H } = dims;
+  const P = paramLayout(dims);
+  // Rows outer, float64 accumulators: every output still sums its terms in row order. Four rows
+  // at a time, so each accumulator is loaded and stored once per four terms (2-2.5x faster). Rows
+  // whose terms are all zero are left out (see liveRows): 50-100 % of the rows in the default tasks.
+  const live = liveRows(R, dz, V, h, H);
+  const n = live.length;
+  const w2 = new Float64Array(H * V);
+  const b2 = new Float64Array(V);
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    if (i % PROGRESS_ROWS === PROGRESS_ROWS - 4) progress?.();
+    const r0 = live[i]!;
+    const r1 = live[i + 1]!;
+    const r2 = live[i + 2]!;
+    const r3 = live[i + 3]!;
+    const d0 = r0 * V;
+    const d1 = r1 * V;
+    const d2 = r2 * V;
+    const d3 = r3 * V;
+    for (let j = 0; j < H; j++) {
+      const h0 = h[r0 * H + j]!;
+      const h1 = h[r1 * H + j]!;
+      const h2 = h[r2 * H + j]!;
+      const h3 = h[r3 * H + j]!;
+      for (let v = 0; v < V; v++) {
+        let w = w2[j * V + v]!;
+        w += h0 * dz[d0 + v]!;
+        w += h1 * dz[d1 + v]!;
+        w += h2 * dz[d2 + v]!;
+        w += h3 * dz[d3 + v]!;
+        w2[j * V + v] = w;
+      }
+    }
+    for (let v = 0; v < V; v++) {
+      let b = b2[v]!;
+      b += dz[d0 + v]!;
+      b += dz[d1 + v]!;
+      b += dz[d2 + v]!;
+      b += dz[d3 + v]!;
+      b2[v] = b;
+    }
+  }
+  for (; i < n; i++) {
+    const r = live[i]!;
+    for (let j = 0; j < H; j++) {
+      const hj = h[r * H + j]!;
+      for (let v = 0; v < V; v++) w2[j * V + v]! += hj * dz[r * V + v]!;
+    }
+    for (let v = 0; v < V; v++) b2[v]! += dz[r * V + v]!;
+  }
+  g.set(w2, P.w2);
+  g.set(b2, P.b2);
+  return g;
+}
+
+/**
+ * Back through W2 and tanh (kernel `hiddenGrad.wgsl`):
+ *   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v]      [R, H]
+ * Nothing goes further back per row: slotGradCpu gathers da by context slot and token.
+ */
+export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: Float32Array, dz: Float32Array, progress?: Progress): Float32Array {
+  const { V, H } = dims;
+  const P = paramLayout(dims);
+  const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
+  const w2Finite = !nonFiniteCpu(w2);
+  const da = new Float32Array(R * H);
+  for (let r = 0; r < R; r++) {
+    if (r % PROGRESS_ROWS === PROGRESS_ROWS - 1) progress?.();
+    const d = r * V;
+    if (w2Finite && zeroRow(dz, d, V)) {
+      // Every sum is +0 (finite weights times zeros, from +0), so only the tanh factor is left.
+      for (let j = 0; j < H; j++) da[r * H + j] = 0 * (1 - h[r * H + j]! * h[r * H + j]!);
+      continue;
+    }
+    // Four hidden units at a time share each dz load; every sum still runs over v in order.
+    let j = 0;
+    for (; j + 3 < H; j += 4) {
+      const w = j * V;
+      let a0 = 0;
+      let a1 = 0;
+      let a2 = 0;
+      let a3 = 0;
+      for (let v = 0; v < V; v++) {
+        const x = dz[d + v]!;
+        a0 += w2[w + v]! * x;
+        a1 += w2[w + V + v]! * x;
+        a2 += w2[w + 2 * V + v]! * x;
+        a3 += w2[w + 3 * V + v]! * x;
+      }
+      const o = r * H + j;
+      const h0 = h[o]!;
+      const h1 = h[o + 1]!;
+      const h2 = h[o + 2]!;
+      const h3 = h[o + 3]!;
+      da[o] = a0 * (1 - h0 * h0);
+      da[o + 1] = a1 * (1 - h1 * h1);
+      da[o + 2] = a2 * (1 - h2 * h2);
+      da[o + 3] = a3 * (1 - h3 * h3);
+    }
+    for (; j < H; j++) {
+      let acc = 0;
+      for (let v = 0; v < V; v++) acc += w2[j * V + v]! * dz[d + v]!;
+      const hj = h[r * H + j]!;
+      da[r * H + j] = acc * (1 - hj * hj);
+    }
+  }
+  return da;
+}
+
+/**
+ * Row gradients gathered by context slot and token (kernel `slotGrad.wgsl`), the transpose of the
+ * factored first layer:  G[k, t, j] = sum_r [ctx_k(r) = t] da[r, j]      [K, V, H]
+ * summed in row order. R*K*H adds; every later first-layer gradient needs only G, never the rows.
+ */
+export function slotGradCpu(
+  dims: MlpDims,
+  seq: Int32Array | Uint32Array,
+  L: number,
+  rowPos: Uint32Array,
+  da: Float32Array,
+  progress?: Progress,
+): Float64Array {
+  const { V, K, H } = dims;
+  const R = rowPos.length;
+  const G = new Float64Array(K * V * H);
+  for (let r = 0; r < R; r++) {
+    if (r % PROGRESS_ROWS === PROGRESS_ROWS - 1) progress?.();
+    // G starts at +0 and is never -0, so a row of zeros changes nothing (liveRows).
+    if (zeroRow(da, r * H, H)) continue;
+    for (let k = 0; k < K; k++) {
+      const t = vocabToken(contextToken(seq, rowPos[r]!, L, K, k), V);
+      const out = (k * V + t) * H;
+      for (let j = 0; j < H; j++) G[out + j]! += da[r * H + j]!;
+    }
+  }
+  return G;
+}
+
+/**
+ * Embedding and first-layer gradients from the slot sums G (kernel `firstLayerGrad.wgsl`),
+ * written into the flat gradient `g` (the emb, W1 and b1 ranges, which are adjacent):
+ *   demb[t, d]     = sum_k sum_j W1[k*D + d, j] G[k, t, j]
+ *   dW1[k*D + d, j] = sum_t emb[t, d] G[k, t, j]
+ *   db1[j]         = sum_t G[0, t, j]   (every row has exactly one token in slot 0: this is sum_r da[r, j])
+ * V*K*D*H multiply-adds each for demb and dW1, against R*K*D*H each for the per-row dx = W1 da
+ * and the per-row x^T da they replace.
+ */
+export function firstLayerGradCpu(params: Float32Array, dims: MlpDims, G: Float64Array, g: Float32Array): Float32Array {
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims);
+  for (let t = 0; t < V; t++) {
+    for (let d = 0; d < D; d++) {
+      let acc = 0;
+      for (let k = 0; k < K; k++) {
+        const w = P.w1 + (k * D + d) * H;
+        const s = (k * V + t) * H;
+        for (let j = 0; j < H; j++) acc += params[w + j]! * G[s + j]!;
+      }
+      g[P.emb + t * D + d] = acc;
+    }
+  }
+  const w1 = new Float64Array(H);
+  for (let k = 0; k < K; k++) {
+    for (let d = 0; d < D; d++) {
+      w1.fill(0);
+      // Tokens outer so G is read along its rows; each weight still sums over t in order.
+      for (let t = 0; t < V; t++) {
+        const x = params[P.emb + t * D + d]!;
+        const s = (k * V + t) * H;
+        for (let j = 0; j < H; j++) w1[j]! += x * G[s + j]!;
+      }
+      g.set(w1, P.w1 + (k * D + d) * H);
+    }
+  }
+  for (let j = 0; j < H; j++) {
+    let acc = 0;
+    for (let t = 0; t < V; t++) acc += G[t * H + j]!;
+    g[P.b1 + j] = acc;
+  }
+  return g;
+}
+
+/**
+ * Backward pass of the MLP from logit gradients to the flat parameter gradient: headGrad,
+ * hiddenDa, slotGrad and firstLayerGrad in turn (each piece's kernel is named in its doc). Sums
+ * here are float64; the GPU kernels sum in f32 over fixed row chunks, then the chunks in order
+ * (kernels/reduce.ts), so their results are the same bits on every run and within f32 rounding of
+ * these.
+ */
+export function backwardCpu(
+  params: Float32Array,
+  dims: MlpDims,
+  seq: Int32Array | Uint32Array,
+  L: number,
+  rowPos: Uint32Array,
+  h: Float32Array,
+  dz: Float32Array,
+  progress?: Progress,
+): Float32Array {
+  const R = rowPos.length;
+  const g = new Float32Array(paramLayout(dims).size);
+  headGradCpu(dims, R, h, dz, g, progress);
+  const da = hiddenDaCpu(params, dims, R, h, dz, progress);
+  firstLayerGradCpu(params, dims, slotGradCpu(dims, seq, L, rowPos, da, progress), g);
+  return g;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU kernels. Row-indexed arrays (h, z, dz, da) use the row's index in the whole row set: row r
+// of a call is rowBase + r, so minibatches share buffers with the full batch.
+

@@ -1,0 +1,128 @@
+/**
+ * Per-row log-prob of the sampled token, entropy and sum of squared probabilities, by log-sum-exp
+ * (kernel `tokenStats.wgsl`; METHODS.md section 2):
+ *   lse = m + log sum_v exp(z_v - m),  logp = z_a - lse,
+ *   H = lse - sum_v pi_v z_v,          sum pi^2 = exp(LSE(2z) - 2 lse).
+ * Masked logits have pi = 0 and are skipped so that 0 * (-1e30) never enters the sum.
+ */
+import { MASKED_LOGIT } from '../model/mlp';
+import { rowLse } from './logitGrad';
+import { defineKernel, uniformLayout } from '../pipeline';
+import tokenStatsIoWGSL from './tokenStatsIo.wgsl?raw';
+import tokenStatsWGSL from './tokenStats.wgsl?raw';
+import tokenStatsSubgroupWGSL from './tokenStatsSubgroup.wgsl?raw';
+import tokenStatsUnrolledWGSL from './tokenStatsUnrolled.wgsl?raw';
+import rowSoftmaxWGSL from './rowSoftmax.wgsl?raw';
+import { subgroupRowSource, subgroupRowWorkgroups, SUBGROUP_WORKGROUP_SIZE } from './rowSubgroup';
+import { unrolledRowSource, unrolledVocab } from './rowUnrolled';
+import type { RowLayout } from '../selectors';
+
+export interface TokenStats {
+  /** [R] log pi(a_r) */
+  logp: Float32Array;
+  /** [R] entropy in nats */
+  entropy: Float32Array;
+  /** [R] sum_v pi_v^2 */
+  sumP2: Float32Array;
+}
+
+export function tokenStatsCpu(
+  z: Float32Array,
+  V: number,
+  seq: Int32Array | Uint32Array,
+  rowPos: Uint32Array,
+  firstOf?: Int32Array,
+): TokenStats {
+  const R = rowPos.length;
+  const out: TokenStats = {
+    logp: new Float32Array(R),
+    entropy: new Float32Array(R),
+    sumP2: new Float32Array(R),
+  };
+  // Rows whose logits repeat an earlier row's (firstOf: forwardCpu's, for these rows of z) share
+  // its log-sum-exp, entropy and sum of squares; only the sampled token's log-prob is their own.
+  const lses = firstOf ? new Float64Array(R) : null;
+  for (let r = 0; r < R; r++) {
+    const off = r * V;
+    const first = firstOf ? firstOf[r]! : r;
+    if (first < r && lses) {
+      out.logp[r] = z[off + seq[rowPos[r]!]!]! - lses[first]!;
+      out.entropy[r] = out.entropy[first]!;
+      out.sumP2[r] = out.sumP2[first]!;
+      continue;
+    }
+    const lse = rowLse(z, off, V);
+    if (lses) lses[r] = lse;
+    let m2 = -Infinity;
+    let pz = 0;
+    for (let v = 0; v < V; v++) {
+      const zv = z[off + v]!;
+      if (zv === MASKED_LOGIT) continue;
+      m2 = Math.max(m2, 2 * zv);
+      pz += Math.exp(zv - lse) * zv;
+    }
+    let s2 = 0;
+    for (let v = 0; v < V; v++) {
+      const zv = z[off + v]!;
+      if (zv !== MASKED_LOGIT) s2 += Math.exp(2 * zv - m2);
+    }
+    out.logp[r] = z[off + seq[rowPos[r]!]!]! - lse;
+    out.entropy[r] = lse - pz;
+    out.sumP2[r] = Math.exp(m2 + Math.log(s2) - 2 * lse);
+  }
+  return out;
+}
+
+export const TOKEN_STATS_WORKGROUP_SIZE = 64;
+
+/** Mirrors `struct TokenStats` in tokenStats.wgsl. */
+export const TOKEN_STATS_UNIFORM = uniformLayout([['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32']] as const);
+
+/**
+ * tokenStatsCpu on the GPU: buffers z, seq, rowPos, and the outputs logp, entropy, sumP2. Row r of
+ * the call is rowBase + r in z, rowPos and the outputs. The WGSL evaluates the same formulas in the
+ * shifted logits z - max (H = log s - sum pi (z - m), sum pi^2 = sum exp(2(z - m)) / s^2), which
+ * keep their digits in f32 at |z| ~ 1e4 where lse - sum pi z does not.
+ */
+const tokenStatsIo = {
+  bindings: ['z', 'seq', 'rowPos', 'logp', 'entropy', 'sumP2'],
+  uniform: TOKEN_STATS_UNIFORM,
+  values: (c: { vocab: number; numRows: number; rowBase?: number }) => ({
+    numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.vocab,
+  }),
+} as const;
+
+export const tokenStatsKernel = defineKernel({
+  label: 'tokenStats',
+  wgsl: tokenStatsIoWGSL + tokenStatsWGSL + rowSoftmaxWGSL,
+  workgroupSize: TOKEN_STATS_WORKGROUP_SIZE,
+  ...tokenStatsIo,
+  workgroups: (c) => Math.ceil(c.numRows / TOKEN_STATS_WORKGROUP_SIZE),
+});
+
+/** tokenStatsKernel with a subgroup per four rows (kernels/softmax/rowSubgroup.ts); needs the `subgroups` feature. */
+export const tokenStatsSubgroupKernel = defineKernel({
+  label: 'tokenStatsSubgroup',
+  wgsl: subgroupRowSource(tokenStatsIoWGSL, tokenStatsSubgroupWGSL),
+  workgroupSize: SUBGROUP_WORKGROUP_SIZE,
+  requires: 'subgroups',
+  ...tokenStatsIo,
+  workgroups: (c) => subgroupRowWorkgroups(c.numRows),
+});
+
+/** tokenStatsKernel compiled for its vocabulary (kernels/softmax/rowUnrolled.ts): vocabularies up to 64, a pipeline each. */
+export const tokenStatsUnrolledKernel = defineKernel({
+  label: 'tokenStatsUnrolled',
+  wgsl: unrolledRowSource(tokenStatsIoWGSL, tokenStatsUnrolledWGSL),
+  workgroupSize: TOKEN_STATS_WORKGROUP_SIZE,
+  ...tokenStatsIo,
+  specialize: (c) => unrolledVocab('tokenStatsUnrolled', c.vocab),
+  workgroups: (c) => Math.ceil(c.numRows / TOKEN_STATS_WORKGROUP_SIZE),
+});
+
+export const tokenStatsKernels: Record<RowLayout, typeof tokenStatsKernel> = {
+  thread: tokenStatsKernel,
+  subgroup: tokenStatsSubgroupKernel,
+  unrolled: tokenStatsUnrolledKernel,
+};
+export const createTokenStatsKernel = (device: GPUDevice) => tokenStatsKernel.create(device);
