@@ -122,9 +122,9 @@ export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<La
       : advantageCpu(advIn, plan.advantage, advShape);
     if (plan.whiten) adv = whitenCpu(adv, m);
     // Aggregation and loss: one minibatch, on-policy (every ratio is 1 on a frozen batch).
-    const weight = aggregationWeights(m, Tp, [[0, N]], plan.lossAgg, mult);
+    const weight = aggregationWeights(m, Tp, [[0, N]], plan.lossAgg, mult, plan.stepRows ? shape.actionLen : Tp);
     const mode = plan.ratio.mode;
-    const seqLog = mode === 'token' ? undefined : seqRatioCpu(m, ts.logp, ts.logp, adv, { mode: mode === 'turn' ? 'turn' : mode, tp: Tp, actionLen: shape.actionLen, maxTurns: T, clipLow: plan.ratio.clipLow, clipHigh: plan.ratio.clipHigh });
+    const seqLog = mode === 'token' ? undefined : seqRatioCpu(m, ts.logp, ts.logp, adv, { mode: mode === 'turn' || mode === 'step' ? 'turn' : mode, tp: Tp, actionLen: shape.actionLen, maxTurns: T, clipLow: plan.ratio.clipLow, clipHigh: plan.ratio.clipHigh });
     // SeeUPO trains one turn per stage: each row's gradient weight is its own turn's stage's.
     const grad = new Float32Array(N * Tp);
     const stages = mode === 'turn' ? Array.from({ length: T }, (_, k) => k) : [0];

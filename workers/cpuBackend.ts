@@ -192,7 +192,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       const [essRollout, lrScale] = essScaleCpu(ts, shape.essLr);
 
       const seqMode = mode === 'token' ? null : mode;
-      const segs = mode === 'turn' ? T : 1;
+      const segs = mode === 'turn' || mode === 'step' ? T : 1;
       const seqLog = new Float32Array(N * segs);
       const lossOpts = {
         ...shape.loss,
@@ -226,7 +226,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
             t.sumP2.set(tsNew.sumP2, r0);
             if (seqMode) {
               seqRatioCpu(inp.mask.subarray(r0, r1), tsNew.logp, t.logpOld.subarray(r0, r1), t.adv.subarray(r0, r1), {
-                mode: seqMode === 'turn' ? 'turn' : seqMode,
+                mode: seqMode === 'turn' || seqMode === 'step' ? 'turn' : seqMode,
                 tp: Tp,
                 actionLen: shape.actionLen,
                 maxTurns: T,

@@ -190,7 +190,7 @@ export function createGpuBackend(
   const roleRewards = f32('roleRewards', N * shape.nRoles);
   const trajStats = f32('trajStats', TRAJ_STATS_WORDS * N);
   const essOut = f32('ess and lr factor', 2);
-  const segs = mode === 'turn' ? T : 1;
+  const segs = mode === 'turn' || mode === 'step' ? T : 1;
   const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
   const statsConfig = statsConfigFor(shape, kernelVariant);
@@ -359,7 +359,7 @@ export function createGpuBackend(
         ? null
         : k.seqRatio.bind(
             { mask, logp, logpOld, adv, out: seqLog },
-            { ...rows, mode: mode === 'turn' ? 'turn' : mode, tp: Tp, actionLen, maxTurns: T, clipLow: shape.loss.clipLow, clipHigh: shape.loss.clipHigh },
+            { ...rows, mode: mode === 'turn' || mode === 'step' ? 'turn' : mode, tp: Tp, actionLen, maxTurns: T, clipLow: shape.loss.clipLow, clipHigh: shape.loss.clipHigh },
             `seqRatio ${tag}`,
           ),
       k.ppoLoss.bind({ logp, logpOld, logpRef, adv, weight, seqLog, dlogp, out: ppo }, { ...rows, ...lossOpts, stage }, `ppoLoss ${tag}`),

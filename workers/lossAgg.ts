@@ -1,5 +1,5 @@
 /**
- * Loss aggregation as per-token weights (METHODS.md 1.3, verl `agg_loss`): every mode is a linear
+ * Loss aggregation as per-token weights (docs/METHODS.md 1.3, verl `agg_loss`): every mode is a linear
  * combination of token losses, so each token gets a weight and a minibatch's loss is sum(w * L).
  * Weights are normalized within each minibatch; masked tokens weigh 0.
  */
@@ -12,36 +12,48 @@ export function aggregationWeights(
   mode: LossAgg,
   /** [N] how many times each trajectory counts (PF-PPO's resampling); default 1. */
   mult?: Float32Array,
+  /**
+   * Rows of one "sequence": Tp (a trajectory), or a turn's actionLen where the rows are steps
+   * (GiGPO/SAMPO's reference code trains on one row per step, so its means are over steps).
+   */
+  segLen: number = Tp,
 ): Float32Array {
+  if (!(segLen >= 1 && Tp % segLen === 0)) throw new Error(`aggregationWeights: segment of ${segLen} rows does not divide Tp = ${Tp}`);
   const w = new Float32Array(mask.length);
-  // Every weight of a trajectory is the same number: worked out once per trajectory, outside the
-  // row loop. The trainer calls this once per iteration on every row (73,728 at 64x), where the
+  const per = Tp / segLen;
+  // Every weight of a segment is the same number: worked out once per segment, outside the row
+  // loop. The trainer calls this once per iteration on every row (73,728 at 64x), where the
   // per-row version took 11 ms, most of the host time between a rollout and its update.
-  const lens = new Float64Array(minibatches.reduce((a, [n0, n1]) => Math.max(a, n1 - n0), 0));
+  const lens = new Float64Array(minibatches.reduce((a, [n0, n1]) => Math.max(a, n1 - n0), 0) * per);
   for (const [n0, n1] of minibatches) {
-    // Sequences without a policy token (padding, dropped prompts) are not part of the mean.
+    // Sequences without a policy token (padding, dropped prompts, turns not taken) are not part of the mean.
     let seqs = 0;
     let total = 0;
     for (let n = n0; n < n1; n++) {
-      let len = 0;
-      for (let j = 0; j < Tp; j++) len += mask[n * Tp + j]!;
       const c = mult ? mult[n]! : 1;
-      lens[n - n0] = len;
-      if (len > 0) seqs += c;
-      total += c * len;
+      for (let s = 0; s < per; s++) {
+        let len = 0;
+        const r0 = n * Tp + s * segLen;
+        for (let j = r0; j < r0 + segLen; j++) len += mask[j]!;
+        lens[(n - n0) * per + s] = len;
+        if (len > 0) seqs += c;
+        total += c * len;
+      }
     }
     for (let n = n0; n < n1; n++) {
       const c = mult ? mult[n]! : 1;
       if (!c) continue;
-      const len = lens[n - n0]!;
-      const x = trajectoryWeight(mode, c, len, seqs, total, Tp);
-      for (let i = n * Tp; i < (n + 1) * Tp; i++) if (mask[i]) w[i] = x;
+      for (let s = 0; s < per; s++) {
+        const x = trajectoryWeight(mode, c, lens[(n - n0) * per + s]!, seqs, total, segLen);
+        const r0 = n * Tp + s * segLen;
+        for (let i = r0; i < r0 + segLen; i++) if (mask[i]) w[i] = x;
+      }
     }
   }
   return w;
 }
 
-/** The weight of each policy token of a trajectory counted c times with len tokens, in a minibatch of seqs sequences and total tokens. */
+/** The weight of each policy token of a sequence counted c times with len tokens, in a minibatch of seqs sequences and total tokens. */
 function trajectoryWeight(mode: LossAgg, c: number, len: number, seqs: number, total: number, Tp: number): number {
   switch (mode) {
     case 'token-mean':

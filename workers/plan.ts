@@ -13,7 +13,8 @@ import type { KlType, LossAgg, RunConfig } from './config';
 import { methodRegistry, type MethodDef } from './methods';
 import type { ParamValues } from './methods/params';
 
-export type RatioMode = 'token' | 'sequence' | 'geometric' | 'turn';
+/** token, sequence (one ratio per trajectory), geometric, turn (sequential stages, last turn first), step (one ratio per turn). */
+export type RatioMode = 'token' | 'sequence' | 'geometric' | 'turn' | 'step';
 
 export interface Plan {
   /** The config the task is built from (environment-stage methods set task knobs). */
@@ -25,6 +26,8 @@ export interface Plan {
   ratio: { mode: RatioMode; clipLow: number; clipHigh: number; dualClip: number };
   kl: { coef: number; type: KlType };
   lossAgg: LossAgg;
+  /** The loss aggregation's sequences are steps (turns), not trajectories (GiGPO/SAMPO). */
+  stepRows: boolean;
   /** Reward stage: per-turn information gain from teacher-forced answer log-probs. */
   infoGain: { igType: 'prob_diff' | 'log_prob_diff' } | null;
   /** Turn rewards come from the task (checklist turn rewards). */
@@ -67,6 +70,8 @@ function basePlan(cfg: RunConfig): Plan {
       eps: 1e-6,
       byRole: false,
       entropyScale: false,
+      entropyClamp: false,
+      stdMin: 0,
       gamma: 1,
       separate: false,
       stepWeight: 0,
@@ -79,6 +84,7 @@ function basePlan(cfg: RunConfig): Plan {
     ratio: { mode: 'token', clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, dualClip: cfg.dualClip },
     kl: { coef: cfg.klCoef, type: cfg.klType },
     lossAgg: cfg.lossAgg,
+    stepRows: false,
     infoGain: null,
     taskTurnRewards: false,
     anchors: false,

@@ -198,10 +198,11 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     const { adv, score } = await rewardStage(c);
 
     // Update.
-    const weights = aggregationWeights(c.mask, Tp, shape.minibatches, plan.lossAgg, c.mult);
+    const segLen = plan.stepRows ? shape.actionLen : Tp;
+    const weights = aggregationWeights(c.mask, Tp, shape.minibatches, plan.lossAgg, c.mult, segLen);
     const stageWeights =
       plan.ratio.mode === 'turn'
-        ? Array.from({ length: T }, (_, k) => aggregationWeights(turnMask(c.mask, Tp, shape.actionLen, k), Tp, shape.minibatches, plan.lossAgg, c.mult))
+        ? Array.from({ length: T }, (_, k) => aggregationWeights(turnMask(c.mask, Tp, shape.actionLen, k), Tp, shape.minibatches, plan.lossAgg, c.mult, segLen))
         : undefined;
     const s = await backend.update({
       iter,

@@ -13,32 +13,40 @@
  * Estimators (METHODS.md sections in brackets; "the group statistics" of a value column are its
  * mean and std over the group's members, std unbiased (G - 1) or population per `unbiasedStd`;
  * a group of one uses mean 0 and std 1 as verl does):
- *   group      [4.2, 4.3]  A = (R - mean) / (std + eps), or R - mean without `scaleStd`.
+ *   group      [4.2, 4.3]  A = (R - mean) / (std + eps), or R - mean without `scaleStd` (or where
+ *                          std <= stdMin: VCPO divides only when the std is above 1e-8).
  *   rloo       [4.6]       A = R_n - (sum_g R - R_n) / (G - 1); a group of one gives A = R.
  *   raw                    A = R (SFT phases and tests).
  *   byRole     [5.14]      (with group/rloo/raw) turn t < T_n of role rho gets the estimator applied
- *                          to roleRewards[n][rho] with the statistics of that role's column over
- *                          the group (Dr. MAS); a turn without a valid role gets 0.
+ *                          to roleRewards[n][rho] with the statistics of that role's steps over the
+ *                          group: each turn a member acted as rho is one element of the pool
+ *                          (Dr. MAS pools per agent step); a turn without a valid role gets 0.
  *   reinforce  [4.7]       REINFORCE++: token rewards along the masked rows, -beta (l_old - l_ref)
  *                          on each and R' (R, or R - group mean with `baseline`) added on the last;
  *                          A_j = r_j + gamma A_{next masked row}. Batch whitening is kernels/advantage/whiten.ts.
  *   turn       [5.1]       IGPO: per-turn values v_{n,t} (turn T_n - 1 is the outcome) z-scored in
  *                          one pool per group (joint) or finals apart from the rest (`separate`):
- *                          r^ = (v - mu) / (sqrt(var_pop + 1e-8) + 1e-6), a pool of <= 1 value uses
- *                          mu 0 and std 1; A~_{T_n-1} = r^, A~_t = r^_t + gamma A~_{t+1}.
+ *                          r^ = (v - mu) / (sqrt(var_pop + 1e-8) + 1e-6); a pool of one value has
+ *                          mu = that value and std 1 (so it normalizes to 0), an empty one mu 0.
+ *                          An earlier turn whose gain is exactly 0 is no element of any pool and no
+ *                          turn boundary: it takes the advantage of the next boundary turn. At the
+ *                          boundaries A~_{T_n-1} = r^, A~_t = r^_t + gamma A~_{next boundary}.
  *   turnGroup  [5.2]       CM2 turn level: (v_{n,t} - mean_t) / (std_t + eps) over the members that
  *                          took turn t (or without std); one such member: mean 0, std 1.
- *   gigpo      [5.9]       GiGPO: A = A^E_n + omega A^S_{n,t}, A^E = the group estimator on R,
+ *   gigpo      [5.9]       GiGPO: A = A^E_n + omega A^S_{n,t}, A^E = the group estimator on R over
+ *                          the group's step rows (each member counts once per turn it took),
  *                          A^S = R^S_{n,t} - mean of R^S over the anchor set (all turns of the group
- *                          with the same key), R^S_{n,t} = sum_{k >= t} gamma^(k-t) v_{n,k}.
+ *                          with the same key; a set of one has mean 0),
+ *                          R^S_{n,t} = sum_{k >= t} gamma^(k-t) v_{n,k}.
  *   opob       [5.10]      VCPO's off-policy optimal baseline b = sum W R / sum W over the group,
  *                          W_m = w_m^2 g2_m, log w_m = logIS_m (0 when isCap = 0), in log space with
  *                          a max shift; members with g2 = 0 have weight 0, and if all have, b is the
  *                          plain mean. A = (R - b) / (std + eps) or R - b, then times
  *                          min(w_n, isCap) when isCap > 0.
  *   entropyScale [5.3]     EDGE-GRPO EDA, applied to every estimator's output for trajectory n:
- *                          times clamp(Pbar / max(P_n, 1e-6), 0.1, 10), P = trajStats.entMean, Pbar
- *                          the mean of P over the group members with len > 0.
+ *                          times Pbar / max(P_n, 1e-6) (clamped to [0.1, 10] with entropyClamp,
+ *                          a variant the reference code leaves commented out), P =
+ *                          trajStats.entMean, Pbar the mean of P over the group members with len > 0.
  * Per-turn estimators (turn, turnGroup, gigpo, byRole) give 0 to rows of turns t >= T_n.
  *
  * Exact zeros: every mean is taken around one of its own values (r0 + sum(r - r0) / G), and the
@@ -64,8 +72,12 @@ export interface AdvantageOptions {
   eps: number;
   /** group/rloo/raw: statistics per (group, role) over roleRewards (Dr. MAS). */
   byRole: boolean;
-  /** EDGE-GRPO EDA: advantage of n times clamp(Pbar / P_n, 0.1, 10). */
+  /** EDGE-GRPO EDA: advantage of n times Pbar / P_n. */
   entropyScale: boolean;
+  /** EDA's factor clamped to [0.1, 10] (the reference code's commented-out variant). */
+  entropyClamp: boolean;
+  /** Divide by the std only where it is above this (VCPO: 1e-8); 0 divides wherever std > 0. */
+  stdMin: number;
   /** turn, gigpo step returns, reinforce reward-to-go. */
   gamma: number;
   /** turn: z-score final-turn rewards and earlier-turn rewards as two pools. */
@@ -88,6 +100,8 @@ export const ADVANTAGE_DEFAULTS: Readonly<AdvantageOptions> = {
   eps: 1e-6,
   byRole: false,
   entropyScale: false,
+  entropyClamp: false,
+  stdMin: 0,
   gamma: 1,
   separate: false,
   stepWeight: 1,
@@ -235,12 +249,47 @@ export function advantageCpu(inp: AdvantageInputs, o: AdvantageOptions, shape: A
     for (let m = g0; m < g0 + G; m++) ss += (colVal(m, col) - mean) ** 2;
     return [mean, Math.sqrt(ss / (o.unbiasedStd ? G - 1 : G))];
   };
-  const scale = (x: number, mean: number, sd: number) => (o.scaleStd ? (x - mean) / (sd + o.eps) : x - mean);
+  // A std of 0 means equal values, whose centred value is exactly 0 either way.
+  const scale = (x: number, mean: number, sd: number) => (o.scaleStd && sd > o.stdMin ? (x - mean) / (sd + o.eps) : x - mean);
+
+  /** Turns member m acted as role `col` (Dr. MAS: each is one element of the role's pool). */
+  const roleSteps = (m: number, col: number): number => {
+    let c = 0;
+    for (let t = 0; t < turnsOf(m); t++) if (inp.turnRole![m * T + t] === col) c++;
+    return c;
+  };
+  /**
+   * Mean and std of a column over a pool in which member m counts weight(m) times (Dr. MAS's agent
+   * steps, GiGPO's step rows); a pool of one element has mean 0 and std 1, an empty one too.
+   */
+  const weightedMeanStd = (g0: number, G: number, col: number, weight: (m: number) => number): [number, number, number] => {
+    let c = 0;
+    let r0 = 0;
+    let s = 0;
+    for (let m = g0; m < g0 + G; m++) {
+      const w = weight(m);
+      if (w === 0) continue;
+      if (c === 0) r0 = colVal(m, col);
+      s += w * (colVal(m, col) - r0);
+      c += w;
+    }
+    if (c <= 1) return [0, 1, c];
+    const mean = r0 + s / c;
+    let ss = 0;
+    for (let m = g0; m < g0 + G; m++) ss += weight(m) * (colVal(m, col) - mean) ** 2;
+    return [mean, Math.sqrt(ss / (o.unbiasedStd ? c - 1 : c)), c];
+  };
 
   /** group / rloo / raw on one column of trajectory n. */
   const trajValue = (n: number, g0: number, G: number, col: number): number => {
     const x = colVal(n, col);
     if (o.estimator === 'raw') return x;
+    if (col >= 0) {
+      // A role's pool is its steps: member m's reward counted once per turn it acted in that role.
+      const [mean, sd, c] = weightedMeanStd(g0, G, col, (m) => roleSteps(m, col));
+      if (o.estimator === 'rloo') return c <= 1 ? x : x - (mean * c - x) / (c - 1);
+      return scale(x, mean, sd);
+    }
     if (o.estimator === 'rloo') {
       if (G <= 1) return x;
       const r0 = colVal(g0, col);
@@ -293,22 +342,26 @@ export function advantageCpu(inp: AdvantageInputs, o: AdvantageOptions, shape: A
       c++;
     }
     if (c === 0) return 1;
-    return Math.min(Math.max((p0 + acc / c) / Math.max(s.entMean[n]!, 1e-6), 0.1), 10);
+    const f = (p0 + acc / c) / Math.max(s.entMean[n]!, 1e-6);
+    return o.entropyClamp ? Math.min(Math.max(f, 0.1), 10) : f;
   };
 
-  /** IGPO pool statistics: kind 0 all turns, 1 final turns, 2 earlier turns. */
+  /** An IGPO turn boundary: the final turn, or an earlier one with a nonzero gain. */
+  const boundary = (m: number, t: number, tm: number) => t === tm - 1 || v(m, t) !== 0;
+  /** IGPO pool statistics over the boundary turns: kind 0 all, 1 final turns, 2 earlier turns. */
   const poolStats = (g0: number, G: number, kind: 0 | 1 | 2): [number, number] => {
     const vals: number[] = [];
     for (let m = g0; m < g0 + G; m++) {
       const tm = turnsOf(m);
       for (let t = 0; t < tm; t++) {
         const fin = t === tm - 1;
-        if ((kind === 1 && !fin) || (kind === 2 && fin)) continue;
+        if ((kind === 1 && !fin) || (kind === 2 && fin) || !boundary(m, t, tm)) continue;
         vals.push(v(m, t));
       }
     }
     const c = vals.length;
-    if (c <= 1) return [0, 1];
+    if (c === 0) return [0, 1];
+    if (c === 1) return [vals[0]!, 1];
     const r0 = vals[0]!;
     const mu = r0 + vals.reduce((a, x) => a + (x - r0), 0) / c;
     const varPop = vals.reduce((a, x) => a + (x - mu) ** 2, 0) / c;
@@ -353,8 +406,10 @@ export function advantageCpu(inp: AdvantageInputs, o: AdvantageOptions, shape: A
       const rest = o.separate ? poolStats(g0, G, 2) : null;
       let acc = 0;
       for (let t = tn - 1; t >= 0; t--) {
-        const [mu, sd] = joint ?? (t === tn - 1 ? fin! : rest!);
-        acc = (v(n, t) - mu) / sd + o.gamma * acc;
+        if (boundary(n, t, tn)) {
+          const [mu, sd] = joint ?? (t === tn - 1 ? fin! : rest!);
+          acc = (v(n, t) - mu) / sd + o.gamma * acc;
+        }
         putTurn(t, acc);
       }
     } else if (e === 'turnGroup') {
@@ -372,7 +427,7 @@ export function advantageCpu(inp: AdvantageInputs, o: AdvantageOptions, shape: A
         putTurn(t, scale(v(n, t), mean, sd));
       }
     } else if (e === 'gigpo') {
-      const [mean, sd] = meanStd(g0, G, -1);
+      const [mean, sd] = weightedMeanStd(g0, G, -1, turnsOf);
       const AE = scale(reward[n]!, mean, sd);
       for (let t = 0; t < tn; t++) {
         const rs = stepReturn(n, t);
@@ -387,7 +442,8 @@ export function advantageCpu(inp: AdvantageInputs, o: AdvantageOptions, shape: A
             if (m !== n || k !== t) s += rs - stepReturn(m, k);
           }
         }
-        putTurn(t, AE + o.stepWeight * (s / c));
+        // A set of one is the step alone: its mean is 0, so A^S is the step return itself.
+        putTurn(t, AE + o.stepWeight * (c === 1 ? rs : s / c));
       }
     } else if (o.byRole && e !== 'opob') {
       for (let t = 0; t < tn; t++) {
@@ -430,6 +486,7 @@ export const ADVANTAGE_UNIFORM = uniformLayout([
   ['estimator', 'u32'], ['scaleStd', 'u32'], ['unbiasedStd', 'u32'], ['eps', 'f32'],
   ['byRole', 'u32'], ['entropyScale', 'u32'], ['gamma', 'f32'], ['separate', 'u32'],
   ['stepWeight', 'f32'], ['baseline', 'u32'], ['klInReward', 'f32'], ['isCap', 'f32'],
+  ['entropyClamp', 'u32'], ['stdMin', 'f32'],
 ] as const);
 
 /** Largest AdvantageConfig.groupSize: the size of meanStdFixed's member array (advantage.wgsl). */
@@ -476,7 +533,7 @@ export const advantageKernel = defineKernel({
     estimator: ADV_ESTIMATORS.indexOf(c.estimator), scaleStd: c.scaleStd ? 1 : 0, unbiasedStd: c.unbiasedStd ? 1 : 0,
     eps: c.eps, byRole: c.byRole ? 1 : 0, entropyScale: c.entropyScale ? 1 : 0, gamma: c.gamma,
     separate: c.separate ? 1 : 0, stepWeight: c.stepWeight, baseline: c.baseline ? 1 : 0,
-    klInReward: c.klInReward, isCap: c.isCap,
+    klInReward: c.klInReward, isCap: c.isCap, entropyClamp: c.entropyClamp ? 1 : 0, stdMin: c.stdMin,
   }),
   workgroups: (c: AdvantageConfig) => Math.ceil(c.numTraj / ADVANTAGE_WORKGROUP_SIZE),
 });

@@ -27,6 +27,8 @@ struct Advantage {
   baseline: u32,
   klInReward: f32,
   isCap: f32,
+  entropyClamp: u32,
+  stdMin: f32,
 }
 
 @group(0) @binding(0) var<uniform> u: Advantage;
@@ -151,11 +153,61 @@ fn meanStd(g0: u32, G: u32, col: i32) -> vec2f {
   return vec2f(mean, sqrt(ss / f32(select(G, G - 1u, u.unbiasedStd != 0u))));
 }
 
+// A std of 0 means equal values, whose centred value is exactly 0 either way.
 fn scaled(x: f32, ms: vec2f) -> f32 {
-  if (u.scaleStd != 0u) {
+  if (u.scaleStd != 0u && ms.y > u.stdMin) {
     return (x - ms.x) / (ms.y + u.eps);
   }
   return x - ms.x;
+}
+
+// Turns member m acted as role col (Dr. MAS: each is one element of the role's pool).
+fn roleSteps(m: u32, col: i32) -> u32 {
+  var c = 0u;
+  for (var t = 0u; t < turnsOf(m); t++) {
+    if (turnIn[m * u.maxTurns + t].role == col) {
+      c++;
+    }
+  }
+  return c;
+}
+
+// Weight of member m in a pool: its steps in role col (col >= 0), or its turns (col < 0: GiGPO's
+// episode statistics over step rows).
+fn poolWeight(m: u32, col: i32) -> u32 {
+  if (col < 0) {
+    return turnsOf(m);
+  }
+  return roleSteps(m, col);
+}
+
+// (mean, std, count) of a column over the pool in which member m counts poolWeight(m, col) times;
+// a pool of at most one element gives (0, 1).
+fn weightedMeanStd(g0: u32, G: u32, col: i32) -> vec3f {
+  var c = 0u;
+  var r0 = 0.0;
+  var s = 0.0;
+  for (var m = g0; m < g0 + G; m++) {
+    let w = poolWeight(m, col);
+    if (w == 0u) {
+      continue;
+    }
+    if (c == 0u) {
+      r0 = colVal(m, col);
+    }
+    s += f32(w) * (colVal(m, col) - r0);
+    c += w;
+  }
+  if (c <= 1u) {
+    return vec3f(0.0, 1.0, f32(c));
+  }
+  let mean = r0 + s / f32(c);
+  var ss = 0.0;
+  for (var m = g0; m < g0 + G; m++) {
+    let e = colVal(m, col) - mean;
+    ss += f32(poolWeight(m, col)) * e * e;
+  }
+  return vec3f(mean, sqrt(ss / f32(select(c, c - 1u, u.unbiasedStd != 0u))), f32(c));
 }
 
 // group / rloo / raw on one column of trajectory c.n.
@@ -163,6 +215,17 @@ fn trajValue(c: Ctx, col: i32) -> f32 {
   let x = colVal(c.n, col);
   if (u.estimator == EST_RAW) {
     return x;
+  }
+  if (col >= 0) {
+    // A role's pool is its steps: member m's reward counted once per turn it acted in that role.
+    let ms = weightedMeanStd(c.g0, c.G, col);
+    if (u.estimator == EST_RLOO) {
+      if (ms.z <= 1.0) {
+        return x;
+      }
+      return x - (ms.x * ms.z - x) / (ms.z - 1.0);
+    }
+    return scaled(x, ms.xy);
   }
   if (u.estimator == EST_RLOO) {
     if (c.G <= 1u) {
@@ -223,7 +286,8 @@ fn opobValue(c: Ctx) -> f32 {
   return a;
 }
 
-// EDGE-GRPO EDA: clamp(Pbar / max(P_n, 1e-6), 0.1, 10) over the members with len > 0.
+// EDGE-GRPO EDA: Pbar / max(P_n, 1e-6), Pbar over the members with len > 0 (clamped to [0.1, 10]
+// with entropyClamp).
 fn entropyFactor(n: u32, g0: u32, G: u32) -> f32 {
   var c = 0u;
   var p0 = 0.0;
@@ -240,16 +304,23 @@ fn entropyFactor(n: u32, g0: u32, G: u32) -> f32 {
   if (c == 0u) {
     return 1.0;
   }
-  return clamp((p0 + acc / f32(c)) / max(trajStats[n].entMean, 1e-6), 0.1, 10.0);
+  let f = (p0 + acc / f32(c)) / max(trajStats[n].entMean, 1e-6);
+  return select(f, clamp(f, 0.1, 10.0), u.entropyClamp != 0u);
 }
 
-// IGPO pool of the group's turn values: kind 0 all, 1 final turns, 2 earlier turns.
-fn inPool(t: u32, tm: u32, kind: u32) -> bool {
+// IGPO turn boundary: the final turn, or an earlier one with a nonzero gain.
+fn isBoundary(m: u32, t: u32, tm: u32) -> bool {
+  return t + 1u == tm || turnVal(m, t) != 0.0;
+}
+
+// IGPO pool of the group's boundary turn values: kind 0 all, 1 final turns, 2 earlier turns.
+fn inPool(m: u32, t: u32, tm: u32, kind: u32) -> bool {
   let fin = t + 1u == tm;
-  return kind == 0u || (kind == 1u && fin) || (kind == 2u && !fin);
+  return isBoundary(m, t, tm) && (kind == 0u || (kind == 1u && fin) || (kind == 2u && !fin));
 }
 
-// (mu, sqrt(var_pop + 1e-8) + 1e-6) of a pool; a pool of <= 1 value gives (0, 1).
+// (mu, sqrt(var_pop + 1e-8) + 1e-6) of a pool; a pool of one value gives (value, 1), so it
+// normalizes to 0; an empty one (0, 1).
 fn poolStats(g0: u32, G: u32, kind: u32) -> vec2f {
   var c = 0u;
   var r0 = 0.0;
@@ -257,7 +328,7 @@ fn poolStats(g0: u32, G: u32, kind: u32) -> vec2f {
   for (var m = g0; m < g0 + G; m++) {
     let tm = turnsOf(m);
     for (var t = 0u; t < tm; t++) {
-      if (inPool(t, tm, kind)) {
+      if (inPool(m, t, tm, kind)) {
         let x = turnVal(m, t);
         if (c == 0u) {
           r0 = x;
@@ -267,15 +338,18 @@ fn poolStats(g0: u32, G: u32, kind: u32) -> vec2f {
       }
     }
   }
-  if (c <= 1u) {
+  if (c == 0u) {
     return vec2f(0.0, 1.0);
+  }
+  if (c == 1u) {
+    return vec2f(r0, 1.0);
   }
   let mu = r0 + s / f32(c);
   var ss = 0.0;
   for (var m = g0; m < g0 + G; m++) {
     let tm = turnsOf(m);
     for (var t = 0u; t < tm; t++) {
-      if (inPool(t, tm, kind)) {
+      if (inPool(m, t, tm, kind)) {
         let e = turnVal(m, t) - mu;
         ss += e * e;
       }
@@ -444,17 +518,20 @@ fn igpo(c: Ctx) {
   var acc = 0.0;
   for (var tt = 0u; tt < c.tn; tt++) {
     let t = c.tn - 1u - tt;
-    var p = pj;
-    if (u.separate != 0u) {
-      p = select(pr, pf, tt == 0u);
+    // A turn that is no boundary takes the advantage of the next boundary turn.
+    if (isBoundary(c.n, t, c.tn)) {
+      var p = pj;
+      if (u.separate != 0u) {
+        p = select(pr, pf, tt == 0u);
+      }
+      acc = (turnVal(c.n, t) - p.x) / p.y + u.gamma * acc;
     }
-    acc = (turnVal(c.n, t) - p.x) / p.y + u.gamma * acc;
     putTurn(c, t, acc);
   }
 }
 
 fn gigpo(c: Ctx) {
-  let AE = scaled(trajIn[c.n].reward, meanStd(c.g0, c.G, -1));
+  let AE = scaled(trajIn[c.n].reward, weightedMeanStd(c.g0, c.G, -1).xy);
   for (var t = 0u; t < c.tn; t++) {
     let rs = stepReturn(c.n, t);
     let key = turnIn[c.n * u.maxTurns + t].key;
@@ -472,8 +549,9 @@ fn gigpo(c: Ctx) {
         }
       }
     }
-    // A^S = R^S - (R^S - s / cnt); the anchor set holds (n, t) itself, so cnt >= 1.
-    putTurn(c, t, AE + u.stepWeight * (s / f32(cnt)));
+    // A^S = R^S - (R^S - s / cnt); the anchor set holds (n, t) itself, so cnt >= 1, and a set of
+    // one has mean 0: A^S is the step return itself.
+    putTurn(c, t, AE + u.stepWeight * select(s / f32(cnt), rs, cnt == 1u));
   }
 }
 

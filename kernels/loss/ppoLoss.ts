@@ -21,6 +21,8 @@
  *   -20, 20)) (the already-updated later turns, stop-gradient), L = max(-M u, -M clip(u)) clipped as
  *   mode 1; dL/dl = -M u on the unclipped branch. Other turns' rows: loss 0, dlogp 0, clip 0, ratio
  *   = their own turn's u (display), no KL.
+ * ratioMode 4, step (GSPO per step: SAMPO's rows are steps in its reference code): as mode 1 with
+ *   the row's turn for the sequence, log s = min(seqLog[n*T + turn], 10) ('turn' means).
  * KL (klType, d = l - l_ref): 0 k3 = clamp(exp(k) - k - 1, -10, 10), k = clamp(-d, -20, 20), grad
  *   1 - exp(k); 1 k1 = d, grad 1; 2 k2 = d^2 / 2, grad d.
  * Token loss = w (L + beta kl), w = the aggregation weight (0 where masked): its contribution to the
@@ -32,7 +34,7 @@ import ppoLossWGSL from './ppoLoss.wgsl?raw';
 import { gmpoClip } from './seqRatio';
 
 /** WGSL `u.ratioMode` codes. */
-export const RATIO_MODES = { token: 0, sequence: 1, geometric: 2, turn: 3 } as const;
+export const RATIO_MODES = { token: 0, sequence: 1, geometric: 2, turn: 3, step: 4 } as const;
 /** WGSL `u.klType` codes (METHODS 1.4). */
 export const KL_TYPES = { k3: 0, k1: 1, k2: 2 } as const;
 
@@ -45,7 +47,7 @@ export interface PpoLossOptions {
   dualClip: number;
   /** beta, the KL coefficient. */
   klCoef: number;
-  /** 0 token (default), 1 sequence (GSPO), 2 geometric (GMPO), 3 turn stage (SeeUPO). */
+  /** 0 token (default), 1 sequence (GSPO), 2 geometric (GMPO), 3 turn stage (SeeUPO), 4 step. */
   ratioMode?: number;
   /** 0 k3 (default), 1 k1, 2 k2. */
   klType?: number;
@@ -165,8 +167,8 @@ function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, log
         g = 0;
         clip = 1;
       }
-    } else if (mode === RATIO_MODES.sequence) {
-      const sl = seqLog![n]!;
+    } else if (mode === RATIO_MODES.sequence || mode === RATIO_MODES.step) {
+      const sl = mode === RATIO_MODES.step ? seqLog![n * T + Math.min(Math.floor((i - n * tp) / actionLen), T - 1)]! : seqLog![n]!;
       const logS = Math.min(sl, 10);
       ratio = Math.exp(logS);
       [L, g, clip] = clipped(logS, A, loLog, hiLog);

@@ -1,7 +1,8 @@
 // Policy loss per row for every ratio mode, plus a KL to the reference, and d(loss)/d(logp), one
 // thread per row (reference: ppoLossCpu in ppoLoss.ts, whose header has the formulas). Row r is
 // rowBase + r in every array; seqLog is indexed by absolute trajectory n = row / tp.
-// ratioMode 0 token (dual clip), 1 sequence (GSPO), 2 geometric (GMPO), 3 turn stage (SeeUPO).
+// ratioMode 0 token (dual clip), 1 sequence (GSPO), 2 geometric (GMPO), 3 turn stage (SeeUPO),
+// 4 step (GSPO per step, as GiGPO's step rows make it).
 // Clips are taken in log space against [loLog, hiLog]: log(1 -+ eps) in modes 0, 1, 3, and GMPO's
 // [-eps_low, +eps_high] in mode 2 (the host fills them per mode); exp is applied once.
 
@@ -12,7 +13,7 @@ struct PpoLoss {
   hiLog: f32,
   dualClip: f32,
   klCoef: f32,
-  ratioMode: u32,   // 0 token, 1 sequence, 2 geometric, 3 turn stage
+  ratioMode: u32,   // 0 token, 1 sequence, 2 geometric, 3 turn stage, 4 step
   klType: u32,      // 0 k3, 1 k1, 2 k2
   tp: u32,          // policy-token rows per trajectory
   actionLen: u32,   // rows per turn
@@ -72,8 +73,12 @@ fn main(
     if (A < 0.0 && c.L > -A * u.dualClip) {
       c = Clipped(-A * u.dualClip, 0.0, 1);
     }
-  } else if (u.ratioMode == 1u) {
-    let sl = seqLog[n];
+  } else if (u.ratioMode == 1u || u.ratioMode == 4u) {
+    // Mode 4: the sequence is the row's step (turn): seqLog holds one entry per (n, turn).
+    var sl = seqLog[n];
+    if (u.ratioMode == 4u) {
+      sl = seqLog[n * u.maxTurns + min((i - n * u.tp) / u.actionLen, u.maxTurns - 1u)];
+    }
     let logS = min(sl, 10.0);
     ratio = exp(logS);
     c = clipped(logS, A);

@@ -27,6 +27,10 @@ export function advantageVariants(): Array<Partial<AdvantageOptions>> {
   for (const scaleStd of bools) {
     for (const isCap of [0, 2, 1e6]) for (const entropyScale of bools) out.push({ estimator: 'opob', scaleStd, isCap, entropyScale });
   }
+  // VCPO's statistics: population std, no epsilon, no division at std <= 1e-8.
+  out.push({ estimator: 'opob', scaleStd: true, unbiasedStd: false, eps: 0, stdMin: 1e-8, isCap: 8 });
+  out.push({ estimator: 'group', entropyScale: true, entropyClamp: true });
+  out.push({ estimator: 'rloo', byRole: true, entropyScale: true, entropyClamp: true });
   return out;
 }
 

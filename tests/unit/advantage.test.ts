@@ -151,10 +151,19 @@ describe('turn (IGPO)', () => {
     expect(a[2]).toBe(0);
     expect(a[4]).toBe(0);
   });
-  it('a pool of one value uses mean 0 and std 1', () => {
+  it('a pool of one value normalizes to 0 (its own mean, std 1), as the reference does', () => {
     const inp = { ...traj([0], [1], 2, { turns: Uint32Array.from([1]), turnReward: f32([0.7, 0]) }) };
     const a = advantageCpu(inp, opts({ estimator: 'turn' }), shapeOf(1, 2, { maxTurns: 2, actionLen: 1 }));
-    expectClose(a, [0.7, 0], TOL);
+    expect(Array.from(a)).toEqual([0, 0]);
+  });
+  it('a gain of exactly 0 leaves the pool and is no turn boundary: that turn takes the next one\'s advantage', () => {
+    // traj 0: v = [0.3, 0, 1] (turn 1 gained nothing); traj 1: v = [0.1, 0.2, 0]. Joint pool
+    // {0.3, 1, 0.1, 0.2, 0}: mean 0.32, var_pop 0.1256, std sqrt(0.1256 + 1e-8) + 1e-6.
+    const inp = traj([0, 0], [2], 3, { turns: Uint32Array.from([3, 3]), turnReward: f32([0.3, 0, 1, 0.1, 0.2, 0]) });
+    const sd = Math.sqrt(0.1256 + 1e-8) + 1e-6;
+    const r = (x: number) => (x - 0.32) / sd;
+    const a = advantageCpu(inp, opts({ estimator: 'turn', gamma: 1 }), shapeOf(2, 3, { maxTurns: 3, actionLen: 1 }));
+    expectClose(a, [r(0.3) + r(1), r(1), r(1), r(0.1) + r(0.2) + r(0), r(0.2) + r(0), r(0)], TOL);
   });
 });
 
@@ -178,10 +187,10 @@ describe('turnGroup (CM2 turn level)', () => {
 });
 
 describe('gigpo', () => {
-  it('A^E (no std) plus the anchor-group step advantage', () => {
+  it('A^E (no std) plus the anchor-group step advantage; an anchor set of one has mean 0', () => {
     // R = [1, 0] -> A^E = [0.5, -0.5]. v: traj 0 [0, 1], traj 1 [0, 0]; keys [7, 8], [7, 9]; gamma 0.5.
     // R^S: traj 0 [0.5, 1], traj 1 [0, 0]. Anchor 7 = {0.5, 0}, mean 0.25 -> A^S = +-0.25; keys 8, 9
-    // are alone -> 0. A = [0.75, 0.5 | -0.75, -0.5].
+    // are alone, mean 0 -> A^S = R^S = 1 and 0. A = [0.75, 1.5 | -0.75, -0.5].
     const inp = traj([1, 0], [2], 2, {
       turns: Uint32Array.from([2, 2]),
       turnReward: f32([0, 1, 0, 0]),
@@ -189,9 +198,20 @@ describe('gigpo', () => {
     });
     const shape = shapeOf(2, 2, { maxTurns: 2, actionLen: 1 });
     const a = advantageCpu(inp, opts({ estimator: 'gigpo', scaleStd: false, gamma: 0.5 }), shape);
-    expectClose(a, [0.75, 0.5, -0.75, -0.5], TOL);
+    expectClose(a, [0.75, 1.5, -0.75, -0.5], TOL);
     const w2 = advantageCpu(inp, opts({ estimator: 'gigpo', scaleStd: false, gamma: 0.5, stepWeight: 2 }), shape);
-    expectClose(w2, [1, 0.5, -1, -0.5], TOL);
+    expectClose(w2, [1, 2.5, -1, -0.5], TOL);
+  });
+  it('A^E is taken over the step rows: a member counts once per turn it took', () => {
+    // traj 0 took 1 turn (R = 1), traj 1 took 3 (R = 0): rows {1, 0, 0, 0}, mean 0.25, not 0.5.
+    // No step rewards and distinct keys: A^S = R^S = 0 everywhere.
+    const inp = traj([1, 0], [2], 3, {
+      turns: Uint32Array.from([1, 3]),
+      turnReward: new Float32Array(6),
+      turnKey: Uint32Array.from([1, 0, 0, 2, 3, 4]),
+    });
+    const a = advantageCpu(inp, opts({ estimator: 'gigpo', scaleStd: false }), shapeOf(2, 3, { maxTurns: 3, actionLen: 1 }));
+    expectClose(a, [0.75, 0, 0, -0.25, -0.25, -0.25], TOL);
   });
 });
 
@@ -238,6 +258,21 @@ describe('byRole (Dr. MAS)', () => {
       }
     });
   }
+  it('pools per agent step: a member counts once per turn it acted in the role', () => {
+    // Roles: traj 0 [0, 0, 1], traj 1 [0, 1, 1]; role rewards traj 0 [1, 2], traj 1 [0, 4].
+    // Role 0 pool {1, 1, 0}: mean 2/3, unbiased std sqrt(1/3). Role 1 pool {2, 4, 4}: mean 10/3,
+    // std sqrt(4/3). So +-sqrt(1/3) and -2 sqrt(1/3) (the pool per trajectory would give +-0.70711).
+    const two = traj([0, 0], [2], 3, {
+      turns: Uint32Array.from([3, 3]),
+      turnRole: Int32Array.from([0, 0, 1, 0, 1, 1]),
+      roleRewards: f32([1, 2, 0, 4]),
+    });
+    const shape = shapeOf(2, 3, { maxTurns: 3, actionLen: 1, nRoles: 2 });
+    const s = Math.sqrt(1 / 3);
+    expectClose(advantageCpu(two, opts({ byRole: true }), shape), [s, s, -2 * s, -2 * s, s, s], EPS_TOL);
+    // RLOO over the steps: x - (sum - x) / (c - 1); role 0: 1 - 1/2, 0 - 1; role 1: 2 - 4, 4 - 3.
+    expectClose(advantageCpu(two, opts({ estimator: 'rloo', byRole: true }), shape), [0.5, 0.5, -2, -1, 1, 1], TOL);
+  });
   it('hand case: column [1, 0] -> +-0.70711 and column [8, 3] -> +-0.70711', () => {
     const two = traj([0, 0], [2], 2, {
       turns: Uint32Array.from([2, 2]),
@@ -250,17 +285,17 @@ describe('byRole (Dr. MAS)', () => {
 });
 
 describe('entropyScale (EDGE-GRPO EDA)', () => {
-  it('times clamp(Pbar / P_n, 0.1, 10), Pbar over the members with tokens', () => {
+  it('times Pbar / P_n, Pbar over the members with tokens; clamped to [0.1, 10] only as the variant', () => {
     // Group [1, 0] -> +-0.70711; P = [1, 4], Pbar 2.5 -> factors 2.5 and 0.625.
     const a = advantageCpu(traj([1, 0], [2], 1, { trajStats: stats({ entMean: [1, 4] }, 2) }), opts({ entropyScale: true }), shapeOf(2));
     expectClose(a, [2.5 * Math.SQRT1_2, -0.625 * Math.SQRT1_2], EPS_TOL);
-    // A third, empty member (len 0, P 100) is left out of Pbar; P = 0.01 is clamped to factor 10.
-    const b = advantageCpu(
-      traj([1, 0, 0.5], [3], 1, { mask: f32([1, 1, 0]), trajStats: stats({ entMean: [0.01, 4, 100], len: [1, 1, 0] }, 3) }),
-      opts({ entropyScale: true, scaleStd: false }),
-      shapeOf(3),
-    );
-    expectClose(b, [0.5 * 10, -0.5 * (2.005 / 4), 0], TOL);
+    // A third, empty member (len 0, P 100) is left out of Pbar; P = 0.01 gives factor 200.5, or 10
+    // with the clamp.
+    const inp = traj([1, 0, 0.5], [3], 1, { mask: f32([1, 1, 0]), trajStats: stats({ entMean: [0.01, 4, 100], len: [1, 1, 0] }, 3) });
+    const b = advantageCpu(inp, opts({ entropyScale: true, scaleStd: false }), shapeOf(3));
+    expectClose(b, [0.5 * 200.5, -0.5 * (2.005 / 4), 0], TOL);
+    const c = advantageCpu(inp, opts({ entropyScale: true, entropyClamp: true, scaleStd: false }), shapeOf(3));
+    expectClose(c, [0.5 * 10, -0.5 * (2.005 / 4), 0], TOL);
   });
   it('applies to rloo and opob too', () => {
     const inp = traj([1, 0], [2], 1, { trajStats: stats({ entMean: [1, 4] }, 2) });
@@ -299,6 +334,13 @@ describe('opob (VCPO)', () => {
         expectClose(a, grpo, TOL);
       }
     }
+  });
+  it("VCPO's statistics: population std, no epsilon, no division where the std is at most 1e-8", () => {
+    const o = opts({ estimator: 'opob', unbiasedStd: false, eps: 0, stdMin: 1e-8 });
+    // [1, 0]: b 0.5, population std 0.5 -> exactly +-1.
+    expect(Array.from(advantageCpu(traj([1, 0], [2], 1, { trajStats: stats({}, 2) }), o, shapeOf(2)))).toEqual([1, -1]);
+    // [0, 1e-8]: std 5e-9 is below the floor, so A = R - b = +-5e-9, not +-1.
+    expectClose(advantageCpu(traj([0, 1e-8], [2], 1, { trajStats: stats({}, 2) }), o, shapeOf(2)), [-5e-9, 5e-9], { atol: 1e-15, rtol: 1e-6 });
   });
   it('a group of one: b = 0, std 1', () => {
     expectClose(advantageCpu(traj([3], [1], 1, { trajStats: stats({}, 1) }), o, shapeOf(1)), [3], TOL);

@@ -52,10 +52,12 @@ export interface SearchOptions extends Partial<SearchNoiseOptions>, Partial<Rewa
 }
 
 /**
- * ZeroSearch's noise curriculum (METHODS.md 5.6; `llm_agent/generation.py::dynamic_threshold`):
+ * ZeroSearch's noise curriculum (docs/METHODS.md 5.6; `llm_agent/generation.py::dynamic_threshold`):
  *   p_i = p_s + (b^(i/m) - 1) / (b - 1) * (p_e - p_s),   and p_i = p_e once i >= m,
- * with i = iterations completed before this batch. `fixed` gives p_e at every i. b = 1 is the
- * linear limit. Example: p_s 0, p_e 0.5, b 4, m 200: p_0 = 0, p_100 = 1/6, p_200 = 0.5.
+ * with i the training step. `fixed` gives p_e at every i. b = 1 is the linear limit. Example: p_s 0,
+ * p_e 0.5, b 4, m 200: p_0 = 0, p_100 = 1/6, p_200 = 0.5. A batch sampled after k completed
+ * iterations is step i = k + 1: ZeroSearch's step counter starts at 1 (Alibaba-NLP/ZeroSearch@2d4cdca
+ * verl/trainer/ppo/ray_trainer.py:706, 717, 773), so its first batch already has p_1.
  */
 export function searchNoiseAt(i: number, o: SearchNoiseOptions): number {
   if (o.noiseSchedule === 'fixed' || i >= o.noiseIters) return o.noise;
@@ -163,7 +165,7 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
       // The group's other rows: the rows written so far copied after them, doubling.
       for (let k = 1; k < group; k *= 2) prompt.copyWithin(o + k * P, o, o + Math.min(k, group - k) * P);
     }
-    const p = searchNoiseAt(iter, noiseOpts);
+    const p = searchNoiseAt(iter + 1, noiseOpts);
     const noiseSeed = p > 0 ? Math.floor(rng.fork(NOISE_STREAM).next() * 4294967296) : 0;
     const st = createBatchState({ N, rm, rewardRange: [-penalty, 1], rng, maxTurns, actionLen: layout.actionLen });
     const answerTokens = new Int32Array(N * 3);

@@ -5,8 +5,10 @@
  * by the reward-model score S_i before the update: pow w = |S|^k, max_min (only the best and the
  * worst), or max_random (0.4 for the best, 0.1 otherwise), then resamples B rollouts with
  * replacement in proportion to w (here as multiplicities on each rollout's loss weight, which is the
- * same loss). verl takes max/min over the whole batch; `scope: group` takes them per prompt (the
- * paper's best/worst-of-N reading). Pair it with the task's reward-model noise (env.rmNoise).
+ * same loss). As verl does (volcengine/verl@b178a3cd verl/trainer/ppo/core_algos.py:1936-1954),
+ * the weights and the best/worst are over the whole batch; `scope: group` takes them per prompt
+ * (a best/worst-of-N reading of the paper, which departs from the reference code). Pair it with
+ * the task's reward-model noise (env.rmNoise).
  */
 import { defineMethod } from './registry';
 
@@ -17,11 +19,11 @@ export const pfppo = defineMethod({
   idea: 'Train on the rollouts whose reward-model scores are reliable (the extremes), resampled by weight.',
   stage: 'filtering',
   conflicts: [],
-  inferred: 'The per-prompt scope is the paper\'s likely intent (not verified); verl filters over the batch.',
+  inferred: 'The per-prompt scope (an option) is a reading of the paper, not verified; the default follows verl, which weights over the whole batch.',
   params: {
     weighting: { kind: 'choice', default: 'max_min', options: ['pow', 'max_min', 'max_random'], label: 'reweighting', doc: 'pow: |S|^k; max_min: best and worst only; max_random: 0.4 best, 0.1 others.' },
     pow: { kind: 'number', default: 2, min: 0, max: 8, label: 'power k', doc: 'Exponent of the pow weighting.' },
-    scope: { kind: 'choice', default: 'group', options: ['group', 'batch'], label: 'scope', doc: 'Best/worst per prompt group, or over the whole batch (verl).' },
+    scope: { kind: 'choice', default: 'batch', options: ['batch', 'group'], label: 'scope', doc: 'Best/worst over the whole batch (verl), or per prompt group (a reading of the paper; departs from the reference code).' },
   },
   plan(plan, p) {
     plan.resample = { weighting: p.weighting, pow: p.pow, scope: p.scope };

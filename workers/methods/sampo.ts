@@ -4,7 +4,13 @@
  * SAMPO = GSPO's sequence-level clip (3e-3 / 4e-3) with seq-mean-token-mean, GiGPO advantages
  * (episode advantage R - mean plus omega times a step advantage: the discounted step return minus
  * its mean over the steps, across the group, that start from the same observation -- anchor states),
- * and dynamic filtering of all-equal groups after `coldStart` iterations.
+ * dynamic filtering of all-equal groups after `coldStart` iterations, and a k3 KL of 0.01 in the
+ * loss (train_sampo.sh:75-78).
+ *
+ * The reference trains on one row per step (WillDreamer/ARL-Arena@a25a2a2
+ * recipe/shop_agent/ppo/core_algos.py:1069, 1103-1111), so as it does: the episode statistics are
+ * taken over the group's step rows (a trajectory counts once per step), an anchor set of one step
+ * has mean 0, and GSPO's sequence ratio and the seq-mean-token-mean aggregation are per step.
  */
 import { defineMethod } from './registry';
 import { carried } from './frameworkHelpers';
@@ -16,7 +22,7 @@ export const sampo = defineMethod({
   idea: 'Sequence clipping + GiGPO step advantages over anchor states + dynamic filtering.',
   stage: 'ratio',
   estimator: true,
-  conflicts: ['gspo', 'gmpo', 'seeupo', 'dapo', 'dars', 'drgrpo', 'edge'],
+  conflicts: ['gspo', 'gmpo', 'seeupo', 'dapo', 'dars', 'drgrpo', 'edge', 'prorl'],
   params: {
     clipLow: { kind: 'number', default: 3e-3, min: 0, max: 1, scale: 'log', label: 'clip low', doc: 'Sequence-ratio floor 1 - clipLow.' },
     clipHigh: { kind: 'number', default: 4e-3, min: 0, max: 10, scale: 'log', label: 'clip high', doc: 'Sequence-ratio ceiling 1 + clipHigh.' },
@@ -25,10 +31,13 @@ export const sampo = defineMethod({
     filter: { kind: 'bool', default: true, label: 'dynamic filtering', doc: 'Drop all-equal groups and refill the batch.' },
     coldStart: { kind: 'int', default: 5, min: 0, max: 1000, label: 'cold-start iterations', doc: 'Iterations before filtering starts.' },
     maxGenBatches: { kind: 'int', default: 3, min: 1, max: 10, label: 'max generation batches', doc: 'Rollout rounds per iteration when filtering.' },
+    klCoef: { kind: 'number', default: 0.01, min: 0, max: 1, label: 'KL coef', doc: 'beta of the k3 (low_var_kl) KL to the reference in the loss (replaces the global KL coef).' },
   },
   plan(plan, p) {
-    Object.assign(plan.ratio, { mode: 'sequence', clipLow: p.clipLow, clipHigh: p.clipHigh });
+    Object.assign(plan.ratio, { mode: 'step', clipLow: p.clipLow, clipHigh: p.clipHigh });
     plan.lossAgg = 'seq-mean-token-mean';
+    plan.stepRows = true;
+    plan.kl = { coef: p.klCoef, type: 'k3' };
     Object.assign(plan.advantage, { estimator: 'gigpo', scaleStd: false, stepWeight: p.stepWeight, gamma: p.gamma });
     plan.anchors = true;
     if (p.filter) plan.dynamicSampling = { maxGenBatches: p.maxGenBatches, from: p.coldStart + 1 };

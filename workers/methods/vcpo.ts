@@ -5,10 +5,16 @@
  * 1. the learning rate of each update is scaled by the effective sample size of the sequence IS
  *    weights w_i = exp(sum_t logp_old - logp_rollout): lr * sqrt(min(1, ESS/(N rho_base))) (or
  *    linear), computed in log space;
- * 2. the off-policy optimal baseline b = sum w^2 |g|^2 R / sum w^2 |g|^2 per group, with the
- *    closed-form score norm |g|^2 = sum_t (1 - 2 pi_t + sum pi^2), A = (R - b)/std, times the
- *    truncated sequence IS weight min(w_i, isCap);
- * 3. no PPO clipping, seq-mean-token-mean.
+ * 2. the off-policy optimal baseline b = sum w^2 |g|^2 R / sum w^2 |g|^2 per group, A = (R - b)/std
+ *    with the group's population std and no epsilon, divided only where the std is above 1e-8
+ *    (mit-han-lab/vcpo@c7f030f0 megatron_actor.py:810-812), times the truncated sequence IS weight
+ *    min(w_i, isCap);
+ * 3. no PPO clipping at all: the recipe sets clip_ratio_low 1.0, clip_ratio_high 1e9 and
+ *    clip_ratio_c 1e9 (vcpo_k=10.sh:67-69), so the truncation of the IS weight is the only bound;
+ *    seq-mean-token-mean.
+ * Departure: |g|^2 is the closed-form score norm of the toy's softmax, sum_t (1 - 2 pi_t + sum pi^2);
+ * the reference uses the norm of each trajectory's own loss gradient (A = 1, truncated IS weight
+ * included; megatron_actor.py:756-788, staleness_utils.py:452-455).
  */
 import { defineMethod } from './registry';
 
@@ -26,9 +32,9 @@ export const vcpo = defineMethod({
     isCap: { kind: 'number', default: 8, min: 0, max: 100, label: 'IS cap', doc: 'Truncation of the sequence IS weight (0: no IS weight).' },
   },
   plan(plan, p) {
-    Object.assign(plan.advantage, { estimator: 'opob', scaleStd: true, isCap: p.isCap });
-    // VCPO's recipe: no PPO clipping (clip_ratio_low 1.0, high 1e9), seq-mean-token-mean.
-    Object.assign(plan.ratio, { clipLow: 1, clipHigh: 10 });
+    Object.assign(plan.advantage, { estimator: 'opob', scaleStd: true, unbiasedStd: false, eps: 0, stdMin: 1e-8, isCap: p.isCap });
+    // No ratio floor (1 - 1.0 = 0), no ceiling, no dual clip: only the IS truncation bounds it.
+    Object.assign(plan.ratio, { clipLow: 1, clipHigh: 1e9, dualClip: 1e9 });
     plan.lossAgg = 'seq-mean-token-mean';
     plan.essLr = { rule: p.rule, baseEss: p.baseEss };
   },

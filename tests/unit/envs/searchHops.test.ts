@@ -109,10 +109,13 @@ describe('search: simulated engine noise (ZeroSearch)', () => {
     }
   });
 
-  it('the batch reports the p_i of the iteration it was sampled at', () => {
-    const env = createSearchEnv({ ...base, noise: 0.5, noiseSchedule: 'exp', noiseIters: 200 });
-    expect(env.sample(1, 1, createRng(1), 0).info!.search_noise).toBe(0);
-    expect(env.sample(1, 1, createRng(1), 100).info!.search_noise).toBeCloseTo(1 / 6, 12);
+  it('the batch reports the p_i of its step, counted from 1 as ZeroSearch counts', () => {
+    const o: SearchNoiseOptions = { noise: 0.5, noiseSchedule: 'exp', noiseStart: 0, noiseBase: 4, noiseIters: 200 };
+    const env = createSearchEnv({ ...base, ...o });
+    // The first batch (0 iterations done) is step 1: p_1 = (4^(1/200) - 1) / 3 * 0.5 > 0.
+    expect(env.sample(1, 1, createRng(1), 0).info!.search_noise).toBeCloseTo(((Math.pow(4, 1 / 200) - 1) / 3) * 0.5, 12);
+    expect(env.sample(1, 1, createRng(1), 0).info!.search_noise).toBeGreaterThan(0);
+    expect(env.sample(1, 1, createRng(1), 99).info!.search_noise).toBeCloseTo(1 / 6, 12);
     expect(env.sample(1, 1, createRng(1), 300).info!.search_noise).toBe(0.5);
   });
 
