@@ -31,14 +31,16 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['grpo,gmpo', {}],
   ['grpo,seeupo', {}],
   ['igpo', {}],
-  ['igpo', { task: 'tools', 'igpo.igType': 'log_prob_diff', 'igpo.norm': 'joint' }],
+  ['igpo', { task: 'tools', 'igpo.igType': 'prob_diff', 'igpo.norm': 'joint' }],
   ['cm2', { task: 'tools' }],
   // Seed 3 puts one token's ratio within 1e-3 of the clip edge 0.8 after the first epoch, where the
   // backends' round-off-level gradients (which Adam's first step turns into +-lr) decide its flag.
   ['cm2', { task: 'tools', 'cm2.level': 'turn', seed: '4' }],
   ['grpo,edge', {}],
+  ['grpo,edge', { 'edge.clamp': 'true' }],
   ['grpo,regft', {}],
   ['grpo,pfppo', { 'env.rmNoise': '0.5' }],
+  ['grpo,pfppo', { 'env.rmNoise': '0.5', 'pfppo.scope': 'group' }],
   ['grpo,zerosearch', { 'zerosearch.pStart': '0.3' }],
   ['grpo,dars', { 'dars.nMax': '8' }],
   ['sampo', { 'sampo.coldStart': '0' }],
@@ -46,6 +48,7 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['grpo,prorl', { 'prorl.resetEvery': '1' }],
   ['otb', {}],
   ['grpo,drmas', { task: 'roles' }],
+  ['rloo,drmas', { task: 'roles' }],
   ['grpo', { staleness: '1', klType: 'k2', klCoef: '0.1' }],
 ];
 

@@ -1,6 +1,6 @@
 /**
  * ppoLoss.wgsl vs ppoLossCpu (kernels/loss/ppoLoss.ts), in every ratio mode (token, GSPO sequence, GMPO
- * geometric, SeeUPO turn stage) and KL type (k3, k1, k2). Tolerances: ratio, loss and dlogp involve
+ * geometric, SeeUPO turn stage, SAMPO's step) and KL type (k3, k1, k2). Tolerances: ratio, loss and dlogp involve
  * one or two f32 exps of log-ratios up to 20, so rtol 1e-5 (exp's f32 error grows with its argument:
  * ~1e-6 relative at 20; mode 3 multiplies two such exps) and atol 1e-6 (k3 = exp(k) - k - 1 cancels
  * for small k, an absolute f32 error of ~1e-7; k1 = logp - logpRef is off by half an ulp of |logp|
@@ -83,12 +83,13 @@ describe('ppoLoss.wgsl matches ppoLossCpu', () => {
 const TP = RATIO_TP;
 const ACTION_LEN = RATIO_ACTION_LEN;
 const TURNS = RATIO_TURNS;
-const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn' };
+const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn', 4: 'turn' };
 const MODE_OPTS: Record<number, PpoLossOptions> = {
   0: { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.1 },
   1: { clipLow: 0.05, clipHigh: 0.06, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.sequence },
   2: { clipLow: 0.1, clipHigh: 0.12, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.geometric },
   3: { clipLow: 0.05, clipHigh: 0.05, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.turn, stage: 1 },
+  4: { clipLow: 0.05, clipHigh: 0.06, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.step },
 };
 
 function seqLogOf(inp: PpoInputs & { mask: Float32Array }, o: PpoLossOptions): Float32Array | undefined {
@@ -98,7 +99,7 @@ function seqLogOf(inp: PpoInputs & { mask: Float32Array }, o: PpoLossOptions): F
 }
 
 describe('ppoLoss.wgsl: ratio modes x KL types', () => {
-  for (const mode of [0, 1, 2, 3]) {
+  for (const mode of [0, 1, 2, 3, 4]) {
     for (const klType of [KL_TYPES.k3, KL_TYPES.k1, KL_TYPES.k2]) {
       it(`mode ${mode}, kl ${Object.keys(KL_TYPES)[klType]}: 23 trajectories, then a minibatch from trajectory 5`, async () => {
         const o = { ...MODE_OPTS[mode]!, klType, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS };
@@ -119,7 +120,7 @@ describe('ppoLoss.wgsl: ratio modes x KL types', () => {
       });
     }
   });
-  for (const mode of [1, 2, 3]) {
+  for (const mode of [1, 2, 3, 4]) {
     it(`mode ${mode}: log-ratios past the +-20 clamp, k past its clamp`, async () => {
       const o = { ...MODE_OPTS[mode]!, klType: KL_TYPES.k2, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS };
       const inp = trajInputs(20, 130 + mode, 15);

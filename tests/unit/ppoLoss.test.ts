@@ -26,7 +26,7 @@ import { createRng } from '../../workers/rng';
 const f32 = (a: number[]) => Float32Array.from(a);
 const near = (a: number, b: number, atol = 1e-6) => expect(Math.abs(a - b)).toBeLessThanOrEqual(atol);
 const BASE = { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0 };
-const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn' };
+const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn', 4: 'turn' };
 
 /** One trajectory of the given log-ratios (logpOld = 0, logpRef = logp), all rows masked in. */
 function one(lams: number[], A: number, o: PpoLossOptions, w = 1 / lams.length) {
@@ -102,6 +102,19 @@ describe('ppoLossCpu, hand-worked', () => {
       near(r.dlogp[t]!, (-2 * s) / 3);
       expect(r.clip[t]).toBe(0);
     }
+  });
+  it('step (GSPO per step): each turn\'s rows use that turn\'s own s = exp(mean log-ratio of the turn)', () => {
+    // Two turns of two rows: turn 0 log-ratios [0.2, 0] -> s0 = e^0.1; turn 1 [0.3, -0.3] -> s1 = 1.
+    const o = { ...BASE, ratioMode: RATIO_MODES.step, actionLen: 2, maxTurns: 2 };
+    const r = one([0.2, 0, 0.3, -0.3], 1, o);
+    for (const t of [0, 1]) near(r.ratio[t]!, Math.exp(0.1));
+    for (const t of [2, 3]) near(r.ratio[t]!, 1);
+    for (const t of [0, 1]) near(r.dlogp[t]!, -Math.exp(0.1) / 4);
+    for (const t of [2, 3]) near(r.dlogp[t]!, -1 / 4);
+    // A step whose own s leaves the clip range is clipped alone: turn 0 at e^0.3 > 1.2 with A > 0.
+    const c = one([0.3, 0.3, 0, 0], 1, o);
+    expect(Array.from(c.clip)).toEqual([1, 1, 0, 0]);
+    expect(Array.from(c.dlogp.subarray(0, 2))).toEqual([0, 0]);
   });
   it('GSPO: s = e^0.3 > 1.2 with A > 0 clips every row high, zero gradient', () => {
     const r = one([0.3, 0.3, 0.3], 1, { ...BASE, ratioMode: RATIO_MODES.sequence });
@@ -277,7 +290,7 @@ function lossRows(p: Problem, logp: Float64Array, o: PpoLossOptions, w: Float64A
   const sl = (a: Float64Array) => a.subarray(rowBase, rowBase + rows);
   let seqLog: Float64Array | undefined;
   if (mode !== 0) {
-    seqLog = new Float64Array(p.B * (mode === RATIO_MODES.turn ? p.T : 1));
+    seqLog = new Float64Array(p.B * (mode === RATIO_MODES.turn || mode === RATIO_MODES.step ? p.T : 1));
     seqRatioCpu(sl(p.mask), sl(logp), sl(p.logpOld), sl(p.adv), { mode: SEQ_MODE[mode]!, tp: p.tp, actionLen: p.actionLen, maxTurns: p.T, clipLow: o.clipLow, clipHigh: o.clipHigh, rowBase }, seqLog);
     if (mode === RATIO_MODES.turn && frozen) {
       for (let n = 0; n < p.B; n++) for (let t = (o.stage ?? 0) + 1; t < p.T; t++) seqLog[n * p.T + t] = frozen[n * p.T + t]!;
@@ -328,6 +341,7 @@ describe('dlogp matches finite differences of the aggregated loss (f64)', () => 
     ['geometric (GMPO)', RATIO_MODES.geometric, { clipLow: 0.1, clipHigh: 0.12, dualClip: 3, klCoef: 0.1, ratioMode: 2 }, 0.15],
     ['turn stage 0 (SeeUPO)', RATIO_MODES.turn, { clipLow: 0.05, clipHigh: 0.05, dualClip: 3, klCoef: 0.1, ratioMode: 3, stage: 0 }, 0.15],
     ['turn stage 2 (SeeUPO)', RATIO_MODES.turn, { clipLow: 0.05, clipHigh: 0.05, dualClip: 3, klCoef: 0.1, ratioMode: 3, stage: 2 }, 0.15],
+    ['step (SAMPO)', RATIO_MODES.step, { clipLow: 0.05, clipHigh: 0.06, dualClip: 3, klCoef: 0.1, ratioMode: 4 }, 0.15],
   ];
   for (const [name, mode, o, spread] of cases) {
     for (const klType of KLS) {

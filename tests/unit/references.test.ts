@@ -161,6 +161,17 @@ describe('loss aggregation weights', () => {
   it('an empty mask gives zero weights, never NaN', () => {
     expect(Array.from(aggregationWeights(new Float32Array(6), 3, mb, 'token-mean'))).toEqual([0, 0, 0, 0, 0, 0]);
   });
+  it('rows as steps (GiGPO/SAMPO): each turn with a policy token is a sequence of its own', () => {
+    // One minibatch of two trajectories, Tp 4 = 2 turns x 2 rows. Masks [1 1 | 1 0] and [1 0 | 0 0]:
+    // steps of lengths 2, 1, 1 (the fourth has none). seq-mean-token-mean: 1 / (3 steps x length).
+    const m = Float32Array.from([1, 1, 1, 0, 1, 0, 0, 0]);
+    expectClose(aggregationWeights(m, 4, [[0, 2]], 'seq-mean-token-mean', undefined, 2), [1 / 6, 1 / 6, 1 / 3, 0, 1 / 3, 0, 0, 0], TOL);
+    // Per trajectory the same rows weigh 1 / (2 x 3) and 1 / (2 x 1).
+    expectClose(aggregationWeights(m, 4, [[0, 2]], 'seq-mean-token-mean'), [1 / 6, 1 / 6, 1 / 6, 0, 1 / 2, 0, 0, 0], TOL);
+    // token-mean does not depend on what a sequence is.
+    expect(Array.from(aggregationWeights(m, 4, [[0, 2]], 'token-mean', undefined, 2))).toEqual(Array.from(aggregationWeights(m, 4, [[0, 2]], 'token-mean')));
+    expect(() => aggregationWeights(m, 4, [[0, 2]], 'token-mean', undefined, 3)).toThrow(/does not divide/);
+  });
   // The per-row formula (METHODS.md 1.3) as it was first written: lossAgg.ts now works each
   // trajectory's weight out once; the weights must be the same numbers.
   function perRowWeights(mask: Float32Array, Tp: number, minibatches: Array<[number, number]>, mode: LossAgg, mult?: Float32Array): Float32Array {
