@@ -118,7 +118,7 @@ export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<La
     const advIn = { ...base, turnReward, turnKey, trajStats: stats, mask: m, logpOld: ts.logp, logpRef };
     const advShape = { numTraj: N, tp: Tp, maxTurns: T, actionLen: shape.actionLen, nRoles: shape.nRoles };
     let adv = plan.advantage.otb
-      ? tokenBaselineCpu({ reward: base.reward, groupStart: base.groupStart, groupSize: base.groupSize, mask: m, logpOld: ts.logp, sumP2Old: ts.sumP2 }, Tp)
+      ? tokenBaselineCpu({ reward: base.reward, groupStart: base.groupStart, groupSize: base.groupSize, mask: m, logpOld: ts.logp, sumP2Old: ts.sumP2 }, Tp, plan.advantage.zeroTail)
       : advantageCpu(advIn, plan.advantage, advShape);
     if (plan.whiten) adv = whitenCpu(adv, m);
     // Aggregation and loss: one minibatch, on-policy (every ratio is 1 on a frozen batch).

@@ -185,7 +185,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
         : gae
           ? gae.adv
           : shape.adv.otb
-          ? tokenBaselineCpu({ reward: a.reward, groupStart: a.groupStart, groupSize: a.groupSize, mask: inp.mask, logpOld: oldTs.logp, sumP2Old: oldTs.sumP2 }, Tp)
+          ? tokenBaselineCpu({ reward: a.reward, groupStart: a.groupStart, groupSize: a.groupSize, mask: inp.mask, logpOld: oldTs.logp, sumP2Old: oldTs.sumP2 }, Tp, shape.adv.zeroTail)
           : advantageCpu(advIn, shape.adv, advShape);
       if (shape.whiten && !inp.raw) adv = whitenCpu(adv, inp.mask);
       t.adv.set(adv);

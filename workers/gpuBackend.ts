@@ -311,7 +311,7 @@ export function createGpuBackend(
   // OTB's W by position goes where the reference pass put its unused entropy (written again only by
   // the next update's reference pass).
   const otbCall = runsTokenBaseline(shape)
-    ? k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, wpos: scratchEntropy, adv }, { numTraj: N, tp: Tp })
+    ? k.tokenBaseline.bind({ trajIn, mask, logpOld, sumP2Old: sumP2Old, wpos: scratchEntropy, adv }, { numTraj: N, tp: Tp, zeroTail: shape.adv.zeroTail })
     : null;
   const whitenCall = shape.whiten ? k.whiten.bind({ mask, adv, partials: whitenPartials }, { numRows: R }) : null;
   const criticCalls = shape.critic

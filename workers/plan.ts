@@ -19,8 +19,8 @@ export type RatioMode = 'token' | 'sequence' | 'geometric' | 'turn' | 'step';
 export interface Plan {
   /** The config the task is built from (environment-stage methods set task knobs). */
   envConfig: RunConfig;
-  /** Advantage kernel options; `otb` runs the token-baseline kernel instead. */
-  advantage: AdvantageOptions & { otb: boolean };
+  /** Advantage kernel options; `otb` runs the token-baseline kernel instead (`zeroTail`: its handle_zero_tail). */
+  advantage: AdvantageOptions & { otb: boolean; zeroTail: boolean };
   /** Whiten advantages over the batch after the estimator. */
   whiten: boolean;
   ratio: { mode: RatioMode; clipLow: number; clipHigh: number; dualClip: number };
@@ -79,6 +79,7 @@ function basePlan(cfg: RunConfig): Plan {
       klInReward: 0,
       isCap: 0,
       otb: false,
+      zeroTail: false,
     },
     whiten: false,
     ratio: { mode: 'token', clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, dualClip: cfg.dualClip },

@@ -10,7 +10,10 @@
  * i.e. verl's form with the 1e-8 guard acting as a pseudo-weight on R_n. It differs from verl's by
  * 1e-8 R_n / (sum W + 1e-8), and makes a group of equal returns give exactly 0 (verl leaves
  * 1e-8 R / (sum W + 1e-8) there; at sum W = 0 it gives A = R where this gives 0).
- * Masked-out rows are 0. verl's `handle_zero_tail` and the rollout-IS factor on w are not applied.
+ * Masked-out rows are 0. `zeroTail` is verl's handle_zero_tail, on by default in its multi-turn
+ * version (volcengine/verl@b178a3cd verl/trainer/ppo/core_algos.py:884, 983-993): where a group's
+ * longest trajectory alone has positions (past the second-longest one's length), its baseline is 0,
+ * so A = R_n there instead of R_n - R_n = 0. The rollout-IS factor on w is not applied.
  */
 import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
 import { defineStages } from '../stages';
@@ -55,7 +58,7 @@ export function tokenBaselineWCpu(inp: Pick<TokenBaselineInputs, 'mask' | 'logpO
   return W;
 }
 
-export function tokenBaselineCpu(inp: TokenBaselineInputs, Tp: number): Float32Array {
+export function tokenBaselineCpu(inp: TokenBaselineInputs, Tp: number, zeroTail = false): Float32Array {
   const N = inp.reward.length;
   const adv = new Float32Array(N * Tp);
   const W = tokenBaselineWCpu(inp, N, Tp);
@@ -73,13 +76,15 @@ export function tokenBaselineCpu(inp: TokenBaselineInputs, Tp: number): Float32A
       } else {
         let num = 0;
         let den = 0;
+        let others = 0;
         for (let k = g0; k < g0 + G; k++) {
           const w = W[k * Tp + p]!;
           if (w === NO_POSITION) continue;
+          if (k !== n) others++;
           num += w * (Rn - inp.reward[k]!);
           den += w;
         }
-        adv[i] = (num / (den + 1e-8)) * m;
+        adv[i] = zeroTail && others === 0 ? Rn * m : (num / (den + 1e-8)) * m;
       }
       p++;
     }
@@ -90,14 +95,16 @@ export function tokenBaselineCpu(inp: TokenBaselineInputs, Tp: number): Float32A
 export const TOKEN_BASELINE_WORKGROUP_SIZE = 64;
 
 /** Mirrors `struct TokenBaseline` in tokenBaseline.wgsl. */
-export const TOKEN_BASELINE_UNIFORM = uniformLayout([['numRows', 'u32'], ['tp', 'u32']] as const);
+export const TOKEN_BASELINE_UNIFORM = uniformLayout([['numRows', 'u32'], ['tp', 'u32'], ['zeroTail', 'u32']] as const);
 
 export interface TokenBaselineConfig {
   numTraj: number;
   tp: number;
+  /** verl's handle_zero_tail (see tokenBaselineCpu). */
+  zeroTail?: boolean;
 }
 
-const values = (c: TokenBaselineConfig) => ({ numRows: c.numTraj * c.tp, tp: c.tp });
+const values = (c: TokenBaselineConfig) => ({ numRows: c.numTraj * c.tp, tp: c.tp, zeroTail: c.zeroTail ? 1 : 0 });
 
 /** Pass 1: each trajectory's cumulative W by position into wpos [N * tp] (tokenBaseline.wgsl tokenBaselineW). */
 export const tokenBaselineWKernel = defineKernel({

@@ -14,6 +14,7 @@
 struct TokenBaseline {
   numRows: u32,
   tp: u32,
+  zeroTail: u32,   // verl's handle_zero_tail: baseline 0 where no other member has the position
 }
 
 @group(0) @binding(0) var<uniform> u: TokenBaseline;
@@ -87,12 +88,20 @@ fn tokenBaselineRows(
   }
   var num = 0.0;
   var den = 0.0;
+  var others = 0u;
   for (var mm = g0; mm < g0 + G; mm++) {
     let W = wpos[mm * u.tp + p];
     if (W != NO_POSITION) {
+      if (mm != n) {
+        others++;
+      }
       num += W * (Rn - trajIn[mm].reward);
       den += W;
     }
+  }
+  if (u.zeroTail != 0u && others == 0u) {
+    adv[i] = Rn * m;
+    return;
   }
   adv[i] = num / (den + 1e-8) * m;   // +0 (not -0) for equal rewards
 }

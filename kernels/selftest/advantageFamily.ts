@@ -81,7 +81,7 @@ function trajStatsCase(name: string, N: number, tp: number): SelfTestCase {
 
 // ---- tokenBaseline ----
 
-function tokenBaselineCase(name: string, seed: number, sizes: GroupSpec[], tp: number): SelfTestCase {
+function tokenBaselineCase(name: string, seed: number, sizes: GroupSpec[], tp: number, zeroTail = false): SelfTestCase {
   return {
     kernel: tokenBaselineRowsKernel,
     uses: [tokenBaselineWKernel],
@@ -89,13 +89,13 @@ function tokenBaselineCase(name: string, seed: number, sizes: GroupSpec[], tp: n
     run: (device) =>
       withScratch(device, async (s) => {
         const c = groupedRollout(seed, sizes, tp);
-        const ref = tokenBaselineCpu(c, tp);
+        const ref = tokenBaselineCpu(c, tp, zeroTail);
         const R = c.N * tp;
         const k = s.kernel(tokenBaselineKernel.create(device));
         const adv = s.empty(R);
         const trajIn = s.upload(packTrajIn({ ...c, turns: new Uint32Array(c.N) }));
         const wpos = s.empty(R);
-        const call = k.bind({ trajIn, mask: s.upload(c.mask), logpOld: s.upload(c.logpOld), sumP2Old: s.upload(c.sumP2Old), wpos, adv }, { numTraj: c.N, tp });
+        const call = k.bind({ trajIn, mask: s.upload(c.mask), logpOld: s.upload(c.logpOld), sumP2Old: s.upload(c.sumP2Old), wpos, adv }, { numTraj: c.N, tp, zeroTail });
         dispatch(device, [[k, call]]);
         const got = await s.readF32(adv, R);
         const sc = groupScales(ref, c.groupSize, tp);
@@ -236,6 +236,7 @@ export const advantageFamilyCases: SelfTestCase[] = [
   tokenBaselineCase('N 64: 16 groups of 4, tp 6', 5, new Array<number>(16).fill(4), 6),
   tokenBaselineCase('N 67: groups of 1 to 16 and 3 padding rows, tp 9', 6, GROUPS_67, 9),
   tokenBaselineCase('N 130: variable groups, 2 padding rows, tp 13', 7, GROUPS_130, 13),
+  tokenBaselineCase('N 130, zero tail (verl\'s multi-turn default)', 7, GROUPS_130, 13, true),
 
   whitenCase(`rows ${WHITEN_MIN_BLOCK + 1}: 2 blocks`, whitenRows(WHITEN_MIN_BLOCK + 1, 1, 0)),
   whitenCase('rows 5000, values 2 N(0, 1) + 0.5', whitenRows(5000, 2, 0.5)),

@@ -104,11 +104,12 @@ describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
     ['N=67 variable', 6, [5, 'pad', 3, 8, 2, 'pad', 16, 1, 4, 7, 'pad', 6, 12, 1], 9],
     ['N=130 variable', 7, [9, 9, 3, 'pad', 'pad', 16, 2, 2, 11, 8, 8, 8, 5, 16, 4, 4, 6, 7], 13],
   ];
-  for (const [name, seed, sizes, tp] of cases) {
+  for (const [name0, seed, sizes, tp] of cases) for (const zeroTail of [false, true]) {
+    const name = `${name0}${zeroTail ? ', zero tail' : ''}`;
     it(name, async () => {
       const d = await device();
       const c = groupedRollout(seed, sizes, tp);
-      const ref = tokenBaselineCpu(c, tp);
+      const ref = tokenBaselineCpu(c, tp, zeroTail);
       const R = c.N * tp;
       const got = await withValidation(d, async () => {
         const g = new GpuScratch(d);
@@ -117,7 +118,7 @@ describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
         const trajIn = g.upload(packTrajIn({ ...c, turns: new Uint32Array(c.N) }));
         const call = k.bind(
           { trajIn, mask: g.upload(c.mask), logpOld: g.upload(c.logpOld), sumP2Old: g.upload(c.sumP2Old), wpos: g.empty(R), adv },
-          { numTraj: c.N, tp },
+          { numTraj: c.N, tp, zeroTail },
         );
         runCalls(d, [[k, call]]);
         const res = await g.readF32(adv, R);

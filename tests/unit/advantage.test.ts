@@ -385,6 +385,13 @@ describe('tokenBaselineCpu (OTB)', () => {
   it('per-position weighted baseline over valid-token positions', () => {
     expectClose(tokenBaselineCpu(inp, 3), [1 / 3, 1 / 3, 0, -2 / 3, 0, -2 / 3], TOL);
   });
+  it("zero tail (verl's multi-turn default): past the second-longest length the longest has baseline 0", () => {
+    // Position 2 is traj 0's alone: A = R_0 - 0 = 1 instead of R_0 - R_0 = 0.
+    expectClose(tokenBaselineCpu(inp, 3, true), [1 / 3, 1 / 3, 1, -2 / 3, 0, -2 / 3], TOL);
+    // Two members of equal longest length: no tail to zero.
+    const tie = { ...inp, mask: f32([1, 1, 1, 1, 1, 1]) };
+    expect(Array.from(tokenBaselineCpu(tie, 3, true))).toEqual(Array.from(tokenBaselineCpu(tie, 3)));
+  });
   it('a group of one gives A = R; an empty mask gives 0', () => {
     const one = { ...inp, ...groupLayout([1, 1]) };
     expectClose(tokenBaselineCpu(one, 3), [1, 1, 1, 0, 0, 0], TOL);

@@ -200,7 +200,9 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
   },
   async sampo() {
     const p = resolvePlan(cfgOf('sampo'));
-    expect([p.ratio.mode, p.advantage.estimator, p.lossAgg]).toEqual(['sequence', 'gigpo', 'seq-mean-token-mean']);
+    // As its reference trains on step rows: GSPO's ratio and seq-mean-token-mean per step, KL 0.01 k3.
+    expect([p.ratio.mode, p.advantage.estimator, p.lossAgg, p.stepRows]).toEqual(['step', 'gigpo', 'seq-mean-token-mean', true]);
+    expect(p.kl).toEqual({ coef: 0.01, type: 'k3' });
     // GiGPO: two rollouts that reach the same state get step advantages relative to each other.
     const adv = advantageCpu(
       {

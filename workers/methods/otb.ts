@@ -5,7 +5,9 @@
  * A per-token variance-optimal baseline: at position t, B*_t = sum_i G_i W_{i,t} / sum_i W_{i,t}
  * over the group, with the path weight W_{i,t} = sum_{j<=t} (1 - 2 pi_j + sum pi^2), the exact
  * squared score norm of a softmax (forward-only proxy). A = G - B*_t, no std. All-equal rewards
- * still give 0: OTB lowers variance, it does not fight collapse.
+ * still give 0: OTB lowers variance, it does not fight collapse. As verl's multi-turn version does
+ * by default (volcengine/verl@b178a3cd verl/trainer/ppo/core_algos.py:884, 983-993; its docstring
+ * says otherwise), where the group's longest trajectory alone has positions its baseline is 0.
  */
 import { defineMethod } from './registry';
 
@@ -17,9 +19,12 @@ export const otb = defineMethod({
   stage: 'advantage',
   estimator: true,
   conflicts: [],
-  params: {},
-  plan(plan) {
+  params: {
+    zeroTail: { kind: 'bool', default: true, label: 'zero tail', doc: 'Where the group\'s longest trajectory alone has tokens, its baseline is 0 (verl\'s handle_zero_tail, on in its multi-turn version); off departs from the reference.' },
+  },
+  plan(plan, p) {
     plan.advantage.otb = true;
+    plan.advantage.zeroTail = p.zeroTail;
   },
   frameworks: {
     verl: () => ({ set: [{ key: 'algorithm.adv_estimator', value: 'optimal_token_baseline', from: [] }] }),
