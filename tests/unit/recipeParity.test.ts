@@ -30,6 +30,7 @@ function config(task: RunConfig['task'], env: Partial<RunConfig['env']>, seed: n
 /** Every task, with its noise channels on, and a plain variant. */
 const CASES: Array<[string, RunConfig]> = [
   ['search, 2 hops, exp noise curriculum crossing its end, format penalty, RM noise', config('search', { hops: 2, maxTurns: 4, noise: 0.4, noiseSchedule: 'exp', noiseStart: 0.05, noiseIters: 6, formatPenalty: 0.5, rmNoise: 0.3 }, 7)],
+  ['search, exp curriculum from 0 (JSON writes its first noise as 0)', config('search', { noiseSchedule: 'exp', noise: 0.5, noiseIters: 3 }, 23)],
   ['search, 1 hop, fixed noise', config('search', { noise: 0.25, entities: 4, values: 6 }, 11)],
   ['tools, 4 steps, distractors, judge noise, strict arguments, checklist reward, RM noise', config('tools', { toolSteps: 4, toolValues: 4, distractors: 3, judgeNoise: 0.15, strictArgs: true, toolReward: 'checklist', rmNoise: 0.2 }, 3)],
   ['tools, outcome reward', config('tools', {}, 5)],
@@ -86,8 +87,8 @@ function drive(env: TaskEnv, batch: EpisodeBatch, rng: Rng): Replay {
 const tmp = mkdtempSync(join(tmpdir(), 'recipe-parity-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-function writeRecipe(cfg: RunConfig, dir: string): string[] {
-  const recipe = buildRecipe(cfg, { episodes: 8 });
+function writeRecipe(cfg: RunConfig, dir: string, episodes = 8): string[] {
+  const recipe = buildRecipe(cfg, { episodes });
   for (const f of recipe.files) {
     mkdirSync(dirname(join(dir, f.path)), { recursive: true });
     writeFileSync(join(dir, f.path), f.text);
@@ -104,6 +105,16 @@ describe('recipe: the Python environment against the TypeScript tasks', () => {
       const r = spawnSync('python3', ['-m', 'py_compile', ...py], { cwd: dir, encoding: 'utf8' });
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);
+    }
+  });
+
+  it.skipIf(!hasPython)(hasPython ? "make_data.py writes the page's data/train.jsonl byte for byte (every case, 250 episodes)" : 'SKIPPED: python3 not on PATH, so make_data.py is not compared', () => {
+    for (const [name, cfg] of CASES) {
+      const dir = join(tmp, `data-${name.replace(/[^a-z0-9]+/gi, '-')}`);
+      writeRecipe(cfg, dir, 250);
+      const r = spawnSync('python3', ['make_data.py', '--episodes', '250', '--out', 'again.jsonl'], { cwd: dir, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      expect(readFileSync(join(dir, 'again.jsonl'), 'utf8'), name).toBe(readFileSync(join(dir, 'data/train.jsonl'), 'utf8'));
     }
   });
 
