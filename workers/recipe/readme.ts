@@ -58,8 +58,8 @@ playground's iterations 1..${plan.steps} draw with this seed (row \`iteration\`,
 (\`question\`, the user message's words), the per-episode tables the environment answers from (\`tables\`: knowledge
 base and links, tool tables and checklists, or the hidden target), the reference answer (\`answer\`), and the
 seeds of the batch's noise streams (\`keys\`). Parquet (verl) is written by \`verl_run/prepare_data.py\` on the
-cluster: verl's rows nest a chat prompt (a list of role/content structs) and dicts, which the JavaScript
-Parquet writers do not map onto the Arrow types HF datasets reads, and verl brings pandas and pyarrow anyway.
+cluster (pandas and pyarrow, which verl brings anyway): verl's rows nest a chat prompt (a list of role/content
+structs) and dicts, and the chat prompt is built by the same Python that runs the environment.
 
 ## The interfaces, from the frameworks' sources
 

@@ -10,32 +10,50 @@ import zlib
 
 from . import layout, make_episode
 
-TASK_RULES = {
-    "search": (
-        "Answer the question by searching a knowledge base. Each turn, reply with exactly one command line: "
-        "`SEARCH <entity> <attribute>` (the engine answers `RES <value>`), `SEARCH <entity> <relation>` "
-        "(answers `<entity> ;`), or `ANSWER <value>` to end. The engine sometimes returns a wrong document. "
-        "A question `Q e r1 a` asks attribute a of the entity that is relation r1 of e."
-    ),
-    "tools": (
-        "Fulfil the request `REQ <amount> <currency>` with tool calls, one per turn, in order: "
-        "`RATE <currency>` (answers `= <rate>`), `CONV <amount> <rate>` (answers `= <money>`), "
-        "`BOOK <money>` (answers `= <code>`), `CONFIRM <code>` (answers `= OK` or `= ERR`). "
-        "Reply each turn with exactly one call line."
-    ),
-    "roles": (
-        "Two roles share you. As the planner (`@P`), first tell the executor which fact to look up: "
-        "`TELL <entity> <attribute>`; when the value comes back (`@P <value>`), reply `ANSWER <value>`. "
-        "As the executor (`@X`), look up a fact: `LOOK <entity> <attribute>`. Reply with exactly one command line."
-    ),
-    "sequence": "Reply with the hidden sequence of symbols for the task id, as one line of symbols such as `s0 s2 s1`.",
-}
+TOOL_CALLS = [
+    "`RATE <currency>` (answers `= <rate>`)",
+    "`CONV <amount> <rate>` (answers `= <money>`)",
+    "`BOOK <money>` (answers `= <code>`)",
+    "`CONFIRM <code>` (answers `= OK` or `= ERR`)",
+]
+
+
+def task_rules(config):
+    """The system prompt: the task's commands, as far as this config's vocabulary has them."""
+    env = config["env"]
+    task = config["task"]
+    if task == "search":
+        hops = (
+            " A question `Q e r1 a` asks attribute a of the entity that is relation r1 of e; "
+            "`SEARCH <entity> <relation>` answers `<entity> ;`."
+            if env["hops"] > 1
+            else ""
+        )
+        return (
+            "Answer the question by searching a knowledge base. Each turn, reply with exactly one command line: "
+            "`SEARCH <entity> <attribute>` (the engine answers `RES <value>`) or `ANSWER <value>` to end. "
+            "The engine sometimes returns a wrong document." + hops
+        )
+    if task == "tools":
+        S = env["toolSteps"]
+        return (
+            "Fulfil the request `REQ <amount> <currency>` with tool calls, one per turn, in this order: "
+            + ", ".join(TOOL_CALLS[:S])
+            + ". Reply each turn with exactly one call line."
+        )
+    if task == "roles":
+        return (
+            "Two roles share you. As the planner (`@P`), first tell the executor which fact to look up: "
+            "`TELL <entity> <attribute>`; when the value comes back (`@P <value>`), reply `ANSWER <value>`. "
+            "As the executor (`@X`), look up a fact: `LOOK <entity> <attribute>`. Reply with exactly one command line."
+        )
+    return "Reply with the hidden sequence of symbols for the task id, as one line of symbols such as `s0 s2 s1`."
 
 
 def messages(config, row):
     """The chat prompt of a row: the task's rules, then the question."""
     words = " ".join(row["question"])
-    return [{"role": "system", "content": TASK_RULES[config["task"]]}, {"role": "user", "content": words}]
+    return [{"role": "system", "content": task_rules(config)}, {"role": "user", "content": words}]
 
 
 def rollout_key(instance_id):

@@ -3,8 +3,8 @@
     python3 verl/prepare_data.py [--config config.json] [--train data/train.jsonl] [--val-episodes 64]
 
 Needs pandas and pyarrow (verl's own dependencies). Parquet is written here rather than by the
-page: verl's rows nest a chat prompt (a list of role/content structs) and dicts, which the
-JavaScript Parquet writers do not map onto the Arrow types HF datasets reads.
+page: verl's rows nest a chat prompt (a list of role/content structs) and dicts, and the chat
+prompt comes from the same code that runs the environment (toyenv/text.py).
 """
 import argparse
 import json
