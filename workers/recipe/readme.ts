@@ -1,5 +1,6 @@
 /** The recipe's README: what a run needs, how to start it, and how the toy's numbers map. */
-import type { RunConfig } from '../config';
+import { getField, type RunConfig } from '../config';
+import { TASK_KNOBS } from '../envs';
 import type { FrameworkExport } from '../frameworkExport';
 import { TRL_MODEL, VERL_MODEL, type RecipePlan, type RecipeSetting } from './hyper';
 
@@ -29,7 +30,7 @@ const show = (v: unknown) => (Array.isArray(v) ? `[${v.join(', ')}]` : String(v)
 export function recipeReadme(cfg: RunConfig, plan: RecipePlan, p: ReadmeParts): string {
   const src = (fw: 'verl' | 'trl', path: string) => `${UPSTREAM[fw].repo} @ ${UPSTREAM[fw].commit.slice(0, 10)}, \`${path}\``;
   const changed = (list: RecipeSetting[]) => list.filter((s) => s.note && s.note.startsWith('playground:')).map((s) => `| \`${s.key}\` | ${show(s.value)} | ${s.note!.slice('playground: '.length)} |`);
-  const knobs = Object.entries(cfg.env).map(([k, v]) => `${k}=${v}`).join(', ');
+  const knobs = TASK_KNOBS[cfg.task].map((k) => `${k.slice('env.'.length)}=${String(getField(cfg, k))}`).join(', ');
   return `# Recipe: the toy ${cfg.task} task on verl and TRL
 
 The playground's experiment (task **${cfg.task}**, seed ${cfg.seed}, ${cfg.batch} prompts x ${cfg.group} rollouts per step,
@@ -45,13 +46,24 @@ Task knobs: ${knobs}.
   plus pandas and pyarrow for the Parquet step.
 - TRL with \`environment_factory\` (read at ${UPSTREAM.trl.repo} ${UPSTREAM.trl.commit}, version 1.10.0.dev0),
   transformers >= 5.2.0 and datasets.
-- \`toyenv/\`, \`make_data.py\` and the check below need only Python 3.9+ (standard library).
+- \`toyenv/\`, \`make_data.py\` and \`python3 -m toyenv.parity\` need only Python 3.9+ (standard library).
+
+## Files
+
+- \`config.json\`: the task, seed, batch, group and task knobs; \`data/train.jsonl\`: the episodes.
+- \`toyenv/\`: the task in Python, standard library only (\`rng.py\` is the playground's seeded RNG, bit for bit).
+- \`verl_run/\`: \`run.sh\`, \`toy_interaction.py\` (the environment as a verl interaction), \`reward.py\`
+  (\`compute_score\`), \`prepare_data.py\` (JSONL to Parquet), \`interaction_config.yaml\`.
+- \`trl_run/train_grpo.py\`: GRPOTrainer with the environment and its reward; \`make_data.py\`: more episodes.
 
 ## Run it
 
     bash verl_run/run.sh                 # verl: writes data/*.parquet on first use, then trains
     python3 trl_run/train_grpo.py        # TRL
     python3 make_data.py --episodes 64000  # more (or fewer) episodes, the same rows the page wrote
+
+On a multi-node Ray cluster, put this folder at the same path on every node: \`run.sh\` puts \`verl_run/\` and the
+folder on PYTHONPATH so that Ray's workers import the interaction and \`toyenv\`.
 
 \`data/train.jsonl\` holds ${p.episodes} episodes: ${plan.steps} training steps of ${plan.batch} prompts, the prompts the
 playground's iterations 1..${plan.steps} draw with this seed (row \`iteration\`, \`index\`). Each row has the question

@@ -33,7 +33,6 @@ class EpisodeBase:
         self.reward = 0.0
         self.reward_true = 0.0
         self.success = False
-        self.turns_taken = 0
         self.reward_range = reward_range
 
     def finish(self, r_true, solved, observed=None):

@@ -49,7 +49,6 @@ class Episode(EpisodeBase):
         lo, hi = min(offset, scale + offset), max(offset, scale + offset)
         super().__init__(row, cfg, n, (lo / 2, (1 + hi) / 2))
         self.L = Layout(cfg)
-        self.told = (0, 0)
         self.told_right = 0
         self.looked_right = 0
         self.role_reward = [0.0, 0.0]
@@ -65,13 +64,11 @@ class Episode(EpisodeBase):
         L, tb = self.L, self.row["tables"]
         if self.done:
             return [PAD, PAD], [0, 0, 0]
-        self.turns_taken += 1
         act, x, y = a
         self.turn_role[turn] = ROLE_OF_TURN[turn] if turn < 3 else 0
         fact = L.ent0 <= x < L.ent0 + L.E and L.att0 <= y < L.att0 + L.A
         asked = fact and x - L.ent0 == tb["entity"] and y - L.att0 == tb["attribute"]
         if turn == 0 and act == TELL and fact:
-            self.told = (x, y)
             self.told_right = 1 if asked else 0
             return [OKT, RX], [1, 1, 1]
         if turn == 1 and act == LOOK and fact:

@@ -91,7 +91,6 @@ class Episode(EpisodeBase):
         if self.done:
             return obs, mask
         act, x, y = a
-        self.turns_taken += 1
         if act == SEARCH and L.ent0 <= x < L.ent0 + L.E and L.att0 <= y < L.att0 + L.A:
             doc, _ = self.lookup(turn, self.t["kb"][(x - L.ent0) * L.A + (y - L.att0)], L.V)
             obs, mask = [RES, L.val0 + doc], [1, 1, 1]

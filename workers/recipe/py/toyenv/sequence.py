@@ -50,7 +50,6 @@ class Episode(EpisodeBase):
         L = self.L
         if self.done:
             return [0], [0] * L.Ls
-        self.turns_taken += 1
         target = [L.sym0 + s for s in self.row["tables"]["target"]]
         hits = sum(1 for j in range(L.Ls) if a[j] == target[j])
         exact = hits == L.Ls

@@ -119,8 +119,6 @@ class Episode(EpisodeBase):
         self.turn_rewards_true = [0.0] * L.S
         self.step_rewards = [0.0] * (L.S * 3)
         self.all_met = True
-        # Per judged turn: (turn, judged labels, true labels), for logs.
-        self.judged = []
 
     def run(self, t, a0, a1):
         L, tb = self.L, self.row["tables"]
@@ -140,7 +138,6 @@ class Episode(EpisodeBase):
         L = self.L
         if self.done:
             return [PAD, PAD], [0, 0, 0]
-        self.turns_taken += 1
         t = a[0] - L.tool0
         ok = 0 <= t < L.n_tools and all(L.kind_of(a[1 + j]) == kind for j, kind in enumerate(L.sig[t]))
         arity = len(L.sig[t]) if ok else 2
@@ -157,7 +154,6 @@ class Episode(EpisodeBase):
             true[c] = 1 if true[0] and (a0 if c == 1 else a1 if c == 2 else -1) == ref[c - 1] else 0
         noise = self.cfg["judgeNoise"]
         judged = [(1 - true[c]) if noise > 0 and hash_uniform(self.row["keys"]["judge_seed"], self.n, turn, c) < noise else true[c] for c in range(C)]
-        self.judged.append((turn, judged, true))
         steps, R = label_rewards(items, judged)
         _, R_true = label_rewards(items, true)
         self.step_rewards[turn * 3 : turn * 3 + 3] = steps
