@@ -81,6 +81,10 @@ structs) and dicts, and the chat prompt is built by the same Python that runs th
   tool agent loop calls them (${src('verl', 'verl/experimental/agent_loop/tool_agent_loop.py')}) and keeps each
   turn's score in \`turn_scores\`; \`interaction_kwargs\` comes from the row's \`extra_info\`, as in
   ${src('verl', 'examples/data_preprocess/gsm8k_multiturn_w_interaction.py')}.
+- Why an interaction and not a verl tool: \`BaseTool\` (${src('verl', 'verl/tools/base_tool.py')}: \`create\`,
+  \`execute(instance_id, parameters) -> (ToolResponse, reward, metrics)\`, \`calc_reward\`, \`release\`) is called
+  only when the model emits a function call, while every toy turn is an action the environment must see, the final
+  answer and the planner's and executor's turns included. The interaction is called after every assistant message.
 - verl reward: \`verl_run/reward.py::compute_score(data_source, solution_str, ground_truth, extra_info)\`, the
   call in ${src('verl', 'verl/workers/reward_manager/naive.py')}; the reward loop
   (${src('verl', 'verl/experimental/reward_loop/reward_manager/naive.py')}) merges the agent loop's extra fields,
