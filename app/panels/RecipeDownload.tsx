@@ -3,8 +3,7 @@
  * (workers/recipe/): the episodes, the task in Python, the run scripts and a README.
  */
 import { useState } from 'react';
-import { buildRecipe, defaultEpisodes, MAX_RECIPE_EPISODES } from '../../workers/recipe';
-import { zipFiles } from '../../workers/recipe/zip';
+import { defaultEpisodes, MAX_RECIPE_EPISODES } from '../../workers/recipe/limits';
 import { downloadBlob } from '../exporters';
 import { useAppStore } from '../store';
 
@@ -15,8 +14,10 @@ export function RecipeDownload() {
   const n = Number(episodes);
   const valid = /^\d+$/.test(episodes) && n >= 1 && n <= MAX_RECIPE_EPISODES;
 
-  const download = () => {
+  // The generator (with the Python it ships) loads on the first download, not with the page.
+  const download = async () => {
     try {
+      const [{ buildRecipe }, { zipFiles }] = await Promise.all([import('../../workers/recipe'), import('../../workers/recipe/zip')]);
       const recipe = buildRecipe(config, { episodes: n });
       const zip = zipFiles(recipe.files.map((f) => ({ path: `${recipe.name}/${f.path}`, text: f.text, mode: f.executable ? 0o755 : 0o644 })));
       downloadBlob(new Blob([zip], { type: 'application/zip' }), `${recipe.name}.zip`);
@@ -32,7 +33,7 @@ export function RecipeDownload() {
         Episodes{' '}
         <input type="number" min={1} max={MAX_RECIPE_EPISODES} value={episodes} onChange={(e) => setEpisodes(e.target.value)} aria-invalid={!valid} style={{ width: '7em' }} />
       </label>
-      <button type="button" className="primary" disabled={!valid} onClick={download}>
+      <button type="button" className="primary" disabled={!valid} onClick={() => void download()}>
         Download recipe
       </button>
       <span className="copied">{valid ? (message ?? 'the task, its data and environment, verl and TRL scripts (.zip)') : `Episodes: expected an integer from 1 to ${MAX_RECIPE_EPISODES}`}</span>

@@ -13,6 +13,7 @@
 import type { RunConfig } from '../config';
 import { exportToTrl, exportToVerl } from '../frameworkExport';
 import { recipePlan, trlSettings, verlSettings } from './hyper';
+import { defaultEpisodes, MAX_RECIPE_EPISODES } from './limits';
 import { PYTHON_FILES, TRL_MARKER, TRL_TEMPLATE } from './pythonSources';
 import { recipeReadme } from './readme';
 import { recipeRows } from './rows';
@@ -36,13 +37,7 @@ export interface RecipeOptions {
   episodes: number;
 }
 
-/** Largest dataset the recipe writes itself; make_data.py writes any count on the cluster. */
-export const MAX_RECIPE_EPISODES = 200_000;
-
-/** Episodes by default: 200 training steps of the playground's batch. */
-export function defaultEpisodes(cfg: RunConfig): number {
-  return 200 * cfg.batch;
-}
+export { defaultEpisodes, MAX_RECIPE_EPISODES };
 
 /** The config the Python reads: only what the task needs. */
 export function pythonConfig(cfg: RunConfig): { task: string; seed: number; batch: number; group: number; env: RunConfig['env'] } {
