@@ -8,6 +8,7 @@ import { defaultConfig, getField } from '../../workers/config';
 import { exportToFramework, FRAMEWORK_NAMES, FRAMEWORKS, type Framework } from '../../workers/frameworkExport';
 import { copyText } from '../exporters';
 import { useAppStore } from '../store';
+import { RecipeDownload } from './RecipeDownload';
 
 export function FrameworksDialog({ onClose }: { onClose: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -36,8 +37,9 @@ export function FrameworksDialog({ onClose }: { onClose: () => void }) {
       </header>
       <p className="blurb">
         The current configuration in the option names of real RL frameworks, for the methods they have. The task and the tiny model
-        are the playground’s own: bring your dataset, reward function and model.
+        are the playground’s own: bring your dataset, reward function and model — or download the recipe, which brings the task too.
       </p>
+      <RecipeDownload />
       <div role="tablist" className="tabs" aria-label="Framework">
         {FRAMEWORKS.map((f) => (
           <button key={f} type="button" role="tab" aria-selected={fw === f} className={fw === f ? 'tab active' : 'tab'} onClick={() => setFw(f)}>
