@@ -147,7 +147,7 @@ export function batchRows(cfg: RunConfig, iteration: number, prompts: number): R
     iteration,
     ...d,
     keys,
-    ...(cfg.task === 'search' ? { search_noise: searchNoiseAt(iteration - 1, cfg.env) } : {}),
+    ...(cfg.task === 'search' ? { search_noise: searchNoiseAt(iteration, cfg.env) } : {}),
   }));
 }
 

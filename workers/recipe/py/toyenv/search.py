@@ -15,7 +15,10 @@ BOS, Q, SEARCH, ANSWER, RES = 1, 2, 3, 4, 5
 
 
 def noise_at(i, cfg):
-    """ZeroSearch's curriculum: p_i = p_s + (b^(i/m) - 1) / (b - 1) * (p_e - p_s), p_e once i >= m."""
+    """ZeroSearch's curriculum: p_i = p_s + (b^(i/m) - 1) / (b - 1) * (p_e - p_s), p_e once i >= m.
+
+    i is the training step, counted from 1 as ZeroSearch counts: iteration i's batch has p_i.
+    """
     if cfg["noiseSchedule"] == "fixed" or i >= cfg["noiseIters"]:
         return cfg["noise"]
     x = max(0, i) / cfg["noiseIters"]
@@ -64,7 +67,7 @@ def sample_rows(cfg, batch_seed, iteration, prompts):
     keys = {"rm_seed": fork_seed(batch_seed, RM_STREAM), "noise_seed": Rng(fork_seed(batch_seed, NOISE_STREAM)).next_u32()}
     for r in rows:
         r["keys"] = keys
-        r["search_noise"] = noise_at(iteration - 1, cfg)
+        r["search_noise"] = noise_at(iteration, cfg)
     return rows
 
 
@@ -74,7 +77,7 @@ class Episode(EpisodeBase):
         super().__init__(row, cfg, n, (-penalty, 1))
         self.L = Layout(cfg)
         self.t = row["tables"]
-        self.p = noise_at(row["iteration"] - 1, cfg)
+        self.p = noise_at(row["iteration"], cfg)
         self.penalty = penalty
 
     def lookup(self, turn, right, kinds):
