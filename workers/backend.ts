@@ -145,6 +145,20 @@ export interface BatchTensors {
   loss: Float32Array;
   /** [N * maxTurns] the per-turn rewards the advantage used (with IGPO's information gain). */
   turnReward: Float32Array;
+  /** Log-probs under the policy that generated each token (logpOld unless rollouts are stale). */
+  logpRollout: Float32Array;
+  /** The old policy's entropy and sum of squared probabilities at each row. */
+  entropyOld: Float32Array;
+  sumP2Old: Float32Array;
+  /** Each row's KL term (the configured estimator), at the last optimizer step. */
+  kl: Float32Array;
+  /** [N] each trajectory's squared score norm, the closed form VCPO's baseline weighs by. */
+  g2: Float32Array;
+  /** PPO: the critic's value of each row's state (before this update) and the GAE return. */
+  value?: Float32Array;
+  ret?: Float32Array;
+  /** IGPO: [N * maxTurns * span] the teacher-forced answer-token log-probs, (n, k, slot) order. */
+  answerLogp?: Float32Array;
 }
 
 export interface Backend {

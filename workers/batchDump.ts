@@ -16,6 +16,7 @@ import type { TaskEnv } from './envs';
 import type { TurnChecklist } from './envs/types';
 import type { LastBatch } from './trainer';
 import type { Plan } from './plan';
+import { ORIGINS, type Origin } from './origins';
 
 export interface BatchDump {
   version: 1;
@@ -23,6 +24,8 @@ export interface BatchDump {
   config: RunConfig;
   lr: number;
   loss: number;
+  /** Search task: the probability that a search returned a noisy document in this iteration. */
+  noise_p?: number;
   trajs: Array<{
     id: number;
     group: number;
@@ -44,6 +47,16 @@ export interface BatchDump {
     turn_roles?: string[];
     /** Multi-agent tasks: each role's own reward, by role name. */
     role_rewards?: Record<string, number>;
+    /** Sampled by the policy, or corrected (EDGE-GRPO), hinted (ReGFT) or an extra rollout (DARS). Absent in dumps made before it existed. */
+    origin?: Origin;
+    /** The minibatch the trajectory was trained in (absent in older dumps). */
+    minibatch?: number;
+    /** IGPO: the teacher-forced probability of the true answer before each turn taken (p_0 = bare prompt). */
+    p_answer?: number[];
+    /** VCPO: the trajectory's score norm |g| its baseline weighs by (closed form, sqrt of sum_t 1 - 2 pi + sum pi^2). */
+    grad_norm?: number;
+    /** PF-PPO: the draw weight before resampling (`copies` is what the draws gave). */
+    draw_weight?: number;
     text: string;
     tokens: Array<{
       tok: number;
@@ -59,6 +72,16 @@ export interface BatchDump {
       ratio: number;
       clip: number;
       loss: number;
+      /** Log-prob under the policy that generated the token (differs from logp_old under staleness). Absent in older dumps, as the next three. */
+      logp_rollout?: number;
+      /** The old policy's entropy and sum of squared probabilities at this position. */
+      entropy_old?: number;
+      sum_p2_old?: number;
+      /** This token's KL term (the configured estimator). */
+      kl?: number;
+      /** PPO: the critic's value of the token's state and the GAE return. */
+      value?: number;
+      ret?: number;
     }>;
   }>;
 }
@@ -98,6 +121,23 @@ export interface BatchPack {
   ratio: Float32Array;
   clip: Int32Array;
   lossTok: Float32Array;
+  logpRollout: Float32Array;
+  entropyOld: Float32Array;
+  sumP2Old: Float32Array;
+  kl: Float32Array;
+  /** PPO only, per token like the columns above. */
+  value: Float32Array | null;
+  ret: Float32Array | null;
+  /** Per trajectory: index into ORIGINS, and the minibatch. */
+  origin: Uint8Array;
+  minibatch: Int32Array;
+  /** VCPO only: [N] |g|. */
+  gradNorm: Float32Array | null;
+  /** PF-PPO only: [N]. */
+  drawWeight: Float64Array | null;
+  /** IGPO only: per turn taken (turnEnd), the answer probability before it. */
+  pAnswer: Float64Array | null;
+  noiseP: number | null;
   /** Turns taken, for turn_rewards and turn_roles. */
   turnEnd: Uint32Array;
   turnRewards: Float32Array | null;
@@ -181,6 +221,22 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
   }
 
   const multiAgent = ep.turnRole !== undefined && env.roles !== undefined;
+  const minibatch = new Int32Array(N);
+  shape.minibatches.forEach(([n0, n1], i) => minibatch.fill(i, n0, n1));
+  // IGPO: p_k = exp(mean answer-token log-prob of the context before turn k), for the turns taken.
+  let pAnswer: Float64Array | null = null;
+  if (plan.infoGain && t.answerLogp && shape.scoreSpan > 0) {
+    pAnswer = new Float64Array(turns);
+    const S = shape.scoreSpan;
+    for (let n = 0; n < N; n++) {
+      for (let k = 0; k < turnEnd[n]! - start(turnEnd, n); k++) {
+        let s = 0;
+        for (let i = 0; i < S; i++) s += t.answerLogp[(n * maxTurns + k) * S + i]!;
+        pAnswer[start(turnEnd, n) + k] = Math.exp(s / S);
+      }
+    }
+  }
+  const noise = ep.info?.search_noise;
   const roleRewards = ep.roleReward && env.roles ? Float32Array.from(ep.roleReward.subarray(0, N * env.roles.length)) : null;
   return {
     version: 1,
@@ -208,6 +264,18 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     ratio: gather(t.ratio),
     clip: gather(t.clip, new Int32Array(count)),
     lossTok: gather(t.loss),
+    logpRollout: gather(t.logpRollout),
+    entropyOld: gather(t.entropyOld),
+    sumP2Old: gather(t.sumP2Old),
+    kl: gather(t.kl),
+    value: t.value ? gather(t.value) : null,
+    ret: t.ret ? gather(t.ret) : null,
+    origin: b.origin.slice(0, N),
+    minibatch,
+    gradNorm: plan.essLr ? Float32Array.from(t.g2.subarray(0, N), Math.sqrt) : null,
+    drawWeight: b.drawWeight ? b.drawWeight.slice(0, N) : null,
+    pAnswer,
+    noiseP: typeof noise === 'number' ? noise : null,
     turnEnd,
     turnRewards: turnRewardSrc ? perTurn(turnRewardSrc, new Float32Array(turns)) : null,
     turnRole: multiAgent ? perTurn(ep.turnRole!, new Int32Array(turns)) : null,
@@ -253,7 +321,8 @@ export function packBuffers(p: BatchPack): ArrayBuffer[] {
   const arrays = [
     p.group, p.reward, p.rewardTrue, p.kept, p.copies, p.textEnd, p.tokenEnd, p.tok, p.turn,
     p.logpOld, p.logp, p.logpRef, p.entropy, p.sumP2, p.adv, p.ratio, p.clip, p.lossTok, p.turnEnd,
-    p.turnRewards, p.turnRole, p.roleRewards,
+    p.turnRewards, p.turnRole, p.roleRewards, p.logpRollout, p.entropyOld, p.sumP2Old, p.kl, p.value, p.ret,
+    p.origin, p.minibatch, p.gradNorm, p.drawWeight, p.pAnswer,
     ...(p.checklist ? [p.checklist.turnEnd, p.checklist.itemEnd, p.checklist.item, p.checklist.weight, p.checklist.flags] : []),
   ];
   const out = new Set<ArrayBuffer>();
@@ -279,11 +348,19 @@ function unpackTraj(p: BatchPack, n: number): Traj {
       ratio: p.ratio[k]!,
       clip: p.clip[k]!,
       loss: p.lossTok[k]!,
+      logp_rollout: p.logpRollout[k]!,
+      entropy_old: p.entropyOld[k]!,
+      sum_p2_old: p.sumP2Old[k]!,
+      kl: p.kl[k]!,
+      ...(p.value && p.ret ? { value: p.value[k]!, ret: p.ret[k]! } : {}),
     });
   }
   const [t0, t1] = [start(p.turnEnd, n), p.turnEnd[n]!];
   const extra: Partial<Traj> = {};
   if (p.turnRewards) extra.turn_rewards = Array.from(p.turnRewards.subarray(t0, t1));
+  if (p.pAnswer) extra.p_answer = Array.from(p.pAnswer.subarray(t0, t1));
+  if (p.gradNorm) extra.grad_norm = p.gradNorm[n]!;
+  if (p.drawWeight) extra.draw_weight = p.drawWeight[n]!;
   const c = p.checklist;
   if (c) {
     extra.checklist = [];
@@ -310,6 +387,8 @@ function unpackTraj(p: BatchPack, n: number): Traj {
     reward_true: p.rewardTrue[n]!,
     kept: p.kept[n] === 1,
     copies: p.copies[n]!,
+    origin: ORIGINS[p.origin[n]!]!,
+    minibatch: p.minibatch[n]!,
     ...extra,
     text: p.text.slice(start(p.textEnd, n), p.textEnd[n]),
     tokens,
@@ -317,7 +396,7 @@ function unpackTraj(p: BatchPack, n: number): Traj {
 }
 
 function header(p: BatchPack, trajs: Traj[]): BatchDump {
-  return { version: 1, iter: p.iter, config: p.config, lr: p.lr, loss: p.loss, trajs };
+  return { version: 1, iter: p.iter, config: p.config, lr: p.lr, loss: p.loss, ...(p.noiseP !== null ? { noise_p: p.noiseP } : {}), trajs };
 }
 
 /** The dump, all at once (the CLI and the tests). */

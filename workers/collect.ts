@@ -15,7 +15,8 @@ import { PAD, type EpisodeBatch, type TaskEnv } from './envs';
 import type { Plan } from './plan';
 import { createRng, hashUniform } from './rng';
 import { copyRows } from './rowCopy';
-import { darsExtra, groupAllEqual, pfppoCounts } from './selection';
+import { ORIGINS } from './origins';
+import { darsExtra, groupAllEqual, pfppoCounts, pfppoWeights } from './selection';
 
 export interface RolloutLayout {
   N: number;
@@ -46,6 +47,10 @@ export interface Collected extends RollState {
   live: Uint8Array;
   /** [N] how many times PF-PPO drew the row (1 without it). */
   mult: Float32Array;
+  /** [N] PF-PPO's draw weight of each row (null without it). */
+  drawWeight: Float64Array | null;
+  /** [N] index into ORIGINS: sampled by the policy, or corrected, hinted or extra rollouts. */
+  origin: Uint8Array;
   /** Policy performance on its own first-round rollouts (before filtering, hints or corrections). */
   firstPass: { reward: number; success: number };
   /** Trajectories rolled out this iteration (generation cost of filtering, DARS, corrections). */
@@ -184,6 +189,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
   for (let n = 0; n < N; n++) groupStart[n] = Math.floor(n / cap) * cap;
   const groupSize = new Uint32Array(N).fill(cap);
   const live = new Uint8Array(N).fill(1);
+  const origin = new Uint8Array(N);
   let st: RollState;
   let first: RollState;
   let firstRows = all;
@@ -199,7 +205,10 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     for (let p = 0; p < B; p++) {
       const rows = all.slice(p * cap, p * cap + G);
       const dn = darsExtra(meanOf(st.ep.success, rows), G, plan.extraRollouts);
-      for (let k = G; k < G + dn; k++) extra[p * cap + k] = 1;
+      for (let k = G; k < G + dn; k++) {
+        extra[p * cap + k] = 1;
+        origin[p * cap + k] = ORIGINS.indexOf('extra');
+      }
       for (let k = 0; k < cap; k++) groupSize[p * cap + k] = k < G + dn ? G + dn : 1;
       for (let k = G + dn; k < cap; k++) {
         groupStart[p * cap + k] = p * cap + k;
@@ -256,6 +265,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
       const hint = plan.hintedSft.hintTurns;
       await roll(st2, roundKey(iter, 1), hard, (n, turn) => (turn < hint ? st2.ep.oracle!(n, turn) : null));
       st = composeStates(all.map((n) => ({ st: hard[n] ? st2 : st, n })), G, l);
+      for (let n = 0; n < N; n++) if (hard[n]) origin[n] = ORIGINS.indexOf('hint');
     }
     for (let n = 0; n < N; n++) if (!st.ep.success[n]) live[n] = 0;
   } else if (plan.errorCorrection) {
@@ -278,16 +288,19 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
       };
       await roll(st2, roundKey(iter, 1), Uint8Array.from(mode, (m) => (m ? 1 : 0)), force);
       st = composeStates(all.map((n) => ({ st: mode[n] ? st2 : prev, n })), G, l);
+      for (let n = 0; n < N; n++) if (mode[n]) origin[n] = ORIGINS.indexOf(mode[n] === 1 ? 'gec_inject' : 'gec_replace');
     }
   }
 
   for (let n = 0; n < N; n++) if (!live[n]) st.mask.fill(0, n * l.Tp, (n + 1) * l.Tp);
   const mult = new Float32Array(N).fill(1);
+  let drawWeight: Float64Array | null = null;
   if (plan.resample) {
     const counts = pfppoCounts(st.ep.reward, live, G, plan.resample, base.fork(0x9f));
     mult.set(counts);
+    drawWeight = pfppoWeights(st.ep.reward, live, G, plan.resample);
   }
   // A batch assembled from several rounds or re-rolled rows is not on the device yet.
   if (st !== onDevice) backend.writeSequences(st.seq);
-  return { ...st, groupStart, groupSize, live, mult, firstPass, rollouts, sft };
+  return { ...st, groupStart, groupSize, live, mult, drawWeight, origin, firstPass, rollouts, sft };
 }

@@ -85,7 +85,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
   const v = new Float32Array(P);
   let adamStep = 0;
   const seq = new Int32Array(N * L);
-  const t: BatchTensors = {
+  const t: Omit<BatchTensors, 'logpRollout' | 'entropyOld' | 'sumP2Old' | 'kl' | 'g2'> = {
     seq,
     logp: new Float32Array(R),
     logpOld: new Float32Array(R),
@@ -99,6 +99,13 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
     turnReward: new Float32Array(N * shape.maxTurns),
   };
   const kl = new Float32Array(R);
+  // What the batch dump shows beyond the loss's own tensors (last update's values).
+  const extra: Pick<BatchTensors, 'logpRollout' | 'entropyOld' | 'sumP2Old' | 'g2' | 'value' | 'ret' | 'answerLogp'> = {
+    logpRollout: new Float32Array(R),
+    entropyOld: new Float32Array(R),
+    sumP2Old: new Float32Array(R),
+    g2: new Float32Array(N),
+  };
   // Rollouts use the parameters of `staleness` updates ago: the oldest of the last staleness + 1.
   let history: Float32Array[] = [Float32Array.from(initialParams)];
   // PPO's critic table (zeros: no value known yet).
@@ -167,11 +174,16 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       const logpRollout = stale ? tokenStatsCpu(stale.z, dims.V, seq, rows, stale.firstOf).logp : oldTs.logp;
       if (stale) progress();
       const ts = trajStatsCpu({ mask: inp.mask, logpOld: oldTs.logp, logpRollout, entropyOld: oldTs.entropy, sumP2Old: oldTs.sumP2 }, Tp);
+      extra.logpRollout.set(logpRollout);
+      extra.entropyOld.set(oldTs.entropy);
+      extra.sumP2Old.set(oldTs.sumP2);
+      extra.g2.set(ts.g2);
       let a = inp.adv;
       if (inp.score) {
         // IGPO: the answer log-probs under the rollout policy become the earlier turns' rewards.
         const sf = forward(rolloutParams(), inp.score.rows, inp.score.seqs);
         const lp = tokenStatsCpu(sf.z, dims.V, inp.score.seqs, inp.score.rows, sf.firstOf).logp;
+        extra.answerLogp = lp;
         const outcome = Float32Array.from(a.turns, (Tn, n) => (Tn > 0 ? a.turnReward[n * T + Tn - 1]! : 0));
         a = { ...a, turnReward: infoGainCpu(lp, shape.scoreSpan, a.turns, outcome, T, shape.igType) };
       }
@@ -179,6 +191,10 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       const advIn = { ...a, trajStats: ts, mask: inp.mask, logpOld: t.logpOld, logpRef: t.logpRef };
       const advShape = { numTraj: N, tp: Tp, maxTurns: T, actionLen: shape.actionLen, nRoles: shape.nRoles };
       const gae = critic && shape.critic && !inp.raw ? gaeCpu(critic, inp.stateKey!, inp.mask, a.reward, Tp, shape.critic) : null;
+      if (gae && critic) {
+        extra.value = Float32Array.from(inp.stateKey!, (key) => critic[key]!);
+        extra.ret = gae.ret;
+      }
       if (gae && critic && shape.critic) criticUpdateCpu(critic, inp.stateKey!, inp.mask, gae.ret, shape.critic.lr);
       let adv = inp.raw
         ? advantageCpu(advIn, { ...shape.adv, estimator: 'raw', byRole: false, entropyScale: false }, advShape)
@@ -335,6 +351,13 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
         clip: clip.slice(),
         loss: loss.slice(),
         turnReward: turnReward.slice(),
+        logpRollout: extra.logpRollout.slice(),
+        entropyOld: extra.entropyOld.slice(),
+        sumP2Old: extra.sumP2Old.slice(),
+        kl: kl.slice(),
+        g2: extra.g2.slice(),
+        ...(extra.value ? { value: extra.value.slice(), ret: extra.ret!.slice() } : {}),
+        ...(extra.answerLogp ? { answerLogp: extra.answerLogp.slice() } : {}),
       };
     },
     destroy() {},

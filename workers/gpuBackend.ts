@@ -21,7 +21,7 @@ import type { SampleConfig } from '../kernels/softmax/sample';
 import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats/stats';
 import { tokenBaselineKernel } from '../kernels/advantage/tokenBaseline';
 import { defaultKernelVariant, type KernelVariant } from '../kernels/selectors';
-import { TRAJ_STATS_WORDS } from '../kernels/stats/trajStats';
+import { TRAJ_STATS_WORDS, unpackTrajStats } from '../kernels/stats/trajStats';
 import { whitenKernel, whitenScratchWords } from '../kernels/advantage/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 import {
@@ -225,7 +225,10 @@ export function createGpuBackend(
   const STATS_READ_WORDS = STATS_WORDS + 4;
   const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
   const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P + CRITIC), READ);
-  const batchParts: Array<[keyof BatchTensors | 'ppo' | 'turnIn', GPUBuffer, number]> = [
+  // PPO: the critic table as the update found it, so the dump can show each row's value.
+  const criticBefore = shape.critic ? f32('critic table (before the update)', CRITIC) : null;
+  type BatchPart = [keyof BatchTensors | 'ppo' | 'turnIn' | 'trajStats' | 'stateKey' | 'criticBefore', GPUBuffer, number];
+  const batchParts: BatchPart[] = [
     ['turnIn', turnIn, 16 * N * T],
     ['seq', seq, 4 * N * L],
     ['logp', logp, 4 * R],
@@ -235,6 +238,12 @@ export function createGpuBackend(
     ['sumP2', sumP2, 4 * R],
     ['adv', adv, 4 * R],
     ['ppo', ppo, 4 * R * PPO_ROW_WORDS],
+    ['logpRollout', logpRollout, 4 * R],
+    ['entropyOld', entropyOld, 4 * R],
+    ['sumP2Old', sumP2Old, 4 * R],
+    ['trajStats', trajStats, 4 * TRAJ_STATS_WORDS * N],
+    ...(criticBefore ? ([['ret', returns, 4 * R], ['stateKey', stateKey, 4 * R], ['criticBefore', criticBefore, 4 * CRITIC]] satisfies BatchPart[]) : []),
+    ...(scoreLogp ? ([['answerLogp', scoreLogp, 4 * scoreRowsN]] satisfies BatchPart[]) : []),
   ];
   const batchRead = buffer('batch readback', batchParts.reduce((s, [, , n]) => s + n, 0), READ);
 
@@ -490,6 +499,7 @@ export function createGpuBackend(
       device.queue.writeBuffer(health, 0, new Uint32Array(1));
       const read = inp.snapshot ? snapshotRead : statsRead;
       const bytes = await submitAndRead('update', read, (enc) => {
+        if (criticBefore) enc.copyBufferToBuffer(criticTable, 0, criticBefore, 0, 4 * CRITIC);
         const pass = enc.beginComputePass({ label: `update ${inp.iter}` });
         // ALGO LOGIC: old and reference log-probs of the sampled tokens, then advantages.
         // Reference first, then old: h and z are left holding the current policy's activations on
@@ -636,6 +646,19 @@ export function createGpuBackend(
           const words = new Float32Array(parts.turnIn!);
           return Float32Array.from({ length: N * T }, (_, i) => words[4 * i]!);
         })(),
+        logpRollout: new Float32Array(parts.logpRollout!),
+        entropyOld: new Float32Array(parts.entropyOld!),
+        sumP2Old: new Float32Array(parts.sumP2Old!),
+        kl: rows.kl,
+        g2: unpackTrajStats(new Float32Array(parts.trajStats!), N).g2,
+        ...(parts.criticBefore
+          ? (() => {
+              const table = new Float32Array(parts.criticBefore);
+              const keys = new Uint32Array(parts.stateKey!);
+              return { value: Float32Array.from(keys, (key) => table[key]!), ret: new Float32Array(parts.ret!) };
+            })()
+          : {}),
+        ...(parts.answerLogp ? { answerLogp: new Float32Array(parts.answerLogp) } : {}),
       };
     },
 

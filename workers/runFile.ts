@@ -9,6 +9,7 @@
  * zod's output, never the parsed object itself, so stray keys (`__proto__`, ...) are dropped.
  */
 import { z } from 'zod';
+import { ORIGINS } from './origins';
 import { ConfigError, parseConfig, type RunConfig } from './config';
 import { SCALAR_METRICS, type MetricRow } from './metrics';
 import { encodeShareLink } from './shareUrl';
@@ -113,6 +114,13 @@ const tokenSchema = z.object({
   ratio: num,
   clip: num,
   loss: num,
+  // Fields added to the dump later: a dump from before them still imports.
+  logp_rollout: num.optional(),
+  entropy_old: num.optional(),
+  sum_p2_old: num.optional(),
+  kl: num.optional(),
+  value: num.optional(),
+  ret: num.optional(),
 });
 /** Role names: plain identifiers (never `__proto__`), as record keys. */
 const roleName = z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, { error: 'expected a role name' });
@@ -132,6 +140,11 @@ const trajSchema = z.object({
     .optional(),
   turn_roles: z.array(roleName).max(64).optional(),
   role_rewards: z.record(roleName, num).optional(),
+  origin: z.enum(ORIGINS).optional(),
+  minibatch: z.number().int().min(0).max(MAX_TRAJS).optional(),
+  p_answer: z.array(num).max(64).optional(),
+  grad_norm: num.optional(),
+  draw_weight: num.optional(),
   text: z.string().max(10_000),
   tokens: z.array(tokenSchema).max(MAX_TOKENS),
 });
@@ -141,6 +154,7 @@ const batchSchema = z.object({
   config: configSchema,
   lr: num,
   loss: num,
+  noise_p: num.optional(),
   trajs: z.array(trajSchema).max(MAX_TRAJS),
 });
 

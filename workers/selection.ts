@@ -35,9 +35,34 @@ export function pfppoCounts(
   scores: ArrayLike<number>,
   live: ArrayLike<number>,
   group: number,
-  o: { weighting: 'pow' | 'max_min' | 'max_random'; pow: number; scope: 'group' | 'batch' },
+  o: PfppoOptions,
   rng: Rng,
 ): Uint32Array {
+  const N = scores.length;
+  const w = pfppoWeights(scores, live, group, o);
+  const cum = new Float64Array(N);
+  let total = 0;
+  for (let n = 0; n < N; n++) cum[n] = total += w[n]!;
+  const draws = Array.from(live).reduce((s, x) => s + (x ? 1 : 0), 0);
+  const counts = new Uint32Array(N);
+  for (let k = 0; k < draws; k++) {
+    const u = rng.next() * total;
+    let lo = 0;
+    let hi = N - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cum[mid]! > u) hi = mid;
+      else lo = mid + 1;
+    }
+    counts[lo]!++;
+  }
+  return counts;
+}
+
+export type PfppoOptions = { weighting: 'pow' | 'max_min' | 'max_random'; pow: number; scope: 'group' | 'batch' };
+
+/** PF-PPO's draw weight of each live row (0 for rows that are not live), before the draws. */
+export function pfppoWeights(scores: ArrayLike<number>, live: ArrayLike<number>, group: number, o: PfppoOptions): Float64Array {
   const N = scores.length;
   const w = new Float64Array(N);
   const span = o.scope === 'group' ? group : N;
@@ -57,21 +82,5 @@ export function pfppoCounts(
       w[n] = Math.max(raw + 1e-8, 1e-8);
     }
   }
-  const cum = new Float64Array(N);
-  let total = 0;
-  for (let n = 0; n < N; n++) cum[n] = total += w[n]!;
-  const draws = Array.from(live).reduce((s, x) => s + (x ? 1 : 0), 0);
-  const counts = new Uint32Array(N);
-  for (let k = 0; k < draws; k++) {
-    const u = rng.next() * total;
-    let lo = 0;
-    let hi = N - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cum[mid]! > u) hi = mid;
-      else lo = mid + 1;
-    }
-    counts[lo]!++;
-  }
-  return counts;
+  return w;
 }

@@ -85,6 +85,9 @@ export interface LastBatch {
   /** [N] 1 where the row was trained on; PF-PPO's draw counts. */
   live: Uint8Array;
   mult: Float32Array;
+  /** [N] PF-PPO's draw weights (null without it) and each row's origin (collect.ts ORIGINS). */
+  drawWeight: Float64Array | null;
+  origin: Uint8Array;
 }
 
 /** A point a run can be resumed from exactly: replaying from it reproduces the same iterations. */
@@ -229,7 +232,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
 
     // PLUMBING: the metrics row. Reward and success are the policy's own first-round rollouts.
     const lr = cfg.lr * s.lr_scale;
-    lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, seq: c.seq, live: c.live, mult: c.mult };
+    lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, seq: c.seq, live: c.live, mult: c.mult, drawWeight: c.drawWeight, origin: c.origin };
     return {
       iter,
       reward_mean: c.firstPass.reward,

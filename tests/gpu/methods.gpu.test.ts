@@ -82,6 +82,23 @@ describe('every method: GPU backend vs CPU backend through the trainer', () => {
           const advG = dg.trajs.flatMap((t) => t.tokens.map((x) => x.adv));
           const advC = dc.trajs.flatMap((t) => t.tokens.map((x) => x.adv));
           for (let j = 0; j < advC.length; j++) expect(Math.abs(advG[j]! - advC[j]!), `adv ${j}`).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(advC[j]!)));
+          // The dump's other fields (what each method uses) agree too.
+          const near = (x: number | undefined, y: number | undefined, what: string) => {
+            expect(x === undefined, `${what} present on one backend only`).toBe(y === undefined);
+            if (x !== undefined && y !== undefined) expect(Math.abs(x - y), `${what}: gpu ${x} cpu ${y}`).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(y)));
+          };
+          dc.trajs.forEach((tc, n) => {
+            const tg = dg.trajs[n]!;
+            expect([tg.origin, tg.minibatch, tg.draw_weight]).toEqual([tc.origin, tc.minibatch, tc.draw_weight]);
+            near(tg.grad_norm, tc.grad_norm, `grad_norm ${n}`);
+            expect(tg.p_answer?.length).toBe(tc.p_answer?.length);
+            tc.p_answer?.forEach((p, k) => near(tg.p_answer![k], p, `p_answer ${n}.${k}`));
+            tc.tokens.forEach((kc, j) => {
+              const kg = tg.tokens[j]!;
+              for (const f of ['logp_rollout', 'entropy_old', 'sum_p2_old', 'kl', 'value', 'ret'] as const) near(kg[f], kc[f], `${f} ${n}.${j}`);
+            });
+          });
+          expect(dg.noise_p).toBe(dc.noise_p);
         }
       } finally {
         g.destroy();

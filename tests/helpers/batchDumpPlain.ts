@@ -4,6 +4,7 @@
  * reference it must equal, key order included.
  */
 import type { BatchDump } from '../../workers/batchDump';
+import { ORIGINS } from '../../workers/origins';
 import { resolvePlan } from '../../workers/plan';
 import type { Trainer } from '../../workers/trainer';
 
@@ -37,6 +38,11 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
         ratio: t.ratio[r]!,
         clip: t.clip[r]!,
         loss: t.loss[r]!,
+        logp_rollout: t.logpRollout[r]!,
+        entropy_old: t.entropyOld[r]!,
+        sum_p2_old: t.sumP2Old[r]!,
+        kl: t.kl[r]!,
+        ...(t.value && t.ret ? { value: t.value[r]!, ret: t.ret[r]! } : {}),
       });
     }
     const ep = b.episodes;
@@ -45,6 +51,16 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
     const methodTurnRewards = plan.infoGain !== null || plan.taskTurnRewards || plan.anchors;
     const turnRewards = methodTurnRewards ? t.turnReward : ep.turnRewards;
     if (turnRewards) extra.turn_rewards = Array.from(turnRewards.subarray(n * shape.maxTurns, n * shape.maxTurns + taken));
+    if (plan.infoGain && t.answerLogp) {
+      const S = shape.scoreSpan;
+      extra.p_answer = Array.from({ length: taken }, (_, k) => {
+        let s = 0;
+        for (let i = 0; i < S; i++) s += t.answerLogp![(n * shape.maxTurns + k) * S + i]!;
+        return Math.exp(s / S);
+      });
+    }
+    if (plan.essLr) extra.grad_norm = Math.fround(Math.sqrt(t.g2[n]!));
+    if (b.drawWeight) extra.draw_weight = b.drawWeight[n]!;
     if (ep.checklist) {
       extra.checklist = ep.checklist[n]!.map((c) =>
         c.items.map((it, i) => ({ item: it.id, weight: it.weight, sat: c.sat[i] === 1, sat_true: c.satTrue[i] === 1, strict: it.strict })),
@@ -65,10 +81,13 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
       reward_true: ep.rewardTrue[n]!,
       kept: b.live[n] === 1,
       copies: b.mult[n]!,
+      origin: ORIGINS[b.origin[n]!]!,
+      minibatch: shape.minibatches.findIndex(([n0, n1]) => n >= n0 && n < n1),
       ...extra,
       text: ep.describe(n),
       tokens,
     });
   }
-  return { version: 1, iter: b.iter, config: cfg, lr: b.lr, loss: b.loss, trajs };
+  const noise = b.episodes.info?.search_noise;
+  return { version: 1, iter: b.iter, config: cfg, lr: b.lr, loss: b.loss, ...(typeof noise === 'number' ? { noise_p: noise } : {}), trajs };
 }

@@ -35,6 +35,9 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['DARS', { methods: 'grpo,dars' }],
   ['ReGFT', { methods: 'grpo,regft' }],
   ['PPO', { methods: 'ppo' }],
+  ['VCPO, stale rollouts', { methods: 'vcpo', staleness: '2' }],
+  ['EDGE-GRPO', { methods: 'grpo,edge' }],
+  ['search noise', { 'env.noise': '0.3' }],
 ];
 
 describe('the packed batch dump', () => {
@@ -111,5 +114,76 @@ describe('the packed batch dump', () => {
     expect(empty).toBeGreaterThan(0);
     expect(d).toEqual(await plainBatchDump(t));
     t.destroy();
+  });
+});
+
+describe('what every method uses is in the dump, and checks out', () => {
+  const tokensOf = (d: Awaited<ReturnType<Trainer['dumpBatch']>>) => d.trajs.flatMap((tr) => tr.tokens);
+  const close = (a: number, b: number, tol = 1e-5) => expect(Math.abs(a - b)).toBeLessThanOrEqual(tol * Math.max(1, Math.abs(b)));
+
+  it('old-policy entropy and sum p^2, rollout log-probs, the KL term and the minibatch of every row', async () => {
+    // One epoch: the first minibatch's forward is the old policy's, so entropy = entropy_old there.
+    const d = await (await trained({ klType: 'k1', klCoef: '0.1', minibatches: '2' }, 1)).dumpBatch();
+    for (const tr of d.trajs) {
+      for (const k of tr.tokens) {
+        if (tr.minibatch === 0) {
+          expect(k.entropy_old).toBe(k.entropy);
+          expect(k.sum_p2_old).toBe(k.sum_p2);
+        }
+        expect(k.logp_rollout).toBe(k.logp_old);
+        close(k.kl!, k.logp - k.logp_ref);
+      }
+    }
+    expect(tokensOf(d).some((k) => k.entropy_old !== k.entropy)).toBe(true);
+    expect(d.trajs.map((t) => t.minibatch)).toEqual(d.trajs.map((_, n) => (n < 6 ? 0 : 1)));
+    expect(d.trajs.every((t) => t.origin === 'policy')).toBe(true);
+  });
+
+  it('stale rollouts: logp_rollout is the generating policy\'s; VCPO\'s grad_norm is its closed form from the tokens', async () => {
+    const d = await (await trained({ methods: 'vcpo', staleness: '2', lr: '0.05' }, 3)).dumpBatch();
+    expect(tokensOf(d).some((k) => Math.abs(k.logp_rollout! - k.logp_old) > 1e-4)).toBe(true);
+    for (const tr of d.trajs) {
+      // |g|^2 = sum_t (1 - 2 pi_t + sum pi^2), pi_t = exp(logp_old).
+      const g2 = tr.tokens.reduce((s, k) => s + Math.max(1 - 2 * Math.exp(k.logp_old) + k.sum_p2_old!, 0), 0);
+      close(tr.grad_norm!, Math.sqrt(g2), 1e-4);
+    }
+  });
+
+  it("IGPO: p_answer before each turn taken, and each gain is the change of its log (log_prob_diff)", async () => {
+    const d = await (await trained({ methods: 'igpo', 'env.maxTurns': '3' }, 2)).dumpBatch();
+    let gains = 0;
+    for (const tr of d.trajs) {
+      const turns = new Set(tr.tokens.map((k) => k.turn)).size;
+      expect(tr.p_answer).toHaveLength(turns);
+      for (const p of tr.p_answer!) expect(p > 0 && p <= 1).toBe(true);
+      for (let t = 0; t + 1 < turns; t++) {
+        close(tr.turn_rewards![t]!, Math.log(tr.p_answer![t + 1]!) - Math.log(tr.p_answer![t]!), 1e-4);
+        gains++;
+      }
+    }
+    expect(gains).toBeGreaterThan(0);
+  });
+
+  it('PPO: value and return per token; with gamma = lambda = 1 every return is the outcome', async () => {
+    const d = await (await trained({ methods: 'ppo' }, 3)).dumpBatch();
+    expect(tokensOf(d).some((k) => k.value !== 0)).toBe(true);
+    for (const tr of d.trajs) for (const k of tr.tokens) expect(k.ret).toBe(Math.fround(tr.reward));
+  });
+
+  it('origins: corrected (EDGE-GRPO), hinted (ReGFT) and extra (DARS) rollouts are marked', async () => {
+    const origins = async (set: Record<string, string>) => new Set((await (await trained({ 'env.values': '16', ...set }, 1)).dumpBatch()).trajs.map((t) => t.origin));
+    const edge = await origins({ methods: 'grpo,edge' });
+    expect(edge.has('gec_inject') || edge.has('gec_replace')).toBe(true);
+    expect(await origins({ methods: 'grpo,regft' })).toContain('hint');
+    expect(await origins({ methods: 'grpo,dars' })).toContain('extra');
+  });
+
+  it('PF-PPO: draw weights, and only rows with weight get drawn; search noise of the iteration', async () => {
+    const d = await (await trained({ methods: 'grpo,pfppo', 'env.rmNoise': '0.5', 'env.noise': '0.3' }, 1)).dumpBatch();
+    for (const tr of d.trajs) {
+      expect(tr.draw_weight).toBeGreaterThan(0);
+      if (tr.copies > 0) expect(tr.draw_weight).toBeGreaterThan(1e-6);
+    }
+    expect(d.noise_p).toBe(0.3);
   });
 });
