@@ -57,6 +57,8 @@ export interface RunShape {
   scoreSpan: number;
   /** IGPO: how the answer log-probs become information gain. */
   igType: InfoGainType;
+  /** The run has a fine-tuning stage (ReGFT): its updates use the cross-entropy loss. */
+  sft: boolean;
   /** PPO: the critic table and its GAE (replaces the advantage estimator), or null. */
   critic: { size: number; gamma: number; lambda: number; lr: number } | null;
 }
@@ -86,7 +88,7 @@ export interface UpdateInput {
   snapshot?: boolean;
   lr: number;
   adv: AdvantageData;
-  /** ReGFT's fine-tuning stage: the advantage is the reward itself (estimator raw). */
+  /** ReGFT's fine-tuning stage: the advantage is the reward itself (estimator raw), the loss token cross-entropy. */
   raw?: boolean;
   /** [N * Tp] 0/1 loss mask. */
   mask: Float32Array;

@@ -212,7 +212,8 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       const seqLog = new Float32Array(N * segs);
       const lossOpts = {
         ...shape.loss,
-        ratioMode: RATIO_MODES[mode],
+        // ReGFT's fine-tuning stage trains with token cross-entropy, not the clipped surrogate.
+        ratioMode: inp.raw ? RATIO_MODES.sft : RATIO_MODES[mode],
         klType: KL_TYPES[shape.loss.klType],
         tp: Tp,
         actionLen: shape.actionLen,

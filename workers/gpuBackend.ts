@@ -372,6 +372,8 @@ export function createGpuBackend(
             `seqRatio ${tag}`,
           ),
       k.ppoLoss.bind({ logp, logpOld, logpRef, adv, weight, seqLog, dlogp, out: ppo }, { ...rows, ...lossOpts, stage }, `ppoLoss ${tag}`),
+      // ReGFT's fine-tuning stage: the same rows with the cross-entropy loss.
+      shape.sft ? k.ppoLoss.bind({ logp, logpOld, logpRef, adv, weight, seqLog, dlogp, out: ppo }, { ...rows, ...lossOpts, ratioMode: RATIO_MODES.sft, stage }, `sft loss ${tag}`) : null,
       k.logitGrad.bind({ z, seq, rowPos: trainRowPos, dlogp, dz }, { ...rows, vocab: V, temperature: temp }, `logitGrad ${tag}`),
       k.headGrad.bind({ h, dz, partials, grads }, { ...rows, dims }, `headGrad ${tag}`),
       k.hiddenGrad.bind({ params, h, dz, da }, { ...rows, dims }, `hiddenGrad ${tag}`),
@@ -533,7 +535,8 @@ export function createGpuBackend(
         k.essScale.encode(pass, essCall);
         let s = 0;
         for (let epoch = 0; epoch < shape.epochs; epoch++) {
-          for (const [fwd, ts, ratio, loss, lg, head, hidden, slot] of minibatch) {
+          for (const [fwd, ts, ratio, rlLoss, sftLoss, lg, head, hidden, slot] of minibatch) {
+            const loss = inp.raw && sftLoss ? sftLoss : rlLoss;
             // Every step after the first follows an Adam step: params, and so their table, changed.
             if (s > 0) {
               k.embedProject.encode(pass, projParams);

@@ -61,6 +61,7 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
     scoreSpan,
     igType: plan.infoGain?.igType ?? 'prob_diff',
     critic: plan.critic,
+    sft: plan.hintedSft !== null,
   };
 }
 

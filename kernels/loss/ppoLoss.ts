@@ -23,6 +23,9 @@
  *   = their own turn's u (display), no KL.
  * ratioMode 4, step (GSPO per step: SAMPO's rows are steps in its reference code): as mode 1 with
  *   the row's turn for the sequence, log s = min(seqLog[n*T + turn], 10) ('turn' means).
+ * ratioMode 5, sft (ReGFT's fine-tuning stage): token cross-entropy L = -A l with A the row's
+ *   weight of the kept trajectory (1), dL/dl = -A; no ratio and no clip (ratio = exp(lambda) for
+ *   display, clip 0), so a token the policy already moved keeps its whole gradient.
  * KL (klType, d = l - l_ref): 0 k3 = clamp(exp(k) - k - 1, -10, 10), k = clamp(-d, -20, 20), grad
  *   1 - exp(k); 1 k1 = d, grad 1; 2 k2 = d^2 / 2, grad d.
  * Token loss = w (L + beta kl), w = the aggregation weight (0 where masked): its contribution to the
@@ -34,7 +37,7 @@ import ppoLossWGSL from './ppoLoss.wgsl?raw';
 import { gmpoClip } from './seqRatio';
 
 /** WGSL `u.ratioMode` codes. */
-export const RATIO_MODES = { token: 0, sequence: 1, geometric: 2, turn: 3, step: 4 } as const;
+export const RATIO_MODES = { token: 0, sequence: 1, geometric: 2, turn: 3, step: 4, sft: 5 } as const;
 /** WGSL `u.klType` codes (METHODS 1.4). */
 export const KL_TYPES = { k3: 0, k1: 1, k2: 2 } as const;
 
@@ -137,7 +140,7 @@ function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, log
   const T = o.maxTurns ?? 1;
   const k = o.stage ?? 0;
   const rowBase = o.rowBase ?? 0;
-  if (mode !== RATIO_MODES.token) {
+  if (mode !== RATIO_MODES.token && mode !== RATIO_MODES.sft) {
     if (!seqLog) throw new Error(`ppoLossCpu: ratioMode ${mode} needs seqLog`);
     if (!(tp >= 1) || rowBase % tp !== 0) throw new Error(`ppoLossCpu: rowBase ${rowBase} is not a multiple of tp ${tp}`);
   }
@@ -173,6 +176,9 @@ function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, log
       ratio = Math.exp(logS);
       [L, g, clip] = clipped(logS, A, loLog, hiLog);
       g *= own * (logS === sl ? 1 : 0);
+    } else if (mode === RATIO_MODES.sft) {
+      ratio = Math.exp(lam);
+      [L, g, clip] = [-A * logp[r]!, -A, 0];
     } else if (mode === RATIO_MODES.geometric) {
       ratio = Math.exp(clamp(seqLog![n]!, -20, 20));
       const star = gmpoClip(lam, A, loLog, hiLog);
@@ -252,7 +258,7 @@ export const ppoLossKernel = defineKernel({
     const tp = c.tp ?? 1;
     if (!Object.values(RATIO_MODES).includes(mode as 0)) throw new Error(`ppoLoss: unknown ratioMode ${mode}`);
     if (!Object.values(KL_TYPES).includes((c.klType ?? 0) as 0)) throw new Error(`ppoLoss: unknown klType ${c.klType}`);
-    if (mode !== RATIO_MODES.token && !(tp >= 1 && (c.rowBase ?? 0) % tp === 0 && c.numRows % tp === 0)) {
+    if (mode !== RATIO_MODES.token && mode !== RATIO_MODES.sft && !(tp >= 1 && (c.rowBase ?? 0) % tp === 0 && c.numRows % tp === 0)) {
       throw new Error(`ppoLoss: ratioMode ${mode} needs whole trajectories of tp = ${tp} rows`);
     }
     if (mode === RATIO_MODES.turn && !((c.actionLen ?? 0) >= 1 && (c.stage ?? 0) < (c.maxTurns ?? 1))) {

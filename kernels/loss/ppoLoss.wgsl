@@ -2,7 +2,7 @@
 // thread per row (reference: ppoLossCpu in ppoLoss.ts, whose header has the formulas). Row r is
 // rowBase + r in every array; seqLog is indexed by absolute trajectory n = row / tp.
 // ratioMode 0 token (dual clip), 1 sequence (GSPO), 2 geometric (GMPO), 3 turn stage (SeeUPO),
-// 4 step (GSPO per step, as GiGPO's step rows make it).
+// 4 step (GSPO per step, as GiGPO's step rows make it), 5 sft (cross-entropy: ReGFT's fine-tuning).
 // Clips are taken in log space against [loLog, hiLog]: log(1 -+ eps) in modes 0, 1, 3, and GMPO's
 // [-eps_low, +eps_high] in mode 2 (the host fills them per mode); exp is applied once.
 
@@ -13,7 +13,7 @@ struct PpoLoss {
   hiLog: f32,
   dualClip: f32,
   klCoef: f32,
-  ratioMode: u32,   // 0 token, 1 sequence, 2 geometric, 3 turn stage, 4 step
+  ratioMode: u32,   // 0 token, 1 sequence, 2 geometric, 3 turn stage, 4 step, 5 sft
   klType: u32,      // 0 k3, 1 k1, 2 k2
   tp: u32,          // policy-token rows per trajectory
   actionLen: u32,   // rows per turn
@@ -83,6 +83,10 @@ fn main(
     ratio = exp(logS);
     c = clipped(logS, A);
     c.g = select(0.0, c.g, own && logS == sl);
+  } else if (u.ratioMode == 5u) {
+    // ReGFT's fine-tuning: token cross-entropy -A logp, no ratio, no clip.
+    ratio = exp(lam);
+    c = Clipped(-A * logp[i], -A, 0);
   } else if (u.ratioMode == 2u) {
     ratio = exp(clamp(seqLog[n], -20.0, 20.0));
     let lc = clamp(lam, u.loLog, u.hiLog);

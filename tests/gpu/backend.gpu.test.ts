@@ -49,6 +49,7 @@ function buildShape(env: TaskEnv, prompts: number, group: number, dims: MlpDims)
     scoreSpan: 0,
     igType: 'prob_diff',
     critic: null,
+    sft: false,
   };
 }
 

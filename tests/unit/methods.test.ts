@@ -167,6 +167,16 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
       else expect(tr.tokens.every((x) => x.adv === 1)).toBe(true);
     }
     expect(d.trajs.some((tr) => tr.kept)).toBe(true);
+    // Its loss is token cross-entropy (the paper's SFT), not the clipped surrogate with A = 1: four
+    // epochs at a large lr push ratios past 1.2, and those tokens are not clipped; each kept
+    // token's loss is -w logp >= 0 (the surrogate's -w r would be negative).
+    const sft = await (await run(cfgOf('grpo,regft', { 'regft.iters': '1', epochs: '4', lr: '0.1' }), 1)).t.dumpBatch();
+    const kept = sft.trajs.filter((tr) => tr.kept).flatMap((tr) => tr.tokens);
+    expect(kept.some((x) => x.ratio > 1.2)).toBe(true);
+    for (const x of kept) {
+      expect(x.clip).toBe(0);
+      expect(x.loss).toBeGreaterThanOrEqual(0);
+    }
   },
   pfppo() {
     // max_min within a group: only the best and the worst rollouts are ever drawn.
