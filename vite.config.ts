@@ -3,7 +3,7 @@ import react from '@vitejs/plugin-react';
 
 /**
  * The built app's Content-Security-Policy: scripts and workers only from the app's own origin, no
- * inline scripts, no eval (PERF_RELIABILITY.md 8). Inline style attributes stay allowed (the charts
+ * inline scripts, no eval. Inline style attributes stay allowed (the charts
  * use them); images may be data:/blob: URLs (chart export). Build only: the dev server injects an
  * inline script for hot reload.
  */

@@ -1,5 +1,5 @@
 /**
- * Keeps the URL hash and the store in step (DESIGN.md "Share URLs"). On load the hash is decoded
+ * Keeps the URL hash and the store in step (docs/ARCHITECTURE.md "The share link"). On load the hash is decoded
  * (never trusted: decodeShareLink validates every key) and applied; afterwards the address bar
  * follows the config and the view with history.replaceState, debounced, so a slider drag adds no
  * history entries. Editing the hash by hand (a hashchange) applies the new link.

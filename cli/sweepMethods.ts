@@ -1,6 +1,6 @@
 /**
  * The method sweep behind docs/METHODS_RESULTS.md (issue 5): for every method of the registry, the
- * toy its METHODS.md "Toy" line calls for, run with the method and with plain GRPO on the same toy
+ * toy its docs/METHODS.md "Toy" line calls for, run with the method and with plain GRPO on the same toy
  * and the same seeds (CPU backend, the browser's engine), and the metric that toy line says should
  * move, with the spread over seeds and whether it moved the predicted way.
  *
@@ -168,7 +168,7 @@ export function renderTable(results: RunResult[], seeds: number[], command: stri
   const by = (key: string, m: Metric) => results.filter((r) => r.key === key).sort((a, b) => a.seed - b.seed).map((r) => r.metrics[m]);
   const lines = [
     `Generated ${new Date().toISOString().slice(0, 10)} by \`${command}\` (CPU backend; seeds ${seeds.join(', ')}; ${minutes.toFixed(0)} min of wall time on this 2-core machine).`,
-    'Each row: the method on its toy (METHODS.md "Toy" line) against plain GRPO on the same toy, knobs and seeds; mean ± std over seeds. "Effect" compares the means: ✓ moved the predicted way by more than the seeds\' spread (the larger std), ~ the predicted way but within the spread, ✗ the other way; "ref" for a reference curve with no predicted direction.',
+    'Each row: the method on its toy (docs/METHODS.md "Toy" line) against plain GRPO on the same toy, knobs and seeds; mean ± std over seeds. "Effect" compares the means: ✓ moved the predicted way by more than the seeds\' spread (the larger std), ~ the predicted way but within the spread, ✗ the other way; "ref" for a reference curve with no predicted direction.',
     '',
     '| method | toy | claim | metric | GRPO | method | effect | also (GRPO → method) |',
     '|---|---|---|---|---|---|---|---|',

@@ -45,7 +45,7 @@ export const SETTINGS: Setting[] = [
   { task: 'tools', name: 'hard', set: { 'env.toolReward': 'outcome', 'env.toolSteps': '4', 'env.distractors': '2', 'env.toolValues': '4' }, iters: 100, note: 'outcome reward, 4 steps, 2 distractor tools, 4 tokens per kind' },
   { task: 'roles', name: 'default', set: {}, iters: 300, note: 'planner TELL, executor LOOK, planner ANSWER; 3 x 2 facts, 8 values' },
   { task: 'roles', name: 'hard', set: { 'env.entities': '32', 'env.attributes': '16', 'env.values': '64' }, iters: 100, note: '32 x 16 facts, 64 values' },
-  { task: 'sequence', name: 'default', set: {}, iters: 300, note: '4 symbols, length 3, 4 targets, exact match (METHODS.md 3)' },
+  { task: 'sequence', name: 'default', set: {}, iters: 300, note: '4 symbols, length 3, 4 targets, exact match (docs/METHODS.md 3)' },
   { task: 'sequence', name: 'hard', set: { 'env.symbols': '8', 'env.seqLen': '4' }, iters: 100, note: '8 symbols, length 4 (chance 1/4096)' },
   { task: 'sequence', name: 'partial', set: { 'env.seqReward': 'partial' }, iters: 100, note: 'default with partial-match reward: the collapse dial near 0' },
 ];

@@ -11,7 +11,7 @@ import { helpText, parseArgs, UsageError, type CliOptions } from './args';
 async function gpuFactory(): Promise<(shape: RunShape, params: Float32Array) => Promise<Backend>> {
   let create: (flags: string[]) => GPU;
   try {
-    // Optional dependency: Dawn for Node, for machines with a real GPU (see DESIGN.md).
+    // Optional dependency: Dawn for Node, for machines with a real GPU (docs/ARCHITECTURE.md).
     const name = 'webgpu';
     ({ create } = (await import(/* @vite-ignore */ name)) as { create: (flags: string[]) => GPU });
   } catch {

@@ -1,6 +1,6 @@
 /**
  * Host-side plumbing shared by the kernel modules: WGSL source assembly (common.wgsl joined in
- * front of each kernel, STYLE.md 10.3), a per-device pipeline cache, uniform structs mirrored from
+ * front of each kernel), a per-device pipeline cache, uniform structs mirrored from
  * WGSL as one field table, and 2-D dispatch grids (more than 65535 workgroups).
  *
  * A kernel is `defineKernel({...})`; `spec.create(device)` gives `{ bind, encode, destroy }`. Each

@@ -75,7 +75,7 @@ export interface TrainerApi {
   /** Readable text of trajectory n of the last batch, with its reward. */
   describeTrajectory(n: number): Promise<{ text: string; reward: number; group: number } | null>;
   /**
-   * The last iteration's whole batch (DESIGN.md "The batch dump"), packed in columns and
+   * The last iteration's whole batch (docs/ARCHITECTURE.md "The batch dump"), packed in columns and
    * transferred (unpack it with batchDump.ts); null before the first iteration.
    */
   packBatch(): Promise<BatchPack | null>;

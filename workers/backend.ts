@@ -1,5 +1,5 @@
 /**
- * One interface, two backends (DESIGN.md): `gpu` (WebGPU kernels, buffers resident on the device)
+ * One interface, two backends (docs/ARCHITECTURE.md): `gpu` (WebGPU kernels, buffers resident on the device)
  * and `cpu` (the kernels' TypeScript references). The trainer drives either the same way, and both
  * perform the same sequence of operations, so the same config and seed give the same numbers.
  */

@@ -1,5 +1,5 @@
 /**
- * The batch dump (DESIGN.md "The batch dump"), and its packed form for the trip out of the trainer
+ * The batch dump (docs/ARCHITECTURE.md "The batch dump"), and its packed form for the trip out of the trainer
  * worker.
  *
  * Why a packed form: at 65,536 trajectories the dump holds ~290,000 token objects. Posting them

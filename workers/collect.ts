@@ -1,5 +1,5 @@
 /**
- * The sampling and filtering stages of one iteration (METHODS.md 6): roll out, then whatever the
+ * The sampling and filtering stages of one iteration (docs/METHODS.md 6): roll out, then whatever the
  * active methods do before the update -- DAPO/SAMPO dynamic sampling (more generation rounds until
  * the batch has no all-equal group), DARS (a second, targeted round for hard prompts), EDGE-GRPO's
  * guided error correction and ReGFT's hinted rollouts (re-rolled rows with reference actions

@@ -1,5 +1,5 @@
 /**
- * The run config: the one source of truth for a run (DESIGN.md). Every field is described once in
+ * The run config: the one source of truth for a run (docs/ARCHITECTURE.md). Every field is described once in
  * CONFIG_FIELDS (a flat table keyed by dotted path); the zod schema, the CLI's `--set key=value`
  * and --help, and the share URL are derived from it. Method parameters join the same flat key space
  * as `<methodId>.<param>`.
@@ -65,9 +65,9 @@ export const CONFIG_FIELDS = {
   clipHigh: { kind: 'number', default: 0.2, min: 0, max: 10, label: 'clip high', doc: 'PPO clip: ratio ceiling is 1 + clipHigh (DAPO raises it).' },
   dualClip: { kind: 'number', default: 3, min: 1, max: 100, label: 'dual clip c', doc: 'For negative advantages the loss is capped at -A*c.' },
   klCoef: { kind: 'number', default: 0, min: 0, max: 1, label: 'KL coef', doc: 'Weight of the KL to the reference policy in the loss.' },
-  klType: { kind: 'choice', default: 'k3', options: KL_TYPES, label: 'KL estimator', doc: 'k3 (low_var_kl, GRPO), k1 (log-ratio) or k2 (half squared log-ratio), METHODS.md 1.4.' },
+  klType: { kind: 'choice', default: 'k3', options: KL_TYPES, label: 'KL estimator', doc: 'k3 (low_var_kl, GRPO), k1 (log-ratio) or k2 (half squared log-ratio), docs/METHODS.md 1.4.' },
   staleness: { kind: 'int', default: 0, min: 0, max: 16, label: 'rollout staleness', doc: 'Roll out with the policy of this many updates ago (simulated asynchronous RL; VCPO).' },
-  lossAgg: { kind: 'choice', default: 'token-mean', options: LOSS_AGG_MODES, label: 'loss aggregation', doc: 'How token losses are averaged (METHODS.md 1.3).' },
+  lossAgg: { kind: 'choice', default: 'token-mean', options: LOSS_AGG_MODES, label: 'loss aggregation', doc: 'How token losses are averaged (docs/METHODS.md 1.3).' },
 } as const satisfies Record<string, ParamSpec>;
 
 export type ConfigKey = keyof typeof CONFIG_FIELDS;

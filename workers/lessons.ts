@@ -9,7 +9,7 @@
  * next to each line. Numbers quoted in the text are those of the CPU backend on the lesson's seed.
  *
  * Pure data and pure functions: no DOM, no trainer. Statistics read metric rows (workers/metrics.ts,
- * by their contract names) and the batch dump of a run's last iteration (DESIGN.md "The batch dump").
+ * by their contract names) and the batch dump of a run's last iteration (docs/ARCHITECTURE.md "The batch dump").
  */
 import { defaultConfig, withFieldText, type RunConfig } from './config';
 import type { MethodId } from './methods';

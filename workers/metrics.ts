@@ -1,5 +1,5 @@
 /**
- * Metric names are a contract (DESIGN.md "Metrics"): the CLI prints them as JSON lines, the UI
+ * Metric names are a contract (docs/ARCHITECTURE.md "Metric names"): the CLI prints them as JSON lines, the UI
  * charts them, tests read them. Add a metric here and in METRIC_DOCS; charts pick it up.
  */
 

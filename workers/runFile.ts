@@ -132,7 +132,7 @@ const trajSchema = z.object({
   reward_true: num,
   kept: z.boolean().optional(),
   copies: z.number().int().min(0).max(1_000_000).optional(),
-  // Fields some tasks and methods add (DESIGN.md "The batch dump"); others are dropped.
+  // Fields some tasks and methods add (docs/ARCHITECTURE.md "The batch dump"); others are dropped.
   turn_rewards: z.array(num).max(64).optional(),
   checklist: z
     .array(z.array(z.object({ item: z.string().max(64), weight: num, sat: z.boolean(), sat_true: z.boolean(), strict: z.boolean() })).max(64))

@@ -6,7 +6,7 @@
 import type { Rng } from './rng';
 
 /**
- * DARS extra rollouts for a prompt with first-stage accuracy `acc` over `n` rollouts (METHODS.md 5.7,
+ * DARS extra rollouts for a prompt with first-stage accuracy `acc` over `n` rollouts (docs/METHODS.md 5.7,
  * yangzhch6/DARS `schedule_ET` / `schedule_HW`), capped at nMax - n.
  */
 export function darsExtra(acc: number, n: number, o: { schedule: 'ET' | 'HW'; useStd: boolean; nMax: number }): number {

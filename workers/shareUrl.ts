@@ -1,11 +1,11 @@
 /**
- * Share links (DESIGN.md "Share URLs"): the run config as readable key=value pairs in the URL hash,
+ * Share links (docs/ARCHITECTURE.md "The share link"): the run config as readable key=value pairs in the URL hash,
  * `#v=1&seed=7&batch=4&grpo.eps=0.001&step=3&focus=traj:2&hide=methods,task`, with only the fields
  * that differ from the defaults, in a stable order. A lesson's step is a link too:
  * `#v=1&...&step=20&lesson=collapse:2&present=1` (workers/lessons.ts; `present=1` asks for presenter
  * mode). DOM-free: the app, the CLI and the tests share it.
  *
- * A link is untrusted input (PERF_RELIABILITY.md section 8). `decodeShareLink` never throws: it
+ * A link is untrusted input. `decodeShareLink` never throws: it
  * caps the size first, validates every value through the config's zod-backed ParamSpecs (via
  * withFieldText / withMethods), reports each unknown key or bad value by name with what was
  * expected, and still applies the rest. Its output is a freshly built RunConfig, never a merge of

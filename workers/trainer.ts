@@ -1,5 +1,5 @@
 /**
- * The one shared trainer loop (DESIGN.md "One training iteration"). It knows tasks and methods, not
+ * The one shared trainer loop (docs/ARCHITECTURE.md "One training iteration"). It knows tasks and methods, not
  * backends: it drives any `Backend` through the same calls.
  *
  *   sample B tasks x G rollouts -> roll out turn by turn (GPU samples, TS env answers)
@@ -137,7 +137,7 @@ export interface Trainer {
   readonly lastGood: TrainerSnapshot;
   /** A snapshot of the state right now (one readback), e.g. to carry the run into a changed config. */
   snapshotNow(): Promise<TrainerSnapshot>;
-  /** The last iteration's batch as the JSON contract of DESIGN.md ("The batch dump"). */
+  /** The last iteration's batch as the JSON contract of docs/ARCHITECTURE.md ("The batch dump"). */
   dumpBatch(): Promise<BatchDump>;
   /** The same, packed in columns for postMessage (batchDump.ts). */
   packBatch(): Promise<BatchPack>;
@@ -166,7 +166,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   let iter = lastGood.iter;
   let lastBatch: LastBatch | null = null;
 
-  /** The reward stage: per-turn rewards, roles and anchor keys of the batch (METHODS.md 6). */
+  /** The reward stage: per-turn rewards, roles and anchor keys of the batch (docs/METHODS.md 6). */
   async function rewardStage(c: Awaited<ReturnType<typeof collectBatch>>): Promise<{ adv: AdvantageData; score?: { seqs: Int32Array; rows: Uint32Array } }> {
     const ep = c.ep;
     const turns = new Uint32Array(N);

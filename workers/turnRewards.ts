@@ -1,5 +1,5 @@
 /**
- * Per-turn inputs of the reward stage (METHODS.md 6): IGPO's teacher-forced answer contexts (the
+ * Per-turn inputs of the reward stage (docs/METHODS.md 6): IGPO's teacher-forced answer contexts (the
  * backend scores them and turns the log-probs into information gain on the device, kernels/advantage/infoGain.ts),
  * GiGPO's step rewards and anchor keys.
  */

@@ -13,7 +13,7 @@ import { ParamControl } from './ParamControl';
 
 const METHODS = Object.values(methodRegistry) as MethodDef[];
 
-/** The stages in the order one iteration runs them (DESIGN.md "One training iteration"). */
+/** The stages in the order one iteration runs them (docs/ARCHITECTURE.md "One training iteration"). */
 const STAGES: Array<{ stage: Stage; title: string; doc: string }> = [
   { stage: 'environment', title: 'Environment', doc: 'What the task returns: simulated search, noise, curricula.' },
   { stage: 'sampling', title: 'Sampling', doc: 'Which rollouts are drawn, and how many per prompt.' },

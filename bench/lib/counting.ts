@@ -1,5 +1,5 @@
 /**
- * A counting view of a GPUDevice (PERF_RELIABILITY.md 6.3): submits, compute passes and dispatches
+ * A counting view of a GPUDevice: submits, compute passes and dispatches
  * (through wrapped encoders and passes), mapAsync readbacks and their bytes, writeBuffer uploads,
  * and buffers / pipelines / bind groups created. The backend is built on the returned proxy, so it
  * counts real trainer iterations without changing them. GPU objects themselves are never proxied

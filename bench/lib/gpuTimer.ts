@@ -1,5 +1,5 @@
 /**
- * GPU timing per PERF_RELIABILITY.md section 3: `n` dispatches in one compute pass with
+ * GPU timing as the benchmarks do it (BENCHMARKS.md): `n` dispatches in one compute pass with
  * timestampWrites at its start and end (GPU time = delta / n), and the wall clock around
  * submit -> onSubmittedWorkDone (also / n). Negative or zero timestamp deltas (counter resets,
  * quantization) are discarded, never reported.

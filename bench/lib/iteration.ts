@@ -5,7 +5,7 @@
  * the GPU's work, the readback of the tokens) is also given, so that the rest is the host's work
  * between them; update = the backend's update() (one submit, one readback on the GPU), and the
  * whole step. Several backends can run side by side: their steps alternate (A B A B ...), as
- * PERF_RELIABILITY.md section 6 asks, so drift on a shared machine hits them alike. Runs in the
+ * so drift on a shared machine hits them alike. Runs in the
  * benchmark page and in Node.
  */
 import type { Backend } from '../../workers/backend';

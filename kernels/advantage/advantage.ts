@@ -10,7 +10,7 @@
  * of size 1 with an all-zero mask), given per trajectory as (groupStart, groupSize). Every output
  * is multiplied by the mask; a masked-out row is exactly 0.
  *
- * Estimators (METHODS.md sections in brackets; "the group statistics" of a value column are its
+ * Estimators (docs/METHODS.md sections in brackets; "the group statistics" of a value column are its
  * mean and std over the group's members, std unbiased (G - 1) or population per `unbiasedStd`;
  * a group of one uses mean 0 and std 1 as verl does):
  *   group      [4.2, 4.3]  A = (R - mean) / (std + eps), or R - mean without `scaleStd` (or where

@@ -1,5 +1,5 @@
 /**
- * PPO's critic in the toy (METHODS.md 4.1, "an extra table V[s]"): a value table indexed by a
+ * PPO's critic in the toy (docs/METHODS.md 4.1, "an extra table V[s]"): a value table indexed by a
  * state key per policy row (the trainer hashes the tokens the policy sees into the table), GAE
  * advantages and returns from it (kernel `gae.wgsl`, verl `compute_gae_advantage_return`, with the
  * outcome reward on each trajectory's last policy token), and the table's update toward the mean

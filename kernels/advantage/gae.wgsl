@@ -1,5 +1,5 @@
 // PPO's advantage with a tabular critic (reference: gaeCpu in critic.ts), one thread per
-// trajectory, over its masked rows in order (METHODS.md 4.1, verl compute_gae_advantage_return):
+// trajectory, over its masked rows in order (docs/METHODS.md 4.1, verl compute_gae_advantage_return):
 //   V_j = critic[key_j];  r_j = 0, except the last masked row: the outcome reward R_n
 //   delta_j = r_j + gamma V_{next} - V_j  (V after the last row = 0)
 //   A_j = delta_j + gamma lambda A_{next};  returns_j = A_j + V_j

@@ -1,5 +1,5 @@
 /**
- * IGPO's information-gain turn rewards (kernel `infoGain.wgsl`; METHODS.md 5.1): with p_k the
+ * IGPO's information-gain turn rewards (kernel `infoGain.wgsl`; docs/METHODS.md 5.1): with p_k the
  * policy's probability of the ground-truth answer teacher-forced after the first k turns
  * (exp of the mean answer-token log-prob; or the mean log-prob itself for log_prob_diff),
  *   turn t < T_n - 1: r_t = p_{t+1} - p_t;   the last turn taken: the outcome reward.

@@ -1,5 +1,5 @@
 /**
- * OTB: the optimal token baseline (kernel `tokenBaseline.wgsl`; METHODS.md 5.13, verl
+ * OTB: the optimal token baseline (kernel `tokenBaseline.wgsl`; docs/METHODS.md 5.13, verl
  * `compute_multi_turn_optimal_token_baseline_advantage`), one thread per row. Positions are
  * re-indexed over each trajectory's masked rows (p = 0, 1, ... skips observation gaps):
  *   w_{n,p} = 1 - 2 pi_old + sum_v pi_old,v^2     (logit-gradient proxy, kernels/stats/trajStats.ts gradProxy)

@@ -1,5 +1,5 @@
 /**
- * Masked batch whitening in place (verl `masked_whiten`, used by REINFORCE++ and PPO, METHODS.md
+ * Masked batch whitening in place (verl `masked_whiten`, used by REINFORCE++ and PPO, docs/METHODS.md
  * 4.7): over the masked rows,
  *   mean = sum m A / sum m,  var = sum m (A - mean)^2 / (sum m - 1)   (unbiased, as verl)
  *   A <- (A - mean) / sqrt(var + 1e-8)

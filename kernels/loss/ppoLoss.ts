@@ -1,6 +1,6 @@
 /**
  * Policy loss per policy-token row, for every ratio mode, with a KL to the reference, and its
- * derivative w.r.t. the row's log-prob (kernel `ppoLoss.wgsl`; METHODS.md 1.4, 1.5, 2, 4.5, 5.8, 5.12).
+ * derivative w.r.t. the row's log-prob (kernel `ppoLoss.wgsl`; docs/METHODS.md 1.4, 1.5, 2, 4.5, 5.8, 5.12).
  * Rows: trajectory n owns rows n*Tp .. n*Tp+Tp-1; row j of n is in turn floor(j / actionLen).
  * lambda = clamp(l - l_old, -20, 20) is the token log-ratio; `seqLog` holds seqRatio.ts outputs.
  *
@@ -15,7 +15,7 @@
  *   'geometric' mean of lambda* (eps_low/eps_high are LOG-SPACE bounds here: lambda clipped to
  *   [-eps_low, +eps_high], one-sided by sign of A). L = -A s; dL/dl_t = -A s where the token was not
  *   clipped (lambda*_t == lambda_t), else 0; clip flag = the side that clipped it.
- * ratioMode 3, turn stage k (SeeUPO, METHODS 5.8; the paper's formulas were not found, so this is
+ * ratioMode 3, turn stage k (SeeUPO, docs/METHODS.md 5.8; the paper's formulas were not found, so this is
  *   the INFERRED HAPPO-style form, to verify against the paper): only rows of turn k contribute,
  *   u = exp(clamp(seqLog[n*T + k], -20, 20)) ('turn' means), M = A exp(clamp(sum_{j>k} seqLog[n*T + j],
  *   -20, 20)) (the already-updated later turns, stop-gradient), L = max(-M u, -M clip(u)) clipped as
@@ -38,7 +38,7 @@ import { gmpoClip } from './seqRatio';
 
 /** WGSL `u.ratioMode` codes. */
 export const RATIO_MODES = { token: 0, sequence: 1, geometric: 2, turn: 3, step: 4, sft: 5 } as const;
-/** WGSL `u.klType` codes (METHODS 1.4). */
+/** WGSL `u.klType` codes (docs/METHODS.md 1.4). */
 export const KL_TYPES = { k3: 0, k1: 1, k2: 2 } as const;
 
 export interface PpoLossOptions {

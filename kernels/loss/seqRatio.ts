@@ -1,5 +1,5 @@
 /**
- * Segment-level log importance ratios (kernel `seqRatio.wgsl`; METHODS.md 2.4, 4.5, 5.8, 5.12): the
+ * Segment-level log importance ratios (kernel `seqRatio.wgsl`; docs/METHODS.md 2.4, 4.5, 5.8, 5.12): the
  * masked mean, over a segment's policy-token rows, of the clamped token log-ratio
  *   lambda = clamp(logp - logp_old, -20, 20)
  * and 0 for a segment with no masked-in rows. The mean of logs is the log of the geometric-mean

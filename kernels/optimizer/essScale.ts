@@ -1,5 +1,5 @@
 /**
- * VCPO's ESS-scaled learning rate (kernel `essScale.wgsl`; METHODS.md 2.5 and 5.10, mit-han-lab/vcpo
+ * VCPO's ESS-scaled learning rate (kernel `essScale.wgsl`; docs/METHODS.md 2.5 and 5.10, mit-han-lab/vcpo
  * `compute_ess_info`): the effective sample size of the sequence IS weights w_n = exp(logIS_n) of the
  * live trajectories, in log space, rho = ESS / N = exp(2 LSE(lambda) - LSE(2 lambda)) / N, and the
  * step's lr factor sqrt(min(1, rho / rhoBase)) (rule sqrt) or min(1, rho / rhoBase) (linear).

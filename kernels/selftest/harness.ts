@@ -110,7 +110,7 @@ export function joined(...parts: ArrayLike<number>[]): Float64Array {
   return out;
 }
 
-/** Sizes that break tail guards and multi-workgroup paths (STYLE.md 10.8 step 5). */
+/** Sizes that break tail guards and multi-workgroup paths. */
 export function edgeSizes(workgroupSize: number, large: number): number[] {
   return [1, workgroupSize - 1, workgroupSize, workgroupSize + 1, 123, large];
 }

@@ -1,6 +1,6 @@
 /**
  * Per-row log-prob of the sampled token, entropy and sum of squared probabilities, by log-sum-exp
- * (kernel `tokenStats.wgsl`; METHODS.md section 2):
+ * (kernel `tokenStats.wgsl`; docs/METHODS.md section 2):
  *   lse = m + log sum_v exp(z_v - m),  logp = z_a - lse,
  *   H = lse - sum_v pi_v z_v,          sum pi^2 = exp(LSE(2z) - 2 lse).
  * Masked logits have pi = 0 and are skipped so that 0 * (-1e30) never enters the sum.

@@ -2,7 +2,7 @@
  * Non-finite detection (kernel `finiteCheck.wgsl`): each update ORs a bit into a health word when
  * the log-probs, the loss rows or the parameters hold a NaN or an Inf (adam.wgsl sets the gradients'
  * bit), so a blow-up is noticed in the same readback as the metrics and the trainer can roll back
- * (PERF_RELIABILITY.md 7.3). The three are checked in one dispatch at the end of the update.
+ * The three are checked in one dispatch at the end of the update.
  */
 import finiteCheckWGSL from './finiteCheck.wgsl?raw';
 import { defineKernel, uniformLayout } from '../pipeline';

@@ -2,7 +2,7 @@
  * Per-trajectory statistics of the rollout, one thread per trajectory (kernel `trajStats.wgsl`).
  * They feed the trajectory-level advantage options (kernels/advantage/advantage.ts):
  *   len     = sum_j m_j                                  masked (policy) token count
- *   entMean = sum_j m_j H_j / len   (0 when len = 0)     EDGE-GRPO's P_n (METHODS.md 5.3)
+ *   entMean = sum_j m_j H_j / len   (0 when len = 0)     EDGE-GRPO's P_n (docs/METHODS.md 5.3)
  *   logIS   = sum_j m_j clamp(l^old_j - l^rollout_j, -20, 20)
  *                                                        VCPO's log sequence IS weight (5.10)
  *   g2      = sum_j m_j max(1 - 2 exp(l^old_j) + sum_v pi_v^2, 0)

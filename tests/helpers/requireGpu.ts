@@ -1,5 +1,5 @@
 /**
- * The GPU tests' device. A missing adapter FAILS the suite, never skips it (STYLE.md 10.8): a
+ * The GPU tests' device. A missing adapter FAILS the suite, never skips it: a
  * skipped kernel suite would let broken WGSL land. One device per test file. Each file compiles only
  * the kernels it runs: compiling all of them up front (what requestGpu did until 2026-12-01) took
  * ~8 s per file on SwiftShader, about half of the GPU suite. tests/gpu/compile.gpu.test.ts checks

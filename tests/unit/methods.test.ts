@@ -190,7 +190,7 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     expect([env.noiseSchedule, env.noise, env.noiseIters]).toEqual(['exp', 0.8, 10]);
   },
   dars() {
-    // METHODS.md 5.7's worked example: N = 8, a = 1/8, no std: ET 11 extra rollouts, HW 24.
+    // docs/METHODS.md 5.7's worked example: N = 8, a = 1/8, no std: ET 11 extra rollouts, HW 24.
     expect(darsExtra(1 / 8, 8, { schedule: 'ET', useStd: false, nMax: 64 })).toBe(11);
     expect(darsExtra(1 / 8, 8, { schedule: 'HW', useStd: false, nMax: 64 })).toBe(24);
     expect(darsExtra(1 / 2, 8, { schedule: 'ET', useStd: false, nMax: 64 })).toBe(0);

@@ -172,7 +172,7 @@ describe('loss aggregation weights', () => {
     expect(Array.from(aggregationWeights(m, 4, [[0, 2]], 'token-mean', undefined, 2))).toEqual(Array.from(aggregationWeights(m, 4, [[0, 2]], 'token-mean')));
     expect(() => aggregationWeights(m, 4, [[0, 2]], 'token-mean', undefined, 3)).toThrow(/does not divide/);
   });
-  // The per-row formula (METHODS.md 1.3) as it was first written: lossAgg.ts now works each
+  // The per-row formula (docs/METHODS.md 1.3) as it was first written: lossAgg.ts now works each
   // trajectory's weight out once; the weights must be the same numbers.
   function perRowWeights(mask: Float32Array, Tp: number, minibatches: Array<[number, number]>, mode: LossAgg, mult?: Float32Array): Float32Array {
     const w = new Float32Array(mask.length);

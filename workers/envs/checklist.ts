@@ -1,5 +1,5 @@
 /**
- * CM2 checklist rewards (arXiv 2602.12268, METHODS.md 5.2), as plain functions over the judge's
+ * CM2 checklist rewards (arXiv 2602.12268, docs/METHODS.md 5.2), as plain functions over the judge's
  * labels, so the tool-use task and the CM2 method compute them the same way.
  *
  * Within one turn, Sat[s][c] is the judge's label of item c in state x_s, where x_0 is the state

@@ -1,6 +1,6 @@
 /**
  * Pieces every toy task shares: the grammar table builder, the noisy reward-model channel
- * (PF-PPO, METHODS.md 5.5), and the per-batch bookkeeping (done / reward / rewardTrue / success and
+ * (PF-PPO, docs/METHODS.md 5.5), and the per-batch bookkeeping (done / reward / rewardTrue / success and
  * the turn log the trajectory inspector reads).
  */
 import type { Rng } from '../rng';
@@ -51,7 +51,7 @@ export const RM_OFF: RewardModelOptions = { rmNoise: 0, rmNoiseFloor: 0 };
  *   u = (r - lo) / (hi - lo) clamped to [0, 1],
  *   std(r) = rmNoise * (floor + (1 - floor) * 4 u (1 - u)),
  * so the variance peaks at mid-range (u = 1/2) and falls to (rmNoise * floor)^2 at the extremes,
- * where PF-PPO assumes the reward model is reliable. [I] toy model of METHODS.md 5.5.
+ * where PF-PPO assumes the reward model is reliable. [I] toy model of docs/METHODS.md 5.5.
  */
 export function rewardModelStd(r: number, lo: number, hi: number, o: RewardModelOptions): number {
   if (o.rmNoise <= 0) return 0;

@@ -1,5 +1,5 @@
 /**
- * Two roles in one episode, for Dr. MAS (METHODS.md 5.14). A planner and an executor share the
+ * Two roles in one episode, for Dr. MAS (docs/METHODS.md 5.14). A planner and an executor share the
  * policy; a role token that the environment writes (`@P`, `@X`) tells it which role it plays. Each
  * episode has its own seeded knowledge base kb[entity][attribute] = value, as in the search task:
  *   prompt   `<s> Q e a @P`                      the question, then the planner's turn

@@ -1,5 +1,5 @@
 /**
- * Toy multi-turn search (METHODS.md 1.2, 5.1, 5.6). Each episode has its own seeded knowledge base
+ * Toy multi-turn search (docs/METHODS.md 1.2, 5.1, 5.6). Each episode has its own seeded knowledge base
  * kb[entity][attribute] = value, so the answer cannot be memorized: it must be looked up. The prompt
  * asks one attribute of one entity; each turn the policy emits `SEARCH <entity> <attr>` (the engine
  * returns `RES <value>`) or `ANSWER <value> ·` (the episode ends). Reward 1 for the right answer,

@@ -1,5 +1,5 @@
 /**
- * The plain sequence-matching task of METHODS.md section 3: the collapse dial. The prompt names one
+ * The plain sequence-matching task of docs/METHODS.md section 3: the collapse dial. The prompt names one
  * of `targets` task ids (`<s> T3`); each id has a hidden target sequence of `seqLen` symbols out of
  * `symbols`, fixed for the run (seeded by the run's seed), which the policy can only find by trial
  * and reward. One turn: the policy writes the whole sequence. Reward: `exact` gives 1 iff the

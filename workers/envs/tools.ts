@@ -1,5 +1,5 @@
 /**
- * Toy multi-step tool use with CM2 checklists (METHODS.md 5.2). A user request `REQ <amount>
+ * Toy multi-step tool use with CM2 checklists (docs/METHODS.md 5.2). A user request `REQ <amount>
  * <currency>` needs tool calls in dependency order, one per turn:
  *   RATE <currency>          → = <rate>       (look up the exchange rate)
  *   CONV <amount> <rate>     → = <money>      (convert the amount at that rate)

@@ -39,7 +39,7 @@ export interface TurnResult {
 }
 
 /**
- * One item of a CM2 checklist (METHODS.md 5.2, the paper's Table 1), annotated from the task's
+ * One item of a CM2 checklist (docs/METHODS.md 5.2, the paper's Table 1), annotated from the task's
  * reference trajectory. The seven components are the paper's; `step` places it in our toy.
  */
 export interface ChecklistItem {
@@ -136,7 +136,7 @@ export interface EpisodeBatch {
   // Optional, per method --------------------------------------------------------------------
 
   /**
-   * IGPO (METHODS.md 5.1): the ground-truth answer written as one action turn, [N * actionLen]
+   * IGPO (docs/METHODS.md 5.1): the ground-truth answer written as one action turn, [N * actionLen]
    * (e.g. `ANSWER v3 ·`). IGPO teacher-forces it after each turn and averages the log-probs of the
    * slots where `answerSpan` is 1 (the answer itself, not its `ANSWER` prefix).
    */
@@ -156,7 +156,7 @@ export interface EpisodeBatch {
   /** [N][turns taken] the checklist of each turn taken, with judged and true labels. */
   readonly checklist?: TurnChecklist[][];
   /**
-   * Multi-agent tasks (Dr. MAS, METHODS.md 5.14): [N * maxTurns] the role (index into
+   * Multi-agent tasks (Dr. MAS, docs/METHODS.md 5.14): [N * maxTurns] the role (index into
    * TaskEnv.roles) that acted at each turn, -1 for turns not taken. Roles are per turn: one
    * episode holds both roles' turns, and a role's advantage is broadcast to its own turns.
    */

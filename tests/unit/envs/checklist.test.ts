@@ -23,7 +23,7 @@ const item = (id: string, weight: number, deps: number[] = [], step = 0): Checkl
 });
 const rows = (...r: number[][]) => r.map((x) => Uint8Array.from(x));
 
-describe('CM2 checklist rewards (hand cases, METHODS.md 5.2)', () => {
+describe('CM2 checklist rewards (hand cases, docs/METHODS.md 5.2)', () => {
   // Items: a (w .5), b (w .3, needs a), c (w .2). States x0..x3 (three steps).
   const items = [item('a', 0.5), item('b', 0.3, [0]), item('c', 0.2)];
 
