@@ -123,10 +123,13 @@ export interface ModelState {
 
 export type UpdateStats = StatsOut & {
   grad_norm: number;
-  /** ESS / N of the sequence IS weights of the rollout policy (1 when rollouts are fresh). */
+  /** ESS / N of the sequence IS weights of the rollout policy (1 when rollouts are fresh), the mean over minibatches. */
   ess_rollout: number;
-  /** The factor the learning rate was scaled by (VCPO; 1 otherwise). */
+  /** The factor the learning rate was scaled by (VCPO; 1 otherwise), the mean over minibatches. */
   lr_scale: number;
+  /** Both per minibatch: VCPO scales each minibatch's step by its own ESS. */
+  ess_minibatch: number[];
+  lr_scale_minibatch: number[];
   /** Health bits (kernels/stats/finiteCheck.ts HEALTH): NaN or Inf in the loss, gradients or parameters. */
   non_finite: number;
   /** The state after this update, when `snapshot` was asked for. */

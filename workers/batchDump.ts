@@ -26,6 +26,9 @@ export interface BatchDump {
   loss: number;
   /** Search task: the probability that a search returned a noisy document in this iteration. */
   noise_p?: number;
+  /** VCPO: each minibatch's rollout ESS (ESS / its trajectories) and the learning rate its step used. */
+  ess_minibatch?: number[];
+  lr_minibatch?: number[];
   trajs: Array<{
     id: number;
     group: number;
@@ -138,6 +141,9 @@ export interface BatchPack {
   /** IGPO only: per turn taken (turnEnd), the answer probability before it. */
   pAnswer: Float64Array | null;
   noiseP: number | null;
+  /** VCPO only: per minibatch. */
+  essMinibatch: number[] | null;
+  lrMinibatch: number[] | null;
   /** Turns taken, for turn_rewards and turn_roles. */
   turnEnd: Uint32Array;
   turnRewards: Float32Array | null;
@@ -276,6 +282,8 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     drawWeight: b.drawWeight ? b.drawWeight.slice(0, N) : null,
     pAnswer,
     noiseP: typeof noise === 'number' ? noise : null,
+    essMinibatch: plan.essLr ? b.essMinibatch.slice() : null,
+    lrMinibatch: plan.essLr ? b.lrMinibatch.slice() : null,
     turnEnd,
     turnRewards: turnRewardSrc ? perTurn(turnRewardSrc, new Float32Array(turns)) : null,
     turnRole: multiAgent ? perTurn(ep.turnRole!, new Int32Array(turns)) : null,
@@ -396,7 +404,16 @@ function unpackTraj(p: BatchPack, n: number): Traj {
 }
 
 function header(p: BatchPack, trajs: Traj[]): BatchDump {
-  return { version: 1, iter: p.iter, config: p.config, lr: p.lr, loss: p.loss, ...(p.noiseP !== null ? { noise_p: p.noiseP } : {}), trajs };
+  return {
+    version: 1,
+    iter: p.iter,
+    config: p.config,
+    lr: p.lr,
+    loss: p.loss,
+    ...(p.noiseP !== null ? { noise_p: p.noiseP } : {}),
+    ...(p.essMinibatch && p.lrMinibatch ? { ess_minibatch: p.essMinibatch, lr_minibatch: p.lrMinibatch } : {}),
+    trajs,
+  };
 }
 
 /** The dump, all at once (the CLI and the tests). */

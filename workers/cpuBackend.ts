@@ -205,7 +205,8 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
           : advantageCpu(advIn, shape.adv, advShape);
       if (shape.whiten && !inp.raw) adv = whitenCpu(adv, inp.mask);
       t.adv.set(adv);
-      const [essRollout, lrScale] = essScaleCpu(ts, shape.essLr);
+      // The ESS and VCPO's lr factor of each minibatch's trajectories.
+      const essMb = shape.minibatches.map(([n0, n1]) => essScaleCpu({ len: ts.len.subarray(n0, n1), logIS: ts.logIS.subarray(n0, n1) }, shape.essLr));
 
       const seqMode = mode === 'token' ? null : mode;
       const segs = mode === 'turn' || mode === 'step' ? T : 1;
@@ -227,7 +228,8 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       for (let epoch = 0; epoch < shape.epochs; epoch++) {
         for (const stage of stages) {
           const weights = mode === 'turn' ? inp.stageWeights![stage]! : inp.weights;
-          for (const [n0, n1] of shape.minibatches) {
+          for (const [mb, [n0, n1]] of shape.minibatches.entries()) {
+            const lrScale = essMb[mb]![1];
             const [r0, r1] = [n0 * Tp, n1 * Tp];
             const mbRows = rows.subarray(r0, r1);
             // The first step's parameters are the old ones: its forward and row statistics are
@@ -308,7 +310,17 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
         minibatches: shape.minibatches.length,
       });
       const state = inp.snapshot ? snapshotNow() : undefined;
-      return { ...stats, grad_norm: gradNorm, ess_rollout: essRollout, lr_scale: lrScale, non_finite: health, ...(state ? { state } : {}) };
+      const mean = (k: 0 | 1) => essMb.reduce((s, x) => s + x[k], 0) / essMb.length;
+      return {
+        ...stats,
+        grad_norm: gradNorm,
+        ess_rollout: mean(0),
+        lr_scale: mean(1),
+        ess_minibatch: essMb.map((x) => x[0]),
+        lr_scale_minibatch: essMb.map((x) => x[1]),
+        non_finite: health,
+        ...(state ? { state } : {}),
+      };
     },
     resetReference() {
       version++;

@@ -22,6 +22,7 @@ import { decodeStats, STATS_WORDS, statsKernel } from '../kernels/stats/stats';
 import { tokenBaselineKernel } from '../kernels/advantage/tokenBaseline';
 import { defaultKernelVariant, type KernelVariant } from '../kernels/selectors';
 import { TRAJ_STATS_WORDS, unpackTrajStats } from '../kernels/stats/trajStats';
+import { ESS_OUT_STRIDE } from '../kernels/optimizer/essScale';
 import { whitenKernel, whitenScratchWords } from '../kernels/advantage/whiten';
 import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 import {
@@ -57,7 +58,7 @@ export interface GpuBackendOptions {
  * embedProject + forward + tokenStats for the reference, (with stale rollouts) the rollout and
  * the old log-probs, trajStats, the advantage (OTB's in 2 dispatches: W by position, then the
  * rows; plus whitening for REINFORCE++ and PPO, 3
- * dispatches: block moments, their combination, the rows), essScale, then per
+ * dispatches: block moments, their combination, the rows), essScale per minibatch, then per
  * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
@@ -80,7 +81,7 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const otb = runsTokenBaseline(shape) ? tokenBaselineKernel.dispatches - 1 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + 1 + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
+    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + shape.minibatches.length + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
   };
 }
 
@@ -189,7 +190,10 @@ export function createGpuBackend(
   const turnIn = f32('turnIn', 4 * N * T);
   const roleRewards = f32('roleRewards', N * shape.nRoles);
   const trajStats = f32('trajStats', TRAJ_STATS_WORDS * N);
-  const essOut = f32('ess and lr factor', 2);
+  // One (ESS, lr factor) pair per minibatch, ESS_OUT_STRIDE words apart (a binding offset's alignment).
+  const MB = shape.minibatches.length;
+  const essOut = f32('ess and lr factor per minibatch', ESS_OUT_STRIDE * MB);
+  const essAt = (i: number): GPUBufferBinding => ({ buffer: essOut, offset: 4 * ESS_OUT_STRIDE * i, size: 8 });
   const segs = mode === 'turn' || mode === 'step' ? T : 1;
   const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
@@ -222,7 +226,8 @@ export function createGpuBackend(
   const READ = BufferUsage.MAP_READ | BufferUsage.COPY_DST;
   const sampledRead = buffer('sampled readback', 4 * N * actionLen, READ);
   // Stats, grad norm, health, ESS and lr factor, then (on snapshot updates) params, ref, m, v: one mapAsync.
-  const STATS_READ_WORDS = STATS_WORDS + 4;
+  // Statistics, the gradient norm, the health word, then (ESS, lr factor) per minibatch.
+  const STATS_READ_WORDS = STATS_WORDS + 2 + 2 * MB;
   const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
   const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P + CRITIC), READ);
   // PPO: the critic table as the update found it, so the dump can show each row's value.
@@ -341,7 +346,9 @@ export function createGpuBackend(
       ...(CRITIC ? { critic: new Float32Array(bytes, 4 * (STATS_READ_WORDS + 4 * P), CRITIC) } : {}),
     };
   };
-  const essCall = k.essScale.bind({ stats: trajStats, out: essOut }, { numTraj: N, ...shape.essLr });
+  const essCalls = shape.minibatches.map(([n0, n1], i) =>
+    k.essScale.bind({ stats: trajStats, out: essAt(i) }, { numTraj: n1 - n0, trajBase: n0, ...shape.essLr }, `essScale minibatch ${i}`),
+  );
   const lossOpts = {
     clipLow: shape.loss.clipLow,
     clipHigh: shape.loss.clipHigh,
@@ -385,7 +392,8 @@ export function createGpuBackend(
   // One Adam uniform per optimizer step of an update: the bias corrections differ per step.
   const adamConfig = (lr: number, step: number) => ({ ...normConfig, lr, ...shape.optim, step });
   const adamCalls = Array.from({ length: steps }, (_, s) =>
-    k.optimizerStep.bind({ params, grads, m, v, partials: normPartials, norm, health, lrScale: essOut }, adamConfig(0, s + 1), `optimizer step ${s}`),
+    // Step s trains minibatch s mod MB (the minibatch calls repeat per stage and epoch).
+    k.optimizerStep.bind({ params, grads, m, v, partials: normPartials, norm, health, lrScale: essAt(s % MB) }, adamConfig(0, s + 1), `optimizer step ${s}`),
   );
   const statsCall = k.stats.bind({ mask, adv, logp, logpOld, entropy, ppo, traj: trajIn, partials: statsPartials, out: statsOut }, statsConfig);
 
@@ -532,7 +540,7 @@ export function createGpuBackend(
         } else if (otbCall) k.tokenBaseline.encode(pass, otbCall);
         else k.advantage.encode(pass, advCall);
         if (whitenCall && !inp.raw) k.whiten.encode(pass, whitenCall);
-        k.essScale.encode(pass, essCall);
+        for (const c of essCalls) k.essScale.encode(pass, c);
         let s = 0;
         for (let epoch = 0; epoch < shape.epochs; epoch++) {
           for (const [fwd, ts, ratio, rlLoss, sftLoss, lg, head, hidden, slot] of minibatch) {
@@ -566,7 +574,7 @@ export function createGpuBackend(
         enc.copyBufferToBuffer(statsOut, 0, read, 0, 4 * STATS_WORDS);
         enc.copyBufferToBuffer(norm, 0, read, 4 * STATS_WORDS, 4);
         enc.copyBufferToBuffer(health, 0, read, 4 * (STATS_WORDS + 1), 4);
-        enc.copyBufferToBuffer(essOut, 0, read, 4 * (STATS_WORDS + 2), 8);
+        for (let i = 0; i < MB; i++) enc.copyBufferToBuffer(essOut, 4 * ESS_OUT_STRIDE * i, read, 4 * (STATS_WORDS + 2 + 2 * i), 8);
         if (inp.snapshot) {
           copyState(enc, read);
         }
@@ -577,8 +585,12 @@ export function createGpuBackend(
       const out: UpdateStats = {
         ...decodeStats(words),
         grad_norm: steps > 0 ? words[STATS_WORDS]! : 0,
-        ess_rollout: words[STATS_WORDS + 2]!,
-        lr_scale: words[STATS_WORDS + 3]!,
+        ...(() => {
+          const ess = Array.from({ length: MB }, (_, i) => words[STATS_WORDS + 2 + 2 * i]!);
+          const lr = Array.from({ length: MB }, (_, i) => words[STATS_WORDS + 3 + 2 * i]!);
+          const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / MB;
+          return { ess_rollout: mean(ess), lr_scale: mean(lr), ess_minibatch: ess, lr_scale_minibatch: lr };
+        })(),
         non_finite: new Uint32Array(bytes, 4 * (STATS_WORDS + 1), 1)[0]!,
       };
       if (inp.snapshot) {

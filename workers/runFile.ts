@@ -155,6 +155,8 @@ const batchSchema = z.object({
   lr: num,
   loss: num,
   noise_p: num.optional(),
+  ess_minibatch: z.array(num).max(64).optional(),
+  lr_minibatch: z.array(num).max(64).optional(),
   trajs: z.array(trajSchema).max(MAX_TRAJS),
 });
 

@@ -1,7 +1,8 @@
 /**
  * VCPO's ESS-scaled learning rate (kernel `essScale.wgsl`; docs/METHODS.md 2.5 and 5.10, mit-han-lab/vcpo
  * `compute_ess_info`): the effective sample size of the sequence IS weights w_n = exp(logIS_n) of the
- * live trajectories, in log space, rho = ESS / N = exp(2 LSE(lambda) - LSE(2 lambda)) / N, and the
+ * live trajectories of one minibatch (the reference computes it per minibatch, megatron_actor.py:846,
+ * 881-898), in log space, rho = ESS / N = exp(2 LSE(lambda) - LSE(2 lambda)) / N, and the
  * step's lr factor sqrt(min(1, rho / rhoBase)) (rule sqrt) or min(1, rho / rhoBase) (linear).
  * The factor stays on the GPU: Adam reads it from the same buffer.
  */
@@ -38,11 +39,16 @@ export function essScaleCpu(stats: Pick<TrajStats, 'len' | 'logIS'>, o: EssScale
 }
 
 /** Mirrors `struct EssScale` in essScale.wgsl. */
-export const ESS_SCALE_UNIFORM = uniformLayout([['numTraj', 'u32'], ['rule', 'u32'], ['rhoBase', 'f32'], ['enabled', 'u32']] as const);
+export const ESS_SCALE_UNIFORM = uniformLayout([['numTraj', 'u32'], ['rule', 'u32'], ['rhoBase', 'f32'], ['enabled', 'u32'], ['trajBase', 'u32']] as const);
 
 export interface EssScaleConfig extends EssScaleOptions {
   numTraj: number;
+  /** First trajectory of the range (default 0): VCPO computes the ESS per minibatch. */
+  trajBase?: number;
 }
+
+/** Words between the outputs of consecutive ranges in one buffer: 256 bytes, the storage-binding offset alignment. */
+export const ESS_OUT_STRIDE = 64;
 
 /** essScaleCpu on the GPU in one workgroup: buffers stats [N * 4] (trajStats.wgsl), out [2]. */
 export const essScaleKernel = defineKernel({
@@ -54,6 +60,6 @@ export const essScaleKernel = defineKernel({
   check: (c: EssScaleConfig) => {
     if (!(c.rhoBase > 0)) throw new Error(`essScale: rhoBase ${c.rhoBase} must be > 0`);
   },
-  values: (c: EssScaleConfig) => ({ numTraj: c.numTraj, rule: c.rule === 'linear' ? 1 : 0, rhoBase: c.rhoBase, enabled: c.enabled ? 1 : 0 }),
+  values: (c: EssScaleConfig) => ({ numTraj: c.numTraj, rule: c.rule === 'linear' ? 1 : 0, rhoBase: c.rhoBase, enabled: c.enabled ? 1 : 0, trajBase: c.trajBase ?? 0 }),
   workgroups: () => 1,
 });

@@ -11,10 +11,11 @@ struct EssScale {
   rule: u32,
   rhoBase: f32,
   enabled: u32,
+  trajBase: u32,   // first trajectory of the range (a minibatch: VCPO's ESS is per minibatch)
 }
 
 @group(0) @binding(0) var<uniform> u: EssScale;
-@group(0) @binding(1) var<storage, read> stats: array<TrajStats>;   // [numTraj] (trajStats.wgsl)
+@group(0) @binding(1) var<storage, read> stats: array<TrajStats>;   // [trajBase + numTraj] (trajStats.wgsl)
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;     // [2]
 
 override workgroupSize: u32 = 256;
@@ -38,7 +39,7 @@ fn reduce(lid: u32, x: f32, isMax: bool) -> f32 {
 
 // Trajectory n's (len, logIS).
 fn lenLogIS(n: u32) -> vec2f {
-  return vec2f(stats[n].len, stats[n].logIS);
+  return vec2f(stats[u.trajBase + n].len, stats[u.trajBase + n].logIS);
 }
 
 // (max lambda, live count) with trajectory x = (len, lambda) added.

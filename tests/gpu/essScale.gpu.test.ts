@@ -63,3 +63,32 @@ describe('essScale.wgsl matches essScaleCpu', () => {
     expect(f).toBe(1);
   });
 });
+
+describe('essScale.wgsl over a range of trajectories (a minibatch)', () => {
+  it('trajBase and numTraj select the range; the output lands at its binding offset', async () => {
+    const device = await requireGpu();
+    const rng = createRng(31);
+    const all = statsOf(Array.from({ length: 300 }, () => rng.normal() * 2));
+    const ranges: Array<[number, number]> = [[0, 150], [150, 300], [7, 263]];
+    const sub = (n0: number, n1: number): TrajStats => ({
+      len: all.len.subarray(n0, n1), entMean: all.entMean.subarray(n0, n1), logIS: all.logIS.subarray(n0, n1), g2: all.g2.subarray(n0, n1),
+    });
+    const got = await withValidation(device, async () => {
+      const g = new GpuScratch(device);
+      const k = essScaleKernel.create(device);
+      // 64 words (256 bytes) per range: the storage-binding offset alignment.
+      const out = g.empty(64 * ranges.length);
+      const stats = g.upload(packTrajStats(all));
+      runCalls(device, ranges.map(([n0, n1], i) => [k, k.bind({ stats, out: { buffer: out, offset: 256 * i, size: 8 } }, { ...SQRT, numTraj: n1 - n0, trajBase: n0 })] as const));
+      const r = await g.readF32(out, 64 * ranges.length);
+      g.destroy();
+      k.destroy();
+      return r;
+    });
+    ranges.forEach(([n0, n1], i) => {
+      expectClose([got[64 * i]!, got[64 * i + 1]!], essScaleCpu(sub(n0, n1), SQRT), { atol: 1e-7, rtol: 2e-5, label: `range ${n0}..${n1}` });
+    });
+    // Different ranges, different ESS: the range really moved.
+    expect(got[0]).not.toBe(got[64]);
+  });
+});

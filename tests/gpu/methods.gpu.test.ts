@@ -45,6 +45,7 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['grpo,dars', { 'dars.nMax': '8' }],
   ['sampo', { 'sampo.coldStart': '0' }],
   ['vcpo', { staleness: '2' }],
+  ['vcpo', { staleness: '2', minibatches: '2' }],
   ['grpo,prorl', { 'prorl.resetEvery': '1' }],
   ['otb', {}],
   ['grpo,drmas', { task: 'roles' }],
@@ -99,6 +100,8 @@ describe('every method: GPU backend vs CPU backend through the trainer', () => {
             });
           });
           expect(dg.noise_p).toBe(dc.noise_p);
+          dc.ess_minibatch?.forEach((e, i) => near(dg.ess_minibatch![i], e, `ess_minibatch ${i}`));
+          dc.lr_minibatch?.forEach((e, i) => near(dg.lr_minibatch![i], e, `lr_minibatch ${i}`));
         }
       } finally {
         g.destroy();

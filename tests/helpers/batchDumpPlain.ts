@@ -89,5 +89,14 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
     });
   }
   const noise = b.episodes.info?.search_noise;
-  return { version: 1, iter: b.iter, config: cfg, lr: b.lr, loss: b.loss, ...(typeof noise === 'number' ? { noise_p: noise } : {}), trajs };
+  return {
+    version: 1,
+    iter: b.iter,
+    config: cfg,
+    lr: b.lr,
+    loss: b.loss,
+    ...(typeof noise === 'number' ? { noise_p: noise } : {}),
+    ...(plan.essLr ? { ess_minibatch: b.essMinibatch, lr_minibatch: b.lrMinibatch } : {}),
+    trajs,
+  };
 }

@@ -142,6 +142,8 @@ describe('what every method uses is in the dump, and checks out', () => {
   it('stale rollouts: logp_rollout is the generating policy\'s; VCPO\'s grad_norm is its closed form from the tokens', async () => {
     const d = await (await trained({ methods: 'vcpo', staleness: '2', lr: '0.05' }, 3)).dumpBatch();
     expect(tokensOf(d).some((k) => Math.abs(k.logp_rollout! - k.logp_old) > 1e-4)).toBe(true);
+    expect(d.ess_minibatch).toHaveLength(1);
+    expect(d.lr_minibatch).toEqual([d.lr]);
     for (const tr of d.trajs) {
       // |g|^2 = sum_t (1 - 2 pi_t + sum pi^2), pi_t = exp(logp_old).
       const g2 = tr.tokens.reduce((s, k) => s + Math.max(1 - 2 * Math.exp(k.logp_old) + k.sum_p2_old!, 0), 0);

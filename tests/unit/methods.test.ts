@@ -236,6 +236,23 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     expect(last.ess_rollout).toBeLessThan(1);
     expect(last.lr).toBeCloseTo(0.05 * Math.sqrt(last.ess_rollout), 6);
     expect(rows[0]!.ess_rollout).toBeCloseTo(1, 6);
+    // Per minibatch, as the reference: each minibatch's ESS from its own trajectories' IS weights
+    // (recomputed here from the dump's log-probs), and its step's lr scaled by it.
+    const two = await run(cfgOf('vcpo', { staleness: '2', lr: '0.05', minibatches: '2' }), 4);
+    const d = await two.t.dumpBatch();
+    const logIS = d.trajs.map((tr) => tr.tokens.reduce((s, k) => s + Math.min(Math.max(k.logp_old - k.logp_rollout!, -20), 20), 0));
+    const essOf = (xs: number[]) => {
+      const m = Math.max(...xs);
+      const s1 = xs.reduce((s, x) => s + Math.exp(x - m), 0);
+      const s2 = xs.reduce((s, x) => s + Math.exp(2 * (x - m)), 0);
+      return (s1 * s1) / s2 / xs.length;
+    };
+    const live = (mb: number) => d.trajs.flatMap((tr, n) => (tr.minibatch === mb && tr.tokens.length > 0 ? [logIS[n]!] : []));
+    for (const mb of [0, 1]) {
+      expect(d.ess_minibatch![mb]).toBeCloseTo(essOf(live(mb)), 4);
+      expect(d.lr_minibatch![mb]).toBeCloseTo(0.05 * Math.sqrt(Math.min(1, d.ess_minibatch![mb]!)), 6);
+    }
+    expect(d.ess_minibatch![0]).not.toBe(d.ess_minibatch![1]);
   },
   async prorl() {
     // The reference restarts from the current policy: the KL falls back after each reset.

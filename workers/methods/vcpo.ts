@@ -2,9 +2,9 @@
  * VCPO: Variance-Controlled Policy Optimization (arXiv 2602.17616), docs/METHODS.md 5.10, mit-han-lab/vcpo.
  *
  * For stale (off-policy) rollouts -- set `staleness` to sample from the policy k updates old:
- * 1. the learning rate of each update is scaled by the effective sample size of the sequence IS
- *    weights w_i = exp(sum_t logp_old - logp_rollout): lr * sqrt(min(1, ESS/(N rho_base))) (or
- *    linear), computed in log space;
+ * 1. the learning rate of each minibatch's step is scaled by the effective sample size of that
+ *    minibatch's sequence IS weights w_i = exp(sum_t logp_old - logp_rollout):
+ *    lr * sqrt(min(1, ESS/(N rho_base))) (or linear), in log space (megatron_actor.py:846, 881-898);
  * 2. the off-policy optimal baseline b = sum w^2 |g|^2 R / sum w^2 |g|^2 per group, A = (R - b)/std
  *    with the group's population std and no epsilon, divided only where the std is above 1e-8
  *    (mit-han-lab/vcpo@c7f030f0 megatron_actor.py:810-812), times the truncated sequence IS weight
