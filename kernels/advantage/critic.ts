@@ -1,12 +1,11 @@
 /**
  * PPO's critic in the toy (docs/METHODS.md 4.1, "an extra table V[s]"): a value table indexed by a
  * state key per policy row (the trainer hashes the tokens the policy sees into the table), GAE
- * advantages and returns from it (kernel `gae.wgsl`, verl `compute_gae_advantage_return`, with the
+ * advantages and returns from it (kernel `critic.wgsl gae`, verl `compute_gae_advantage_return`, with the
  * outcome reward on each trajectory's last policy token), and the table's update toward the mean
- * return of the rows that visited each entry (kernel `criticUpdate.wgsl`: its entry points criticChunks, then criticApply).
+ * return of the rows that visited each entry (kernel `critic.wgsl criticUpdate`: its entry points criticChunks, then criticApply).
  */
-import criticUpdateWGSL from './criticUpdate.wgsl?raw';
-import gaeWGSL from './gae.wgsl?raw';
+import criticWGSL from './critic.wgsl?raw';
 import { defineKernel, uniformLayout } from '../pipeline';
 import { defineTwoPass, rowChunks, type ChunkLayout } from '../reduce';
 
@@ -68,7 +67,9 @@ type GaeConfig = { numTraj: number; tp: number } & GaeOptions;
 /** gaeCpu on the GPU: buffers critic, stateKey, mask, trajIn (advantage.ts packTrajIn), adv and ret (outputs). */
 export const gaeKernel = defineKernel({
   label: 'gae',
-  wgsl: gaeWGSL,
+  wgsl: criticWGSL,
+  file: 'critic',
+  entryPoint: 'gae',
   workgroupSize: 64,
   bindings: ['critic', 'stateKey', 'mask', 'trajIn', 'adv', 'ret'],
   uniform: GAE_UNIFORM,
@@ -99,7 +100,7 @@ export interface CriticUpdateConfig {
 export const criticUpdateScratchWords = (c: Pick<CriticUpdateConfig, 'tableSize' | 'numRows'>): number =>
   2 * c.tableSize * criticChunks(c.numRows, c.tableSize).chunks;
 
-/** Mirrors `struct CriticUpdate` in criticUpdate.wgsl. */
+/** Mirrors `struct CriticUpdate` in critic.wgsl criticUpdate. */
 export const CRITIC_UPDATE_UNIFORM = uniformLayout([
   ['tableSize', 'u32'], ['numRows', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'], ['lr', 'f32'],
 ] as const);
@@ -114,10 +115,11 @@ const checkCritic = (c: CriticUpdateConfig) => {
 /** Pass 1: buffers stateKey, mask, ret [numRows], partials (scratch); one workgroup per row chunk. */
 export const criticPartialKernel = defineKernel({
   label: 'criticUpdate',
-  wgsl: criticUpdateWGSL,
+  wgsl: criticWGSL,
+  file: 'critic',
   entryPoint: 'criticChunks',
   workgroupSize: 64,
-  bindings: ['stateKey', 'mask', 'ret', 'partials'],
+  bindings: { stateKey: 2, mask: 3, ret: 6, partials: 7 },
   uniform: CRITIC_UPDATE_UNIFORM,
   values: criticValues,
   workgroups: (c: CriticUpdateConfig) => criticChunks(c.numRows, c.tableSize).chunks,
@@ -127,11 +129,11 @@ export const criticPartialKernel = defineKernel({
 /** Pass 2: buffers partials, critic [tableSize] (updated); one invocation per table entry. */
 export const criticApplyKernel = defineKernel({
   label: 'criticApply',
-  wgsl: criticUpdateWGSL,
-  file: 'criticUpdate',
+  wgsl: criticWGSL,
+  file: 'critic',
   entryPoint: 'criticApply',
   workgroupSize: 64,
-  bindings: { partials: 4, critic: 5 },
+  bindings: { partials: 7, critic: 1 },
   uniform: CRITIC_UPDATE_UNIFORM,
   values: criticValues,
   workgroups: (c: CriticUpdateConfig) => Math.ceil(c.tableSize / 64),

@@ -250,8 +250,9 @@ export interface PpoLossConfig extends PpoLossOptions {
 export const ppoLossKernel = defineKernel({
   label: 'ppoLoss',
   wgsl: ppoLossWGSL,
+  entryPoint: 'ppoLoss',
   workgroupSize: PPO_LOSS_WORKGROUP_SIZE,
-  bindings: ['logp', 'logpOld', 'logpRef', 'adv', 'weight', 'seqLog', 'dlogp', 'out'],
+  bindings: { logp: 2, logpOld: 3, logpRef: 6, adv: 4, weight: 7, seqLog: 8, dlogp: 9, out: 10 },
   uniform: PPO_LOSS_UNIFORM,
   check: (c: PpoLossConfig) => {
     const mode = c.ratioMode ?? RATIO_MODES.token;

@@ -1,3 +1,80 @@
+// The loss: seqRatio (sequence- and turn-level log-ratios) and ppoLoss (the clipped surrogate, its
+// KL and the gradient w.r.t. the log-probs), each an entry point of this file with its own uniform
+// (both at binding 0: no entry point uses two) over shared buffer declarations (each binds the ones
+// it uses; host side: kernels/loss/seqRatio.ts and ppoLoss.ts).
+
+@group(0) @binding(0) var<uniform> uSeq: SeqRatio;
+@group(0) @binding(0) var<uniform> uPpo: PpoLoss;
+@group(0) @binding(1) var<storage, read> mask: array<f32>;  // [rows] 0/1
+@group(0) @binding(2) var<storage, read> logp: array<f32>;  // [rows]
+@group(0) @binding(3) var<storage, read> logpOld: array<f32>;  // [rows]
+@group(0) @binding(4) var<storage, read> adv: array<f32>;  // [rows] (geometric mode)
+@group(0) @binding(5) var<storage, read_write> seqOut: array<f32>;  // [N * segments]
+@group(0) @binding(6) var<storage, read> logpRef: array<f32>;  // [rows]
+@group(0) @binding(7) var<storage, read> weight: array<f32>;  // [rows] aggregation weights
+@group(0) @binding(8) var<storage, read> seqLog: array<f32>;  // [N] or [N * maxTurns] (modes 1-3)
+@group(0) @binding(9) var<storage, read_write> dlogp: array<f32>;  // [rows]
+@group(0) @binding(10) var<storage, read_write> out: array<PpoRow>;  // [rows]
+
+override workgroupSize: u32 = 64;
+
+// Segment log-ratio: masked mean of lambda = clamp(logp - logpOld, -20, 20) over a segment's rows,
+// 0 for an empty segment; one thread per segment (reference: seqRatioCpu in seqRatio.ts).
+// mode 0 sequence (segment = trajectory), 1 turn (segment = (trajectory, turn), turn of row j is
+// j / actionLen), 2 geometric (GMPO: lambda* = sign-aware clip of lambda to [loLog, hiLog]).
+// Rows are absolute (rowBase + r); seqOut is written at the absolute trajectory rowBase / tp + local.
+
+struct SeqRatio {
+  numSegments: u32,  // local trajectories * segments
+  rowBase: u32,      // first row of the call, a multiple of tp
+  tp: u32,           // policy-token rows per trajectory
+  actionLen: u32,    // rows per turn (turn mode)
+  segments: u32,     // outputs per trajectory: maxTurns in turn mode, else 1
+  mode: u32,         // 0 sequence, 1 turn, 2 geometric
+  loLog: f32,        // geometric: -clipLow
+  hiLog: f32,        // geometric: +clipHigh
+}
+
+
+
+@compute @workgroup_size(workgroupSize)
+fn seqRatio(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let s = flatWorkgroup(wid, nwg) * workgroupSize + lid;
+  if (s >= uSeq.numSegments) {
+    return;
+  }
+  let n = uSeq.rowBase / uSeq.tp + s / uSeq.segments;  // absolute trajectory
+  let seg = s % uSeq.segments;
+  var j0 = 0u;
+  var j1 = uSeq.tp;
+  if (uSeq.mode == 1u) {
+    j0 = min(seg * uSeq.actionLen, uSeq.tp);
+    j1 = min(j0 + uSeq.actionLen, uSeq.tp);
+  }
+  var sum = 0.0;
+  var cnt = 0.0;
+  for (var j = j0; j < j1; j++) {
+    let i = n * uSeq.tp + j;
+    let m = mask[i];
+    if (m == 0.0) {
+      continue;
+    }
+    var lam = clamp(logp[i] - logpOld[i], -20.0, 20.0);
+    if (uSeq.mode == 2u) {
+      let A = adv[i];
+      let lc = clamp(lam, uSeq.loLog, uSeq.hiLog);
+      lam = select(select(lam, max(lam, lc), A < 0.0), min(lam, lc), A > 0.0);
+    }
+    sum += m * lam;
+    cnt += m;
+  }
+  seqOut[n * uSeq.segments + seg] = select(0.0, sum / cnt, cnt > 0.0);
+}
+
 // Policy loss per row for every ratio mode, plus a KL to the reference, and d(loss)/d(logp), one
 // thread per row (reference: ppoLossCpu in ppoLoss.ts, whose header has the formulas). Row r is
 // rowBase + r in every array; seqLog is indexed by absolute trajectory n = row / tp.
@@ -28,37 +105,27 @@ struct Clipped {
   clip: i32,
 }
 
-@group(0) @binding(0) var<uniform> u: PpoLoss;
-@group(0) @binding(1) var<storage, read> logp: array<f32>;            // [rows]
-@group(0) @binding(2) var<storage, read> logpOld: array<f32>;         // [rows]
-@group(0) @binding(3) var<storage, read> logpRef: array<f32>;         // [rows]
-@group(0) @binding(4) var<storage, read> adv: array<f32>;             // [rows]
-@group(0) @binding(5) var<storage, read> weight: array<f32>;          // [rows] aggregation weights
-@group(0) @binding(6) var<storage, read> seqLog: array<f32>;          // [N] or [N * maxTurns] (modes 1-3)
-@group(0) @binding(7) var<storage, read_write> dlogp: array<f32>;     // [rows]
-@group(0) @binding(8) var<storage, read_write> out: array<PpoRow>;    // [rows]
 
-override workgroupSize: u32 = 64;
 
 fn clipped(logR: f32, A: f32) -> Clipped {
   let r = exp(logR);
   let L1 = -A * r;
-  let L2 = -A * exp(clamp(logR, u.loLog, u.hiLog));
+  let L2 = -A * exp(clamp(logR, uPpo.loLog, uPpo.hiLog));
   return Clipped(max(L1, L2), select(0.0, -A * r, L1 >= L2), select(0, select(1, -1, logR < 0.0), L2 > L1));
 }
 
 @compute @workgroup_size(workgroupSize)
-fn main(
+fn ppoLoss(
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,
 ) {
   let j = flatWorkgroup(wid, nwg) * workgroupSize + lid;
-  if (j >= u.numRows) {
+  if (j >= uPpo.numRows) {
     return;
   }
-  let i = u.rowBase + j;
-  let n = i / u.tp;
+  let i = uPpo.rowBase + j;
+  let n = i / uPpo.tp;
   let A = adv[i];
   let d = logp[i] - logpOld[i];
   let lam = clamp(d, -20.0, 20.0);
@@ -66,36 +133,36 @@ fn main(
   var c = Clipped(0.0, 0.0, 0);
   var ratio = 1.0;
   var counts = true;
-  if (u.ratioMode == 0u) {
+  if (uPpo.ratioMode == 0u) {
     ratio = exp(lam);
     c = clipped(lam, A);
     c.g = select(0.0, c.g, own);
-    if (A < 0.0 && c.L > -A * u.dualClip) {
-      c = Clipped(-A * u.dualClip, 0.0, 1);
+    if (A < 0.0 && c.L > -A * uPpo.dualClip) {
+      c = Clipped(-A * uPpo.dualClip, 0.0, 1);
     }
-  } else if (u.ratioMode == 1u || u.ratioMode == 4u) {
+  } else if (uPpo.ratioMode == 1u || uPpo.ratioMode == 4u) {
     // Mode 4: the sequence is the row's step (turn): seqLog holds one entry per (n, turn).
     var sl = seqLog[n];
-    if (u.ratioMode == 4u) {
-      sl = seqLog[n * u.maxTurns + min((i - n * u.tp) / u.actionLen, u.maxTurns - 1u)];
+    if (uPpo.ratioMode == 4u) {
+      sl = seqLog[n * uPpo.maxTurns + min((i - n * uPpo.tp) / uPpo.actionLen, uPpo.maxTurns - 1u)];
     }
     let logS = min(sl, 10.0);
     ratio = exp(logS);
     c = clipped(logS, A);
     c.g = select(0.0, c.g, own && logS == sl);
-  } else if (u.ratioMode == 5u) {
+  } else if (uPpo.ratioMode == 5u) {
     // ReGFT's fine-tuning: token cross-entropy -A logp, no ratio, no clip.
     ratio = exp(lam);
     c = Clipped(-A * logp[i], -A, 0);
-  } else if (u.ratioMode == 2u) {
+  } else if (uPpo.ratioMode == 2u) {
     ratio = exp(clamp(seqLog[n], -20.0, 20.0));
-    let lc = clamp(lam, u.loLog, u.hiLog);
+    let lc = clamp(lam, uPpo.loLog, uPpo.hiLog);
     let star = select(select(lam, max(lam, lc), A < 0.0), min(lam, lc), A > 0.0);
     c = Clipped(-A * ratio, select(0.0, -A * ratio, star == lam && own), select(select(0, -1, star > lam), 1, star < lam));
   } else {
-    let T = u.maxTurns;
-    let k = u.stage;
-    let turn = (i - n * u.tp) / u.actionLen;
+    let T = uPpo.maxTurns;
+    let k = uPpo.stage;
+    let turn = (i - n * uPpo.tp) / uPpo.actionLen;
     if (turn < T) {
       ratio = exp(clamp(seqLog[n * T + turn], -20.0, 20.0));
     }
@@ -115,10 +182,10 @@ fn main(
   let dr = logp[i] - logpRef[i];
   var kl = dr;
   var gk = 1.0;
-  if (u.klType == 2u) {
+  if (uPpo.klType == 2u) {
     kl = 0.5 * dr * dr;
     gk = dr;
-  } else if (u.klType == 0u) {
+  } else if (uPpo.klType == 0u) {
     let kArg = logpRef[i] - logp[i];
     let k = clamp(kArg, -20.0, 20.0);
     let ek = exp(k);
@@ -127,6 +194,6 @@ fn main(
     gk = select(0.0, 1.0 - ek, k == kArg && kl == k3raw);
   }
   let w = weight[i];
-  dlogp[i] = select(0.0, w * (c.g + u.klCoef * gk), counts);
-  out[i] = PpoRow(select(0.0, w * (c.L + u.klCoef * kl), counts), ratio, kl, select(c.clip, 0, w == 0.0));
+  dlogp[i] = select(0.0, w * (c.g + uPpo.klCoef * gk), counts);
+  out[i] = PpoRow(select(0.0, w * (c.L + uPpo.klCoef * kl), counts), ratio, kl, select(c.clip, 0, w == 0.0));
 }

@@ -1,5 +1,5 @@
 /**
- * Segment-level log importance ratios (kernel `seqRatio.wgsl`; docs/METHODS.md 2.4, 4.5, 5.8, 5.12): the
+ * Segment-level log importance ratios (kernel `ppoLoss.wgsl seqRatio`; docs/METHODS.md 2.4, 4.5, 5.8, 5.12): the
  * masked mean, over a segment's policy-token rows, of the clamped token log-ratio
  *   lambda = clamp(logp - logp_old, -20, 20)
  * and 0 for a segment with no masked-in rows. The mean of logs is the log of the geometric-mean
@@ -14,7 +14,7 @@
  * minibatches of one step fill one [N] (or [N * T]) buffer that ppoLoss reads as `seqLog`.
  */
 import { defineKernel, uniformLayout } from '../pipeline';
-import seqRatioWGSL from './seqRatio.wgsl?raw';
+import lossWGSL from './ppoLoss.wgsl?raw';
 
 export type SeqRatioMode = 'sequence' | 'turn' | 'geometric';
 
@@ -98,7 +98,7 @@ export function seqRatioCpu<O extends Float32Array | Float64Array = Float32Array
 
 export const SEQ_RATIO_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct SeqRatio` in seqRatio.wgsl. */
+/** Mirrors `struct SeqRatio` in ppoLoss.wgsl seqRatio. */
 export const SEQ_RATIO_UNIFORM = uniformLayout([
   ['numSegments', 'u32'], ['rowBase', 'u32'], ['tp', 'u32'], ['actionLen', 'u32'],
   ['segments', 'u32'], ['mode', 'u32'], ['loLog', 'f32'], ['hiLog', 'f32'],
@@ -115,9 +115,11 @@ export interface SeqRatioConfig extends SeqRatioOptions {
  */
 export const seqRatioKernel = defineKernel({
   label: 'seqRatio',
-  wgsl: seqRatioWGSL,
+  wgsl: lossWGSL,
+  file: 'ppoLoss',
+  entryPoint: 'seqRatio',
   workgroupSize: SEQ_RATIO_WORKGROUP_SIZE,
-  bindings: ['mask', 'logp', 'logpOld', 'adv', 'out'],
+  bindings: { mask: 1, logp: 2, logpOld: 3, adv: 4, out: 5 },
   uniform: SEQ_RATIO_UNIFORM,
   check: (c: SeqRatioConfig) => {
     const rowBase = c.rowBase ?? 0;

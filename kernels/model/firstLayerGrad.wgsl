@@ -3,7 +3,7 @@
 //   demb[t, d]      = sum_k sum_j W1[k * embed + d, j] G[k, t, j]   (k outer, j inner)
 //   dW1[k * embed + d, j] = sum_t emb[t, d] G[k, t, j]               (t in order)
 //   db1[j]          = sum_t G[0, t, j]                               (every row has one token in slot 0)
-// G [context, vocab, hidden] is slotGrad.wgsl's output. Thread o writes grads[embOff + o]:
+// G [context, vocab, hidden] is backward.wgsl slotGrad's output. Thread o writes grads[embOff + o]:
 // o < vocab * embed is demb, then context * embed * hidden entries of dW1, then hidden of db1.
 // V * K * D * H multiply-adds each for demb and dW1, whatever the row count.
 // The uniform, the bindings and the W1 and b1 outputs here are firstLayerGradSubgroup.wgsl's too:

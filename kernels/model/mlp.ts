@@ -96,7 +96,7 @@ export interface ForwardOut {
 }
 
 /**
- * The first layer factored through the vocabulary (kernel `embedProject.wgsl`). Context slot k of
+ * The first layer factored through the vocabulary (kernel `forward.wgsl embedProject`). Context slot k of
  * every row holds one of V tokens, so its share of x W1 is one of V vectors, formed once per
  * parameter set instead of once per row:
  *   proj[k, t, j] = sum_d emb[t, d] W1[k*D + d, j]          [K, V, H]
@@ -129,7 +129,7 @@ export type Progress = () => void;
 const PROGRESS_ROWS = 1024;
 
 /**
- * Forward pass for R rows (kernels `forwardHidden.wgsl`, then `forwardLogits.wgsl`). Row r
+ * Forward pass for R rows (kernels `forward.wgsl forwardHidden`, then `forward.wgsl forwardLogits`). Row r
  * predicts the token at flat position rowPos[r] of `seq` ([N, L] row-major); its grammar row is
  * the previous token:
  *   h[r, j] = tanh(b1[j] + sum_k proj[k, ctx_k(r), j]),   z[r] = grammarMask((h[r] W2 + b2) / temperature)
@@ -275,7 +275,7 @@ function zeroRow(a: Float32Array, off: number, n: number): boolean {
 }
 
 /**
- * Output-layer gradients (kernel `headGrad.wgsl`), written into the flat gradient `g`:
+ * Output-layer gradients (kernel `backward.wgsl headGrad`), written into the flat gradient `g`:
  *   dW2[j, v] = sum_r h[r, j] dz[r, v],  db2[v] = sum_r dz[r, v]   (R rows, summed in row order).
  */
 export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float32Array, g: Float32Array, progress?: Progress): Float32Array {
@@ -336,7 +336,7 @@ export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float
 }
 
 /**
- * Back through W2 and tanh (kernel `hiddenGrad.wgsl`):
+ * Back through W2 and tanh (kernel `backward.wgsl hiddenGrad`):
  *   da[r, j] = (1 - h[r, j]^2) sum_v W2[j, v] dz[r, v]      [R, H]
  * Nothing goes further back per row: slotGradCpu gathers da by context slot and token.
  */
@@ -390,7 +390,7 @@ export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: F
 }
 
 /**
- * Row gradients gathered by context slot and token (kernel `slotGrad.wgsl`), the transpose of the
+ * Row gradients gathered by context slot and token (kernel `backward.wgsl slotGrad`), the transpose of the
  * factored first layer:  G[k, t, j] = sum_r [ctx_k(r) = t] da[r, j]      [K, V, H]
  * summed in row order. R*K*H adds; every later first-layer gradient needs only G, never the rows.
  */

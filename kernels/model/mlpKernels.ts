@@ -5,14 +5,10 @@
  * hiddenGrad, slotGrad and firstLayerGrad (a thread per output, or on hardware a subgroup per
  * embedding entry). The gradient w.r.t. the logits is per-row softmax work: kernels/softmax/logitGrad.ts.
  */
-import embedProjectWGSL from './embedProject.wgsl?raw';
 import firstLayerGradWGSL from './firstLayerGrad.wgsl?raw';
 import firstLayerGradSubgroupWGSL from './firstLayerGradSubgroup.wgsl?raw';
-import forwardHiddenWGSL from './forwardHidden.wgsl?raw';
-import forwardLogitsWGSL from './forwardLogits.wgsl?raw';
-import headGradWGSL from './headGrad.wgsl?raw';
-import hiddenGradWGSL from './hiddenGrad.wgsl?raw';
-import slotGradWGSL from './slotGrad.wgsl?raw';
+import forwardWGSL from './forward.wgsl?raw';
+import backwardWGSL from './backward.wgsl?raw';
 import { paramLayout, type MlpDims } from './mlp';
 import { subgroupLanesWGSL, SUBGROUP_WORKGROUP_SIZE } from '../softmax/rowSubgroup';
 import type { KernelVariant } from '../selectors';
@@ -36,7 +32,7 @@ const perThread = (n: number) => Math.ceil(n / MLP_WORKGROUP_SIZE);
 /** Words of the factored first layer's tables: proj (embedProject) and the slot sums G (slotGrad), both [K, V, H]. */
 export const slotTableWords = ({ V, K, H }: MlpDims) => K * V * H;
 
-/** Mirrors `struct EmbedProject` in embedProject.wgsl. */
+/** Mirrors `struct EmbedProject` in forward.wgsl embedProject. */
 export const EMBED_PROJECT_UNIFORM = uniformLayout([
   ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['hidden', 'u32'], ['embOff', 'u32'], ['w1Off', 'u32'],
 ] as const);
@@ -47,9 +43,11 @@ export const EMBED_PROJECT_UNIFORM = uniformLayout([
  */
 export const embedProjectKernel = defineKernel({
   label: 'embedProject',
-  wgsl: embedProjectWGSL,
+  wgsl: forwardWGSL,
+  file: 'forward',
+  entryPoint: 'embedProject',
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'proj'],
+  bindings: { params: 1, proj: 2 },
   uniform: EMBED_PROJECT_UNIFORM,
   values: (c: { dims: MlpDims }) => {
     const P = paramLayout(c.dims);
@@ -71,13 +69,13 @@ export interface ForwardConfig {
   temperature: number;
 }
 
-/** Mirrors `struct ForwardHidden` in forwardHidden.wgsl. */
+/** Mirrors `struct ForwardHidden` in forward.wgsl forwardHidden. */
 export const FORWARD_HIDDEN_UNIFORM = uniformLayout([
   ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
   ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'], ['b1Off', 'u32'],
 ] as const);
 
-/** Mirrors `struct ForwardLogits` in forwardLogits.wgsl. */
+/** Mirrors `struct ForwardLogits` in forward.wgsl forwardLogits. */
 export const FORWARD_LOGITS_UNIFORM = uniformLayout([
   ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
   ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'], ['b2Off', 'u32'], ['temperature', 'f32'],
@@ -91,9 +89,11 @@ const forwardRows = (c: ForwardConfig) => {
 /** Stage 1 of the forward: h from the table; buffers params, proj, seq, rowPos, h (output). */
 export const forwardHiddenKernel = defineKernel({
   label: 'forwardHidden',
-  wgsl: forwardHiddenWGSL,
+  wgsl: forwardWGSL,
+  file: 'forward',
+  entryPoint: 'forwardHidden',
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'proj', 'seq', 'rowPos', 'h'],
+  bindings: { params: 1, proj: 2, seq: 3, rowPos: 4, h: 5 },
   uniform: FORWARD_HIDDEN_UNIFORM,
   check: (c: ForwardConfig) => checkDims('forward', c.dims),
   values: (c: ForwardConfig) => ({
@@ -105,9 +105,11 @@ export const forwardHiddenKernel = defineKernel({
 /** Stage 2 of the forward: z from h; buffers params, seq, rowPos, grammar (u32 0/1), h, z (output). */
 export const forwardLogitsKernel = defineKernel({
   label: 'forwardLogits',
-  wgsl: forwardLogitsWGSL,
+  wgsl: forwardWGSL,
+  file: 'forward',
+  entryPoint: 'forwardLogits',
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'seq', 'rowPos', 'grammar', 'h', 'z'],
+  bindings: { params: 1, seq: 3, rowPos: 4, grammar: 6, h: 7, z: 8 },
   uniform: FORWARD_LOGITS_UNIFORM,
   values: (c: ForwardConfig) => {
     const P = paramLayout(c.dims);
@@ -144,12 +146,12 @@ export interface RowsConfig {
 export const HEAD_CHUNK_ROWS = 64;
 export const SLOT_CHUNK_ROWS = 64;
 /**
- * Outputs per invocation of headGrad's pass 1 (`VB` in headGrad.wgsl): 4 consecutive vocabulary
+ * Outputs per invocation of headGrad's pass 1 (`VB` in backward.wgsl headGrad): 4 consecutive vocabulary
  * entries that share the row's h[r, j], read once for 4 multiply-adds.
  */
 export const HEAD_GRAD_BLOCK = 4;
 
-/** Mirrors `struct HeadGrad` in headGrad.wgsl. */
+/** Mirrors `struct HeadGrad` in backward.wgsl headGrad. */
 export const HEAD_GRAD_UNIFORM = uniformLayout([
   ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
 ] as const);
@@ -161,7 +163,9 @@ const headChunks = (c: HeadGradConfig) => rowChunks(c.numRows, headOutputs(c.dim
 /** Pass 1 of headGrad: buffers h, dz, partials ([chunks, (H+1)V]: W2 then b2 per chunk); (chunk, j, 4 v) per invocation. */
 export const headGradPartialKernel = defineKernel({
   label: 'headGrad',
-  wgsl: headGradWGSL,
+  wgsl: backwardWGSL,
+  file: 'backward',
+  entryPoint: 'headGrad',
   workgroupSize: MLP_WORKGROUP_SIZE,
   bindings: ['h', 'dz', 'partials'],
   uniform: HEAD_GRAD_UNIFORM,
@@ -183,7 +187,7 @@ export const headGradKernel = defineReduction({
 });
 export const createHeadGradKernel = (device: GPUDevice) => headGradKernel.create(device);
 
-/** Mirrors `struct HiddenGrad` in hiddenGrad.wgsl. */
+/** Mirrors `struct HiddenGrad` in backward.wgsl hiddenGrad. */
 export const HIDDEN_GRAD_UNIFORM = uniformLayout([
   ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'],
 ] as const);
@@ -191,9 +195,11 @@ export const HIDDEN_GRAD_UNIFORM = uniformLayout([
 /** hiddenDaCpu on the GPU, one thread per (row, hidden unit): buffers params, h, dz, da (output). */
 export const hiddenGradKernel = defineKernel({
   label: 'hiddenGrad',
-  wgsl: hiddenGradWGSL,
+  wgsl: backwardWGSL,
+  file: 'backward',
+  entryPoint: 'hiddenGrad',
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['params', 'h', 'dz', 'da'],
+  bindings: { params: 4, h: 1, dz: 2, da: 5 },
   uniform: HIDDEN_GRAD_UNIFORM,
   values: (c: RowsConfig & { dims: MlpDims }) => ({
     numRows: c.numRows, rowBase: c.rowBase ?? 0, vocab: c.dims.V, hidden: c.dims.H, w2Off: paramLayout(c.dims).w2,
@@ -202,7 +208,7 @@ export const hiddenGradKernel = defineKernel({
 });
 export const createHiddenGradKernel = (device: GPUDevice) => hiddenGradKernel.create(device);
 
-/** Mirrors `struct SlotGrad` in slotGrad.wgsl. */
+/** Mirrors `struct SlotGrad` in backward.wgsl slotGrad. */
 export const SLOT_GRAD_UNIFORM = uniformLayout([
   ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'],
   ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
@@ -218,9 +224,11 @@ const slotChunks = (c: SlotGradConfig) => rowChunks(c.numRows, slotTableWords(c.
  */
 export const slotGradPartialKernel = defineKernel({
   label: 'slotGrad',
-  wgsl: slotGradWGSL,
+  wgsl: backwardWGSL,
+  file: 'backward',
+  entryPoint: 'slotGrad',
   workgroupSize: MLP_WORKGROUP_SIZE,
-  bindings: ['seq', 'rowPos', 'da', 'partials'],
+  bindings: { seq: 6, rowPos: 7, da: 5, partials: 3 },
   uniform: SLOT_GRAD_UNIFORM,
   values: (c: SlotGradConfig) => {
     const { rowsPerChunk, chunks } = slotChunks(c);

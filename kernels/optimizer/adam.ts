@@ -169,8 +169,9 @@ const adamValues = (c: AdamConfig) => ({
 export const adamKernel = defineKernel({
   label: 'adam',
   wgsl: adamWGSL,
+  entryPoint: 'adam',
   workgroupSize: ADAM_WORKGROUP_SIZE,
-  bindings: ['params', 'grads', 'm', 'v', 'norm', 'health', 'lrScale'],
+  bindings: { params: 3, grads: 4, m: 5, v: 6, norm: 7, health: 8, lrScale: 9 },
   uniform: ADAM_UNIFORM,
   values: adamValues,
   workgroups: (c: AdamConfig) => Math.ceil(c.n / ADAM_WORKGROUP_SIZE),

@@ -1,12 +1,12 @@
 /**
- * VCPO's ESS-scaled learning rate (kernel `essScale.wgsl`; docs/METHODS.md 2.5 and 5.10, mit-han-lab/vcpo
+ * VCPO's ESS-scaled learning rate (kernel `adam.wgsl essScale`; docs/METHODS.md 2.5 and 5.10, mit-han-lab/vcpo
  * `compute_ess_info`): the effective sample size of the sequence IS weights w_n = exp(logIS_n) of the
  * live trajectories of one minibatch (the reference computes it per minibatch, megatron_actor.py:846,
  * 881-898), in log space, rho = ESS / N = exp(2 LSE(lambda) - LSE(2 lambda)) / N, and the
  * step's lr factor sqrt(min(1, rho / rhoBase)) (rule sqrt) or min(1, rho / rhoBase) (linear).
  * The factor stays on the GPU: Adam reads it from the same buffer.
  */
-import essScaleWGSL from './essScale.wgsl?raw';
+import adamWGSL from './adam.wgsl?raw';
 import { defineKernel, uniformLayout } from '../pipeline';
 import type { TrajStats } from '../stats/trajStats';
 
@@ -38,7 +38,7 @@ export function essScaleCpu(stats: Pick<TrajStats, 'len' | 'logIS'>, o: EssScale
   return [rho, o.enabled ? (o.rule === 'sqrt' ? Math.sqrt(lin) : lin) : 1];
 }
 
-/** Mirrors `struct EssScale` in essScale.wgsl. */
+/** Mirrors `struct EssScale` in adam.wgsl essScale. */
 export const ESS_SCALE_UNIFORM = uniformLayout([['numTraj', 'u32'], ['rule', 'u32'], ['rhoBase', 'f32'], ['enabled', 'u32'], ['trajBase', 'u32']] as const);
 
 export interface EssScaleConfig extends EssScaleOptions {
@@ -53,9 +53,11 @@ export const ESS_OUT_STRIDE = 64;
 /** essScaleCpu on the GPU in one workgroup: buffers stats [N * 4] (trajStats.wgsl), out [2]. */
 export const essScaleKernel = defineKernel({
   label: 'essScale',
-  wgsl: essScaleWGSL,
+  wgsl: adamWGSL,
+  file: 'adam',
+  entryPoint: 'essScale',
   workgroupSize: 256,
-  bindings: ['stats', 'out'],
+  bindings: { stats: 1, out: 2 },
   uniform: ESS_SCALE_UNIFORM,
   check: (c: EssScaleConfig) => {
     if (!(c.rhoBase > 0)) throw new Error(`essScale: rhoBase ${c.rhoBase} must be > 0`);

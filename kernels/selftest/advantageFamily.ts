@@ -1,7 +1,7 @@
 /**
  * Self-tests of the advantage stage's other kernels (from tests/gpu/advantageFamily.gpu.test.ts and
  * tests/gpu/essScale.gpu.test.ts): trajStats.wgsl vs trajStatsCpu, tokenBaseline.wgsl vs
- * tokenBaselineCpu (OTB), whiten.wgsl vs whitenCpu and essScale.wgsl vs essScaleCpu.
+ * tokenBaselineCpu (OTB), whiten.wgsl vs whitenCpu and adam.wgsl essScale vs essScaleCpu.
  * Tolerances (GPU f32 against a float64 reference on the same f32 inputs):
  * - trajStats: len is a count (exact), and an empty trajectory's statistics are exactly 0. entMean,
  *   logIS and g2 are in-order f32 sums of <= tp terms, each within 1-2 ulps (exp in g2):

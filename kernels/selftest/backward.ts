@@ -1,7 +1,7 @@
 /**
  * Self-tests of the backward kernels against their references in kernels/model/mlp.ts, each fed the
- * reference's own inputs (from tests/gpu/backward.gpu.test.ts): headGrad.wgsl (dW2, db2),
- * hiddenGrad.wgsl (da), slotGrad.wgsl (the slot sums G), firstLayerGrad.wgsl (d emb, dW1, db1 from
+ * reference's own inputs (from tests/gpu/backward.gpu.test.ts): backward.wgsl headGrad (dW2, db2),
+ * backward.wgsl hiddenGrad (da), backward.wgsl slotGrad (the slot sums G), firstLayerGrad.wgsl (d emb, dW1, db1 from
  * G rounded to f32, as the GPU stores it; also its subgroup variant, firstLayerGradSubgroup.wgsl,
  * which runs only on a device with `subgroups`). headGrad and slotGrad are two-pass reductions
  * (kernels/reduce.ts: row chunks, then chunkSum.wgsl adds them in order); the base cases have 65

@@ -1,6 +1,6 @@
 /**
- * Self-test cases for PPO's critic kernels (as tests/gpu/critic.gpu.test.ts): gae.wgsl vs gaeCpu
- * and the critic's update (criticUpdate.wgsl per row chunk, then criticApply.wgsl) vs
+ * Self-test cases for PPO's critic kernels (as tests/gpu/critic.gpu.test.ts): critic.wgsl gae vs gaeCpu
+ * and the critic's update (critic.wgsl criticUpdate per row chunk, then critic.wgsl criticApply) vs
  * criticUpdateCpu. Tolerances: GAE is an f32 recursion the reference rounds step by step the same
  * way, so only fused multiply-adds differ: atol 1e-6, rtol 1e-5. The update is an f32 sum in row
  * order within a chunk, then in chunk order, against a float64 one: criticUpdateTolerance. Entries
@@ -156,7 +156,7 @@ function gaeCase(N: number, tp: number, gamma: number, lambda: number, kernel: t
 export const criticCases: SelfTestCase[] = [
   gaeCase(67, 9, 1, 1),
   gaeCase(130, 6, 0.95, 0.9),
-  // gae.wgsl walks four rows a step: trajectories of one row, of exactly one step, and of three
+  // critic.wgsl gae walks four rows a step: trajectories of one row, of exactly one step, and of three
   // steps and a row.
   gaeCase(50, 1, 0.99, 0.95),
   gaeCase(70, 4, 0.99, 0.95),

@@ -1,7 +1,7 @@
 /**
- * Self-tests of the forward kernels (from tests/gpu/forward.gpu.test.ts): embedProject.wgsl
- * against embedProjectCpu, and the forward's two stages (forwardHidden.wgsl, then
- * forwardLogits.wgsl) against forwardCpu, fed the reference's own table (embedProjectCpu rounded to
+ * Self-tests of the forward kernels (from tests/gpu/forward.gpu.test.ts): forward.wgsl embedProject
+ * against embedProjectCpu, and the forward's two stages (forward.wgsl forwardHidden, then
+ * forward.wgsl forwardLogits) against forwardCpu, fed the reference's own table (embedProjectCpu rounded to
  * f32, as the GPU stores it) so the table kernel and the forward are checked apart. Each forward
  * case runs both stages and is listed under one of them, checking its output (h or z).
  * Tolerance: proj entries are f32 sums of D products against float64 sums: atol 2e-6 sqrt(D),

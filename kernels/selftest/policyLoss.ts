@@ -1,6 +1,6 @@
 /**
  * Self-tests of the policy-loss kernels (from tests/gpu/seqRatio.gpu.test.ts and
- * tests/gpu/ppoLoss.gpu.test.ts): seqRatio.wgsl vs seqRatioCpu in its three modes (GSPO sequence,
+ * tests/gpu/ppoLoss.gpu.test.ts): ppoLoss.wgsl seqRatio vs seqRatioCpu in its three modes (GSPO sequence,
  * SeeUPO turn, GMPO geometric), whole batches and a minibatch, and ppoLoss.wgsl vs ppoLossCpu in
  * every ratio mode (token, sequence, geometric, turn stage) and KL type (k3, k1, k2), with both clip
  * sides, the dual clip and log-ratios past the ±20 clamp. The ppoLoss cases in modes 1-3 get the

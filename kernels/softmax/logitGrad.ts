@@ -3,7 +3,6 @@
  * a thread per row, and logitGradSubgroup.wgsl, a subgroup per four rows), beside its CPU
  * reference and the row log-sum-exp that sample and tokenStats share.
  */
-import logitGradIoWGSL from './logitGradIo.wgsl?raw';
 import logitGradWGSL from './logitGrad.wgsl?raw';
 import logitGradSubgroupWGSL from './logitGradSubgroup.wgsl?raw';
 import { MASKED_LOGIT } from '../model/mlp';
@@ -76,7 +75,8 @@ const logitGradIo = {
 /** logitGradCpu on the GPU: buffers z, seq, rowPos, dlogp, dz (output). */
 export const logitGradKernel = defineKernel({
   label: 'logitGrad',
-  wgsl: logitGradIoWGSL + logitGradWGSL + rowSoftmaxWGSL,
+  wgsl: logitGradWGSL + rowSoftmaxWGSL,
+  entryPoint: 'logitGradRows',
   workgroupSize: LOGIT_GRAD_WORKGROUP_SIZE,
   ...logitGradIo,
   workgroups: (c) => Math.ceil(c.numRows / LOGIT_GRAD_WORKGROUP_SIZE),
@@ -85,7 +85,8 @@ export const logitGradKernel = defineKernel({
 /** logitGradKernel with a subgroup per four rows (kernels/softmax/rowSubgroup.ts); needs the `subgroups` feature. */
 export const logitGradSubgroupKernel = defineKernel({
   label: 'logitGradSubgroup',
-  wgsl: subgroupRowSource(logitGradIoWGSL, logitGradSubgroupWGSL),
+  wgsl: subgroupRowSource(logitGradWGSL + rowSoftmaxWGSL, logitGradSubgroupWGSL),
+  file: 'logitGrad',
   workgroupSize: SUBGROUP_WORKGROUP_SIZE,
   requires: 'subgroups',
   ...logitGradIo,

@@ -1,12 +1,27 @@
 // Gradient of the loss w.r.t. the raw logits, one thread per row (reference: logitGradCpu in logitGrad.ts):
 //   dz[r, v] = g_r * (onehot(a_r)_v - pi_v) / temperature,   g_r = dLoss/dlogp_r.
 // Row r is rowBase + r in z, dlogp and dz. Forbidden tokens have pi = 0 and gradient 0.
-// Uniform and bindings: logitGradIo.wgsl; a subgroup per four rows instead: logitGradSubgroup.wgsl.
+// The uniform and bindings here are logitGradSubgroup.wgsl's too (a subgroup per four rows): its
+// source starts with this file.
+
+struct LogitGrad {
+  numRows: u32,
+  rowBase: u32,
+  vocab: u32,
+  temperature: f32,
+}
+
+@group(0) @binding(0) var<uniform> u: LogitGrad;
+@group(0) @binding(1) var<storage, read> z: array<f32>;            // [rows, vocab] masked logits
+@group(0) @binding(2) var<storage, read> seq: array<u32>;          // [N, seqLen] tokens
+@group(0) @binding(3) var<storage, read> rowPos: array<u32>;       // [rows] flat positions
+@group(0) @binding(4) var<storage, read> dlogp: array<f32>;        // [rows]
+@group(0) @binding(5) var<storage, read_write> dz: array<f32>;     // [rows, vocab]
 
 override workgroupSize: u32 = 64;
 
 @compute @workgroup_size(workgroupSize)
-fn main(
+fn logitGradRows(
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,

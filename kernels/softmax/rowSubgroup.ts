@@ -20,9 +20,13 @@ export { subgroupLanesWGSL };
 export const SUBGROUP_ROWS_PER_GROUP = 16;
 export const SUBGROUP_WORKGROUP_SIZE = 64;
 
-/** A subgroup kernel's WGSL: its rows-per-workgroup constant, bindings, entry point and the shared helpers. */
-export function subgroupRowSource(io: string, main: string): string {
-  return `const ROWS_PER_GROUP: u32 = ${SUBGROUP_ROWS_PER_GROUP}u;\n${io}\n${main}\n${rowSubgroupWGSL}\n${subgroupLanesWGSL}`;
+/**
+ * A subgroup kernel's WGSL: the thread version's source (its uniform, bindings and workgroup
+ * size), the kernel's subgroupRows, the shared helpers with the entry point `main`, and its
+ * rows-per-workgroup constant.
+ */
+export function subgroupRowSource(thread: string, rows: string): string {
+  return `${thread}\n${rows}\n${rowSubgroupWGSL}\n${subgroupLanesWGSL}\nconst ROWS_PER_GROUP: u32 = ${SUBGROUP_ROWS_PER_GROUP}u;\n`;
 }
 
 export const subgroupRowWorkgroups = (numRows: number): number => Math.ceil(numRows / SUBGROUP_ROWS_PER_GROUP);

@@ -1,8 +1,9 @@
 // Subgroups over rows of logits, for the subgroup variants of sample, tokenStats and logitGrad.
 // They define subgroupRows(r, live, lanes) for four rows of the call at once (components of r;
 // `live` says which are rows of the call, the others repeat r.x and must not be written), bind `z`
-// [rows, vocab] and `u.numRows`, and join this after their own source (ROWS_PER_GROUP, a multiple
-// of 4, is put in front by the host). Neighbouring lanes read neighbouring logits, so a row is read
+// [rows, vocab] and `u.numRows` (their thread version's source, which comes first, declares them
+// and workgroupSize), and join this after their own source (ROWS_PER_GROUP, a multiple
+// of 4, is appended by the host). Neighbouring lanes read neighbouring logits, so a row is read
 // in whole cache lines, where one thread per row strides vocab * 4 bytes between neighbours.
 //
 // Why four rows at once: with one row, a subgroup's loads, reductions and stores for a row were a
@@ -45,8 +46,6 @@ fn rowMaxSumExpSubgroup(off: vec4u, vocab: u32, lanes: vec2u) -> RowsMaxSum {
   }
   return RowsMaxSum(m, subgroupAdd(s));
 }
-
-override workgroupSize: u32 = 64;
 
 @compute @workgroup_size(workgroupSize)
 fn main(

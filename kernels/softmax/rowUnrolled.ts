@@ -11,7 +11,7 @@ import rowUnrolledWGSL from './rowUnrolled.wgsl?raw';
 export const UNROLLED_MAX_VOCAB = 64;
 
 /** An unrolled kernel's WGSL: bindings, entry point, then the row helpers. */
-export const unrolledRowSource = (io: string, main: string): string => `${io}\n${main}\n${rowUnrolledWGSL}`;
+export const unrolledRowSource = (thread: string, main: string): string => `${thread}\n${main}\n${rowUnrolledWGSL}`;
 
 /** The pipeline constant an unrolled kernel is compiled with, after checking the vocabulary fits. */
 export function unrolledVocab(label: string, vocab: number): { vocabSize: number } {

@@ -7,7 +7,6 @@ import { hashUniform } from '../rng';
 import { MASKED_LOGIT } from '../model/mlp';
 import { rowLse } from './logitGrad';
 import { defineKernel, uniformLayout } from '../pipeline';
-import sampleIoWGSL from './sampleIo.wgsl?raw';
 import sampleWGSL from './sample.wgsl?raw';
 import sampleSubgroupWGSL from './sampleSubgroup.wgsl?raw';
 import sampleUnrolledWGSL from './sampleUnrolled.wgsl?raw';
@@ -80,7 +79,8 @@ const sampleIo = {
 /** sampleCpu on the GPU: buffers z, rowPos, seq (tokens written in place) and sampled (readback). */
 export const sampleKernel = defineKernel({
   label: 'sample',
-  wgsl: sampleIoWGSL + sampleWGSL + rowSoftmaxWGSL,
+  wgsl: sampleWGSL + rowSoftmaxWGSL,
+  entryPoint: 'sampleRows',
   workgroupSize: SAMPLE_WORKGROUP_SIZE,
   ...sampleIo,
   workgroups: (c) => Math.ceil(c.numRows / SAMPLE_WORKGROUP_SIZE),
@@ -89,7 +89,8 @@ export const sampleKernel = defineKernel({
 /** sampleKernel with a subgroup per four rows (kernels/softmax/rowSubgroup.ts); needs the `subgroups` feature. */
 export const sampleSubgroupKernel = defineKernel({
   label: 'sampleSubgroup',
-  wgsl: subgroupRowSource(sampleIoWGSL, sampleSubgroupWGSL),
+  wgsl: subgroupRowSource(sampleWGSL + rowSoftmaxWGSL, sampleSubgroupWGSL),
+  file: 'sample',
   workgroupSize: SUBGROUP_WORKGROUP_SIZE,
   requires: 'subgroups',
   ...sampleIo,
@@ -99,7 +100,9 @@ export const sampleSubgroupKernel = defineKernel({
 /** sampleKernel compiled for its vocabulary (kernels/softmax/rowUnrolled.ts): vocabularies up to 64, a pipeline each. */
 export const sampleUnrolledKernel = defineKernel({
   label: 'sampleUnrolled',
-  wgsl: unrolledRowSource(sampleIoWGSL, sampleUnrolledWGSL),
+  wgsl: unrolledRowSource(sampleWGSL + rowSoftmaxWGSL, sampleUnrolledWGSL),
+  file: 'sample',
+  entryPoint: 'sampleUnrolled',
   workgroupSize: SAMPLE_WORKGROUP_SIZE,
   ...sampleIo,
   specialize: (c) => unrolledVocab('sampleUnrolled', c.vocab),

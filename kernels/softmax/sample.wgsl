@@ -1,12 +1,30 @@
 // Inverse-CDF sampling from the softmax of each row of masked logits, one thread per row
 // (reference: sampleCpu in sample.ts). u = hashUniform(seed, iter, rowPos, 0); the token is written
 // into seq[rowPos] and into sampled[r * outStride + outOffset] for the readback.
-// Uniform and bindings: sampleIo.wgsl; a subgroup per four rows instead: sampleSubgroup.wgsl.
+// The uniform and bindings here are the other versions' too: their sources start with this file.
+// A subgroup per four rows instead: sampleSubgroup.wgsl; the vocabulary compiled in: sampleUnrolled.wgsl.
+
+struct Sample {
+  numRows: u32,
+  rowBase: u32,
+  zBase: u32,
+  vocab: u32,
+  outStride: u32,
+  outOffset: u32,
+  seed: u32,
+  iter: u32,
+}
+
+@group(0) @binding(0) var<uniform> u: Sample;
+@group(0) @binding(1) var<storage, read> z: array<f32>;               // [rows, vocab] masked logits
+@group(0) @binding(2) var<storage, read> rowPos: array<u32>;          // [rows] flat positions
+@group(0) @binding(3) var<storage, read_write> seq: array<u32>;       // [N, seqLen] tokens
+@group(0) @binding(4) var<storage, read_write> sampled: array<u32>;   // [rows, outStride] readback
 
 override workgroupSize: u32 = 64;
 
 @compute @workgroup_size(workgroupSize)
-fn main(
+fn sampleRows(
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,

@@ -3,14 +3,13 @@
 // loaded once, all together, and its three walks read them from registers. The thread version
 // loads each logit again in each walk, V * 4 bytes apart between neighbouring threads; on an H200
 // at 19 logits that took twice as long. Same operations in the same order: the same tokens, bit
-// for bit. Uniform and bindings: sampleIo.wgsl (u.vocab is vocabSize).
+// for bit. Joined after sample.wgsl (the uniform and bindings; u.vocab is vocabSize).
 
-override workgroupSize: u32 = 64;
 // The default is for compilation checks; every call sets it (UNROLLED_MAX_VOCAB in rowUnrolled.ts).
 override vocabSize: u32 = 64;
 
 @compute @workgroup_size(workgroupSize)
-fn main(
+fn sampleUnrolled(
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,

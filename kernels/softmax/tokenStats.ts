@@ -8,7 +8,6 @@
 import { MASKED_LOGIT } from '../model/mlp';
 import { rowLse } from './logitGrad';
 import { defineKernel, uniformLayout } from '../pipeline';
-import tokenStatsIoWGSL from './tokenStatsIo.wgsl?raw';
 import tokenStatsWGSL from './tokenStats.wgsl?raw';
 import tokenStatsSubgroupWGSL from './tokenStatsSubgroup.wgsl?raw';
 import tokenStatsUnrolledWGSL from './tokenStatsUnrolled.wgsl?raw';
@@ -94,7 +93,8 @@ const tokenStatsIo = {
 
 export const tokenStatsKernel = defineKernel({
   label: 'tokenStats',
-  wgsl: tokenStatsIoWGSL + tokenStatsWGSL + rowSoftmaxWGSL,
+  wgsl: tokenStatsWGSL + rowSoftmaxWGSL,
+  entryPoint: 'tokenStatsRows',
   workgroupSize: TOKEN_STATS_WORKGROUP_SIZE,
   ...tokenStatsIo,
   workgroups: (c) => Math.ceil(c.numRows / TOKEN_STATS_WORKGROUP_SIZE),
@@ -103,7 +103,8 @@ export const tokenStatsKernel = defineKernel({
 /** tokenStatsKernel with a subgroup per four rows (kernels/softmax/rowSubgroup.ts); needs the `subgroups` feature. */
 export const tokenStatsSubgroupKernel = defineKernel({
   label: 'tokenStatsSubgroup',
-  wgsl: subgroupRowSource(tokenStatsIoWGSL, tokenStatsSubgroupWGSL),
+  wgsl: subgroupRowSource(tokenStatsWGSL + rowSoftmaxWGSL, tokenStatsSubgroupWGSL),
+  file: 'tokenStats',
   workgroupSize: SUBGROUP_WORKGROUP_SIZE,
   requires: 'subgroups',
   ...tokenStatsIo,
@@ -113,7 +114,9 @@ export const tokenStatsSubgroupKernel = defineKernel({
 /** tokenStatsKernel compiled for its vocabulary (kernels/softmax/rowUnrolled.ts): vocabularies up to 64, a pipeline each. */
 export const tokenStatsUnrolledKernel = defineKernel({
   label: 'tokenStatsUnrolled',
-  wgsl: unrolledRowSource(tokenStatsIoWGSL, tokenStatsUnrolledWGSL),
+  wgsl: unrolledRowSource(tokenStatsWGSL + rowSoftmaxWGSL, tokenStatsUnrolledWGSL),
+  file: 'tokenStats',
+  entryPoint: 'tokenStatsUnrolled',
   workgroupSize: TOKEN_STATS_WORKGROUP_SIZE,
   ...tokenStatsIo,
   specialize: (c) => unrolledVocab('tokenStatsUnrolled', c.vocab),

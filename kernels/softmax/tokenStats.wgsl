@@ -1,12 +1,27 @@
 // Per-row log-prob of the sampled token, entropy and sum of squared probabilities by log-sum-exp,
 // one thread per row (reference: tokenStatsCpu in tokenStats.ts). Row r is rowBase + r in z and
 // in the outputs; its sampled token is seq[rowPos[row]].
-// Uniform and bindings: tokenStatsIo.wgsl; a subgroup per four rows instead: tokenStatsSubgroup.wgsl.
+// The uniform and bindings here are the other versions' too: their sources start with this file.
+// A subgroup per four rows instead: tokenStatsSubgroup.wgsl; the vocabulary compiled in: tokenStatsUnrolled.wgsl.
+
+struct TokenStats {
+  numRows: u32,
+  rowBase: u32,
+  vocab: u32,
+}
+
+@group(0) @binding(0) var<uniform> u: TokenStats;
+@group(0) @binding(1) var<storage, read> z: array<f32>;                // [rows, vocab] masked logits
+@group(0) @binding(2) var<storage, read> seq: array<u32>;              // [N, seqLen] tokens
+@group(0) @binding(3) var<storage, read> rowPos: array<u32>;           // [rows] flat positions
+@group(0) @binding(4) var<storage, read_write> logp: array<f32>;       // [rows]
+@group(0) @binding(5) var<storage, read_write> entropy: array<f32>;    // [rows] nats
+@group(0) @binding(6) var<storage, read_write> sumP2: array<f32>;      // [rows]
 
 override workgroupSize: u32 = 64;
 
 @compute @workgroup_size(workgroupSize)
-fn main(
+fn tokenStatsRows(
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,

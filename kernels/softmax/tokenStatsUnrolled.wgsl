@@ -1,14 +1,13 @@
 // tokenStats.wgsl with the vocabulary fixed when the pipeline is compiled (the override vocabSize;
 // host side: tokenStatsUnrolledKernel in tokenStats.ts): the row's logits are loaded once, all
 // together, and its walks read them from registers (sampleUnrolled.wgsl says why). Same sums in
-// the same order, the same bits. Uniform and bindings: tokenStatsIo.wgsl (u.vocab is vocabSize).
+// the same order, the same bits. Joined after tokenStats.wgsl (the uniform and bindings; u.vocab is vocabSize).
 
-override workgroupSize: u32 = 64;
 // The default is for compilation checks; every call sets it (UNROLLED_MAX_VOCAB in rowUnrolled.ts).
 override vocabSize: u32 = 64;
 
 @compute @workgroup_size(workgroupSize)
-fn main(
+fn tokenStatsUnrolled(
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,

@@ -170,7 +170,7 @@ describe('tokenBaseline.wgsl tokenBaselineW (OTB pass 1) matches tokenBaselineWC
   }
 });
 
-describe('whiten (whiten.wgsl, whitenCombine.wgsl, whitenApply.wgsl) matches whitenCpu', () => {
+describe('whiten (whiten.wgsl, whiten.wgsl whitenCombine, whiten.wgsl whitenApply) matches whitenCpu', () => {
   const B = WHITEN_MIN_BLOCK;
   const grown = WHITEN_MAX_BLOCKS * B; // the last row count with blocks of B rows
   const cases: Array<[number, number, number]> = [

@@ -1,6 +1,6 @@
 /**
- * The backward kernels vs their references in kernels/model/mlp.ts: headGrad.wgsl (headGradCpu),
- * hiddenGrad.wgsl (hiddenDaCpu), slotGrad.wgsl (slotGradCpu), firstLayerGrad.wgsl
+ * The backward kernels vs their references in kernels/model/mlp.ts: backward.wgsl headGrad (headGradCpu),
+ * backward.wgsl hiddenGrad (hiddenDaCpu), backward.wgsl slotGrad (slotGradCpu), firstLayerGrad.wgsl
  * (firstLayerGradCpu, fed G rounded to f32 as the GPU stores it), each fed the reference's own
  * inputs, then the whole chain on the GPU vs backwardCpu. headGrad and slotGrad are two-pass
  * reductions over 64-row chunks (kernels/reduce.ts): row counts around the chunk size, none, and

@@ -14,13 +14,18 @@ describe('every kernel compiles on the adapter', () => {
 });
 
 /** Fields of the struct that binding 0 (`var<uniform> u: Name`) uses, parsed from the WGSL source. */
-function uniformStructFields(source: string): Array<[string, string]> {
+function uniformStructFields(source: string, entryPoint = 'main'): Array<[string, string]> {
   const code = source.replace(/\/\/.*$/gm, '');
-  const name = /var<uniform>\s+\w+\s*:\s*(\w+)\s*;/.exec(code)?.[1];
-  if (!name) throw new Error('no var<uniform> binding');
-  const body = new RegExp(`struct\\s+${name}\\s*\\{([^}]*)\\}`).exec(code)?.[1];
-  if (body === undefined) throw new Error(`struct ${name} not found`);
-  return body
+  const uniforms = [...code.matchAll(/var<uniform>\s+(\w+)\s*:\s*(\w+)\s*;/g)].map((m) => ({ v: m[1]!, struct: m[2]! }));
+  // A file of several entry points declares one uniform each: the entry point's function reads its own.
+  const start = code.indexOf(`fn ${entryPoint}(`);
+  const end = code.indexOf('\n}\n', start);
+  const body = start < 0 ? '' : code.slice(start, end < 0 ? undefined : end);
+  const name = (uniforms.length === 1 ? uniforms[0] : uniforms.find((u) => new RegExp(`\\b${u.v}\\.`).test(body)))?.struct;
+  if (!name) throw new Error(`no var<uniform> binding read by ${entryPoint}`);
+  const fields = new RegExp(`struct\\s+${name}\\s*\\{([^}]*)\\}`).exec(code)?.[1];
+  if (fields === undefined) throw new Error(`struct ${name} not found`);
+  return fields
     .split(',')
     .map((f) => f.trim())
     .filter((f) => f.length > 0)
@@ -78,7 +83,7 @@ describe('compileKernels: every failing kernel named at once, the others compile
 describe('uniform mirrors', () => {
   for (const k of ALL_KERNELS) {
     it(`${k.label}: the TS uniform layout lists the WGSL struct's fields in order, 4 bytes each`, () => {
-      const wgsl = uniformStructFields(k.source);
+      const wgsl = uniformStructFields(k.source, k.entryPoint);
       expect(k.uniform.fields.map(([n, t]) => [n, t])).toEqual(wgsl);
       expect(k.uniform.size % 16).toBe(0);
       expect(k.uniform.size).toBeGreaterThanOrEqual(4 * wgsl.length);
@@ -89,14 +94,14 @@ describe('uniform mirrors', () => {
 
 /**
  * Every WGSL file under kernels/ is in some kernel that ALL_KERNELS compiles (above) and whose
- * parity tests run: the shared pieces (common.wgsl, the *Io.wgsl uniforms and bindings a kernel's
- * thread and subgroup versions share, rowSoftmax.wgsl, rowSubgroup.wgsl, subgroupLanes.wgsl) are
- * tested through the kernels that join them, the files of several entry points through each of
+ * parity tests run: the shared pieces (common.wgsl, rowSoftmax.wgsl, rowSubgroup.wgsl,
+ * rowUnrolled.wgsl, subgroupLanes.wgsl, and the thread versions of the row kernels, whose uniform
+ * and bindings their other versions share) are tested through the kernels that join them, the files of several entry points through each of
  * their passes, and no file is left that nothing compiles.
  */
 describe('shared WGSL pieces', () => {
   const files = import.meta.glob('../../kernels/**/*.wgsl', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
-  const pieces = ['sampleIo', 'tokenStatsIo', 'logitGradIo', 'subgroupLanes'];
+  const pieces = ['subgroupLanes', 'rowUnrolled'];
   it('the glob sees the kernel folder, shared pieces included', () => {
     const names = Object.keys(files).map((p) => p.replace(/^.*\/(\w+)\.wgsl$/, '$1'));
     expect(names).toEqual(expect.arrayContaining([...pieces, 'common', 'rowSoftmax', 'rowSubgroup']));

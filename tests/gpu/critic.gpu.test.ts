@@ -1,5 +1,5 @@
 /**
- * gae.wgsl and the critic's update (criticUpdate.wgsl per row chunk, then criticApply.wgsl; PPO's
+ * critic.wgsl gae and the critic's update (critic.wgsl criticUpdate per row chunk, then critic.wgsl criticApply; PPO's
  * critic, kernels/advantage/critic.ts) vs their references, through the self-test cases
  * (kernels/selftest/critic.ts states the tolerances and why), plus the extremes: an all-masked
  * trajectory gives 0 advantages and returns, a trajectory of one row gets A = R - V, and entries no

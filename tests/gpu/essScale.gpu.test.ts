@@ -1,5 +1,5 @@
 /**
- * essScale.wgsl vs essScaleCpu (kernels/optimizer/essScale.ts). Tolerance rtol 2e-5: the ESS is a ratio of
+ * adam.wgsl essScale vs essScaleCpu (kernels/optimizer/essScale.ts). Tolerance rtol 2e-5: the ESS is a ratio of
  * f32 tree sums of exp over up to ~4,000 trajectories (a few ulps each; from 1,024 on, the kernel's
  * threads load four trajectories a step) and one exp/log pair; the
  * sqrt halves the relative error. Extremes: log-weights of +-1000 (a product of ratios would be
@@ -42,7 +42,7 @@ async function check(stats: TrajStats, o: EssScaleOptions, name: string): Promis
 
 const SQRT: EssScaleOptions = { enabled: true, rule: 'sqrt', rhoBase: 1 };
 
-describe('essScale.wgsl matches essScaleCpu', () => {
+describe('adam.wgsl essScale matches essScaleCpu', () => {
   for (const N of [1, 7, 256, 257, 1000, 1025, 4099]) {
     it(`N = ${N}, random stale log-weights`, async () => {
       const rng = createRng(N);

@@ -1,5 +1,5 @@
 /**
- * embedProject.wgsl vs embedProjectCpu, and forward.wgsl vs forwardCpu (kernels/model/mlp.ts), the two
+ * forward.wgsl embedProject vs embedProjectCpu, and forward.wgsl vs forwardCpu (kernels/model/mlp.ts), the two
  * run in a row on the GPU as the backend runs them (the forward reads the table the GPU made).
  * Tolerances: proj entries are f32 sums of D products against float64 sums: atol 2e-6 sqrt(D) +
  * rtol 1e-4 (worst seen on SwiftShader: 7.5e-7 abs at D 16, atol 8e-6). h and z are f32 sums of K
@@ -74,7 +74,7 @@ async function runEmbedProject(dims: MlpDims, seed: number) {
   });
 }
 
-describe('embedProject.wgsl matches embedProjectCpu', () => {
+describe('forward.wgsl embedProject matches embedProjectCpu', () => {
   // Output counts K·V·H around the workgroup size (63, 64, 65), H past it, vocab 1, D 1 and the default model.
   const shapes: MlpDims[] = [
     { V: 7, K: 3, D: 4, H: 3 },
@@ -93,7 +93,7 @@ describe('embedProject.wgsl matches embedProjectCpu', () => {
   }
 });
 
-describe('forward.wgsl (after embedProject.wgsl) matches forwardCpu', () => {
+describe('forward.wgsl (after forward.wgsl embedProject) matches forwardCpu', () => {
   const dims: MlpDims = { V: 13, K: 3, D: 4, H: 8 };
   for (const rows of edgeSizes(MLP_WORKGROUP_SIZE, 300)) {
     it(`rows = ${rows}`, async () => {

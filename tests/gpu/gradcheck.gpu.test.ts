@@ -1,5 +1,5 @@
 /**
- * Finite-difference check of the whole GPU gradient: embedProject.wgsl, forward.wgsl,
+ * Finite-difference check of the whole GPU gradient: forward.wgsl embedProject, forward.wgsl,
  * logitGrad.wgsl and the four backward kernels (headGrad and slotGrad two-pass reductions sharing
  * one scratch buffer, then firstLayerGrad from slotGrad's G) give dL/dparams of
  * L = sum_r c_r log pi(a_r) (the form every policy loss takes through dlogp), compared with central

@@ -7,7 +7,7 @@
  * <= ~10). Inputs past the +-20 clamp (|logp| up to ~60) use atol 1e-5: there the f32 difference
  * logp - logpRef, and so k1 and k2's gradient, is off by up to half an ulp of 64 (3.8e-6).
  * The modes that read seqLog get the same f32 seqLog on both sides (the reference's), so they test
- * ppoLoss alone; one chained test feeds seqRatio.wgsl's own output. clip must match exactly: a flip
+ * ppoLoss alone; one chained test feeds ppoLoss.wgsl seqRatio's own output. clip must match exactly: a flip
  * needs a log-ratio within 1e-7 of a clip bound, which these seeds do not produce.
  */
 import { describe, expect, it } from 'vitest';
@@ -131,7 +131,7 @@ describe('ppoLoss.wgsl: ratio modes x KL types', () => {
       await check(inp, { ...o, klType: KL_TYPES.k3 }, `mode ${mode} past clamp k3`, 0, seqLogOf(inp, o), 1e-5);
     });
   }
-  it('chained on the GPU: seqRatio.wgsl then ppoLoss.wgsl, per minibatch, against the reference chain', async () => {
+  it('chained on the GPU: ppoLoss.wgsl seqRatio then ppoLoss.wgsl, per minibatch, against the reference chain', async () => {
     const device = await requireGpu();
     const N = 23;
     const inp = trajInputs(N, 140);

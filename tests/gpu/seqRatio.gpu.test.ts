@@ -1,5 +1,5 @@
 /**
- * seqRatio.wgsl vs seqRatioCpu (kernels/loss/seqRatio.ts), in its three modes, over whole batches and
+ * ppoLoss.wgsl seqRatio vs seqRatioCpu (kernels/loss/seqRatio.ts), in its three modes, over whole batches and
  * minibatches (rowBase != 0, outputs at absolute trajectories). Tolerances:
  * - log-ratios of order 1: atol 1e-6, rtol 1e-5. The GPU takes logp - logpOld in f32 (half an ulp
  *   of |logp| <= ~10, ~5e-7) and sums at most Tp = 6 terms in f32 (a few ulps of the sum); the
@@ -59,7 +59,7 @@ const MODES: Array<[SeqRatioMode, Omit<SeqRatioOptions, 'tp'>]> = [
   ['geometric', { mode: 'geometric', clipLow: 0.2, clipHigh: 0.25 }],
 ];
 
-describe('seqRatio.wgsl matches seqRatioCpu', () => {
+describe('ppoLoss.wgsl seqRatio matches seqRatioCpu', () => {
   for (const [name, o] of MODES) {
     for (const N of [1, 23, 70]) {
       it(`${name}, N = ${N}`, async () => {

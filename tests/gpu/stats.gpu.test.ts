@@ -1,5 +1,5 @@
 /**
- * stats.wgsl + statsCombine.wgsl vs statsCpu (kernels/stats/stats.ts). Token counts and histogram bins
+ * stats.wgsl + stats.wgsl statsCombine vs statsCpu (kernels/stats/stats.ts). Token counts and histogram bins
  * must match exactly (u32 counters in both passes; histBin rounds like the GPU). Means and the
  * ESS: rtol 1e-5, atol 1e-6, unchanged from the one-workgroup kernel: every f32 sum is a short
  * serial run per thread plus two 8-level trees and a few terms per thread in pass 2, whatever the

@@ -68,7 +68,7 @@ for (const kernelVariant of ['thread', 'subgroup'] as const) describe(`trainer: 
     g.destroy();
   });
 
-  // PPO: GAE (gae.wgsl), the critic's update and whitening's three dispatches, in both variants.
+  // PPO: GAE (critic.wgsl gae), the critic's update and whitening's three dispatches, in both variants.
   it('PPO (critic and GAE), 4 turns: same tokens, metrics and advantages over two iterations', async () => {
     let cfg = withFieldText(defaultConfig(), 'methods', 'ppo');
     for (const [k, v] of Object.entries({ batch: '3', group: '4', seed: '3', epochs: '2', 'env.maxTurns': '4', 'model.hidden': '16' })) cfg = withFieldText(cfg, k, v);
