@@ -15,6 +15,7 @@ import type { RunConfig } from './config';
 import type { TaskEnv } from './envs';
 import type { TurnChecklist } from './envs/types';
 import type { LastBatch } from './trainer';
+import { ORIGINS, type Origin } from './collect';
 import type { Plan } from './plan';
 
 export interface BatchDump {
@@ -33,6 +34,11 @@ export interface BatchDump {
     kept: boolean;
     /** PF-PPO: times the rollout was drawn by the reliability resampling (1 without it). */
     copies: number;
+    /**
+     * Where the trajectory came from: the policy's rollout, a DARS extra rollout, an EDGE-GRPO
+     * correction, a ReGFT hint, or a DARS slot its prompt left unused (in the prompt's group, never rolled out).
+     */
+    origin: Origin;
     /**
      * Per turn taken, where the methods or the task define them: IGPO's information gain (outcome
      * on the last turn), GiGPO's step rewards, the tools task's checklist rewards R_t.
@@ -82,6 +88,8 @@ export interface BatchPack {
   rewardTrue: Float32Array;
   kept: Uint8Array;
   copies: Float32Array;
+  /** `ORIGINS` indices. */
+  origin: Uint8Array;
   /** Every trajectory's text, joined; `textEnd` splits it. */
   text: string;
   textEnd: Uint32Array;
@@ -124,11 +132,15 @@ export interface ChecklistPack {
 /** Where trajectory (or turn) n's entries begin, given the ends. */
 const start = (end: Uint32Array, n: number) => (n === 0 ? 0 : end[n - 1]!);
 
-/** The ordinal of each row's group (groups are runs of rows that start at groupStart). */
-function groupIndices(groupStart: Uint32Array): Int32Array {
+/**
+ * The ordinal of each row's group (groups are runs of rows that start at groupStart). A DARS slot
+ * its prompt left unused stays in the prompt's group: the group is the prompt, as the reader sees it.
+ */
+export function groupIndices(groupStart: Uint32Array, origin: Uint8Array): Int32Array {
   const out = new Int32Array(groupStart.length);
+  const unused = ORIGINS.indexOf('unused');
   let g = -1;
-  groupStart.forEach((start, n) => (out[n] = start === n ? ++g : g));
+  groupStart.forEach((start, n) => (out[n] = start === n && (origin[n] !== unused || g < 0) ? ++g : g));
   return out;
 }
 
@@ -189,11 +201,12 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     lr: b.lr,
     loss: b.loss,
     vocab: env.vocab,
-    group: groupIndices(b.adv.groupStart),
+    group: groupIndices(b.adv.groupStart, b.origin),
     reward: b.rewards.slice(0, N),
     rewardTrue: ep.rewardTrue.slice(0, N),
     kept: b.live.slice(0, N).map((v) => (v === 1 ? 1 : 0)),
     copies: b.mult.slice(0, N),
+    origin: b.origin.slice(0, N),
     text: texts.join(''),
     textEnd,
     tokenEnd,
@@ -251,7 +264,7 @@ function packChecklists(lists: readonly TurnChecklist[][], N: number): Checklist
 /** The buffers a pack can hand over without a copy (for postMessage's transfer list). */
 export function packBuffers(p: BatchPack): ArrayBuffer[] {
   const arrays = [
-    p.group, p.reward, p.rewardTrue, p.kept, p.copies, p.textEnd, p.tokenEnd, p.tok, p.turn,
+    p.group, p.reward, p.rewardTrue, p.kept, p.copies, p.origin, p.textEnd, p.tokenEnd, p.tok, p.turn,
     p.logpOld, p.logp, p.logpRef, p.entropy, p.sumP2, p.adv, p.ratio, p.clip, p.lossTok, p.turnEnd,
     p.turnRewards, p.turnRole, p.roleRewards,
     ...(p.checklist ? [p.checklist.turnEnd, p.checklist.itemEnd, p.checklist.item, p.checklist.weight, p.checklist.flags] : []),
@@ -310,6 +323,7 @@ function unpackTraj(p: BatchPack, n: number): Traj {
     reward_true: p.rewardTrue[n]!,
     kept: p.kept[n] === 1,
     copies: p.copies[n]!,
+    origin: ORIGINS[p.origin[n]!] ?? 'policy',
     ...extra,
     text: p.text.slice(start(p.textEnd, n), p.textEnd[n]),
     tokens,

@@ -46,6 +46,8 @@ export interface Collected extends RollState {
   live: Uint8Array;
   /** [N] how many times PF-PPO drew the row (1 without it). */
   mult: Float32Array;
+  /** [N] where each row's trajectory came from: an `ORIGINS` index. */
+  origin: Uint8Array;
   /** Policy performance on its own first-round rollouts (before filtering, hints or corrections). */
   firstPass: { reward: number; success: number };
   /** Trajectories rolled out this iteration (generation cost of filtering, DARS, corrections). */
@@ -53,6 +55,15 @@ export interface Collected extends RollState {
   /** ReGFT's fine-tuning stage: train with advantage = reward (1 on kept rollouts). */
   sft: boolean;
 }
+
+/**
+ * Where a row's trajectory came from: the policy's own rollout, a DARS extra rollout, an EDGE-GRPO
+ * correction (the reference finished it, or replaced it), a ReGFT hinted rollout, or a DARS slot
+ * its prompt did not use (never rolled out; it belongs to the prompt before it).
+ */
+export const ORIGINS = ['policy', 'extra', 'gec_inject', 'gec_replace', 'hint', 'unused'] as const;
+export type Origin = (typeof ORIGINS)[number];
+const ORIGIN = Object.fromEntries(ORIGINS.map((o, i) => [o, i])) as Record<Origin, number>;
 
 export interface CollectContext {
   cfg: RunConfig;
@@ -184,6 +195,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
   for (let n = 0; n < N; n++) groupStart[n] = Math.floor(n / cap) * cap;
   const groupSize = new Uint32Array(N).fill(cap);
   const live = new Uint8Array(N).fill(1);
+  const origin = new Uint8Array(N);
   let st: RollState;
   let first: RollState;
   let firstRows = all;
@@ -199,11 +211,15 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
     for (let p = 0; p < B; p++) {
       const rows = all.slice(p * cap, p * cap + G);
       const dn = darsExtra(meanOf(st.ep.success, rows), G, plan.dars);
-      for (let k = G; k < G + dn; k++) extra[p * cap + k] = 1;
+      for (let k = G; k < G + dn; k++) {
+        extra[p * cap + k] = 1;
+        origin[p * cap + k] = ORIGIN.extra;
+      }
       for (let k = 0; k < cap; k++) groupSize[p * cap + k] = k < G + dn ? G + dn : 1;
       for (let k = G + dn; k < cap; k++) {
         groupStart[p * cap + k] = p * cap + k;
         live[p * cap + k] = 0;
+        origin[p * cap + k] = ORIGIN.unused;
       }
     }
     if (extra.some((x) => x)) {
@@ -256,6 +272,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
       const hint = plan.regft.hintTurns;
       await roll(st2, roundKey(iter, 1), hard, (n, turn) => (turn < hint ? st2.ep.oracle!(n, turn) : null));
       st = composeStates(all.map((n) => ({ st: hard[n] ? st2 : st, n })), G, l);
+      for (let n = 0; n < N; n++) if (hard[n]) origin[n] = ORIGIN.hint;
     }
     for (let n = 0; n < N; n++) if (!st.ep.success[n]) live[n] = 0;
   } else if (plan.gec) {
@@ -278,6 +295,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
       };
       await roll(st2, roundKey(iter, 1), Uint8Array.from(mode, (m) => (m ? 1 : 0)), force);
       st = composeStates(all.map((n) => ({ st: mode[n] ? st2 : prev, n })), G, l);
+      for (let n = 0; n < N; n++) if (mode[n]) origin[n] = mode[n] === 1 ? ORIGIN.gec_inject : ORIGIN.gec_replace;
     }
   }
 
@@ -289,5 +307,5 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
   }
   // A batch assembled from several rounds or re-rolled rows is not on the device yet.
   if (st !== onDevice) backend.writeSequences(st.seq);
-  return { ...st, groupStart, groupSize, live, mult, firstPass, rollouts, sft };
+  return { ...st, groupStart, groupSize, live, mult, origin, firstPass, rollouts, sft };
 }

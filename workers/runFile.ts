@@ -13,6 +13,7 @@ import { ConfigError, parseConfig, type RunConfig } from './config';
 import { SCALAR_METRICS, type MetricRow } from './metrics';
 import { encodeShareLink } from './shareUrl';
 import type { BatchDump } from './batchDump';
+import { ORIGINS } from './collect';
 
 export const RUN_FILE_FORMAT = 'agentic-rl-playground/run';
 export const RUN_FILE_VERSION = 1;
@@ -124,6 +125,7 @@ const trajSchema = z.object({
   reward_true: num,
   kept: z.boolean().optional(),
   copies: z.number().int().min(0).max(1_000_000).optional(),
+  origin: z.enum(ORIGINS).optional(),
   // Fields some tasks and methods add (DESIGN.md "The batch dump"); others are dropped.
   turn_rewards: z.array(num).max(64).optional(),
   checklist: z

@@ -85,6 +85,8 @@ export interface LastBatch {
   /** [N] 1 where the row was trained on; PF-PPO's draw counts. */
   live: Uint8Array;
   mult: Float32Array;
+  /** [N] an `ORIGINS` index per row. */
+  origin: Uint8Array;
 }
 
 /** A point a run can be resumed from exactly: replaying from it reproduces the same iterations. */
@@ -228,7 +230,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
 
     // PLUMBING: the metrics row. Reward and success are the policy's own first-round rollouts.
     const lr = cfg.lr * s.lr_scale;
-    lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, seq: c.seq, live: c.live, mult: c.mult };
+    lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, seq: c.seq, live: c.live, mult: c.mult, origin: c.origin };
     return {
       iter,
       reward_mean: c.firstPass.reward,

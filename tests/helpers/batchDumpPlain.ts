@@ -4,6 +4,7 @@
  * reference it must equal, key order included.
  */
 import type { BatchDump } from '../../workers/batchDump';
+import { ORIGINS } from '../../workers/collect';
 import { resolvePlan } from '../../workers/plan';
 import type { Trainer } from '../../workers/trainer';
 
@@ -16,7 +17,8 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
   const trajs: BatchDump['trajs'] = [];
   const groupOf: number[] = [];
   let g = -1;
-  b.adv.groupStart.forEach((start, n) => (groupOf[n] = start === n ? ++g : g));
+  // A DARS slot its prompt left unused stays in the prompt's group.
+  b.adv.groupStart.forEach((start, n) => (groupOf[n] = start === n && (ORIGINS[b.origin[n]!] !== 'unused' || g < 0) ? ++g : g));
   for (let n = 0; n < N; n++) {
     const tokens: BatchDump['trajs'][number]['tokens'] = [];
     for (let j = 0; j < Tp; j++) {
@@ -65,6 +67,7 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
       reward_true: ep.rewardTrue[n]!,
       kept: b.live[n] === 1,
       copies: b.mult[n]!,
+      origin: ORIGINS[b.origin[n]!]!,
       ...extra,
       text: ep.describe(n),
       tokens,
