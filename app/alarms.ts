@@ -2,8 +2,9 @@
  * Alarms: the training pathologies the playground is about, detected from the metric rows as they
  * arrive and marked on the charts' timeline. Each fires once when its condition starts (a rising
  * edge) and re-arms only after the metric has clearly recovered (hysteresis), so a value hovering at
- * the threshold does not flood the timeline. The remedies name methods by registry id; the panel
- * says which of them this build already has.
+ * the threshold does not flood the timeline. The remedies name methods by registry id; a method the
+ * run already has on is never recommended (`remediesFor`), and the wording follows the run's methods
+ * (`alarmExplain`): under per-turn rewards an all-equal outcome no longer means zero advantages.
  */
 import type { MetricRow } from '../workers/metrics';
 
@@ -17,9 +18,14 @@ export const ALARM_THRESHOLDS = {
   /** Fires when the normalized ESS falls below this; re-arms above `essRearm`. */
   ess: 0.5,
   essRearm: 0.7,
-  /** Fires when the gradient norm exceeds this many times the median of the last `gradWindow` values. */
+  /**
+   * Fires when the gradient norm exceeds this many times the median of the last `gradWindow` values,
+   * and that median is never taken below `gradFloor` times the largest median the run has seen: a
+   * converged run's gradients (1e-10) jitter by large factors that mean nothing.
+   */
   gradSpike: 4,
   gradWindow: 20,
+  gradFloor: 0.05,
   /** Fires when entropy falls below this fraction of its first value; re-arms above `entropyRearm`. */
   entropy: 0.2,
   entropyRearm: 0.35,
@@ -40,7 +46,7 @@ const T = ALARM_THRESHOLDS;
 export const ALARM_DOCS: Record<AlarmKind, AlarmDoc> = {
   collapse: {
     title: 'Advantage Collapse',
-    explain: `At least ${T.collapse * 100}% of groups have all-equal rewards: their advantages are 0 and they teach nothing (METHODS.md 3).`,
+    explain: `At least ${T.collapse * 100}% of groups have all-equal rewards: their advantages are 0 and they teach nothing.`,
     remedies: [
       { id: 'igpo', name: 'IGPO (information-gain turn rewards)' },
       { id: 'cm2', name: 'CM2 (checklist rewards)' },
@@ -95,10 +101,39 @@ export interface AlarmState {
   armed: Record<AlarmKind, boolean>;
   entropy0: number | null;
   grads: number[];
+  /** The largest median of the gradient-norm window so far: the scale `gradFloor` is relative to. */
+  gradPeak: number;
 }
 
 export function initialAlarmState(): AlarmState {
-  return { armed: { collapse: true, ess: true, grad: true, entropy: true }, entropy0: null, grads: [] };
+  return { armed: { collapse: true, ess: true, grad: true, entropy: true }, entropy0: null, grads: [], gradPeak: 0 };
+}
+
+/** Methods whose advantages do not vanish when a group's outcome rewards tie (per-turn or critic signals). */
+const TURN_SIGNAL = new Set(['igpo', 'cm2', 'ppo', 'otb']);
+
+/** The alarm's one-line explanation, true for the run's methods. */
+export function alarmExplain(kind: AlarmKind, methods: readonly string[]): string {
+  if (kind === 'collapse') {
+    const turn = methods.filter((m) => TURN_SIGNAL.has(m));
+    if (turn.length > 0) {
+      return `At least ${T.collapse * 100}% of groups have all-equal outcome rewards. Under ${turn.map(nameOf).join(', ')} their advantages need not be 0 (per-turn rewards or a baseline still differ): check the zero-advantage share on the Collapse chart.`;
+    }
+  }
+  if (kind === 'grad') {
+    return `The gradient norm jumped above ${T.gradSpike}x its recent median (never below ${T.gradFloor * 100}% of the run's typical size): one batch or a few tokens dominate the update.`;
+  }
+  return ALARM_DOCS[kind].explain;
+}
+
+function nameOf(id: string): string {
+  for (const k of ALARM_KINDS) for (const r of ALARM_DOCS[k].remedies) if (r.id === id) return r.name.replace(/ \(.*\)$/, '');
+  return id.toUpperCase();
+}
+
+/** The remedies worth suggesting: those the run does not already have on. */
+export function remediesFor(kind: AlarmKind, methods: readonly string[]): AlarmDoc['remedies'] {
+  return ALARM_DOCS[kind].remedies.filter((r) => !methods.includes(r.id));
 }
 
 function median(xs: number[]): number {
@@ -127,7 +162,9 @@ export function detectAlarms(rows: readonly MetricRow[], state: AlarmState): Ala
     if (Number.isFinite(g)) {
       if (state.grads.length >= 5) {
         const med = median(state.grads);
-        const spike = med > 0 && g > T.gradSpike * med;
+        state.gradPeak = Math.max(state.gradPeak, med);
+        const scale = Math.max(med, T.gradFloor * state.gradPeak);
+        const spike = scale > 0 && g > T.gradSpike * scale;
         edge('grad', r.iter, g, spike, !spike);
       }
       state.grads.push(g);

@@ -3,7 +3,7 @@
  * one-line explanation, and the methods that address it (those this build has are marked).
  */
 import { methodRegistry } from '../../workers/methods';
-import { ALARM_DOCS, ALARM_KINDS } from '../alarms';
+import { ALARM_DOCS, ALARM_KINDS, alarmExplain, remediesFor, type AlarmKind } from '../alarms';
 import { useAppStore } from '../store';
 import { alarmKindOf } from '../store/metricsSlice';
 
@@ -15,11 +15,13 @@ function fmt(v: number | undefined): string {
   return Math.abs(v) >= 100 ? v.toFixed(0) : String(Number(v.toPrecision(3)));
 }
 
-function Remedies({ kind }: { kind: keyof typeof ALARM_DOCS }) {
+function Remedies({ kind, methods }: { kind: AlarmKind; methods: readonly string[] }) {
+  const remedies = remediesFor(kind, methods);
+  if (remedies.length === 0) return <span className="remedies">Every method this build has for it is already on.</span>;
   return (
     <span className="remedies">
       Addressed by:{' '}
-      {ALARM_DOCS[kind].remedies.map((r, i) => (
+      {remedies.map((r, i) => (
         <span key={r.id}>
           {i > 0 && ', '}
           {Object.hasOwn(methodRegistry, r.id) ? <strong title="available in the Methods panel">{r.name}</strong> : r.name}
@@ -32,6 +34,7 @@ function Remedies({ kind }: { kind: keyof typeof ALARM_DOCS }) {
 
 export function AlarmsPanel() {
   const markers = useAppStore((s) => s.markers);
+  const methods = useAppStore((s) => s.config.methods);
   const alarms = markers.flatMap((m) => {
     const kind = alarmKindOf(m);
     return kind ? [{ ...m, alarm: kind }] : [];
@@ -53,8 +56,8 @@ export function AlarmsPanel() {
                 <span className="alarm-dot" aria-hidden="true" />
                 <strong>{ALARM_DOCS[a.alarm].title}</strong> at iteration {a.iter} (value {fmt(a.value)})
               </span>
-              <span className="alarm-explain">{ALARM_DOCS[a.alarm].explain}</span>
-              <Remedies kind={a.alarm} />
+              <span className="alarm-explain">{alarmExplain(a.alarm, methods)}</span>
+              <Remedies kind={a.alarm} methods={methods} />
             </li>
           ))}
         </ul>

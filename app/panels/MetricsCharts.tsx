@@ -476,7 +476,7 @@ export function MetricsCharts() {
         <Heatmap
           testId="chart-adv-heatmap"
           title="Advantage distribution over iterations"
-          doc="Each column is one iteration's advantage histogram (scaled to its own maximum); a single bright band at 0 is Advantage Collapse."
+          doc="Each column is one iteration's advantage histogram (scaled to its own maximum). A bright band at 0 means many advantages near 0: it is Advantage Collapse only where they are exactly 0 (the Collapse chart's zero-advantage share); under CM2 or IGPO small advantages light it too."
           series={series}
           slot={0}
           histKey="adv_hist"
