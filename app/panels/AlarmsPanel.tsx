@@ -45,8 +45,7 @@ export function AlarmsPanel() {
       <h2 id="alarms-title">Alarms</h2>
       {listed.length === 0 ? (
         <p className="hint">
-          None yet. Watched: {ALARM_KINDS.map((k) => ALARM_DOCS[k].title.toLowerCase()).join(', ')}. Each one is marked on the
-          charts&rsquo; timeline when it starts.
+          None yet. Watched: {ALARM_KINDS.map((k) => ALARM_DOCS[k].title.toLowerCase()).join(', ')}; each is marked on the charts when it starts.
         </p>
       ) : (
         <ul className="alarm-list" aria-live="polite">

@@ -103,10 +103,15 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
       {batch && (
         <>
           <p className="blurb">
-            Rows are prompts (groups), columns their rollouts; each cell is a rollout’s reward. A group whose rewards tie and whose
-            advantages are all 0 (marked) gives no gradient: Advantage Collapse.{' '}
-            <span data-testid="group-counts">{countsText(counts)}</span> Click a cell to open the trajectory; in the matrix, the arrow keys
-            move between cells and Enter opens one.
+            <span className="group-how">
+              Rows are prompts (groups), columns their rollouts; each cell is a rollout’s reward. A group whose rewards tie and whose
+              advantages are all 0 (marked) gives no gradient: Advantage Collapse.{' '}
+            </span>
+            <span data-testid="group-counts">{countsText(counts)}</span>
+            <span className="group-how">
+              {' '}
+              Click a cell to open the trajectory; in the matrix, the arrow keys move between cells and Enter opens one.
+            </span>
           </p>
           <div className="matrix-wrap">
             <table className="matrix" data-testid="reward-matrix" ref={cursor.table} onKeyDown={cursor.onKeyDown} onFocus={cursor.onFocus}>

@@ -14,6 +14,8 @@ import { ALARM_DOCS } from '../alarms';
 import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { fmt, thin, tickFmt } from '../charts/format';
 import { HeatmapCanvas } from '../charts/Heatmap';
+import { OnPolicyHint } from './OnPolicyHint';
+import './keyCharts.css';
 import { extent, niceScale, type AxisScale } from '../charts/scale';
 import { XYChart, type XYBand, type XYMarker, type XYSeries } from '../charts/XYChart';
 import { useStaggeredSeries } from '../charts/stagger';
@@ -426,6 +428,7 @@ export function MetricsCharts() {
   const liveSeries = useAppStore((s) => s.series);
   const markers = useAppStore((s) => s.markers);
   const config = useAppStore((s) => s.config);
+  const presenter = useAppStore((s) => s.presenter);
   // The clip the run applies: a method may set its own (DAPO, GSPO, GMPO's log-space range).
   const ratio = useMemo(() => resolvePlan(config).ratio, [config]);
   // The small charts render at a lower priority, so a burst of rows never blocks the page.
@@ -447,32 +450,41 @@ export function MetricsCharts() {
   const [large, ...small] = GROUPS;
   const groupMarkers = useMemo(() => new Map(GROUPS.map((g) => [g.id, markersFor(g, markers)])), [markers]);
 
+  const collapse = small.find((g) => g.id === 'groups_all_equal_frac');
+  const rest = small.filter((g) => g !== collapse);
+  const slotOf = (g: ChartGroup) => small.indexOf(g) + 2;
+  const advHist = (
+    <Histogram
+      testId="chart-adv-hist"
+      title={`Advantage histogram${iterLabel}`}
+      doc={`Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`}
+      counts={last?.adv_hist}
+      edges={last?.adv_hist_edges}
+      range={ADV_HIST_RANGE}
+      color="#7c3aed"
+    />
+  );
+  const ratioHist = (
+    <Histogram
+      testId="chart-ratio-hist"
+      title={`Log IS ratio histogram${iterLabel}`}
+      doc={`log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
+      counts={last?.ratio_hist}
+      edges={last?.ratio_hist_edges}
+      range={LOGRATIO_HIST_RANGE}
+      color="#0891b2"
+      clip={clip}
+    />
+  );
+
+  // The key pictures on the first screen (reward, the advantage and IS-ratio distributions over
+  // time, Advantage Collapse); every other chart one click away under "More charts".
   return (
     <section className="panel charts" aria-labelledby="charts-title">
       <h2 id="charts-title">Training</h2>
-      {large && <SeriesChart group={large} series={liveSeries} height={240} markers={groupMarkers.get(large.id)!} />}
-      <div className="chart-grid">
-        <Histogram
-          testId="chart-adv-hist"
-          title={`Advantage histogram${iterLabel}`}
-          doc={`Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`}
-          counts={last?.adv_hist}
-          edges={last?.adv_hist_edges}
-          range={ADV_HIST_RANGE}
-          color="#7c3aed"
-        />
-        <Histogram
-          testId="chart-ratio-hist"
-          title={`Log IS ratio histogram${iterLabel}`}
-          doc={`log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
-          counts={last?.ratio_hist}
-          edges={last?.ratio_hist_edges}
-          range={LOGRATIO_HIST_RANGE}
-          color="#0891b2"
-          clip={clip}
-        />
-      </div>
-      <div className="chart-grid">
+      {large && <SeriesChart group={large} series={liveSeries} height={180} markers={groupMarkers.get(large.id)!} />}
+      <OnPolicyHint />
+      <div className="chart-grid key-charts">
         <Heatmap
           testId="chart-adv-heatmap"
           title="Advantage distribution over iterations"
@@ -493,12 +505,21 @@ export function MetricsCharts() {
           range={LOGRATIO_HIST_RANGE}
           guides={clipGuides}
         />
+        {collapse && <SeriesChart group={collapse} series={series} height={150} markers={groupMarkers.get(collapse.id)!} slot={slotOf(collapse)} />}
       </div>
-      <div className="chart-grid small">
-        {small.map((g, i) => (
-          <SeriesChart key={g.id} group={g} series={series} height={150} markers={groupMarkers.get(g.id)!} slot={i + 2} />
-        ))}
-      </div>
+      {/* Presenter mode opens it: the lesson's own charts may be among these (its style hides the rest). */}
+      <details className="more-charts" data-testid="more-charts" open={presenter || undefined}>
+        <summary>More charts: the latest iteration's histograms and {rest.length} more metrics</summary>
+        <div className="chart-grid">
+          {advHist}
+          {ratioHist}
+        </div>
+        <div className="chart-grid small">
+          {rest.map((g) => (
+            <SeriesChart key={g.id} group={g} series={series} height={150} markers={groupMarkers.get(g.id)!} slot={slotOf(g)} />
+          ))}
+        </div>
+      </details>
     </section>
   );
 }

@@ -147,7 +147,9 @@ export function RunControls() {
 
   return (
     <section className="panel run-controls" aria-labelledby="run-title">
-      <h2 id="run-title">Run</h2>
+      <h2 id="run-title" title="Keys: Space starts or pauses, S runs one iteration">
+        Run
+      </h2>
       <div className="buttons">
         <button type="button" className="primary" onClick={() => void start()} disabled={!idle}>
           Start
@@ -173,27 +175,27 @@ export function RunControls() {
             ))}
           </select>
         </div>
-        <RunTo iter={iter} disabled={!idle} />
+        <div className="field backend-field">
+          <label htmlFor="backend-select">Backend</label>
+          <select
+            id="backend-select"
+            value={backend}
+            disabled={imported || (!idle && phase !== 'configuring')}
+            onChange={(e) => setBackend(e.target.value as BackendChoice)}
+          >
+            {BACKENDS.map((b) => (
+              <option key={b.value} value={b.value}>
+                {b.label}
+              </option>
+            ))}
+          </select>
+        </div>
       </div>
+      <RunTo iter={iter} disabled={!idle} />
       <p className="hint keys-hint">
         Keys: <kbd>Space</kbd> start or pause, <kbd>S</kbd> one iteration.
       </p>
-      <div className="field backend-field">
-        <label htmlFor="backend-select">Backend</label>
-        <select
-          id="backend-select"
-          value={backend}
-          disabled={imported || (!idle && phase !== 'configuring')}
-          onChange={(e) => setBackend(e.target.value as BackendChoice)}
-        >
-          {BACKENDS.map((b) => (
-            <option key={b.value} value={b.value}>
-              {b.label}
-            </option>
-          ))}
-        </select>
-      </div>
-      <p role="status" data-testid="backend-status" className={`backend-status ${status.kind}`}>
+      <p role="status" data-testid="backend-status" className={`backend-status ${status.kind}`} title={status.text}>
         {status.text}
       </p>
       <p className="iter-line">
