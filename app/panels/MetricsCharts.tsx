@@ -17,7 +17,8 @@ import { HeatmapCanvas } from '../charts/Heatmap';
 import { OnPolicyHint } from './OnPolicyHint';
 import './keyCharts.css';
 import { extent, niceScale, type AxisScale } from '../charts/scale';
-import { XYChart, type XYBand, type XYMarker, type XYSeries } from '../charts/XYChart';
+import { Chart } from '../charts/engine';
+import type { XYBand, XYMarker, XYSeries } from '../charts/XYChart';
 import { useStaggeredSeries } from '../charts/stagger';
 import { chartSvg, downloadBlob, downloadText, fileStem, svgToPng } from '../exporters';
 import { useAppStore } from '../store';
@@ -228,7 +229,7 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
         <ChartExport figure={ref} testId={testId} title={group.title} legend={keys.map((k) => ({ name: k.key, color: k.color }))} />
       </Caption>
       <p className="chart-doc">{group.doc ?? (group.metrics.length === 1 ? METRIC_DOCS[group.metrics[0]!] : doc.join(' '))}</p>
-      <XYChart
+      <Chart
         data={drawn}
         xKey="iter"
         series={keys}
@@ -294,7 +295,7 @@ function Histogram(props: {
         <ChartExport figure={ref} testId={testId} title={title} legend={[{ name: 'count', color }]} />
       </Caption>
       <p className="chart-doc">{doc}</p>
-      <XYChart
+      <Chart
         data={data}
         xKey="x"
         series={series}
