@@ -4,8 +4,10 @@
  * advantage and log-ratio histograms (the clipped region shaded), and both distributions as canvas
  * heatmaps over iterations. Every chart can show its data as a table. Containers carry data-testid,
  * data-points (iterations shown), data-markers (run events) and data-alarms for the e2e tests.
- * The line charts and histograms are app/charts/XYChart.tsx (plain SVG): with Recharts, chart
- * re-renders were the main thread's long tasks while training (BENCHMARKS.md, page section).
+ * The line charts and histograms are drawn by app/charts/engine.tsx: the plain SVG chart by
+ * default (with Recharts, chart re-renders were the main thread's long tasks while training;
+ * bench/pageCharts.ts measures both), Recharts with `?charts=recharts`. The first screen holds the
+ * key pictures (reward, the two distributions over time, Collapse); the rest is under "More charts".
  */
 import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
 import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/metrics';

@@ -41,10 +41,11 @@ test('a chart for every scalar metric, each with its data as a table; histograms
   // Before any iteration a heatmap says so, in its name and on the canvas.
   await expect(page.getByTestId('chart-adv-heatmap').getByRole('img', { name: 'Advantage distribution over iterations: no iterations yet.' })).toBeVisible();
   // and a histogram's axis is already its range, the ratio's with both clip bands (it was 0 to 1).
+  // The histograms and the other metrics' charts are one click away, under "More charts".
+  await page.getByTestId('more-charts').locator('summary').click();
   const emptyRatio = page.getByTestId('chart-ratio-hist');
   await expect(emptyRatio.locator('.recharts-xAxis .recharts-cartesian-axis-tick-value')).toHaveText(['-0.5', '-0.25', '0', '0.25', '0.5']);
   await expect(emptyRatio.locator('.recharts-reference-area')).toHaveCount(2);
-  await page.getByTestId('more-charts').locator('summary').click();
   await stepTimes(page, 1);
   // One iteration is a point without neighbours, which a line cannot show: each chart draws a dot.
   const first = page.locator('figure[data-metrics]');
