@@ -1,7 +1,8 @@
 /**
- * The playground page: share/export toolbar, link and import notices, run controls, task and method
- * settings on the left, live charts and the batch inspector on the right. A share link can hide any
- * panel (hide=...), by the ids in workers/shareUrl.ts PANEL_IDS.
+ * The playground page: share/export toolbar, link and import notices, run controls, the task and
+ * the advantage estimator on the left, the key charts and the batch inspector on the right; at
+ * 1366x900 it fits one screen, and everything else (all methods, more charts, the batch lab) is one
+ * click away. A share link can hide any panel (hide=...), by the ids in workers/shareUrl.ts PANEL_IDS.
  */
 import { useEffect } from 'react';
 import type { PanelId } from '../workers/shareUrl';
@@ -12,6 +13,7 @@ import { ViewTabs } from './compare/ViewTabs';
 import { BatchLab } from './batchLab/BatchLab';
 import { AlarmsPanel } from './panels/AlarmsPanel';
 import { Inspector } from './panels/Inspector';
+import { EstimatorPicker } from './panels/EstimatorPicker';
 import { MethodsPanel } from './panels/MethodsPanel';
 import { MetricsCharts } from './panels/MetricsCharts';
 import { HiddenPanelsNote, ImportedBanner, ImportErrors, LinkNotice } from './panels/Notices';
@@ -21,6 +23,8 @@ import { Toolbar } from './panels/Toolbar';
 import { useAppStore } from './store';
 import { useCompareStore } from './store/compareStore';
 import { startUrlSync } from './urlSync';
+import './oneScreen.css';
+import './presenterLayout.css';
 
 function ErrorAlert() {
   const error = useAppStore((s) => s.error);
@@ -165,6 +169,7 @@ export function App() {
             <div className="sidebar">
               {lesson && <LessonPanel />}
               {show('run') && <RunControls />}
+              {show('methods') && <EstimatorPicker />}
               {show('task') && <TaskPanel />}
               {show('methods') && <MethodsPanel />}
             </div>
@@ -173,7 +178,12 @@ export function App() {
             {show('charts') && <MetricsCharts />}
             {show('charts') && <AlarmsPanel />}
             <Inspector />
-            {show('batchlab') && <BatchLab />}
+            {show('batchlab') && (
+              <details className="one-click panel-disclosure" data-testid="batch-lab-disclosure">
+                <summary>Batch lab: one batch under several method sets, side by side</summary>
+                <BatchLab />
+              </details>
+            )}
           </div>
         </main>
       </div>

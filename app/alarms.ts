@@ -3,9 +3,11 @@
  * arrive and marked on the charts' timeline. Each fires once when its condition starts (a rising
  * edge) and re-arms only after the metric has clearly recovered (hysteresis), so a value hovering at
  * the threshold does not flood the timeline. Which methods address each alarm is said by the methods'
- * own entries (`remedies` in workers/methods/).
+ * own entries (`remedies` in workers/methods/); a method the run already has on is never recommended
+ * (`remediesFor`), and the wording follows the run's methods (`alarmExplain`): under per-turn rewards
+ * or a critic an all-equal outcome no longer means zero advantages.
  */
-import { METHOD_IDS, methodDef, type Pathology } from '../workers/methods';
+import { METHOD_IDS, methodDef, methodRegistry, type Pathology } from '../workers/methods';
 import type { MetricRow } from '../workers/metrics';
 
 export type AlarmKind = Pathology;
@@ -18,9 +20,14 @@ export const ALARM_THRESHOLDS = {
   /** Fires when the normalized ESS falls below this; re-arms above `essRearm`. */
   ess: 0.5,
   essRearm: 0.7,
-  /** Fires when the gradient norm exceeds this many times the median of the last `gradWindow` values. */
+  /**
+   * Fires when the gradient norm exceeds this many times the median of the last `gradWindow` values,
+   * and that median is never taken below `gradFloor` times the largest median the run has seen: a
+   * converged run's gradients (1e-10) jitter by large factors that mean nothing.
+   */
   gradSpike: 4,
   gradWindow: 20,
+  gradFloor: 0.05,
   /** Fires when entropy falls below this fraction of its first value; re-arms above `entropyRearm`. */
   entropy: 0.2,
   entropyRearm: 0.35,
@@ -59,13 +66,6 @@ export const ALARM_DOCS: Record<AlarmKind, AlarmDoc> = {
   },
 };
 
-/** The methods whose entries say they address `kind`, in registry order, with the short description they give. */
-export function remediesFor(kind: AlarmKind): Array<{ id: string; name: string }> {
-  return METHOD_IDS.flatMap((id) => {
-    const name = methodDef(id).remedies?.[kind];
-    return name ? [{ id, name }] : [];
-  });
-}
 
 export interface Alarm {
   kind: AlarmKind;
@@ -79,10 +79,42 @@ export interface AlarmState {
   armed: Record<AlarmKind, boolean>;
   entropy0: number | null;
   grads: number[];
+  /** The largest median of the gradient-norm window so far: the scale `gradFloor` is relative to. */
+  gradPeak: number;
 }
 
 export function initialAlarmState(): AlarmState {
-  return { armed: { collapse: true, ess: true, grad: true, entropy: true }, entropy0: null, grads: [] };
+  return { armed: { collapse: true, ess: true, grad: true, entropy: true }, entropy0: null, grads: [], gradPeak: 0 };
+}
+
+
+/** The alarm's one-line explanation, true for the run's methods. */
+export function alarmExplain(kind: AlarmKind, methods: readonly string[]): string {
+  if (kind === 'collapse') {
+    const turn = methods.filter((m) => Object.hasOwn(methodRegistry, m) && methodDef(m).signalOnTies);
+    if (turn.length > 0) {
+      return `At least ${T.collapse * 100}% of groups have all-equal outcome rewards. Under ${turn.map(nameOf).join(', ')} their advantages need not be 0 (per-turn rewards or a baseline still differ): check the zero-advantage share on the Collapse chart.`;
+    }
+  }
+  if (kind === 'grad') {
+    return `The gradient norm jumped above ${T.gradSpike}x its recent median (never below ${T.gradFloor * 100}% of the run's typical size): one batch or a few tokens dominate the update.`;
+  }
+  return ALARM_DOCS[kind].explain;
+}
+
+function nameOf(id: string): string {
+  return Object.hasOwn(methodRegistry, id) ? methodDef(id).name : id;
+}
+
+/**
+ * The methods whose entries say they address `kind` (in registry order, with the short description
+ * they give), less those the run already has on: never recommend what is switched on.
+ */
+export function remediesFor(kind: AlarmKind, methods: readonly string[] = []): Array<{ id: string; name: string }> {
+  return METHOD_IDS.flatMap((id) => {
+    const name = methodDef(id).remedies?.[kind];
+    return name && !methods.includes(id) ? [{ id, name }] : [];
+  });
 }
 
 function median(xs: number[]): number {
@@ -111,7 +143,9 @@ export function detectAlarms(rows: readonly MetricRow[], state: AlarmState): Ala
     if (Number.isFinite(g)) {
       if (state.grads.length >= 5) {
         const med = median(state.grads);
-        const spike = med > 0 && g > T.gradSpike * med;
+        state.gradPeak = Math.max(state.gradPeak, med);
+        const scale = Math.max(med, T.gradFloor * state.gradPeak);
+        const spike = scale > 0 && g > T.gradSpike * scale;
         edge('grad', r.iter, g, spike, !spike);
       }
       state.grads.push(g);

@@ -2,10 +2,12 @@
  * Keeps the URL hash and the store in step (docs/ARCHITECTURE.md "The share link"). On load the hash is decoded
  * (never trusted: decodeShareLink validates every key) and applied; afterwards the address bar
  * follows the config and the view with history.replaceState, debounced, so a slider drag adds no
- * history entries. Editing the hash by hand (a hashchange) applies the new link.
+ * history entries. Editing the hash by hand (a hashchange) applies the new link. An open Compare
+ * view is part of the link (`compare=<A>|<B>`), and a link that carries one opens it on both runs.
  */
-import { decodeShareLink, encodeShareLink } from '../workers/shareUrl';
+import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/shareUrl';
 import { useAppStore, type AppState } from './store';
+import { useCompareStore, type CompareState } from './store/compareStore';
 
 /** 200 ms: typing "128" into a field writes the address once. */
 const WRITE_DEBOUNCE_MS = 200;
@@ -13,8 +15,13 @@ const WRITE_DEBOUNCE_MS = 200;
 let started = false;
 let timer: ReturnType<typeof setTimeout> | null = null;
 
+/** The two compared runs while the Compare view is open, else undefined. */
+function comparePair(c: CompareState): ComparePair | undefined {
+  return c.tab === 'compare' && c.snapped ? { a: c.a.config, b: c.b.config } : undefined;
+}
+
 /** The hash that describes what the page shows now. */
-export function currentHash(s: AppState): string {
+export function currentHash(s: AppState, c: CompareState = useCompareStore.getState()): string {
   return encodeShareLink(s.config, {
     backend: s.backend,
     step: s.linkStep ?? undefined,
@@ -22,12 +29,39 @@ export function currentHash(s: AppState): string {
     hide: s.hidden,
     lesson: s.lesson ?? undefined,
     present: s.presenter || undefined,
+    compare: comparePair(c),
   });
+}
+
+/** The last iteration the page has run (0 before the first). */
+export function lastIter(s: AppState): number {
+  return s.series[s.series.length - 1]?.iter ?? 0;
+}
+
+/**
+ * The hash Share copies: what the page shows, run to where it is now. Past iteration 0 it holds
+ * `step=` (else the recipient lands on an empty run); a link's own step stays as it was.
+ */
+export function shareHash(s: AppState, c: CompareState = useCompareStore.getState()): string {
+  const iter = lastIter(s);
+  const step = s.linkStep ?? (iter > 0 ? iter : null);
+  return currentHash({ ...s, linkStep: step }, c);
+}
+
+/** Applies a link to the page and, when it carries one, opens the Compare view on its two runs. */
+function applyLink(link: DecodedLink, initial: boolean): void {
+  useAppStore.getState().applyLink(link, initial);
+  if (link.compare) useCompareStore.getState().restore(link.compare.a, link.compare.b);
 }
 
 /** The full link (this page's address) for a hash. */
 export function shareLinkFor(hash: string): string {
   return `${location.origin}${location.pathname}${hash}`;
+}
+
+function later(): void {
+  if (timer !== null) clearTimeout(timer);
+  timer = setTimeout(writeHash, WRITE_DEBOUNCE_MS);
 }
 
 function writeHash(): void {
@@ -39,7 +73,7 @@ function writeHash(): void {
 export function startUrlSync(): void {
   if (started) return;
   started = true;
-  useAppStore.getState().applyLink(decodeShareLink(location.hash), true);
+  applyLink(decodeShareLink(location.hash), true);
   writeHash();
   useAppStore.subscribe((s, prev) => {
     if (
@@ -53,11 +87,14 @@ export function startUrlSync(): void {
     ) {
       return;
     }
-    if (timer !== null) clearTimeout(timer);
-    timer = setTimeout(writeHash, WRITE_DEBOUNCE_MS);
+    later();
+  });
+  useCompareStore.subscribe((c, prev) => {
+    if (c.tab === prev.tab && c.snapped === prev.snapped && c.a.config === prev.a.config && c.b.config === prev.b.config) return;
+    later();
   });
   window.addEventListener('hashchange', () => {
     if (location.hash === currentHash(useAppStore.getState())) return;
-    useAppStore.getState().applyLink(decodeShareLink(location.hash), false);
+    applyLink(decodeShareLink(location.hash), false);
   });
 }

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/config';
 import { CPU_BACKEND_MAX_BYTES } from '../workers/cpuBackend';
+import { methodRegistry, METHOD_IDS, type MethodDef } from '../workers/methods';
 import { describeSpec } from '../workers/methods/params';
 import { decodeShareLink, describeProblem } from '../workers/shareUrl';
 
@@ -149,8 +150,15 @@ export function helpText(): string {
     `  --cpu-memory G   the CPU backend's memory budget in GiB (default ${CPU_BACKEND_MAX_BYTES / 2 ** 30}); a run that needs more is refused`,
     '',
     'Keys for --set (and for a --config JSON file, nested by the dots):',
-    '  methods          comma-separated active methods (default grpo)',
+    '  methods          comma-separated active methods (default grpo); exactly one advantage estimator (*)',
+    '',
+    'Method ids for `methods` (the names on the playground\'s cards):',
   ];
+  for (const id of METHOD_IDS) {
+    const def = methodRegistry[id] as MethodDef;
+    lines.push(`  ${id.padEnd(16)} ${def.name}${def.estimator ? ' (*)' : ''}: ${def.idea}`);
+  }
+  lines.push('', 'Other keys:');
   for (const [key, spec] of allFields()) lines.push(`  ${key.padEnd(16)} ${describeSpec(spec)}. ${spec.doc}`);
   return lines.join('\n');
 }

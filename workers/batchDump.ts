@@ -50,7 +50,11 @@ export interface BatchDump {
     turn_roles?: string[];
     /** Multi-agent tasks: each role's own reward, by role name. */
     role_rewards?: Record<string, number>;
-    /** Sampled by the policy, or corrected (EDGE-GRPO), hinted (ReGFT) or an extra rollout (DARS). Absent in dumps made before it existed. */
+    /**
+     * Where the trajectory came from (workers/origins.ts): the policy's rollout, an EDGE-GRPO
+     * correction, a ReGFT hint, a DARS extra rollout, or a DARS slot its prompt left unused (in the
+     * prompt's group, never rolled out). Absent in dumps made before it existed.
+     */
     origin?: Origin;
     /** The minibatch the trajectory was trained in (absent in older dumps). */
     minibatch?: number;
@@ -170,11 +174,15 @@ export interface ChecklistPack {
 /** Where trajectory (or turn) n's entries begin, given the ends. */
 const start = (end: Uint32Array, n: number) => (n === 0 ? 0 : end[n - 1]!);
 
-/** The ordinal of each row's group (groups are runs of rows that start at groupStart). */
-function groupIndices(groupStart: Uint32Array): Int32Array {
+/**
+ * The ordinal of each row's group (groups are runs of rows that start at groupStart). A DARS slot
+ * its prompt left unused stays in the prompt's group: the group is the prompt, as the reader sees it.
+ */
+export function groupIndices(groupStart: Uint32Array, origin: Uint8Array): Int32Array {
   const out = new Int32Array(groupStart.length);
+  const unused = ORIGINS.indexOf('unused');
   let g = -1;
-  groupStart.forEach((start, n) => (out[n] = start === n ? ++g : g));
+  groupStart.forEach((start, n) => (out[n] = start === n && (origin[n] !== unused || g < 0) ? ++g : g));
   return out;
 }
 
@@ -251,7 +259,7 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     lr: b.lr,
     loss: b.loss,
     vocab: env.vocab,
-    group: groupIndices(b.adv.groupStart),
+    group: groupIndices(b.adv.groupStart, b.origin),
     reward: b.rewards.slice(0, N),
     rewardTrue: ep.rewardTrue.slice(0, N),
     kept: b.live.slice(0, N).map((v) => (v === 1 ? 1 : 0)),

@@ -213,6 +213,7 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
       for (let k = G + dn; k < cap; k++) {
         groupStart[p * cap + k] = p * cap + k;
         live[p * cap + k] = 0;
+        origin[p * cap + k] = ORIGINS.indexOf('unused');
       }
     }
     if (extra.some((x) => x)) {

@@ -215,11 +215,16 @@ export function withMethods(cfg: RunConfig, ids: string[]): RunConfig {
   return { ...structuredClone(cfg), methods: unique };
 }
 
+/** A method as its card names it, with the id a link or the CLI uses: `GMPO (gmpo)`. */
+function cardName(id: MethodId): string {
+  return `${methodDef(id).name} (${id})`;
+}
+
 /** The rules of a method set: no conflicting pair, exactly one advantage estimator, the right task. */
 function checkMethods(ids: readonly MethodId[], task: TaskId): void {
   for (const a of ids) {
     for (const b of conflictsOf(a)) {
-      if (ids.includes(b)) throw new ConfigError('methods', `${a} conflicts with ${b}; switch one of them off`);
+      if (ids.includes(b)) throw new ConfigError('methods', `${cardName(a)} conflicts with ${cardName(b)}; switch one of them off`);
     }
   }
   if (!ids.some((id) => ESTIMATOR_IDS.includes(id))) {
@@ -231,7 +236,7 @@ function checkMethods(ids: readonly MethodId[], task: TaskId): void {
 function checkTasks(ids: readonly MethodId[], task: TaskId, key: string): void {
   for (const id of ids) {
     const tasks = methodDef(id).tasks;
-    if (tasks && !tasks.includes(task)) throw new ConfigError(key, `${id} needs the ${tasks.join(' or ')} task (the task is ${task})`);
+    if (tasks && !tasks.includes(task)) throw new ConfigError(key, `${cardName(id)} needs the ${tasks.join(' or ')} task (the task is ${task})`);
   }
 }
 

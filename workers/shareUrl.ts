@@ -3,7 +3,8 @@
  * `#v=1&seed=7&batch=4&grpo.eps=0.001&step=3&focus=traj:2&hide=methods,task`, with only the fields
  * that differ from the defaults, in a stable order. A lesson's step is a link too:
  * `#v=1&...&step=20&lesson=collapse:2&present=1` (workers/lessons.ts; `present=1` asks for presenter
- * mode). DOM-free: the app, the CLI and the tests share it.
+ * mode). The Compare view's two runs ride along as `compare=seed:7|methods:grpo,dapo;dapo.clipHigh:0.3`
+ * (A|B, each the config's non-default fields). DOM-free: the app, the CLI and the tests share it.
  *
  * A link is untrusted input. `decodeShareLink` never throws: it
  * caps the size first, validates every value through the config's zod-backed ParamSpecs (via
@@ -53,6 +54,13 @@ export interface LinkExtras {
   lesson?: LessonRef;
   /** Presenter mode: large type and only the panels the lesson needs. */
   present?: boolean;
+  /** The Compare view open on these two runs (`compare=<A>|<B>`, each side a config's non-default fields). */
+  compare?: ComparePair;
+}
+
+export interface ComparePair {
+  a: RunConfig;
+  b: RunConfig;
 }
 
 export interface LinkProblem {
@@ -76,7 +84,7 @@ export interface DecodedLink extends LinkExtras {
 }
 
 /** Keys a link may hold besides the config fields and `methods`. */
-const EXTRA_KEYS = ['v', 'step', 'focus', 'hide', 'backend', 'lesson', 'present'] as const;
+const EXTRA_KEYS = ['v', 'step', 'focus', 'hide', 'backend', 'lesson', 'present', 'compare'] as const;
 const BACKENDS = ['auto', 'gpu', 'cpu'] as const;
 
 /**
@@ -164,7 +172,43 @@ export function encodeShareLink(config: RunConfig, extras: LinkExtras = {}): str
   if (extras.hide && extras.hide.length > 0) add('hide', [...new Set(extras.hide)].join(','));
   if (extras.lesson) add('lesson', `${extras.lesson.id}:${extras.lesson.step}`);
   if (extras.present) add('present', '1');
+  // Written as is: each side is already escaped, and `;`, `:` and `|` keep it readable.
+  if (extras.compare) parts.push(`compare=${compareSide(extras.compare.a)}|${compareSide(extras.compare.b)}`);
   return `#${parts.join('&')}`;
+}
+
+/**
+ * One run of a compare link: the config's non-default fields as `key:value` pairs joined by `;`
+ * (`seed:7;methods:grpo,dapo`); an empty side is the defaults.
+ */
+function compareSide(config: RunConfig): string {
+  return encodeShareLink(config)
+    .slice(1)
+    .split('&')
+    .filter((p) => !p.startsWith('v='))
+    .map((p) => p.replace('=', ':'))
+    .join(';');
+}
+
+/** Reads `compare=<A>|<B>`: both configs, or the problems (named `compare A: key`), with nothing applied. */
+function parseCompare(value: string): ComparePair | LinkProblem[] {
+  const sides = value.split('|');
+  if (sides.length !== 2) return [{ key: 'compare', value: shorten(value), message: 'expected two runs, <A>|<B>, each key:value pairs joined by ;' }];
+  const problems: LinkProblem[] = [];
+  const configs = sides.map((side, i) => {
+    const name = `compare ${i === 0 ? 'A' : 'B'}`;
+    const pairs = side.split(';').filter((p) => p.length > 0);
+    const bad = pairs.filter((p) => !p.includes(':'));
+    for (const p of bad) problems.push({ key: name, value: shorten(p), message: 'expected key:value' });
+    const keys = pairs.map((p) => p.slice(0, p.indexOf(':')));
+    for (const k of keys) {
+      if ((EXTRA_KEYS as readonly string[]).includes(k)) problems.push({ key: `${name}: ${shorten(k)}`, message: 'expected a config key; a compared run holds only its config' });
+    }
+    const link = decodeShareLink(`#v=${LINK_VERSION}&${pairs.filter((p) => p.includes(':')).map((p) => p.replace(':', '=')).join('&')}`);
+    for (const e of link.errors) problems.push({ ...e, key: `${name}: ${e.key}` });
+    return link.config;
+  });
+  return problems.length > 0 ? problems : { a: configs[0]!, b: configs[1]! };
 }
 
 /** The part after '#' of a full link, a hash, or bare `k=v&...` text; null if a URL has no hash. */
@@ -215,7 +259,7 @@ function unknownKeyMessage(key: string): string {
       if (d < bestD) [best, bestD] = [k, d];
     }
   }
-  return `unknown key${best ? ` (did you mean ${best}?)` : ''}; expected a config key (as in the CLI's --help), methods, v, step, focus, hide, backend, lesson or present`;
+  return `unknown key${best ? ` (did you mean ${best}?)` : ''}; expected a config key (as in the CLI's --help), methods, v, step, focus, hide, backend, lesson, present or compare`;
 }
 
 /**
@@ -352,6 +396,12 @@ export function decodeShareLink(input: unknown): DecodedLink {
           const r = Object.hasOwn(PRESENT_VALUES, value) ? PRESENT_VALUES[value] : undefined;
           if (r === undefined) errors.push({ key, value: shorten(value), message: 'expected 1 or 0' });
           else if (r) out.present = true;
+          break;
+        }
+        case 'compare': {
+          const r = parseCompare(value);
+          if (Array.isArray(r)) errors.push(...r);
+          else out.compare = r;
           break;
         }
         case 'hide': {

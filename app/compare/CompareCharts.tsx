@@ -6,7 +6,8 @@
 import { memo, useId, useMemo, useState } from 'react';
 import { extent, niceScale } from '../charts/scale';
 import { fmt, thin, tickFmt } from '../charts/format';
-import { XYChart, type XYSeries } from '../charts/XYChart';
+import { Chart } from '../charts/engine';
+import type { XYSeries } from '../charts/XYChart';
 import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/metrics';
 
 /** The two runs' line styles: colour and dash both differ (colour-blind and greyscale safe). */
@@ -98,7 +99,7 @@ const CompareChart = memo(function CompareChart(props: { spec: Spec; a: MetricRo
         </span>
       </figcaption>
       <p className="chart-doc">{METRIC_DOCS[spec.metric]}</p>
-      <XYChart
+      <Chart
         data={drawn}
         xKey="iter"
         series={series}

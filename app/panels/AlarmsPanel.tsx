@@ -2,7 +2,7 @@
  * Alarms on the timeline (app/alarms.ts): each with the iteration and value that set it off, a
  * one-line explanation, and the methods that address it (those this build has are marked).
  */
-import { ALARM_DOCS, ALARM_KINDS, remediesFor } from '../alarms';
+import { ALARM_DOCS, ALARM_KINDS, alarmExplain, remediesFor, type AlarmKind } from '../alarms';
 import { useAppStore } from '../store';
 import { alarmKindOf } from '../store/metricsSlice';
 
@@ -14,11 +14,13 @@ function fmt(v: number | undefined): string {
   return Math.abs(v) >= 100 ? v.toFixed(0) : String(Number(v.toPrecision(3)));
 }
 
-function Remedies({ kind }: { kind: keyof typeof ALARM_DOCS }) {
+function Remedies({ kind, methods }: { kind: AlarmKind; methods: readonly string[] }) {
+  const remedies = remediesFor(kind, methods);
+  if (remedies.length === 0) return <span className="remedies">Every method this build has for it is already on.</span>;
   return (
     <span className="remedies">
       Addressed by:{' '}
-      {remediesFor(kind).map((r, i) => (
+      {remedies.map((r, i) => (
         <span key={r.id}>
           {i > 0 && ', '}
           <strong title="available in the Methods panel">{r.name}</strong>
@@ -31,6 +33,7 @@ function Remedies({ kind }: { kind: keyof typeof ALARM_DOCS }) {
 
 export function AlarmsPanel() {
   const markers = useAppStore((s) => s.markers);
+  const methods = useAppStore((s) => s.config.methods);
   const alarms = markers.flatMap((m) => {
     const kind = alarmKindOf(m);
     return kind ? [{ ...m, alarm: kind }] : [];
@@ -41,8 +44,7 @@ export function AlarmsPanel() {
       <h2 id="alarms-title">Alarms</h2>
       {listed.length === 0 ? (
         <p className="hint">
-          None yet. Watched: {ALARM_KINDS.map((k) => ALARM_DOCS[k].title.toLowerCase()).join(', ')}. Each one is marked on the
-          charts&rsquo; timeline when it starts.
+          None yet. Watched: {ALARM_KINDS.map((k) => ALARM_DOCS[k].title.toLowerCase()).join(', ')}; each is marked on the charts when it starts.
         </p>
       ) : (
         <ul className="alarm-list" aria-live="polite">
@@ -52,8 +54,8 @@ export function AlarmsPanel() {
                 <span className="alarm-dot" aria-hidden="true" />
                 <strong>{ALARM_DOCS[a.alarm].title}</strong> at iteration {a.iter} (value {fmt(a.value)})
               </span>
-              <span className="alarm-explain">{ALARM_DOCS[a.alarm].explain}</span>
-              <Remedies kind={a.alarm} />
+              <span className="alarm-explain">{alarmExplain(a.alarm, methods)}</span>
+              <Remedies kind={a.alarm} methods={methods} />
             </li>
           ))}
         </ul>

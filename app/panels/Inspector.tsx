@@ -1,6 +1,6 @@
 /**
  * The batch inspector: the Group view (the last batch's rewards as a prompts x rollouts matrix,
- * all-equal groups marked: they give every token advantage 0) and the Trajectory view (one rollout
+ * collapsed, tied and dropped groups and extra or corrected rollouts marked: groupModel.ts) and the Trajectory view (one rollout
  * turn by turn, with each policy token's advantage, IS ratio and clipping). Both read the batch dump
  * (api.packBatch, unpacked in slices), loaded when the run is paused; a link's focus=group:G / traj:T opens them.
  */
@@ -8,6 +8,8 @@ import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent } from '
 import type { BatchDump } from '../../workers/batchDump';
 import { currentBatch, useAppStore } from '../store';
 import { useChunkedRows } from './chunkedRows';
+import './groupView.css';
+import { countsText, groupCounts, groupNote, groupRows, originMark, type GroupState } from './groupModel';
 
 /** Batches up to this many trajectories load by themselves when the run pauses. */
 const AUTO_LOAD_TRAJS = 4096;
@@ -28,10 +30,6 @@ function rewardText(r: number): string {
 function rewardColor(r: number): string {
   const t = Math.max(0, Math.min(1, r));
   return `hsl(${Math.round(t * 125)}, 70%, ${90 - t * 8}%)`;
-}
-
-function allEqual(trajs: Traj[]): boolean {
-  return trajs.length > 1 && trajs.every((t) => t.reward === trajs[0]!.reward);
 }
 
 /** Loads the batch when the run is paused on a new iteration (small batches only). */
@@ -77,8 +75,9 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
     if (focusGroup !== null && batch) ref.current?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
   }, [focusGroup, batch]);
 
-  const groups = useMemo(() => groupsOf(batch), [batch]);
-  const collapsed = useMemo(() => groups.filter(allEqual).length, [groups]);
+  const rows = useMemo(() => groupRows(batch), [batch]);
+  const groups = useMemo(() => rows.map((r) => r.trajs), [rows]);
+  const counts = useMemo(() => groupCounts(rows), [rows]);
   const focusTrajGroup = focus?.kind === 'traj' ? batch?.trajs[focus.index]?.group : undefined;
   // The rows grow a chunk per task (a new batch starts again): 64 x 64 cells in one commit was a long task.
   const drawn = useChunkedRows(Math.min(groups.length, MAX_ROWS), groups[0]?.length ?? 0, batch);
@@ -104,17 +103,22 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
       {batch && (
         <>
           <p className="blurb">
-            Rows are prompts (groups), columns their rollouts; each cell is a rollout’s reward. A group whose rewards are all equal
-            (marked) gives every token advantage 0: Advantage Collapse. {collapsed} of {groups.length} group
-            {groups.length === 1 ? '' : 's'} collapsed. Click a cell to open the trajectory; in the matrix, the arrow keys move between cells
-            and Enter opens one.
+            <span className="group-how">
+              Rows are prompts (groups), columns their rollouts; each cell is a rollout’s reward. A group whose rewards tie and whose
+              advantages are all 0 (marked) gives no gradient: Advantage Collapse.{' '}
+            </span>
+            <span data-testid="group-counts">{countsText(counts)}</span>
+            <span className="group-how">
+              {' '}
+              Click a cell to open the trajectory; in the matrix, the arrow keys move between cells and Enter opens one.
+            </span>
           </p>
           <div className="matrix-wrap">
             <table className="matrix" data-testid="reward-matrix" ref={cursor.table} onKeyDown={cursor.onKeyDown} onFocus={cursor.onFocus}>
               <thead>
                 <tr>
                   <th scope="col">group</th>
-                  {(groups[0] ?? []).map((_, r) => (
+                  {Array.from({ length: Math.max(0, ...groups.map((g) => g.length)) }, (_, r) => (
                     <th key={r} scope="col">
                       {r}
                     </th>
@@ -128,6 +132,7 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
                     key={g}
                     group={g}
                     trajs={groups[g] ?? []}
+                    state={rows[g]?.state ?? 'signal'}
                     active={focusGroup === g || focusTrajGroup === g}
                     selected={focusTrajGroup === g ? focus!.index : null}
                     tabColumn={cursor.at.g === g ? cursor.at.c : null}
@@ -142,12 +147,6 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
       )}
     </section>
   );
-}
-
-function groupsOf(batch: BatchDump | null): Traj[][] {
-  const groups: Traj[][] = [];
-  if (batch) for (const t of batch.trajs) (groups[t.group] ??= []).push(t);
-  return groups;
 }
 
 /** A cell of the matrix: its group and column, -1 the group's own button. */
@@ -209,20 +208,21 @@ function useMatrixCursor(order: readonly number[], groups: readonly Traj[][], st
 const MatrixRow = memo(function MatrixRow({
   group,
   trajs,
+  state,
   active,
   selected,
   tabColumn,
 }: {
   group: number;
   trajs: Traj[];
+  state: GroupState;
   active: boolean;
   selected: number | null;
   tabColumn: number | null;
 }) {
   const setFocus = useAppStore((s) => s.setFocus);
-  const eq = allEqual(trajs);
   return (
-    <tr className={`${eq ? 'all-equal' : ''} ${active ? 'focused' : ''}`} data-group={group}>
+    <tr className={`${state === 'collapsed' ? 'all-equal' : ''} ${state === 'dropped' ? 'dropped' : ''} ${active ? 'focused' : ''}`} data-group={group} data-state={state}>
       <th scope="row">
         <button
           type="button"
@@ -235,23 +235,29 @@ const MatrixRow = memo(function MatrixRow({
           {group}
         </button>
       </th>
-      {trajs.map((t, c) => (
-        <td key={t.id}>
-          <button
-            type="button"
-            className={`cell ${selected === t.id ? 'selected' : ''}`}
-            tabIndex={tabColumn === c ? 0 : -1}
-            data-g={group}
-            data-c={c}
-            style={{ background: rewardColor(t.reward) }}
-            aria-label={`trajectory ${t.id}, reward ${rewardText(t.reward)}`}
-            onClick={() => setFocus({ kind: 'traj', index: t.id })}
-          >
-            {rewardText(t.reward)}
-          </button>
-        </td>
-      ))}
-      <td className="row-note">{eq ? 'all equal → A = 0' : ''}</td>
+      {trajs.map((t, c) => {
+        const mark = originMark(t);
+        return (
+          <td key={t.id}>
+            <button
+              type="button"
+              className={`cell ${selected === t.id ? 'selected' : ''} ${mark ? 'marked' : ''} ${t.kept === false ? 'untrained' : ''}`}
+              tabIndex={tabColumn === c ? 0 : -1}
+              data-g={group}
+              data-c={c}
+              data-origin={t.origin ?? 'policy'}
+              style={{ background: rewardColor(t.reward) }}
+              title={mark || undefined}
+              aria-label={`trajectory ${t.id}, reward ${rewardText(t.reward)}${mark ? `, ${mark}` : ''}${t.kept === false ? ', not trained' : ''}`}
+              onClick={() => setFocus({ kind: 'traj', index: t.id })}
+            >
+              {rewardText(t.reward)}
+              {mark && <sup aria-hidden="true">{mark === 'extra' ? '+' : mark === 'hinted' ? 'h' : '*'}</sup>}
+            </button>
+          </td>
+        );
+      })}
+      <td className="row-note">{groupNote(state)}</td>
     </tr>
   );
 });
@@ -272,6 +278,7 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
             <th scope="col">trajectory</th>
             <th scope="col">reward</th>
             <th scope="col">advantage</th>
+            <th scope="col">origin</th>
             <th scope="col">turns</th>
           </tr>
         </thead>
@@ -285,6 +292,7 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
               </th>
               <td className="num">{rewardText(t.reward)}</td>
               <td className="num">{t.tokens[0] ? fmt(t.tokens[0].adv) : '–'}</td>
+              <td>{t.kept === false ? 'not trained' : originMark(t) || 'policy'}</td>
               <td className="traj-text">{t.text}</td>
             </tr>
           ))}

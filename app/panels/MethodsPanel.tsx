@@ -1,7 +1,9 @@
 /**
- * The methods, rendered from the registry and grouped by the pipeline stage they act on: a toggle,
- * the idea, the paper and the parameters of each. A toggle that would make a conflicting set is
- * disabled, with the reason (naming both methods) beside it.
+ * The methods, rendered from the registry: the advantage estimators first, as one choice (radio
+ * buttons: a run has exactly one, so a swap is visible and said with Undo), then the others grouped
+ * by the pipeline stage they act on: a toggle, the idea, the paper and the parameters of each. A
+ * toggle that would make a conflicting set is disabled, with the reason (naming both methods by
+ * their cards' names) beside it.
  */
 import { useMemo } from 'react';
 import { getField } from '../../workers/config';
@@ -9,6 +11,8 @@ import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/methods';
 import type { ParamSpec } from '../../workers/methods/params';
 import { useAppStore } from '../store';
+import { MethodNoticeLine } from './EstimatorPicker';
+import { changeMethods } from './methodChange';
 import { ParamControl } from './ParamControl';
 
 const METHODS = Object.values(methodRegistry) as MethodDef[];
@@ -25,14 +29,18 @@ const STAGES: Array<{ stage: Stage; title: string; doc: string }> = [
   { stage: 'optimizer', title: 'Optimizer and schedule', doc: 'Step size, its scaling, reference resets.' },
 ];
 
-function byStage(): Array<{ stage: Stage; title: string; doc: string; methods: MethodDef[] }> {
+function byStage(): Array<{ stage: Stage | 'estimator'; title: string; doc: string; methods: MethodDef[] }> {
+  const others = METHODS.filter((m) => !m.estimator);
   const known = new Set(STAGES.map((s) => s.stage as string));
-  const out = STAGES.map((s) => ({ ...s, methods: METHODS.filter((m) => m.stage === s.stage) }));
+  const out: Array<{ stage: Stage | 'estimator'; title: string; doc: string; methods: MethodDef[] }> = [
+    { stage: 'estimator', title: 'Advantage estimator (choose one)', doc: 'A run has exactly one: choosing another switches this one off.', methods: METHODS.filter((m) => m.estimator) },
+    ...STAGES.map((s) => ({ ...s, methods: others.filter((m) => m.stage === s.stage) })),
+  ];
   // A stage this panel does not know yet still shows, under its own name.
-  for (const m of METHODS) {
+  for (const m of others) {
     if (known.has(m.stage)) continue;
     known.add(m.stage);
-    out.push({ stage: m.stage, title: m.stage, doc: '', methods: METHODS.filter((x) => x.stage === m.stage) });
+    out.push({ stage: m.stage, title: m.stage, doc: '', methods: others.filter((x) => x.stage === m.stage) });
   }
   return out.filter((s) => s.methods.length > 0);
 }
@@ -42,19 +50,22 @@ const GROUPED = byStage();
 function MethodCard({ method }: { method: MethodDef }) {
   const config = useAppStore((s) => s.config);
   const locked = useAppStore((s) => s.imported !== null);
-  const setMethods = useAppStore((s) => s.setMethods);
   const active = (config.methods as string[]).includes(method.id);
   const blocker = useMemo(() => toggleBlocker(config, method.id), [config, method.id]);
   const toggleId = `method-${method.id}`;
 
-  const toggle = () => setMethods(toggledMethods(config.methods as string[], method.id));
+  const toggle = () => changeMethods(toggledMethods(config.methods as string[], method.id));
   const replaces = method.estimator && !active ? (config.methods as string[]).find((m) => (ESTIMATOR_IDS as readonly string[]).includes(m)) : undefined;
 
   return (
     <article className={`method ${active ? 'active' : ''}`}>
       <header className="method-head">
         <label className="toggle" htmlFor={toggleId} title={blocker?.text}>
-          <input id={toggleId} type="checkbox" checked={active} disabled={locked || blocker !== null} onChange={toggle} />
+          {method.estimator ? (
+            <input id={toggleId} type="radio" name="estimator-card" checked={active} disabled={locked || blocker?.kind === 'refused' || active} onChange={toggle} />
+          ) : (
+            <input id={toggleId} type="checkbox" checked={active} disabled={locked || blocker !== null} onChange={toggle} />
+          )}
           <span className="method-name">{method.name}</span>
         </label>
         <span className="stage">{method.stage}</span>
@@ -84,23 +95,31 @@ function MethodCard({ method }: { method: MethodDef }) {
 }
 
 export function MethodsPanel() {
+  const active = useAppStore((s) => s.config.methods as string[]);
+  const names = active.map((id) => (methodRegistry[id as MethodId] as MethodDef).name).join(', ');
   return (
     <section className="panel" aria-labelledby="methods-title">
       <h2 id="methods-title">Methods</h2>
-      <p className="blurb">
-        {METHODS.length} in the registry, by the stage of an iteration they act on. Switch any combination on; a
-        conflicting one is refused with the reason.
-      </p>
-      {GROUPED.map((g) => (
-        <section key={g.stage} className="stage-group" aria-labelledby={`stage-${g.stage}`} data-stage={g.stage}>
-          <h3 id={`stage-${g.stage}`} className="stage-title" title={g.doc}>
-            {g.title}
-          </h3>
-          {g.methods.map((m) => (
-            <MethodCard key={m.id as MethodId} method={m} />
-          ))}
-        </section>
-      ))}
+      <MethodNoticeLine />
+      <details className="one-click all-methods">
+        <summary>
+          All methods ({METHODS.length}); on: {names}
+        </summary>
+        <p className="blurb">
+          {METHODS.length} in the registry: the advantage estimator (one per run), then the others by the stage of an iteration they act on.
+          Switch any combination on; a conflicting one is refused with the reason.
+        </p>
+        {GROUPED.map((g) => (
+          <section key={g.stage} className="stage-group" aria-labelledby={`stage-${g.stage}`} data-stage={g.stage}>
+            <h3 id={`stage-${g.stage}`} className="stage-title" title={g.doc}>
+              {g.title}
+            </h3>
+            {g.methods.map((m) => (
+              <MethodCard key={m.id as MethodId} method={m} />
+            ))}
+          </section>
+        ))}
+      </details>
     </section>
   );
 }

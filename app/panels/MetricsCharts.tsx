@@ -4,8 +4,10 @@
  * advantage and log-ratio histograms (the clipped region shaded), and both distributions as canvas
  * heatmaps over iterations. Every chart can show its data as a table. Containers carry data-testid,
  * data-points (iterations shown), data-markers (run events) and data-alarms for the e2e tests.
- * The line charts and histograms are app/charts/XYChart.tsx (plain SVG): with Recharts, chart
- * re-renders were the main thread's long tasks while training (BENCHMARKS.md, page section).
+ * The line charts and histograms are drawn by app/charts/engine.tsx: the plain SVG chart by
+ * default (with Recharts, chart re-renders were the main thread's long tasks while training;
+ * bench/pageCharts.ts measures both), Recharts with `?charts=recharts`. The first screen holds the
+ * key pictures (reward, the two distributions over time, Collapse); the rest is under "More charts".
  */
 import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
 import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/metrics';
@@ -14,8 +16,11 @@ import { ALARM_DOCS } from '../alarms';
 import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { fmt, thin, tickFmt } from '../charts/format';
 import { HeatmapCanvas } from '../charts/Heatmap';
+import { OnPolicyHint } from './OnPolicyHint';
+import './keyCharts.css';
 import { extent, niceScale, type AxisScale } from '../charts/scale';
-import { XYChart, type XYBand, type XYMarker, type XYSeries } from '../charts/XYChart';
+import { Chart } from '../charts/engine';
+import type { XYBand, XYMarker, XYSeries } from '../charts/XYChart';
 import { useStaggeredSeries } from '../charts/stagger';
 import { chartSvg, downloadBlob, downloadText, fileStem, svgToPng } from '../exporters';
 import { useAppStore } from '../store';
@@ -226,7 +231,7 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
         <ChartExport figure={ref} testId={testId} title={group.title} legend={keys.map((k) => ({ name: k.key, color: k.color }))} />
       </Caption>
       <p className="chart-doc">{group.doc ?? (group.metrics.length === 1 ? METRIC_DOCS[group.metrics[0]!] : doc.join(' '))}</p>
-      <XYChart
+      <Chart
         data={drawn}
         xKey="iter"
         series={keys}
@@ -292,7 +297,7 @@ function Histogram(props: {
         <ChartExport figure={ref} testId={testId} title={title} legend={[{ name: 'count', color }]} />
       </Caption>
       <p className="chart-doc">{doc}</p>
-      <XYChart
+      <Chart
         data={data}
         xKey="x"
         series={series}
@@ -426,6 +431,7 @@ export function MetricsCharts() {
   const liveSeries = useAppStore((s) => s.series);
   const markers = useAppStore((s) => s.markers);
   const config = useAppStore((s) => s.config);
+  const presenter = useAppStore((s) => s.presenter);
   // The clip the run applies: a method may set its own (DAPO, GSPO, GMPO's log-space range).
   const ratio = useMemo(() => resolvePlan(config).ratio, [config]);
   // The small charts render at a lower priority, so a burst of rows never blocks the page.
@@ -447,36 +453,45 @@ export function MetricsCharts() {
   const [large, ...small] = GROUPS;
   const groupMarkers = useMemo(() => new Map(GROUPS.map((g) => [g.id, markersFor(g, markers)])), [markers]);
 
+  const collapse = small.find((g) => g.id === 'groups_all_equal_frac');
+  const rest = small.filter((g) => g !== collapse);
+  const slotOf = (g: ChartGroup) => small.indexOf(g) + 2;
+  const advHist = (
+    <Histogram
+      testId="chart-adv-hist"
+      title={`Advantage histogram${iterLabel}`}
+      doc={`Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`}
+      counts={last?.adv_hist}
+      edges={last?.adv_hist_edges}
+      range={ADV_HIST_RANGE}
+      color="#7c3aed"
+    />
+  );
+  const ratioHist = (
+    <Histogram
+      testId="chart-ratio-hist"
+      title={`Log IS ratio histogram${iterLabel}`}
+      doc={`log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
+      counts={last?.ratio_hist}
+      edges={last?.ratio_hist_edges}
+      range={LOGRATIO_HIST_RANGE}
+      color="#0891b2"
+      clip={clip}
+    />
+  );
+
+  // The key pictures on the first screen (reward, the advantage and IS-ratio distributions over
+  // time, Advantage Collapse); every other chart one click away under "More charts".
   return (
     <section className="panel charts" aria-labelledby="charts-title">
       <h2 id="charts-title">Training</h2>
-      {large && <SeriesChart group={large} series={liveSeries} height={240} markers={groupMarkers.get(large.id)!} />}
-      <div className="chart-grid">
-        <Histogram
-          testId="chart-adv-hist"
-          title={`Advantage histogram${iterLabel}`}
-          doc={`Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`}
-          counts={last?.adv_hist}
-          edges={last?.adv_hist_edges}
-          range={ADV_HIST_RANGE}
-          color="#7c3aed"
-        />
-        <Histogram
-          testId="chart-ratio-hist"
-          title={`Log IS ratio histogram${iterLabel}`}
-          doc={`log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
-          counts={last?.ratio_hist}
-          edges={last?.ratio_hist_edges}
-          range={LOGRATIO_HIST_RANGE}
-          color="#0891b2"
-          clip={clip}
-        />
-      </div>
-      <div className="chart-grid">
+      {large && <SeriesChart group={large} series={liveSeries} height={180} markers={groupMarkers.get(large.id)!} />}
+      <OnPolicyHint />
+      <div className="chart-grid key-charts">
         <Heatmap
           testId="chart-adv-heatmap"
           title="Advantage distribution over iterations"
-          doc="Each column is one iteration's advantage histogram (scaled to its own maximum); a single bright band at 0 is Advantage Collapse."
+          doc="Each column is one iteration's advantage histogram (scaled to its own maximum). A bright band at 0 means many advantages near 0: it is Advantage Collapse only where they are exactly 0 (the Collapse chart's zero-advantage share); under CM2 or IGPO small advantages light it too."
           series={series}
           slot={0}
           histKey="adv_hist"
@@ -493,12 +508,21 @@ export function MetricsCharts() {
           range={LOGRATIO_HIST_RANGE}
           guides={clipGuides}
         />
+        {collapse && <SeriesChart group={collapse} series={series} height={150} markers={groupMarkers.get(collapse.id)!} slot={slotOf(collapse)} />}
       </div>
-      <div className="chart-grid small">
-        {small.map((g, i) => (
-          <SeriesChart key={g.id} group={g} series={series} height={150} markers={groupMarkers.get(g.id)!} slot={i + 2} />
-        ))}
-      </div>
+      {/* Presenter mode opens it: the lesson's own charts may be among these (its style hides the rest). */}
+      <details className="more-charts" data-testid="more-charts" open={presenter || undefined}>
+        <summary>More charts: the latest iteration's histograms and {rest.length} more metrics</summary>
+        <div className="chart-grid">
+          {advHist}
+          {ratioHist}
+        </div>
+        <div className="chart-grid small">
+          {rest.map((g) => (
+            <SeriesChart key={g.id} group={g} series={series} height={150} markers={groupMarkers.get(g.id)!} slot={slotOf(g)} />
+          ))}
+        </div>
+      </details>
     </section>
   );
 }

@@ -2,10 +2,11 @@
  * Start / Pause / Step / Reset, the pace and "run to iteration N", the backend choice and status,
  * the iteration counter and last metrics. Space and S (App.tsx) do what Start/Pause and Step do.
  */
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { BackendChoice, BackendInfo } from '../../workers/api';
 import type { MetricRow } from '../../workers/metrics';
 import { useAppStore, type RunPhase } from '../store';
+import { addArrival, iterRate, rateText, type Arrival } from './throughput';
 
 /**
  * The backend status line and its style. While a change of backend is being configured, the
@@ -52,6 +53,21 @@ function fmt(v: number, digits = 3): string {
   return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
 }
 
+/** Wall-clock iterations per second while the run trains (null otherwise). */
+function useIterRate(iter: number, running: boolean): number | null {
+  const log = useRef<Arrival[]>([]);
+  const [rate, setRate] = useState<number | null>(null);
+  useEffect(() => {
+    if (!running) {
+      log.current = [];
+      return;
+    }
+    log.current = addArrival(log.current, { iter, at: performance.now() });
+    setRate(iterRate(log.current));
+  }, [iter, running]);
+  return running ? rate : null;
+}
+
 function lastMetricsText(row: MetricRow | undefined): string {
   if (!row) return 'No iterations yet: press Start or Step.';
   return [
@@ -60,7 +76,7 @@ function lastMetricsText(row: MetricRow | undefined): string {
     `all-equal groups ${fmt(row.groups_all_equal_frac, 2)}`,
     `entropy ${fmt(row.entropy)}`,
     `loss ${fmt(row.loss, 4)}`,
-    `${Math.round(row.ms)} ms/iter`,
+    `${Math.round(row.ms)} ms compute/iter`,
   ].join(' · ');
 }
 
@@ -127,10 +143,13 @@ export function RunControls() {
   const iter = last?.iter ?? 0;
   const idle = phase === 'idle' && !imported;
   const running = phase === 'running';
+  const rate = useIterRate(iter, running);
 
   return (
     <section className="panel run-controls" aria-labelledby="run-title">
-      <h2 id="run-title">Run</h2>
+      <h2 id="run-title" title="Keys: Space starts or pauses, S runs one iteration">
+        Run
+      </h2>
       <div className="buttons">
         <button type="button" className="primary" onClick={() => void start()} disabled={!idle}>
           Start
@@ -156,27 +175,27 @@ export function RunControls() {
             ))}
           </select>
         </div>
-        <RunTo iter={iter} disabled={!idle} />
+        <div className="field backend-field">
+          <label htmlFor="backend-select">Backend</label>
+          <select
+            id="backend-select"
+            value={backend}
+            disabled={imported || (!idle && phase !== 'configuring')}
+            onChange={(e) => setBackend(e.target.value as BackendChoice)}
+          >
+            {BACKENDS.map((b) => (
+              <option key={b.value} value={b.value}>
+                {b.label}
+              </option>
+            ))}
+          </select>
+        </div>
       </div>
+      <RunTo iter={iter} disabled={!idle} />
       <p className="hint keys-hint">
         Keys: <kbd>Space</kbd> start or pause, <kbd>S</kbd> one iteration.
       </p>
-      <div className="field backend-field">
-        <label htmlFor="backend-select">Backend</label>
-        <select
-          id="backend-select"
-          value={backend}
-          disabled={imported || (!idle && phase !== 'configuring')}
-          onChange={(e) => setBackend(e.target.value as BackendChoice)}
-        >
-          {BACKENDS.map((b) => (
-            <option key={b.value} value={b.value}>
-              {b.label}
-            </option>
-          ))}
-        </select>
-      </div>
-      <p role="status" data-testid="backend-status" className={`backend-status ${status.kind}`}>
+      <p role="status" data-testid="backend-status" className={`backend-status ${status.kind}`} title={status.text}>
         {status.text}
       </p>
       <p className="iter-line">
@@ -186,6 +205,12 @@ export function RunControls() {
           {running && runUntil !== null ? ` to iteration ${runUntil}` : ''}
           {running || phase === 'stepping' ? workingText(working, iter) : ''}
         </span>
+        {rate !== null && (
+          <span className="iter-rate" data-testid="iter-rate" title="Iterations per second, wall clock, over the last few seconds">
+            {' '}
+            · {rateText(rate)}
+          </span>
+        )}
       </p>
       <p className="last-metrics" data-testid="last-metrics">
         {lastMetricsText(last)}

@@ -115,12 +115,21 @@ export function TaskPanel() {
     (k) => k !== 'task' && !RUN_KNOBS.includes(k) && !ALL_TASK_KNOBS.has(k),
   );
   return (
-    <section className="panel" aria-labelledby="task-title">
+    <section className="panel task-panel" aria-labelledby="task-title">
       <h2 id="task-title">Task: {TASK_TITLES[task]}</h2>
-      <Knobs keys={['task']} />
-      <PresetPicker />
-      <p className="blurb">{TASK_BLURBS[task]}</p>
-      <Knobs keys={[...own, ...RUN_KNOBS]} />
+      <div className="task-pickers">
+        <Knobs keys={['task']} />
+        <PresetPicker />
+      </div>
+      <details className="one-click">
+        <summary>About this task</summary>
+        <p className="blurb">{TASK_BLURBS[task]}</p>
+      </details>
+      <Knobs keys={RUN_KNOBS} />
+      <details className="one-click">
+        <summary>The task's own settings ({own.length})</summary>
+        <Knobs keys={[...own]} />
+      </details>
       <details className="advanced">
         <summary>Model, optimizer and loss settings</summary>
         <Knobs keys={advanced} />

@@ -8,7 +8,8 @@ import { createRunFile, metricsToCsv, serializeRunFile } from '../../workers/run
 import { encodeShareLink, PANEL_IDS, type PanelId } from '../../workers/shareUrl';
 import { copyText, downloadBlob, downloadText, fileStem } from '../exporters';
 import { currentBatch, useAppStore, type AppState } from '../store';
-import { currentHash, shareLinkFor } from '../urlSync';
+import { useCompareStore } from '../store/compareStore';
+import { shareHash, shareLinkFor } from '../urlSync';
 import { LessonsMenu } from '../lessons/LessonsMenu';
 import { FrameworksDialog } from './FrameworksDialog';
 
@@ -35,6 +36,7 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
   const s = useAppStore.getState();
   const iter = useAppStore(lastIter);
   const focus = useAppStore((st) => st.focus);
+  const compare = useCompareStore.getState();
   const box = useRef<HTMLDivElement>(null);
   // Anchored at the Share button's right edge; on a narrow screen, slide it back into view.
   useLayoutEffect(() => {
@@ -43,7 +45,8 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
     const left = el.getBoundingClientRect().left;
     if (left < 8) el.style.right = `${left - 8}px`;
   }, []);
-  const [withStep, setWithStep] = useState(s.linkStep !== null);
+  // Past iteration 0 the link runs there by default: a classroom link that opens on an empty run shows nothing.
+  const [withStep, setWithStep] = useState(true);
   const [withFocus, setWithFocus] = useState(true);
   const [hide, setHide] = useState<PanelId[]>(s.hidden);
   const [copied, setCopied] = useState<CopyResult>(initial);
@@ -52,11 +55,12 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
   const link = shareLinkFor(
     encodeShareLink(s.config, {
       backend: s.backend,
-      step: withStep ? stepValue : undefined,
+      step: withStep && stepValue > 0 ? stepValue : undefined,
       focus: withFocus && focus ? focus : undefined,
       hide,
       lesson: s.lesson ?? undefined,
       present: s.presenter || undefined,
+      compare: compare.tab === 'compare' && compare.snapped ? { a: compare.a.config, b: compare.b.config } : undefined,
     }),
   );
   let status = 'Copying…';
@@ -124,7 +128,7 @@ function ShareButton() {
     setCopied(null);
     setOpen(true);
     // The link of what the page shows (as the address bar will hold it); the popover offers variants.
-    const link = shareLinkFor(currentHash(useAppStore.getState()));
+    const link = shareLinkFor(shareHash(useAppStore.getState()));
     void copyText(link).then((ok) => setCopied({ text: link, ok }));
   };
   return (

@@ -48,6 +48,8 @@ export interface CompareState {
   notice: string | null;
   /** A = the playground's config now; B keeps its changes against A. */
   takeA(): void;
+  /** Opens the view on these two runs (a share link's `compare=`). */
+  restore(a: RunConfig, b: RunConfig): void;
   /** The seed both runs share. */
   setSeed(seed: number): string | null;
   /** Edits B; returns the ConfigError message (naming the key) when refused. */
@@ -313,6 +315,15 @@ export const useCompareStore = create<CompareState>()((set, get) => {
       if (changedB) {
         patch('b', { config: b });
         invalidate('b');
+      }
+    },
+
+    restore(a, b) {
+      set({ tab: 'compare', snapped: true, notice: null });
+      for (const [side, config] of [['a', a], ['b', b]] as const) {
+        if (JSON.stringify(config) === JSON.stringify(run(side).config)) continue;
+        patch(side, { config });
+        invalidate(side);
       }
     },
 

@@ -16,6 +16,14 @@ export interface ImportedRun {
 
 export type Theme = 'light' | 'dark';
 
+/** A method change the user should hear about: an estimator swap (undoable) or a refusal. */
+export interface MethodNotice {
+  text: string;
+  /** The method set before the swap, for Undo; null when there is nothing to undo. */
+  undo: string[] | null;
+  kind: 'swap' | 'refused';
+}
+
 /** Display preferences: kept in this browser (localStorage), never in a share link. */
 const PREFS_KEY = 'rl-playground-display';
 
@@ -76,6 +84,8 @@ export interface ViewSlice {
   closeLesson(): void;
   /** Presenter mode on (hides `hide`) or off (shows every panel). */
   setPresenter(on: boolean, hide?: PanelId[]): void;
+  methodNotice: MethodNotice | null;
+  setMethodNotice(notice: MethodNotice | null): void;
 }
 
 export const createViewSlice: StateCreator<AppState, [], [], ViewSlice> = (set, get) => ({
@@ -109,6 +119,8 @@ export const createViewSlice: StateCreator<AppState, [], [], ViewSlice> = (set, 
   openLesson: (lesson) => set({ lesson }),
   closeLesson: () => set((s) => ({ lesson: null, presenter: false, hidden: s.presenter ? [] : s.hidden })),
   setPresenter: (on, hide = []) => set({ presenter: on, hidden: on ? hide : [] }),
+  methodNotice: null,
+  setMethodNotice: (methodNotice) => set({ methodNotice }),
 });
 
 /** The batch of the run on screen, or null when it is stale or not loaded. */

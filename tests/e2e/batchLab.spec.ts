@@ -46,6 +46,7 @@ test('freeze a batch, re-score it under GRPO, IGPO and Dr. GRPO: the all-equal g
   await expect(page.getByTestId('backend-status')).toHaveText(/^CPU/, { timeout: 60_000 });
   await waitIdle(page);
 
+  await page.getByTestId('batch-lab-disclosure').locator('summary').click();
   const lab = page.getByRole('region', { name: 'Batch lab' });
   const open = lab.getByRole('button', { name: 'Open the batch lab' });
   await open.focus();

@@ -16,6 +16,7 @@ test('a learning-rate change while running applies from the next iteration, mark
   await expectContiguous(page);
   await page.screenshot({ path: `${SCREENS_DIR}live-settings.png`, fullPage: true });
 
+  await page.getByText("The task's own settings").click();
   const values = page.getByLabel('values', { exact: true });
   await values.fill('12');
   await values.press('Enter');
@@ -27,6 +28,7 @@ test('a learning-rate change while running applies from the next iteration, mark
 test('each task can be picked, shows its own knobs, and trains', async ({ page }) => {
   await page.goto('/#v=1&batch=2&group=4');
   await page.getByLabel('Backend').selectOption('cpu');
+  await page.getByText("The task's own settings").click();
   for (const [task, title, knob] of [
     ['tools', /tool use/, 'judge noise'],
     ['roles', /two roles/, 'executor reward scale'],

@@ -178,6 +178,7 @@ test('the address bar follows the knobs without adding history, and Share copies
   const historyBefore = await page.evaluate(() => history.length);
   const batch = page.getByLabel('prompts per batch', { exact: true });
   for (const v of ['2', '3', '4']) await batch.fill(v);
+  await page.locator('summary', { hasText: 'All methods' }).click();
   await page.getByLabel('GRPO std epsilon', { exact: true }).fill('0.001');
   await expect.poll(() => new URL(page.url()).hash).toBe('#v=1&batch=4&grpo.eps=0.001');
   expect(await page.evaluate(() => history.length)).toBe(historyBefore);

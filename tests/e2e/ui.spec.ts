@@ -6,7 +6,7 @@
  * test-results/screens/ui-*.png.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { methodRegistry } from '../../workers/methods';
+import { methodRegistry, type MethodDef } from '../../workers/methods';
 import { SCALAR_METRICS } from '../../workers/metrics';
 import { chartPoints, collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
@@ -41,6 +41,8 @@ test('a chart for every scalar metric, each with its data as a table; histograms
   // Before any iteration a heatmap says so, in its name and on the canvas.
   await expect(page.getByTestId('chart-adv-heatmap').getByRole('img', { name: 'Advantage distribution over iterations: no iterations yet.' })).toBeVisible();
   // and a histogram's axis is already its range, the ratio's with both clip bands (it was 0 to 1).
+  // The histograms and the other metrics' charts are one click away, under "More charts".
+  await page.getByTestId('more-charts').locator('summary').click();
   const emptyRatio = page.getByTestId('chart-ratio-hist');
   await expect(emptyRatio.locator('.recharts-xAxis .recharts-cartesian-axis-tick-value')).toHaveText(['-0.5', '-0.25', '0', '0.25', '0.5']);
   await expect(emptyRatio.locator('.recharts-reference-area')).toHaveCount(2);
@@ -246,28 +248,34 @@ test('alarms: a hard task sets off Advantage Collapse, marked on the timeline wi
 test('methods are grouped by stage, rendered from the registry', async ({ page }) => {
   await ready(page);
   const panel = page.locator('section[aria-labelledby="methods-title"]');
-  const methods = Object.values(methodRegistry);
-  const stages = [...new Set(methods.map((m) => m.stage as string))];
+  await panel.locator('summary', { hasText: 'All methods' }).click();
+  const methods = Object.values(methodRegistry) as MethodDef[];
+  // The advantage estimators are one choice (radio buttons); the others by the stage they act on.
+  const sectionOf = (m: MethodDef) => (m.estimator ? 'estimator' : m.stage);
+  const stages = [...new Set(methods.map(sectionOf))];
   await expect(panel.locator('section[data-stage]')).toHaveCount(stages.length);
   for (const m of methods) {
-    const group = panel.locator(`section[data-stage="${m.stage}"]`);
+    const group = panel.locator(`section[data-stage="${sectionOf(m)}"]`);
     await expect(group.getByRole('heading', { level: 3 })).toBeVisible();
-    await expect(group.getByRole('checkbox', { name: m.name, exact: true })).toBeVisible();
+    await expect(group.getByRole(m.estimator ? 'radio' : 'checkbox', { name: m.name, exact: true })).toBeVisible();
     await expect(group.getByRole('link', { name: `arXiv:${m.paper}` })).toHaveAttribute('href', `https://arxiv.org/abs/${m.paper}`);
   }
   // GRPO cannot be switched off alone (a run needs one advantage estimator): the toggle says why,
   // as a plain note (it is the run's state, not a refusal).
-  await expect(panel.getByRole('checkbox', { name: 'GRPO', exact: true })).toBeDisabled();
+  await expect(panel.getByRole('radio', { name: 'GRPO', exact: true })).toBeDisabled();
   await expect(panel).toContainText("The run's advantage estimator: a run needs exactly one, so switching another one on replaces it.");
-  const grpoCard = panel.locator('article', { has: page.getByRole('checkbox', { name: 'GRPO', exact: true }) });
+  const grpoCard = panel.locator('article', { has: page.getByRole('radio', { name: 'GRPO', exact: true }) });
   await expect(grpoCard.locator('.hint.conflict')).toHaveCount(0);
   await expect(grpoCard.locator('.hint')).toContainText("The run's advantage estimator");
-  // Another estimator replaces it; a conflicting pair is refused naming both.
-  await panel.getByRole('checkbox', { name: 'RLOO', exact: true }).check();
-  await expect(panel.getByRole('checkbox', { name: 'GRPO', exact: true })).not.toBeChecked();
+  // Another estimator replaces it, said in a notice with Undo; a conflicting pair is refused naming both.
+  await panel.getByRole('radio', { name: 'RLOO', exact: true }).check();
+  await expect(panel.getByRole('radio', { name: 'GRPO', exact: true })).not.toBeChecked();
+  await expect(panel.getByTestId('method-notice')).toContainText('RLOO replaced GRPO as the advantage estimator');
+  await panel.getByTestId('method-notice').getByRole('button', { name: 'Undo' }).click();
+  await expect(panel.getByRole('radio', { name: 'GRPO', exact: true })).toBeChecked();
   await panel.getByRole('checkbox', { name: 'GSPO', exact: true }).check();
   await expect(panel.getByRole('checkbox', { name: 'GMPO', exact: true })).toBeDisabled();
-  await expect(panel).toContainText('gspo conflicts with gmpo');
+  await expect(panel).toContainText('GSPO (gspo) conflicts with GMPO (gmpo)');
   // A method's parameters are named with the method ("DAPO clip high").
   await expect(panel.getByLabel('DAPO clip high', { exact: true })).toHaveValue('0.28');
 });

@@ -17,7 +17,8 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
   const trajs: BatchDump['trajs'] = [];
   const groupOf: number[] = [];
   let g = -1;
-  b.adv.groupStart.forEach((start, n) => (groupOf[n] = start === n ? ++g : g));
+  // A DARS slot its prompt left unused stays in the prompt's group.
+  b.adv.groupStart.forEach((start, n) => (groupOf[n] = start === n && (ORIGINS[b.origin[n]!] !== 'unused' || g < 0) ? ++g : g));
   for (let n = 0; n < N; n++) {
     const tokens: BatchDump['trajs'][number]['tokens'] = [];
     for (let j = 0; j < Tp; j++) {

@@ -70,3 +70,13 @@ describe('cli --url', () => {
     expect(parseArgs(['--url', '#v=1&step=7']).iters).toBe(7);
   });
 });
+
+describe('--help names the methods', () => {
+  it('lists every method id with the name on its card, estimators marked', () => {
+    const help = helpText();
+    for (const id of ['grpo', 'drgrpo', 'rloo', 'otb', 'drmas', 'igpo', 'cm2', 'vcpo', 'gmpo']) {
+      expect(help).toMatch(new RegExp(`^  ${id} +\\S`, 'm'));
+    }
+    expect(help).toMatch(/^ {2}drgrpo +Dr\. GRPO \(\*\): /m);
+  });
+});

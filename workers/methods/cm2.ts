@@ -17,6 +17,7 @@ export const cm2 = defineMethod({
   idea: 'Checklist rewards: weighted binary items per turn give partial credit, so groups rarely tie.',
   stage: 'reward',
   estimator: true,
+  signalOnTies: true,
   tasks: ['tools'],
   conflicts: [],
   params: {

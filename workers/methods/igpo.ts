@@ -26,6 +26,7 @@ export const igpo = defineMethod({
   idea: 'Per-turn reward = gain in the policy\'s own probability of the true answer; turn-level advantages.',
   stage: 'reward',
   estimator: true,
+  signalOnTies: true,
   conflicts: [],
   params: {
     igType: { kind: 'choice', default: 'log_prob_diff', options: ['log_prob_diff', 'prob_diff'], label: 'information gain', doc: 'The difference of mean log-probs (the reference script) or p_t - p_{t-1} (the paper\'s form; departs from the script).' },

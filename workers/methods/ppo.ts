@@ -19,6 +19,7 @@ export const ppo = defineMethod({
   idea: 'A learned value baseline (a critic table over states) with GAE advantages instead of group statistics.',
   stage: 'advantage',
   estimator: true,
+  signalOnTies: true,
   conflicts: [],
   inferred: 'The critic is a table over hashed policy contexts (docs/METHODS.md 4.1 toy), updated by a step toward the mean return, not a network head trained by SGD.',
   params: {

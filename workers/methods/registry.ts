@@ -63,6 +63,8 @@ export interface MethodDef<P extends ParamSpecs = ParamSpecs> {
   remedies?: Partial<Record<Pathology, string>>;
   /** What the batch lab cannot show of it (it acts while sampling, or between iterations). */
   labNote?: string;
+  /** Its advantages need not vanish when a group's outcome rewards tie (per-turn rewards, a critic). */
+  signalOnTies?: true;
 }
 
 /** A framework option value: written as Hydra override text (verl) or a Python literal (TRL). */
