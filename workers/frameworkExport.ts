@@ -67,7 +67,30 @@ function policyTokens(cfg: RunConfig): number {
 }
 
 /** Builds the settings of one framework; the text is rendered afterwards. */
-function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
+/** A learning rate that fine-tunes a 0.5-7B model with GRPO without wrecking it (verl's and TRL's examples use 1e-6). */
+export const LLM_LR = 1e-6;
+/** Prompts per training step in verl's and TRL's GRPO examples (256-1024): the toy's 16 is a toy's. */
+export const LLM_PROMPTS_PER_STEP = 256;
+/** Completions one GPU holds per forward/backward at a few hundred tokens each. */
+export const LLM_PER_DEVICE = 8;
+
+export interface ExportOptions {
+  /**
+   * `llm` (default): the learning rate and batch sizes become values an LLM run can use, the toy's
+   * own noted beside them; `toy`: the playground's values as they are (the recipe, which replays
+   * the toy's own batches, translates them itself).
+   */
+  scale?: 'llm' | 'toy';
+}
+
+/** The largest divisor of n that is at most cap. */
+function divisorAtMost(n: number, cap: number): number {
+  for (let d = Math.min(n, cap); d > 1; d--) if (n % d === 0) return d;
+  return 1;
+}
+
+function build(cfg: RunConfig, fw: Framework, opts: ExportOptions = {}): Omit<FrameworkExport, 'text'> {
+  const llm = (opts.scale ?? 'llm') === 'llm';
   const settings: FrameworkSetting[] = [];
   const matches: KeyNote[] = [];
   const noEquivalent: KeyNote[] = [];
@@ -90,24 +113,33 @@ function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
 
   if (verl) {
     none('seed', "seeds this playground's tasks, initial weights and sampling; verl's randomness comes from data.seed, actor_rollout_ref.rollout.seed and the inference engine, so the numbers will differ anyway");
-    set('data.train_batch_size', cfg.batch, ['batch']);
+    const prompts = llm ? LLM_PROMPTS_PER_STEP : cfg.batch;
+    set('data.train_batch_size', prompts, ['batch']);
+    if (llm) notes.push(`data.train_batch_size=${prompts} prompts per step, as verl's examples use; the playground's ${cfg.batch} suits its toy tasks.`);
     set('actor_rollout_ref.rollout.n', cfg.group, ['group']);
     set('actor_rollout_ref.rollout.temperature', cfg.temperature, ['temperature']);
-    set('actor_rollout_ref.actor.optim.lr', cfg.lr, ['lr']);
+    set('actor_rollout_ref.actor.optim.lr', llm ? LLM_LR : cfg.lr, ['lr']);
+    if (llm) notes.push(`actor_rollout_ref.actor.optim.lr=${LLM_LR} for an LLM; the playground's ${cfg.lr} is for its tiny MLP and would wreck an LLM.`);
     set('actor_rollout_ref.actor.optim.betas', [cfg.beta1, cfg.beta2], ['beta1', 'beta2']);
     // The playground's optimizer is plain Adam; verl's AdamW defaults to weight_decay=0.01.
     set('actor_rollout_ref.actor.optim.weight_decay', 0, []);
     if (cfg.maxGradNorm > 0) set('actor_rollout_ref.actor.optim.clip_grad', cfg.maxGradNorm, ['maxGradNorm']);
     else none('maxGradNorm', 'verl always clips the gradient norm (optim.clip_grad); 0 (off) has no equivalent, a very large value comes closest');
     set('actor_rollout_ref.actor.ppo_epochs', cfg.epochs, ['epochs']);
-    if (cfg.batch % M === 0) {
-      set('actor_rollout_ref.actor.ppo_mini_batch_size', cfg.batch / M, ['minibatches']);
+    if (prompts % M === 0) {
+      set('actor_rollout_ref.actor.ppo_mini_batch_size', prompts / M, ['minibatches']);
     } else {
-      set('actor_rollout_ref.actor.ppo_mini_batch_size', cfg.batch, []);
-      none('minibatches', `verl splits a batch into minibatches of whole prompt groups (ppo_mini_batch_size counts prompts); ${M} minibatches do not divide ${cfg.batch} prompts evenly, so one minibatch is used`);
+      set('actor_rollout_ref.actor.ppo_mini_batch_size', prompts, []);
+      none('minibatches', `verl splits a batch into minibatches of whole prompt groups (ppo_mini_batch_size counts prompts); ${M} minibatches do not divide ${prompts} prompts evenly, so one minibatch is used`);
     }
-    set('actor_rollout_ref.actor.clip_ratio_low', eff.clipLow, ['clipLow']);
-    set('actor_rollout_ref.actor.clip_ratio_high', eff.clipHigh, ['clipHigh']);
+    if (plan.ratio.mode === 'turn') {
+      // SeeUPO's clip bounds a per-turn ratio in stages; verl's clip_ratio_* bound token ratios.
+      none('clipLow', "the active method's clip bounds a per-turn ratio, which verl's clip_ratio_low does not mean");
+      none('clipHigh', "the active method's clip bounds a per-turn ratio, which verl's clip_ratio_high does not mean");
+    } else {
+      set('actor_rollout_ref.actor.clip_ratio_low', eff.clipLow, ['clipLow']);
+      set('actor_rollout_ref.actor.clip_ratio_high', eff.clipHigh, ['clipHigh']);
+    }
     if (cfg.dualClip > 1) set('actor_rollout_ref.actor.clip_ratio_c', cfg.dualClip, ['dualClip']);
     else none('dualClip', 'verl requires clip_ratio_c > 1');
     set('actor_rollout_ref.actor.loss_agg_mode', eff.lossAgg, ['lossAgg']);
@@ -127,19 +159,28 @@ function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
     set('seed', cfg.seed, ['seed']);
     notes.push("seed seeds TRL's run, not this playground's tasks and weights: the numbers will differ.");
     set('num_generations', cfg.group, ['group']);
-    if (N % M === 0) {
-      // One process: each generation of B*G completions is split into M optimizer steps.
-      set('per_device_train_batch_size', N / M, ['batch', 'minibatches']);
-      set('gradient_accumulation_steps', 1, []);
-      set('steps_per_generation', M, ['minibatches']);
-      notes.push(`per_device_train_batch_size assumes one process; with P GPUs use ${N / M}/P per device so that each generation holds ${N} completions (${cfg.batch} prompts x ${cfg.group}).`);
+    const gen = (llm ? LLM_PROMPTS_PER_STEP : cfg.batch) * cfg.group;
+    if (gen % M === 0) {
+      // One process: each generation of prompts x G completions is split into M optimizer steps,
+      // each accumulated from per-device micro-batches that fit an LLM in memory.
+      const perStep = gen / M;
+      const micro = llm ? divisorAtMost(perStep, LLM_PER_DEVICE) : perStep;
+      set('per_device_train_batch_size', micro, ['batch', 'minibatches']);
+      set('gradient_accumulation_steps', perStep / micro, []);
+      set('steps_per_generation', (perStep / micro) * M, ['minibatches']);
+      notes.push(
+        `One process: each generation holds ${gen} completions (${gen / cfg.group} prompts x ${cfg.group}), ${M} optimizer step(s) of ${perStep}, each ${micro} x ${perStep / micro} accumulated` +
+          (llm ? `; the playground trains ${cfg.batch} prompts per step, a toy's batch.` : '.') +
+          ' With P GPUs divide gradient_accumulation_steps and steps_per_generation by P.',
+      );
     } else {
       set('per_device_train_batch_size', N, ['batch']);
       set('gradient_accumulation_steps', 1, []);
       none('minibatches', `${M} minibatches do not divide the ${N} completions of a batch evenly; TRL needs equal optimizer steps per generation`);
     }
     set('temperature', cfg.temperature, ['temperature']);
-    set('learning_rate', cfg.lr, ['lr']);
+    set('learning_rate', llm ? LLM_LR : cfg.lr, ['lr']);
+    if (llm) notes.push(`learning_rate=${LLM_LR} for an LLM; the playground's ${cfg.lr} is for its tiny MLP and would wreck an LLM.`);
     // The playground keeps the learning rate constant; TrainingArguments decays it linearly by default.
     set('lr_scheduler_type', 'constant', []);
     set('adam_beta1', cfg.beta1, ['beta1']);
@@ -147,8 +188,15 @@ function build(cfg: RunConfig, fw: Framework): Omit<FrameworkExport, 'text'> {
     set('weight_decay', 0, []);
     set('max_grad_norm', cfg.maxGradNorm, ['maxGradNorm']);
     set('num_iterations', cfg.epochs, ['epochs']);
-    set('epsilon', eff.clipLow, ['clipLow']);
-    set('epsilon_high', eff.clipHigh, ['clipHigh']);
+    if (plan.ratio.mode === 'geometric' || plan.ratio.mode === 'turn' || plan.ratio.mode === 'step') {
+      // GMPO's clip is in log space, SeeUPO's and SAMPO's bound per-turn ratios: TRL's epsilon is
+      // a token (or sequence) ratio clip, so exporting them under it would say something else.
+      none('clipLow', `the active method's clip (${plan.ratio.mode} ratio) is not what TRL's epsilon means`);
+      none('clipHigh', `the active method's clip (${plan.ratio.mode} ratio) is not what TRL's epsilon_high means`);
+    } else {
+      set('epsilon', eff.clipLow, ['clipLow']);
+      set('epsilon_high', eff.clipHigh, ['clipHigh']);
+    }
     if (cfg.dualClip >= 1 + eff.clipHigh) {
       // TRL's two-sided clipping caps the unclipped ratio at delta: for A < 0 that is the dual-clip
       // bound -A*c, and for A > 0 the min() already picks the 1+epsilon_high term.
@@ -226,8 +274,8 @@ function pythonValue(v: FrameworkValue): string {
 }
 
 /** The config as verl overrides for `python3 -m verl.trainer.main_ppo`. */
-export function exportToVerl(cfg: RunConfig): FrameworkExport {
-  const b = build(cfg, 'verl');
+export function exportToVerl(cfg: RunConfig, opts: ExportOptions = {}): FrameworkExport {
+  const b = build(cfg, 'verl', opts);
   // Grouped as verl's config is: algorithm, data, rollout, actor (a stable sort keeps the order within).
   const rank = (k: string) => ['algorithm.', 'data.', 'actor_rollout_ref.rollout.', 'actor_rollout_ref.actor.'].findIndex((p) => k.startsWith(p));
   b.settings.sort((x, y) => rank(x.key) - rank(y.key));
@@ -237,8 +285,8 @@ export function exportToVerl(cfg: RunConfig): FrameworkExport {
 }
 
 /** The config as a TRL `GRPOConfig(...)` snippet. */
-export function exportToTrl(cfg: RunConfig): FrameworkExport {
-  const b = build(cfg, 'trl');
+export function exportToTrl(cfg: RunConfig, opts: ExportOptions = {}): FrameworkExport {
+  const b = build(cfg, 'trl', opts);
   const text = [
     'from trl import GRPOConfig',
     '',

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { allFields, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/config';
-import { exportedKeys, exportToTrl, exportToVerl, FRAMEWORKS, exportToFramework, type FrameworkExport } from '../../workers/frameworkExport';
+import { exportedKeys, exportToTrl, exportToVerl, FRAMEWORKS, exportToFramework, LLM_LR, LLM_PROMPTS_PER_STEP, type FrameworkExport } from '../../workers/frameworkExport';
 import { methodRegistry, METHOD_IDS } from '../../workers/methods';
 import type { MethodDef } from '../../workers/methods/registry';
 import type { ParamSpec, ParamValue } from '../../workers/methods/params';
@@ -118,9 +118,14 @@ describe('verl overrides', () => {
     const D = defaultConfig();
     const out = exportToVerl(D);
     expect(setting(out, 'algorithm.adv_estimator')).toBe('grpo');
-    expect(setting(out, 'data.train_batch_size')).toBe(D.batch);
+    // An LLM run's learning rate and batch, never the toy's, which the notes name.
+    expect(setting(out, 'data.train_batch_size')).toBe(LLM_PROMPTS_PER_STEP);
     expect(setting(out, 'actor_rollout_ref.rollout.n')).toBe(D.group);
-    expect(setting(out, 'actor_rollout_ref.actor.optim.lr')).toBe(D.lr);
+    expect(setting(out, 'actor_rollout_ref.actor.optim.lr')).toBe(LLM_LR);
+    expect(out.notes.some((n) => n.includes(`playground's ${D.lr}`))).toBe(true);
+    expect(out.notes.some((n) => n.includes(`playground's ${D.batch}`))).toBe(true);
+    const toy = exportToVerl(D, { scale: 'toy' });
+    expect([setting(toy, 'data.train_batch_size'), setting(toy, 'actor_rollout_ref.actor.optim.lr'), setting(toy, 'actor_rollout_ref.actor.ppo_mini_batch_size')]).toEqual([D.batch, D.lr, D.batch]);
     expect(setting(out, 'actor_rollout_ref.actor.optim.weight_decay')).toBe(0);
     expect(setting(out, 'actor_rollout_ref.actor.clip_ratio_low')).toBe(0.2);
     expect(setting(out, 'actor_rollout_ref.actor.clip_ratio_high')).toBe(0.2);
@@ -130,7 +135,7 @@ describe('verl overrides', () => {
     expect(setting(out, 'actor_rollout_ref.actor.kl_loss_coef')).toBeUndefined();
     expect(setting(out, 'algorithm.norm_adv_by_std_in_grpo')).toBe(true);
     expect(setting(out, 'actor_rollout_ref.actor.ppo_epochs')).toBe(1);
-    expect(setting(out, 'actor_rollout_ref.actor.ppo_mini_batch_size')).toBe(D.batch);
+    expect(setting(out, 'actor_rollout_ref.actor.ppo_mini_batch_size')).toBe(LLM_PROMPTS_PER_STEP);
     expect(out.text.split('\n')[0]).toBe('python3 -m verl.trainer.main_ppo \\');
     expect(out.text).toContain(`    actor_rollout_ref.actor.optim.betas='[${D.beta1},${D.beta2}]' \\\n`);
     expect(out.text).toContain('    algorithm.norm_adv_by_std_in_grpo=True \\\n');
@@ -158,10 +163,13 @@ describe('verl overrides', () => {
     const dapo = exportToVerl(cfgOf({ clipHigh: 0.28, epochs: 2, minibatches: 4, batch: 8 }));
     expect(setting(dapo, 'actor_rollout_ref.actor.clip_ratio_high')).toBe(0.28);
     expect(setting(dapo, 'actor_rollout_ref.actor.ppo_epochs')).toBe(2);
-    expect(setting(dapo, 'actor_rollout_ref.actor.ppo_mini_batch_size')).toBe(2);
+    expect(setting(dapo, 'actor_rollout_ref.actor.ppo_mini_batch_size')).toBe(LLM_PROMPTS_PER_STEP / 4);
 
-    const uneven = exportToVerl(cfgOf({ minibatches: 3, batch: 16 }));
+    const uneven = exportToVerl(cfgOf({ minibatches: 3, batch: 16 }), { scale: 'toy' });
     expect(uneven.noEquivalent.find((n) => n.key === 'minibatches')?.reason).toMatch(/3 minibatches do not divide 16 prompts/);
+    // GMPO's clip is still exported to verl (geo_mean reads clip_ratio_* in log space), SeeUPO's per-turn clip is not.
+    expect(setting(exportToVerl(withMethods(defaultConfig(), ['grpo', 'gmpo'])), 'actor_rollout_ref.actor.clip_ratio_high')).toBe(0.4);
+    expect(setting(exportToVerl(withMethods(defaultConfig(), ['grpo', 'seeupo'])), 'actor_rollout_ref.actor.clip_ratio_high')).toBeUndefined();
     expect(exportToVerl(cfgOf({ dualClip: 1 })).noEquivalent.find((n) => n.key === 'dualClip')?.reason).toMatch(/clip_ratio_c > 1/);
     expect(exportToVerl(cfgOf({ maxGradNorm: 0 })).noEquivalent.find((n) => n.key === 'maxGradNorm')).toBeDefined();
     expect(exportToVerl(cfgOf({ 'grpo.eps': 0.01 })).noEquivalent.find((n) => n.key === 'grpo.eps')?.reason).toMatch(/1e-6/);
@@ -173,10 +181,14 @@ describe('TRL GRPOConfig', () => {
     const D = defaultConfig();
     const out = exportToTrl(D);
     expect(setting(out, 'num_generations')).toBe(D.group);
-    expect(setting(out, 'per_device_train_batch_size')).toBe(D.batch * D.group);
-    expect(setting(out, 'steps_per_generation')).toBe(1);
-    expect(setting(out, 'gradient_accumulation_steps')).toBe(1);
-    expect(setting(out, 'learning_rate')).toBe(D.lr);
+    // LLM-sane: 256 prompts x G per generation, 8 per device, accumulated to one optimizer step.
+    const gen = LLM_PROMPTS_PER_STEP * D.group;
+    expect(setting(out, 'per_device_train_batch_size')).toBe(8);
+    expect(setting(out, 'gradient_accumulation_steps')).toBe(gen / 8);
+    expect(setting(out, 'steps_per_generation')).toBe(gen / 8);
+    expect(setting(out, 'learning_rate')).toBe(LLM_LR);
+    const toy = exportToTrl(D, { scale: 'toy' });
+    expect([setting(toy, 'per_device_train_batch_size'), setting(toy, 'steps_per_generation'), setting(toy, 'gradient_accumulation_steps'), setting(toy, 'learning_rate')]).toEqual([D.batch * D.group, 1, 1, D.lr]);
     expect(setting(out, 'lr_scheduler_type')).toBe('constant');
     expect(setting(out, 'epsilon')).toBe(0.2);
     expect(setting(out, 'epsilon_high')).toBe(0.2);
@@ -204,9 +216,13 @@ describe('TRL GRPOConfig', () => {
     expect(setting(dr, 'max_completion_length')).toBe(policyTokens(drCfg));
     expect(setting(dr, 'scale_rewards')).toBe('none');
     expect(exportToTrl(cfgOf({ lossAgg: 'seq-mean-token-sum' })).noEquivalent.some((n) => n.key === 'lossAgg')).toBe(true);
-    const mb = exportToTrl(cfgOf({ minibatches: 4, epochs: 3, batch: 16, group: 8 }));
+    const mb = exportToTrl(cfgOf({ minibatches: 4, epochs: 3, batch: 16, group: 8 }), { scale: 'toy' });
     expect(setting(mb, 'per_device_train_batch_size')).toBe(32);
     expect(setting(mb, 'steps_per_generation')).toBe(4);
+    // GMPO's log-space clip is never exported as TRL's (ratio) epsilon.
+    const gmpo = exportToTrl(withMethods(defaultConfig(), ['grpo', 'gmpo']));
+    expect([setting(gmpo, 'epsilon'), setting(gmpo, 'epsilon_high')]).toEqual([undefined, undefined]);
+    expect(gmpo.noEquivalent.find((n) => n.key === 'clipLow')?.reason).toMatch(/not what TRL's epsilon means/);
     expect(setting(mb, 'num_iterations')).toBe(3);
     expect(exportToTrl(cfgOf({ minibatches: 3, batch: 16, group: 8 })).noEquivalent.some((n) => n.key === 'minibatches')).toBe(true);
     expect(setting(exportToTrl(cfgOf({ klCoef: 0.04 })), 'beta')).toBe(0.04);

@@ -27,7 +27,11 @@ export const otb = defineMethod({
     plan.advantage.zeroTail = p.zeroTail;
   },
   frameworks: {
-    verl: () => ({ set: [{ key: 'algorithm.adv_estimator', value: 'optimal_token_baseline', from: [] }] }),
+    verl: (p) => ({
+      set: [{ key: 'algorithm.adv_estimator', value: 'optimal_token_baseline', from: [] }],
+      matches: p.zeroTail ? [{ param: 'zeroTail', reason: "verl's multi-turn OTB applies handle_zero_tail by default" }] : [],
+      unsupported: p.zeroTail ? [] : [{ param: 'zeroTail', reason: "verl's multi-turn OTB always applies handle_zero_tail; there is no option to turn it off" }],
+    }),
     trl: null,
     noEquivalent: 'TRL has no optimal token baseline',
   },

@@ -45,7 +45,7 @@ export const sampo = defineMethod({
   frameworks: {
     verl: () => ({
       set: [{ key: 'actor_rollout_ref.actor.policy_loss.loss_mode', value: 'gspo', from: [] }],
-      matches: [carried('clipLow', 'clip_ratio_low'), carried('clipHigh', 'clip_ratio_high')],
+      matches: [carried('clipLow', 'clip_ratio_low'), carried('clipHigh', 'clip_ratio_high'), carried('klCoef', 'kl_loss_coef')],
       unsupported: [
         { param: 'stepWeight', reason: "GiGPO's step advantages need the ARL-Arena reference code (a verl fork, adv_estimator=gigpo)" },
         { param: 'gamma', reason: "GiGPO's step returns need the ARL-Arena reference code" },
@@ -56,8 +56,10 @@ export const sampo = defineMethod({
     }),
     trl: () => ({
       set: [{ key: 'importance_sampling_level', value: 'sequence', from: [] }],
-      matches: [carried('clipLow', 'epsilon'), carried('clipHigh', 'epsilon_high')],
+      matches: [carried('klCoef', 'beta')],
       unsupported: [
+        { param: 'clipLow', reason: "SAMPO clips each step's ratio; TRL's sequence epsilon clips whole completions" },
+        { param: 'clipHigh', reason: "SAMPO clips each step's ratio; TRL's sequence epsilon clips whole completions" },
         { param: 'stepWeight', reason: 'TRL has no step-level (anchor state) advantages' },
         { param: 'gamma', reason: 'TRL has no step-level returns' },
         { param: 'filter', reason: 'TRL does not refill the batch with new prompts' },

@@ -5,11 +5,10 @@
  */
 import type { RunConfig } from '../config';
 import { createEnv } from '../envs';
-import { exportToTrl, exportToVerl, type FrameworkSetting } from '../frameworkExport';
+import { exportToTrl, exportToVerl, LLM_LR, type FrameworkSetting } from '../frameworkExport';
 import type { FrameworkValue } from '../methods/registry';
 
-/** A learning rate that fine-tunes a 0.5-1.5B model with GRPO without wrecking it (verl's and TRL's examples use 1e-6). */
-export const LLM_LR = 1e-6;
+export { LLM_LR } from '../frameworkExport';
 /** Tokens an LLM may write per turn: a command is a handful, reasoning before it needs room. */
 export const TOKENS_PER_TURN = 256;
 export const PROMPT_TOKENS = 512;
@@ -48,9 +47,9 @@ function withOverrides(base: FrameworkSetting[], over: Record<string, { value: F
 /** verl overrides for `python3 -m verl.trainer.main_ppo`, with the recipe's data, interaction and reward. */
 export function verlSettings(cfg: RunConfig, plan: RecipePlan): RecipeSetting[] {
   const responseLen = Math.max(512, TOKENS_PER_TURN * plan.maxTurns);
-  return withOverrides(exportToVerl(cfg).settings, {
+  return withOverrides(exportToVerl(cfg, { scale: 'toy' }).settings, {
     'actor_rollout_ref.actor.optim.lr': { value: LLM_LR, note: `playground: ${cfg.lr} for a tiny MLP; an LLM diverges at that rate` },
-    ...(exportToVerl(cfg).settings.some((s) => s.key === 'actor_rollout_ref.actor.loss_scale_factor')
+    ...(exportToVerl(cfg, { scale: 'toy' }).settings.some((s) => s.key === 'actor_rollout_ref.actor.loss_scale_factor')
       ? { 'actor_rollout_ref.actor.loss_scale_factor': { value: responseLen, note: `playground: ${plan.toyTokens} policy tokens; the response budget here` } }
       : {}),
     'data.max_prompt_length': { value: PROMPT_TOKENS, note: 'playground: a few toy tokens; the system prompt with the rules needs room' },
@@ -92,7 +91,7 @@ function divisorAtMost(n: number, cap: number): number {
 
 /** GRPOConfig(...) arguments. */
 export function trlSettings(cfg: RunConfig, plan: RecipePlan): RecipeSetting[] {
-  const base = exportToTrl(cfg).settings;
+  const base = exportToTrl(cfg, { scale: 'toy' }).settings;
   const get = (k: string) => base.find((s) => s.key === k)?.value;
   const perStep = Number(get('per_device_train_batch_size'));
   const stepsPerGen = Number(get('steps_per_generation') ?? 1);
