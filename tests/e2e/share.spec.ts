@@ -309,7 +309,9 @@ test('"Take it to a real run" shows verl overrides, a TRL GRPOConfig and what ha
   for (const s of [
     'python3 -m verl.trainer.main_ppo',
     'algorithm.adv_estimator=grpo',
-    'data.train_batch_size=4',
+    // An LLM run's batch and learning rate, the toy's named in the notes.
+    'data.train_batch_size=256',
+    'actor_rollout_ref.actor.optim.lr=0.000001',
     'actor_rollout_ref.rollout.n=4',
     'actor_rollout_ref.actor.clip_ratio_high=0.28',
     'actor_rollout_ref.actor.use_kl_loss=True',
@@ -319,6 +321,8 @@ test('"Take it to a real run" shows verl overrides, a TRL GRPOConfig and what ha
     await expect(verl).toContainText(s);
   }
   await expect(dialog.getByTestId('no-equivalent-verl')).toContainText('model.hidden');
+  await expect(dialog).toContainText("the playground's 4 suits its toy tasks");
+  await expect(dialog).toContainText("the playground's 0.005 is for its tiny MLP");
   await page.screenshot({ path: `${SCREENS_DIR}share-real-run.png` });
   await dialog.getByRole('tab', { name: 'TRL (GRPOConfig)' }).click();
   const trl = dialog.getByTestId('export-trl');
