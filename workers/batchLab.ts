@@ -21,7 +21,7 @@ import { whitenCpu } from '../kernels/advantage/whiten';
 import type { RunConfig } from './config';
 import { methodDef } from './methods';
 import { aggregationWeights } from './lossAgg';
-import { resolvePlan } from './plan';
+import { resolvePlan, usesSeqRatio } from './plan';
 import { createRng } from './rng';
 import { groupAllEqual, pfppoCounts } from './selection';
 import type { Trainer } from './trainer';
@@ -124,7 +124,7 @@ export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<La
     // Aggregation and loss: one minibatch, on-policy (every ratio is 1 on a frozen batch).
     const weight = aggregationWeights(m, Tp, [[0, N]], plan.lossAgg, mult, plan.stepRows ? shape.actionLen : Tp);
     const mode = plan.ratio.mode;
-    const seqLog = mode === 'token' ? undefined : seqRatioCpu(m, ts.logp, ts.logp, adv, { mode: mode === 'turn' || mode === 'step' ? 'turn' : mode, tp: Tp, actionLen: shape.actionLen, maxTurns: T, clipLow: plan.ratio.clipLow, clipHigh: plan.ratio.clipHigh });
+    const seqLog = !usesSeqRatio(mode) ? undefined : seqRatioCpu(m, ts.logp, ts.logp, adv, { mode: mode === 'turn' || mode === 'step' ? 'turn' : mode, tp: Tp, actionLen: shape.actionLen, maxTurns: T, clipLow: plan.ratio.clipLow, clipHigh: plan.ratio.clipHigh });
     // SeeUPO trains one turn per stage: each row's gradient weight is its own turn's stage's.
     const grad = new Float32Array(N * Tp);
     const stages = mode === 'turn' ? Array.from({ length: T }, (_, k) => k) : [0];

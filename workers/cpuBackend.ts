@@ -2,6 +2,7 @@
  * The CPU backend: the same update as the GPU backend, computed by the kernels' TypeScript
  * references. It is the fallback where WebGPU is missing and the oracle in tests.
  */
+import { usesSeqRatio } from './plan';
 import { adamCpu, gradNormCpu } from '../kernels/optimizer/adam';
 import { HEALTH, nonFiniteCpu } from '../kernels/stats/finiteCheck';
 import { advantageCpu } from '../kernels/advantage/advantage';
@@ -208,7 +209,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       // The ESS and VCPO's lr factor of each minibatch's trajectories.
       const essMb = shape.minibatches.map(([n0, n1]) => essScaleCpu({ len: ts.len.subarray(n0, n1), logIS: ts.logIS.subarray(n0, n1) }, shape.essLr));
 
-      const seqMode = mode === 'token' ? null : mode;
+      const seqMode = usesSeqRatio(mode) ? mode : null;
       const segs = mode === 'turn' || mode === 'step' ? T : 1;
       const seqLog = new Float32Array(N * segs);
       const lossOpts = {

@@ -132,7 +132,10 @@ function build(cfg: RunConfig, fw: Framework, opts: ExportOptions = {}): Omit<Fr
       set('actor_rollout_ref.actor.ppo_mini_batch_size', prompts, []);
       none('minibatches', `verl splits a batch into minibatches of whole prompt groups (ppo_mini_batch_size counts prompts); ${M} minibatches do not divide ${prompts} prompts evenly, so one minibatch is used`);
     }
-    if (plan.ratio.mode === 'turn') {
+    if (plan.ratio.mode === 'sapo') {
+      none('clipLow', "SAPO has no clip (a soft gate); the config's clip is unused while it is on");
+      none('clipHigh', "SAPO has no clip (a soft gate); the config's clip is unused while it is on");
+    } else if (plan.ratio.mode === 'turn') {
       // SeeUPO's clip bounds a per-turn ratio in stages; verl's clip_ratio_* bound token ratios.
       none('clipLow', "the active method's clip bounds a per-turn ratio, which verl's clip_ratio_low does not mean");
       none('clipHigh', "the active method's clip bounds a per-turn ratio, which verl's clip_ratio_high does not mean");
@@ -188,7 +191,7 @@ function build(cfg: RunConfig, fw: Framework, opts: ExportOptions = {}): Omit<Fr
     set('weight_decay', 0, []);
     set('max_grad_norm', cfg.maxGradNorm, ['maxGradNorm']);
     set('num_iterations', cfg.epochs, ['epochs']);
-    if (plan.ratio.mode === 'geometric' || plan.ratio.mode === 'turn' || plan.ratio.mode === 'step') {
+    if (plan.ratio.mode !== 'token' && plan.ratio.mode !== 'sequence') {
       // GMPO's clip is in log space, SeeUPO's and SAMPO's bound per-turn ratios: TRL's epsilon is
       // a token (or sequence) ratio clip, so exporting them under it would say something else.
       none('clipLow', `the active method's clip (${plan.ratio.mode} ratio) is not what TRL's epsilon means`);

@@ -10,6 +10,7 @@
  * Every forward reads the shared [K, V, H] table `proj`; an embedProject dispatch remakes it
  * before each forward whose parameters differ from the ones it was last made from. No DOM APIs: it runs in a page, a worker or Node (Dawn).
  */
+import { usesSeqRatio } from './plan';
 import { gradNormKernel, optimizerStepKernel } from '../kernels/optimizer/adam';
 import { packTrajIn, packTurnIn } from '../kernels/advantage/advantage';
 import { criticUpdateKernel } from '../kernels/advantage/critic';
@@ -74,7 +75,7 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const logps = (2 + F) * (2 + (shape.staleness > 0 ? 1 : 0)) + (shape.scoreContexts > 0 ? 3 + F : 0);
   // embedProject, forward, tokenStats, ppoLoss, logitGrad, headGrad (2), hiddenGrad, slotGrad (2),
   // firstLayerGrad, the optimizer step (gradNorm and adam: 3) (+ seqRatio)
-  const perStep = 10 + F + optimizerStepKernel.dispatches + (shape.loss.ratioMode === 'token' ? 0 : 1);
+  const perStep = 10 + F + optimizerStepKernel.dispatches + (usesSeqRatio(shape.loss.ratioMode) ? 1 : 0);
   // PPO: GAE replaces the advantage kernel, and the critic's update (2: row chunks, then the table) follows it.
   const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
   // OTB (without a critic) replaces it with its two passes.
@@ -371,7 +372,7 @@ export function createGpuBackend(
     return [
       k.forward.bind({ params, proj, seq, rowPos: trainRowPos, grammar, h, z }, { ...rows, dims, seqLen: L, temperature: temp }, `forward ${tag}`),
       k.tokenStats.bind({ z, seq, rowPos: trainRowPos, logp, entropy, sumP2 }, { ...rows, vocab: V }, `tokenStats ${tag}`),
-      mode === 'token'
+      !usesSeqRatio(mode)
         ? null
         : k.seqRatio.bind(
             { mask, logp, logpOld, adv, out: seqLog },

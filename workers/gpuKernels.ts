@@ -5,6 +5,7 @@
  * compiles what it binds and nothing else. tests/gpu/backendPipelines.gpu.test.ts checks the list both ways over shapes and variants: the
  * backend compiles nothing past it, and binds every pipeline on it.
  */
+import { usesSeqRatio } from './plan';
 import type { AdvantageConfig } from '../kernels/advantage/advantage';
 import type { KernelPipeline } from '../kernels/pipeline';
 import { CONFIG_SELECTORS, selectKernels, type KernelVariant, type SelectorShape } from '../kernels/selectors';
@@ -67,7 +68,7 @@ export function backendPipelines(shape: RunShape, variant: KernelVariant): Kerne
     ...k.essScale.pipelines(),
     ...(shape.scoreContexts > 0 ? k.infoGain.pipelines() : []),
     ...(shape.critic ? [...k.gae.pipelines({ numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }), ...k.criticUpdate.pipelines()] : []),
-    ...(updates && shape.loss.ratioMode !== 'token' ? k.seqRatio.pipelines() : []),
+    ...(updates && usesSeqRatio(shape.loss.ratioMode) ? k.seqRatio.pipelines() : []),
     ...(updates
       ? [
           ...k.ppoLoss.pipelines(),

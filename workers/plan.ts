@@ -13,8 +13,16 @@ import type { KlType, LossAgg, RunConfig } from './config';
 import { methodRegistry, type MethodDef } from './methods';
 import type { ParamValues } from './methods/params';
 
-/** token, sequence (one ratio per trajectory), geometric, turn (sequential stages, last turn first), step (one ratio per turn). */
-export type RatioMode = 'token' | 'sequence' | 'geometric' | 'turn' | 'step';
+/**
+ * token, sequence (one ratio per trajectory), geometric, turn (sequential stages, last turn first),
+ * step (one ratio per turn), and the tolerant token-level forms cispo (a clipped, stopped IS weight)
+ * and sapo (a soft gate).
+ */
+export type RatioMode = 'token' | 'sequence' | 'geometric' | 'turn' | 'step' | 'cispo' | 'sapo';
+
+/** Whether a ratio mode reads segment log-ratios (the seqRatio kernel runs before the loss). */
+export const usesSeqRatio = (m: RatioMode): m is 'sequence' | 'geometric' | 'turn' | 'step' =>
+  m === 'sequence' || m === 'geometric' || m === 'turn' || m === 'step';
 
 export interface Plan {
   /** The config the task is built from (environment-stage methods set task knobs). */
@@ -130,8 +138,9 @@ export function overriddenFields(cfg: RunConfig): Array<{ key: string; value: st
   const check = (key: string, configured: unknown, used: string | number | boolean) => {
     if (configured !== used) out.push({ key, value: used });
   };
-  check('clipLow', cfg.clipLow, p.ratio.clipLow);
-  check('clipHigh', cfg.clipHigh, p.ratio.clipHigh);
+  // SAPO's gate has no clip: the config's range is unused while it is on.
+  check('clipLow', cfg.clipLow, p.ratio.mode === 'sapo' ? 'unused (soft gate)' : p.ratio.clipLow);
+  check('clipHigh', cfg.clipHigh, p.ratio.mode === 'sapo' ? 'unused (soft gate)' : p.ratio.clipHigh);
   check('klCoef', cfg.klCoef, p.kl.coef);
   check('lossAgg', cfg.lossAgg, p.lossAgg);
   for (const k of Object.keys(cfg.env) as Array<keyof RunConfig['env']>) check(`env.${k}`, cfg.env[k], p.envConfig.env[k]);

@@ -26,6 +26,13 @@
  * ratioMode 5, sft (ReGFT's fine-tuning stage): token cross-entropy L = -A l with A the row's
  *   weight of the kept trajectory (1), dL/dl = -A; no ratio and no clip (ratio = exp(lambda) for
  *   display, clip 0), so a token the policy already moved keeps its whole gradient.
+ * ratioMode 6, cispo (verl `compute_policy_loss_cispo`, arXiv 2506.13585): the IS weight itself is
+ *   clipped and its gradient stopped, w = clip(exp(lambda), 1 - eps_low, 1 + eps_high) (in log space),
+ *   L = -sg(w) A l, dL/dl = -w A: every token keeps a gradient, a clipped one with the bound as
+ *   weight; clip flag = the side w was clipped at.
+ * ratioMode 7, sapo (verl `compute_policy_loss_sapo`, arXiv 2511.20347): a soft gate instead of a
+ *   clip, f(r) = sigmoid(tau (r - 1)) 4 / tau with tau = tau_pos for A > 0, tau_neg otherwise (carried
+ *   in clipLow and clipHigh), L = -f(r) A, dL/dl = -4 A s (1 - s) r with s the sigmoid; clip 0.
  * KL (klType, d = l - l_ref): 0 k3 = clamp(exp(k) - k - 1, -10, 10), k = clamp(-d, -20, 20), grad
  *   1 - exp(k); 1 k1 = d, grad 1; 2 k2 = d^2 / 2, grad d.
  * Token loss = w (L + beta kl), w = the aggregation weight (0 where masked): its contribution to the
@@ -37,7 +44,7 @@ import ppoLossWGSL from './ppoLoss.wgsl?raw';
 import { gmpoClip } from './seqRatio';
 
 /** WGSL `u.ratioMode` codes. */
-export const RATIO_MODES = { token: 0, sequence: 1, geometric: 2, turn: 3, step: 4, sft: 5 } as const;
+export const RATIO_MODES = { token: 0, sequence: 1, geometric: 2, turn: 3, step: 4, sft: 5, cispo: 6, sapo: 7 } as const;
 /** WGSL `u.klType` codes (docs/METHODS.md 1.4). */
 export const KL_TYPES = { k3: 0, k1: 1, k2: 2 } as const;
 
@@ -140,7 +147,8 @@ function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, log
   const T = o.maxTurns ?? 1;
   const k = o.stage ?? 0;
   const rowBase = o.rowBase ?? 0;
-  if (mode !== RATIO_MODES.token && mode !== RATIO_MODES.sft) {
+  const tokenLevel = mode === RATIO_MODES.token || mode === RATIO_MODES.sft || mode === RATIO_MODES.cispo || mode === RATIO_MODES.sapo;
+  if (!tokenLevel) {
     if (!seqLog) throw new Error(`ppoLossCpu: ratioMode ${mode} needs seqLog`);
     if (!(tp >= 1) || rowBase % tp !== 0) throw new Error(`ppoLossCpu: rowBase ${rowBase} is not a multiple of tp ${tp}`);
   }
@@ -176,6 +184,15 @@ function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, log
       ratio = Math.exp(logS);
       [L, g, clip] = clipped(logS, A, loLog, hiLog);
       g *= own * (logS === sl ? 1 : 0);
+    } else if (mode === RATIO_MODES.cispo) {
+      ratio = Math.exp(lam);
+      const w = Math.exp(clamp(lam, loLog, hiLog));
+      [L, g, clip] = [-w * A * logp[r]!, -w * A, lam > hiLog ? 1 : lam < loLog ? -1 : 0];
+    } else if (mode === RATIO_MODES.sapo) {
+      ratio = Math.exp(lam);
+      const tau = A > 0 ? o.clipLow : o.clipHigh;
+      const s = 1 / (1 + Math.exp(-tau * (ratio - 1)));
+      [L, g, clip] = [-(4 / tau) * s * A, -4 * A * s * (1 - s) * ratio * own, 0];
     } else if (mode === RATIO_MODES.sft) {
       ratio = Math.exp(lam);
       [L, g, clip] = [-A * logp[r]!, -A, 0];
@@ -259,7 +276,8 @@ export const ppoLossKernel = defineKernel({
     const tp = c.tp ?? 1;
     if (!Object.values(RATIO_MODES).includes(mode as 0)) throw new Error(`ppoLoss: unknown ratioMode ${mode}`);
     if (!Object.values(KL_TYPES).includes((c.klType ?? 0) as 0)) throw new Error(`ppoLoss: unknown klType ${c.klType}`);
-    if (mode !== RATIO_MODES.token && mode !== RATIO_MODES.sft && !(tp >= 1 && (c.rowBase ?? 0) % tp === 0 && c.numRows % tp === 0)) {
+    const tokenLevel = mode === RATIO_MODES.token || mode === RATIO_MODES.sft || mode === RATIO_MODES.cispo || mode === RATIO_MODES.sapo;
+    if (!tokenLevel && !(tp >= 1 && (c.rowBase ?? 0) % tp === 0 && c.numRows % tp === 0)) {
       throw new Error(`ppoLoss: ratioMode ${mode} needs whole trajectories of tp = ${tp} rows`);
     }
     if (mode === RATIO_MODES.turn && !((c.actionLen ?? 0) >= 1 && (c.stage ?? 0) < (c.maxTurns ?? 1))) {
@@ -268,12 +286,14 @@ export const ppoLossKernel = defineKernel({
   },
   values: (c: PpoLossConfig) => {
     const geo = c.ratioMode === RATIO_MODES.geometric;
+    // SAPO has no clip: the two slots carry its temperatures tau_pos and tau_neg as they are.
+    const sapo = c.ratioMode === RATIO_MODES.sapo;
     return {
       numRows: c.numRows,
       rowBase: c.rowBase ?? 0,
       // log(0) = -Infinity at clipLow = 1: the largest finite f32 clamps the same (log r >= -20).
-      loLog: geo ? -c.clipLow : Math.max(Math.log(1 - c.clipLow), -3.4e38),
-      hiLog: geo ? c.clipHigh : Math.log(1 + c.clipHigh),
+      loLog: geo ? -c.clipLow : sapo ? c.clipLow : Math.max(Math.log(1 - c.clipLow), -3.4e38),
+      hiLog: geo || sapo ? c.clipHigh : Math.log(1 + c.clipHigh),
       dualClip: c.dualClip,
       klCoef: c.klCoef,
       ratioMode: c.ratioMode ?? RATIO_MODES.token,

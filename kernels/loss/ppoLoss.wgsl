@@ -90,7 +90,7 @@ struct PpoLoss {
   hiLog: f32,
   dualClip: f32,
   klCoef: f32,
-  ratioMode: u32,   // 0 token, 1 sequence, 2 geometric, 3 turn stage, 4 step, 5 sft
+  ratioMode: u32,   // 0 token, 1 sequence, 2 geometric, 3 turn stage, 4 step, 5 sft, 6 cispo, 7 sapo
   klType: u32,      // 0 k3, 1 k1, 2 k2
   tp: u32,          // policy-token rows per trajectory
   actionLen: u32,   // rows per turn
@@ -150,6 +150,17 @@ fn ppoLoss(
     ratio = exp(logS);
     c = clipped(logS, A);
     c.g = select(0.0, c.g, own && logS == sl);
+  } else if (uPpo.ratioMode == 6u) {
+    // CISPO: the clipped IS weight, gradient stopped, times A log pi; every token keeps a gradient.
+    ratio = exp(lam);
+    let w = exp(clamp(lam, uPpo.loLog, uPpo.hiLog));
+    c = Clipped(-w * A * logp[i], -w * A, select(select(0, -1, lam < uPpo.loLog), 1, lam > uPpo.hiLog));
+  } else if (uPpo.ratioMode == 7u) {
+    // SAPO: a soft gate f(r) = sigmoid(tau (r - 1)) 4 / tau; loLog and hiLog carry tau_pos and tau_neg.
+    ratio = exp(lam);
+    let tau = select(uPpo.hiLog, uPpo.loLog, A > 0.0);
+    let s = 1.0 / (1.0 + exp(-tau * (ratio - 1.0)));
+    c = Clipped(-(4.0 / tau) * s * A, select(0.0, -4.0 * A * s * (1.0 - s) * ratio, own), 0);
   } else if (uPpo.ratioMode == 5u) {
     // ReGFT's fine-tuning: token cross-entropy -A logp, no ratio, no clip.
     ratio = exp(lam);

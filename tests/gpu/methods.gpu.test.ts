@@ -29,6 +29,8 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['grpo,dapo', {}],
   ['grpo,gspo', {}],
   ['grpo,gmpo', {}],
+  ['grpo,cispo', {}],
+  ['grpo,sapo', {}],
   ['grpo,seeupo', {}],
   ['igpo', {}],
   ['igpo', { task: 'tools', 'igpo.igType': 'prob_diff', 'igpo.norm': 'joint' }],

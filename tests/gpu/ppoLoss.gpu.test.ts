@@ -83,7 +83,7 @@ describe('ppoLoss.wgsl matches ppoLossCpu', () => {
 const TP = RATIO_TP;
 const ACTION_LEN = RATIO_ACTION_LEN;
 const TURNS = RATIO_TURNS;
-const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn', 4: 'turn', 5: 'sequence' };
+const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn', 4: 'turn', 5: 'sequence', 6: 'sequence', 7: 'sequence' };
 const MODE_OPTS: Record<number, PpoLossOptions> = {
   0: { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.1 },
   1: { clipLow: 0.05, clipHigh: 0.06, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.sequence },
@@ -91,6 +91,8 @@ const MODE_OPTS: Record<number, PpoLossOptions> = {
   3: { clipLow: 0.05, clipHigh: 0.05, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.turn, stage: 1 },
   4: { clipLow: 0.05, clipHigh: 0.06, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.step },
   5: { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.sft },
+  6: { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.cispo },
+  7: { clipLow: 1, clipHigh: 1.05, dualClip: 3, klCoef: 0.1, ratioMode: RATIO_MODES.sapo },
 };
 
 function seqLogOf(inp: PpoInputs & { mask: Float32Array }, o: PpoLossOptions): Float32Array | undefined {
@@ -100,14 +102,14 @@ function seqLogOf(inp: PpoInputs & { mask: Float32Array }, o: PpoLossOptions): F
 }
 
 describe('ppoLoss.wgsl: ratio modes x KL types', () => {
-  for (const mode of [0, 1, 2, 3, 4, 5]) {
+  for (const mode of [0, 1, 2, 3, 4, 5, 6, 7]) {
     for (const klType of [KL_TYPES.k3, KL_TYPES.k1, KL_TYPES.k2]) {
       it(`mode ${mode}, kl ${Object.keys(KL_TYPES)[klType]}: 23 trajectories, then a minibatch from trajectory 5`, async () => {
         const o = { ...MODE_OPTS[mode]!, klType, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS };
         const inp = trajInputs(23, 100 + mode * 3 + klType);
         const ref = await check(inp, o, `mode ${mode} kl ${klType}`, 0, seqLogOf(inp, o));
         // Cross-entropy (mode 5) never clips; every other mode has clipped and unclipped rows here.
-        if (mode === RATIO_MODES.sft) expect(ref.clip.every((c) => c === 0)).toBe(true);
+        if (mode === RATIO_MODES.sft || mode === RATIO_MODES.sapo) expect(ref.clip.every((c) => c === 0)).toBe(true);
         else expect(ref.clip.includes(0) && ref.clip.some((c) => c !== 0), `mode ${mode}: clipped and unclipped rows`).toBe(true);
         await check(inp, o, `mode ${mode} kl ${klType} rowBase`, 5 * TP, seqLogOf(inp, o));
       });

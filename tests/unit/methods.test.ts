@@ -260,6 +260,39 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     expect(rows[2]!.kl_ref).toBeGreaterThan(0);
     expect(rows[3]!.kl_ref).toBeLessThan(rows[2]!.kl_ref);
   },
+  async cispo() {
+    // The clipped IS weight with its gradient stopped: a token whose ratio left the range keeps the
+    // gradient -clip(r) A (PPO would give it 0). r = e^0.5 > 1.2 with A = 1: weight 1.2.
+    const o = { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0, ratioMode: RATIO_MODES.cispo };
+    const out = ppoLossCpu(f32([0.5, -0.5, 0.1]), f32([0, 0, 0]), f32([0.5, -0.5, 0.1]), f32([1, 1, -2]), f32([1, 1, 1]), o);
+    expect(out.dlogp[0]).toBeCloseTo(-1.2, 6);
+    expect(out.clip[0]).toBe(1);
+    expect(out.dlogp[1]).toBeCloseTo(-0.8, 6); // e^-0.5 = 0.61 < 0.8: floored weight, still a gradient
+    expect(out.clip[1]).toBe(-1);
+    expect(out.dlogp[2]).toBeCloseTo(2 * Math.exp(0.1), 6); // inside the range: the weight is r
+    expect(out.loss[0]).toBeCloseTo(-1.2 * 1 * 0.5, 6);
+    const p = resolvePlan(cfgOf('grpo,cispo'));
+    expect([p.ratio.mode, p.ratio.clipLow, p.ratio.clipHigh]).toEqual(['cispo', 0.2, 0.2]);
+    // Trains on the GPU-free path with several epochs.
+    const { rows } = await run(cfgOf('grpo,cispo', { epochs: '3', lr: '0.05' }), 2);
+    expect(rows.every((r) => Number.isFinite(r.loss))).toBe(true);
+  },
+  async sapo() {
+    // The soft gate f(r) = sigmoid(tau (r - 1)) 4 / tau: at r = 1 it is 2 / tau, its slope is 1.
+    const o = { clipLow: 1, clipHigh: 1.05, dualClip: 3, klCoef: 0, ratioMode: RATIO_MODES.sapo };
+    const out = ppoLossCpu(f32([0, 0, 2]), f32([0, 0, 0]), f32([0, 0, 2]), f32([1, -1, 1]), f32([1, 1, 1]), o);
+    expect(out.loss[0]).toBeCloseTo(-2, 6); // -f(1) A with tau 1
+    expect(out.loss[1]).toBeCloseTo(2 / 1.05, 6); // tau_neg for A < 0
+    expect(out.dlogp[0]).toBeCloseTo(-1, 6); // -4 A s (1 - s) r at r = 1: -1
+    // r = e^2: the gradient has faded (no hard switch-off), s = sigmoid(e^2 - 1).
+    const s = 1 / (1 + Math.exp(-(Math.exp(2) - 1)));
+    expect(out.dlogp[2]).toBeCloseTo(-4 * s * (1 - s) * Math.exp(2), 6);
+    expect(Math.abs(out.dlogp[2]!)).toBeLessThan(0.1);
+    const p = resolvePlan(cfgOf('grpo,sapo'));
+    expect([p.ratio.mode, p.ratio.clipLow, p.ratio.clipHigh, p.lossAgg]).toEqual(['sapo', 1, 1.05, 'seq-mean-token-mean']);
+    const { rows } = await run(cfgOf('grpo,sapo', { epochs: '3', lr: '0.05' }), 2);
+    expect(rows.every((r) => Number.isFinite(r.loss))).toBe(true);
+  },
   gmpo() {
     // The sign-aware log-space clip: a +3 log-ratio under A > 0 counts as +0.4 in the mean.
     const seqLog = seqRatioCpu(f32([1, 1]), f32([3, 0]), new Float32Array(2), f32([1, 1]), { mode: 'geometric', tp: 2, clipLow: 0.4, clipHigh: 0.4 });

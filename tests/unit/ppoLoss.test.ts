@@ -26,7 +26,7 @@ import { createRng } from '../../workers/rng';
 const f32 = (a: number[]) => Float32Array.from(a);
 const near = (a: number, b: number, atol = 1e-6) => expect(Math.abs(a - b)).toBeLessThanOrEqual(atol);
 const BASE = { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0 };
-const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn', 4: 'turn', 5: 'sequence' };
+const SEQ_MODE: Record<number, SeqRatioMode> = { 1: 'sequence', 2: 'geometric', 3: 'turn', 4: 'turn', 5: 'sequence', 6: 'sequence', 7: 'sequence' };
 
 /** One trajectory of the given log-ratios (logpOld = 0, logpRef = logp), all rows masked in. */
 function one(lams: number[], A: number, o: PpoLossOptions, w = 1 / lams.length) {
@@ -343,6 +343,7 @@ describe('dlogp matches finite differences of the aggregated loss (f64)', () => 
     ['turn stage 2 (SeeUPO)', RATIO_MODES.turn, { clipLow: 0.05, clipHigh: 0.05, dualClip: 3, klCoef: 0.1, ratioMode: 3, stage: 2 }, 0.15],
     ['step (SAMPO)', RATIO_MODES.step, { clipLow: 0.05, clipHigh: 0.06, dualClip: 3, klCoef: 0.1, ratioMode: 4 }, 0.15],
     ['sft (ReGFT)', RATIO_MODES.sft, { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0.1, ratioMode: 5 }, 0.15],
+    ['sapo', RATIO_MODES.sapo, { clipLow: 1, clipHigh: 1.05, dualClip: 3, klCoef: 0.1, ratioMode: 7 }, 0.15],
   ];
   for (const [name, mode, o, spread] of cases) {
     for (const klType of KLS) {
@@ -380,7 +381,7 @@ describe('dlogp matches finite differences of the aggregated loss (f64)', () => 
         });
       }
       // Cross-entropy has no clip at all.
-      if (mode === RATIO_MODES.sft) expect(active.every((c) => c === 0), `${name} clips nothing`).toBe(true);
+      if (mode === RATIO_MODES.sft || mode === RATIO_MODES.sapo) expect(active.every((c) => c === 0), `${name} clips nothing`).toBe(true);
       else expect(active.some((c) => c !== 0), `${name} clips some rows`).toBe(true);
       expect(active.some((c) => c === 0), `${name} leaves some rows unclipped`).toBe(true);
     }

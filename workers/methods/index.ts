@@ -1,4 +1,5 @@
 /** The explicit method registry. Adding a method is adding one file and one line here. */
+import { cispo } from './cispo';
 import { cm2 } from './cm2';
 import { dapo } from './dapo';
 import { dars } from './dars';
@@ -18,13 +19,14 @@ import type { MethodDef } from './registry';
 import { reinforcepp } from './reinforcepp';
 import { rloo } from './rloo';
 import { sampo } from './sampo';
+import { sapo } from './sapo';
 import { seeupo } from './seeupo';
 import { vcpo } from './vcpo';
 import { zerosearch } from './zerosearch';
 
 export const methodRegistry = {
   grpo, drgrpo, ppo, dapo, gspo, rloo, reinforcepp,
-  igpo, cm2, edge, regft, pfppo, zerosearch, dars, seeupo, sampo, vcpo, prorl, gmpo, otb, drmas,
+  igpo, cm2, edge, regft, pfppo, zerosearch, dars, seeupo, sampo, vcpo, prorl, gmpo, otb, drmas, cispo, sapo,
 } as const satisfies Record<string, MethodDef>;
 export type MethodId = keyof typeof methodRegistry;
 /** Every method id, in registry order (live: `registerMethod` appends). */
