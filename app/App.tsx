@@ -21,6 +21,7 @@ import { Toolbar } from './panels/Toolbar';
 import { useAppStore } from './store';
 import { useCompareStore } from './store/compareStore';
 import { startUrlSync } from './urlSync';
+import './App.css';
 
 function ErrorAlert() {
   const error = useAppStore((s) => s.error);

@@ -6,6 +6,7 @@ import { methodRegistry } from '../../workers/methods';
 import { ALARM_DOCS, ALARM_KINDS } from '../alarms';
 import { useAppStore } from '../store';
 import { alarmKindOf } from '../store/metricsSlice';
+import './AlarmsPanel.css';
 
 /** The latest alarms listed; older ones stay on the charts. */
 const MAX_LISTED = 30;

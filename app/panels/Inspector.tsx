@@ -8,6 +8,7 @@ import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent } from '
 import type { BatchDump } from '../../workers/batchDump';
 import { currentBatch, useAppStore } from '../store';
 import { useChunkedRows } from './chunkedRows';
+import './Inspector.css';
 
 /** Batches up to this many trajectories load by themselves when the run pauses. */
 const AUTO_LOAD_TRAJS = 4096;

@@ -10,6 +10,7 @@ import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId, type Stag
 import type { ParamSpec } from '../../workers/methods/params';
 import { useAppStore } from '../store';
 import { ParamControl } from './ParamControl';
+import './MethodsPanel.css';
 
 const METHODS = Object.values(methodRegistry) as MethodDef[];
 

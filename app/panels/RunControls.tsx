@@ -6,6 +6,7 @@ import { useState } from 'react';
 import type { BackendChoice, BackendInfo } from '../../workers/api';
 import type { MetricRow } from '../../workers/metrics';
 import { useAppStore, type RunPhase } from '../store';
+import './RunControls.css';
 
 /**
  * The backend status line and its style. While a change of backend is being configured, the
