@@ -23,6 +23,7 @@ import { Toolbar } from './panels/Toolbar';
 import { useAppStore } from './store';
 import { useCompareStore } from './store/compareStore';
 import { startUrlSync } from './urlSync';
+import './App.css';
 import './oneScreen.css';
 import './presenterLayout.css';
 

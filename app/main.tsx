@@ -4,8 +4,8 @@
  */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { App } from './App';
 import './styles.css';
+import { App } from './App';
 
 const root = createRoot(document.getElementById('root')!);
 

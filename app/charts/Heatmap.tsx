@@ -4,6 +4,7 @@
  * the token count. Optional horizontal guide lines (the clip bounds) are drawn over it.
  */
 import { useEffect, useRef } from 'react';
+import './Heatmap.css';
 
 /** Viridis-like stops, dark (empty) to bright (the column's mode). */
 const STOPS: Array<[number, number, number]> = [

@@ -15,6 +15,7 @@ import { SIDE_NAME, SIDES, useCompareStore, type CompareRun } from '../store/com
 import { CompareCharts, RUN_STYLE } from './CompareCharts';
 import { configDiff, legendText } from './diff';
 import { compareSummary } from './summary';
+import './CompareView.css';
 
 const METHODS = Object.values(methodRegistry) as MethodDef[];
 /** B's settings shown first: the ones a comparison usually varies. */

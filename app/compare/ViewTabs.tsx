@@ -1,6 +1,7 @@
 /** The page's two views as tabs: Train (the playground) and Compare (two runs side by side). Arrow keys move between them. */
 import type { KeyboardEvent } from 'react';
 import { useCompareStore, type ViewTab } from '../store/compareStore';
+import './ViewTabs.css';
 
 const TABS: Array<{ id: ViewTab; label: string }> = [
   { id: 'train', label: 'Train' },

@@ -12,6 +12,7 @@ import { useAppStore } from '../store';
 import { shareLinkFor } from '../urlSync';
 import { useLessonCapture, useLessonResults, runOnScreen } from './lessonResults';
 import { lessonStepHash } from './links';
+import './LessonPanel.css';
 
 /** Loads step `index` (0-based): its link's config, runs to its iteration count, keeps presenter mode. */
 export function loadLessonStep(lesson: Lesson, index: number): void {

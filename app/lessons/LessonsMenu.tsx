@@ -4,6 +4,7 @@ import { LESSONS } from '../../workers/lessons';
 import { useAppStore } from '../store';
 import { useCompareStore } from '../store/compareStore';
 import { loadLessonStep } from './LessonPanel';
+import './LessonsMenu.css';
 
 export function LessonsMenu() {
   const ref = useRef<HTMLDetailsElement>(null);

@@ -5,6 +5,7 @@
 import { ALARM_DOCS, ALARM_KINDS, alarmExplain, remediesFor, type AlarmKind } from '../alarms';
 import { useAppStore } from '../store';
 import { alarmKindOf } from '../store/metricsSlice';
+import './AlarmsPanel.css';
 
 /** The latest alarms listed; older ones stay on the charts. */
 const MAX_LISTED = 30;

@@ -8,6 +8,7 @@ import { defaultConfig, getField } from '../../workers/config';
 import { exportToFramework, FRAMEWORK_NAMES, FRAMEWORKS, type Framework } from '../../workers/frameworkExport';
 import { copyText } from '../exporters';
 import { useAppStore } from '../store';
+import './FrameworksDialog.css';
 import { RecipeDownload } from './RecipeDownload';
 
 export function FrameworksDialog({ onClose }: { onClose: () => void }) {

@@ -8,6 +8,7 @@ import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent } from '
 import type { BatchDump } from '../../workers/batchDump';
 import { currentBatch, useAppStore } from '../store';
 import { useChunkedRows } from './chunkedRows';
+import './Inspector.css';
 import './groupView.css';
 import { countsText, groupCounts, groupNote, groupRows, originMark, type GroupState } from './groupModel';
 

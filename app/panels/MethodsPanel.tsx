@@ -14,6 +14,7 @@ import { useAppStore } from '../store';
 import { MethodNoticeLine } from './EstimatorPicker';
 import { changeMethods } from './methodChange';
 import { ParamControl } from './ParamControl';
+import './MethodsPanel.css';
 
 const METHODS = Object.values(methodRegistry) as MethodDef[];
 

@@ -25,6 +25,7 @@ import { useStaggeredSeries } from '../charts/stagger';
 import { chartSvg, downloadBlob, downloadText, fileStem, svgToPng } from '../exporters';
 import { useAppStore } from '../store';
 import { alarmKindOf, isAlarm, type RunMarker } from '../store/metricsSlice';
+import './MetricsCharts.css';
 
 const MARKER_COLORS: Record<RunMarker['kind'], string> = {
   'device-lost': '#d97706',

@@ -5,6 +5,7 @@
  */
 import { PANEL_IDS } from '../../workers/shareUrl';
 import { useAppStore } from '../store';
+import './Notices.css';
 
 export function LinkNotice() {
   const problems = useAppStore((s) => s.linkProblems);

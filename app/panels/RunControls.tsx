@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { BackendChoice, BackendInfo } from '../../workers/api';
 import type { MetricRow } from '../../workers/metrics';
 import { useAppStore, type RunPhase } from '../store';
+import './RunControls.css';
 import { addArrival, iterRate, rateText, type Arrival } from './throughput';
 
 /**

@@ -12,6 +12,7 @@ import { useCompareStore } from '../store/compareStore';
 import { shareHash, shareLinkFor } from '../urlSync';
 import { LessonsMenu } from '../lessons/LessonsMenu';
 import { FrameworksDialog } from './FrameworksDialog';
+import './Toolbar.css';
 
 /** Batches up to this many trajectories are saved in a run file automatically. */
 const AUTO_BATCH_TRAJS = 4096;
