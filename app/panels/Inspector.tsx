@@ -146,7 +146,9 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
 
 function groupsOf(batch: BatchDump | null): Traj[][] {
   const groups: Traj[][] = [];
-  if (batch) for (const t of batch.trajs) (groups[t.group] ??= []).push(t);
+  // A group index is below the batch's size (the run-file schema checks it); one that is not is skipped
+  // rather than allowed to size a sparse array.
+  if (batch) for (const t of batch.trajs) if (t.group >= 0 && t.group < batch.trajs.length) (groups[t.group] ??= []).push(t);
   return groups;
 }
 
