@@ -7,6 +7,7 @@ import type { MetricRow } from './metrics';
 import type { LabResult } from './batchLab';
 import type { BatchPack } from './batchDump';
 import type { TrainerSnapshot } from './trainer';
+import type { RunCost } from './runCost';
 
 export type BackendChoice = 'auto' | 'gpu' | 'cpu';
 
@@ -61,6 +62,8 @@ export interface TrainerApi {
   applyConfig(config: RunConfig): Promise<{ applied: true; snapshot: TrainerSnapshot } | { applied: false; reason: string }>;
   /** Registers the callback for TrainerEvents (one at a time). */
   subscribe(onEvent: (e: TrainerEvent) => void): Promise<void>;
+  /** What a run of `config` would cost (memory, CPU seconds per iteration), without building it. */
+  estimateCost(config: RunConfig): Promise<RunCost>;
   /** Answers at once unless the worker is stuck: the UI's heartbeat. */
   ping(): Promise<number>;
   /** Provokes a fault (reliability tests): a NaN, a lost device, an uncaught error, a hang. */

@@ -16,6 +16,7 @@ import { KernelCompileError } from '../kernels/pipeline';
 import type { GpuHandle } from './gpuDevice';
 import type { MetricRow } from './metrics';
 import { createEnv } from './envs';
+import { estimateRunCost } from './runCost';
 import { rescoreBatch } from './batchLab';
 import { packBuffers } from './batchDump';
 import { createTrainer, modelDims, NonFiniteError, type Trainer, type TrainerSnapshot } from './trainer';
@@ -247,6 +248,9 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     },
     async ping() {
       return Date.now();
+    },
+    async estimateCost(cfg) {
+      return estimateRunCost(cfg);
     },
     async start(onMetrics: (rows: MetricRow[]) => void, untilIter?: number, delayMs = 0) {
       requireTrainer();

@@ -6,6 +6,7 @@
  */
 import type { StateCreator } from 'zustand';
 import type { BackendInfo, TrainerApi, TrainerEvent } from '../../workers/api';
+import type { RunCost } from '../../workers/runCost';
 import type { TrainerSnapshot } from '../../workers/trainer';
 import { unpackBatchInSlices } from '../../workers/batchDump';
 import { parseRunFile } from '../../workers/runFile';
@@ -24,8 +25,23 @@ export interface WorkerFailure {
   snapshotIter: number;
 }
 
+/** A link's run past these asks before it is built: seconds per CPU iteration, bytes of memory. */
+export const LINK_ASK_SECONDS = 3;
+export const LINK_ASK_BYTES = 2 ** 30;
+
+/** A link whose run would be slow or large, held until the user says to build it. */
+export interface LinkGate {
+  cost: RunCost;
+  /** The link's step=N, run to once it is built. */
+  step: number | null;
+}
+
 export interface RunSlice {
   phase: RunPhase;
+  /** Set while a costly link waits for the user's word (nothing is built meanwhile). */
+  linkGate: LinkGate | null;
+  /** Builds (and with step=N runs) the held link's run, or leaves it unbuilt. */
+  answerLinkGate(build: boolean): void;
   /** True once the worker holds a run built from the current config. */
   configured: boolean;
   backendInfo: BackendInfo | null;
@@ -310,14 +326,25 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     else set({ phase: 'idle' });
   };
 
+  /** True (and the link held) when the config's run is past what a link may start unasked. */
+  const holdCostlyLink = async (): Promise<boolean> => {
+    const cost = await call((t) => t.estimateCost(get().config));
+    if (cost.cpuSecondsPerIter <= LINK_ASK_SECONDS && cost.bytes <= LINK_ASK_BYTES) return false;
+    set({ linkGate: { cost, step: get().linkStep }, configured: false, phase: 'idle' });
+    return true;
+  };
+
   const ensureConfigured = async () => {
     if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
     reconfigureTimer = null;
+    // A held link is built only on the user's word (answerLinkGate).
+    if (get().linkGate) return;
     if (reconfigureWanted || !get().configured) await configureNow();
   };
 
   return {
     phase: 'configuring',
+    linkGate: null,
     speedDelayMs: 0,
     runUntil: null,
     configured: false,
@@ -332,7 +359,9 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       initialized = true;
       setWorkerErrorHandler((message) => workerFailed(`The trainer crashed: ${message}`));
       startHeartbeat();
-      void enqueue(configureNow);
+      void enqueue(async () => {
+        if (!(await holdCostlyLink())) await configureNow();
+      });
       const step = get().linkStep;
       if (step !== null && step > 0) void get().start(step);
     },
@@ -346,9 +375,18 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       }, delayMs);
     },
 
+    answerLinkGate(build) {
+      const gate = get().linkGate;
+      if (!gate) return;
+      set({ linkGate: null });
+      if (!build) return set({ linkStep: null });
+      void enqueue(configureNow);
+      if (gate.step !== null && gate.step > 0) void get().start(gate.step);
+    },
+
     start: (untilIter?: number) =>
       enqueue(async () => {
-        if (runPromise || get().imported) return;
+        if (runPromise || get().imported || get().linkGate) return;
         await ensureConfigured();
         if (!get().configured) return;
         set({ error: null });
@@ -376,7 +414,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
 
     step: () =>
       enqueue(async () => {
-        if (runPromise || get().imported) return;
+        if (runPromise || get().imported || get().linkGate) return;
         await ensureConfigured();
         if (!get().configured) return;
         set({ phase: 'stepping' });
@@ -447,7 +485,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
           beforeImport = null;
           set({ imported: null });
         }
-        await configureNow();
+        if (!(await holdCostlyLink())) await configureNow();
       });
       if (link.step !== undefined && link.step > 0) void get().start(link.step);
     },

@@ -50,14 +50,15 @@ let store: Store;
 const noMs = (r: MetricRow) => ({ ...r, ms: 0, adv_hist: [], ratio_hist: [], adv_hist_edges: [], ratio_hist_edges: [] });
 
 /** A fresh page: new store modules, a new worker. */
-async function openPage(): Promise<Store> {
+async function openPage(size = { batch: 2, group: 4, hidden: 8 }, linkStep: number | null = null): Promise<Store> {
   vi.resetModules();
   const { useAppStore } = await import('../../app/store');
   faults = (await import('../../app/trainerClient')) as unknown as Faults;
   const s = useAppStore.getState();
-  s.setConfig({ ...s.config, batch: 2, group: 4, model: { ...s.config.model, hidden: 8 }, seed: 5 });
+  // As a link sets it (applyLink): the state only; init() builds the run.
+  useAppStore.setState({ config: { ...s.config, batch: size.batch, group: size.group, model: { ...s.config.model, hidden: size.hidden }, seed: 5 }, linkStep });
   s.init();
-  await vi.waitFor(() => expect(useAppStore.getState().configured).toBe(true), { timeout: 30_000 });
+  await vi.waitFor(() => expect(useAppStore.getState().configured || useAppStore.getState().linkGate !== null).toBe(true), { timeout: 30_000 });
   return useAppStore;
 }
 
@@ -155,6 +156,32 @@ describe('a restart resumes exactly the run that was shown', () => {
     const got = store.getState().series.filter((r) => r.iter > 18).map(noMs);
     expect(got.map((r) => r.iter)).toEqual([19, 20, 21, 22]);
     expect(got).toEqual(expected);
+  });
+});
+
+describe('a costly link asks before anything is built', () => {
+  it('1,024 x 64 rollouts at 512 hidden units with step=100000: held with its cost; "Not now" builds nothing', async () => {
+    vi.useRealTimers();
+    store = await openPage({ batch: 1024, group: 64, hidden: 512 }, 100_000);
+    const { LINK_ASK_BYTES } = await import('../../app/store/runSlice');
+    const gate = store.getState().linkGate!;
+    expect(gate.step).toBe(100_000);
+    expect(gate.cost.bytes).toBeGreaterThan(LINK_ASK_BYTES);
+    expect(gate.cost.cpuSecondsPerIter).toBeGreaterThan(3);
+    expect(store.getState().configured).toBe(false);
+    expect(store.getState().phase).toBe('idle');
+    // Start waits for the answer too.
+    await store.getState().start();
+    expect(store.getState().phase).toBe('idle');
+    store.getState().answerLinkGate(false);
+    expect(store.getState().linkGate).toBeNull();
+    expect(store.getState().linkStep).toBeNull();
+    expect(store.getState().configured).toBe(false);
+  });
+
+  it('the default-sized run of a link starts unasked', async () => {
+    expect(store.getState().linkGate).toBeNull();
+    expect(store.getState().configured).toBe(true);
   });
 });
 
