@@ -18,7 +18,8 @@ import type { MetricRow } from './metrics';
 import { createEnv } from './envs';
 import { estimateRunCost } from './runCost';
 import { rescoreBatch } from './batchLab';
-import { packBuffers } from './batchDump';
+import { packBuffers, unpackBatchInSlices } from './batchDump';
+import { batchJsonParts } from './batchJsonText';
 import { createTrainer, modelDims, NonFiniteError, type Trainer, type TrainerSnapshot } from './trainer';
 
 const CPU_LABEL = 'CPU (TypeScript reference kernels)';
@@ -321,9 +322,11 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     },
     async batchJson() {
       if (!trainer?.lastBatch) return null;
-      const dump = await onLiveDevice('writing the batch', async () => (trainer?.lastBatch ? trainer.dumpBatch() : null));
-      if (!dump) throw new Error('the GPU device was lost and the last batch with it; step once for a new batch');
-      return new Blob([JSON.stringify(dump, null, 1)], { type: 'application/json' });
+      const pack = await onLiveDevice('writing the batch', async () => (trainer?.lastBatch ? trainer.packBatch() : null));
+      if (!pack) throw new Error('the GPU device was lost and the last batch with it; step once for a new batch');
+      // In slices, with pauses: the page's heartbeat is answered while a large batch is written.
+      const dump = await unpackBatchInSlices(pack, 50);
+      return new Blob(await batchJsonParts(dump), { type: 'application/json' });
     },
     async rescore(methodSets) {
       return onLiveDevice('rescoring the batch', async () => {
