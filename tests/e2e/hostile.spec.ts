@@ -89,6 +89,41 @@ test.describe('hostile files, links and workers', () => {
     await expect(page.getByRole('button', { name: 'Start', exact: true })).toBeEnabled();
   });
 
+  test('4. a restart after a mid-run settings change resumes the run that was shown', async ({ page }) => {
+    test.setTimeout(180_000);
+    const stepTo = async (n: number) => {
+      for (let i = Number(await page.getByTestId('iter').textContent()); i < n; i++) {
+        await page.getByRole('button', { name: 'Step' }).click();
+        await expect(page.getByTestId('iter')).toHaveText(String(i + 1), { timeout: 30_000 });
+      }
+    };
+    const changeLr = async () => {
+      const lr = page.getByLabel('learning rate', { exact: true });
+      await lr.fill('0.02');
+      await lr.press('Enter');
+      await expect(page.getByTestId('chart-reward')).toHaveAttribute('data-markers', '1', { timeout: 30_000 });
+    };
+    const rowsAfter18 = async () => (JSON.parse((await download(page, 'Metrics as JSON')).text) as Array<{ iter: number; ms: number }>).filter((r) => r.iter > 18).map((r) => ({ ...r, ms: 0 }));
+
+    await stepOnce(page);
+    await stepTo(13);
+    await changeLr();
+    await stepTo(22);
+    const expected = await rowsAfter18();
+
+    // A fresh page for the run that crashes.
+    await page.goto('about:blank');
+    await stepOnce(page);
+    await stepTo(13);
+    await changeLr();
+    await stepTo(18);
+    await page.evaluate(() => window.__playgroundDebug!('crash'));
+    await page.getByTestId('worker-failure').getByRole('button', { name: 'Restart from iteration 18' }).click();
+    await expect(page.getByRole('button', { name: 'Start', exact: true })).toBeEnabled({ timeout: 60_000 });
+    await stepTo(22);
+    expect(await rowsAfter18()).toEqual(expected);
+  });
+
   test('5. exports hold every iteration of a run longer than the charts keep, and say so', async ({ page }) => {
     const base = await stepOnce(page);
     const row = base.metrics[0];
