@@ -25,21 +25,23 @@ export default defineConfig({
     trace: 'retain-on-failure',
   },
   webServer: {
-    command: `npx vite preview --port ${PORT} --strictPort`,
+    // The test build (`--mode e2e`: it keeps the fault hooks the reliability specs use) in a folder
+    // of its own, so dist/ stays the production build; preview sends the security headers.
+    command: `npx vite build --mode e2e --outDir dist-e2e --emptyOutDir && npx vite preview --outDir dist-e2e --port ${PORT} --strictPort`,
     url: `http://localhost:${PORT}`,
     // A server this run did not start may serve another checkout's build: never test it.
     reuseExistingServer: false,
-    timeout: 60_000,
+    timeout: 300_000,
   },
   projects: [
     {
       name: 'webgpu',
-      testMatch: ['smoke.spec.ts', 'webgpu.spec.ts', 'share-webgpu.spec.ts', 'reliability-webgpu.spec.ts', 'selftest.spec.ts'],
+      testMatch: ['smoke.spec.ts', 'webgpu.spec.ts', 'share-webgpu.spec.ts', 'reliability-webgpu.spec.ts', 'hostile-webgpu.spec.ts', 'selftest.spec.ts'],
       use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: WEBGPU_ARGS } },
     },
     {
       name: 'no-webgpu',
-      testMatch: ['smoke.spec.ts', 'cpuFallback.spec.ts', 'teacherScreen.spec.ts', 'security.spec.ts', 'share.spec.ts', 'reliability.spec.ts', 'ui.spec.ts', 'live-settings.spec.ts', 'compare.spec.ts', 'batchLab.spec.ts', 'selftest.spec.ts', 'lessons.spec.ts', 'recipe.spec.ts'],
+      testMatch: ['smoke.spec.ts', 'cpuFallback.spec.ts', 'teacherScreen.spec.ts', 'security.spec.ts', 'share.spec.ts', 'reliability.spec.ts', 'hostile.spec.ts', 'ui.spec.ts', 'live-settings.spec.ts', 'compare.spec.ts', 'batchLab.spec.ts', 'selftest.spec.ts', 'lessons.spec.ts', 'recipe.spec.ts'],
       use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: NO_WEBGPU_ARGS } },
     },
   ],

@@ -18,6 +18,7 @@ import { MethodsPanel } from './panels/MethodsPanel';
 import { MetricsCharts } from './panels/MetricsCharts';
 import { HiddenPanelsNote, ImportedBanner, ImportErrors, LinkNotice } from './panels/Notices';
 import { RunControls } from './panels/RunControls';
+import { LinkCostPrompt } from './panels/LinkCostPrompt';
 import { TaskPanel } from './panels/TaskPanel';
 import { Toolbar } from './panels/Toolbar';
 import { useAppStore } from './store';
@@ -158,6 +159,7 @@ export function App() {
       <ViewTabs />
       <HiddenPanelsNote />
       <LinkNotice />
+      <LinkCostPrompt />
       <ImportErrors />
       <ImportedBanner />
       <ErrorAlert />

@@ -4,7 +4,7 @@
  * workers/, so no engine code enters the main bundle.
  */
 import { proxy, releaseProxy, wrap, type Remote } from 'comlink';
-import type { DebugFault, TrainerApi, TrainerEvent } from '../workers/api';
+import type { PageFault, TrainerApi, TrainerEvent } from '../workers/api';
 import type { MetricRow } from '../workers/metrics';
 
 export type Trainer = Remote<TrainerApi>;
@@ -78,11 +78,21 @@ export function killWorker(): void {
 
 declare global {
   interface Window {
-    /** Reliability tests provoke faults through this (a NaN, a lost device, a crash, a hang). */
-    __playgroundDebug?: (fault: DebugFault, ms?: number) => Promise<void>;
+    /**
+     * Reliability tests provoke faults through this (a NaN, a lost device, a crash, a hang, a silent
+     * end of the worker). Test builds only (vitest, `vite build --mode e2e`): vite replaces
+     * import.meta.env.MODE at build time, so a production bundle has neither the hook nor its name.
+     */
+    __playgroundDebug?: (fault: PageFault, ms?: number) => Promise<void>;
   }
 }
-if (typeof window !== 'undefined') window.__playgroundDebug = (fault, ms) => getTrainer().debug(fault, ms);
+if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
+  window.__playgroundDebug = async (fault, ms) => {
+    // An out-of-memory kill: the worker ends with no error event; the page must notice on its own.
+    if (fault === 'terminate') return void worker?.terminate();
+    return getTrainer().debug(fault, ms);
+  };
+}
 
 /** Wraps a metrics callback so the worker can call it across the thread boundary. */
 export function metricsCallback(fn: (rows: MetricRow[]) => void): (rows: MetricRow[]) => void {

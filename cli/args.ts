@@ -2,12 +2,14 @@
  * Command-line parsing for `npm run -s train`. A bad flag, key or value throws UsageError with one
  * line naming it and saying what was expected; the CLI prints it and exits with status 2.
  */
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/config';
 import { CPU_BACKEND_MAX_BYTES } from '../workers/cpuBackend';
 import { methodRegistry, METHOD_IDS, type MethodDef } from '../workers/methods';
 import { describeSpec } from '../workers/methods/params';
-import { decodeShareLink, describeProblem } from '../workers/shareUrl';
+import { parseNumberText } from '../workers/numberText';
+import { decodeShareLink, describeProblem, MAX_LINK_STEP } from '../workers/shareUrl';
 
 export class UsageError extends Error {}
 
@@ -63,8 +65,9 @@ export function parseArgs(argv: string[]): CliOptions {
       }
       case '--iters': {
         const v = value();
-        iters = Number(v);
-        if (!Number.isInteger(iters) || iters < 0) throw new UsageError(`--iters ${v}: expected a non-negative integer`);
+        // Parsed and capped as a link's step=N is: one number syntax, one longest run.
+        iters = parseNumberText(v);
+        if (!Number.isInteger(iters) || iters < 0 || iters > MAX_LINK_STEP) throw new UsageError(`--iters ${v}: expected a non-negative integer, at most ${MAX_LINK_STEP}`);
         itersGiven = true;
         break;
       }
@@ -79,14 +82,14 @@ export function parseArgs(argv: string[]): CliOptions {
         break;
       case '--dump-batch': {
         const v = value();
-        const m = /^(\d+):(.+)$/.exec(v);
+        const m = /^(\d{1,7}):(.+)$/.exec(v);
         if (!m) throw new UsageError(`--dump-batch ${v}: expected ITER:FILE.json`);
         dumpBatch = { iter: Number(m[1]), file: m[2]! };
         break;
       }
       case '--cpu-memory': {
         const v = value();
-        const gib = Number(v);
+        const gib = parseNumberText(v);
         if (!(gib > 0) || !Number.isFinite(gib)) throw new UsageError(`--cpu-memory ${v}: expected a positive number of GiB`);
         cpuMaxBytes = gib * 2 ** 30;
         break;
@@ -132,7 +135,32 @@ export function parseArgs(argv: string[]): CliOptions {
     if (e instanceof ConfigError) throw new UsageError(`${e.key}: ${e.expected}`);
     throw e;
   }
+  if (dumpBatch) checkDumpBatch(dumpBatch, iters);
   return { config, iters, backend, dumpBatch, cpuMaxBytes, help };
+}
+
+/** A batch dump that could not be written is refused before training, not after it. */
+function checkDumpBatch(d: { iter: number; file: string }, iters: number): void {
+  const flag = `--dump-batch ${d.iter}:${d.file}`;
+  if (d.iter < 1 || d.iter > iters) throw new UsageError(`${flag}: the iteration must be in [1, ${iters}] (the run's --iters), or no batch would be written`);
+  const dir = dirname(resolve(d.file));
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch (e) {
+    throw new UsageError(`${flag}: the folder ${dir} cannot be used (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  if (!isDir) throw new UsageError(`${flag}: ${dir} is not a folder`);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw new UsageError(`${flag}: the folder ${dir} is not writable`);
+  }
+  try {
+    if (statSync(d.file).isDirectory()) throw new UsageError(`${flag}: ${d.file} is a folder; expected a file name`);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+  }
 }
 
 export function helpText(): string {

@@ -5,8 +5,21 @@
 import { writeFileSync } from 'node:fs';
 import type { Backend, RunShape } from '../workers/backend';
 import { CpuMemoryError, createCpuBackend } from '../workers/cpuBackend';
-import { createTrainer } from '../workers/trainer';
+import { createTrainer, NonFiniteError } from '../workers/trainer';
 import { helpText, parseArgs, UsageError, type CliOptions } from './args';
+import { printable } from './printable';
+
+/** One line on stderr, escaped, then the exit: 2 for a bad input, 1 for a run that failed. */
+function fail(message: string, status: 1 | 2): never {
+  process.stderr.write(`error: ${printable(message)}\n`);
+  process.exit(status);
+}
+
+// A reader that closes early (`| head -1`) ends the run quietly: nobody is left to read the rows.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  fail(`stdout: ${e.message}`, 1);
+});
 
 async function gpuFactory(): Promise<(shape: RunShape, params: Float32Array) => Promise<Backend>> {
   let create: (flags: string[]) => GPU;
@@ -28,10 +41,7 @@ async function main(): Promise<void> {
   try {
     opts = parseArgs(process.argv.slice(2));
   } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`error: ${e.message}\n`);
-      process.exit(2);
-    }
+    if (e instanceof UsageError) fail(e.message, 2);
     throw e;
   }
   if (opts.help) {
@@ -44,8 +54,7 @@ async function main(): Promise<void> {
     try {
       factory = await gpuFactory();
     } catch (e) {
-      process.stderr.write(`error: ${(e as Error).message}\n`);
-      process.exit(2);
+      fail((e as Error).message, 2);
     }
   }
   let trainer: Awaited<ReturnType<typeof createTrainer>>;
@@ -54,21 +63,34 @@ async function main(): Promise<void> {
   } catch (e) {
     if (!(e instanceof CpuMemoryError)) throw e;
     // A machine with the memory can run it: say how, in one line.
-    process.stderr.write(`error: ${e.message}; or give the CPU backend more with --cpu-memory ${Math.ceil((e.bytes / 2 ** 30) * 10) / 10}\n`);
-    process.exit(2);
+    fail(`${e.message}; or give the CPU backend more with --cpu-memory ${Math.ceil((e.bytes / 2 ** 30) * 10) / 10}`, 2);
   }
   for (let i = 0; i < opts.iters; i++) {
-    const row = await trainer.step();
+    let row;
+    try {
+      row = await trainer.step();
+    } catch (e) {
+      // A NaN is the run's outcome, not a crash: the rows so far are printed; one line says what happened.
+      if (e instanceof NonFiniteError) fail(`the run stopped: ${e.message}`, 1);
+      throw e;
+    }
     process.stdout.write(JSON.stringify(row) + '\n');
+    // A turn of the event loop, so a closed stdout (EPIPE) is heard before the next iteration.
+    await new Promise((r) => setImmediate(r));
     if (opts.dumpBatch && opts.dumpBatch.iter === row.iter) {
-      writeFileSync(opts.dumpBatch.file, JSON.stringify(await trainer.dumpBatch(), null, 1));
-      process.stderr.write(`batch of iteration ${row.iter} written to ${opts.dumpBatch.file}\n`);
+      try {
+        writeFileSync(opts.dumpBatch.file, JSON.stringify(await trainer.dumpBatch(), null, 1));
+      } catch (e) {
+        fail(`--dump-batch: could not write ${opts.dumpBatch.file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, 1);
+      }
+      process.stderr.write(`batch of iteration ${row.iter} written to ${printable(opts.dumpBatch.file)}\n`);
     }
   }
   trainer.destroy();
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`error: ${(e as Error).stack ?? String(e)}\n`);
-  process.exit(1);
+  // One line for the user; the stack only when asked for (a bug report).
+  if (process.env.DEBUG) process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  fail(e instanceof Error ? e.message : String(e), 1);
 });

@@ -7,6 +7,7 @@ import type { MetricRow } from './metrics';
 import type { LabResult } from './batchLab';
 import type { BatchPack } from './batchDump';
 import type { TrainerSnapshot } from './trainer';
+import type { RunCost } from './runCost';
 
 export type BackendChoice = 'auto' | 'gpu' | 'cpu';
 
@@ -46,6 +47,8 @@ export interface ResumeFrom {
 
 /** Faults the reliability tests provoke on purpose. */
 export type DebugFault = 'nan' | 'lose-device' | 'crash' | 'hang';
+/** Faults provoked from the page: `terminate` ends the worker with no word, as an out-of-memory kill does. */
+export type PageFault = DebugFault | 'terminate';
 
 export interface TrainerApi {
   /** Creates the backend and the run from a config (or resumes one); resets everything else. */
@@ -53,11 +56,14 @@ export interface TrainerApi {
   /**
    * Carries the running model (weights, reference, Adam state, iteration count) into a changed
    * config from the next iteration on. Refused, with the reason, when the change alters the model's
-   * shape or the task: those need a reset.
+   * shape or the task: those need a reset. Returns the snapshot the new settings start from: a
+   * restart after a crash replays from it (never from one taken under the old settings).
    */
-  applyConfig(config: RunConfig): Promise<{ applied: true } | { applied: false; reason: string }>;
+  applyConfig(config: RunConfig): Promise<{ applied: true; snapshot: TrainerSnapshot } | { applied: false; reason: string }>;
   /** Registers the callback for TrainerEvents (one at a time). */
   subscribe(onEvent: (e: TrainerEvent) => void): Promise<void>;
+  /** What a run of `config` would cost (memory, CPU seconds per iteration), without building it. */
+  estimateCost(config: RunConfig): Promise<RunCost>;
   /** Answers at once unless the worker is stuck: the UI's heartbeat. */
   ping(): Promise<number>;
   /** Provokes a fault (reliability tests): a NaN, a lost device, an uncaught error, a hang. */

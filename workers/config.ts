@@ -277,12 +277,17 @@ export function parseConfig(input: unknown): RunConfig {
   return withMethods(cfg, methods ?? defaultConfig().methods);
 }
 
-function flatten(obj: Record<string, unknown>, prefix = ''): Array<[string, unknown]> {
+/** Deepest nesting a config object may have (`methodParams.grpo.eps` is 3): deeper is refused, not walked. */
+const MAX_CONFIG_DEPTH = 8;
+
+function flatten(obj: Record<string, unknown>, prefix = '', depth = 1): Array<[string, unknown]> {
   const out: Array<[string, unknown]> = [];
   for (const [k, v] of Object.entries(obj)) {
     const key = prefix ? `${prefix}.${k}` : k;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && !fieldMap().has(key)) out.push(...flatten(v as Record<string, unknown>, key));
-    else out.push([key, v]);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && !fieldMap().has(key)) {
+      if (depth >= MAX_CONFIG_DEPTH) throw new ConfigError(key.length > 60 ? `${key.slice(0, 60)}…` : key, `nested deeper than ${MAX_CONFIG_DEPTH} levels; no config key is`);
+      out.push(...flatten(v as Record<string, unknown>, key, depth + 1));
+    } else out.push([key, v]);
   }
   return out;
 }

@@ -24,6 +24,8 @@ export const MAX_NOTES_CHARS = 20_000;
 const MAX_TRAJS = 1024 * 64;
 const MAX_TOKENS = 4096;
 const MAX_HIST = 1024;
+/** Highest iteration number a row or batch may carry (a year of runs at 30 iterations a second is 1e9). */
+export const MAX_ITER = 1_000_000_000;
 
 export interface RunFile {
   format: typeof RUN_FILE_FORMAT;
@@ -93,7 +95,7 @@ const rowShape = Object.fromEntries(SCALAR_METRICS.map((m) => [m, num.optional()
 const hist = z.array(finite).max(MAX_HIST).optional().transform((v) => v ?? []);
 const rowSchema = z.object({
   ...rowShape,
-  iter: z.number().int().min(0),
+  iter: z.number().int().min(0).max(MAX_ITER),
   adv_hist: hist,
   adv_hist_edges: hist,
   ratio_hist: hist,
@@ -101,9 +103,9 @@ const rowSchema = z.object({
 });
 
 const tokenSchema = z.object({
-  tok: z.number().int(),
+  tok: z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1),
   text: z.string().max(64),
-  turn: z.number().int().min(0),
+  turn: z.number().int().min(0).max(MAX_TOKENS),
   mask: num,
   logp_old: num,
   logp: num,
@@ -125,8 +127,9 @@ const tokenSchema = z.object({
 /** Role names: plain identifiers (never `__proto__`), as record keys. */
 const roleName = z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, { error: 'expected a role name' });
 const trajSchema = z.object({
-  id: z.number().int().min(0),
-  group: z.number().int().min(0),
+  // Indices into the batch: bounded here, and below by the batch's own size (the views allocate by them).
+  id: z.number().int().min(0).max(MAX_TRAJS - 1),
+  group: z.number().int().min(0).max(MAX_TRAJS - 1),
   role: roleName.nullable(),
   reward: num,
   reward_true: num,
@@ -150,14 +153,25 @@ const trajSchema = z.object({
 });
 const batchSchema = z.object({
   version: z.literal(1, { error: 'expected batch dump version 1' }),
-  iter: z.number().int().min(0),
+  iter: z.number().int().min(0).max(MAX_ITER),
   config: configSchema,
   lr: num,
   loss: num,
   noise_p: num.optional(),
   ess_minibatch: z.array(num).max(64).optional(),
   lr_minibatch: z.array(num).max(64).optional(),
-  trajs: z.array(trajSchema).max(MAX_TRAJS),
+  trajs: z
+    .array(trajSchema)
+    .max(MAX_TRAJS)
+    .superRefine((trajs, ctx) => {
+      trajs.forEach((t, i) => {
+        for (const key of ['id', 'group'] as const) {
+          if (t[key] >= trajs.length) {
+            ctx.addIssue({ code: 'custom', path: [i, key], message: `expected an index below the batch's ${trajs.length} trajectories` });
+          }
+        }
+      });
+    }),
 });
 
 const runSchema = z.strictObject({

@@ -18,6 +18,7 @@ import { allFields, CONFIG_FIELDS, ConfigError, defaultConfig, fieldSpec, getFie
 import { lessonById, LESSON_IDS } from './lessons';
 import { METHOD_IDS } from './methods';
 import { paramSchema } from './methods/params';
+import { parseNumberText } from './numberText';
 
 /** The link format this build writes. */
 export const LINK_VERSION = 1;
@@ -125,11 +126,6 @@ function parseLesson(value: string): LessonRef | string {
   return { id: lesson.id, step };
 }
 
-/**
- * A number as a link writes it (JavaScript's shortest round-trip form: `0.003`, `1e-7`, `1e+21`).
- * Stricter than Number(): no hex, no blanks, no `Infinity`, so a link means one thing.
- */
-const NUMBER_RE = /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
 /** Values are written readably: only characters that would break the hash are escaped. */
 function encodeValue(v: string): string {
@@ -340,8 +336,10 @@ export function decodeShareLink(input: unknown): DecodedLink {
       try {
         const spec = fieldSpec(key);
         if (spec && (spec.kind === 'number' || spec.kind === 'int')) {
-          if (!NUMBER_RE.test(value)) throw new ConfigError(key, paramSchema(spec).safeParse(NaN).error?.issues[0]?.message ?? 'expected a number');
-          config = withField(config, key, Number(value) + 0); // + 0: -0 becomes 0
+          // A number as a link writes it (JavaScript's shortest round-trip form), parsed as the CLI parses it.
+          const n = parseNumberText(value);
+          if (Number.isNaN(n)) throw new ConfigError(key, paramSchema(spec).safeParse(NaN).error?.issues[0]?.message ?? 'expected a number');
+          config = withField(config, key, n);
         } else config = withFieldText(config, key, value);
       } catch (e) {
         const message = e instanceof ConfigError ? e.expected : e instanceof Error ? e.message : String(e);

@@ -1,4 +1,8 @@
-/** The trainer's web-worker entry: the only module with side effects. Exposes the API with Comlink. */
+/**
+ * The trainer's web-worker entry: the only module with side effects. Its first import forbids code
+ * from strings in this worker (workers/noEval.ts); then it exposes the API with Comlink.
+ */
+import './noEvalHere';
 import { expose } from 'comlink';
 import { createTrainerApi } from './trainerApi';
 

@@ -16,8 +16,10 @@ import { KernelCompileError } from '../kernels/pipeline';
 import type { GpuHandle } from './gpuDevice';
 import type { MetricRow } from './metrics';
 import { createEnv } from './envs';
+import { estimateRunCost } from './runCost';
 import { rescoreBatch } from './batchLab';
-import { packBuffers } from './batchDump';
+import { packBuffers, unpackBatchInSlices } from './batchDump';
+import { batchJsonParts } from './batchJsonText';
 import { createTrainer, modelDims, NonFiniteError, type Trainer, type TrainerSnapshot } from './trainer';
 
 const CPU_LABEL = 'CPU (TypeScript reference kernels)';
@@ -29,6 +31,8 @@ const LOST_GRACE_MS = 2000;
 const MAX_RECOVERIES = 3;
 /** 'working' events during a blocking CPU iteration: this often at most (the page's ping every 3 s). */
 const WORKING_EVERY_MS = 1000;
+/** Test builds only: vite replaces import.meta.env.MODE at build time; plain Node (the CLI) has no env. */
+const FAULT_HOOKS = import.meta.env?.MODE !== undefined && import.meta.env.MODE !== 'production';
 
 type Factory = (shape: RunShape, params: Float32Array) => Backend | Promise<Backend>;
 
@@ -147,6 +151,27 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     while (trainer!.iter < lastEmitted) await trainer!.step();
   }
 
+  /**
+   * A call that reads or writes the device outside a step (an export of the batch, the group view's
+   * batch, a settings change): if the device was lost, the run moves to a new one (as a step does)
+   * and the call is made again there.
+   */
+  async function onLiveDevice<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (attempt >= MAX_RECOVERIES || !(await deviceLost())) throw e;
+        await recover();
+        emit({
+          type: 'device-lost',
+          iter: lastEmitted + 1,
+          message: `The GPU device was lost while ${what} (${(e as Error).message}); the run moved to a new device from its snapshot at iteration ${requireTrainer().lastGood.iter} and goes on there.`,
+        });
+      }
+    }
+  }
+
   /** Tells the UI about a roll-back; callers first deliver every row they hold, so none arrives after it. */
   function reportNonFinite(e: NonFiniteError): void {
     emit({ type: 'non-finite', iter: e.iter, rolledBackTo: e.rolledBackTo, quantities: e.quantities, message: e.message });
@@ -214,16 +239,19 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
           reason: `the change alters the model's shape (${changed.map((k) => `${names[k]} ${before[k]} to ${after[k]}`).join(', ')})`,
         };
       }
-      const snapshot = await t.snapshotNow();
+      const snapshot = await onLiveDevice('reading the weights', () => requireTrainer().snapshotNow());
       config = cfg;
       await build(snapshot);
-      return { applied: true };
+      return { applied: true, snapshot };
     },
     async subscribe(fn) {
       onEvent = fn;
     },
     async ping() {
       return Date.now();
+    },
+    async estimateCost(cfg) {
+      return estimateRunCost(cfg);
     },
     async start(onMetrics: (rows: MetricRow[]) => void, untilIter?: number, delayMs = 0) {
       requireTrainer();
@@ -289,18 +317,26 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     },
     async packBatch() {
       if (!trainer?.lastBatch) return null;
-      const pack = await trainer.packBatch();
-      return transfer(pack, packBuffers(pack));
+      const pack = await onLiveDevice('reading the batch', async () => (trainer?.lastBatch ? trainer.packBatch() : null));
+      return pack && transfer(pack, packBuffers(pack));
     },
     async batchJson() {
       if (!trainer?.lastBatch) return null;
-      return new Blob([JSON.stringify(await trainer.dumpBatch(), null, 1)], { type: 'application/json' });
+      const pack = await onLiveDevice('writing the batch', async () => (trainer?.lastBatch ? trainer.packBatch() : null));
+      if (!pack) throw new Error('the GPU device was lost and the last batch with it; step once for a new batch');
+      // In slices, with pauses: the page's heartbeat is answered while a large batch is written.
+      const dump = await unpackBatchInSlices(pack, 50);
+      return new Blob(await batchJsonParts(dump), { type: 'application/json' });
     },
     async rescore(methodSets) {
-      const t = requireTrainer();
-      return rescoreBatch(t, methodSets.map((ids) => withMethods(t.config, ids)));
+      return onLiveDevice('rescoring the batch', async () => {
+        const t = requireTrainer();
+        return rescoreBatch(t, methodSets.map((ids) => withMethods(t.config, ids)));
+      });
     },
     async debug(fault: DebugFault, ms = 60_000) {
+      // Fault hooks exist only in test builds (vitest, `vite build --mode e2e`): a production bundle drops them.
+      if (!FAULT_HOOKS) throw new Error('fault hooks are not part of this build');
       switch (fault) {
         case 'nan':
           requireTrainer().backend.injectNaN();

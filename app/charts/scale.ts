@@ -12,10 +12,21 @@ export function niceStep(span: number, intervals: number): number {
   return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 2.5 ? 2.5 : n <= 5 ? 5 : 10) * mag;
 }
 
+/**
+ * Largest magnitude an axis spans. Values beyond it (an imported 1e308) are drawn at the edge: a
+ * span of two such values is not a finite number, and no step divides it into a few ticks.
+ */
+export const AXIS_LIMIT = 1e300;
+/** Most ticks one axis gets, whatever its domain and step: a bound on the tick loop. */
+export const MAX_TICKS = 1000;
+
+const clampAxis = (v: number) => Math.min(AXIS_LIMIT, Math.max(-AXIS_LIMIT, v));
+
 /** Multiples of `step` from `lo` to `hi` (both on the grid), without floating-point dust. */
 function steps(lo: number, hi: number, step: number): number[] {
+  const n = Math.round(hi / step - lo / step);
+  if (!(n >= 0 && n <= MAX_TICKS)) return lo < hi ? [lo, hi] : Number.isFinite(lo) ? [lo] : [];
   const out: number[] = [];
-  const n = Math.round((hi - lo) / step);
   for (let i = 0; i <= n; i++) out.push(Number((lo + i * step).toPrecision(12)));
   return out;
 }
@@ -30,7 +41,8 @@ export interface AxisScale {
  * An empty or one-value range is padded first, so a constant series sits in the middle.
  */
 export function niceScale(lo: number, hi: number, count = 5, integer = false): AxisScale {
-  if (!Number.isFinite(lo) || !Number.isFinite(hi)) [lo, hi] = [0, 1];
+  if (Number.isNaN(lo) || Number.isNaN(hi)) [lo, hi] = [0, 1];
+  [lo, hi] = [clampAxis(lo), clampAxis(hi)];
   if (lo > hi) [lo, hi] = [hi, lo];
   if (lo === hi) {
     const pad = lo === 0 ? 1 : Math.abs(lo) * 0.2;
@@ -44,7 +56,9 @@ export function niceScale(lo: number, hi: number, count = 5, integer = false): A
 
 /** Ticks at multiples of a nice step inside [lo, hi] (the domain is kept as it is). */
 export function ticksWithin(lo: number, hi: number, count: number, integer = false): number[] {
-  if (!(hi > lo)) return Number.isFinite(lo) ? [lo] : [];
+  if (Number.isNaN(lo) || Number.isNaN(hi)) return [];
+  [lo, hi] = [clampAxis(lo), clampAxis(hi)];
+  if (!(hi > lo)) return [lo];
   let step = niceStep(hi - lo, Math.max(1, count - 1));
   if (integer) step = Math.max(1, Math.ceil(step));
   const a = Math.ceil(lo / step - 1e-9) * step;

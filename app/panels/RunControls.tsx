@@ -131,7 +131,8 @@ export function RunControls() {
   const info = useAppStore((s) => s.backendInfo);
   const backend = useAppStore((s) => s.backend);
   const setBackend = useAppStore((s) => s.setBackend);
-  const status = backendStatus(info, phase, backend);
+  const held = useAppStore((s) => s.linkGate !== null);
+  const status = held ? { text: "Not built yet: the link's run waits for your answer above", kind: 'none' as const } : backendStatus(info, phase, backend);
   const last = useAppStore((s) => s.series[s.series.length - 1]);
   const imported = useAppStore((s) => s.imported !== null);
   const linkStep = useAppStore((s) => s.linkStep);

@@ -9,6 +9,7 @@ import { encodeShareLink, PANEL_IDS, type PanelId } from '../../workers/shareUrl
 import { copyText, downloadBlob, downloadText, fileStem } from '../exporters';
 import { currentBatch, useAppStore, type AppState } from '../store';
 import { useCompareStore } from '../store/compareStore';
+import { wholeRun, WHOLE_RUN_CAP } from '../store/metricsSlice';
 import { shareHash, shareLinkFor } from '../urlSync';
 import { LessonsMenu } from '../lessons/LessonsMenu';
 import { FrameworksDialog } from './FrameworksDialog';
@@ -142,6 +143,15 @@ function ShareButton() {
   );
 }
 
+/** What the metric exports hold, said plainly: every iteration, or which ones when a cap cut some. */
+function exportExtent(): string {
+  const w = wholeRun();
+  const n = w.rows.length.toLocaleString('en-US');
+  const rows = w.dropped > 0 ? `the last ${n} iterations (the first ${w.dropped.toLocaleString('en-US')} are past the ${WHOLE_RUN_CAP.toLocaleString('en-US')}-row limit)` : `all ${n} iterations`;
+  const hist = w.withHistograms < w.rows.length ? `; histograms for the last ${w.withHistograms.toLocaleString('en-US')}` : '';
+  return `Metrics and whole-run files hold ${rows}${hist}.`;
+}
+
 function ExportMenu() {
   const ref = useRef<HTMLDetailsElement>(null);
   const series = useAppStore((s) => s.series);
@@ -182,7 +192,12 @@ function ExportMenu() {
     }
     // Written by the worker (a large batch takes seconds), so the page stays responsive meanwhile.
     setMessage('Writing the batch as JSON…');
-    const blob = await s.batchJson();
+    let blob: Blob | null;
+    try {
+      blob = await s.batchJson();
+    } catch (e) {
+      return setMessage(`The batch could not be written: ${e instanceof Error ? e.message : String(e)}`);
+    }
     setMessage(null);
     if (!blob) return setMessage('No batch yet: run at least one iteration, and pause.');
     downloadBlob(blob, `${stem()}-batch.json`);
@@ -193,7 +208,7 @@ function ExportMenu() {
     const batch = await batchForRunFile().catch(() => null);
     const s = useAppStore.getState();
     const info = s.imported ? s.imported.run.backend : s.backendInfo ? { kind: s.backendInfo.kind, label: s.backendInfo.label } : null;
-    const run = createRunFile({ config: s.config, metrics: s.series, notes: s.notes, backend: info, batch });
+    const run = createRunFile({ config: s.config, metrics: wholeRun().rows, notes: s.notes, backend: info, batch });
     downloadText(serializeRunFile(run), `${stem()}-run.json`, 'application/json');
     close();
   };
@@ -207,7 +222,7 @@ function ExportMenu() {
           role="menuitem"
           disabled={empty}
           onClick={() => {
-            downloadText(metricsToCsv(useAppStore.getState().series), `${stem()}-metrics.csv`, 'text/csv');
+            downloadText(metricsToCsv(wholeRun().rows), `${stem()}-metrics.csv`, 'text/csv');
             close();
           }}
         >
@@ -218,7 +233,7 @@ function ExportMenu() {
           role="menuitem"
           disabled={empty}
           onClick={() => {
-            downloadText(JSON.stringify(useAppStore.getState().series), `${stem()}-metrics.json`, 'application/json');
+            downloadText(JSON.stringify(wholeRun().rows), `${stem()}-metrics.json`, 'application/json');
             close();
           }}
         >
@@ -230,6 +245,7 @@ function ExportMenu() {
         <button type="button" role="menuitem" onClick={() => void exportRun()}>
           Whole run as JSON (config, metrics, notes)
         </button>
+        {!empty && <p className="menu-hint" data-testid="export-extent">{exportExtent()}</p>}
         <p className="menu-hint">Each chart has its own PNG and SVG buttons.</p>
         {message && <p className="menu-hint">{message}</p>}
       </div>

@@ -49,7 +49,11 @@ export function groupState(trajs: readonly Traj[]): GroupState {
 
 export function groupRows(batch: BatchDump | null): GroupRow[] {
   const byGroup: Traj[][] = [];
-  if (batch) for (const t of batch.trajs) if (originOf(t) !== 'unused') (byGroup[t.group] ??= []).push(t);
+  // A group index is below the batch's size (the run-file schema checks it); one that is not is
+  // skipped rather than allowed to size a sparse array.
+  if (batch) {
+    for (const t of batch.trajs) if (originOf(t) !== 'unused' && t.group >= 0 && t.group < batch.trajs.length) (byGroup[t.group] ??= []).push(t);
+  }
   const rows: GroupRow[] = [];
   byGroup.forEach((trajs, index) => rows.push({ index, trajs, state: groupState(trajs) }));
   return rows;

@@ -441,7 +441,7 @@ declare global {
     __compareDebug?: (side: Side, fault: DebugFault, ms?: number) => Promise<void>;
   }
 }
-if (typeof window !== 'undefined') {
+if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
   window.__compareDebug = async (side, fault, ms) => {
     await runners[side].client?.trainer.debug(fault, ms);
   };

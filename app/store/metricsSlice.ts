@@ -1,14 +1,22 @@
 /**
- * Metric rows from the trainer, batched to about 10 store updates a second and capped, so React
- * and Recharts are not flooded. Rows from a run that was reset or reconfigured are dropped by epoch.
+ * Metric rows from the trainer, batched to about 10 store updates a second. The charts draw the
+ * last SERIES_CAP rows (`series`, React state); the whole run, which the exports write, is kept
+ * outside React (`wholeRun()`): every iteration's scalars up to MAX_RUN_ROWS, histograms for the
+ * rows the charts hold. Rows from a run that was reset or reconfigured are dropped by epoch.
+ * Markers are bounded: none before the first charted row, at most MAX_MARKERS.
  */
 import type { StateCreator } from 'zustand';
 import type { MetricRow } from '../../workers/metrics';
+import { MAX_RUN_ROWS } from '../../workers/runFile';
 import { ALARM_DOCS, detectAlarms, initialAlarmState, type AlarmKind, type AlarmState } from '../alarms';
 import type { AppState } from '.';
 
 /** The most rows the charts keep (older ones drop off the left). */
 export const SERIES_CAP = 2000;
+/** The most markers the charts hold (alarms fire every iteration in a long collapsed run). */
+export const MAX_MARKERS = 300;
+/** Rows the exports hold: as many as a run file may (an exported run imports back). */
+export const WHOLE_RUN_CAP = MAX_RUN_ROWS;
 /** 100 ms: about 10 chart updates a second. */
 export const FLUSH_MS = 100;
 
@@ -45,9 +53,52 @@ export interface MetricsSlice {
   clearMetrics(): void;
   /** Recomputes the alarm markers from the whole series (an imported run). */
   rescanAlarms(): void;
+  /** Replaces the run with `rows` (an imported run): the charts get the last SERIES_CAP. */
+  loadRows(rows: MetricRow[]): void;
 }
 
 let pending: MetricRow[] = [];
+/** Every row of the run (up to WHOLE_RUN_CAP), oldest first; outside React state, so no render copies it. */
+let whole: MetricRow[] = [];
+/** Rows dropped from the front of `whole` by its cap. */
+let wholeDropped = 0;
+const NO_HIST: number[] = [];
+
+/** The row with its histograms dropped (they are kept only for the rows the charts hold). */
+function scalarsOnly(r: MetricRow): MetricRow {
+  return r.adv_hist === NO_HIST ? r : { ...r, adv_hist: NO_HIST, adv_hist_edges: NO_HIST, ratio_hist: NO_HIST, ratio_hist_edges: NO_HIST };
+}
+
+function appendWhole(rows: readonly MetricRow[]): void {
+  for (const r of rows) whole.push(r);
+  // Amortized: trim a chunk at a time, not one row per append.
+  if (whole.length > WHOLE_RUN_CAP + 1000) {
+    const cut = whole.length - WHOLE_RUN_CAP;
+    whole = whole.slice(cut);
+    wholeDropped += cut;
+  }
+  for (let i = whole.length - SERIES_CAP - rows.length; i < whole.length - SERIES_CAP; i++) if (i >= 0) whole[i] = scalarsOnly(whole[i]!);
+}
+
+/** What the exports hold: every kept row, and how many older ones the cap dropped. */
+export interface WholeRun {
+  rows: MetricRow[];
+  dropped: number;
+  /** Rows that still have their histograms (the last SERIES_CAP of a live run; all of an imported one). */
+  withHistograms: number;
+}
+
+/** The whole run for the exports (a copy: the store keeps appending to its own). */
+export function wholeRun(): WholeRun {
+  const rows = whole.length > WHOLE_RUN_CAP ? whole.slice(whole.length - WHOLE_RUN_CAP) : whole.slice();
+  return { rows, dropped: wholeDropped + (whole.length - rows.length), withHistograms: rows.filter((r) => r.adv_hist.length > 0).length };
+}
+
+/** Markers the charts can show: none before the first kept row, the newest MAX_MARKERS. */
+export function boundMarkers(markers: RunMarker[], firstIter: number | undefined): RunMarker[] {
+  const kept = firstIter === undefined ? markers : markers.filter((m) => m.iter >= firstIter);
+  return kept.length > MAX_MARKERS ? kept.slice(kept.length - MAX_MARKERS) : kept;
+}
 let timer: ReturnType<typeof setTimeout> | null = null;
 let alarmState: AlarmState = initialAlarmState();
 
@@ -66,10 +117,11 @@ export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = 
   metricsEpoch: 0,
   truncateAfter(iter) {
     get().flushMetrics();
+    whole = whole.filter((r) => r.iter <= iter);
     set((s) => ({ series: s.series.filter((r) => r.iter <= iter) }));
   },
   addMarker(m) {
-    set((s) => ({ markers: [...s.markers, m] }));
+    set((s) => ({ markers: boundMarkers([...s.markers, m], s.series[0]?.iter) }));
   },
   appendMetrics(rows, epoch) {
     if (epoch !== get().metricsEpoch || rows.length === 0) return;
@@ -83,11 +135,14 @@ export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = 
     const rows = pending;
     pending = [];
     const alarms = alarmMarkers(rows);
+    appendWhole(rows);
     set((s) => {
       const next = s.series.concat(rows);
+      const series = next.length > SERIES_CAP ? next.slice(next.length - SERIES_CAP) : next;
+      const trimmed = series[0] !== s.series[0];
       return {
-        series: next.length > SERIES_CAP ? next.slice(next.length - SERIES_CAP) : next,
-        ...(alarms.length > 0 ? { markers: [...s.markers, ...alarms] } : {}),
+        series,
+        ...(alarms.length > 0 || trimmed ? { markers: boundMarkers([...s.markers, ...alarms], series[0]?.iter) } : {}),
       };
     });
   },
@@ -95,12 +150,19 @@ export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = 
     if (timer !== null) clearTimeout(timer);
     timer = null;
     pending = [];
+    whole = [];
+    wholeDropped = 0;
     alarmState = initialAlarmState();
     set((s) => ({ series: [], markers: [], metricsEpoch: s.metricsEpoch + 1 }));
   },
   rescanAlarms() {
     alarmState = initialAlarmState();
     const alarms = alarmMarkers(get().series);
-    set((s) => ({ markers: [...s.markers.filter((m) => !isAlarm(m)), ...alarms] }));
+    set((s) => ({ markers: boundMarkers([...s.markers.filter((m) => !isAlarm(m)), ...alarms], s.series[0]?.iter) }));
+  },
+  loadRows(rows) {
+    whole = rows.slice();
+    wholeDropped = 0;
+    set({ series: rows.length > SERIES_CAP ? rows.slice(rows.length - SERIES_CAP) : rows });
   },
 });

@@ -5,13 +5,13 @@
  * trainer after a short debounce (Reset semantics); Start, Step and Reset flush a pending one first.
  */
 import type { StateCreator } from 'zustand';
-import type { BackendInfo, TrainerEvent } from '../../workers/api';
+import type { BackendInfo, TrainerApi, TrainerEvent } from '../../workers/api';
+import type { RunCost } from '../../workers/runCost';
 import type { TrainerSnapshot } from '../../workers/trainer';
 import { unpackBatchInSlices } from '../../workers/batchDump';
 import { parseRunFile } from '../../workers/runFile';
 import type { DecodedLink } from '../../workers/shareUrl';
-import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler } from '../trainerClient';
-import { SERIES_CAP } from './metricsSlice';
+import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler, type Trainer } from '../trainerClient';
 import type { AppState } from '.';
 
 export type RunPhase = 'configuring' | 'idle' | 'running' | 'pausing' | 'stepping' | 'resetting';
@@ -25,8 +25,23 @@ export interface WorkerFailure {
   snapshotIter: number;
 }
 
+/** A link's run past these asks before it is built: seconds per CPU iteration, bytes of memory. */
+export const LINK_ASK_SECONDS = 3;
+export const LINK_ASK_BYTES = 2 ** 30;
+
+/** A link whose run would be slow or large, held until the user says to build it. */
+export interface LinkGate {
+  cost: RunCost;
+  /** The link's step=N, run to once it is built. */
+  step: number | null;
+}
+
 export interface RunSlice {
   phase: RunPhase;
+  /** Set while a costly link waits for the user's word (nothing is built meanwhile). */
+  linkGate: LinkGate | null;
+  /** Builds (and with step=N runs) the held link's run, or leaves it unbuilt. */
+  answerLinkGate(build: boolean): void;
   /** True once the worker holds a run built from the current config. */
   configured: boolean;
   backendInfo: BackendInfo | null;
@@ -91,6 +106,11 @@ let initialized = false;
 let beforeImport: Pick<AppState, 'config' | 'backend'> | null = null;
 /** The run's latest finite snapshot (kept here, outside React state: it holds the weights). */
 let snapshots: TrainerSnapshot[] = [];
+/**
+ * The iteration of the snapshot taken where the settings last changed mid-run: older snapshots
+ * hold weights trained under other settings, so a restart never replays from them.
+ */
+let snapshotFloor = 0;
 /** Snapshots kept: a snapshot event can arrive before the metric rows of the iterations it covers. */
 const SNAPSHOTS_KEPT = 3;
 
@@ -101,12 +121,36 @@ function snapshotAtOrBefore(iter: number): TrainerSnapshot | null {
 }
 let heartbeat: ReturnType<typeof setInterval> | null = null;
 /**
- * A worker that answers no ping and sends nothing for this long while running is declared hung. A
- * CPU iteration blocks the worker from answering pings (for tens of seconds at the largest
- * settings), but it sends 'working' events between its stages; GPU iterations yield while they wait.
+ * A worker that answers no ping and sends nothing for this long is declared hung, in every phase
+ * (idle, stepping, exporting, pausing, running). A CPU iteration blocks the worker from answering
+ * pings (for tens of seconds at the largest settings), but it sends 'working' events between its
+ * stages; GPU iterations yield while they wait.
  */
 export const HANG_MS = 15_000;
+/** Building a run may compile GPU kernels one at a time, blocking the worker longer than an iteration does. */
+export const CONFIGURE_HANG_MS = 60_000;
 const PING_EVERY_MS = 3_000;
+
+/** A call cut short because its worker crashed or hung: the failure notice says so, not an error. */
+class WorkerGone extends Error {}
+
+interface Gone {
+  promise: Promise<never>;
+  reject(e: WorkerGone): void;
+}
+function newGone(): Gone {
+  let reject!: (e: WorkerGone) => void;
+  const promise = new Promise<never>((_, r) => (reject = r));
+  promise.catch(() => {});
+  return { promise, reject };
+}
+/** Rejects when the current worker fails, so no call waiting on it (an export, a step) waits forever. */
+let gone = newGone();
+
+/** A call to the worker that settles: with its answer, or with WorkerGone if the worker fails first. */
+function call<T>(fn: (t: Trainer) => Promise<T>): Promise<T> {
+  return Promise.race([fn(getTrainer()), gone.promise]);
+}
 
 function errorText(e: unknown): string {
   if (e instanceof Error) return e.message || e.name;
@@ -115,7 +159,9 @@ function errorText(e: unknown): string {
 
 export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, get) => {
   const enqueue = (op: () => Promise<void>): Promise<void> => {
-    const p = chain.then(op).catch((e: unknown) => set({ error: errorText(e) }));
+    const p = chain.then(op).catch((e: unknown) => {
+      if (!(e instanceof WorkerGone)) set({ error: errorText(e) });
+    });
     chain = p;
     return p;
   };
@@ -123,8 +169,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   const stopRun = async () => {
     if (!runPromise) return;
     set({ phase: 'pausing' });
-    await getTrainer().pause();
-    await runPromise;
+    await call((t) => t.pause());
+    await Promise.race([runPromise, gone.promise]);
   };
 
   const configureNow = async () => {
@@ -133,9 +179,11 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     set({ phase: 'configuring', working: null });
     get().clearMetrics();
     snapshots = [];
+    snapshotFloor = 0;
     try {
-      const info = await getTrainer().configure(get().config, get().backend);
-      await getTrainer().subscribe(eventsCallback(onEvent));
+      // Subscribed first: a long configure (a restart's replay) sends 'working' events the heartbeat hears.
+      await call((t) => t.subscribe(eventsCallback(onEvent)));
+      const info = await call((t) => t.configure(get().config, get().backend));
       configuredBackend = get().backend;
       set({ backendInfo: info, configured: true });
     } catch (e) {
@@ -152,6 +200,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       const w = get().working;
       set({ working: w?.iter === e.iter ? { ...w, at: now } : { iter: e.iter, since: now, at: now } });
     } else if (e.type === 'snapshot') {
+      if (e.snapshot.iter < snapshotFloor) return;
       snapshots = [...snapshots, e.snapshot].slice(-SNAPSHOTS_KEPT);
     } else if (e.type === 'device-lost') {
       get().addMarker({ iter: e.iter, kind: 'device-lost', label: 'GPU device lost' });
@@ -174,6 +223,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     if (get().failure) return;
     stopHeartbeat();
     killWorker();
+    gone.reject(new WorkerGone(message));
+    gone = newGone();
     chain = Promise.resolve();
     runPromise = null;
     reconfigureWanted = false;
@@ -190,20 +241,29 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   function startHeartbeat(): void {
     stopHeartbeat();
     let waiting = false;
+    let aliveAt = Date.now();
+    let lastRow = get().series[get().series.length - 1];
     heartbeat = setInterval(() => {
+      // Metrics or 'working' events prove the worker alive even while a ping queues behind them.
+      const row = get().series[get().series.length - 1];
+      if (row !== lastRow) [lastRow, aliveAt] = [row, Date.now()];
+      const heard = Math.max(aliveAt, get().working?.at ?? 0);
+      const limit = get().phase === 'configuring' ? CONFIGURE_HANG_MS : HANG_MS;
+      if (Date.now() - heard > limit) {
+        workerFailed(`The trainer stopped responding: no answer for ${Math.round((Date.now() - heard) / 1000)} s.`);
+        return;
+      }
       if (waiting) return;
       waiting = true;
-      const sentAt = get().series.length;
-      const sentTime = Date.now();
-      const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), HANG_MS));
-      void Promise.race([getTrainer().ping(), timeout]).then((r) => {
-        waiting = false;
-        // Metrics or 'working' events that arrived meanwhile prove the worker alive even if the
-        // ping queued behind them.
-        if (r === 'timeout' && get().phase === 'running' && get().series.length === sentAt && (get().working?.at ?? 0) < sentTime) {
-          workerFailed(`The trainer stopped responding: no answer for ${HANG_MS / 1000} s.`);
-        }
-      });
+      call((t) => t.ping()).then(
+        () => {
+          waiting = false;
+          aliveAt = Date.now();
+        },
+        () => {
+          waiting = false;
+        },
+      );
     }, PING_EVERY_MS);
   }
 
@@ -217,14 +277,13 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     const epoch = get().metricsEpoch;
     const onMetrics = metricsCallback((rows) => get().appendMetrics(rows, epoch));
     set({ phase: 'running', runUntil: untilIter ?? null });
-    startHeartbeat();
-    const mine = getTrainer()
-      .start(onMetrics, untilIter, get().speedDelayMs)
-      .catch((e: unknown) => set({ error: errorText(e) }))
+    const mine = call((t) => t.start(onMetrics, untilIter, get().speedDelayMs))
+      .catch((e: unknown) => {
+        if (!(e instanceof WorkerGone)) set({ error: errorText(e) });
+      })
       .finally(() => {
         // A run of a worker that already failed settles never, or after a restart: ignore it.
         if (runPromise !== mine) return;
-        stopHeartbeat();
         get().flushMetrics();
         runPromise = null;
         set(restarting ? { runUntil: null } : { phase: 'idle', runUntil: null });
@@ -245,33 +304,47 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     if (wasRunning) {
       restarting = true;
       try {
-        await getTrainer().pause();
-        await runPromise;
+        await call((t) => t.pause());
+        await Promise.race([runPromise, gone.promise]);
       } finally {
         restarting = false;
       }
     }
-    const r = await getTrainer().applyConfig(get().config);
+    const r = await call<Awaited<ReturnType<TrainerApi['applyConfig']>>>((t) => t.applyConfig(get().config));
     if (!r.applied) {
       set({ notice: `Settings changed: ${r.reason}, so the run was reset.` });
       if (wasRunning) set({ phase: 'idle' });
       return ensureConfigured();
     }
     reconfigureWanted = false;
+    // A restart from here on replays under the new settings from the weights they started from.
+    snapshots = [r.snapshot];
+    snapshotFloor = r.snapshot.iter;
     const at = lastShownIter() + 1;
     get().addMarker({ iter: at, kind: 'config', label: 'settings changed' });
     if (wasRunning && (until === null || lastShownIter() < until)) launch(until ?? undefined);
     else set({ phase: 'idle' });
   };
 
+  /** True (and the link held) when the config's run is past what a link may start unasked. */
+  const holdCostlyLink = async (): Promise<boolean> => {
+    const cost = await call((t) => t.estimateCost(get().config));
+    if (cost.cpuSecondsPerIter <= LINK_ASK_SECONDS && cost.bytes <= LINK_ASK_BYTES) return false;
+    set({ linkGate: { cost, step: get().linkStep }, configured: false, phase: 'idle' });
+    return true;
+  };
+
   const ensureConfigured = async () => {
     if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
     reconfigureTimer = null;
+    // A held link is built only on the user's word (answerLinkGate).
+    if (get().linkGate) return;
     if (reconfigureWanted || !get().configured) await configureNow();
   };
 
   return {
     phase: 'configuring',
+    linkGate: null,
     speedDelayMs: 0,
     runUntil: null,
     configured: false,
@@ -285,7 +358,10 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       if (initialized) return;
       initialized = true;
       setWorkerErrorHandler((message) => workerFailed(`The trainer crashed: ${message}`));
-      void enqueue(configureNow);
+      startHeartbeat();
+      void enqueue(async () => {
+        if (!(await holdCostlyLink())) await configureNow();
+      });
       const step = get().linkStep;
       if (step !== null && step > 0) void get().start(step);
     },
@@ -299,9 +375,18 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       }, delayMs);
     },
 
+    answerLinkGate(build) {
+      const gate = get().linkGate;
+      if (!gate) return;
+      set({ linkGate: null });
+      if (!build) return set({ linkStep: null });
+      void enqueue(configureNow);
+      if (gate.step !== null && gate.step > 0) void get().start(gate.step);
+    },
+
     start: (untilIter?: number) =>
       enqueue(async () => {
-        if (runPromise || get().imported) return;
+        if (runPromise || get().imported || get().linkGate) return;
         await ensureConfigured();
         if (!get().configured) return;
         set({ error: null });
@@ -315,8 +400,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         const until = get().runUntil;
         restarting = true;
         try {
-          await getTrainer().pause();
-          await runPromise;
+          await call((t) => t.pause());
+          await Promise.race([runPromise, gone.promise]);
         } finally {
           restarting = false;
         }
@@ -329,12 +414,12 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
 
     step: () =>
       enqueue(async () => {
-        if (runPromise || get().imported) return;
+        if (runPromise || get().imported || get().linkGate) return;
         await ensureConfigured();
         if (!get().configured) return;
         set({ phase: 'stepping' });
         try {
-          const row = await getTrainer().step();
+          const row = await call((t) => t.step());
           get().appendMetrics([row], get().metricsEpoch);
           get().flushMetrics();
         } finally {
@@ -351,8 +436,9 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         set({ phase: 'resetting' });
         get().clearMetrics();
         snapshots = [];
+        snapshotFloor = 0;
         try {
-          await getTrainer().reset();
+          await call((t) => t.reset());
         } finally {
           set({ phase: 'idle' });
         }
@@ -369,8 +455,9 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         try {
           const from = snapshotAtOrBefore(failure.lastIter);
           const resume = { ...(from ? { snapshot: from } : {}), replayTo: failure.lastIter };
-          const info = await getTrainer().configure(get().config, get().backend, resume);
-          await getTrainer().subscribe(eventsCallback(onEvent));
+          startHeartbeat();
+          await call((t) => t.subscribe(eventsCallback(onEvent)));
+          const info = await call((t) => t.configure(get().config, get().backend, resume));
           set({ backendInfo: info, configured: true });
           get().addMarker({ iter: failure.lastIter + 1, kind: 'restart', label: 'worker restarted' });
         } finally {
@@ -398,7 +485,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
           beforeImport = null;
           set({ imported: null });
         }
-        await configureNow();
+        if (!(await holdCostlyLink())) await configureNow();
       });
       if (link.step !== undefined && link.step > 0) void get().start(link.step);
     },
@@ -407,17 +494,24 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       enqueue(async () => {
         if (runPromise || get().imported || !get().configured) return;
         const epoch = get().metricsEpoch;
-        const pack = await getTrainer().packBatch();
+        const pack = await call((t) => t.packBatch());
         const batch = pack && (await unpackBatchInSlices(pack));
         if (epoch === get().metricsEpoch) set({ batch, batchEpoch: epoch });
       }),
 
     async batchJson() {
       let blob: Blob | null = null;
+      let failed: unknown = null;
       await enqueue(async () => {
         if (runPromise || get().imported || !get().configured) return;
-        blob = await getTrainer().batchJson();
+        try {
+          blob = await call((t) => t.batchJson());
+        } catch (e) {
+          failed = e;
+        }
       });
+      if (failed instanceof WorkerGone) throw new Error('the trainer stopped (see the notice to restart it)');
+      if (failed) throw failed;
       return blob;
     },
 
@@ -434,11 +528,11 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         reconfigureTimer = null;
         if (!get().imported) beforeImport = { config: get().config, backend: get().backend };
         get().clearMetrics();
+        get().loadRows(run.metrics);
         const epoch = get().metricsEpoch;
         set({
           imported: { fileName, run },
           importErrors: null,
-          series: run.metrics.length > SERIES_CAP ? run.metrics.slice(run.metrics.length - SERIES_CAP) : run.metrics,
           batch: run.batch,
           batchEpoch: epoch,
           config: run.config,

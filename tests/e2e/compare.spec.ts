@@ -6,7 +6,7 @@
  * run's data alone. Screenshots go to test-results/screens/compare-*.png.
  */
 import { expect, test, type Locator, type Page } from '@playwright/test';
-import { collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
+import { buildHeldLink, collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
 const SMALL = '/#v=1&batch=4&group=4';
 
@@ -14,8 +14,10 @@ test.beforeEach(async ({ page, context }) => {
   await removeWebGpu(page, context);
 });
 
-async function openCompare(page: Page, link = SMALL): Promise<Locator> {
+async function openCompare(page: Page, link = SMALL, costly = false): Promise<Locator> {
   await page.goto(link);
+  // A link past a few seconds per iteration asks before the Train tab builds its run.
+  if (costly) await buildHeldLink(page);
   await expect(page.getByTestId('backend-status')).toHaveText(/^CPU/, { timeout: 60_000 });
   await waitIdle(page);
   // Reached by keyboard: focus the Train tab, then the arrow key moves to Compare.
@@ -230,7 +232,7 @@ test('a CPU iteration longer than the hang timeout is busy, not hung, in Compare
   // that finishes the iteration within 15 s shows only that such runs train.
   test.setTimeout(420_000);
   const errors = collectPageErrors(page);
-  const view = await openCompare(page, '/#v=1&batch=1024&model.hidden=1024&epochs=16&minibatches=4');
+  const view = await openCompare(page, '/#v=1&batch=1024&model.hidden=1024&epochs=16&minibatches=4', true);
   await view.getByRole('region', { name: /Run B/ }).getByLabel('clip high', { exact: true }).fill('0.28');
   const t0 = Date.now();
   await runTo(view, 1, 360_000);

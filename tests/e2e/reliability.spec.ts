@@ -5,7 +5,7 @@
  */
 import { expect, test } from '@playwright/test';
 import { openSync, readSync, statSync } from 'node:fs';
-import { chartPoints, collectPageErrors, expectContiguous, SCREENS_DIR, startAndWait, waitIdle } from './util';
+import { buildHeldLink, chartPoints, collectPageErrors, expectContiguous, SCREENS_DIR, startAndWait, waitIdle } from './util';
 
 test.describe('no-webgpu faults', () => {
   test('a crashed worker: named, charts kept, restart resumes right after the last shown iteration', async ({ page }) => {
@@ -65,6 +65,8 @@ test.describe('no-webgpu faults', () => {
     // larger, so only a browser worker shows it).
     const errors = collectPageErrors(page);
     await page.goto('/#v=1&batch=1024&group=64&backend=cpu');
+    // A link this large asks first (several seconds per CPU iteration).
+    await buildHeldLink(page);
     await expect(page.getByTestId('backend-status')).toHaveText(/^CPU/, { timeout: 60_000 });
     await page.getByRole('button', { name: 'Step' }).click();
     await expect(page.getByTestId('iter')).toHaveText('1', { timeout: 120_000 });
@@ -107,6 +109,7 @@ test.describe('no-webgpu faults', () => {
   test('a run too big for the CPU backend is refused at once, naming its size and what to shrink', async ({ page }) => {
     const errors = collectPageErrors(page);
     await page.goto('/#v=1&batch=1024&group=64&model.hidden=1024&backend=cpu');
+    await buildHeldLink(page);
     const alert = page.getByRole('alert').filter({ hasText: 'cpu backend' });
     await expect(alert).toContainText(
       /cpu backend: 65,536 rollouts of 9 training rows with 1,024 hidden units need about 6\.9 GiB .* over the CPU backend's 4\.0 GiB; use fewer prompts, a smaller group, fewer turns or fewer hidden units/,
@@ -131,6 +134,7 @@ test.describe('no-webgpu faults', () => {
     // step=1: the run starts by itself (with the heartbeat, as Start does) and pauses at iteration 1.
     const t0 = Date.now();
     await page.goto('/#v=1&batch=1024&model.hidden=1024&epochs=16&minibatches=4&backend=cpu&step=1');
+    await buildHeldLink(page);
     // Meanwhile the run line says which iteration is computing and for how long.
     await expect(page.getByTestId('phase')).toContainText(/· \d+ s into iteration 1/, { timeout: 60_000 });
     await page.screenshot({ path: `${SCREENS_DIR}reliability-long-iteration.png` });

@@ -58,3 +58,8 @@ export async function startAndWait(page: Page, backend: 'cpu' | 'gpu', points: n
 export async function expectContiguous(page: Page): Promise<void> {
   await expect.poll(async () => (await iterShown(page)) === (await chartPoints(page, 'chart-reward'))).toBe(true);
 }
+
+/** Answers the prompt a costly link raises before anything is built: build (and run) it. */
+export async function buildHeldLink(page: Page): Promise<void> {
+  await page.getByTestId('link-cost-prompt').getByRole('button', { name: /^Build/ }).click();
+}

@@ -191,7 +191,7 @@ describe('applyConfig: a settings change carried into a run', () => {
     const api = createTrainerApi(undefined);
     await api.configure(cfg(), 'cpu');
     for (let i = 0; i < 4; i++) await api.step();
-    expect(await api.applyConfig(cfg({ lr: '0.02', clipHigh: '0.28' }))).toEqual({ applied: true });
+    expect(await api.applyConfig(cfg({ lr: '0.02', clipHigh: '0.28' }))).toMatchObject({ applied: true, snapshot: { iter: 4 } });
     const next = await api.step();
     expect(next.iter).toBe(5);
     expect(next.lr).toBe(0.02);

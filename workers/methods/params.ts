@@ -3,6 +3,7 @@
  * --help, the share URL and the UI controls are all derived.
  */
 import { z } from 'zod';
+import { parseNumberText } from '../numberText';
 
 export type ParamSpec =
   | { kind: 'number'; default: number; min: number; max: number; step?: number; scale?: 'log'; doc: string; label: string }
@@ -50,7 +51,7 @@ export function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
 export function parseParamText(spec: ParamSpec, text: string): ParamValue {
   let value: ParamValue;
   if (spec.kind === 'number' || spec.kind === 'int') {
-    value = text.trim() === '' ? NaN : Number(text);
+    value = parseNumberText(text);
   } else if (spec.kind === 'bool') {
     value = text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : (text as never);
   } else {
