@@ -112,7 +112,8 @@ describe('trainer with every task (CPU backend)', () => {
     const o = { noise: 0.5, noiseSchedule: 'exp' as const, noiseStart: 0, noiseBase: 4, noiseIters: 4 };
     for (let i = 1; i <= 5; i++) {
       await t.step();
-      expect(t.lastBatch!.episodes.info!.search_noise).toBeCloseTo(searchNoiseAt(i - 1, o), 12);
+      // Iteration i is ZeroSearch's step i (its counter starts at 1).
+      expect(t.lastBatch!.episodes.info!.search_noise).toBeCloseTo(searchNoiseAt(i, o), 12);
     }
     t.destroy();
   });
