@@ -56,7 +56,7 @@ export const CONFIG_FIELDS = {
   'env.rmNoise': { kind: 'number', default: 0, min: 0, max: 2, label: 'reward-model noise', doc: 'every task: train on true reward + noise whose std is this at mid-range rewards (PF-PPO); 0: off.' },
   'env.rmNoiseFloor': { kind: 'number', default: 0.1, min: 0, max: 1, label: 'RM noise at the extremes', doc: 'every task: the reward-model noise std at the lowest and highest rewards, as a fraction of its mid-range std.' },
   init: { kind: 'choice', default: 'scratch', options: INIT_MODES, label: 'start from', doc: 'scratch: random weights; pretrained: random weights trained by token cross-entropy on a scripted demonstrator\'s transcripts before RL (the reference policy starts there too).' },
-  'init.steps': { kind: 'int', default: 200, min: 1, max: 5000, label: 'pretraining steps', doc: 'pretrained: cross-entropy optimizer steps on the demonstrations.' },
+  'init.steps': { kind: 'int', default: 40, min: 1, max: 5000, label: 'pretraining steps', doc: 'pretrained: cross-entropy optimizer steps on the demonstrations.' },
   'init.demoNoise': { kind: 'number', default: 0.2, min: 0, max: 1, label: 'demonstrator error rate', doc: 'pretrained: probability that a demonstrated turn is a random grammatical action instead of the scripted one.' },
   'init.demos': { kind: 'choice', default: 'easy', options: DEMO_SOURCES, label: 'demonstrations from', doc: 'pretrained: easy (the task with one hop, at most 8 values, no distractors, no noise, half the sequence targets) or task (the task as configured, noise off).' },
   batch: { kind: 'int', default: 16, min: 1, max: 1024, label: 'prompts per batch', doc: 'Task instances per iteration (B).' },

@@ -5,7 +5,7 @@
  * trainer after a short debounce (Reset semantics); Start, Step and Reset flush a pending one first.
  */
 import type { StateCreator } from 'zustand';
-import type { BackendInfo, TrainerEvent } from '../../workers/api';
+import type { BackendInfo, PretrainSummary, TrainerEvent } from '../../workers/api';
 import type { TrainerSnapshot } from '../../workers/trainer';
 import { unpackBatchInSlices } from '../../workers/batchDump';
 import { parseRunFile } from '../../workers/runFile';
@@ -41,6 +41,8 @@ export interface RunSlice {
    * iterations): since its first such event, and the latest (Date.now()).
    */
   working: { iter: number; since: number; at: number } | null;
+  /** The pretrained start of the current run (init=pretrained): progress, then its figures. */
+  pretrain: { done: number; steps: number; start?: PretrainSummary } | null;
   /** Starts a fresh worker from the last snapshot and replays to the last shown iteration. */
   restartWorker(): Promise<void>;
   dismissNotice(): void;
@@ -130,12 +132,13 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   const configureNow = async () => {
     reconfigureWanted = false;
     await stopRun();
-    set({ phase: 'configuring', working: null });
+    set({ phase: 'configuring', working: null, pretrain: null });
     get().clearMetrics();
     snapshots = [];
     try {
-      const info = await getTrainer().configure(get().config, get().backend);
+      // Subscribed first: a pretrained start reports its progress while configure runs.
       await getTrainer().subscribe(eventsCallback(onEvent));
+      const info = await getTrainer().configure(get().config, get().backend);
       configuredBackend = get().backend;
       set({ backendInfo: info, configured: true });
     } catch (e) {
@@ -147,7 +150,9 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   };
 
   function onEvent(e: TrainerEvent): void {
-    if (e.type === 'working') {
+    if (e.type === 'pretrain') {
+      set({ pretrain: { done: e.done, steps: e.steps, ...(e.start ? { start: e.start } : {}) } });
+    } else if (e.type === 'working') {
       const now = Date.now();
       const w = get().working;
       set({ working: w?.iter === e.iter ? { ...w, at: now } : { iter: e.iter, since: now, at: now } });
@@ -280,6 +285,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     notice: null,
     failure: null,
     working: null,
+    pretrain: null,
 
     init() {
       if (initialized) return;
