@@ -99,6 +99,36 @@ export interface Lesson {
   charts: string[];
   /** What to take away, one sentence, shown after the last step. */
   takeaway: string;
+  /** The seeds every run trains on (LESSON_SEEDS when absent); claims hold on the mean over them. */
+  seeds?: readonly number[];
+}
+
+/**
+ * The seeds of a lesson: every run trains on each, and each claim is asserted on the mean over
+ * them, so one unlucky seed (or a GPU's slightly different floats, which is another seed) does not
+ * put a false ✗ in front of a class.
+ */
+export const LESSON_SEEDS: readonly number[] = [1, 2, 3, 4];
+
+export function lessonSeeds(lesson: Lesson): readonly number[] {
+  return lesson.seeds ?? LESSON_SEEDS;
+}
+
+/**
+ * `count` seeds outside the lesson's, drawn deterministically from the lesson id: the held-out
+ * check that the claims were not fitted to the lesson's own seeds.
+ */
+export function heldOutSeeds(lesson: Lesson, count = 4): number[] {
+  const own = new Set(lessonSeeds(lesson));
+  let h = 0x811c9dc5;
+  for (const ch of `held-out:${lesson.id}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
+  const out: number[] = [];
+  while (out.length < count) {
+    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
+    const seed = 100 + (h % 100_000);
+    if (!own.has(seed) && !out.includes(seed)) out.push(seed);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -532,13 +562,13 @@ export function lessonRun(lesson: Lesson, runId: string): LessonRun {
  * The RunConfig of a lesson run: the defaults with the run's keys applied through the config's
  * validators (task first, then methods, then the rest), and seed 1 unless the run sets one.
  */
-export function lessonRunConfig(run: LessonRun): RunConfig {
+export function lessonRunConfig(run: LessonRun, seed?: number): RunConfig {
   let cfg = defaultConfig();
   const set = run.set;
   if (set.task !== undefined) cfg = withFieldText(cfg, 'task', set.task);
   if (set.methods !== undefined) cfg = withFieldText(cfg, 'methods', set.methods);
   for (const [k, v] of Object.entries(set)) if (k !== 'task' && k !== 'methods') cfg = withFieldText(cfg, k, v);
-  return cfg;
+  return seed === undefined ? cfg : withFieldText(cfg, 'seed', String(seed));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -730,8 +760,32 @@ export function checkClaim(lesson: Lesson, c: Claim, results: Readonly<Record<st
     const r = results[s.run];
     return r ? statValue(s, r, lessonRun(lesson, s.run).iters) : NaN;
   };
-  const a = value(c.a);
-  const b = value(c.b);
+  return compare(c, value(c.a), value(c.b));
+}
+
+/** Each run's results on one seed, by run id. */
+export type SeedResults = Readonly<Record<string, RunResult | undefined>>;
+
+export interface SeedsClaimCheck extends ClaimCheck {
+  /** The statistics on each seed, in the order given. */
+  perSeed: Array<{ a: number; b: number }>;
+}
+
+/**
+ * Checks a claim on the mean over seeds: a and b are each averaged over the seeds (every seed must
+ * have every run the claim reads, or the check fails with NaN), then compared as checkClaim does.
+ */
+export function checkClaimOnSeeds(lesson: Lesson, c: Claim, bySeed: readonly SeedResults[]): SeedsClaimCheck {
+  const perSeed = bySeed.map((results) => {
+    const k = checkClaim(lesson, c, results);
+    return { a: k.a, b: k.b };
+  });
+  const a = perSeed.length ? perSeed.reduce((x, p) => x + p.a, 0) / perSeed.length : NaN;
+  const b = perSeed.length ? perSeed.reduce((x, p) => x + p.b, 0) / perSeed.length : NaN;
+  return { ...compare(c, a, b), perSeed };
+}
+
+function compare(c: Claim, a: number, b: number): ClaimCheck {
   const by = c.by ?? 0;
   let ok: boolean;
   if (c.times !== undefined) ok = c.op === '>' ? a >= b * c.times : a * c.times <= b;

@@ -41,6 +41,11 @@ export interface RunSlice {
    * iterations): since its first such event, and the latest (Date.now()).
    */
   working: { iter: number; since: number; at: number } | null;
+  /**
+   * True from a config change until the worker holds a run of that config: the metrics on screen
+   * until then are the previous config's (lesson lines must not be measured from them).
+   */
+  configPending: boolean;
   /** The pretrained start of the current run (init=pretrained): progress, then its figures. */
   pretrain: { done: number; steps: number; start?: PretrainSummary } | null;
   /** Starts a fresh worker from the last snapshot and replays to the last shown iteration. */
@@ -140,7 +145,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       await getTrainer().subscribe(eventsCallback(onEvent));
       const info = await getTrainer().configure(get().config, get().backend);
       configuredBackend = get().backend;
-      set({ backendInfo: info, configured: true });
+      set({ backendInfo: info, configured: true, configPending: reconfigureWanted });
     } catch (e) {
       set({ backendInfo: null, configured: false });
       throw e;
@@ -263,6 +268,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       return ensureConfigured();
     }
     reconfigureWanted = false;
+    set({ configPending: false });
     const at = lastShownIter() + 1;
     get().addMarker({ iter: at, kind: 'config', label: 'settings changed' });
     if (wasRunning && (until === null || lastShownIter() < until)) launch(until ?? undefined);
@@ -286,6 +292,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     failure: null,
     working: null,
     pretrain: null,
+    configPending: false,
 
     init() {
       if (initialized) return;
@@ -298,6 +305,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
 
     requestReconfigure(delayMs = RECONFIGURE_DEBOUNCE_MS) {
       reconfigureWanted = true;
+      set({ configPending: true });
       if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
       reconfigureTimer = setTimeout(() => {
         reconfigureTimer = null;
