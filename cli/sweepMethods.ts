@@ -215,10 +215,12 @@ export function renderTable(results: RunResult[], seeds: number[], command: stri
     const pick = (rs: RunResult[], m: Metric) => common.map((seed) => rs.find((r) => r.seed === seed)!.metrics[m]);
     const a = pick(base, metric);
     const b = pick(own, metric);
-    const d = pairedDiff(a, b, interval);
     const alsoText = also.map((m) => `${METRIC_TEXT[m]}: ${fmt(mean(pick(base, m)))} → ${fmt(mean(pick(own, m)))}`).join('; ');
+    // GRPO's rows are its baseline itself: the values, with no difference to take.
+    const d = own === base ? null : pairedDiff(a, b, interval);
+    const diff = d ? `${signed(d.mean)} [${signed(d.lo)}, ${signed(d.hi)}]` : '—';
     lines.push(
-      `| ${id} | ${kind} | ${TOYS[toy]!.note} | ${claim} | ${METRIC_TEXT[metric]} | ${fmt(mean(a))} | ${fmt(mean(b))} | ${signed(d.mean)} [${signed(d.lo)}, ${signed(d.hi)}] | ${verdict(d, dir)} | ${alsoText} |`,
+      `| ${id} | ${kind} | ${TOYS[toy]!.note} | ${claim} | ${METRIC_TEXT[metric]} | ${fmt(mean(a))} | ${fmt(mean(b))} | ${diff} | ${d ? verdict(d, dir) : 'ref'} | ${alsoText} |`,
     );
   };
   for (const id of METHOD_IDS) {
