@@ -5,10 +5,11 @@
  * on the lesson seeds and then checked, untouched, on the others (docs/LESSONS.md).
  *
  *   npm run -s lessons:check                          (every lesson, both seed sets)
- *   npm run -s lessons:check -- --only collapse --jobs 2
+ *   npm run -s lessons:check -- --only collapse --jobs 2 --save /tmp/collapse.json
  *
  * Each (lesson, run, seed) trains in its own child process at nice 10 (cli/sweepPool.ts).
  */
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { checkClaimOnSeeds, heldOutSeeds, lessonById, lessonSeeds, LESSONS, type Lesson, type RunResult, type SeedResults } from '../workers/lessons';
 import { trainLessonRun } from '../workers/lessonRunner';
@@ -22,8 +23,8 @@ interface Job {
 
 type JobResult = Job & { result: RunResult; seconds: number };
 
-function parse(argv: string[]): { only: string[] | null; jobs: number; job: string | null } {
-  const a = { only: null as string[] | null, jobs: 2, job: null as string | null };
+function parse(argv: string[]): { only: string[] | null; jobs: number; job: string | null; save: string | null } {
+  const a = { only: null as string[] | null, jobs: 2, job: null as string | null, save: null as string | null };
   for (let i = 0; i < argv.length; i++) {
     const v = () => {
       const x = argv[++i];
@@ -41,8 +42,11 @@ function parse(argv: string[]): { only: string[] | null; jobs: number; job: stri
       case '--job':
         a.job = v();
         break;
+      case '--save':
+        a.save = v();
+        break;
       default:
-        throw new Error(`unknown flag ${argv[i]} (flags: --only id,id  --jobs N)`);
+        throw new Error(`unknown flag ${argv[i]} (flags: --only id,id  --jobs N  --save results.json)`);
     }
   }
   return a;
@@ -85,6 +89,8 @@ async function main(): Promise<void> {
     done++;
     if (done % 10 === 0 || done === jobs.length) process.stderr.write(`${done}/${jobs.length} runs, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
   });
+  // Every run's rows and last batch, to try a changed claim without training again.
+  if (args.save) writeFileSync(args.save, JSON.stringify(results));
   let failed = 0;
   for (const l of lessons) {
     for (const [label, seeds] of [['lesson', lessonSeeds(l)], ['held-out', heldOutSeeds(l)]] as const) {

@@ -507,42 +507,40 @@ export const LESSONS: readonly Lesson[] = [
       {
         run: 'grpo',
         text: 'Load GRPO with 2 epochs of 2 minibatches per batch, so that clipping comes into play (30 iterations). Watch entropy and the clip fractions.',
-        see: 'Entropy falls to about 0.69 in iterations 16-30; about 3% of tokens are clipped on the high side.',
+        see: 'Entropy falls to about 0.6 in iterations 16-30 (from about 1.0 at the start); about 2% of tokens are clipped on the high side.',
         claims: ['grpo-entropy-falls', 'grpo-clip-high'],
       },
       {
         run: 'dapo',
         text: 'Switch on DAPO with clip-higher only (ceiling 1 + 0.28 instead of 1 + 0.2; dynamic sampling off).',
-        see: 'High-side clipping falls as intended (0.018 vs 0.030), but the extra room goes to tokens that are already winning: entropy falls faster, to 0.57 in iterations 16-30.',
-        claims: ['dapo-clip', 'dapo-entropy'],
+        see: 'High-side clipping falls as intended (0.011 vs 0.021). Whether entropy then stays higher is not settled by the clip: the extra room can go to tokens that are already winning (entropy fell faster on all 4 lesson seeds, but on only 2 of 4 others).',
+        claims: ['dapo-clip'],
       },
       {
         run: 'kl',
         text: 'Now a KL penalty instead (coefficient 0.05, k3 estimator) to the initial policy, 40 iterations. Watch the KL chart.',
-        see: 'The KL to the reference keeps growing: from 0.05 on average over iterations 1-10 to 0.16 over iterations 31-40.',
+        see: 'The KL to the reference keeps growing: from about 0.055 on average over iterations 1-10 to 0.125 over iterations 31-40.',
         claims: ['kl-grows'],
       },
       {
         run: 'prorl',
         text: 'ProRL: the same penalty, but every 10 iterations the reference (and Adam\'s moments) jump to the current policy.',
-        see: 'The KL drops back to 0 at each reset (iteration 21, for one) and averages 0.085 against 0.145, so the leash pulls toward a recent policy instead of the initial one; entropy stays a little higher (1.02 vs 0.95).',
-        claims: ['prorl-reset', 'prorl-kl', 'prorl-entropy'],
+        see: 'The KL drops back to 0 at each reset (iteration 21, for one) and averages 0.087 against 0.120, so the leash pulls toward a recent policy instead of the initial one.',
+        claims: ['prorl-reset', 'prorl-kl'],
       },
     ],
     claims: [
       { id: 'grpo-entropy-falls', see: 'GRPO: entropy falls', a: mean('grpo', 'entropy', 16, 30), op: '<', b: { run: 'grpo', metric: 'entropy', agg: 'mean', from: 1, to: 5 }, by: 0.2 },
       { id: 'grpo-clip-high', see: 'GRPO: some high-side clipping', a: mean('grpo', 'clip_frac_high'), op: '>', b: 0.015 },
       { id: 'dapo-clip', see: 'Clip-higher: less high-side clipping', a: mean('dapo', 'clip_frac_high'), op: '<', b: mean('grpo', 'clip_frac_high'), times: 1.3 },
-      { id: 'dapo-entropy', see: 'Clip-higher: entropy falls faster here', a: mean('dapo', 'entropy', 16, 30), op: '<', b: mean('grpo', 'entropy', 16, 30), by: 0.05 },
       { id: 'kl-grows', see: 'Fixed reference: KL grows', a: mean('kl', 'kl_ref', 31, 40), op: '>', b: mean('kl', 'kl_ref', 1, 10), by: 0.05 },
       { id: 'prorl-reset', see: 'ProRL: KL back to 0 at a reset', a: { run: 'prorl', metric: 'kl_ref', agg: 'last', from: 21, to: 21 }, op: '<', b: 0.01 },
       { id: 'prorl-kl', see: 'ProRL: lower KL on average', a: mean('prorl', 'kl_ref'), op: '<', b: mean('kl', 'kl_ref'), times: 1.3 },
-      { id: 'prorl-entropy', see: 'ProRL: entropy a little higher', a: mean('prorl', 'entropy'), op: '>', b: mean('kl', 'entropy'), by: 0.03 },
     ],
     hide: ['task', 'methods', 'export', 'frameworks'],
     charts: ['reward', 'entropy', 'clip', 'kl'],
     takeaway:
-      'Entropy is shaped by what the clip lets through, not by the clip\'s width alone: here clip-higher sped up the collapse it is meant to slow. ProRL\'s resets keep a KL penalty from turning into a tether to the initial policy.',
+      'Entropy is shaped by what the clip lets through, not by the clip\'s width alone: clip-higher clips less, and on some seeds the room goes to winning tokens and speeds up the collapse it is meant to slow. ProRL\'s resets keep a KL penalty from turning into a tether to the initial policy.',
   },
 ];
 
@@ -772,16 +770,20 @@ export interface SeedsClaimCheck extends ClaimCheck {
 }
 
 /**
- * Checks a claim on the mean over seeds: a and b are each averaged over the seeds (every seed must
- * have every run the claim reads, or the check fails with NaN), then compared as checkClaim does.
+ * Checks a claim on the mean over seeds: a and b are each averaged over the seeds where both are
+ * defined, then compared as checkClaim does. A statistic of the last batch can be undefined on a
+ * seed (no clipped trajectory to split, say); the claim needs both sides on at least half the seeds,
+ * and fails with NaN otherwise (a run that was never trained counts as undefined).
  */
 export function checkClaimOnSeeds(lesson: Lesson, c: Claim, bySeed: readonly SeedResults[]): SeedsClaimCheck {
   const perSeed = bySeed.map((results) => {
     const k = checkClaim(lesson, c, results);
     return { a: k.a, b: k.b };
   });
-  const a = perSeed.length ? perSeed.reduce((x, p) => x + p.a, 0) / perSeed.length : NaN;
-  const b = perSeed.length ? perSeed.reduce((x, p) => x + p.b, 0) / perSeed.length : NaN;
+  const both = perSeed.filter((p) => Number.isFinite(p.a) && Number.isFinite(p.b));
+  const enough = both.length > 0 && 2 * both.length >= perSeed.length;
+  const a = enough ? both.reduce((x, p) => x + p.a, 0) / both.length : NaN;
+  const b = enough ? both.reduce((x, p) => x + p.b, 0) / both.length : NaN;
   return { ...compare(c, a, b), perSeed };
 }
 
