@@ -144,6 +144,8 @@ const STALE = { ...SMALL, staleness: '4', minibatches: '2', lr: '0.01' } as cons
 const PARTIAL = { ...SMALL, task: 'sequence', 'env.seqReward': 'partial' } as const;
 const ROLES = { ...SMALL, task: 'roles', 'env.roleScale': '5', 'env.roleOffset': '0.5' } as const;
 
+/** Lesson 4's margin: about half the rise the lesson seeds showed (0.95), docs/LESSONS.md. */
+const CLEAN_BY = 0.45;
 const mean = (run: string, metric: ScalarMetric, from?: number, to?: number): SeriesStat => ({
   run,
   metric,
@@ -315,8 +317,8 @@ export const LESSONS: readonly Lesson[] = [
       {
         run: 'gspo',
         text: 'Switch on GSPO: one ratio per sequence (the geometric mean of its token ratios), clipped as a whole.',
-        see: 'No clipped trajectory is split any more (0%), though more tokens lie in clipped sequences (0.50). The policy moves less per batch: ESS 0.77, largest token ratio 2.1 on average.',
-        claims: ['gspo-mixed', 'gspo-clip', 'gspo-ess', 'gspo-ratio'],
+        see: 'No clipped trajectory is split any more (0%), though more tokens lie in clipped sequences (0.52 vs 0.18, mean of seeds 1-4). Whether the policy also moves less per batch (a higher ESS, a smaller largest ratio) depends on the seed here: it did on the lesson seeds, not on others.',
+        claims: ['gspo-mixed', 'gspo-clip'],
         inspect: true,
       },
       {
@@ -328,8 +330,8 @@ export const LESSONS: readonly Lesson[] = [
       {
         run: 'sampo',
         text: 'SAMPO: a tight sequence clip (1 - 0.003 to 1 + 0.004), GiGPO step advantages, and filtering of all-equal groups after 5 iterations.',
-        see: 'Sequences are clipped whole (0% split), the ESS stays at 0.72, and all-equal groups fall to 0.23 (0.54 with GRPO), for about 56 rollouts per iteration instead of 32.',
-        claims: ['sampo-mixed', 'sampo-ess', 'sampo-alleq', 'sampo-rollouts'],
+        see: 'Sequences are clipped whole (0% split) and all-equal groups fall to about 0.20 (0.56 with GRPO, mean of seeds 1-4), for about 55 rollouts per iteration instead of 32.',
+        claims: ['sampo-mixed', 'sampo-alleq', 'sampo-rollouts'],
       },
       {
         run: 'stale',
@@ -353,12 +355,9 @@ export const LESSONS: readonly Lesson[] = [
       { id: 'grpo-mixed', see: 'Token clipping splits trajectories', a: dump('grpo', 'clip_mixed'), op: '>', b: 0.5 },
       { id: 'gspo-mixed', see: 'GSPO clips whole sequences', a: dump('gspo', 'clip_mixed'), op: '<', b: 0 },
       { id: 'gspo-clip', see: 'GSPO: more tokens in clipped sequences', a: mean('gspo', 'clip_frac'), op: '>', b: mean('grpo', 'clip_frac'), by: 0.15 },
-      { id: 'gspo-ess', see: 'GSPO: higher ESS', a: mean('gspo', 'ess'), op: '>', b: mean('grpo', 'ess'), by: 0.1 },
-      { id: 'gspo-ratio', see: 'GSPO: smaller largest ratio', a: mean('gspo', 'ratio_max'), op: '<', b: mean('grpo', 'ratio_max'), by: 0.4 },
       { id: 'gmpo-clip', see: 'GMPO: fewer clipped tokens', a: mean('gmpo', 'clip_frac'), op: '<', b: mean('grpo', 'clip_frac'), times: 1.5 },
       { id: 'gmpo-entropy', see: 'GMPO: entropy falls faster', a: mean('gmpo', 'entropy'), op: '<', b: mean('grpo', 'entropy'), by: 0.15 },
       { id: 'sampo-mixed', see: 'SAMPO clips whole sequences', a: dump('sampo', 'clip_mixed'), op: '<', b: 0 },
-      { id: 'sampo-ess', see: 'SAMPO: higher ESS', a: mean('sampo', 'ess'), op: '>', b: mean('grpo', 'ess'), by: 0.05 },
       { id: 'sampo-alleq', see: 'SAMPO: filtering removes all-equal groups', a: mean('sampo', 'groups_all_equal_frac'), op: '<', b: mean('grpo', 'groups_all_equal_frac'), by: 0.2 },
       { id: 'sampo-rollouts', see: 'SAMPO: filtering costs rollouts', a: mean('sampo', 'rollouts'), op: '>', b: mean('grpo', 'rollouts'), times: 1.3 },
       { id: 'stale-ess', see: 'Stale rollouts: low rollout ESS', a: mean('stale', 'ess_rollout'), op: '<', b: 0.8 },
@@ -369,7 +368,7 @@ export const LESSONS: readonly Lesson[] = [
     hide: ['task', 'methods', 'export', 'frameworks'],
     charts: ['ratio-hist', 'ratio', 'clip', 'ess', 'ess_rollout', 'lr', 'entropy'],
     takeaway:
-      'Token clipping bounds each token and cuts trajectories apart; sequence ratios (GSPO, SAMPO) keep a trajectory whole and the policy closer to its rollouts; a wider log-space clip (GMPO) moves further; and VCPO answers stale rollouts with a smaller step rather than a clip.',
+      'Token clipping bounds each token and cuts trajectories apart; sequence ratios (GSPO, SAMPO) keep a trajectory whole; a wider log-space clip (GMPO) moves further; and VCPO answers stale rollouts with a smaller step rather than a clip.',
   },
   {
     id: 'reward',
@@ -378,37 +377,35 @@ export const LESSONS: readonly Lesson[] = [
       'A reward model is a noisy judge. Here the success rate is measured on the true outcome, so you can watch what training on a noisy score costs, and whether PF-PPO\'s filter buys it back.',
     methods: ['grpo', 'pfppo'],
     runs: [
-      { id: 'clean', label: 'GRPO, true reward', set: { ...PARTIAL }, iters: 40 },
-      { id: 'noisy', label: 'GRPO, noisy reward model', set: { ...PARTIAL, 'env.rmNoise': '1' }, iters: 40 },
-      { id: 'pfppo', label: 'GRPO + PF-PPO, noisy reward model', set: { ...PARTIAL, 'env.rmNoise': '1', methods: 'grpo,pfppo' }, iters: 40 },
+      { id: 'clean', label: 'GRPO, true reward', set: { ...PARTIAL }, iters: 80 },
+      { id: 'noisy', label: 'GRPO, noisy reward model', set: { ...PARTIAL, 'env.rmNoise': '1' }, iters: 80 },
+      { id: 'pfppo', label: 'GRPO + PF-PPO, noisy reward model', set: { ...PARTIAL, 'env.rmNoise': '1', methods: 'grpo,pfppo' }, iters: 80 },
     ],
     steps: [
       {
         run: 'clean',
-        text: 'Load GRPO on the sequence task with partial credit (the fraction of positions right), trained on the true reward for 40 iterations.',
-        see: 'True success (exact match) climbs to about 0.8 in iterations 31-40.',
+        text: 'Load GRPO on the sequence task with partial credit (the fraction of positions right), trained on the true reward for 80 iterations.',
+        see: 'True success (exact match) climbs from about 0.05 to about 0.99 in iterations 71-80 (mean of seeds 1-4; some seeds take longer).',
         claims: ['clean-learns'],
       },
       {
         run: 'noisy',
         text: 'Now train on a reward model instead: the true reward plus noise whose std is 1 at mid-range rewards and 0.1 at 0 and 1 (env.rmNoise = 1).',
-        see: 'The training reward still rises, but true success averages 0.16 over the 40 iterations, against 0.41 on the true reward.',
-        claims: ['noisy-reward-rises', 'noisy-hurts'],
+        see: 'The training reward still rises. True success lags the true-reward run (about 0.67 against 0.99 in iterations 71-80 on seeds 1-4), by an amount that depends on the seed.',
+        claims: ['noisy-reward-rises'],
       },
       {
         run: 'pfppo',
         text: 'Switch on PF-PPO: it trusts the extremes of the score and trains only on each group\'s best and worst rollout.',
-        see: 'On this toy it makes things worse. The extreme scores are mostly mid-range rollouts with large noise: the rollouts it trains on are about twice as wrong as the batch (|reward − true| 1.18 vs 0.57, last batch), and true success falls to 0.05.',
-        claims: ['pf-selects-noise', 'pf-worse'],
+        see: 'On this toy it does not help. The extreme scores are mostly mid-range rollouts with large noise: the rollouts it trains on are about twice as wrong as the batch (|reward − true| 1.14 vs 0.60, last batch). True success is lower still (0.13 in iterations 71-80 on seeds 1-4), by how much depends on the seed.',
+        claims: ['pf-selects-noise'],
         inspect: true,
       },
     ],
     claims: [
-      { id: 'clean-learns', see: 'True reward: success rises', a: mean('clean', 'success_rate', 31, 40), op: '>', b: 0.5 },
-      { id: 'noisy-reward-rises', see: 'Noisy reward: the training reward still rises', a: mean('noisy', 'reward_mean', 31, 40), op: '>', b: mean('noisy', 'reward_mean', 1, 10), by: 0.05 },
-      { id: 'noisy-hurts', see: 'Noisy reward: lower true success', a: mean('noisy', 'success_rate'), op: '<', b: mean('clean', 'success_rate'), by: 0.15 },
+      { id: 'clean-learns', see: 'True reward: success rises', a: mean('clean', 'success_rate', 71, 80), op: '>', b: mean('clean', 'success_rate', 1, 10), by: CLEAN_BY },
+      { id: 'noisy-reward-rises', see: 'Noisy reward: the training reward still rises', a: mean('noisy', 'reward_mean', 71, 80), op: '>', b: mean('noisy', 'reward_mean', 1, 10), by: 0.05 },
       { id: 'pf-selects-noise', see: 'PF-PPO trains on the noisiest scores', a: dump('pfppo', 'rm_error_trained'), op: '>', b: dump('pfppo', 'rm_error_all'), times: 1.5 },
-      { id: 'pf-worse', see: 'PF-PPO: lower true success', a: mean('pfppo', 'success_rate'), op: '<', b: mean('noisy', 'success_rate'), by: 0.05 },
     ],
     hide: ['task', 'methods', 'export', 'frameworks'],
     charts: ['reward', 'entropy'],
