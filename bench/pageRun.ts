@@ -10,8 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright';
 import { build, preview } from 'vite';
+import { lessonStepHash } from '../app/lessons/links';
+import { LESSONS } from '../workers/lessons';
 import { summarize } from './lib/stats';
-import type { PageRunResult } from './lib/types';
+import type { LessonReadyResult, PageRunResult } from './lib/types';
 
 declare global {
   interface Window {
@@ -75,6 +77,42 @@ async function measureBatchLoad(page: Page): Promise<NonNullable<PageRunResult['
   return { trajectories: more ? more * perGroup : trajectories, ms: t1 - t0, longTasks: lt.length, maxMs: lt.length ? Math.max(...lt) : 0 };
 }
 
+/**
+ * A lesson step's ready time: its link opened in a fresh page on the CPU backend, from navigation to
+ * every "what you should see" line of the step measured (no line still "…"). Step 1 of each lesson:
+ * its lines are about its own run, so they need no earlier step.
+ */
+async function measureLessonReady(browser: Browser, url: string, log: (m: string) => void): Promise<LessonReadyResult[]> {
+  const out: LessonReadyResult[] = [];
+  for (const lesson of LESSONS) {
+    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const page = await context.newPage();
+    try {
+      const t0 = Date.now();
+      await page.goto(url + lessonStepHash(lesson, 0, { backend: 'cpu' }));
+      const lines = page.getByTestId('lesson-step-1').locator('[data-testid^="lesson-claim-"]');
+      await lines.first().waitFor({ timeout: 60_000 });
+      await page.waitForFunction(
+        () => {
+          const ls = document.querySelectorAll('[data-testid="lesson-step-1"] [data-testid^="lesson-claim-"]');
+          return ls.length > 0 && [...ls].every((l) => l.getAttribute('data-state') !== 'pending');
+        },
+        undefined,
+        { timeout: 120_000, polling: 50 },
+      );
+      const ms = Date.now() - t0;
+      const states = await lines.evaluateAll((ls) => ls.map((l) => l.getAttribute('data-state') ?? ''));
+      out.push({ lesson: lesson.id, ms, lines: states.length, held: states.filter((x) => x === 'ok').length });
+      log(`page: lesson ${lesson.id} step 1 ready in ${ms} ms (${states.filter((x) => x === 'ok').length}/${states.length} lines hold)`);
+    } catch (e) {
+      out.push({ lesson: lesson.id, ms: NaN, lines: 0, held: 0, error: (e as Error).message.split('\n')[0] });
+    } finally {
+      await context.close();
+    }
+  }
+  return out;
+}
+
 export interface PageBenchOptions {
   seconds: number;
   backends: Array<'cpu' | 'gpu'>;
@@ -84,7 +122,7 @@ export interface PageBenchOptions {
   log: (m: string) => void;
 }
 
-export async function runPageBench(browser: Browser, o: PageBenchOptions): Promise<{ runs: PageRunResult[]; notes: string[] }> {
+export async function runPageBench(browser: Browser, o: PageBenchOptions): Promise<{ runs: PageRunResult[]; notes: string[]; lessonReady?: LessonReadyResult[] }> {
   const outDir = mkdtempSync(join(tmpdir(), 'bench-dist-'));
   const notes: string[] = [];
   const t0 = Date.now();
@@ -103,6 +141,7 @@ export async function runPageBench(browser: Browser, o: PageBenchOptions): Promi
   const server = await preview({ root: o.root, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1', strictPort: false } });
   const url = server.resolvedUrls?.local[0];
   const runs: PageRunResult[] = [];
+  let lessonReady: LessonReadyResult[] | undefined;
   try {
     if (!url) throw new Error('vite preview gave no URL');
     for (const { name: scale, hash } of o.configs) for (const backend of o.backends) {
@@ -187,9 +226,10 @@ export async function runPageBench(browser: Browser, o: PageBenchOptions): Promi
         await context.close();
       }
     }
+    if (o.backends.includes('cpu')) lessonReady = await measureLessonReady(browser, url, o.log);
   } finally {
     await server.close();
     rmSync(outDir, { recursive: true, force: true });
   }
-  return { runs, notes };
+  return { runs, notes, ...(lessonReady ? { lessonReady } : {}) };
 }

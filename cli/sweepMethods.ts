@@ -1,21 +1,27 @@
 /**
- * The method sweep behind docs/METHODS_RESULTS.md (issue 5): for every method of the registry, the
- * toy its docs/METHODS.md "Toy" line calls for, run with the method and with plain GRPO on the same toy
- * and the same seeds (CPU backend, the browser's engine), and the metric that toy line says should
- * move, with the spread over seeds and whether it moved the predicted way.
+ * The method sweep behind docs/METHODS_RESULTS.md: for every method of the registry, two rows, each
+ * the method against plain GRPO on the same toy and the same seeds (CPU backend, the browser's
+ * engine), as a paired difference over seeds with a 95 % interval (cli/pairedStats.ts):
+ *   mechanism  the quantity the method acts on (zero-advantage tokens, max ratio, ...), on its toy;
+ *   outcome    success (the true reward of these tasks), on the regime where the paper's premise
+ *              holds: a pretrained start on the hard search task where the premise is a competent
+ *              but imperfect policy on hard prompts.
+ * ✓ only where the interval excludes 0 on the predicted side.
  *
- *   npm run -s sweep:methods                       (writes docs/METHODS_RESULTS.md; ~30 min on 2 cores)
- *   npm run -s sweep:methods -- --seeds 1 --scale 0.3 --out -    (a quick look, table to stdout)
+ *   npm run -s sweep:methods                       (8 seeds; writes docs/METHODS_RESULTS.md)
+ *   npm run -s sweep:methods -- --seeds 101-108 --out -    (the same table on seeds it does not list)
+ *   npm run -s sweep:methods -- --seeds 1,2 --scale 0.3 --only igpo --out -    (a quick look)
  *
  * Each (configuration, seed) runs in its own child process at nice 10 (`--jobs`, default 2).
  */
 import { fileURLToPath } from 'node:url';
 import { createCpuBackend } from '../workers/cpuBackend';
 import { defaultConfig, withFieldText, type RunConfig } from '../workers/config';
-import { METHOD_IDS } from '../workers/methods';
+import { METHOD_IDS, methodDef } from '../workers/methods';
 import type { MetricRow } from '../workers/metrics';
 import { createTrainer } from '../workers/trainer';
 import { parseSweepArgs } from './sweepArgs';
+import { pairedDiff, verdict, type IntervalKind } from './pairedStats';
 import { runChild, runPool } from './sweepPool';
 import { writeSection } from './sweepTasks';
 
@@ -38,6 +44,13 @@ const TOYS: Record<string, Toy> = {
   roles: { id: 'roles', note: 'roles task, executor reward x5 + 0.5', set: { task: 'roles', 'env.roleScale': '5', 'env.roleOffset': '0.5' }, iters: 150 },
   kl: { id: 'kl', note: 'search, KL coef 0.05 to the reference', set: { klCoef: '0.05' }, iters: 150 },
   group4: { id: 'group4', note: 'search, group 4', set: { group: '4' }, iters: 150 },
+  hardPre: { id: 'hardPre', note: 'search, 32 values, pretrained start', set: { 'env.values': '32', init: 'pretrained' }, iters: 100 },
+  noisyRmPre: {
+    id: 'noisyRmPre',
+    note: 'search, 32 values, pretrained start, reward-model noise std 1 at mid rewards',
+    set: { 'env.values': '32', init: 'pretrained', 'env.rmNoise': '1', 'env.rmNoiseFloor': '0.1' },
+    iters: 100,
+  },
 };
 
 type Metric = 'success' | 'allEqual' | 'zeroAdv' | 'entropyEnd' | 'ratioMax' | 'gradNormMax' | 'gradNormStd' | 'klMean' | 'rollouts' | 'tokens' | 'essMin' | 'lrMin';
@@ -70,31 +83,21 @@ interface Claim {
   dir: 1 | -1 | 0;
   claim: string;
   also?: Metric[];
+  /** The outcome row: success on the regime of the paper's premise (the mechanism's toy if absent). */
+  outcome: { toy: keyof typeof TOYS; dir: 1 | -1 | 0; claim: string };
 }
 
-export const CLAIMS: Record<string, Claim> = {
-  grpo: { toy: 'hard', methods: 'grpo', metric: 'allEqual', dir: 0, claim: 'the baseline: collapse plateaus on the hard toy', also: ['success'] },
-  ppo: { toy: 'search', methods: 'ppo', metric: 'success', dir: 0, claim: 'a learned (critic) baseline: a reference curve, smoother but lagging while V is poor', also: ['allEqual', 'zeroAdv', 'gradNormStd'] },
-  drgrpo: { toy: 'search', methods: 'drgrpo', metric: 'tokens', dir: -1, claim: 'no length bias: wrong answers do not drift longer (fewer tokens)', also: ['success'] },
-  rloo: { toy: 'group4', methods: 'rloo', metric: 'success', dir: 0, claim: 'same collapse as GRPO, unbiased baseline at small G', also: ['allEqual'] },
-  reinforcepp: { toy: 'hard', methods: 'reinforcepp', metric: 'zeroAdv', dir: -1, claim: 'batch whitening: collapsed groups still get nonzero advantages', also: ['success'] },
-  dapo: { toy: 'hard', methods: 'grpo,dapo', metric: 'allEqual', dir: -1, claim: 'dynamic sampling: no collapsed group in the trained batch; clip-higher keeps entropy up', also: ['rollouts', 'entropyEnd', 'success'] },
-  gspo: { toy: 'epochs', methods: 'grpo,gspo', metric: 'ratioMax', dir: -1, claim: 'sequence ratio: outlier tokens do not dominate (smaller max ratio)', also: ['gradNormMax', 'success'] },
-  igpo: { toy: 'hard', methods: 'igpo', metric: 'zeroAdv', dir: -1, claim: 'information-gain turn rewards: all-wrong groups still learn', also: ['success'] },
-  cm2: { toy: 'tools', methods: 'cm2', metric: 'allEqual', dir: -1, claim: 'checklist partial credit: groups rarely tie', also: ['success'] },
-  edge: { toy: 'hard', methods: 'grpo,edge', metric: 'success', dir: 1, claim: 'guided error correction puts successes into failing groups', also: ['allEqual'] },
-  regft: { toy: 'hard', methods: 'grpo,regft', metric: 'success', dir: 1, claim: 'SFT on hinted successes lifts the start of RL', also: ['allEqual'] },
-  pfppo: { toy: 'noisyRm', methods: 'grpo,pfppo', metric: 'success', dir: 1, claim: 'training on reliable (extreme) scores: true success rises faster' },
-  zerosearch: { toy: 'noisySearch', methods: 'grpo,zerosearch', set: { 'zerosearch.iters': '150' }, metric: 'success', dir: 1, claim: 'noise curriculum vs fixed 50% noise: faster learning', also: ['tokens'] },
-  dars: { toy: 'hard', methods: 'grpo,dars', set: { 'dars.nMax': '24' }, metric: 'success', dir: 1, claim: 'extra rollouts for hard prompts find more successes', also: ['rollouts', 'allEqual'] },
-  seeupo: { toy: 'epochs', methods: 'grpo,seeupo', metric: 'success', dir: 1, claim: 'reverse-order per-turn updates: steadier improvement', also: ['ratioMax'] },
-  sampo: { toy: 'epochs', methods: 'sampo', metric: 'gradNormMax', dir: -1, claim: 'sequence clipping + filtering: no gradient spikes', also: ['allEqual', 'success'] },
-  vcpo: { toy: 'stale', methods: 'vcpo', metric: 'gradNormMax', dir: -1, claim: 'ESS-scaled lr under staleness: smaller spikes, reward tracks', also: ['lrMin', 'essMin', 'success'] },
-  prorl: { toy: 'kl', methods: 'grpo,prorl', set: { 'prorl.klCoef': '0.05', 'prorl.resetEvery': '30' }, metric: 'klMean', dir: -1, claim: 'reference resets: KL saws back to 0, reward keeps rising', also: ['success'] },
-  gmpo: { toy: 'epochs', methods: 'grpo,gmpo', metric: 'ratioMax', dir: -1, claim: 'geometric mean: narrower ratios', also: ['entropyEnd', 'success'] },
-  otb: { toy: 'group4', methods: 'otb', metric: 'gradNormStd', dir: -1, claim: 'per-token optimal baseline: lower gradient variance', also: ['success'] },
-  drmas: { toy: 'roles', methods: 'grpo,drmas', metric: 'success', dir: 1, claim: 'per-role normalization: both agents learn', also: ['gradNormMax'] },
-};
+
+/** Each method's regimes, from its entry's `sweep` field (workers/methods/); checked against the toys and metrics here. */
+export const CLAIMS: Record<string, Claim> = Object.fromEntries(
+  METHOD_IDS.flatMap((id) => {
+    const r = methodDef(id).sweep;
+    if (!r) return [];
+    for (const toy of [r.toy, r.outcome.toy]) if (!Object.hasOwn(TOYS, toy)) throw new Error(`${id}.sweep: unknown toy "${toy}"`);
+    for (const m of [r.metric, ...(r.also ?? [])]) if (!Object.hasOwn(METRIC_TEXT, m)) throw new Error(`${id}.sweep: unknown metric "${m}"`);
+    return [[id, r as Claim]];
+  }),
+);
 
 export interface RunResult {
   key: string;
@@ -114,7 +117,13 @@ function configOf(set: Record<string, string>, methods: string, seed: number): R
   return withFieldText(cfg, 'seed', String(seed));
 }
 
-/** The runs: one per (claim, seed) plus one GRPO baseline per (toy, baseline knobs, seed). */
+/** Whether a method's outcome row needs runs of its own (its regime differs from its mechanism toy). */
+const ownOutcome = (id: string): boolean => CLAIMS[id]!.outcome.toy !== CLAIMS[id]!.toy;
+
+/**
+ * The runs: `m:<id>` the method on its mechanism toy, `o:<id>` on its outcome regime (when that
+ * differs), `base:<toy>` GRPO on a toy; one per seed each.
+ */
 function runSpec(key: string): { set: Record<string, string>; methods: string; iters: number } {
   const [kind, id] = key.split(':') as [string, string];
   if (kind === 'base') {
@@ -122,11 +131,21 @@ function runSpec(key: string): { set: Record<string, string>; methods: string; i
     return { set: toy.set, methods: 'grpo', iters: toy.iters };
   }
   const c = CLAIMS[id]!;
-  const toy = TOYS[c.toy]!;
+  const toy = TOYS[kind === 'o' ? c.outcome.toy : c.toy]!;
   const set = { ...toy.set, ...(c.set ?? {}) };
   // ZeroSearch replaces the fixed noise of its baseline by the curriculum.
   if (id === 'zerosearch') delete set['env.noise'];
   return { set, methods: c.methods, iters: toy.iters };
+}
+
+/** Every run key the rows of these methods need. */
+export function runKeys(ids: readonly string[]): string[] {
+  const keys = ids.flatMap((id) => {
+    const c = CLAIMS[id]!;
+    return [`base:${c.toy}`, `m:${id}`, ...(ownOutcome(id) ? [`base:${c.outcome.toy}`, `o:${id}`] : [])];
+  });
+  // GRPO's runs are its baselines.
+  return [...new Set(keys)].filter((k) => !k.endsWith(':grpo'));
 }
 
 export async function runOne(key: string, seed: number, scale = 1): Promise<RunResult> {
@@ -162,58 +181,65 @@ export async function runOne(key: string, seed: number, scale = 1): Promise<RunR
 }
 
 const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toFixed(3));
-const cell = (xs: number[]) => `${fmt(mean(xs))} ± ${fmt(std(xs))}`;
+const signed = (x: number) => (x >= 0 ? '+' : '') + fmt(x);
 
-export function renderTable(results: RunResult[], seeds: number[], command: string, minutes: number): string {
-  const by = (key: string, m: Metric) => results.filter((r) => r.key === key).sort((a, b) => a.seed - b.seed).map((r) => r.metrics[m]);
+export function renderTable(results: RunResult[], seeds: number[], command: string, minutes: number, interval: IntervalKind): string {
+  const runs = (key: string) => results.filter((r) => r.key === key).sort((a, b) => a.seed - b.seed);
   const lines = [
     `Generated ${new Date().toISOString().slice(0, 10)} by \`${command}\` (CPU backend; seeds ${seeds.join(', ')}; ${minutes.toFixed(0)} min of wall time on this 2-core machine).`,
-    'Each row: the method on its toy (docs/METHODS.md "Toy" line) against plain GRPO on the same toy, knobs and seeds; mean ± std over seeds. "Effect" compares the means: ✓ moved the predicted way by more than the seeds\' spread (the larger std), ~ the predicted way but within the spread, ✗ the other way; "ref" for a reference curve with no predicted direction.',
+    `Each method has two rows against plain GRPO on the same toy, knobs and seeds: its *mechanism* (the quantity it acts on) and its *outcome* (success, the true reward of these tasks, on the regime where its paper's premise holds). Columns: the mean over seeds of GRPO and of the method, and the paired difference (method - GRPO, seed by seed) with its 95 % interval (${interval === 't' ? "Student's t" : 'percentile bootstrap, fixed seed'}). Effect: ✓ the interval excludes 0 on the predicted side, ✗ it excludes 0 on the other side, ~ it contains 0; "ref" for a row with no predicted direction.`,
     '',
-    '| method | toy | claim | metric | GRPO | method | effect | also (GRPO → method) |',
-    '|---|---|---|---|---|---|---|---|',
+    '| method | row | regime | claim | metric | GRPO | method | difference [95 % interval] | effect | also (GRPO → method) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
+  const row = (id: string, kind: 'mechanism' | 'outcome', toy: string, claim: string, metric: Metric, dir: -1 | 0 | 1, key: string, also: Metric[]) => {
+    const base = runs(`base:${toy}`);
+    const own = key === 'm:grpo' || key === 'o:grpo' ? base : runs(key);
+    const common = base.filter((b) => own.some((o) => o.seed === b.seed)).map((b) => b.seed);
+    if (common.length < 2) return;
+    const pick = (rs: RunResult[], m: Metric) => common.map((seed) => rs.find((r) => r.seed === seed)!.metrics[m]);
+    const a = pick(base, metric);
+    const b = pick(own, metric);
+    const alsoText = also.map((m) => `${METRIC_TEXT[m]}: ${fmt(mean(pick(base, m)))} → ${fmt(mean(pick(own, m)))}`).join('; ');
+    // GRPO's rows are its baseline itself: the values, with no difference to take.
+    const d = own === base ? null : pairedDiff(a, b, interval);
+    const diff = d ? `${signed(d.mean)} [${signed(d.lo)}, ${signed(d.hi)}]` : '—';
+    lines.push(
+      `| ${id} | ${kind} | ${TOYS[toy]!.note} | ${claim} | ${METRIC_TEXT[metric]} | ${fmt(mean(a))} | ${fmt(mean(b))} | ${diff} | ${d ? verdict(d, dir) : 'ref'} | ${alsoText} |`,
+    );
+  };
   for (const id of METHOD_IDS) {
     const c = CLAIMS[id];
     if (!c) continue;
-    const base = `base:${c.toy}`;
-    const a = by(base, c.metric);
-    const b = by(`m:${id}`, c.metric);
-    if (!a.length || !b.length) continue;
-    const d = mean(b) - mean(a);
-    const spread = Math.max(std(a), std(b));
-    const effect = c.dir === 0 ? 'ref' : Math.sign(d) === c.dir && Math.abs(d) > spread ? '✓' : Math.sign(d) === c.dir ? '~' : '✗';
-    const also = (c.also ?? []).map((m) => `${METRIC_TEXT[m]}: ${fmt(mean(by(base, m)))} → ${fmt(mean(by(`m:${id}`, m)))}`).join('; ');
-    lines.push(`| ${id} | ${TOYS[c.toy]!.note} | ${c.claim} | ${METRIC_TEXT[c.metric]} | ${cell(a)} | ${cell(b)} | ${effect} | ${also} |`);
+    row(id, 'mechanism', c.toy, c.claim, c.metric, c.dir, `m:${id}`, c.also ?? []);
+    const o = c.outcome;
+    if (ownOutcome(id)) row(id, 'outcome', o.toy, o.claim, 'success', o.dir, `o:${id}`, ['allEqual', 'rollouts']);
+    else row(id, 'outcome', c.toy, o.claim, 'success', o.dir, `m:${id}`, []);
   }
   return lines.join('\n');
 }
 
-
 const HELP =
-  'cli/sweepMethods.ts [--seeds 1,2,3] [--jobs 2] [--out docs/METHODS_RESULTS.md | -] [--scale 1] [--only id,id]\n' +
-  '  --scale multiplies every toy\'s iterations; --only keeps some methods (and their baselines).\n';
+  'cli/sweepMethods.ts [--seeds 1-8] [--jobs 2] [--out docs/METHODS_RESULTS.md | -] [--scale 1] [--only id,id] [--interval t|bootstrap]\n' +
+  '  --seeds takes a list and ranges (1-8, 101-108); --scale multiplies every toy\'s iterations;\n' +
+  '  --only keeps some methods (and their baselines); --interval: Student\'s t (default) or a seeded bootstrap.\n';
 
 async function main(): Promise<void> {
-  const args = parseSweepArgs(process.argv.slice(2), { seeds: [1, 2, 3], out: 'docs/METHODS_RESULTS.md' }, HELP);
+  const args = parseSweepArgs(process.argv.slice(2), { seeds: [1, 2, 3, 4, 5, 6, 7, 8], out: 'docs/METHODS_RESULTS.md' }, HELP);
   if (args.job) {
     const j = JSON.parse(args.job) as { key: string; seed: number; scale: number };
     process.stdout.write(JSON.stringify(await runOne(j.key, j.seed, j.scale)) + '\n');
     return;
   }
   const ids = METHOD_IDS.filter((id) => CLAIMS[id] && (!args.only || args.only.includes(id)));
-  const keys = [...new Set(ids.flatMap((id) => [`base:${CLAIMS[id]!.toy}`, `m:${id}`]))];
-  // GRPO's own row is its baseline.
-  const jobs = keys.filter((k) => k !== 'm:grpo').flatMap((key) => args.seeds.map((seed) => ({ key, seed, scale: args.scale })));
+  const jobs = runKeys(ids).flatMap((key) => args.seeds.map((seed) => ({ key, seed, scale: args.scale })));
   const t0 = Date.now();
   let done = 0;
   const results = await runPool(jobs, args.jobs, (j) => runChild<typeof j, RunResult>(fileURLToPath(import.meta.url), j), (r) =>
     process.stderr.write(`${r.key} seed ${r.seed}: ${r.seconds.toFixed(0)} s (${++done}/${jobs.length})\n`),
   );
-  // GRPO's own row is the hard toy's baseline.
-  results.push(...results.filter((r) => r.key === 'base:hard').map((r) => ({ ...r, key: 'm:grpo' })));
   const command = `npm run -s sweep:methods -- ${process.argv.slice(2).join(' ')}`.trim();
-  const table = renderTable(results, args.seeds, command, (Date.now() - t0) / 60000);
+  const table = renderTable(results, args.seeds, command, (Date.now() - t0) / 60000, args.interval);
   if (args.out === '-') process.stdout.write(table + '\n');
   else writeSection(args.out, table, 'cli/sweepMethods.ts');
 }

@@ -60,6 +60,14 @@ async function main(): Promise<void> {
   let trainer: Awaited<ReturnType<typeof createTrainer>>;
   try {
     trainer = await createTrainer(opts.config, factory);
+    const pre = trainer.pretrain;
+    if (pre) {
+      const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+      process.stderr.write(
+        `pretrained start: ${opts.config.init.steps} cross-entropy steps in ${(pre.ms / 1000).toFixed(1)} s (demonstrator success ${pct(pre.demoSuccess)}, ` +
+          `final loss ${pre.demoLoss.toFixed(3)}); starting success ${pct(pre.startSuccess)} (random weights: ${pct(pre.scratchSuccess)})\n`,
+      );
+    }
   } catch (e) {
     if (!(e instanceof CpuMemoryError)) throw e;
     // A machine with the memory can run it: say how, in one line.

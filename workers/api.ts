@@ -34,7 +34,20 @@ export type TrainerEvent =
    * worker from answering pings, for tens of seconds at the largest settings; this says it is busy,
    * not hung.
    */
-  | { type: 'working'; iter: number };
+  | { type: 'working'; iter: number }
+  /**
+   * The pretrained start (init=pretrained) is training: steps done of steps; the last event of a
+   * start carries its figures. A cached start sends only that last one.
+   */
+  | { type: 'pretrain'; done: number; steps: number; start?: PretrainSummary };
+
+/** What the page shows of a pretrained start. */
+export interface PretrainSummary {
+  startSuccess: number;
+  scratchSuccess: number;
+  demoSuccess: number;
+  ms: number;
+}
 
 /**
  * Resuming a run in a fresh worker: restore the snapshot (or start from the config's initial

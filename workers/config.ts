@@ -18,6 +18,12 @@ export const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-to
 export type LossAgg = (typeof LOSS_AGG_MODES)[number];
 export const KL_TYPES = ['k3', 'k1', 'k2'] as const;
 export type KlType = (typeof KL_TYPES)[number];
+/** Where a run's weights start (workers/pretrain.ts). */
+export const INIT_MODES = ['scratch', 'pretrained'] as const;
+export type InitMode = (typeof INIT_MODES)[number];
+/** What the pretrained start's demonstrations are drawn from. */
+export const DEMO_SOURCES = ['easy', 'task'] as const;
+export type DemoSource = (typeof DEMO_SOURCES)[number];
 
 /** Every config field but `methods` and method parameters. Keys are paths into RunConfig. */
 export const CONFIG_FIELDS = {
@@ -49,6 +55,10 @@ export const CONFIG_FIELDS = {
   'env.seqReward': { kind: 'choice', default: 'exact', options: SEQ_REWARDS, label: 'sequence reward', doc: 'sequence: 1 for an exact match, or the fraction of matching positions.' },
   'env.rmNoise': { kind: 'number', default: 0, min: 0, max: 2, label: 'reward-model noise', doc: 'every task: train on true reward + noise whose std is this at mid-range rewards (PF-PPO); 0: off.' },
   'env.rmNoiseFloor': { kind: 'number', default: 0.1, min: 0, max: 1, label: 'RM noise at the extremes', doc: 'every task: the reward-model noise std at the lowest and highest rewards, as a fraction of its mid-range std.' },
+  init: { kind: 'choice', default: 'scratch', options: INIT_MODES, label: 'start from', doc: 'scratch: random weights; pretrained: random weights trained by token cross-entropy on a scripted demonstrator\'s transcripts before RL (the reference policy starts there too).' },
+  'init.steps': { kind: 'int', default: 40, min: 1, max: 5000, label: 'pretraining steps', doc: 'pretrained: cross-entropy optimizer steps on the demonstrations.' },
+  'init.demoNoise': { kind: 'number', default: 0.2, min: 0, max: 1, label: 'demonstrator error rate', doc: 'pretrained: probability that a demonstrated turn is a random grammatical action instead of the scripted one.' },
+  'init.demos': { kind: 'choice', default: 'easy', options: DEMO_SOURCES, label: 'demonstrations from', doc: 'pretrained: easy (the task with one hop, at most 8 values, no distractors, no noise, half the sequence targets) or task (the task as configured, noise off).' },
   batch: { kind: 'int', default: 16, min: 1, max: 1024, label: 'prompts per batch', doc: 'Task instances per iteration (B).' },
   group: { kind: 'int', default: 8, min: 1, max: 64, label: 'group size', doc: 'Rollouts per task instance (G).' },
   'model.context': { kind: 'int', default: 8, min: 1, max: 32, label: 'context tokens', doc: 'The MLP sees the embeddings of the last K tokens.' },
@@ -75,6 +85,7 @@ export type ConfigKey = keyof typeof CONFIG_FIELDS;
 export interface RunConfig {
   task: TaskId;
   seed: number;
+  init: { mode: InitMode; steps: number; demoNoise: number; demos: DemoSource };
   env: {
     entities: number;
     attributes: number;
@@ -125,6 +136,14 @@ export interface RunConfig {
   methodParams: { [M in MethodId]: ParamValues<(typeof methodRegistry)[M]['params']> };
 }
 
+/**
+ * Where a flat key lives in RunConfig when that is not the key itself: `init` is both a setting and
+ * the prefix of its knobs, so its value sits at `init.mode`.
+ */
+const KEY_PATHS: Readonly<Record<string, string>> = { init: 'init.mode' };
+const pathOf = (key: string): string => KEY_PATHS[key] ?? key;
+const keyOfPath = (path: string): string => Object.keys(KEY_PATHS).find((k) => KEY_PATHS[k] === path) ?? path;
+
 function getPath(obj: unknown, path: string): unknown {
   return path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], obj);
 }
@@ -162,7 +181,7 @@ export function fieldSpec(key: string): ParamSpec | undefined {
 
 export function defaultConfig(): RunConfig {
   const cfg: Record<string, unknown> = { methods: ['grpo'] };
-  for (const [key, spec] of Object.entries(CONFIG_FIELDS)) setPath(cfg, key, spec.default);
+  for (const [key, spec] of Object.entries(CONFIG_FIELDS)) setPath(cfg, pathOf(key), spec.default);
   const methodParams: Record<string, Record<string, ParamValue>> = {};
   for (const id of METHOD_IDS) {
     methodParams[id] = Object.fromEntries(
@@ -175,7 +194,7 @@ export function defaultConfig(): RunConfig {
 
 /** Reads a flat key (`model.hidden`, `grpo.eps`) from a config. */
 export function getField(cfg: RunConfig, key: string): ParamValue | undefined {
-  if (Object.hasOwn(CONFIG_FIELDS, key)) return getPath(cfg, key) as ParamValue;
+  if (Object.hasOwn(CONFIG_FIELDS, key)) return getPath(cfg, pathOf(key)) as ParamValue;
   const dot = key.indexOf('.');
   return getPath(cfg.methodParams, key.slice(0, dot) + '.' + key.slice(dot + 1)) as ParamValue | undefined;
 }
@@ -188,7 +207,7 @@ export function withField(cfg: RunConfig, key: string, value: ParamValue): RunCo
   if (!parsed.success) throw new ConfigError(key, parsed.error.issues[0]?.message ?? 'invalid value');
   if (key === 'task') checkTasks(cfg.methods, parsed.data as TaskId, 'task');
   const next = structuredClone(cfg) as unknown as Record<string, unknown>;
-  if (Object.hasOwn(CONFIG_FIELDS, key)) setPath(next, key, parsed.data);
+  if (Object.hasOwn(CONFIG_FIELDS, key)) setPath(next, pathOf(key), parsed.data);
   else setPath(next.methodParams as Record<string, unknown>, key, parsed.data);
   return next as unknown as RunConfig;
 }
@@ -270,7 +289,7 @@ export function parseConfig(input: unknown): RunConfig {
       }
       methods = value as string[];
     } else {
-      const k = key.startsWith('methodParams.') ? key.slice('methodParams.'.length) : key;
+      const k = key.startsWith('methodParams.') ? key.slice('methodParams.'.length) : keyOfPath(key);
       cfg = withField(cfg, k, value as ParamValue);
     }
   }
@@ -284,7 +303,7 @@ function flatten(obj: Record<string, unknown>, prefix = '', depth = 1): Array<[s
   const out: Array<[string, unknown]> = [];
   for (const [k, v] of Object.entries(obj)) {
     const key = prefix ? `${prefix}.${k}` : k;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && !fieldMap().has(key)) {
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && (!fieldMap().has(key) || Object.hasOwn(KEY_PATHS, key))) {
       if (depth >= MAX_CONFIG_DEPTH) throw new ConfigError(key.length > 60 ? `${key.slice(0, 60)}…` : key, `nested deeper than ${MAX_CONFIG_DEPTH} levels; no config key is`);
       out.push(...flatten(v as Record<string, unknown>, key, depth + 1));
     } else out.push([key, v]);

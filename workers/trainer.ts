@@ -16,6 +16,7 @@ import { createEnv, seqLen, type EpisodeBatch, type TaskEnv } from './envs';
 import { aggregationWeights, minibatchRanges, turnMask } from './lossAgg';
 import { ADV_HIST_RANGE, histEdges, LOGRATIO_HIST_RANGE, type MetricRow } from './metrics';
 import { resolvePlan, type Plan } from './plan';
+import { pretrainedStart, type PretrainProgress, type PretrainResult } from './pretrain';
 import { createRng } from './rng';
 import { anchorKeys, answerContexts, outcomeOnLastTurn, stateKeys } from './turnRewards';
 
@@ -65,9 +66,17 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
   };
 }
 
-/** The seeded initial weights of a run (the same on every backend). */
+/** The seeded random weights of a run (the same on every backend): the scratch start. */
 export function initialParams(cfg: RunConfig, env: TaskEnv): Float32Array {
   return initParams(modelDims(cfg, env), createRng(cfg.seed).fork(0x1a17));
+}
+
+/** The weights a run starts from: the scratch weights, or those pretrained from them (workers/pretrain.ts). */
+export function startParams(cfg: RunConfig, env: TaskEnv, progress?: PretrainProgress): { params: Float32Array; pretrain: PretrainResult | null } {
+  const scratch = initialParams(cfg, env);
+  if (cfg.init.mode === 'scratch') return { params: scratch, pretrain: null };
+  const pretrain = pretrainedStart(cfg, env, scratch, progress);
+  return { params: pretrain.params, pretrain };
 }
 
 export type BackendFactory = (shape: RunShape, params: Float32Array) => Backend | Promise<Backend>;
@@ -123,6 +132,8 @@ export interface TrainerOptions {
   snapshotEvery?: number;
   /** Called with every new snapshot (the UI keeps one to restart a crashed worker). */
   onSnapshot?: (s: TrainerSnapshot) => void;
+  /** Called while a pretrained start trains (init=pretrained), with steps done and steps. */
+  onPretrain?: PretrainProgress;
 }
 
 export const DEFAULT_SNAPSHOT_EVERY = 10;
@@ -132,6 +143,8 @@ export interface Trainer {
   readonly env: TaskEnv;
   readonly shape: RunShape;
   readonly backend: Backend;
+  /** The pretrained start's figures (init=pretrained), else null. */
+  readonly pretrain: PretrainResult | null;
   /** Iterations done so far. */
   readonly iter: number;
   step(): Promise<MetricRow>;
@@ -153,7 +166,8 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   const plan = resolvePlan(cfg);
   const env = createEnv(plan.envConfig);
   const shape = buildShape(cfg, env, plan);
-  const init = initialParams(cfg, env);
+  // The reference policy starts as the start itself: the SFT model, as in LLM RL.
+  const { params: init, pretrain } = opts.resume ? { params: initialParams(cfg, env), pretrain: null } : startParams(cfg, env, opts.onPretrain);
   const backend = await makeBackend(shape, init);
   const { N, Tp } = shape;
   const T = shape.maxTurns;
@@ -279,6 +293,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     env,
     shape,
     backend,
+    pretrain,
     get iter() {
       return iter;
     },

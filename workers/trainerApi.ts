@@ -76,6 +76,8 @@ async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promi
   return { info: { kind: 'gpu', label: g.label, isFallbackAdapter: g.isFallbackAdapter, fallbackReason: null }, gpu: g };
 }
 
+const PRETRAIN_PROGRESS_MS = 200;
+
 export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as Navigator | undefined)?.gpu): TrainerApi {
   let config: RunConfig | null = null;
   let handle: GpuHandle | null = null;
@@ -123,10 +125,23 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
   async function build(resume?: TrainerSnapshot): Promise<void> {
     trainer?.destroy();
     trainer = null;
+    let lastProgress = 0;
     trainer = await createTrainer(config!, factoryFor(handle), {
       ...(resume ? { resume } : {}),
       onSnapshot: (snapshot) => emit({ type: 'snapshot', snapshot }),
+      // A few events a second: the page draws a progress bar, not every step.
+      onPretrain: (done, steps) => {
+        const now = Date.now();
+        if (done < steps && now - lastProgress < PRETRAIN_PROGRESS_MS) return;
+        lastProgress = now;
+        if (done < steps) emit({ type: 'pretrain', done, steps });
+      },
     });
+    const pre = trainer.pretrain;
+    if (pre) {
+      const steps = config!.init.steps;
+      emit({ type: 'pretrain', done: steps, steps, start: { startSuccess: pre.startSuccess, scratchSuccess: pre.scratchSuccess, demoSuccess: pre.demoSuccess, ms: pre.ms } });
+    }
   }
 
   async function stopLoop(): Promise<void> {

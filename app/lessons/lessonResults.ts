@@ -48,7 +48,8 @@ export function useLessonCapture(): void {
     /** The metrics epoch each lesson run was recorded from (a reset or reload starts a new one). */
     const recorded = new Map<string, number>();
     const check = (s: AppState) => {
-      if (!s.lesson || s.phase !== 'idle' || s.imported) return;
+      // Until the worker holds the new config, the rows on screen are the previous run's.
+      if (!s.lesson || s.phase !== 'idle' || s.imported || s.configPending || !s.configured) return;
       const lesson = lessonById(s.lesson.id);
       if (!lesson) return;
       const run = runOnScreen(lesson, s);

@@ -44,6 +44,25 @@ function phaseText(phase: RunPhase, iter: number, imported: boolean, linkStep: n
 }
 
 /** Shown while an iteration has been computing for 2 s or more (big batches on the CPU backend). */
+/** The pretrained start: a progress bar while it trains, then where it starts (init=pretrained). */
+function PretrainLine() {
+  const pre = useAppStore((s) => s.pretrain);
+  if (!pre) return null;
+  const pct = (x: number) => `${Math.round(100 * x)} %`;
+  if (!pre.start) {
+    return (
+      <p className="pretrain-line" data-testid="pretrain">
+        Pretraining on demonstrations: <progress max={pre.steps} value={pre.done} aria-label="pretraining progress" /> {pre.done} / {pre.steps} steps
+      </p>
+    );
+  }
+  return (
+    <p className="pretrain-line" data-testid="pretrain" title={`demonstrator success ${pct(pre.start.demoSuccess)}; pretraining took ${(pre.start.ms / 1000).toFixed(1)} s`}>
+      Pretrained start: success {pct(pre.start.startSuccess)} (random weights {pct(pre.start.scratchSuccess)})
+    </p>
+  );
+}
+
 function workingText(working: { iter: number; since: number; at: number } | null, shownIter: number): string {
   if (!working || working.iter <= shownIter || working.at - working.since < 2000) return '';
   return ` · ${Math.round((working.at - working.since) / 1000)} s into iteration ${working.iter}`;
@@ -214,6 +233,7 @@ export function RunControls() {
           </span>
         )}
       </p>
+      <PretrainLine />
       <p className="last-metrics" data-testid="last-metrics">
         {lastMetricsText(last)}
       </p>

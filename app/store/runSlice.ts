@@ -5,7 +5,7 @@
  * trainer after a short debounce (Reset semantics); Start, Step and Reset flush a pending one first.
  */
 import type { StateCreator } from 'zustand';
-import type { BackendInfo, TrainerApi, TrainerEvent } from '../../workers/api';
+import type { BackendInfo, PretrainSummary, TrainerApi, TrainerEvent } from '../../workers/api';
 import type { RunCost } from '../../workers/runCost';
 import type { TrainerSnapshot } from '../../workers/trainer';
 import { unpackBatchInSlices } from '../../workers/batchDump';
@@ -56,6 +56,13 @@ export interface RunSlice {
    * iterations): since its first such event, and the latest (Date.now()).
    */
   working: { iter: number; since: number; at: number } | null;
+  /**
+   * True from a config change until the worker holds a run of that config: the metrics on screen
+   * until then are the previous config's (lesson lines must not be measured from them).
+   */
+  configPending: boolean;
+  /** The pretrained start of the current run (init=pretrained): progress, then its figures. */
+  pretrain: { done: number; steps: number; start?: PretrainSummary } | null;
   /** Starts a fresh worker from the last snapshot and replays to the last shown iteration. */
   restartWorker(): Promise<void>;
   dismissNotice(): void;
@@ -176,16 +183,16 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   const configureNow = async () => {
     reconfigureWanted = false;
     await stopRun();
-    set({ phase: 'configuring', working: null });
+    set({ phase: 'configuring', working: null, pretrain: null });
     get().clearMetrics();
     snapshots = [];
     snapshotFloor = 0;
     try {
-      // Subscribed first: a long configure (a restart's replay) sends 'working' events the heartbeat hears.
+      // Subscribed first: a long configure (a restart's replay, a pretrained start) sends events the heartbeat hears.
       await call((t) => t.subscribe(eventsCallback(onEvent)));
       const info = await call((t) => t.configure(get().config, get().backend));
       configuredBackend = get().backend;
-      set({ backendInfo: info, configured: true });
+      set({ backendInfo: info, configured: true, configPending: reconfigureWanted });
     } catch (e) {
       set({ backendInfo: null, configured: false });
       throw e;
@@ -195,7 +202,9 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   };
 
   function onEvent(e: TrainerEvent): void {
-    if (e.type === 'working') {
+    if (e.type === 'pretrain') {
+      set({ pretrain: { done: e.done, steps: e.steps, ...(e.start ? { start: e.start } : {}) } });
+    } else if (e.type === 'working') {
       const now = Date.now();
       const w = get().working;
       set({ working: w?.iter === e.iter ? { ...w, at: now } : { iter: e.iter, since: now, at: now } });
@@ -320,6 +329,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     // A restart from here on replays under the new settings from the weights they started from.
     snapshots = [r.snapshot];
     snapshotFloor = r.snapshot.iter;
+    set({ configPending: false });
     const at = lastShownIter() + 1;
     get().addMarker({ iter: at, kind: 'config', label: 'settings changed' });
     if (wasRunning && (until === null || lastShownIter() < until)) launch(until ?? undefined);
@@ -353,6 +363,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     notice: null,
     failure: null,
     working: null,
+    pretrain: null,
+    configPending: false,
 
     init() {
       if (initialized) return;
@@ -368,6 +380,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
 
     requestReconfigure(delayMs = RECONFIGURE_DEBOUNCE_MS) {
       reconfigureWanted = true;
+      set({ configPending: true });
       if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
       reconfigureTimer = setTimeout(() => {
         reconfigureTimer = null;

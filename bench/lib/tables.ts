@@ -2,7 +2,7 @@
 import { KERNEL_COST_FORMULAS, type LaunchShape } from './kernelCases';
 import { looksQuantized, type TimestampGrid } from './timestampGrid';
 import type { Summary } from './stats';
-import type { EncodingCost, IterationRow, KernelRow, PageEnv, PageRunResult, PeerResult, ScalingAxis } from './types';
+import type { EncodingCost, IterationRow, KernelRow, LessonReadyResult, PageEnv, PageRunResult, PeerResult, ScalingAxis } from './types';
 
 export interface BenchResults {
   meta: {
@@ -27,7 +27,7 @@ export interface BenchResults {
   iteration?: IterationRow[];
   peer?: { results: PeerResult[]; notes: string[] };
   scaling?: { axes: ScalingAxis[]; notes: string[] };
-  page?: { runs: PageRunResult[]; notes: string[] };
+  page?: { runs: PageRunResult[]; notes: string[]; lessonReady?: LessonReadyResult[] };
   errors: Record<string, string>;
 }
 
@@ -291,6 +291,20 @@ export function scalingTables(s: NonNullable<BenchResults['scaling']>): string {
   return `${summary}\n\n${detail}\n\n${notes.map((n) => `- ${n}`).join('\n')}`;
 }
 
+/** Lesson step ready times: one row per lesson, then the median. */
+export function lessonReadyTable(rows: LessonReadyResult[]): string {
+  const ok = rows.map((r) => r.ms).filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  const median = ok.length ? (ok.length % 2 ? ok[(ok.length - 1) / 2]! : (ok[ok.length / 2 - 1]! + ok[ok.length / 2]!) / 2) : NaN;
+  return [
+    table(
+      ['lesson', 'step 1 ready (ms)', 'lines held', 'error'],
+      rows.map((r) => [r.lesson, fmt(r.ms, 0), `${r.held}/${r.lines}`, r.error ?? '']),
+    ),
+    '',
+    `Lesson step ready: the step's link opened in a fresh page on the CPU backend, from navigation to every "what you should see" line measured (none still "…"); median over the lessons ${fmt(median, 0)} ms.`,
+  ].join('\n');
+}
+
 export function pageTable(p: NonNullable<BenchResults['page']>): string {
   const body = p.runs.map((r) => [
     r.scale ?? 'default',
@@ -339,6 +353,7 @@ export function renderMarkdown(r: BenchResults): string {
   if (r.peer) out.push('', '## 3. Peer: the same update step in TensorFlow.js', '', peerTable(r.peer));
   if (r.scaling) out.push('', '## 4. Scaling (one axis at a time, doubling)', '', scalingTables(r.scaling));
   if (r.page) out.push('', '## 5. The page during a training run', '', pageTable(r.page));
+  if (r.page?.lessonReady) out.push('', lessonReadyTable(r.page.lessonReady));
   const errs = Object.entries(r.errors);
   if (errs.length) out.push('', '## Errors', '', ...errs.map(([k, v]) => `- ${k}: ${v}`));
   return out.join('\n') + '\n';

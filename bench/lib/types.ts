@@ -197,3 +197,14 @@ export interface EncodingCost {
   /** µs from encoding a one-dispatch pass and a 4 KiB copy to having the bytes (submit, GPU, mapAsync), as a rollout turn's readback; absent in older results. */
   readbackUs?: Summary;
 }
+
+/** A lesson step's ready time in the built page (bench/pageRun.ts measureLessonReady). */
+export interface LessonReadyResult {
+  lesson: string;
+  /** From navigation to every line of step 1 measured; NaN when it never was. */
+  ms: number;
+  /** Lines of the step, and how many held. */
+  lines: number;
+  held: number;
+  error?: string;
+}

@@ -34,4 +34,5 @@ export const cispo = defineMethod({
     trl: null,
     noEquivalent: "TRL's GRPOConfig clips the surrogate (epsilon), not the importance weight",
   },
+  sweep: { toy: 'epochs', methods: 'grpo,cispo', metric: 'gradNormMax', dir: 1, claim: 'a tolerant clip: clipped tokens keep their gradient, so updates are larger', also: ['ratioMax', 'success'], outcome: { toy: 'epochs', dir: 1, claim: 'tolerant clipping gains fast early' } },
 });

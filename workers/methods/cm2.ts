@@ -49,4 +49,5 @@ export const cm2 = defineMethod({
     }),
   },
   remedies: { collapse: 'CM2 (checklist rewards)' },
+  sweep: { toy: 'tools', methods: 'cm2', metric: 'allEqual', dir: -1, claim: 'checklist partial credit: groups rarely tie', also: ['success'], outcome: { toy: 'tools', dir: 1, claim: 'partial credit lifts outcome success' } },
 });

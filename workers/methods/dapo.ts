@@ -50,4 +50,5 @@ export const dapo = defineMethod({
   },
   remedies: { entropy: 'DAPO clip-higher' },
   labNote: 'DAPO would replace the all-equal groups (weight 0 here) with freshly sampled ones.',
+  sweep: { toy: 'hard', methods: 'grpo,dapo', metric: 'allEqual', dir: -1, claim: 'dynamic sampling: no collapsed group in the trained batch; clip-higher keeps entropy up', also: ['rollouts', 'entropyEnd', 'success'], outcome: { toy: 'hardPre', dir: 1, claim: 'lifts success on hard prompts from a competent start' } },
 });

@@ -31,4 +31,5 @@ export const dars = defineMethod({
   frameworks: { verl: null, trl: null, noEquivalent: 'extra rollouts for hard prompts need the DARS reference code (a verl fork)' },
   remedies: { collapse: 'DARS (resample hard prompts)' },
   labNote: 'DARS acts while sampling (extra rollouts for hard prompts): the frozen batch cannot show it.',
+  sweep: { toy: 'hard', methods: 'grpo,dars', set: { 'dars.nMax': '24' }, metric: 'success', dir: 1, claim: 'extra rollouts for hard prompts find more successes', also: ['rollouts', 'allEqual'], outcome: { toy: 'hardPre', dir: 1, claim: 'lifts success on hard prompts from a competent start' } },
 });

@@ -30,4 +30,5 @@ export const drgrpo = defineMethod({
     }),
     trl: () => ({ set: [{ key: 'scale_rewards', value: 'none', from: [] }] }),
   },
+  sweep: { toy: 'search', methods: 'drgrpo', metric: 'tokens', dir: -1, claim: 'no length bias: wrong answers do not drift longer (fewer tokens)', also: ['success'], outcome: { toy: 'search', dir: 0, claim: 'same success with fewer tokens' } },
 });

@@ -21,4 +21,5 @@ export const drmas = defineMethod({
     plan.advantage.byRole = true;
   },
   frameworks: { verl: null, trl: null, noEquivalent: 'per-agent normalization needs the Dr. MAS reference code (a verl fork, algorithm.group_by_agent_id)' },
+  sweep: { toy: 'roles', methods: 'grpo,drmas', metric: 'success', dir: 1, claim: 'per-role normalization: both agents learn', also: ['gradNormMax'], outcome: { toy: 'roles', dir: 1, claim: 'both agents learn' } },
 });

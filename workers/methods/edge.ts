@@ -37,4 +37,5 @@ export const edge = defineMethod({
   frameworks: { verl: null, trl: null, noEquivalent: 'entropy-scaled advantages and error correction need the EDGE-GRPO reference code (a TRL fork)' },
   remedies: { collapse: 'EDGE-GRPO', entropy: 'EDGE-GRPO (entropy-driven advantage)' },
   labNote: 'EDGE-GRPO\'s error correction acts while sampling; only its entropy-scaled advantage shows here.',
+  sweep: { toy: 'hard', methods: 'grpo,edge', metric: 'success', dir: 1, claim: 'guided error correction puts successes into failing groups', also: ['allEqual'], outcome: { toy: 'hardPre', dir: 1, claim: 'lifts success on hard prompts from a competent start' } },
 });

@@ -31,4 +31,5 @@ export const gmpo = defineMethod({
     noEquivalent: "GMPO is TRL's experimental GMPOTrainer, not a GRPOConfig option",
   },
   remedies: { ess: 'GMPO (geometric mean)', grad: 'GMPO' },
+  sweep: { toy: 'epochs', methods: 'grpo,gmpo', metric: 'ratioMax', dir: -1, claim: 'geometric mean: narrower ratios', also: ['entropyEnd', 'success'], outcome: { toy: 'epochs', dir: 1, claim: 'steadier off-policy updates learn faster' } },
 });

@@ -57,4 +57,5 @@ export const grpo = defineMethod({
       ],
     }),
   },
+  sweep: { toy: 'hard', methods: 'grpo', metric: 'allEqual', dir: 0, claim: 'the baseline: collapse plateaus on the hard toy', also: ['success'], outcome: { toy: 'hardPre', dir: 0, claim: 'the baseline from a pretrained start' } },
 });

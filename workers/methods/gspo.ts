@@ -35,4 +35,5 @@ export const gspo = defineMethod({
     }),
   },
   remedies: { ess: 'GSPO (sequence-level ratio)', grad: 'GSPO' },
+  sweep: { toy: 'epochs', methods: 'grpo,gspo', metric: 'ratioMax', dir: -1, claim: 'sequence ratio: outlier tokens do not dominate (smaller max ratio)', also: ['gradNormMax', 'success'], outcome: { toy: 'epochs', dir: 1, claim: 'steadier off-policy updates learn faster' } },
 });

@@ -39,4 +39,5 @@ export const igpo = defineMethod({
   },
   frameworks: { verl: null, trl: null, noEquivalent: 'information-gain turn rewards need the reference IGPO code (a verl fork), not an option of either framework' },
   remedies: { collapse: 'IGPO (information-gain turn rewards)' },
+  sweep: { toy: 'hard', methods: 'igpo', metric: 'zeroAdv', dir: -1, claim: 'information-gain turn rewards: all-wrong groups still learn', also: ['success'], outcome: { toy: 'hardPre', dir: 1, claim: 'lifts success on hard prompts from a competent start' } },
 });

@@ -36,4 +36,5 @@ export const otb = defineMethod({
     noEquivalent: 'TRL has no optimal token baseline',
   },
   remedies: { grad: 'OTB (optimal token baseline)' },
+  sweep: { toy: 'group4', methods: 'otb', metric: 'gradNormStd', dir: -1, claim: 'per-token optimal baseline: lower gradient variance', also: ['success'], outcome: { toy: 'group4', dir: 1, claim: 'lower variance learns faster' } },
 });

@@ -41,4 +41,5 @@ export const pfppo = defineMethod({
     trl: null,
     noEquivalent: 'TRL has no reward-reliability resampling',
   },
+  sweep: { toy: 'noisyRm', methods: 'grpo,pfppo', metric: 'success', dir: 1, claim: 'training on reliable (extreme) scores: true success rises faster', outcome: { toy: 'noisyRmPre', dir: 1, claim: 'reliable scores lift true success from a competent start' } },
 });

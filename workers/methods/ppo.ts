@@ -48,4 +48,5 @@ export const ppo = defineMethod({
     trl: null,
     noEquivalent: "TRL's GRPOTrainer has no critic (its PPOTrainer is a separate trainer)",
   },
+  sweep: { toy: 'search', methods: 'ppo', metric: 'success', dir: 0, claim: 'a learned (critic) baseline: a reference curve, smoother but lagging while V is poor', also: ['allEqual', 'zeroAdv', 'gradNormStd'], outcome: { toy: 'search', dir: 0, claim: 'a reference curve' } },
 });

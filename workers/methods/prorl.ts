@@ -38,4 +38,5 @@ export const prorl = defineMethod({
   },
   remedies: { entropy: 'ProRL (KL + reference reset)' },
   labNote: 'ProRL resets the reference policy between iterations: the frozen batch shows its KL term only.',
+  sweep: { toy: 'kl', methods: 'grpo,prorl', set: { 'prorl.klCoef': '0.05', 'prorl.resetEvery': '30' }, metric: 'klMean', dir: -1, claim: 'reference resets: KL saws back to 0, reward keeps rising', also: ['success'], outcome: { toy: 'kl', dir: 1, claim: 'resets let reward keep rising under KL' } },
 });

@@ -28,4 +28,5 @@ export const regft = defineMethod({
   },
   frameworks: { verl: null, trl: null, noEquivalent: 'a fine-tuning stage before RL: run SFT (e.g. TRL SFTTrainer) on the hinted, verified rollouts first' },
   labNote: 'ReGFT acts while sampling (hinted rollouts, then SFT): the frozen batch cannot show it.',
+  sweep: { toy: 'hard', methods: 'grpo,regft', metric: 'success', dir: 1, claim: 'SFT on hinted successes lifts the start of RL', also: ['allEqual'], outcome: { toy: 'hardPre', dir: 1, claim: 'lifts success on hard prompts from a competent start' } },
 });

@@ -65,6 +65,29 @@ export interface MethodDef<P extends ParamSpecs = ParamSpecs> {
   labNote?: string;
   /** Its advantages need not vanish when a group's outcome rewards tie (per-turn rewards, a critic). */
   signalOnTies?: true;
+  /** What `npm run -s sweep:methods` runs it on and expects (docs/METHODS_RESULTS.md). */
+  sweep?: SweepRegime;
+}
+
+/**
+ * A method's rows in the method sweep (cli/sweepMethods.ts names the toys and metrics): the method
+ * against plain GRPO on a toy, the metric its mechanism should move and which way, and an outcome row
+ * (success) on the regime where its paper's premise holds.
+ */
+export interface SweepRegime {
+  toy: string;
+  /** The method set of the method run (`grpo,<id>` for a method that is not an estimator). */
+  methods: string;
+  /** Knobs of the method run only (the baseline is GRPO on the toy). */
+  set?: Record<string, string>;
+  /** Knobs of the baseline only. */
+  baseSet?: Record<string, string>;
+  metric: string;
+  /** +1: the method should raise it, -1 lower it, 0: no effect predicted (reference curve). */
+  dir: 1 | -1 | 0;
+  claim: string;
+  also?: string[];
+  outcome: { toy: string; dir: 1 | -1 | 0; claim: string };
 }
 
 /** A framework option value: written as Hydra override text (verl) or a Python literal (TRL). */

@@ -38,4 +38,5 @@ export const reinforcepp = defineMethod({
     trl: null,
     noEquivalent: "TRL's GRPOTrainer whitens per group, not over the batch, and has no KL in the reward",
   },
+  sweep: { toy: 'hard', methods: 'reinforcepp', metric: 'zeroAdv', dir: -1, claim: 'batch whitening: collapsed groups still get nonzero advantages', also: ['success'], outcome: { toy: 'hardPre', dir: 1, claim: 'lifts success on hard prompts from a competent start' } },
 });

@@ -24,4 +24,5 @@ export const rloo = defineMethod({
     trl: null,
     noEquivalent: "TRL's GRPOTrainer has no leave-one-out baseline (RLOOTrainer is a separate trainer)",
   },
+  sweep: { toy: 'group4', methods: 'rloo', metric: 'success', dir: 0, claim: 'same collapse as GRPO, unbiased baseline at small G', also: ['allEqual'], outcome: { toy: 'group4', dir: 0, claim: 'a reference curve' } },
 });

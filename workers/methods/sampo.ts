@@ -70,4 +70,5 @@ export const sampo = defineMethod({
   },
   remedies: { collapse: 'SAMPO / dynamic sampling (filter)' },
   labNote: 'SAMPO would replace the all-equal groups (weight 0 here) with freshly sampled ones.',
+  sweep: { toy: 'epochs', methods: 'sampo', metric: 'gradNormMax', dir: -1, claim: 'sequence clipping + filtering: no gradient spikes', also: ['allEqual', 'success'], outcome: { toy: 'epochs', dir: 1, claim: 'steadier off-policy updates learn faster' } },
 });

@@ -35,4 +35,5 @@ export const sapo = defineMethod({
     trl: null,
     noEquivalent: "TRL's GRPOConfig has no soft gate",
   },
+  sweep: { toy: 'epochs', methods: 'grpo,sapo', metric: 'gradNormMax', dir: 1, claim: 'a soft gate: no token loses its gradient at a clip edge', also: ['ratioMax', 'success'], outcome: { toy: 'epochs', dir: 1, claim: 'tolerant clipping gains fast early' } },
 });

@@ -24,4 +24,5 @@ export const seeupo = defineMethod({
     Object.assign(plan.ratio, { mode: 'turn', clipLow: p.clip, clipHigh: p.clip });
   },
   frameworks: { verl: null, trl: null, noEquivalent: 'turn-by-turn reverse-order updates are not an option of either framework' },
+  sweep: { toy: 'epochs', methods: 'grpo,seeupo', metric: 'success', dir: 1, claim: 'reverse-order per-turn updates: steadier improvement', also: ['ratioMax'], outcome: { toy: 'epochs', dir: 1, claim: 'steadier off-policy updates learn faster' } },
 });

@@ -41,4 +41,5 @@ export const vcpo = defineMethod({
   frameworks: { verl: null, trl: null, noEquivalent: 'the ESS-scaled step and the off-policy optimal baseline need the VCPO reference code (a verl fork with fully asynchronous rollouts)' },
   remedies: { ess: 'VCPO (ESS-scaled step)', grad: 'VCPO' },
   labNote: 'VCPO\'s step-size scaling changes the optimizer step, not these per-token weights.',
+  sweep: { toy: 'stale', methods: 'vcpo', metric: 'gradNormMax', dir: -1, claim: 'ESS-scaled lr under staleness: smaller spikes, reward tracks', also: ['lrMin', 'essMin', 'success'], outcome: { toy: 'stale', dir: 1, claim: 'stale rollouts still learn' } },
 });

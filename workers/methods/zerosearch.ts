@@ -30,4 +30,5 @@ export const zerosearch = defineMethod({
   },
   frameworks: { verl: null, trl: null, noEquivalent: 'the noise curriculum lives in the simulated search engine (the ZeroSearch reference code), not in the trainer' },
   labNote: 'ZeroSearch changes the search engine\'s noise during rollouts: the frozen batch cannot show it.',
+  sweep: { toy: 'noisySearch', methods: 'grpo,zerosearch', set: { 'zerosearch.iters': '150' }, metric: 'success', dir: 1, claim: 'noise curriculum vs fixed 50% noise: faster learning', also: ['tokens'], outcome: { toy: 'noisySearch', dir: 1, claim: 'the curriculum beats fixed noise' } },
 });

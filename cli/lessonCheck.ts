@@ -1,0 +1,111 @@
+/**
+ * Every lesson's claims on the mean over seeds, headless (CPU backend): the lesson's own seeds and,
+ * as a held-out check, 4 seeds drawn from outside them (workers/lessons.ts heldOutSeeds). Prints
+ * each claim's two sides and its slack (how far past its margin it holds), so margins can be set
+ * on the lesson seeds and then checked, untouched, on the others (docs/LESSONS.md).
+ *
+ *   npm run -s lessons:check                          (every lesson, both seed sets)
+ *   npm run -s lessons:check -- --only collapse --jobs 2 --save /tmp/collapse.json
+ *
+ * Each (lesson, run, seed) trains in its own child process at nice 10 (cli/sweepPool.ts).
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { checkClaimOnSeeds, heldOutSeeds, lessonById, lessonSeeds, LESSONS, type Lesson, type RunResult, type SeedResults } from '../workers/lessons';
+import { trainLessonRun } from '../workers/lessonRunner';
+import { runChild, runPool } from './sweepPool';
+
+interface Job {
+  lesson: string;
+  run: string;
+  seed: number;
+}
+
+type JobResult = Job & { result: RunResult; seconds: number };
+
+function parse(argv: string[]): { only: string[] | null; jobs: number; job: string | null; save: string | null } {
+  const a = { only: null as string[] | null, jobs: 2, job: null as string | null, save: null as string | null };
+  for (let i = 0; i < argv.length; i++) {
+    const v = () => {
+      const x = argv[++i];
+      if (x === undefined) throw new Error(`${argv[i - 1]}: expected a value`);
+      return x;
+    };
+    switch (argv[i]) {
+      case '--only':
+        a.only = v().split(',');
+        for (const id of a.only) if (!lessonById(id)) throw new Error(`--only: unknown lesson "${id}"; expected some of ${LESSONS.map((l) => l.id).join(', ')}`);
+        break;
+      case '--jobs':
+        a.jobs = Math.max(1, Number(v()));
+        break;
+      case '--job':
+        a.job = v();
+        break;
+      case '--save':
+        a.save = v();
+        break;
+      default:
+        throw new Error(`unknown flag ${argv[i]} (flags: --only id,id  --jobs N  --save results.json)`);
+    }
+  }
+  return a;
+}
+
+const fmt = (x: number) => (Number.isFinite(x) ? (Math.abs(x) >= 10 ? x.toFixed(1) : x.toPrecision(3)) : String(x));
+
+/** How far past its margin a claim holds, in the claim's own units (negative: it fails). */
+export function slack(op: '>' | '<', a: number, b: number, by = 0, times?: number): number {
+  if (times !== undefined) return op === '>' ? a - b * times : b / times - a;
+  return op === '>' ? a - (b + by) : b - by - a;
+}
+
+export function report(lesson: Lesson, seeds: readonly number[], label: string, results: JobResult[]): { lines: string[]; failed: number } {
+  const bySeed: SeedResults[] = seeds.map((seed) => Object.fromEntries(results.filter((r) => r.lesson === lesson.id && r.seed === seed).map((r) => [r.run, r.result])));
+  const lines = [`${lesson.id}, ${label} seeds ${seeds.join(', ')}:`];
+  let failed = 0;
+  for (const c of lesson.claims) {
+    const k = checkClaimOnSeeds(lesson, c, bySeed);
+    if (!k.ok) failed++;
+    const per = k.perSeed.map((p) => fmt(p.a)).join(' ');
+    lines.push(`  ${k.ok ? 'ok  ' : 'FAIL'} ${c.id}: a=${fmt(k.a)} b=${fmt(k.b)} slack=${fmt(slack(c.op, k.a, k.b, c.by, c.times))}  (a per seed: ${per})`);
+  }
+  return { lines, failed };
+}
+
+async function main(): Promise<void> {
+  const args = parse(process.argv.slice(2));
+  if (args.job) {
+    const j = JSON.parse(args.job) as Job;
+    const r = await trainLessonRun(lessonById(j.lesson)!, j.run, j.seed);
+    process.stdout.write(JSON.stringify({ ...j, result: { rows: r.rows, dump: r.dump }, seconds: r.seconds }) + '\n');
+    return;
+  }
+  const lessons = LESSONS.filter((l) => !args.only || args.only.includes(l.id));
+  const jobs: Job[] = lessons.flatMap((l) => [...lessonSeeds(l), ...heldOutSeeds(l)].flatMap((seed) => l.runs.map((r) => ({ lesson: l.id, run: r.id, seed }))));
+  const t0 = Date.now();
+  let done = 0;
+  const results = await runPool(jobs, args.jobs, (j) => runChild<Job, JobResult>(fileURLToPath(import.meta.url), j), (r) => {
+    done++;
+    if (done % 10 === 0 || done === jobs.length) process.stderr.write(`${done}/${jobs.length} runs, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
+  });
+  // Every run's rows and last batch, to try a changed claim without training again.
+  if (args.save) writeFileSync(args.save, JSON.stringify(results));
+  let failed = 0;
+  for (const l of lessons) {
+    for (const [label, seeds] of [['lesson', lessonSeeds(l)], ['held-out', heldOutSeeds(l)]] as const) {
+      const r = report(l, seeds, label, results);
+      failed += r.failed;
+      process.stdout.write(r.lines.join('\n') + '\n');
+    }
+  }
+  process.stdout.write(`${failed} claim checks failed; ${((Date.now() - t0) / 60000).toFixed(1)} min\n`);
+  if (failed) process.exitCode = 1;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((e) => {
+    process.stderr.write(`${(e as Error).message}\n`);
+    process.exit(1);
+  });
+}
