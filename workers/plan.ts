@@ -8,7 +8,7 @@
  * aggregation), the method's value wins while it is active; methods that would set the same value
  * differently are declared as conflicting in the registry.
  */
-import type { AdvantageOptions } from '../kernels/advantage/advantage';
+import { ADVANTAGE_DEFAULTS, type AdvantageOptions } from '../kernels/advantage/advantage';
 import type { KlType, LossAgg, RunConfig } from './config';
 import { methodRegistry, type MethodDef } from './methods';
 import type { ParamValues } from './methods/params';
@@ -71,24 +71,8 @@ export const CRITIC_TABLE_SIZE = 4096;
 function basePlan(cfg: RunConfig): Plan {
   return {
     envConfig: cfg,
-    advantage: {
-      estimator: 'group',
-      scaleStd: true,
-      unbiasedStd: true,
-      eps: 1e-6,
-      byRole: false,
-      entropyScale: false,
-      entropyClamp: false,
-      stdMin: 0,
-      gamma: 1,
-      separate: false,
-      stepWeight: 0,
-      baseline: false,
-      klInReward: 0,
-      isCap: 0,
-      otb: false,
-      zeroTail: false,
-    },
+    // GRPO as verl runs it (the base entry's hook sets the group statistics), no step weight.
+    advantage: { ...ADVANTAGE_DEFAULTS, stepWeight: 0, otb: false, zeroTail: false },
     whiten: false,
     ratio: { mode: 'token', clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, dualClip: cfg.dualClip },
     kl: { coef: cfg.klCoef, type: cfg.klType },
