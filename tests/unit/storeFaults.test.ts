@@ -10,11 +10,11 @@ import type { MetricRow } from '../../workers/metrics';
 vi.mock('../../app/trainerClient', async () => {
   const { createTrainerApi } = await import('../../workers/trainerApi');
   // Per page (module instance): a page left over from an earlier test never reaches this one's worker.
-  let current: { api: unknown; dead: boolean } | null = null;
+  let current: { api: unknown; raw: Record<string, (...a: unknown[]) => unknown>; dead: boolean } | null = null;
   let onError: ((message: string) => void) | null = null;
   const spawn = () => {
-    const box = { api: null as unknown, dead: false };
     const api = createTrainerApi(undefined) as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const box = { api: null as unknown, raw: api, dead: false };
     // A dead worker never answers: every call made after it died stays pending.
     box.api = new Proxy(api, {
       get: (o, k: string) => (...a: unknown[]) => (box.dead ? new Promise(() => {}) : o[k]!(...a)),
@@ -28,11 +28,20 @@ vi.mock('../../app/trainerClient', async () => {
       current = null;
     },
     setWorkerErrorHandler: (fn: (m: string) => void) => (onError = fn),
-    eventsCallback: <T>(fn: T) => fn,
-    metricsCallback: <T>(fn: T) => fn,
-    /** The worker dies with no word (an out-of-memory kill). */
+    // A dead worker posts nothing more: its callbacks go quiet with it.
+    eventsCallback: <T extends (...a: never[]) => unknown>(fn: T) => {
+      const box = current;
+      return ((...a: never[]) => (box?.dead ? undefined : fn(...a))) as T;
+    },
+    metricsCallback: <T extends (...a: never[]) => unknown>(fn: T) => {
+      const box = current;
+      return ((...a: never[]) => (box?.dead ? undefined : fn(...a))) as T;
+    },
+    /** The worker dies with no word (an out-of-memory kill): its run loop stops too, as a killed worker's does. */
     killSilently: () => {
-      if (current) current.dead = true;
+      if (!current) return;
+      current.dead = true;
+      void current.raw.pause?.();
     },
     /** The worker raises an uncaught error (its `error` event). */
     crash: (message: string) => onError?.(message),
@@ -58,11 +67,31 @@ async function openPage(size = { batch: 2, group: 4, hidden: 8 }, linkStep: numb
   // As a link sets it (applyLink): the state only; init() builds the run.
   useAppStore.setState({ config: { ...s.config, batch: size.batch, group: size.group, model: { ...s.config.model, hidden: size.hidden }, seed: 5 }, linkStep });
   s.init();
-  await vi.waitFor(() => expect(useAppStore.getState().configured || useAppStore.getState().linkGate !== null).toBe(true), { timeout: 30_000 });
+  await until(() => expect(useAppStore.getState().configured || useAppStore.getState().linkGate !== null).toBe(true), 30_000);
   return useAppStore;
 }
 
 const killSilently = () => faults.killSilently();
+
+/**
+ * Waits for `check` to pass, polling every 20 ms of real time and letting the faked clock move 5 ms
+ * per poll (the run paces its metrics by it). Not vi.waitFor: it moves the faked clock as fast as
+ * the real one, so on a slow machine the heartbeat's 15 s of silence could pass while the test only
+ * waited for a live worker; here 20 s of waiting is 5 s of faked time.
+ */
+async function until(check: () => void, timeout = 1000): Promise<void> {
+  const end = performance.now() + timeout;
+  for (;;) {
+    try {
+      check();
+      return;
+    } catch (e) {
+      if (performance.now() > end) throw e;
+      await new Promise((r) => setTimeout(r, 20));
+      if (vi.isFakeTimers()) vi.advanceTimersByTime(5);
+    }
+  }
+}
 
 /** Lets the heartbeat run for `ms` of faked time. */
 async function silence(ms: number): Promise<void> {
@@ -87,7 +116,7 @@ describe('a dead or hung worker is noticed in every phase', () => {
     await store.getState().step();
     killSilently();
     const step = store.getState().step();
-    await vi.waitFor(() => expect(store.getState().phase).toBe('stepping'));
+    await until(() => expect(store.getState().phase).toBe('stepping'), 10_000);
     await silence(24_000);
     await step;
     expect(store.getState().failure).toMatchObject({ lastIter: 1, message: expect.stringMatching(/stopped responding/) });
@@ -117,7 +146,7 @@ describe('a dead or hung worker is noticed in every phase', () => {
 
   it('a Pause sent to a hung run ends in the failure notice', async () => {
     void store.getState().start();
-    await vi.waitFor(() => expect(lastIter()).toBeGreaterThan(0), { timeout: 20_000 });
+    await until(() => expect(lastIter()).toBeGreaterThan(0), 20_000);
     killSilently();
     const pause = store.getState().pause();
     await silence(24_000);
@@ -135,7 +164,7 @@ describe('a restart resumes exactly the run that was shown', () => {
   /** Changes lr and waits for the debounced change to be carried into the run (its chart marker). */
   const changeLr = async () => {
     store.getState().setField('lr', 0.02);
-    await vi.waitFor(() => expect(store.getState().markers.some((m) => m.kind === 'config')).toBe(true), { timeout: 10_000 });
+    await until(() => expect(store.getState().markers.some((m) => m.kind === 'config')).toBe(true), 10_000);
   };
 
   it('after a settings change mid-run, a crash and a restart give the same iterations as no crash', async () => {
