@@ -8,7 +8,7 @@
  * aggregation), the method's value wins while it is active; methods that would set the same value
  * differently are declared as conflicting in the registry.
  */
-import { ADVANTAGE_DEFAULTS, type AdvantageOptions } from '../kernels/advantage/advantage';
+import { ADVANTAGE_DEFAULTS, type AdvantageOptions } from '../kernels/advantage/options';
 import type { KlType, LossAgg, RunConfig } from './config';
 import { methodRegistry, type MethodDef } from './methods';
 import type { ParamValues } from './methods/params';
