@@ -25,6 +25,27 @@ export interface CliOptions {
 
 export const DEFAULT_ITERS = 200;
 
+/**
+ * The command line as flags: `--flag value` or `--flag=value`. `value()` takes the flag's value (the
+ * next argument, or what follows `=`) or throws a UsageError naming the flag.
+ */
+export function* flagsOf(argv: readonly string[]): Generator<{ arg: string; flag: string; value: () => string }> {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf('=');
+    const [flag, inline] = arg.startsWith('--') && eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
+    yield {
+      arg,
+      flag,
+      value: () => {
+        const v = inline ?? argv[++i];
+        if (v === undefined) throw new UsageError(`${flag}: expected a value after it`);
+        return v;
+      },
+    };
+  }
+}
+
 export function parseArgs(argv: string[]): CliOptions {
   let file: string | null = null;
   let url: string | null = null;
@@ -36,15 +57,7 @@ export function parseArgs(argv: string[]): CliOptions {
   let seed: string | null = null;
   let cpuMaxBytes: number | null = null;
   let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const [flag, inline] = arg.startsWith('--') && eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`${flag}: expected a value after it`);
-      return v;
-    };
+  for (const { arg, flag, value } of flagsOf(argv)) {
     switch (flag) {
       case '--help':
       case '-h':

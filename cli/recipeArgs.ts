@@ -3,7 +3,7 @@
  * naming it; the CLI prints it and exits with status 2.
  */
 import { MAX_RECIPE_EPISODES } from '../workers/recipe';
-import { UsageError } from './args';
+import { flagsOf, UsageError } from './args';
 
 export interface RecipeCliOptions {
   /** Arguments for the run config, as `npm run train` reads them (--url, --config, --set, --seed). */
@@ -15,15 +15,7 @@ export interface RecipeCliOptions {
 
 export function parseRecipeArgs(argv: string[]): RecipeCliOptions {
   const o: RecipeCliOptions = { configArgs: [], out: null, episodes: null, help: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const [flag, inline] = arg.startsWith('--') && eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`${flag}: expected a value after it`);
-      return v;
-    };
+  for (const { arg, flag, value } of flagsOf(argv)) {
     switch (flag) {
       case '--help':
       case '-h':
