@@ -71,10 +71,13 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
   const ref = useRef<HTMLElement>(null);
   const empty = useEmptyText(batch);
   const focusGroup = focus?.kind === 'group' ? focus.index : null;
+  const presenter = useAppStore((s) => s.presenter);
 
+  // Presenter mode lays the Group view out on the first screen: scrolling to it there would only
+  // move the lesson's key chart off the screen a class is looking at.
   useEffect(() => {
-    if (focusGroup !== null && batch) ref.current?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
-  }, [focusGroup, batch]);
+    if (focusGroup !== null && batch && !presenter) ref.current?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  }, [focusGroup, batch, presenter]);
 
   const rows = useMemo(() => groupRows(batch), [batch]);
   const groups = useMemo(() => rows.map((r) => r.trajs), [rows]);

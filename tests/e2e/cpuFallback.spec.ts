@@ -14,11 +14,11 @@ test('falls back to the CPU backend and trains', async ({ page }) => {
   await page.goto('/');
   await expect(page.getByRole('status')).toHaveText(/^CPU fallback: /, { timeout: 60_000 });
 
-  // WebGPU is really gone: in the page and in the trainer worker.
+  // WebGPU is really gone: in the page, and in the trainer worker, whose own view the status reports
+  // (the worker refuses code from strings, so Playwright cannot evaluate in it).
   expect(await page.evaluate(() => 'gpu' in navigator)).toBe(false);
-  const workers = page.workers();
-  expect(workers.length).toBeGreaterThan(0);
-  for (const w of workers) expect(await w.evaluate(() => 'gpu' in navigator)).toBe(false);
+  expect(page.workers().length).toBeGreaterThan(0);
+  await expect(page.getByRole('status')).toContainText('this browser has no WebGPU');
 
   await waitIdle(page);
   await page.getByRole('button', { name: 'Start' }).click();

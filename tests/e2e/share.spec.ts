@@ -127,6 +127,8 @@ test('a bad link names each problem in a notice, and the rest of it applies', as
   await expect(page.getByTestId('hidden-note')).toContainText('Hidden by this link: methods.');
   await page.screenshot({ path: `${SCREENS_DIR}share-bad-link.png`, fullPage: true });
   await page.getByRole('button', { name: 'Show all panels' }).click();
+  // The method cards are one click away on the one-screen page.
+  await page.locator('summary', { hasText: 'All methods' }).click();
   await expect(page.getByRole('checkbox', { name: 'divide by group std' })).not.toBeChecked();
   await page.getByTestId('link-notice').getByRole('button', { name: 'Dismiss' }).click();
   await expect(page.getByTestId('link-notice')).toHaveCount(0);
@@ -250,6 +252,8 @@ test('export a run as JSON and import it in a fresh page: the same metrics, with
   expect(svg.text).toContain('recharts-cartesian-grid');
   expect(svg.text).toMatch(/class="recharts-curve recharts-line-curve"/);
   expect(svg.text).toContain('reward_mean');
+  // The loss chart is among "More charts", one click away on the one-screen page.
+  await page.getByTestId('more-charts').locator('summary').click();
   const png = await download(page, () => page.getByRole('button', { name: 'Download the Loss chart as PNG' }).click());
   expect(png.name).toBe('rl-playground-seed5-iter4-loss.png');
   expect(png.bytes.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));

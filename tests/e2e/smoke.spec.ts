@@ -12,6 +12,10 @@ test('controls render from CONFIG_FIELDS and the method registry', async ({ page
     await expect(page.getByRole('button', { name, exact: true })).toBeVisible();
   }
   await expect(page.getByRole('heading', { name: /multi-turn search/ })).toBeVisible();
+  // The one-screen page keeps the task's own settings and the model's one click away.
+  await page.locator('summary', { hasText: "The task's own settings" }).click();
+  await page.locator('summary', { hasText: 'Model, optimizer and loss settings' }).click();
+  await page.locator('summary', { hasText: 'All methods' }).click();
   for (const key of ['seed', 'env.entities', 'env.attributes', 'env.values', 'env.maxTurns', 'batch', 'group', 'lr'] as const) {
     await expect(page.getByLabel(CONFIG_FIELDS[key].label, { exact: true })).toBeVisible();
   }
