@@ -22,7 +22,9 @@ test('controls render from CONFIG_FIELDS and the method registry', async ({ page
   await expect(page.getByLabel('prompts per batch', { exact: true })).toHaveValue('16');
 
   const grpo = methodRegistry.grpo;
-  await expect(page.getByRole('checkbox', { name: grpo.name, exact: true })).toBeChecked();
+  // An estimator's card is one choice of a radio group (the run has exactly one estimator).
+  const methods = page.locator('section[aria-labelledby="methods-title"]');
+  await expect(methods.getByRole('radio', { name: grpo.name, exact: true })).toBeChecked();
   await expect(page.getByText(grpo.idea)).toBeVisible();
   await expect(page.getByRole('link', { name: new RegExp(grpo.paper.replace('.', '\\.')) })).toHaveAttribute(
     'href',

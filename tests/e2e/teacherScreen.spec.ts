@@ -148,6 +148,8 @@ test('presenter mode at 1280x720: the lesson’s key chart and the Group view on
   await expect(page.getByTestId('iter')).toHaveText('20', { timeout: 120_000 });
   await waitIdle(page);
   await expect(page.getByTestId('reward-matrix')).toBeVisible({ timeout: 30_000 });
+  // Playwright scrolled the step's button into view to click it; the screen a class sees is the top.
+  await page.evaluate(() => window.scrollTo(0, 0));
   expect(await onFirstScreen(page, 'chart-reward', 720)).toBe(true);
   await page.screenshot({ path: `${SCREENS_DIR}presenter-1280.png` });
   expect(await onFirstScreen(page, 'group-view', 720)).toBe(true);
