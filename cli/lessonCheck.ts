@@ -9,6 +9,7 @@
  *
  * Each (lesson, run, seed) trains in its own child process at nice 10 (cli/sweepPool.ts).
  */
+import { flagsOf } from './args';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { checkClaimOnSeeds, heldOutSeeds, lessonById, lessonSeeds, LESSONS, type Lesson, type RunResult, type SeedResults } from '../workers/lessons';
@@ -25,13 +26,8 @@ type JobResult = Job & { result: RunResult; seconds: number };
 
 function parse(argv: string[]): { only: string[] | null; jobs: number; job: string | null; save: string | null } {
   const a = { only: null as string[] | null, jobs: 2, job: null as string | null, save: null as string | null };
-  for (let i = 0; i < argv.length; i++) {
-    const v = () => {
-      const x = argv[++i];
-      if (x === undefined) throw new Error(`${argv[i - 1]}: expected a value`);
-      return x;
-    };
-    switch (argv[i]) {
+  for (const { arg, flag, value: v } of flagsOf(argv)) {
+    switch (flag) {
       case '--only':
         a.only = v().split(',');
         for (const id of a.only) if (!lessonById(id)) throw new Error(`--only: unknown lesson "${id}"; expected some of ${LESSONS.map((l) => l.id).join(', ')}`);
@@ -46,7 +42,7 @@ function parse(argv: string[]): { only: string[] | null; jobs: number; job: stri
         a.save = v();
         break;
       default:
-        throw new Error(`unknown flag ${argv[i]} (flags: --only id,id  --jobs N  --save results.json)`);
+        throw new Error(`unknown flag ${arg} (flags: --only id,id  --jobs N  --save results.json)`);
     }
   }
   return a;

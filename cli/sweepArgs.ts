@@ -1,4 +1,5 @@
 /** The flags both sweeps take (cli/sweepTasks.ts, cli/sweepMethods.ts). */
+import { flagsOf } from './args';
 import { INTERVALS, type IntervalKind } from './pairedStats';
 
 export interface SweepArgs {
@@ -19,13 +20,8 @@ export interface SweepArgs {
 
 export function parseSweepArgs(argv: string[], defaults: { seeds: number[]; out: string }, help: string): SweepArgs {
   const a: SweepArgs = { seeds: defaults.seeds, jobs: 2, out: defaults.out, scale: 1, only: null, interval: 't', job: null };
-  for (let i = 0; i < argv.length; i++) {
-    const v = () => {
-      const x = argv[++i];
-      if (x === undefined) throw new Error(`${argv[i - 1]}: expected a value`);
-      return x;
-    };
-    switch (argv[i]) {
+  for (const { arg, flag, value: v } of flagsOf(argv)) {
+    switch (flag) {
       case '--seeds':
         a.seeds = parseSeeds(v());
         break;
@@ -56,7 +52,7 @@ export function parseSweepArgs(argv: string[], defaults: { seeds: number[]; out:
         process.exit(0);
         break;
       default:
-        throw new Error(`unknown flag ${argv[i]}`);
+        throw new Error(`unknown flag ${arg}`);
     }
   }
   return a;
