@@ -226,8 +226,8 @@ export function createGpuBackend(
   // Readback staging (MAP_READ), one per kind of read so they never overlap.
   const READ = BufferUsage.MAP_READ | BufferUsage.COPY_DST;
   const sampledRead = buffer('sampled readback', 4 * N * actionLen, READ);
-  // Stats, grad norm, health, ESS and lr factor, then (on snapshot updates) params, ref, m, v: one mapAsync.
-  // Statistics, the gradient norm, the health word, then (ESS, lr factor) per minibatch.
+  // One mapAsync per step: statistics, the gradient norm, the health word, (ESS, lr factor) per
+  // minibatch, then (on snapshot updates) params, ref, m, v.
   const STATS_READ_WORDS = STATS_WORDS + 2 + 2 * MB;
   const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
   const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P + CRITIC), READ);
