@@ -29,8 +29,6 @@ struct Gae {
   lambda: f32,
 }
 
-
-
 // One row of the backward walk: A and returns of row i from the row after it (vNext, aNext),
 // written; returns (V_i, A_i) for the row before. A masked-out row gets zeros and passes them on.
 fn gaeRow(i: u32, m: f32, v: f32, r: f32, next: vec2f) -> vec2f {
@@ -130,9 +128,6 @@ struct CriticUpdate {
   chunks: u32,
   lr: f32,
 }
-
-
-
 
 @compute @workgroup_size(workgroupSize)
 fn criticChunks(

@@ -35,8 +35,6 @@ struct SeqRatio {
   hiLog: f32,        // geometric: +clipHigh
 }
 
-
-
 @compute @workgroup_size(workgroupSize)
 fn seqRatio(
   @builtin(workgroup_id) wid: vec3u,
@@ -104,8 +102,6 @@ struct Clipped {
   g: f32,
   clip: i32,
 }
-
-
 
 fn clipped(logR: f32, A: f32) -> Clipped {
   let r = exp(logR);

@@ -35,7 +35,6 @@ struct HeadGrad {
   chunks: u32,
 }
 
-
 // Vocabulary entries per invocation (HEAD_GRAD_BLOCK in mlpKernels.ts).
 const VB: u32 = 4u;
 
@@ -97,8 +96,6 @@ struct HiddenGrad {
   w2Off: u32,
 }
 
-
-
 @compute @workgroup_size(workgroupSize)
 fn hiddenGrad(
   @builtin(workgroup_id) wid: vec3u,
@@ -141,8 +138,6 @@ struct SlotGrad {
   rowsPerChunk: u32,
   chunks: u32,
 }
-
-
 
 @compute @workgroup_size(workgroupSize)
 fn slotGrad(

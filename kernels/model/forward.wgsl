@@ -33,8 +33,6 @@ struct EmbedProject {
   w1Off: u32,
 }
 
-
-
 @compute @workgroup_size(workgroupSize)
 fn embedProject(
   @builtin(workgroup_id) wid: vec3u,
@@ -78,8 +76,6 @@ struct ForwardHidden {
   b1Off: u32,
 }
 
-
-
 @compute @workgroup_size(workgroupSize)
 fn forwardHidden(
   @builtin(workgroup_id) wid: vec3u,
@@ -121,8 +117,6 @@ struct ForwardLogits {
   b2Off: u32,
   temperature: f32,
 }
-
-
 
 @compute @workgroup_size(workgroupSize)
 fn forwardLogits(

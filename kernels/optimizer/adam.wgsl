@@ -33,9 +33,6 @@ struct EssScale {
   trajBase: u32,   // first trajectory of the range (a minibatch: VCPO's ESS is per minibatch)
 }
 
-
-
-
 var<workgroup> red: array<f32, workgroupSize>;
 
 fn reduce(lid: u32, x: f32, isMax: bool) -> f32 {
@@ -134,8 +131,6 @@ struct Adam {
   oneMinusBeta1: f32, // 1 - beta1 rounded once from float64: 1 - f32(0.999) is off by 1.3e-5 relative
   oneMinusBeta2: f32,
 }
-
-
 
 @compute @workgroup_size(workgroupSize)
 fn adam(

@@ -35,7 +35,6 @@
 // 1 .. HIST_WORKGROUPS, four each (u.spreadBins: histogramWords), or by workgroup 0 (laneWordSum).
 // Masked means divide by max(tokens, 1); ratio mean, min and max are 1 without masked rows.
 
-
 struct Stats {
   numTraj: u32,
   tp: u32,
