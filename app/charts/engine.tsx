@@ -1,12 +1,13 @@
 /**
  * Which library draws an x/y chart: the hand-written SVG chart (XYChart.tsx) or Recharts
- * (RechartsXY.tsx). Each view has its default, the one that kept the main thread free of long
- * tasks (> 50 ms) in the page bench (bench/pageCharts.ts, BENCHMARKS.md "Charts: Recharts against
- * the hand-written SVG chart"): the live training charts redraw every few hundred milliseconds
- * while training and stay on the SVG chart; the Compare view draws its charts when it opens
- * and as the pair's rows arrive, and uses Recharts. The page's `?charts=recharts` or `?charts=svg`
- * puts every view on one engine (the bench compares them that way). Recharts loads as its own
- * chunk, only where a chart uses it.
+ * (RechartsXY.tsx). Each view has its default, the engine that came closer to a main thread free
+ * of long tasks (> 50 ms) in the page bench (bench/pageCharts.ts; BENCHMARKS.md "Charts: Recharts
+ * against the hand-written SVG chart"). Both views are on the SVG chart: Recharts, animation off,
+ * thinned, memoised and staggered, still spent 3-5x the SVG chart's main-thread time on the live
+ * charts and on the Compare view, opening and while the pair trains, with 10-14 long tasks per
+ * opening of Compare against 1-5. A view moves to Recharts here once a measurement shows it at 0.
+ * The page's `?charts=recharts` or `?charts=svg` puts every view on one engine (the bench compares
+ * them that way). Recharts loads as its own chunk, only where a chart uses it.
  */
 import { lazy, Suspense } from 'react';
 import { XYChart, type XYChartProps } from './XYChart';
@@ -16,7 +17,7 @@ export type ChartEngine = 'svg' | 'recharts';
 export type ChartView = 'live' | 'compare';
 
 /** Each view's engine when the address names none. */
-export const VIEW_ENGINE: Record<ChartView, ChartEngine> = { live: 'svg', compare: 'recharts' };
+export const VIEW_ENGINE: Record<ChartView, ChartEngine> = { live: 'svg', compare: 'svg' };
 
 /** The engine a page address forces on every view, or null when it names none (or another value). */
 export function chartEngineFrom(search: string): ChartEngine | null {
