@@ -4,10 +4,12 @@
  * tooltip. Animation is off and the data arrive thinned (a few hundred points) and memoised, so a
  * re-render draws the new data once. Which engine a chart uses is set per view (engine.tsx).
  *
- * What made it cheaper to draw (bench/pageCharts.ts): the ticks are given and every one is shown
+ * To keep work off the main thread's longest tasks: the ticks are given and every one is shown
  * (`interval={0}`), so Recharts measures no tick labels; the legend is the SVG chart's HTML list
  * (Recharts' own measures its box and draws the chart again); the first drawing waits its turn in
- * the draw queue (drawQueue.ts), so charts that appear together draw in separate tasks.
+ * the draw queue (drawQueue.ts), so charts that appear together draw in separate tasks. The queue
+ * split an opening of Compare from one task of 2.2-2.5 s into one per chart of 0.3-0.7 s (load
+ * 12-27 on 2 cores), with about the same total: Recharts still misses the bar (BENCHMARKS.md).
  */
 import { useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
