@@ -1,7 +1,9 @@
 /**
  * Downloads from the page: text files (CSV, JSON) and charts as SVG and PNG. A chart's SVG is the
- * Recharts <svg> serialized with XMLSerializer, with a white background and its title and legend
- * drawn in (Recharts renders the legend as HTML); the PNG draws that SVG onto a canvas.
+ * chart's own <svg> on the page (class recharts-surface, whichever engine drew it: app/charts/engine.tsx)
+ * serialized with XMLSerializer, with a white background and its title and legend drawn in (both
+ * engines draw the legend as HTML); the PNG draws that SVG onto a canvas. A figure is a copy of
+ * what is on screen, so an export draws no chart of its own.
  */
 
 export function downloadBlob(blob: Blob, fileName: string): void {
@@ -49,8 +51,8 @@ function svgText(x: number, y: number, text: string, attrs: Record<string, strin
 }
 
 /**
- * A standalone SVG document of the chart inside `figure` (its first Recharts surface), or null if
- * it has none yet. The title and legend entries are passed in, as Recharts draws them in HTML.
+ * A standalone SVG document of the chart inside `figure` (its largest recharts-surface), or null if
+ * it has none yet. The title and legend entries are passed in, as the charts draw them in HTML.
  */
 export function chartSvg(figure: HTMLElement, title: string, legend: Array<{ name: string; color: string }>): { svg: string; width: number; height: number } | null {
   // The chart's own surface: the largest one (legend icons are small recharts-surfaces too).

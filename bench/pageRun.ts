@@ -47,7 +47,7 @@ const INIT_SCRIPT = `(() => {
   requestAnimationFrame(frame);
 })();`;
 
-async function waitEnabled(l: Locator, timeoutMs: number): Promise<void> {
+export async function waitEnabled(l: Locator, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await l.isEnabled())) {
     if (Date.now() > deadline) throw new Error(`"${await l.textContent()}" still disabled after ${timeoutMs} ms`);
@@ -120,11 +120,18 @@ export interface PageBenchOptions {
   configs: Array<{ name: string; hash: string }>;
   root: string;
   log: (m: string) => void;
+  /** An app already served; without it the app is built and served for this call. */
+  url?: string;
+  /** Also time each lesson's first step (default true). */
+  lessons?: boolean;
 }
 
-export async function runPageBench(browser: Browser, o: PageBenchOptions): Promise<{ runs: PageRunResult[]; notes: string[]; lessonReady?: LessonReadyResult[] }> {
+/**
+ * The app built for production into a temporary folder and served by vite preview; `use` gets the
+ * server's address. The folder and server go when `use` ends.
+ */
+export async function withBuiltApp<T>(root: string, log: (m: string) => void, use: (url: string) => Promise<T>): Promise<T> {
   const outDir = mkdtempSync(join(tmpdir(), 'bench-dist-'));
-  const notes: string[] = [];
   const t0 = Date.now();
   // The bench page's Vite dev server (earlier sections) sets NODE_ENV=development in this process,
   // and build() honours it: the app then ships React's development build, ~6x the main-thread
@@ -132,104 +139,115 @@ export async function runPageBench(browser: Browser, o: PageBenchOptions): Promi
   const nodeEnv = process.env.NODE_ENV;
   process.env.NODE_ENV = 'production';
   try {
-    await build({ root: o.root, mode: 'production', logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+    await build({ root, mode: 'production', logLevel: 'warn', build: { outDir, emptyOutDir: true } });
   } finally {
     if (nodeEnv === undefined) delete process.env.NODE_ENV;
     else process.env.NODE_ENV = nodeEnv;
   }
-  o.log(`page: app built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  const server = await preview({ root: o.root, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1', strictPort: false } });
-  const url = server.resolvedUrls?.local[0];
-  const runs: PageRunResult[] = [];
-  let lessonReady: LessonReadyResult[] | undefined;
+  log(`page: app built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  const server = await preview({ root, logLevel: 'warn', build: { outDir }, preview: { port: 0, host: '127.0.0.1', strictPort: false } });
   try {
+    const url = server.resolvedUrls?.local[0];
     if (!url) throw new Error('vite preview gave no URL');
-    for (const { name: scale, hash } of o.configs) for (const backend of o.backends) {
-      const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-      const page = await context.newPage();
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.addInitScript({ content: INIT_SCRIPT });
-      try {
-        await page.goto(url + hash);
-        const status = page.getByRole('status');
-        await status.filter({ hasText: /^(WebGPU|CPU fallback): / }).waitFor({ timeout: 60_000 });
-        const autoStatus = (await status.textContent()) ?? '';
-        if (backend === o.backends[0] && scale === o.configs[0]!.name) notes.push(`With backend "auto" the app said: "${autoStatus.trim()}"`);
-        await page.getByLabel('Backend').selectOption(backend);
-        await status.filter({ hasText: backend === 'gpu' ? /^WebGPU: / : /^CPU fallback: / }).waitFor({ timeout: 60_000 });
-        const start = page.getByRole('button', { name: 'Start' });
-        await waitEnabled(start, 60_000);
-        const statusText = ((await status.textContent()) ?? '').trim();
-        const iter0 = Number((await page.getByTestId('iter').textContent()) ?? 0);
-        // Main-thread accounting from the DevTools protocol: busy wall time per kind and CPU time.
-        const cdp = await context.newCDPSession(page);
-        await cdp.send('Performance.enable');
-        const metrics = async () =>
-          Object.fromEntries(((await cdp.send('Performance.getMetrics')) as { metrics: Array<{ name: string; value: number }> }).metrics.map((m) => [m.name, m.value]));
-        const m0 = await metrics();
-        const tStart = await page.evaluate(() => performance.now());
-        await start.click();
-        await page.waitForTimeout(o.seconds * 1000);
-        const tEnd = await page.evaluate(() => performance.now());
-        const m1 = await metrics();
-        const dm = (k: string) => 1000 * ((m1[k] ?? NaN) - (m0[k] ?? NaN));
-        await page.getByRole('button', { name: 'Pause' }).click();
-        await waitEnabled(start, 120_000);
-        const iter1 = Number((await page.getByTestId('iter').textContent()) ?? 0);
-        const batchLoad = await measureBatchLoad(page);
-        const s = await page.evaluate(() => window.__pageBench!);
-        const inWin = (t: number) => t >= tStart && t <= tEnd;
-        const lt = s.longTasks.filter((x) => inWin(x.start)).map((x) => x.dur);
-        const seconds = (tEnd - tStart) / 1000;
-        const chart = s.chartUpdates.filter(inWin).length;
-        const frames = s.frames.filter(inWin).length;
-        const lts = summarize(lt);
-        const sorted = [...lt].sort((a, b) => a - b);
-        runs.push({
-          scale,
-          backend,
-          statusText,
-          seconds,
-          iterations: iter1 - iter0,
-          longTasks: {
-            count: lt.length,
-            totalMs: lt.reduce((a, b) => a + b, 0),
-            maxMs: lt.length ? lts.max : 0,
-            p95Ms: sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(0.95 * sorted.length))]! : 0,
-          },
-          mainThread: {
-            taskMs: dm('TaskDuration'),
-            scriptMs: dm('ScriptDuration'),
-            layoutMs: dm('LayoutDuration'),
-            styleMs: dm('RecalcStyleDuration'),
-            cpuMs: dm('ThreadTime'),
-          },
-          chartUpdates: chart,
-          chartUpdatesPerSec: chart / seconds,
-          frames,
-          framesPerSec: frames / seconds,
-          batchLoad,
-          ...(errors.length ? { error: errors.join('; ') } : {}),
-        });
-        o.log(
-          `page: ${scale} ${backend} ${iter1 - iter0} iterations in ${seconds.toFixed(1)} s, ${lt.length} long tasks, ${(chart / seconds).toFixed(1)} chart updates/s; ` +
-            `batch of ${batchLoad.trajectories} in ${batchLoad.ms.toFixed(0)} ms, longest task ${batchLoad.maxMs.toFixed(0)} ms`,
-        );
-      } catch (e) {
-        runs.push({
-          scale, backend, statusText: '', seconds: 0, iterations: 0, longTasks: { count: 0, totalMs: 0, maxMs: 0, p95Ms: 0 },
-          mainThread: { taskMs: NaN, scriptMs: NaN, layoutMs: NaN, styleMs: NaN, cpuMs: NaN },
-          chartUpdates: 0, chartUpdatesPerSec: 0, frames: 0, framesPerSec: 0, error: (e as Error).message.split('\n')[0],
-        });
-      } finally {
-        await context.close();
-      }
-    }
-    if (o.backends.includes('cpu')) lessonReady = await measureLessonReady(browser, url, o.log);
+    return await use(url);
   } finally {
     await server.close();
     rmSync(outDir, { recursive: true, force: true });
   }
+}
+
+/** The page section; with `o.url`, on an app already built and served (withBuiltApp). */
+export async function runPageBench(browser: Browser, o: PageBenchOptions): Promise<{ runs: PageRunResult[]; notes: string[]; lessonReady?: LessonReadyResult[] }> {
+  if (o.url) return benchBuiltPage(browser, o.url, o);
+  return withBuiltApp(o.root, o.log, (url) => benchBuiltPage(browser, url, o));
+}
+
+async function benchBuiltPage(browser: Browser, url: string, o: PageBenchOptions): Promise<{ runs: PageRunResult[]; notes: string[]; lessonReady?: LessonReadyResult[] }> {
+  const notes: string[] = [];
+  const runs: PageRunResult[] = [];
+  let lessonReady: LessonReadyResult[] | undefined;
+  for (const { name: scale, hash } of o.configs) for (const backend of o.backends) {
+    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.addInitScript({ content: INIT_SCRIPT });
+    try {
+      await page.goto(url + hash);
+      const status = page.getByRole('status');
+      await status.filter({ hasText: /^(WebGPU|CPU fallback): / }).waitFor({ timeout: 60_000 });
+      const autoStatus = (await status.textContent()) ?? '';
+      if (backend === o.backends[0] && scale === o.configs[0]!.name) notes.push(`With backend "auto" the app said: "${autoStatus.trim()}"`);
+      await page.getByLabel('Backend').selectOption(backend);
+      await status.filter({ hasText: backend === 'gpu' ? /^WebGPU: / : /^CPU fallback: / }).waitFor({ timeout: 60_000 });
+      const start = page.getByRole('button', { name: 'Start' });
+      await waitEnabled(start, 60_000);
+      const statusText = ((await status.textContent()) ?? '').trim();
+      const iter0 = Number((await page.getByTestId('iter').textContent()) ?? 0);
+      // Main-thread accounting from the DevTools protocol: busy wall time per kind and CPU time.
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Performance.enable');
+      const metrics = async () =>
+        Object.fromEntries(((await cdp.send('Performance.getMetrics')) as { metrics: Array<{ name: string; value: number }> }).metrics.map((m) => [m.name, m.value]));
+      const m0 = await metrics();
+      const tStart = await page.evaluate(() => performance.now());
+      await start.click();
+      await page.waitForTimeout(o.seconds * 1000);
+      const tEnd = await page.evaluate(() => performance.now());
+      const m1 = await metrics();
+      const dm = (k: string) => 1000 * ((m1[k] ?? NaN) - (m0[k] ?? NaN));
+      await page.getByRole('button', { name: 'Pause' }).click();
+      await waitEnabled(start, 120_000);
+      const iter1 = Number((await page.getByTestId('iter').textContent()) ?? 0);
+      const batchLoad = await measureBatchLoad(page);
+      const s = await page.evaluate(() => window.__pageBench!);
+      const inWin = (t: number) => t >= tStart && t <= tEnd;
+      const lt = s.longTasks.filter((x) => inWin(x.start)).map((x) => x.dur);
+      const seconds = (tEnd - tStart) / 1000;
+      const chart = s.chartUpdates.filter(inWin).length;
+      const frames = s.frames.filter(inWin).length;
+      const lts = summarize(lt);
+      const sorted = [...lt].sort((a, b) => a - b);
+      runs.push({
+        scale,
+        backend,
+        statusText,
+        seconds,
+        iterations: iter1 - iter0,
+        longTasks: {
+          count: lt.length,
+          totalMs: lt.reduce((a, b) => a + b, 0),
+          maxMs: lt.length ? lts.max : 0,
+          p95Ms: sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(0.95 * sorted.length))]! : 0,
+        },
+        mainThread: {
+          taskMs: dm('TaskDuration'),
+          scriptMs: dm('ScriptDuration'),
+          layoutMs: dm('LayoutDuration'),
+          styleMs: dm('RecalcStyleDuration'),
+          cpuMs: dm('ThreadTime'),
+        },
+        chartUpdates: chart,
+        chartUpdatesPerSec: chart / seconds,
+        frames,
+        framesPerSec: frames / seconds,
+        batchLoad,
+        ...(errors.length ? { error: errors.join('; ') } : {}),
+      });
+      o.log(
+        `page: ${scale} ${backend} ${iter1 - iter0} iterations in ${seconds.toFixed(1)} s, ${lt.length} long tasks, ${(chart / seconds).toFixed(1)} chart updates/s; ` +
+          `batch of ${batchLoad.trajectories} in ${batchLoad.ms.toFixed(0)} ms, longest task ${batchLoad.maxMs.toFixed(0)} ms`,
+      );
+    } catch (e) {
+      runs.push({
+        scale, backend, statusText: '', seconds: 0, iterations: 0, longTasks: { count: 0, totalMs: 0, maxMs: 0, p95Ms: 0 },
+        mainThread: { taskMs: NaN, scriptMs: NaN, layoutMs: NaN, styleMs: NaN, cpuMs: NaN },
+        chartUpdates: 0, chartUpdatesPerSec: 0, frames: 0, framesPerSec: 0, error: (e as Error).message.split('\n')[0],
+      });
+    } finally {
+      await context.close();
+    }
+  }
+  if (o.backends.includes('cpu') && o.lessons !== false) lessonReady = await measureLessonReady(browser, url, o.log);
   return { runs, notes, ...(lessonReady ? { lessonReady } : {}) };
 }

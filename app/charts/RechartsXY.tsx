@@ -2,11 +2,26 @@
  * The x/y chart drawn with Recharts (the library the design names), with the same props as the
  * hand-written SVG chart (XYChart.tsx): lines or step areas, markers, shaded bands, a legend and a
  * tooltip. Animation is off and the data arrive thinned (a few hundred points) and memoised, so a
- * re-render draws the new data once. Which engine a chart uses is `chartEngine` (engine.ts).
+ * re-render draws the new data once. Which engine a chart uses is set per view (engine.tsx).
+ *
+ * To keep work off the main thread's longest tasks: the ticks are given and every one is shown
+ * (`interval={0}`), so Recharts measures no tick labels; the legend is the SVG chart's HTML list
+ * (Recharts' own measures its box and draws the chart again); the first drawing waits its turn in
+ * the draw queue (drawQueue.ts), so charts that appear together draw in separate tasks. The queue
+ * split an opening of Compare from one task of 2.2-2.5 s into one per chart of 0.3-0.7 s (load
+ * 12-27 on 2 cores), with about the same total: Recharts still misses the bar (BENCHMARKS.md).
  */
-import { useLayoutEffect, useRef, useState } from 'react';
-import { Area, CartesianGrid, ComposedChart, Legend, Line, ReferenceArea, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
+import { useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { flushSync } from 'react-dom';
+import { Area, CartesianGrid, ComposedChart, Line, ReferenceArea, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
+import { queueDraw } from './drawQueue';
+import { ticksWithin } from './scale';
 import type { XYChartProps } from './XYChart';
+import { XYLegend } from './XYLegend';
+
+/** Room Recharts leaves for the y axis and at the right (as the SVG chart's). */
+const Y_AXIS = 56;
+const RIGHT = 12;
 
 export default function RechartsXY(props: XYChartProps) {
   const { data, xKey, series, x, y, height, markers = [], bands = [], tooltipTitle, valueFormat, label, legend, xGrid = true } = props;
@@ -15,43 +30,64 @@ export default function RechartsXY(props: XYChartProps) {
   useLayoutEffect(() => {
     const el = box.current;
     if (!el) return;
-    const ro = new ResizeObserver(() => setWidth(el.clientWidth));
+    let drawn = false;
+    let cancel = () => {};
+    const ro = new ResizeObserver(() => {
+      if (drawn) return setWidth(el.clientWidth);
+      cancel();
+      cancel = queueDraw(() => {
+        drawn = true;
+        // Drawn in this task, not in a later render task that might hold several charts.
+        flushSync(() => setWidth(el.clientWidth));
+      });
+    });
     ro.observe(el);
-    return () => ro.disconnect();
+    return () => {
+      cancel();
+      ro.disconnect();
+    };
   }, []);
+  const xTicks = useMemo(() => {
+    if (x.ticks) return x.ticks;
+    // Integer ticks as dense as their labels allow (about 7 px a digit, 20 px apart), as the SVG chart.
+    const chars = Math.max(x.format(x.domain[0]).length, x.format(x.domain[1]).length);
+    return ticksWithin(x.domain[0], x.domain[1], 1 + Math.max(1, Math.floor((width - Y_AXIS - RIGHT) / (chars * 7 + 20))), true);
+  }, [x, width]);
   return (
-    <div ref={box} className="xy-chart" role="img" aria-label={label}>
-      {width > 0 && (
-        <ComposedChart width={width} height={height + (legend ? 24 : 0)} data={data as object[]} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
-          <CartesianGrid vertical={xGrid} stroke="#e6e8eb" />
-          <XAxis dataKey={xKey} type="number" domain={x.domain} ticks={x.ticks} tickFormatter={x.format} allowDataOverflow fontSize={11} />
-          <YAxis type="number" domain={y.domain} ticks={y.ticks} tickFormatter={y.format} allowDataOverflow width={56} fontSize={11} />
-          {bands.map((b, i) => (
-            <ReferenceArea key={`b${i}`} x1={b.x1} x2={b.x2} fill={b.fill} fillOpacity={b.opacity} ifOverflow="hidden" label={b.label} />
-          ))}
-          {markers.map((m, i) => (
-            <ReferenceLine key={`m${i}`} x={m.x} stroke={m.color} strokeDasharray={m.dash} ifOverflow="hidden" label={m.label} />
-          ))}
-          {series.map((s) =>
-            s.stepArea ? (
-              <Area key={s.key} dataKey={s.key} name={s.name} type="stepAfter" stroke={s.color} fill={s.color} fillOpacity={0.35} isAnimationActive={false} />
-            ) : (
-              <Line
-                key={s.key}
-                dataKey={s.key}
-                name={s.name}
-                stroke={s.color}
-                strokeDasharray={s.dash}
-                strokeWidth={s.width ?? 1.5}
-                dot={data.length === 1}
-                isAnimationActive={false}
-              />
-            ),
-          )}
-          <Tooltip isAnimationActive={false} labelFormatter={(v) => tooltipTitle(Number(v))} formatter={(v) => valueFormat(Number(v))} />
-          {legend && <Legend />}
-        </ComposedChart>
-      )}
+    <div className="xy-chart">
+      <div ref={box} role="img" aria-label={label} style={{ height }}>
+        {width > 0 && (
+          <ComposedChart width={width} height={height} data={data as object[]} margin={{ top: 4, right: RIGHT, bottom: 0, left: 0 }}>
+            <CartesianGrid vertical={xGrid} stroke="#e6e8eb" />
+            <XAxis dataKey={xKey} type="number" domain={x.domain} ticks={xTicks} interval={0} tickFormatter={x.format} allowDataOverflow fontSize={11} />
+            <YAxis type="number" domain={y.domain} ticks={y.ticks} interval={0} tickFormatter={y.format} allowDataOverflow width={Y_AXIS} fontSize={11} />
+            {bands.map((b, i) => (
+              <ReferenceArea key={`b${i}`} x1={b.x1} x2={b.x2} fill={b.fill} fillOpacity={b.opacity} ifOverflow="hidden" label={b.label} />
+            ))}
+            {markers.map((m, i) => (
+              <ReferenceLine key={`m${i}`} x={m.x} stroke={m.color} strokeDasharray={m.dash} ifOverflow="hidden" label={m.label} />
+            ))}
+            {series.map((s) =>
+              s.stepArea ? (
+                <Area key={s.key} dataKey={s.key} name={s.name} type="stepAfter" stroke={s.color} fill={s.color} fillOpacity={0.35} isAnimationActive={false} />
+              ) : (
+                <Line
+                  key={s.key}
+                  dataKey={s.key}
+                  name={s.name}
+                  stroke={s.color}
+                  strokeDasharray={s.dash}
+                  strokeWidth={s.width ?? 1.5}
+                  dot={data.length === 1}
+                  isAnimationActive={false}
+                />
+              ),
+            )}
+            <Tooltip isAnimationActive={false} labelFormatter={(v) => tooltipTitle(Number(v))} formatter={(v) => valueFormat(Number(v))} />
+          </ComposedChart>
+        )}
+      </div>
+      {legend && <XYLegend series={series} />}
     </div>
   );
 }

@@ -16,6 +16,7 @@
  */
 import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
 import { indexAt, linear, linePath, lonePoints, stepPath, ticksWithin } from './scale';
+import { XYLegend } from './XYLegend';
 import './xyChart.css';
 
 export interface XYSeries {
@@ -258,18 +259,7 @@ export function XYChart(props: XYChartProps) {
           </div>
         )}
       </div>
-      {legend && (
-        <ul className="xy-legend">
-          {series.map((s) => (
-            <li key={s.key}>
-              <svg width="18" height="10" aria-hidden="true">
-                <line x1="1" x2="17" y1="5" y2="5" stroke={s.color} strokeWidth={2} strokeDasharray={s.dash} />
-              </svg>
-              <span className="recharts-legend-item-text">{s.name}</span>
-            </li>
-          ))}
-        </ul>
-      )}
+      {legend && <XYLegend series={series} />}
     </div>
   );
 }

@@ -1,29 +1,46 @@
 /**
- * Which library draws the x/y charts: the hand-written SVG chart (XYChart.tsx, the default) or
- * Recharts (RechartsXY.tsx), chosen by the page's `?charts=recharts` (or `?charts=svg`). The page
- * bench trains with each and counts main-thread long tasks; the default is the one that keeps
- * training free of them. Recharts loads as its own chunk, only when chosen.
+ * Which library draws an x/y chart: the hand-written SVG chart (XYChart.tsx) or Recharts
+ * (RechartsXY.tsx). Each view has its default, the engine that came closer to a main thread free
+ * of long tasks (> 50 ms) in the page bench (bench/pageCharts.ts; BENCHMARKS.md "Charts: Recharts
+ * against the hand-written SVG chart"). Both views are on the SVG chart: Recharts, animation off,
+ * thinned, memoised and staggered, still spent 3-5x the SVG chart's main-thread time on the live
+ * charts and on the Compare view, opening and while the pair trains, with 10-14 long tasks per
+ * opening of Compare against 1-5. A view moves to Recharts here once a measurement shows it at 0.
+ * The page's `?charts=recharts` or `?charts=svg` puts every view on one engine (the bench compares
+ * them that way). Recharts loads as its own chunk, only where a chart uses it.
  */
 import { lazy, Suspense } from 'react';
 import { XYChart, type XYChartProps } from './XYChart';
 
 export type ChartEngine = 'svg' | 'recharts';
+/** The views that draw x/y charts. */
+export type ChartView = 'live' | 'compare';
 
-/** The engine a page address asks for; anything but `charts=recharts` is the SVG chart. */
-export function chartEngineFrom(search: string): ChartEngine {
-  return new URLSearchParams(search).get('charts') === 'recharts' ? 'recharts' : 'svg';
+/** Each view's engine when the address names none. */
+export const VIEW_ENGINE: Record<ChartView, ChartEngine> = { live: 'svg', compare: 'svg' };
+
+/** The engine a page address forces on every view, or null when it names none (or another value). */
+export function chartEngineFrom(search: string): ChartEngine | null {
+  const v = new URLSearchParams(search).get('charts');
+  return v === 'recharts' || v === 'svg' ? v : null;
 }
 
-export const chartEngine: ChartEngine = typeof location === 'undefined' ? 'svg' : chartEngineFrom(location.search);
+const forced: ChartEngine | null = typeof location === 'undefined' ? null : chartEngineFrom(location.search);
+
+/** The engine that draws `view`'s charts on this page. */
+export function chartEngineFor(view: ChartView, override: ChartEngine | null = forced): ChartEngine {
+  return override ?? VIEW_ENGINE[view];
+}
 
 const RechartsXY = lazy(() => import('./RechartsXY'));
 
-/** An x/y chart drawn by the page's engine. */
-export function Chart(props: XYChartProps) {
-  if (chartEngine === 'svg') return <XYChart {...props} />;
+/** An x/y chart drawn by its view's engine. */
+export function Chart(props: XYChartProps & { view: ChartView }) {
+  const { view, ...chart } = props;
+  if (chartEngineFor(view) === 'svg') return <XYChart {...chart} />;
   return (
-    <Suspense fallback={<div className="xy-chart" style={{ height: props.height }} />}>
-      <RechartsXY {...props} />
+    <Suspense fallback={<div className="xy-chart" style={{ height: chart.height }} />}>
+      <RechartsXY {...chart} />
     </Suspense>
   );
 }

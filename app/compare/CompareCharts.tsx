@@ -1,12 +1,13 @@
 /**
- * Runs A and B overlaid, one line chart per metric (app/charts/XYChart.tsx, as the live charts): A solid blue, B dashed orange (told
- * apart by dash as well as colour), the legend naming what differs. Each chart can show its data
- * as a table (iteration, A, B). Containers carry data-points-a / data-points-b for the e2e tests.
+ * Runs A and B overlaid, one line chart per metric (drawn by the Compare view's engine,
+ * app/charts/engine.tsx): A solid blue, B dashed orange (told apart by dash as well as colour), the
+ * legend naming what differs. Each chart can show its data as a table (iteration, A, B). Containers carry data-points-a / data-points-b for the e2e tests.
  */
 import { memo, useId, useMemo, useState } from 'react';
 import { extent, niceScale } from '../charts/scale';
 import { fmt, thin, tickFmt } from '../charts/format';
 import { Chart } from '../charts/engine';
+import { useStaggeredSeries } from '../charts/stagger';
 import type { XYSeries } from '../charts/XYChart';
 import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/metrics';
 import './CompareCharts.css';
@@ -55,12 +56,18 @@ function merge(a: MetricRow[], b: MetricRow[], metric: ScalarMetric): Point[] {
 
 const iterTitle = (x: number) => `iteration ${x}`;
 
-const CompareChart = memo(function CompareChart(props: { spec: Spec; a: MetricRow[]; b: MetricRow[]; legendA: string; legendB: string }) {
-  const { spec, a, b, legendA, legendB } = props;
+const CompareChart = memo(function CompareChart(props: { spec: Spec; slot: number; a: MetricRow[]; b: MetricRow[]; legendA: string; legendB: string }) {
+  const { spec, slot, a, b, legendA, legendB } = props;
   const tableId = useId();
   const [table, setTable] = useState(false);
   const points = useMemo(() => merge(a, b, spec.metric), [a, b, spec.metric]);
-  const drawn = useMemo(() => thin(points, MAX_DRAWN), [points]);
+  // While the pair trains, each chart takes new rows at its own slot of the stagger period, so the
+  // eight charts redraw in eight tasks rather than one (as the live charts do).
+  const drawn = useStaggeredSeries(
+    useMemo(() => thin(points, MAX_DRAWN), [points]),
+    slot,
+    COMPARED.length,
+  );
   const series = useMemo<XYSeries[]>(
     () =>
       (['a', 'b'] as const).map((side) => ({
@@ -101,6 +108,7 @@ const CompareChart = memo(function CompareChart(props: { spec: Spec; a: MetricRo
       </figcaption>
       <p className="chart-doc">{METRIC_DOCS[spec.metric]}</p>
       <Chart
+        view="compare"
         data={drawn}
         xKey="iter"
         series={series}
@@ -142,8 +150,8 @@ const CompareChart = memo(function CompareChart(props: { spec: Spec; a: MetricRo
 export function CompareCharts(props: { a: MetricRow[]; b: MetricRow[]; legendA: string; legendB: string }) {
   return (
     <div className="chart-grid compare-charts">
-      {COMPARED.map((spec) => (
-        <CompareChart key={spec.metric} spec={spec} {...props} />
+      {COMPARED.map((spec, i) => (
+        <CompareChart key={spec.metric} spec={spec} slot={i} {...props} />
       ))}
     </div>
   );

@@ -233,6 +233,7 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
       </Caption>
       <p className="chart-doc">{group.doc ?? (group.metrics.length === 1 ? METRIC_DOCS[group.metrics[0]!] : doc.join(' '))}</p>
       <Chart
+        view="live"
         data={drawn}
         xKey="iter"
         series={keys}
@@ -299,6 +300,7 @@ function Histogram(props: {
       </Caption>
       <p className="chart-doc">{doc}</p>
       <Chart
+        view="live"
         data={data}
         xKey="x"
         series={series}
