@@ -110,3 +110,19 @@ test('a bad arena in a link is named in the notice, and the rest of the link app
   await expect(page).toHaveURL(/seed=5/);
   await notice.screenshot({ path: `${SCREENS_DIR}arena-bad-link.png` });
 });
+
+test('Stop ends the runs and keeps what arrived', async ({ page }) => {
+  await page.goto(`/#v=1&arena=${SPEC.replace('iters=15', 'iters=400')}`);
+  const view = page.getByRole('tabpanel', { name: 'Arena' });
+  await view.getByRole('button', { name: 'Run 2 × 2 runs' }).click();
+  const progress = view.getByTestId('arena-progress');
+  await expect(progress).toHaveText(/0 of 4 runs, ([3-9]|\d\d+) of 1600 iterations/, { timeout: 60_000 });
+  await view.getByRole('button', { name: 'Stop' }).click();
+  await expect(view.getByRole('button', { name: 'Run 2 × 2 runs' })).toBeVisible();
+  const stoppedAt = await progress.textContent();
+  // No worker is left to send rows: the count is the same a while later.
+  await page.waitForTimeout(2_000);
+  await expect(progress).toHaveText(stoppedAt!);
+  expect(Number(/(\d+) of 1600/.exec(stoppedAt!)![1])).toBeLessThan(1600);
+  await expect(view.getByTestId('arena-cell').first()).toContainText('0 of 2 seeds done');
+});
