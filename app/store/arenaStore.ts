@@ -6,7 +6,7 @@
  * only the changed cells re-summarized; Stop ends the workers and keeps what has arrived.
  */
 import { create } from 'zustand';
-import type { TrainerEvent } from '../../workers/api';
+import type { DebugFault, TrainerEvent } from '../../workers/api';
 import { ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, type ArenaCell, type ArenaSpec } from '../../workers/arena/dimensions';
 import { detectCrash } from '../../workers/arena/crash';
 import type { MetricRow } from '../../workers/metrics';
@@ -302,3 +302,15 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
     },
   };
 });
+
+declare global {
+  interface Window {
+    /** Reliability tests provoke a fault in the run a pool slot is training (see __playgroundDebug). */
+    __arenaDebug?: (slot: number, fault: DebugFault, ms?: number) => Promise<void>;
+  }
+}
+if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
+  window.__arenaDebug = async (slot, fault, ms) => {
+    await clients[slot]?.trainer.debug(fault, ms);
+  };
+}
