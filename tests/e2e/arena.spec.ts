@@ -151,6 +151,8 @@ test('a non-finite update is a crash: marked on its cell, counted, sorted first 
   await view.getByLabel('Show').selectOption('crashed');
   await expect(grid.locator('.arena-cell-label')).toHaveText(['clip=cispo']);
   await view.screenshot({ path: `${SCREENS_DIR}arena-crash.png` });
+  await page.getByRole('button', { name: 'Dark theme' }).click();
+  await view.screenshot({ path: `${SCREENS_DIR}arena-crash-dark.png` });
   await view.getByLabel('Show').selectOption('stable');
   await expect(grid.locator('.arena-cell-label')).toHaveText(['clip=token']);
 });
