@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { detectCrash, type CrashRow } from '../../workers/arena/crash';
 
 const rows = (success: number[], extra: Partial<Record<number, Partial<CrashRow>>> = {}): CrashRow[] =>
-  success.map((s, i) => ({ iter: i + 1, success_rate: s, loss: 0.1, grad_norm: 1, ...extra[i + 1] }));
+  success.map((s, i) => ({ iter: i + 1, success_rate: s, entropy: 0.5, loss: 0.1, grad_norm: 1, ...extra[i + 1] }));
 
 describe('detectCrash', () => {
   it('a climb to 0.8 then a fall to 0.1 that lasts: crashed at the first fallen smoothed iteration', () => {
@@ -33,6 +33,14 @@ describe('detectCrash', () => {
     expect(detectCrash(rows(s), { nonFiniteAt: 13 })).toMatchObject({ crashed: true, at: 13, why: expect.stringMatching(/non-finite/) });
     // A fall that came first is the crash.
     expect(detectCrash(rows([...Array(10).fill(0.8), ...Array(10).fill(0)]), { nonFiniteAt: 20 }).at).toBe(13);
+  });
+  it('an entropy collapse with low success is a crash; one on right answers is convergence', () => {
+    const collapse = (success: number) => rows(Array(20).fill(success)).map((r, i) => ({ ...r, entropy: i < 6 ? 0.8 : 0.01 }));
+    // Entropy 0.01 from iteration 7; window 5: the mean is (0.8 + 4 x 0.01) / 5 = 0.168 at 10, 0.01 at 11.
+    expect(detectCrash(collapse(0.1))).toMatchObject({ crashed: true, at: 11, why: expect.stringMatching(/entropy/) });
+    expect(detectCrash(collapse(0.9)).crashed).toBe(false);
+    // Low entropy for fewer than hold iterations: no crash.
+    expect(detectCrash(rows(Array(20).fill(0.1)).map((r, i) => ({ ...r, entropy: i >= 8 && i < 12 ? 0 : 0.5 }))).crashed).toBe(false);
   });
   it('refuses options that define nothing', () => {
     expect(() => detectCrash(rows([0.5]), { frac: 1 })).toThrow(/frac/);

@@ -88,8 +88,8 @@ export interface ArenaPreset {
   spec: ArenaSpec;
 }
 
-/** The off-policy regime the presets run in: four passes over each batch, so ratios leave 1. */
-const OFF_POLICY: Record<string, string> = { epochs: '4', minibatches: '2', lr: '0.01' };
+/** The off-policy regime the presets run in: four passes over each batch in two minibatches, so ratios leave 1. */
+const OFF_POLICY: Record<string, string> = { epochs: '4', minibatches: '2' };
 const SEEDS_1_8 = [1, 2, 3, 4, 5, 6, 7, 8];
 
 /** SAMPO's choice in every dimension: the base ARLArena's ablations vary one dimension from. */
