@@ -6,6 +6,7 @@
  */
 import { useEffect } from 'react';
 import type { PanelId } from '../workers/shareUrl';
+import { ArenaView } from './arena/ArenaView';
 import { CompareView } from './compare/CompareView';
 import { LessonPanel } from './lessons/LessonPanel';
 import { PresenterStyle } from './lessons/presenter';
@@ -166,6 +167,7 @@ export function App() {
       <FailureAlert />
       <RecoveryNotice />
       {tab === 'compare' && <CompareView />}
+      {tab === 'arena' && <ArenaView />}
       <div id="view-train" role="tabpanel" aria-labelledby="tab-train" hidden={tab !== 'train'}>
         <main className={`layout ${sidebar ? '' : 'no-sidebar'}`}>
           {sidebar && (

@@ -3,10 +3,12 @@
  * (never trusted: decodeShareLink validates every key) and applied; afterwards the address bar
  * follows the config and the view with history.replaceState, debounced, so a slider drag adds no
  * history entries. Editing the hash by hand (a hashchange) applies the new link. An open Compare
- * view is part of the link (`compare=<A>|<B>`), and a link that carries one opens it on both runs.
+ * view is part of the link (`compare=<A>|<B>`), and a link that carries one opens it on both runs;
+ * so is an open Arena view (`arena=<spec>`), which a link opens on its arena without running it.
  */
 import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/shareUrl';
 import { useAppStore, type AppState } from './store';
+import { useArenaStore, type ArenaState } from './store/arenaStore';
 import { useCompareStore, type CompareState } from './store/compareStore';
 
 /** 200 ms: typing "128" into a field writes the address once. */
@@ -20,8 +22,13 @@ function comparePair(c: CompareState): ComparePair | undefined {
   return c.tab === 'compare' && c.snapped ? { a: c.a.config, b: c.b.config } : undefined;
 }
 
+/** The open Arena view's arena, else undefined. */
+function openArena(c: CompareState, a: ArenaState): ArenaState['spec'] | undefined {
+  return c.tab === 'arena' ? a.spec : undefined;
+}
+
 /** The hash that describes what the page shows now. */
-export function currentHash(s: AppState, c: CompareState = useCompareStore.getState()): string {
+export function currentHash(s: AppState, c: CompareState = useCompareStore.getState(), a: ArenaState = useArenaStore.getState()): string {
   return encodeShareLink(s.config, {
     backend: s.backend,
     step: s.linkStep ?? undefined,
@@ -30,6 +37,7 @@ export function currentHash(s: AppState, c: CompareState = useCompareStore.getSt
     lesson: s.lesson ?? undefined,
     present: s.presenter || undefined,
     compare: comparePair(c),
+    arena: openArena(c, a),
   });
 }
 
@@ -52,6 +60,7 @@ export function shareHash(s: AppState, c: CompareState = useCompareStore.getStat
 function applyLink(link: DecodedLink, initial: boolean): void {
   useAppStore.getState().applyLink(link, initial);
   if (link.compare) useCompareStore.getState().restore(link.compare.a, link.compare.b);
+  if (link.arena) useArenaStore.getState().restore(link.arena);
 }
 
 /** The full link (this page's address) for a hash. */
@@ -92,6 +101,9 @@ export function startUrlSync(): void {
   useCompareStore.subscribe((c, prev) => {
     if (c.tab === prev.tab && c.snapped === prev.snapped && c.a.config === prev.a.config && c.b.config === prev.b.config) return;
     later();
+  });
+  useArenaStore.subscribe((a, prev) => {
+    if (a.spec !== prev.spec) later();
   });
   window.addEventListener('hashchange', () => {
     if (location.hash === currentHash(useAppStore.getState())) return;

@@ -4,7 +4,8 @@
  * that differ from the defaults, in a stable order. A lesson's step is a link too:
  * `#v=1&...&step=20&lesson=collapse:2&present=1` (workers/lessons.ts; `present=1` asks for presenter
  * mode). The Compare view's two runs ride along as `compare=seed:7|methods:grpo,dapo;dapo.clipHigh:0.3`
- * (A|B, each the config's non-default fields). DOM-free: the app, the CLI and the tests share it.
+ * (A|B, each the config's non-default fields). The Arena view's arena rides along as `arena=<spec>`
+ * (workers/arena/dimensions.ts arenaSpecToText). DOM-free: the app, the CLI and the tests share it.
  *
  * A link is untrusted input. `decodeShareLink` never throws: it
  * caps the size first, validates every value through the config's zod-backed ParamSpecs (via
@@ -14,6 +15,7 @@
  */
 import { z } from 'zod';
 import type { BackendChoice } from './api';
+import { arenaSpecToText, parseArenaSpec, type ArenaSpec } from './arena/dimensions';
 import { allFields, CONFIG_FIELDS, ConfigError, defaultConfig, fieldSpec, getField, withField, withFieldText, type RunConfig } from './config';
 import { lessonById, LESSON_IDS } from './lessons';
 import { METHOD_IDS } from './methods';
@@ -57,6 +59,8 @@ export interface LinkExtras {
   present?: boolean;
   /** The Compare view open on these two runs (`compare=<A>|<B>`, each side a config's non-default fields). */
   compare?: ComparePair;
+  /** The Arena view open on this arena (`arena=<spec>`, as arenaSpecToText writes it). */
+  arena?: ArenaSpec;
 }
 
 export interface ComparePair {
@@ -85,7 +89,7 @@ export interface DecodedLink extends LinkExtras {
 }
 
 /** Keys a link may hold besides the config fields and `methods`. */
-const EXTRA_KEYS = ['v', 'step', 'focus', 'hide', 'backend', 'lesson', 'present', 'compare'] as const;
+const EXTRA_KEYS = ['v', 'step', 'focus', 'hide', 'backend', 'lesson', 'present', 'compare', 'arena'] as const;
 const BACKENDS = ['auto', 'gpu', 'cpu'] as const;
 
 /**
@@ -170,7 +174,13 @@ export function encodeShareLink(config: RunConfig, extras: LinkExtras = {}): str
   if (extras.present) add('present', '1');
   // Written as is: each side is already escaped, and `;`, `:` and `|` keep it readable.
   if (extras.compare) parts.push(`compare=${compareSide(extras.compare.a)}|${compareSide(extras.compare.b)}`);
+  if (extras.arena) parts.push(`arena=${encodeArena(arenaSpecToText(extras.arena))}`);
   return `#${parts.join('&')}`;
+}
+
+/** An arena's text with only what would break the hash escaped: its `;`, `:`, `,`, `=` and `|` stay readable. */
+function encodeArena(text: string): string {
+  return encodeURIComponent(text).replace(/%(2C|3A|3B|3D|7C)/gi, (m) => decodeURIComponent(m));
 }
 
 /**
@@ -255,7 +265,7 @@ function unknownKeyMessage(key: string): string {
       if (d < bestD) [best, bestD] = [k, d];
     }
   }
-  return `unknown key${best ? ` (did you mean ${best}?)` : ''}; expected a config key (as in the CLI's --help), methods, v, step, focus, hide, backend, lesson, present or compare`;
+  return `unknown key${best ? ` (did you mean ${best}?)` : ''}; expected a config key (as in the CLI's --help), methods, v, step, focus, hide, backend, lesson, present, compare or arena`;
 }
 
 /**
@@ -400,6 +410,14 @@ export function decodeShareLink(input: unknown): DecodedLink {
           const r = parseCompare(value);
           if (Array.isArray(r)) errors.push(...r);
           else out.compare = r;
+          break;
+        }
+        case 'arena': {
+          try {
+            out.arena = parseArenaSpec(value);
+          } catch (e) {
+            errors.push({ key, value: shorten(value), message: e instanceof Error ? e.message : String(e) });
+          }
           break;
         }
         case 'hide': {

@@ -1,4 +1,4 @@
-/** The page's two views as tabs: Train (the playground) and Compare (two runs side by side). Arrow keys move between them. */
+/** The page's views as tabs: Train (the playground), Compare (two runs side by side) and Arena (a grid of design choices over seeds). Arrow keys move between them. */
 import type { KeyboardEvent } from 'react';
 import { useCompareStore, type ViewTab } from '../store/compareStore';
 import './ViewTabs.css';
@@ -6,6 +6,7 @@ import './ViewTabs.css';
 const TABS: Array<{ id: ViewTab; label: string }> = [
   { id: 'train', label: 'Train' },
   { id: 'compare', label: 'Compare' },
+  { id: 'arena', label: 'Arena' },
 ];
 
 export function ViewTabs() {

@@ -33,7 +33,7 @@ export interface CompareRun {
   error: string | null;
 }
 
-export type ViewTab = 'train' | 'compare';
+export type ViewTab = 'train' | 'compare' | 'arena';
 
 export interface CompareState {
   tab: ViewTab;

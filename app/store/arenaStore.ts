@@ -1,0 +1,316 @@
+/**
+ * The Arena view's state: the arena (an ArenaSpec: task, the levels of each design dimension,
+ * seeds, iterations), and the runs of its grid. Run trains every (cell, seed) in a small pool of
+ * trainer workers (the same worker and client as the main view), on the backend the main view
+ * uses. Metric rows wait outside React state and reach it in one update every FLUSH_ARENA_MS, with
+ * only the changed cells re-summarized; Stop ends the workers and keeps what has arrived.
+ */
+import { create } from 'zustand';
+import type { DebugFault, TrainerEvent } from '../../workers/api';
+import { ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, type ArenaCell, type ArenaSpec } from '../../workers/arena/dimensions';
+import { detectCrash } from '../../workers/arena/crash';
+import type { MetricRow } from '../../workers/metrics';
+import { arenaWorkerCount, emptyTrace, summarize, type CellFilter, type CellSummary, type SeedTrace, type SortKey } from '../arena/arenaModel';
+import { createTrainerClient, eventsCallback, metricsCallback, type TrainerClient } from '../trainerClient';
+import { useAppStore } from '.';
+import { useCompareStore } from './compareStore';
+
+export type ArenaPhase = 'idle' | 'running';
+
+/** About four grid updates a second: enough to watch, few enough that 16 runs stay cheap to draw. */
+export const FLUSH_ARENA_MS = 250;
+
+/** The diagnosis metric (workers/metrics.ts): the share of the update's gradient from negative-advantage tokens outside a strict clip. */
+export const DIAG_METRIC = 'neg_out_grad_share';
+
+export interface ArenaProgress {
+  /** Iterations arrived, over every run. */
+  iters: number;
+  itersTotal: number;
+  runsDone: number;
+  runsTotal: number;
+}
+
+export interface ArenaState {
+  spec: ArenaSpec;
+  /** The spec's cells, or the reason the spec gives none. */
+  cells: ArenaCell[];
+  skipped: { label: string; why: string }[];
+  specError: string | null;
+  phase: ArenaPhase;
+  summaries: Record<string, CellSummary>;
+  progress: ArenaProgress;
+  workers: number;
+  sort: SortKey;
+  filter: CellFilter;
+  /** A new arena: the grid's results are cleared. */
+  setSpec(spec: ArenaSpec): void;
+  /** Opens the view on this arena (a share link's `arena=`). */
+  restore(spec: ArenaSpec): void;
+  setSort(sort: SortKey): void;
+  setFilter(filter: CellFilter): void;
+  run(): void;
+  stop(): void;
+  /** The cell's config at its first seed, in the main view. */
+  openCell(cellId: string): void;
+}
+
+interface Job {
+  cell: ArenaCell;
+  seed: number;
+  /** Index into the cell's traces. */
+  k: number;
+}
+
+/** Per (cell, seed), outside React state: the rows as they arrive. */
+interface Live {
+  rows: MetricRow[];
+  nonFinite: { iter: number; message: string } | null;
+  error: string | null;
+  done: boolean;
+}
+
+let generation = 0;
+let clients: TrainerClient[] = [];
+let live = new Map<string, Live[]>();
+const dirty = new Set<string>();
+let flushTimer: ReturnType<typeof setTimeout> | null = null;
+
+function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message || e.name;
+  return typeof e === 'string' ? e : JSON.stringify(e);
+}
+
+/** The grid's trace of one run: its rows reduced to what the cell shows, and its crash verdict. */
+export function traceOf(seed: number, l: Live): SeedTrace {
+  const t = emptyTrace(seed);
+  for (const r of l.rows) {
+    t.iters.push(r.iter);
+    t.success.push(r.success_rate);
+    const d = (r as unknown as Record<string, number | undefined>)[DIAG_METRIC];
+    t.diag.push(typeof d === 'number' ? d : NaN);
+    t.rollouts.push(r.rollouts);
+    t.ms.push(r.ms);
+  }
+  // The trainer rolled a non-finite update back and stopped: a crash at that iteration.
+  const verdict = detectCrash(l.rows, { nonFiniteAt: l.nonFinite?.iter ?? null });
+  t.crash = { crashed: verdict.crashed, at: verdict.at, why: verdict.why };
+  t.done = l.done;
+  t.error = l.error;
+  return t;
+}
+
+function cellsOf(spec: ArenaSpec): Pick<ArenaState, 'cells' | 'skipped' | 'specError'> {
+  try {
+    const { cells, skipped } = arenaCells(spec);
+    return { cells, skipped, specError: cells.length === 0 ? 'no combination of these levels is a valid run (see the skipped ones)' : null };
+  } catch (e) {
+    return { cells: [], skipped: [], specError: errorText(e) };
+  }
+}
+
+function emptySummaries(cells: ArenaCell[], seeds: number[]): Record<string, CellSummary> {
+  const out: Record<string, CellSummary> = {};
+  for (const c of cells) out[c.id] = summarize(c.id, seeds.map(emptyTrace));
+  return out;
+}
+
+function emptyProgress(cells: ArenaCell[], spec: ArenaSpec): ArenaProgress {
+  const runs = cells.length * spec.seeds.length;
+  return { iters: 0, itersTotal: runs * spec.iters, runsDone: 0, runsTotal: runs };
+}
+
+/** Seeds of a new arena: 4 shows a spread at a quarter of the presets' 8 seeds' cost. */
+export const DEFAULT_ARENA_SEEDS = [1, 2, 3, 4];
+
+/** The first preset (the clipping comparison) on DEFAULT_ARENA_SEEDS. */
+function initialSpec(): ArenaSpec {
+  return { ...structuredClone(ARENA_PRESETS[0]!.spec), seeds: DEFAULT_ARENA_SEEDS };
+}
+
+export const useArenaStore = create<ArenaState>()((set, get) => {
+  const initialCells = cellsOf(initialSpec());
+  function killAll(): void {
+    for (const c of clients) c.kill();
+    clients = [];
+  }
+
+  function flush(): void {
+    if (flushTimer !== null) clearTimeout(flushTimer);
+    flushTimer = null;
+    if (dirty.size === 0) return;
+    const { spec } = get();
+    const summaries = { ...get().summaries };
+    for (const id of dirty) {
+      const runs = live.get(id);
+      if (runs) summaries[id] = summarize(id, runs.map((l, k) => traceOf(spec.seeds[k]!, l)));
+    }
+    dirty.clear();
+    let iters = 0;
+    let runsDone = 0;
+    for (const runs of live.values()) {
+      for (const l of runs) {
+        iters += l.rows.length;
+        if (l.done || l.error) runsDone++;
+      }
+    }
+    set({ summaries, progress: { ...get().progress, iters, runsDone } });
+  }
+
+  function touch(cellId: string): void {
+    dirty.add(cellId);
+    if (flushTimer === null) flushTimer = setTimeout(flush, FLUSH_ARENA_MS);
+  }
+
+  function clearResults(spec: ArenaSpec, cells: ArenaCell[]): void {
+    live = new Map(cells.map((c) => [c.id, spec.seeds.map(() => ({ rows: [], nonFinite: null, error: null, done: false }))]));
+    dirty.clear();
+    set({ summaries: emptySummaries(cells, spec.seeds), progress: emptyProgress(cells, spec) });
+  }
+
+  /** The pool's worker in `slot`, created on first use and after a crash; `died` hears its crash. */
+  const slotDeath: Array<((message: string) => void) | null> = [];
+  function slotClient(slot: number): TrainerClient {
+    clients[slot] ??= createTrainerClient((m) => slotDeath[slot]?.(m));
+    return clients[slot]!;
+  }
+
+  /**
+   * One (cell, seed) run in a pool worker. The worker is kept for the slot's next run (configure
+   * starts afresh, and a pretrained start it has cached is reused); a crashed one is replaced.
+   */
+  async function runJob(slot: number, job: Job, gen: number): Promise<void> {
+    const l = live.get(job.cell.id)![job.k]!;
+    const { spec } = get();
+    let config;
+    try {
+      config = cellConfig(spec, job.cell, job.seed);
+    } catch (e) {
+      l.error = `seed ${job.seed}: ${errorText(e)}`;
+      touch(job.cell.id);
+      return;
+    }
+    let died: string | null = null;
+    const gone = new Promise<void>((resolve) => {
+      slotDeath[slot] = (m) => {
+        died = m;
+        resolve();
+      };
+    });
+    const client = slotClient(slot);
+    const alive = () => gen === generation && died === null;
+    try {
+      const work = (async () => {
+        await client.trainer.configure(config, useAppStore.getState().backend);
+        await client.trainer.subscribe(
+          eventsCallback((e: TrainerEvent) => {
+            if (!alive() || e.type !== 'non-finite') return;
+            l.rows = l.rows.filter((r) => r.iter <= e.rolledBackTo);
+            l.nonFinite = { iter: e.iter, message: e.message };
+            touch(job.cell.id);
+          }),
+        );
+        await client.trainer.start(
+          metricsCallback((rows) => {
+            if (!alive() || rows.length === 0) return;
+            l.rows.push(...rows);
+            touch(job.cell.id);
+          }),
+          spec.iters,
+        );
+      })();
+      await Promise.race([work, gone]);
+      if (gen !== generation) return;
+      if (died !== null) l.error = `seed ${job.seed}: the trainer crashed: ${died}`;
+      else l.done = true;
+    } catch (e) {
+      if (gen === generation) l.error = `seed ${job.seed}: ${errorText(e)}`;
+    } finally {
+      slotDeath[slot] = null;
+      if (died !== null && clients[slot] === client) {
+        client.kill();
+        delete clients[slot];
+      }
+    }
+    if (gen === generation) touch(job.cell.id);
+  }
+
+  return {
+    spec: initialSpec(),
+    ...initialCells,
+    phase: 'idle',
+    summaries: emptySummaries(initialCells.cells, initialSpec().seeds),
+    progress: emptyProgress(initialCells.cells, initialSpec()),
+    workers: arenaWorkerCount(typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : undefined),
+    sort: 'grid',
+    filter: 'all',
+
+    setSpec(spec) {
+      if (get().phase === 'running') get().stop();
+      if (arenaSpecToText(spec) === arenaSpecToText(get().spec)) return;
+      const next = cellsOf(spec);
+      set({ spec, ...next });
+      clearResults(spec, next.cells);
+    },
+
+    restore(spec) {
+      get().setSpec(spec);
+      useCompareStore.getState().setTab('arena');
+    },
+
+    setSort: (sort) => set({ sort }),
+    setFilter: (filter) => set({ filter }),
+
+    run() {
+      const { spec, cells, phase } = get();
+      if (phase === 'running' || cells.length === 0) return;
+      const gen = ++generation;
+      clearResults(spec, cells);
+      const jobs: Job[] = [];
+      // Seed-major: the first seed of every cell comes in first, so the whole grid fills early.
+      spec.seeds.forEach((seed, k) => {
+        for (const cell of cells) jobs.push({ cell, seed, k });
+      });
+      const pool = Math.min(get().workers, jobs.length);
+      set({ phase: 'running' });
+      let next = 0;
+      const worker = async (slot: number) => {
+        while (gen === generation && next < jobs.length) await runJob(slot, jobs[next++]!, gen);
+      };
+      void Promise.all(Array.from({ length: pool }, (_, slot) => worker(slot))).then(() => {
+        if (gen !== generation) return;
+        flush();
+        killAll();
+        set({ phase: 'idle' });
+      });
+    },
+
+    stop() {
+      generation++;
+      killAll();
+      flush();
+      set({ phase: 'idle' });
+    },
+
+    openCell(cellId) {
+      const { spec, cells } = get();
+      const cell = cells.find((c) => c.id === cellId);
+      const seed = spec.seeds[0];
+      if (!cell || seed === undefined) return;
+      useAppStore.getState().setConfig(cellConfig(spec, cell, seed));
+      useCompareStore.getState().setTab('train');
+    },
+  };
+});
+
+declare global {
+  interface Window {
+    /** Reliability tests provoke a fault in the run a pool slot is training (see __playgroundDebug). */
+    __arenaDebug?: (slot: number, fault: DebugFault, ms?: number) => Promise<void>;
+  }
+}
+if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
+  window.__arenaDebug = async (slot, fault, ms) => {
+    await clients[slot]?.trainer.debug(fault, ms);
+  };
+}
