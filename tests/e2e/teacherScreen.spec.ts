@@ -4,7 +4,7 @@
  * the run line, and the default page on one 1366x900 screen. Screenshots go to test-results/screens/.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
+import { collectPageErrors, iterShown, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
 test.beforeEach(async ({ page, context }) => {
   await removeWebGpu(page, context);
@@ -153,4 +153,42 @@ test('presenter mode at 1280x720: the lesson’s key chart and the Group view on
   expect(await onFirstScreen(page, 'chart-reward', 720)).toBe(true);
   await page.screenshot({ path: `${SCREENS_DIR}presenter-1280.png` });
   expect(await onFirstScreen(page, 'group-view', 720)).toBe(true);
+});
+
+/** Every chart's latest iteration (its data-last-iter), read in one go, by test id. */
+async function chartIters(page: Page): Promise<Record<string, number>> {
+  // Two frames first: the commit that follows the phase change has painted.
+  return page.evaluate(
+    () =>
+      new Promise<Record<string, number>>((resolve) =>
+        requestAnimationFrame(() =>
+          requestAnimationFrame(() => {
+            const out: Record<string, number> = {};
+            for (const f of document.querySelectorAll('.charts figure.chart[data-last-iter]')) out[f.getAttribute('data-testid')!] = Number(f.getAttribute('data-last-iter'));
+            resolve(out);
+          }),
+        ),
+      ),
+  );
+}
+
+test('paused, or after one step, every chart shows the same latest iteration', async ({ page }) => {
+  await ready(page, '/#v=1&batch=4&group=4');
+  await page.getByRole('button', { name: 'Start' }).click();
+  await expect.poll(() => iterShown(page), { timeout: 60_000 }).toBeGreaterThanOrEqual(12);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await waitIdle(page);
+  const iter = await iterShown(page);
+  const paused = await chartIters(page);
+  // The key charts, the latest-iteration histograms and every chart under "More charts".
+  expect(Object.keys(paused).length).toBeGreaterThanOrEqual(8);
+  expect(paused).toEqual(Object.fromEntries(Object.keys(paused).map((k) => [k, iter])));
+  await page.getByTestId('more-charts').locator('summary').click();
+  await page.locator('.charts').screenshot({ path: `${SCREENS_DIR}paused-charts-one-iteration.png` });
+
+  await page.getByRole('button', { name: 'Step' }).click();
+  await expect(page.getByTestId('iter')).toHaveText(String(iter + 1), { timeout: 30_000 });
+  await waitIdle(page);
+  const stepped = await chartIters(page);
+  expect(stepped).toEqual(Object.fromEntries(Object.keys(paused).map((k) => [k, iter + 1])));
 });
