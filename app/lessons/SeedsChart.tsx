@@ -12,27 +12,9 @@ import { fmt, tickFmt } from '../charts/format';
 import { extent, niceScale } from '../charts/scale';
 import { XYChart, type XYSeries } from '../charts/XYChart';
 import { allSeedsIn, runsOf } from './lessonResults';
+import { seedBands } from './seedStats';
 
 type ByRun = Record<string, Record<number, RunResult>>;
-
-/** Per iteration: `<run>` (mean over seeds), `<run>_lo` and `<run>_hi` (min and max over seeds). */
-export function seedBands(lesson: Lesson, byRun: ByRun, runs: readonly string[], metric: ScalarMetric): Array<Record<string, number>> {
-  const seeds = lessonSeeds(lesson);
-  const iters = Math.max(0, ...runs.map((r) => lessonRun(lesson, r).iters));
-  const rows: Array<Record<string, number>> = [];
-  for (let iter = 1; iter <= iters; iter++) {
-    const row: Record<string, number> = { iter };
-    for (const run of runs) {
-      const xs = seeds.map((seed) => byRun[run]?.[seed]?.rows.find((r) => r.iter === iter)?.[metric]).filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
-      if (xs.length === 0) continue;
-      row[run] = xs.reduce((a, b) => a + b, 0) / xs.length;
-      row[`${run}_lo`] = xs.reduce((a, b) => Math.min(a, b), Infinity);
-      row[`${run}_hi`] = xs.reduce((a, b) => Math.max(a, b), -Infinity);
-    }
-    rows.push(row);
-  }
-  return rows;
-}
 
 const iterTitle = (x: number) => `iteration ${x}`;
 const intFmt = (v: number) => String(Math.round(v));

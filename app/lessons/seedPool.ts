@@ -15,6 +15,7 @@ import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/l
 import { useAppStore, type AppState } from '../store';
 import { createTrainerClient, getTrainer, type Trainer, type TrainerClient } from '../trainerClient';
 import { needsDump, runOnScreen, useLessonResults } from './lessonResults';
+import { workersFor } from './seedStats';
 
 interface Job {
   lessonId: string;
@@ -32,12 +33,6 @@ interface SeedPoolState {
 }
 
 export const useSeedPool = create<SeedPoolState>()(() => ({ training: [], errors: [] }));
-
-/** Workers in all, the page's own one included: one per core, at least 1. */
-export function workersFor(cores: number | undefined, seeds: number): number {
-  const c = Number.isFinite(cores) && cores! >= 1 ? Math.floor(cores!) : 1;
-  return Math.max(1, Math.min(c, seeds));
-}
 
 interface Slot {
   client: TrainerClient | null;
@@ -126,7 +121,8 @@ function startFor(lesson: Lesson): void {
 
 /** Queues the seeds of the run on screen that are neither recorded, queued nor training. */
 function enqueue(s: AppState, lesson: Lesson): void {
-  if (s.configPending || !s.configured || s.imported) return;
+  // The link's config names the run: its seeds need not wait for the page's worker to build it.
+  if (s.imported) return;
   const run = runOnScreen(lesson, s);
   if (!run) return;
   const have = useLessonResults.getState().results[lesson.id]?.[run.id] ?? {};

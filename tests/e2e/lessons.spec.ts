@@ -109,6 +109,20 @@ for (const lesson of LESSONS) {
   });
 }
 
+test('a lesson step trains on the lesson’s seeds: its lines on their mean, its charts with a min-max band', async ({ page }) => {
+  const lesson = LESSONS.find((l) => l.id === 'collapse')!;
+  const errors = collectPageErrors(page);
+  await ready(page, `/${lessonStepHash(lesson, 0)}`);
+  await stepMeasured(page, lesson, 0);
+  const step = page.getByTestId('lesson-step-1');
+  // Each band is as wide as the seeds disagree: a closed path, not a line.
+  const band = step.locator('[data-testid^="lesson-seeds-chart-"] path.xy-band').first();
+  expect(await band.getAttribute('d')).toMatch(/^M.*Z$/);
+  await expect(page.getByTestId('lesson-pool')).toHaveAttribute('data-training', '0');
+  await step.screenshot({ path: `${SCREENS_DIR}lesson-seeds-bands.png` });
+  expect(errors).toEqual([]);
+});
+
 test('a lesson step link opens the panel at that step and runs it; the menu works from the keyboard', async ({ page }) => {
   const lesson = LESSONS.find((l) => l.id === 'turns')!;
   const run = lessonRun(lesson, lesson.steps[1]!.run);
