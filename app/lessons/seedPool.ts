@@ -13,7 +13,7 @@
 import { create } from 'zustand';
 import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/lessons';
 import { useAppStore, type AppState } from '../store';
-import { createTrainerClient, getTrainer, type Trainer, type TrainerClient } from '../trainerClient';
+import { createTrainerClient, currentTrainer, getTrainer, type Trainer, type TrainerClient } from '../trainerClient';
 import { needsDump, runOnScreen, useLessonResults } from './lessonResults';
 import { workersFor } from './seedStats';
 
@@ -37,6 +37,8 @@ export const useSeedPool = create<SeedPoolState>()(() => ({ training: [], errors
 interface Slot {
   client: TrainerClient | null;
   busy: Job | null;
+  /** The trainer the busy job runs on. */
+  on?: Trainer;
 }
 
 let openLesson: string | null = null;
@@ -57,6 +59,7 @@ function mainMayTrain(s: AppState): boolean {
 
 function runJob(slot: Slot, trainer: Trainer, job: Job): void {
   slot.busy = job;
+  slot.on = trainer;
   setTraining();
   const lesson = lessonById(job.lessonId)!;
   trainer
@@ -76,6 +79,12 @@ function runJob(slot: Slot, trainer: Trainer, job: Job): void {
 /** Hands queued seeds to idle workers. */
 function pump(): void {
   const s = useAppStore.getState();
+  // The page killed a crashed or hung worker while it trained a seed: that call never answers.
+  if (main.busy && main.on !== currentTrainer()) {
+    queue.unshift(main.busy);
+    main.busy = null;
+    setTraining();
+  }
   for (const slot of [...extras, main]) {
     if (slot.busy || queue.length === 0) continue;
     if (slot === main && !mainMayTrain(s)) continue;
