@@ -443,8 +443,11 @@ export function MetricsCharts() {
   const flush = useAppStore((s) => s.phase !== 'running');
   // The clip the run applies: a method may set its own (DAPO, GSPO, GMPO's log-space range).
   const ratio = useMemo(() => resolvePlan(config).ratio, [config]);
-  // The small charts render at a lower priority, so a burst of rows never blocks the page.
-  const series = useDeferredValue(liveSeries);
+  // The small charts render at a lower priority, so a burst of rows never blocks the page; paused,
+  // they take the live rows in the same commit as the large chart (a deferred render that new rows
+  // kept interrupting could be tens of iterations behind).
+  const deferred = useDeferredValue(liveSeries);
+  const series = flush ? liveSeries : deferred;
   const last = liveSeries[liveSeries.length - 1];
   const iterLabel = last ? ` (iteration ${last.iter})` : '';
   const clip = useMemo<[number, number]>(
