@@ -40,6 +40,11 @@ export function getTrainer(): Trainer {
   return trainer;
 }
 
+/** The trainer proxy if a worker is running, without starting one. */
+export function currentTrainer(): Trainer | null {
+  return trainer;
+}
+
 /** A trainer in a worker of its own (the Compare view runs two beside the main one). */
 export interface TrainerClient {
   trainer: Trainer;

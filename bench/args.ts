@@ -70,7 +70,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       process.stdout.write(
         'npm run bench -- [--quick] [--only kernels,iteration,peer,scaling,page] [--no-browser] [--out FILE]\n' +
           '       [--kernels headGrad,slotGrad,...] [--kernel-batches 1,4,16,128,1024x64] [--gpu-scales default,8x,64x,scale] [--no-node]\n' +
-          '       [--page-scales default,64x,scale]\n' +
+          '       [--page-scales default,64x,scale | none (only the lesson ready times)]\n' +
           '       npm run bench -- --render FILE   (print the tables of a saved results JSON)\n' +
           'env: CHROMIUM_PATH (browser binary), BENCH_CHROMIUM_ARGS (extra flags, space-separated)\n',
       );

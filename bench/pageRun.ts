@@ -79,7 +79,8 @@ async function measureBatchLoad(page: Page): Promise<NonNullable<PageRunResult['
 
 /**
  * A lesson step's ready time: its link opened in a fresh page on the CPU backend, from navigation to
- * every "what you should see" line of the step measured (no line still "…"). Step 1 of each lesson:
+ * every "what you should see" line of the step measured (no line still "…"), which since the page
+ * trains a step on the lesson's seeds means on every seed (app/lessons/seedPool.ts). Step 1 of each lesson:
  * its lines are about its own run, so they need no earlier step.
  */
 async function measureLessonReady(browser: Browser, url: string, log: (m: string) => void): Promise<LessonReadyResult[]> {

@@ -169,9 +169,11 @@ export function applyArgs(plan: Plan, args: Pick<BenchArgs, 'kernels' | 'kernelB
     for (const s of args.gpuScales) if (!known.includes(s)) throw new Error(`--gpu-scales: unknown scale "${s}" (expected ${known.join(', ')})`);
     out.iteration.gpuScales = args.gpuScales;
   }
-  if (args.pageScales) {
+  // `none`: no training runs, only the lesson ready times (they need no scale).
+  if (args.pageScales?.length === 1 && args.pageScales[0] === 'none') out.page.scales = [];
+  else if (args.pageScales) {
     const known = plan.iteration.scales.map((s) => s.name);
-    for (const s of args.pageScales) if (!known.includes(s)) throw new Error(`--page-scales: unknown scale "${s}" (expected ${known.join(', ')})`);
+    for (const s of args.pageScales) if (!known.includes(s)) throw new Error(`--page-scales: unknown scale "${s}" (expected ${known.join(', ')}, or none)`);
     out.page.scales = args.pageScales;
   }
   return out;

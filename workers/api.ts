@@ -8,6 +8,7 @@ import type { LabResult } from './batchLab';
 import type { BatchPack } from './batchDump';
 import type { TrainerSnapshot } from './trainer';
 import type { RunCost } from './runCost';
+import type { RunResult } from './lessons';
 
 export type BackendChoice = 'auto' | 'gpu' | 'cpu';
 
@@ -109,5 +110,12 @@ export interface TrainerApi {
    * (with the reason) for a set the config refuses, or before the first iteration.
    */
   rescore(methodSets: string[][]): Promise<LabResult>;
+  /**
+   * Trains one lesson run on one seed, headless on the CPU backend, beside (not instead of) the
+   * run this worker holds: the page's seed pool (app/lessons/seedPool.ts) trains a lesson's other
+   * seeds so each line is checked on the mean over them. The last batch comes back only when
+   * `withDump` (a claim reads it).
+   */
+  trainLessonSeed(lessonId: string, runId: string, seed: number, withDump: boolean): Promise<RunResult>;
   dispose(): Promise<void>;
 }

@@ -18,6 +18,8 @@ import type { MetricRow } from './metrics';
 import { createEnv } from './envs';
 import { estimateRunCost } from './runCost';
 import { rescoreBatch } from './batchLab';
+import { lessonById } from './lessons';
+import { trainLessonRun } from './lessonRunner';
 import { packBuffers, unpackBatchInSlices } from './batchDump';
 import { batchJsonParts } from './batchJsonText';
 import { createTrainer, modelDims, NonFiniteError, type Trainer, type TrainerSnapshot } from './trainer';
@@ -342,6 +344,13 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       // In slices, with pauses: the page's heartbeat is answered while a large batch is written.
       const dump = await unpackBatchInSlices(pack, 50);
       return new Blob(await batchJsonParts(dump), { type: 'application/json' });
+    },
+    async trainLessonSeed(lessonId, runId, seed, withDump) {
+      const lesson = lessonById(lessonId);
+      if (!lesson) throw new Error(`no lesson "${lessonId}"`);
+      // The CPU backend with this worker's progress events: the page hears it is busy, not hung.
+      const r = await trainLessonRun(lesson, runId, seed, factoryFor(null));
+      return { rows: r.rows, dump: withDump ? r.dump : null };
     },
     async rescore(methodSets) {
       return onLiveDevice('rescoring the batch', async () => {

@@ -1,5 +1,6 @@
 /**
- * A small SVG x/y chart: lines (a point without neighbours as a dot) or a step area, grid, axes,
+ * A small SVG x/y chart: lines (a point without neighbours as a dot, optionally over a shaded band
+ * between two other keys) or a step area, grid, axes,
  * vertical marker lines, shaded x bands, a legend, and a tooltip that follows the pointer (or the
  * arrow keys when the chart has focus).
  *
@@ -15,7 +16,7 @@
  * recharts-legend-item-text. Colours are attributes, so an exported SVG looks the same on its own.
  */
 import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
-import { indexAt, linear, linePath, lonePoints, stepPath, ticksWithin } from './scale';
+import { indexAt, linear, linePath, lonePoints, rangePath, stepPath, ticksWithin } from './scale';
 import { XYLegend } from './XYLegend';
 import './xyChart.css';
 
@@ -27,6 +28,8 @@ export interface XYSeries {
   width?: number;
   /** Drawn as a step area down to 0 (a histogram over bin edges) instead of a line. */
   stepArea?: boolean;
+  /** Keys of a low and a high value: a shaded band between them behind the line (a spread over seeds). */
+  range?: [string, string];
 }
 
 /** A vertical line at x (a run event, an alarm, a reference value). */
@@ -117,13 +120,16 @@ export function XYChart(props: XYChartProps) {
     () =>
       width > 0
         ? series.map((s) => {
-            if (!s.stepArea) return { line: linePath(data, xKey, s.key, sx, sy), area: '', dots: lonePoints(data, xKey, s.key, sx, sy) };
+            if (!s.stepArea) {
+              const band = s.range ? rangePath(data, xKey, s.range[0], s.range[1], sx, sy) : '';
+              return { line: linePath(data, xKey, s.key, sx, sy), area: '', band, dots: lonePoints(data, xKey, s.key, sx, sy) };
+            }
             const line = stepPath(data, xKey, s.key, sx, sy);
-            if (data.length === 0) return { line, area: '', dots: [] };
+            if (data.length === 0) return { line, area: '', band: '', dots: [] };
             const x0 = sx((data[0] as Record<string, number>)[xKey]!);
             const x1 = sx((data[data.length - 1] as Record<string, number>)[xKey]!);
             const base = Math.min(bottom, Math.max(top, sy(0)));
-            return { line, area: `${line}L${x1},${base}L${x0},${base}Z`, dots: [] };
+            return { line, area: `${line}L${x1},${base}L${x0},${base}Z`, band: '', dots: [] };
           })
         : [],
     [width, series, data, xKey, sx, sy, bottom, top],
@@ -204,6 +210,7 @@ export function XYChart(props: XYChartProps) {
               return (
                 <g key={s.key}>
                   {p?.area && <path d={p.area} fill={s.color} fillOpacity={0.55} stroke="none" />}
+                  {p?.band && <path className="xy-band" d={p.band} fill={s.color} fillOpacity={0.18} stroke="none" />}
                   <path
                     className={`recharts-curve ${s.stepArea ? 'recharts-area-curve' : 'recharts-line-curve'}`}
                     name={s.name}

@@ -110,6 +110,25 @@ export function linePath(rows: readonly object[], xKey: string, key: string, sx:
 }
 
 /**
+ * A closed band between `lo` and `hi` (along `hi`, back along `lo`) over the rows where both are
+ * finite; '' with fewer than two such rows.
+ */
+export function rangePath(rows: readonly object[], xKey: string, lo: string, hi: string, sx: (v: number) => number, sy: (v: number) => number): string {
+  const pts: Array<[number, number, number]> = [];
+  for (const row of rows) {
+    const r = row as Record<string, unknown>;
+    const x = r[xKey];
+    const a = r[lo];
+    const b = r[hi];
+    if (typeof x === 'number' && typeof a === 'number' && typeof b === 'number' && Number.isFinite(a) && Number.isFinite(b)) pts.push([r1(sx(x)), r1(sy(a)), r1(sy(b))]);
+  }
+  if (pts.length < 2) return '';
+  const top = pts.map(([x, , b], i) => `${i ? 'L' : 'M'}${x},${b}`).join('');
+  const back = pts.reverse().map(([x, a]) => `L${x},${a}`).join('');
+  return `${top}${back}Z`;
+}
+
+/**
  * Points with no finite neighbour on either side, which a polyline cannot show (a run's first
  * iteration, a value between two gaps); the chart draws each as a dot.
  */

@@ -4,13 +4,15 @@
  * line per step with the numbers measured here, presenter mode, and a link to the step.
  */
 import { useEffect, useRef, useState } from 'react';
-import { checkClaim, describeClaim, lessonById, type Claim, type Lesson } from '../../workers/lessons';
+import { checkClaimOnSeeds, describeClaim, lessonById, lessonSeeds, type Claim, type Lesson } from '../../workers/lessons';
 import { methodRegistry } from '../../workers/methods';
 import { decodeShareLink } from '../../workers/shareUrl';
 import { copyText } from '../exporters';
 import { useAppStore } from '../store';
 import { shareLinkFor } from '../urlSync';
-import { useLessonCapture, useLessonResults, runOnScreen } from './lessonResults';
+import { allSeedsIn, bySeed, runOnScreen, runsOf, useLessonCapture, useLessonResults } from './lessonResults';
+import { SeedsCharts } from './SeedsChart';
+import { useSeedPool, watchSeedPool } from './seedPool';
 import { lessonStepHash } from './links';
 import './LessonPanel.css';
 
@@ -24,20 +26,25 @@ export function loadLessonStep(lesson: Lesson, index: number): void {
 const fmt = (x: number) => (!Number.isFinite(x) ? '—' : Math.abs(x) >= 10 ? x.toFixed(1) : Math.abs(x) >= 0.01 || x === 0 ? x.toFixed(3) : x.toPrecision(2));
 
 function ClaimLine({ lesson, claim }: { lesson: Lesson; claim: Claim }) {
-  const results = useLessonResults((s) => s.results[lesson.id]);
-  const k = checkClaim(lesson, claim, results ?? {});
-  const measured = Number.isFinite(k.a) && Number.isFinite(k.b);
-  const state = measured ? (k.ok ? 'ok' : 'fail') : 'pending';
+  const byRun = useLessonResults((s) => s.results[lesson.id]);
+  const runs = runsOf([claim.a, claim.b]);
+  // Measured once every run it compares has every lesson seed: the tests' check on the mean over them.
+  const measured = runs.every((r) => allSeedsIn(lesson, byRun, r));
+  const k = measured ? checkClaimOnSeeds(lesson, claim, bySeed(lesson, byRun)) : null;
+  const state = k ? (k.ok ? 'ok' : 'fail') : 'pending';
   const mark = state === 'ok' ? '✓' : state === 'fail' ? '✗' : '…';
-  const words = state === 'ok' ? 'holds here' : state === 'fail' ? 'does not hold here' : 'not measured yet';
-  const values = typeof claim.b === 'number' ? `${fmt(k.a)} (${claim.op === '>' ? '≥' : '≤'} ${claim.b})` : `${fmt(k.a)} vs ${fmt(k.b)}`;
+  const words = state === 'ok' ? 'holds on the mean over the seeds' : state === 'fail' ? 'does not hold on the mean over the seeds' : 'not measured yet';
+  const seeds = lessonSeeds(lesson);
+  const got = Math.min(...runs.map((r) => seeds.filter((seed) => byRun?.[r]?.[seed] !== undefined).length));
+  const waiting = runs.every((r) => byRun?.[r] !== undefined) ? `measuring: ${got} of ${seeds.length} seeds` : 'load the steps it compares';
+  const values = !k ? waiting : typeof claim.b === 'number' ? `${fmt(k.a)} (${claim.op === '>' ? '≥' : '≤'} ${claim.b})` : `${fmt(k.a)} vs ${fmt(k.b)}`;
   return (
-    <li className={`lesson-claim ${state}`} data-testid={`lesson-claim-${claim.id}`} data-state={state} data-a={Number.isFinite(k.a) ? k.a : ''} title={describeClaim(lesson, claim)}>
+    <li className={`lesson-claim ${state}`} data-testid={`lesson-claim-${claim.id}`} data-state={state} data-a={k && Number.isFinite(k.a) ? k.a : ''} title={`${describeClaim(lesson, claim)}, on the mean over seeds ${seeds.join(', ')}`}>
       <span className="claim-mark" aria-hidden="true">
         {mark}
       </span>
       <span>
-        {claim.see}: <span className="num">{measured ? values : 'load the steps it compares'}</span>
+        {claim.see}: <span className="num">{values}</span>
         <span className="visually-hidden"> ({words})</span>
       </span>
     </li>
@@ -79,8 +86,27 @@ function CopyStepLink({ lesson, index }: { lesson: Lesson; index: number }) {
   );
 }
 
+/** Which seeds are training now, and any that failed. */
+function PoolStatus({ lesson }: { lesson: Lesson }) {
+  const training = useSeedPool((s) => s.training).filter((k) => k.startsWith(`${lesson.id}/`));
+  const errors = useSeedPool((s) => s.errors);
+  return (
+    <>
+      <p className="hint lesson-pool" role="status" data-testid="lesson-pool" data-training={training.length}>
+        {training.length > 0 ? `Training seeds ${training.map((k) => k.split('/')[2]).join(', ')} beside the run on screen…` : ''}
+      </p>
+      {errors.map((e, i) => (
+        <p key={i} className="error">
+          {e}
+        </p>
+      ))}
+    </>
+  );
+}
+
 export function LessonPanel() {
   useLessonCapture();
+  useEffect(() => watchSeedPool(), []);
   const ref = useAppStore((s) => s.lesson);
   const presenter = useAppStore((s) => s.presenter);
   const phase = useAppStore((s) => s.phase);
@@ -90,6 +116,7 @@ export function LessonPanel() {
   });
   const heading = useRef<HTMLHeadingElement>(null);
   const lessonId = ref?.id;
+  const byRun = useLessonResults((s) => (lessonId ? s.results[lessonId] : undefined));
   useEffect(() => heading.current?.focus(), [lessonId]);
   const lesson = ref ? lessonById(ref.id) : undefined;
   if (!ref || !lesson) return null;
@@ -146,6 +173,7 @@ export function LessonPanel() {
                   ))}
                 </ul>
               )}
+              {isCurrent && <SeedsCharts lesson={lesson} step={step} byRun={byRun} />}
             </li>
           );
         })}
@@ -163,9 +191,11 @@ export function LessonPanel() {
           <strong>Take-away:</strong> {lesson.takeaway}
         </p>
       )}
+      <PoolStatus lesson={lesson} />
       <p className="hint">
-        Each step loads its run from a share link and trains it to the iteration its lines measure; ✓ means the line held on
-        this browser's backend (the numbers quoted were measured on the CPU backend with the same seed).
+        Each step loads its run from a share link and trains it to the iteration its lines measure on screen; beside it the
+        lesson's other seeds (seeds {lessonSeeds(lesson).join(', ')} in all) train on the CPU backend, one worker per core. A line's numbers are the mean over those seeds and ✓ means the line held on that mean, as the tests check it; the
+        charts under the step show the mean over the seeds with a band from the lowest to the highest seed.
       </p>
     </section>
   );

@@ -1,26 +1,50 @@
 /**
- * What the lesson runs measured in this browser: each lesson run's metric rows and last batch,
- * captured when the playground holds exactly that run (same config, iterations 1..iters, no live
- * settings change in between), so the panel can check each claim on the visitor's own backend.
+ * What the lesson runs measured in this browser: each lesson run's metric rows and last batch, per
+ * seed. The seed on screen is captured when the playground holds exactly that run (same config,
+ * iterations 1..iters, no live settings change in between); the lesson's other seeds are trained
+ * headless by the seed pool (./seedPool.ts). The panel checks each claim on the mean over the
+ * lesson's seeds, as the tests do (workers/lessons.ts checkClaimOnSeeds).
  */
 import { useEffect } from 'react';
 import { create } from 'zustand';
-import { lessonById, lessonRunConfig, type Lesson, type LessonRun, type RunResult } from '../../workers/lessons';
+import { lessonById, lessonRunConfig, lessonSeeds, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/lessons';
 import { encodeShareLink } from '../../workers/shareUrl';
 import { currentBatch, useAppStore, type AppState } from '../store';
 
+/** By lesson id, then run id, then seed. */
+export type LessonResults = Record<string, Record<string, Record<number, RunResult>>>;
+
 interface LessonResultsState {
-  /** By lesson id, then run id. */
-  results: Record<string, Record<string, RunResult>>;
-  record(lessonId: string, runId: string, r: RunResult): void;
+  results: LessonResults;
+  record(lessonId: string, runId: string, seed: number, r: RunResult): void;
   clear(): void;
 }
 
 export const useLessonResults = create<LessonResultsState>()((set) => ({
   results: {},
-  record: (lessonId, runId, r) => set((s) => ({ results: { ...s.results, [lessonId]: { ...s.results[lessonId], [runId]: r } } })),
+  record: (lessonId, runId, seed, r) =>
+    set((s) => {
+      const lesson = s.results[lessonId] ?? {};
+      return { results: { ...s.results, [lessonId]: { ...lesson, [runId]: { ...lesson[runId], [seed]: r } } } };
+    }),
   clear: () => set({ results: {} }),
 }));
+
+/** The runs a statistic pair reads. */
+export function runsOf(stats: ReadonlyArray<Stat | number>): string[] {
+  return [...new Set(stats.flatMap((x) => (typeof x === 'object' ? [x.run] : [])))];
+}
+
+/** Whether `runId` has a result on every seed of the lesson. */
+export function allSeedsIn(lesson: Lesson, byRun: Record<string, Record<number, RunResult>> | undefined, runId: string): boolean {
+  const got = byRun?.[runId];
+  return !!got && lessonSeeds(lesson).every((seed) => got[seed] !== undefined);
+}
+
+/** The results as checkClaimOnSeeds takes them: one record of runs per lesson seed, in order. */
+export function bySeed(lesson: Lesson, byRun: Record<string, Record<number, RunResult>> | undefined): SeedResults[] {
+  return lessonSeeds(lesson).map((seed) => Object.fromEntries(Object.entries(byRun ?? {}).map(([run, seeds]) => [run, seeds[seed]])));
+}
 
 /** The config link of every run of a lesson, to recognise the run on screen. */
 const runKeys = new Map<string, Map<string, LessonRun>>();
@@ -38,10 +62,11 @@ export function runOnScreen(lesson: Lesson, s: AppState): LessonRun | null {
   return runsByConfig(lesson).get(encodeShareLink(s.config)) ?? null;
 }
 
-const needsDump = (lesson: Lesson, runId: string) =>
+/** Whether a claim reads the last batch of `runId`. */
+export const needsDump = (lesson: Lesson, runId: string) =>
   lesson.claims.some((c) => [c.a, c.b].some((x) => typeof x === 'object' && x.run === runId && 'dump' in x));
 
-/** Watches the run on screen and records it when it reaches its lesson run's iteration count. */
+/** Watches the run on screen and records it, at its seed, when it reaches its lesson run's iteration count. */
 export function useLessonCapture(): void {
   useEffect(() => {
     let asked = -1;
@@ -58,7 +83,8 @@ export function useLessonCapture(): void {
       if (rows.length !== run.iters || rows[rows.length - 1]?.iter !== run.iters) return;
       // A live settings change or a restart mixes two runs: not this lesson run.
       if (s.markers.some((m) => (m.kind === 'config' || m.kind === 'restart') && m.iter <= run.iters)) return;
-      const have = useLessonResults.getState().results[lesson.id]?.[run.id];
+      const seed = s.config.seed;
+      const have = useLessonResults.getState().results[lesson.id]?.[run.id]?.[seed];
       const last = s.series[s.series.length - 1];
       const wantDump = needsDump(lesson, run.id) && last?.iter === run.iters;
       const batch = wantDump ? currentBatch(s) : null;
@@ -69,10 +95,10 @@ export function useLessonCapture(): void {
         }
         return;
       }
-      const key = `${lesson.id}/${run.id}`;
+      const key = `${lesson.id}/${run.id}/${seed}`;
       if (have && recorded.get(key) === s.metricsEpoch && (have.dump !== null || batch === null)) return;
       recorded.set(key, s.metricsEpoch);
-      useLessonResults.getState().record(lesson.id, run.id, { rows, dump: batch });
+      useLessonResults.getState().record(lesson.id, run.id, seed, { rows, dump: batch });
     };
     check(useAppStore.getState());
     return useAppStore.subscribe(check);

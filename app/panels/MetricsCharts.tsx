@@ -3,7 +3,8 @@
  * (app/charts/chartGroups.ts over SCALAR_METRICS, with METRIC_DOCS as the explanations), the latest
  * advantage and log-ratio histograms (the clipped region shaded), and both distributions as canvas
  * heatmaps over iterations. Every chart can show its data as a table. Containers carry data-testid,
- * data-points (iterations shown), data-markers (run events) and data-alarms for the e2e tests.
+ * data-points (iterations shown), data-last-iter (the latest iteration shown), data-markers (run
+ * events) and data-alarms for the e2e tests.
  * The line charts and histograms are drawn by app/charts/engine.tsx: the plain SVG chart by
  * default (with Recharts, chart re-renders were the main thread's long tasks while training;
  * bench/pageCharts.ts measures both), Recharts with `?charts=recharts`. The first screen holds the
@@ -172,9 +173,9 @@ function SeriesTable({ id, title, rows, keys }: { id: string; title: string; row
   );
 }
 
-const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series: MetricRow[]; markers: RunMarker[]; height: number; slot?: number }) {
+const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series: MetricRow[]; markers: RunMarker[]; height: number; slot?: number; flush: boolean }) {
   const { group, markers, height } = props;
-  const series = useStaggeredSeries(props.series, props.slot ?? 0, SLOTS, props.slot === undefined ? 0 : undefined) as MetricRow[];
+  const series = useStaggeredSeries(props.series, props.slot ?? 0, SLOTS, props.slot === undefined ? 0 : undefined, props.flush) as MetricRow[];
   const testId = `chart-${group.id}`;
   const keys = useMemo<XYSeries[]>(
     () =>
@@ -222,6 +223,7 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
       className={`chart ${group.large ? 'chart-large' : ''}`}
       data-testid={testId}
       data-points={series.length}
+      data-last-iter={lastRow?.iter ?? 0}
       data-markers={events}
       data-alarms={markers.length - events}
       data-metrics={group.metrics.join(',')}
@@ -270,8 +272,10 @@ function Histogram(props: {
   range: readonly [number, number];
   color: string;
   clip?: [number, number];
+  /** The iteration the histogram is of (0 before the first). */
+  iter: number;
 }) {
-  const { testId, title, doc, counts, edges, range, color, clip } = props;
+  const { testId, title, doc, counts, edges, range, color, clip, iter } = props;
   const ref = useRef<HTMLElement>(null);
   const tableId = useId();
   const [table, setTable] = useState(false);
@@ -290,6 +294,7 @@ function Histogram(props: {
       className="chart"
       data-testid={testId}
       data-points={ok ? counts.length : 0}
+      data-last-iter={iter}
       data-clip-low={clip ? clip[0].toFixed(4) : undefined}
       data-clip-high={clip ? clip[1].toFixed(4) : undefined}
       title={doc}
@@ -352,12 +357,13 @@ function Heatmap(props: {
   doc: string;
   series: MetricRow[];
   slot: number;
+  flush: boolean;
   histKey: 'adv_hist' | 'ratio_hist';
   range: readonly [number, number];
   guides: Array<{ value: number; color: string }>;
 }) {
   const { testId, title, doc, histKey, range, guides } = props;
-  const series = useStaggeredSeries(props.series, props.slot, SLOTS) as MetricRow[];
+  const series = useStaggeredSeries(props.series, props.slot, SLOTS, undefined, props.flush) as MetricRow[];
   const tableId = useId();
   const [table, setTable] = useState(false);
   const edgesKey = histKey === 'adv_hist' ? 'adv_hist_edges' : 'ratio_hist_edges';
@@ -372,7 +378,7 @@ function Heatmap(props: {
       ? `${title}: no iterations yet.`
       : `${title}: ${rows.length} iterations (columns) by ${bins} bins from ${tickFmt(edges[0]!)} (bottom) to ${tickFmt(edges[bins]!)} (top); brighter is more tokens.`;
   return (
-    <figure className="chart heatmap" data-testid={testId} data-iterations={rows.length} data-bins={rows.length > 0 ? bins : 0} title={doc}>
+    <figure className="chart heatmap" data-testid={testId} data-last-iter={series[series.length - 1]?.iter ?? 0} data-iterations={rows.length} data-bins={rows.length > 0 ? bins : 0} title={doc}>
       <Caption title={title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId} />
       <p className="chart-doc">{doc}</p>
       <div className="heatmap-body">
@@ -435,10 +441,15 @@ export function MetricsCharts() {
   const markers = useAppStore((s) => s.markers);
   const config = useAppStore((s) => s.config);
   const presenter = useAppStore((s) => s.presenter);
+  // Paused (or one step taken): every chart takes the latest rows at once, so all show one iteration.
+  const flush = useAppStore((s) => s.phase !== 'running');
   // The clip the run applies: a method may set its own (DAPO, GSPO, GMPO's log-space range).
   const ratio = useMemo(() => resolvePlan(config).ratio, [config]);
-  // The small charts render at a lower priority, so a burst of rows never blocks the page.
-  const series = useDeferredValue(liveSeries);
+  // The small charts render at a lower priority, so a burst of rows never blocks the page; paused,
+  // they take the live rows in the same commit as the large chart (a deferred render that new rows
+  // kept interrupting could be tens of iterations behind).
+  const deferred = useDeferredValue(liveSeries);
+  const series = flush ? liveSeries : deferred;
   const last = liveSeries[liveSeries.length - 1];
   const iterLabel = last ? ` (iteration ${last.iter})` : '';
   const clip = useMemo<[number, number]>(
@@ -468,6 +479,7 @@ export function MetricsCharts() {
       edges={last?.adv_hist_edges}
       range={ADV_HIST_RANGE}
       color="#7c3aed"
+      iter={last?.iter ?? 0}
     />
   );
   const ratioHist = (
@@ -480,6 +492,7 @@ export function MetricsCharts() {
       range={LOGRATIO_HIST_RANGE}
       color="#0891b2"
       clip={clip}
+      iter={last?.iter ?? 0}
     />
   );
 
@@ -488,7 +501,7 @@ export function MetricsCharts() {
   return (
     <section className="panel charts" aria-labelledby="charts-title">
       <h2 id="charts-title">Training</h2>
-      {large && <SeriesChart group={large} series={liveSeries} height={180} markers={groupMarkers.get(large.id)!} />}
+      {large && <SeriesChart group={large} series={liveSeries} height={180} markers={groupMarkers.get(large.id)!} flush={flush} />}
       <OnPolicyHint />
       <div className="chart-grid key-charts">
         <Heatmap
@@ -497,6 +510,7 @@ export function MetricsCharts() {
           doc="Each column is one iteration's advantage histogram (scaled to its own maximum). A bright band at 0 means many advantages near 0: it is Advantage Collapse only where they are exactly 0 (the Collapse chart's zero-advantage share); under CM2 or IGPO small advantages light it too."
           series={series}
           slot={0}
+          flush={flush}
           histKey="adv_hist"
           range={ADV_HIST_RANGE}
           guides={zeroGuide}
@@ -507,11 +521,12 @@ export function MetricsCharts() {
           doc="Each column is one iteration's log-ratio histogram; dashed lines: the clip bounds. Spread beyond them means clipping, a widening fan means the policy moves fast."
           series={series}
           slot={1}
+          flush={flush}
           histKey="ratio_hist"
           range={LOGRATIO_HIST_RANGE}
           guides={clipGuides}
         />
-        {collapse && <SeriesChart group={collapse} series={series} height={150} markers={groupMarkers.get(collapse.id)!} slot={slotOf(collapse)} />}
+        {collapse && <SeriesChart group={collapse} series={series} height={150} markers={groupMarkers.get(collapse.id)!} slot={slotOf(collapse)} flush={flush} />}
       </div>
       {/* Presenter mode opens it: the lesson's own charts may be among these (its style hides the rest). */}
       <details className="more-charts" data-testid="more-charts" open={presenter || undefined}>
@@ -522,7 +537,7 @@ export function MetricsCharts() {
         </div>
         <div className="chart-grid small">
           {rest.map((g) => (
-            <SeriesChart key={g.id} group={g} series={series} height={150} markers={groupMarkers.get(g.id)!} slot={slotOf(g)} />
+            <SeriesChart key={g.id} group={g} series={series} height={150} markers={groupMarkers.get(g.id)!} slot={slotOf(g)} flush={flush} />
           ))}
         </div>
       </details>

@@ -301,7 +301,7 @@ export function lessonReadyTable(rows: LessonReadyResult[]): string {
       rows.map((r) => [r.lesson, fmt(r.ms, 0), `${r.held}/${r.lines}`, r.error ?? '']),
     ),
     '',
-    `Lesson step ready: the step's link opened in a fresh page on the CPU backend, from navigation to every "what you should see" line measured (none still "…"); median over the lessons ${fmt(median, 0)} ms.`,
+    `Lesson step ready: the step's link opened in a fresh page on the CPU backend, from navigation to every "what you should see" line measured on the mean over the lesson's seeds (none still "…": the seed on screen and the others trained beside it, one worker per core); median over the lessons ${fmt(median, 0)} ms.`,
   ].join('\n');
 }
 

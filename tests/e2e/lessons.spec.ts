@@ -1,14 +1,16 @@
 /**
  * Lessons, driven as a teacher would on the CPU backend: open each lesson from the Lessons menu,
  * load every step (each runs its share link to the iteration its lines measure), and check that
- * every "what you should see" line is measured on the page and holds (the same numbers as the unit
- * test's headless runs). Presenter mode hides the panels and charts the lesson does not need and
+ * every "what you should see" line is measured on the page, on the mean over the lesson's seeds
+ * (the seed on screen and the others trained beside it), and holds, as in the unit test's headless
+ * runs; each step shows its metrics as the mean over the seeds with a min-max band. Presenter mode hides the panels and charts the lesson does not need and
  * puts the lesson in large type. Screenshots: test-results/screens/lesson-<id>.png (the page),
- * lesson-<id>-panel.png (the whole panel) and lesson-<id>-presenter.png (dark theme).
+ * lesson-<id>-panel.png (the whole panel), lesson-<id>-presenter.png (dark theme) and
+ * lesson-step-seeds.png (one step with its seed bands).
  */
 import { expect, test, type Page } from '@playwright/test';
 import { lessonStepHash } from '../../app/lessons/links';
-import { lessonRun, LESSONS, type Lesson } from '../../workers/lessons';
+import { isDumpStat, lessonRun, LESSONS, lessonSeeds, type Lesson } from '../../workers/lessons';
 import { collectPageErrors, iterShown, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
 test.beforeEach(async ({ page, context }) => {
@@ -41,6 +43,20 @@ async function stepMeasured(page: Page, lesson: Lesson, i: number): Promise<void
     await expect(line, `${lesson.id} step ${i + 1}: ${id}`).not.toHaveAttribute('data-state', 'pending', { timeout: 150_000 });
     await expect(line, `${lesson.id} step ${i + 1}: ${id} holds`).toHaveAttribute('data-state', 'ok');
   }
+  // The step's charts: each metric its lines read, the mean over the lesson's seeds with a min-max band per run.
+  const metrics = new Set(step.claims.flatMap((id) => {
+    const c = lesson.claims.find((x) => x.id === id)!;
+    return [c.a, c.b].flatMap((x) => (typeof x === 'object' && !isDumpStat(x) ? [x.metric] : []));
+  }));
+  const charts = panel.getByTestId(`lesson-step-${i + 1}`).locator('[data-testid^="lesson-seeds-chart-"]');
+  await expect(charts).toHaveCount(metrics.size);
+  for (const chart of await charts.all()) {
+    await expect(chart).toHaveAttribute('data-seeds', String(lessonSeeds(lesson).length));
+    const runs = (await chart.getAttribute('data-runs'))!.split(',');
+    expect(runs).toContain(step.run);
+    // One band per run (of no height where every seed has the same value: it is not "visible" then).
+    await expect(chart.locator('path.xy-band')).toHaveCount(runs.length);
+  }
   await waitIdle(page);
   expect(await iterShown(page)).toBe(run.iters);
   await expect(panel.getByTestId(`lesson-step-${i + 1}`)).toHaveAttribute('aria-current', 'step');
@@ -49,7 +65,8 @@ async function stepMeasured(page: Page, lesson: Lesson, i: number): Promise<void
 
 for (const lesson of LESSONS) {
   test(`lesson ${lesson.id}: every step runs and every line holds; presenter mode`, async ({ page }) => {
-    test.setTimeout(420_000);
+    // Every step trains its run on each lesson seed (two runs per core on a 2-core machine).
+    test.setTimeout(900_000);
     const errors = collectPageErrors(page);
     await ready(page);
     await openFromMenu(page, lesson);
@@ -95,6 +112,20 @@ for (const lesson of LESSONS) {
   });
 }
 
+test('a lesson step trains on the lesson’s seeds: its lines on their mean, its charts with a min-max band', async ({ page }) => {
+  const lesson = LESSONS.find((l) => l.id === 'collapse')!;
+  const errors = collectPageErrors(page);
+  await ready(page, `/${lessonStepHash(lesson, 0)}`);
+  await stepMeasured(page, lesson, 0);
+  const step = page.getByTestId('lesson-step-1');
+  // Each band is as wide as the seeds disagree: a closed path, not a line.
+  const band = step.locator('[data-testid^="lesson-seeds-chart-"] path.xy-band').first();
+  expect(await band.getAttribute('d')).toMatch(/^M.*Z$/);
+  await expect(page.getByTestId('lesson-pool')).toHaveAttribute('data-training', '0');
+  await step.screenshot({ path: `${SCREENS_DIR}lesson-seeds-bands.png` });
+  expect(errors).toEqual([]);
+});
+
 test('a lesson step link opens the panel at that step and runs it; the menu works from the keyboard', async ({ page }) => {
   const lesson = LESSONS.find((l) => l.id === 'turns')!;
   const run = lessonRun(lesson, lesson.steps[1]!.run);
@@ -106,6 +137,7 @@ test('a lesson step link opens the panel at that step and runs it; the menu work
   await expect(panel).toHaveAttribute('data-step', '2');
   await stepMeasured(page, lesson, 1);
   await expect(page.getByTestId('link-notice')).toHaveCount(0);
+  await panel.getByTestId('lesson-step-2').screenshot({ path: `${SCREENS_DIR}lesson-step-seeds.png` });
 
   // Close it, then open another lesson with the keyboard only.
   await panel.getByRole('button', { name: `Close the lesson ${lesson.title}` }).click();

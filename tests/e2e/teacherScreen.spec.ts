@@ -4,7 +4,7 @@
  * the run line, and the default page on one 1366x900 screen. Screenshots go to test-results/screens/.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
+import { collectPageErrors, iterShown, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
 test.beforeEach(async ({ page, context }) => {
   await removeWebGpu(page, context);
@@ -153,4 +153,54 @@ test('presenter mode at 1280x720: the lesson’s key chart and the Group view on
   expect(await onFirstScreen(page, 'chart-reward', 720)).toBe(true);
   await page.screenshot({ path: `${SCREENS_DIR}presenter-1280.png` });
   expect(await onFirstScreen(page, 'group-view', 720)).toBe(true);
+});
+
+/**
+ * Arms a watcher in the page that, on the first frame the run line says "paused" (at iteration
+ * `iter` when given), waits two frames (the commit that follows has painted) and reads every chart's
+ * latest iteration (its data-last-iter) by test id. Read at once, not polled: the staggered updates
+ * would catch up within their period and hide a chart left behind.
+ */
+async function armPausedRead(page: Page, iter?: number): Promise<void> {
+  await page.evaluate((want) => {
+    const w = window as unknown as { __pausedIters?: Promise<Record<string, number>> };
+    w.__pausedIters = new Promise((resolve) => {
+      const read = () => {
+        const out: Record<string, number> = {};
+        for (const f of document.querySelectorAll('.charts figure.chart[data-last-iter]')) out[f.getAttribute('data-testid')!] = Number(f.getAttribute('data-last-iter'));
+        out['iter-shown'] = Number(document.querySelector('[data-testid="iter"]')?.textContent?.match(/\d+/)?.[0] ?? NaN);
+        resolve(out);
+      };
+      const check = () => {
+        const paused = /paused/.test(document.querySelector('[data-testid="phase"]')?.textContent ?? '');
+        const at = Number(document.querySelector('[data-testid="iter"]')?.textContent?.match(/\d+/)?.[0] ?? NaN);
+        if (paused && (want === null || at === want)) requestAnimationFrame(() => requestAnimationFrame(read));
+        else requestAnimationFrame(check);
+      };
+      requestAnimationFrame(check);
+    });
+  }, iter ?? null);
+}
+
+const pausedRead = (page: Page) => page.evaluate(() => (window as unknown as { __pausedIters: Promise<Record<string, number>> }).__pausedIters);
+
+test('paused, or after one step, every chart shows the same latest iteration', async ({ page }) => {
+  await ready(page, '/#v=1&batch=4&group=4');
+  await page.getByRole('button', { name: 'Start' }).click();
+  await expect.poll(() => iterShown(page), { timeout: 60_000 }).toBeGreaterThanOrEqual(12);
+  await armPausedRead(page);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  const paused = await pausedRead(page);
+  const iter = paused['iter-shown']!;
+  // The key charts, the latest-iteration histograms and every chart under "More charts".
+  expect(Object.keys(paused).length).toBeGreaterThanOrEqual(9);
+  expect(paused).toEqual(Object.fromEntries(Object.keys(paused).map((k) => [k, iter])));
+  await waitIdle(page);
+  await page.getByTestId('more-charts').locator('summary').click();
+  await page.locator('.charts').screenshot({ path: `${SCREENS_DIR}paused-charts-one-iteration.png` });
+
+  await armPausedRead(page, iter + 1);
+  await page.getByRole('button', { name: 'Step' }).click();
+  const stepped = await pausedRead(page);
+  expect(stepped).toEqual(Object.fromEntries(Object.keys(paused).map((k) => [k, iter + 1])));
 });
