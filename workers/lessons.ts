@@ -143,6 +143,12 @@ const EPOCHS = { batch: '4', group: '8', epochs: '4', minibatches: '2' } as cons
 const STALE = { ...SMALL, staleness: '4', minibatches: '2', lr: '0.01' } as const;
 const PARTIAL = { ...SMALL, task: 'sequence', 'env.seqReward': 'partial' } as const;
 const ROLES = { ...SMALL, task: 'roles', 'env.roleScale': '5', 'env.roleOffset': '0.5' } as const;
+/**
+ * The crash lesson's regime (docs/LESSONS.md "Why training crashes: the regime search"): the
+ * sequence task with partial credit, 8 epochs x 2 minibatches per batch at lr 0.02, so every batch
+ * takes 16 optimizer steps and the ratios leave any clip range within the first iteration.
+ */
+const PRESSURE = { ...PARTIAL, epochs: '8', minibatches: '2', lr: '0.02' } as const;
 
 /** Lesson 4's margin: about half the rise the lesson seeds showed (0.95), docs/LESSONS.md. */
 const CLEAN_BY = 0.45;
@@ -537,6 +543,60 @@ export const LESSONS: readonly Lesson[] = [
     charts: ['reward', 'entropy', 'clip', 'kl'],
     takeaway:
       'Entropy is shaped by what the clip lets through, not by the clip\'s width alone: clip-higher clips less, and on some seeds the room goes to winning tokens and speeds up the collapse it is meant to slow. ProRL\'s resets keep a KL penalty from turning into a tether to the initial policy.',
+  },
+  {
+    id: 'crash',
+    title: 'Why training crashes',
+    summary:
+      'A tolerant clip (CISPO clips the importance weight but keeps every token\'s gradient; SAPO fades it smoothly) lets an off-policy update go further than a token clip does. Does that buy a faster climb, and what does it cost? A sequence-level clip (GSPO) is the control.',
+    methods: ['grpo', 'sapo', 'cispo', 'gspo'],
+    runs: [
+      { id: 'grpo', label: 'GRPO, token clip, 8 epochs x 2 minibatches', set: { ...PRESSURE }, iters: 20 },
+      { id: 'sapo', label: 'GRPO + SAPO (soft gate)', set: { ...PRESSURE, methods: 'grpo,sapo' }, iters: 20 },
+      { id: 'cispo', label: 'GRPO + CISPO (clipped weight, gradient kept)', set: { ...PRESSURE, methods: 'grpo,cispo' }, iters: 20 },
+      { id: 'gspo', label: 'GRPO + GSPO (sequence clip)', set: { ...PRESSURE, methods: 'grpo,gspo' }, iters: 20 },
+    ],
+    steps: [
+      {
+        run: 'grpo',
+        text: 'Load GRPO with PPO\'s token clip on the sequence task (partial credit), under heavy off-policy pressure: every batch is reused for 8 epochs of 2 minibatches at lr 0.02 (20 iterations). Watch success and entropy.',
+        see: 'Success (exact match) climbs slowly at first (0.19 in iterations 2-5) and reaches about 0.96 in iterations 16-20 (mean of seeds 1-4); entropy falls gradually, from about 1.0 in iterations 1-3.',
+        claims: ['grpo-learns'],
+      },
+      {
+        run: 'sapo',
+        text: 'Switch the clip to SAPO\'s soft gate, same seed. No token\'s gradient is switched off at a clip edge, so the 16 steps on each batch go much further.',
+        see: 'It climbs faster (0.31 against 0.19 in iterations 2-5), peaks around 0.41 (iterations 6-10) and then falls to about 0.11 in iterations 16-20. The first update already moved the policy far: entropy 0.18 against 1.0 and a KL to the start about 6x the token clip\'s in iterations 1-3 (means of seeds 1-4).',
+        claims: ['sapo-early', 'sapo-crash', 'sapo-entropy', 'sapo-kl'],
+      },
+      {
+        run: 'cispo',
+        text: 'Now CISPO: the importance weight is clipped to [0.8, 1.2] but every token keeps its gradient.',
+        see: 'Entropy collapses in the first iterations (0.10 in iterations 1-3) and success ends near 0 (0.06 in iterations 16-20 against the token clip\'s 0.96). It climbed early on 2 of the 4 lesson seeds (to about 0.3) and never on the other 2.',
+        claims: ['cispo-entropy', 'cispo-late'],
+      },
+      {
+        run: 'gspo',
+        text: 'Finally GSPO: one ratio per sequence (the geometric mean of its tokens\') and a tight sequence clip, so a sequence that has moved too far gives no gradient at all.',
+        see: 'No crash: success keeps rising (0.70 in iterations 6-10, 0.85 in 16-20) and ends far above SAPO\'s.',
+        claims: ['gspo-stable', 'gspo-vs-sapo'],
+      },
+    ],
+    claims: [
+      { id: 'grpo-learns', see: 'Token clip: success rises', a: mean('grpo', 'success_rate', 16, 20), op: '>', b: mean('grpo', 'success_rate', 2, 5), by: 0.35 },
+      { id: 'sapo-early', see: 'SAPO: faster early', a: mean('sapo', 'success_rate', 2, 5), op: '>', b: mean('grpo', 'success_rate', 2, 5), by: 0.05 },
+      { id: 'sapo-crash', see: 'SAPO: then falls below its own peak', a: mean('sapo', 'success_rate', 16, 20), op: '<', b: mean('sapo', 'success_rate', 6, 10), by: 0.15 },
+      { id: 'sapo-entropy', see: 'SAPO: entropy collapses in the first updates', a: mean('sapo', 'entropy', 1, 3), op: '<', b: mean('grpo', 'entropy', 1, 3), times: 3 },
+      { id: 'sapo-kl', see: 'SAPO: the first updates move the policy far', a: mean('sapo', 'kl_ref', 1, 3), op: '>', b: mean('grpo', 'kl_ref', 1, 3), times: 3 },
+      { id: 'cispo-entropy', see: 'CISPO: entropy collapses in the first updates', a: mean('cispo', 'entropy', 1, 3), op: '<', b: mean('grpo', 'entropy', 1, 3), times: 3 },
+      { id: 'cispo-late', see: 'CISPO: ends far below the token clip', a: mean('cispo', 'success_rate', 16, 20), op: '<', b: mean('grpo', 'success_rate', 16, 20), by: 0.45 },
+      { id: 'gspo-stable', see: 'GSPO: no fall from mid-run', a: mean('gspo', 'success_rate', 16, 20), op: '>', b: mean('gspo', 'success_rate', 6, 10), by: 0 },
+      { id: 'gspo-vs-sapo', see: 'GSPO ends far above SAPO', a: mean('gspo', 'success_rate', 16, 20), op: '>', b: mean('sapo', 'success_rate', 16, 20), by: 0.35 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['reward', 'entropy', 'kl', 'ratio'],
+    takeaway:
+      'A clip is also a brake. Under heavy reuse of each batch the tolerant clips let the first updates run far, which buys a fast early climb and a collapsed, brittle policy that then falls; the sequence clip gives up the early speed and does not fall.',
   },
 ];
 
