@@ -10,6 +10,7 @@ import { advantageKernel } from './advantage/advantage';
 import { criticUpdateKernel, gaeKernel } from './advantage/critic';
 import { essScaleKernel } from './optimizer/essScale';
 import { finiteCheckKernel } from './stats/finiteCheck';
+import { negOutShareKernel } from './stats/negOutShare';
 import { infoGainKernel } from './advantage/infoGain';
 import { embedProjectKernel, firstLayerGradKernel, firstLayerGradSubgroupKernel, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel } from './model/mlpKernels';
 import { logitGradKernel, logitGradSubgroupKernel } from './softmax/logitGrad';
@@ -54,6 +55,7 @@ export const ALL_OPS = [
   optimizerStepKernel,
   statsKernel,
   finiteCheckKernel,
+  negOutShareKernel,
 ] as const;
 
 /** What a compilation check or the self-test needs of a pipeline. */

@@ -123,6 +123,8 @@ export interface ModelState {
 
 export type UpdateStats = StatsOut & {
   grad_norm: number;
+  /** ARLArena's diagnosis (kernels/stats/negOutShare.ts) over the last epoch's rows. */
+  neg_out_grad_share: number;
   /** ESS / N of the sequence IS weights of the rollout policy (1 when rollouts are fresh), the mean over minibatches. */
   ess_rollout: number;
   /** The factor the learning rate was scaled by (VCPO; 1 otherwise), the mean over minibatches. */

@@ -2,6 +2,7 @@
  * The CPU backend: the same update as the GPU backend, computed by the kernels' TypeScript
  * references. It is the fallback where WebGPU is missing and the oracle in tests.
  */
+import { negOutShareCpu } from '../kernels/stats/negOutShare';
 import { usesSeqRatio } from './plan';
 import { adamCpu, gradNormCpu } from '../kernels/optimizer/adam';
 import { HEALTH, nonFiniteCpu } from '../kernels/stats/finiteCheck';
@@ -100,6 +101,8 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
     turnReward: new Float32Array(N * shape.maxTurns),
   };
   const kl = new Float32Array(R);
+  // Each row's gradient of its last loss evaluation: the last epoch's, for ARLArena's diagnosis.
+  const dlogpRows = new Float32Array(R);
   // What the batch dump shows beyond the loss's own tensors (last update's values).
   const extra: Pick<BatchTensors, 'logpRollout' | 'entropyOld' | 'sumP2Old' | 'g2' | 'value' | 'ret' | 'answerLogp'> = {
     logpRollout: new Float32Array(R),
@@ -268,6 +271,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
             t.ratio.set(lo.ratio, r0);
             t.clip.set(lo.clip, r0);
             kl.set(lo.kl, r0);
+            dlogpRows.set(lo.dlogp, r0);
             const dz = logitGradCpu(f.z, dims.V, seq, mbRows, lo.dlogp, shape.temperature);
             const grads = backwardCpu(params, dims, seq, L, mbRows, f.h, dz, progress);
             progress();
@@ -315,6 +319,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       return {
         ...stats,
         grad_norm: gradNorm,
+        neg_out_grad_share: negOutShareCpu({ mask: inp.mask, adv: t.adv, logp: t.logp, logpOld: t.logpOld, dlogp: dlogpRows }),
         ess_rollout: mean(0),
         lr_scale: mean(1),
         ess_minibatch: essMb.map((x) => x[0]),

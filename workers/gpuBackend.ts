@@ -198,6 +198,7 @@ export function createGpuBackend(
   const segs = mode === 'turn' || mode === 'step' ? T : 1;
   const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
+  const negOutOut = f32('neg_out_grad_share', 1);
   const statsConfig = statsConfigFor(shape, kernelVariant);
   // stats' per-chunk records (pass 1 to pass 2), its own for the same reason as normPartials.
   const statsPartials = f32('stats partials', statsKernel.scratchWords(statsConfig));
@@ -227,8 +228,9 @@ export function createGpuBackend(
   const READ = BufferUsage.MAP_READ | BufferUsage.COPY_DST;
   const sampledRead = buffer('sampled readback', 4 * N * actionLen, READ);
   // One mapAsync per step: statistics, the gradient norm, the health word, (ESS, lr factor) per
-  // minibatch, then (on snapshot updates) params, ref, m, v.
-  const STATS_READ_WORDS = STATS_WORDS + 2 + 2 * MB;
+  // minibatch, ARLArena's diagnosis, then (on snapshot updates) params, ref, m, v.
+  const NEG_OUT_WORD = STATS_WORDS + 2 + 2 * MB;
+  const STATS_READ_WORDS = NEG_OUT_WORD + 1;
   const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
   const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P + CRITIC), READ);
   // PPO: the critic table as the update found it, so the dump can show each row's value.
@@ -396,6 +398,8 @@ export function createGpuBackend(
     // Step s trains minibatch s mod MB (the minibatch calls repeat per stage and epoch).
     k.optimizerStep.bind({ params, grads, m, v, partials: normPartials, norm, health, lrScale: essAt(s % MB) }, adamConfig(0, s + 1), `optimizer step ${s}`),
   );
+  // Over every row after the last step: dlogp and logp then hold the last epoch's values.
+  const negOutCall = k.negOutShare.bind({ mask, adv, logp, logpOld, dlogp, out: negOutOut }, { numRows: R });
   const statsCall = k.stats.bind({ mask, adv, logp, logpOld, entropy, ppo, traj: trajIn, partials: statsPartials, out: statsOut }, statsConfig);
 
   // After the update: log-probs and the loss and ratio columns of the loss rows (not the clip
@@ -564,6 +568,7 @@ export function createGpuBackend(
         }
         // PLUMBING: statistics, and the last step's gradient norm after them in the readback.
         k.stats.encode(pass, statsCall);
+        k.negOutShare.encode(pass, negOutCall);
         k.finiteCheck.encode(pass, checks);
         pass.end();
         if (stale) {
@@ -576,6 +581,7 @@ export function createGpuBackend(
         enc.copyBufferToBuffer(norm, 0, read, 4 * STATS_WORDS, 4);
         enc.copyBufferToBuffer(health, 0, read, 4 * (STATS_WORDS + 1), 4);
         for (let i = 0; i < MB; i++) enc.copyBufferToBuffer(essOut, 4 * ESS_OUT_STRIDE * i, read, 4 * (STATS_WORDS + 2 + 2 * i), 8);
+        enc.copyBufferToBuffer(negOutOut, 0, read, 4 * NEG_OUT_WORD, 4);
         if (inp.snapshot) {
           copyState(enc, read);
         }
@@ -586,6 +592,7 @@ export function createGpuBackend(
       const out: UpdateStats = {
         ...decodeStats(words),
         grad_norm: steps > 0 ? words[STATS_WORDS]! : 0,
+        neg_out_grad_share: words[NEG_OUT_WORD]!,
         ...(() => {
           const ess = Array.from({ length: MB }, (_, i) => words[STATS_WORDS + 2 + 2 * i]!);
           const lr = Array.from({ length: MB }, (_, i) => words[STATS_WORDS + 3 + 2 * i]!);

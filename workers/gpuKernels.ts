@@ -82,6 +82,7 @@ export function backendPipelines(shape: RunShape, variant: KernelVariant): Kerne
     ...(updateSteps(shape) > 0 ? k.optimizerStep.pipelines() : []),
     ...k.stats.pipelines(statsConfigFor(shape, variant)),
     ...k.finiteCheck.pipelines(),
+    ...k.negOutShare.pipelines(),
   ];
 }
 

@@ -260,6 +260,36 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     expect(rows[2]!.kl_ref).toBeGreaterThan(0);
     expect(rows[3]!.kl_ref).toBeLessThan(rows[2]!.kl_ref);
   },
+  async gigpo() {
+    // The step-level estimator alone: GiGPO's advantages and anchor keys, nothing else of SAMPO's.
+    const p = resolvePlan(cfgOf('gigpo'));
+    expect([p.advantage.estimator, p.advantage.scaleStd, p.advantage.gamma, p.anchors, p.stepRows, p.ratio.mode, p.lossAgg, p.dynamicSampling]).toEqual(['gigpo', true, 0.95, true, false, 'token', 'token-mean', null]);
+    // Two rollouts through the same two states (keys 7, 9), outcomes 1 and 0, gamma 1. Episode part
+    // over the step rows {1, 1, 0, 0}: mean 0.5, unbiased std sqrt(1/3), so +-0.5 sqrt(3). Step
+    // returns 1, 1 and 0, 0: each anchor set {1, 0} has mean 0.5, so +-0.5.
+    const adv = advantageCpu(
+      { reward: f32([1, 0]), ...groupLayout([2]), turns: Uint32Array.of(2, 2), turnReward: f32([0, 1, 0, 0]), turnKey: Uint32Array.of(7, 9, 7, 9), mask: f32([1, 1, 1, 1]) },
+      { ...ADVANTAGE_DEFAULTS, ...p.advantage, gamma: 1 },
+      shape(2, 2, 1, 2),
+    );
+    expect(adv[0]).toBeCloseTo(0.5 * Math.sqrt(3) + 0.5, 5);
+    expect(adv[1]).toBeCloseTo(0.5 * Math.sqrt(3) + 0.5, 5);
+    expect(adv[2]).toBeCloseTo(-0.5 * Math.sqrt(3) - 0.5, 5);
+    const { rows } = await run(cfgOf('gigpo'), 1);
+    expect(Number.isFinite(rows[0]!.adv_std)).toBe(true);
+  },
+  async dynfilter() {
+    // The filter alone: no clip or aggregation change, and it goes with CISPO (DAPO does not).
+    const p = resolvePlan(cfgOf('grpo,dynfilter'));
+    expect([p.ratio.mode, p.ratio.clipLow, p.ratio.clipHigh, p.lossAgg, p.dynamicSampling]).toEqual(['token', 0.2, 0.2, 'token-mean', { maxGenBatches: 3, from: 1 }]);
+    expect(cfgOf('grpo,cispo,dynfilter').methods).toEqual(['grpo', 'cispo', 'dynfilter']);
+    expect(() => cfgOf('grpo,dapo,dynfilter')).toThrow(/conflicts/);
+    const { rows } = await run(cfgOf('grpo,dynfilter', { 'dynfilter.maxGenBatches': '10' }), 2);
+    for (const r of rows) {
+      expect(r.groups_all_equal_frac).toBe(0);
+      expect(r.rollouts).toBeGreaterThan(16);
+    }
+  },
   async cispo() {
     // The clipped IS weight with its gradient stopped: a token whose ratio left the range keeps the
     // gradient -clip(r) A (PPO would give it 0). r = e^0.5 > 1.2 with A = 1: weight 1.2.

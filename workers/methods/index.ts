@@ -5,7 +5,9 @@ import { dapo } from './dapo';
 import { dars } from './dars';
 import { drgrpo } from './drgrpo';
 import { drmas } from './drmas';
+import { dynfilter } from './dynfilter';
 import { edge } from './edge';
+import { gigpo } from './gigpo';
 import { gmpo } from './gmpo';
 import { grpo } from './grpo';
 import { gspo } from './gspo';
@@ -26,7 +28,7 @@ import { zerosearch } from './zerosearch';
 
 export const methodRegistry = {
   grpo, drgrpo, ppo, dapo, gspo, rloo, reinforcepp,
-  igpo, cm2, edge, regft, pfppo, zerosearch, dars, seeupo, sampo, vcpo, prorl, gmpo, otb, drmas, cispo, sapo,
+  igpo, cm2, edge, regft, pfppo, zerosearch, dars, seeupo, sampo, vcpo, prorl, gmpo, otb, drmas, cispo, sapo, gigpo, dynfilter,
 } as const satisfies Record<string, MethodDef>;
 export type MethodId = keyof typeof methodRegistry;
 /** Every method id, in registry order (live: `registerMethod` appends). */
