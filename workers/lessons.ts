@@ -577,7 +577,7 @@ export const LESSONS: readonly Lesson[] = [
       },
       {
         run: 'gspo',
-        text: 'Finally GSPO: one ratio per sequence (the geometric mean of its tokens\') and a tight sequence clip, so a sequence that has moved too far gives no gradient at all.',
+        text: 'Finally GSPO: one ratio per sequence (the geometric mean of its tokens\') and a tight sequence clip, so a sequence whose ratio has passed the clip in the direction its advantage pushes gives no gradient at all, whatever its tokens\' own ratios.',
         see: 'No crash: success keeps rising (0.70 in iterations 6-10, 0.85 in 16-20) and ends far above SAPO\'s (0.11). It gives up the early lead: its first iterations look like the token clip\'s.',
         claims: ['gspo-stable', 'gspo-vs-sapo'],
       },
