@@ -143,6 +143,12 @@ const EPOCHS = { batch: '4', group: '8', epochs: '4', minibatches: '2' } as cons
 const STALE = { ...SMALL, staleness: '4', minibatches: '2', lr: '0.01' } as const;
 const PARTIAL = { ...SMALL, task: 'sequence', 'env.seqReward': 'partial' } as const;
 const ROLES = { ...SMALL, task: 'roles', 'env.roleScale': '5', 'env.roleOffset': '0.5' } as const;
+/**
+ * The crash lesson's regime (docs/LESSONS.md "Why training crashes: the regime search"): the
+ * sequence task with partial credit, 8 epochs x 2 minibatches per batch at lr 0.02, so every batch
+ * takes 16 optimizer steps and the ratios leave any clip range within the first iteration.
+ */
+const PRESSURE = { ...PARTIAL, epochs: '8', minibatches: '2', lr: '0.02' } as const;
 
 /** Lesson 4's margin: about half the rise the lesson seeds showed (0.95), docs/LESSONS.md. */
 const CLEAN_BY = 0.45;
@@ -538,6 +544,63 @@ export const LESSONS: readonly Lesson[] = [
     takeaway:
       'Entropy is shaped by what the clip lets through, not by the clip\'s width alone: clip-higher clips less, and on some seeds the room goes to winning tokens and speeds up the collapse it is meant to slow. ProRL\'s resets keep a KL penalty from turning into a tether to the initial policy.',
   },
+  {
+    id: 'crash',
+    title: 'Why training crashes',
+    summary:
+      'A tolerant clip (CISPO clips the importance weight but keeps every token\'s gradient; SAPO fades it smoothly) lets an off-policy update go further than a token clip does. Does that buy a faster climb, and what does it cost? A sequence-level clip (GSPO) is the control.',
+    methods: ['grpo', 'sapo', 'cispo', 'gspo'],
+    runs: [
+      { id: 'grpo', label: 'GRPO, token clip, 8 epochs x 2 minibatches', set: { ...PRESSURE }, iters: 20 },
+      { id: 'sapo', label: 'GRPO + SAPO (soft gate)', set: { ...PRESSURE, methods: 'grpo,sapo' }, iters: 20 },
+      { id: 'cispo', label: 'GRPO + CISPO (clipped weight, gradient kept)', set: { ...PRESSURE, methods: 'grpo,cispo' }, iters: 20 },
+      { id: 'gspo', label: 'GRPO + GSPO (sequence clip)', set: { ...PRESSURE, methods: 'grpo,gspo' }, iters: 20 },
+    ],
+    steps: [
+      {
+        run: 'grpo',
+        text: 'Load GRPO with PPO\'s token clip on the sequence task (partial credit), under heavy off-policy pressure: every batch is reused for 8 epochs of 2 minibatches at lr 0.02 (20 iterations). Watch success and entropy.',
+        see: 'Success (exact match) climbs slowly at first (0.08 in iterations 2-3, 0.19 in 2-5) and reaches about 0.96 in iterations 16-20 (mean of seeds 1-4); entropy falls gradually, from about 1.0 in iterations 1-3.',
+        claims: ['grpo-learns'],
+      },
+      {
+        run: 'sapo',
+        text: 'Switch the clip to SAPO\'s soft gate, same seed. No token\'s gradient is switched off at a clip edge, so the 16 steps on each batch go much further.',
+        see: 'The first update already moved the policy far: entropy about 0.18 against 1.0 and a KL to the start about 6x the token clip\'s in iterations 1-3. Success is ahead right after it (0.27 against 0.08 in iterations 2-3) but ends far below (0.11 against 0.96 in iterations 16-20; means of seeds 1-4). Where it falls from its best depends on the seed: on 2 of the 4 lesson seeds it climbed to 0.5-1.0 and then dropped to 0, on others it stalls lower.',
+        claims: ['sapo-first', 'sapo-entropy', 'sapo-kl', 'sapo-late'],
+      },
+      {
+        run: 'cispo',
+        text: 'Now CISPO: the importance weight is clipped to [0.8, 1.2] but every token keeps its gradient.',
+        see: 'ARLArena\'s diagnosis is high from the first update, long before the fall: in iterations 1-2 about 0.37 of the update\'s gradient comes from negative-advantage tokens whose ratio is outside [0.8, 1.2], against 0.14 under the token clip. Then the same early collapse of entropy (0.10 in iterations 1-3), a brief lead (0.17 against 0.08 in iterations 2-3), a best of about 0.40 within iterations 2-7 and a crash: 0.06 in iterations 16-20, against the token clip\'s 0.96.',
+        claims: ['cispo-diag', 'cispo-first', 'cispo-entropy', 'cispo-crash', 'cispo-late'],
+      },
+      {
+        run: 'gspo',
+        text: 'Finally GSPO: one ratio per sequence (the geometric mean of its tokens\') and a tight sequence clip, so a sequence whose ratio has passed the clip in the direction its advantage pushes gives no gradient at all, whatever its tokens\' own ratios.',
+        see: 'No crash: success keeps rising (0.70 in iterations 6-10, 0.85 in 16-20) and ends far above SAPO\'s (0.11). It gives up the early lead: its first iterations look like the token clip\'s.',
+        claims: ['gspo-stable', 'gspo-vs-sapo'],
+      },
+    ],
+    claims: [
+      { id: 'grpo-learns', see: 'Token clip: success rises', a: mean('grpo', 'success_rate', 16, 20), op: '>', b: mean('grpo', 'success_rate', 2, 5), by: 0.35 },
+      { id: 'sapo-first', see: 'SAPO: ahead after the first updates', a: mean('sapo', 'success_rate', 2, 3), op: '>', b: mean('grpo', 'success_rate', 2, 3), by: 0.1 },
+      { id: 'sapo-entropy', see: 'SAPO: entropy collapses in the first updates', a: mean('sapo', 'entropy', 1, 3), op: '<', b: mean('grpo', 'entropy', 1, 3), times: 3 },
+      { id: 'sapo-kl', see: 'SAPO: the first updates move the policy far', a: mean('sapo', 'kl_ref', 1, 3), op: '>', b: mean('grpo', 'kl_ref', 1, 3), times: 3 },
+      { id: 'sapo-late', see: 'SAPO: ends far below the token clip', a: mean('sapo', 'success_rate', 16, 20), op: '<', b: mean('grpo', 'success_rate', 16, 20), by: 0.4 },
+      { id: 'cispo-first', see: 'CISPO: ahead after the first updates', a: mean('cispo', 'success_rate', 2, 3), op: '>', b: mean('grpo', 'success_rate', 2, 3), by: 0.04 },
+      { id: 'cispo-diag', see: 'CISPO: more of the update from negative tokens outside [0.8, 1.2], before the fall', a: mean('cispo', 'neg_out_grad_share', 1, 2), op: '>', b: mean('grpo', 'neg_out_grad_share', 1, 2), by: 0.1 },
+      { id: 'cispo-entropy', see: 'CISPO: entropy collapses in the first updates', a: mean('cispo', 'entropy', 1, 3), op: '<', b: mean('grpo', 'entropy', 1, 3), times: 3 },
+      { id: 'cispo-crash', see: 'CISPO: falls far below its own early best', a: mean('cispo', 'success_rate', 16, 20), op: '<', b: { run: 'cispo', metric: 'success_rate', agg: 'max', from: 2, to: 7 }, by: 0.15 },
+      { id: 'cispo-late', see: 'CISPO: ends far below the token clip', a: mean('cispo', 'success_rate', 16, 20), op: '<', b: mean('grpo', 'success_rate', 16, 20), by: 0.45 },
+      { id: 'gspo-stable', see: 'GSPO: no fall from mid-run', a: mean('gspo', 'success_rate', 16, 20), op: '>', b: mean('gspo', 'success_rate', 6, 10), by: 0 },
+      { id: 'gspo-vs-sapo', see: 'GSPO ends far above SAPO', a: mean('gspo', 'success_rate', 16, 20), op: '>', b: mean('sapo', 'success_rate', 16, 20), by: 0.35 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['reward', 'neg_out_grad_share', 'entropy', 'kl'],
+    takeaway:
+      'A clip is also a brake. Under heavy reuse of each batch the tolerant clips let the first updates run far: entropy collapses at once, success is briefly ahead, and the collapsed policy then falls (CISPO on most seeds) or stalls (SAPO). The token clip is slower at first and ends near 1; the sequence clip does not fall.',
+  },
 ];
 
 export const LESSON_IDS: readonly string[] = LESSONS.map((l) => l.id);
@@ -808,6 +871,7 @@ const METRIC_WORDS: Partial<Record<ScalarMetric, string>> = {
   adv_std: 'advantage std',
   entropy: 'entropy',
   lr: 'learning rate',
+  neg_out_grad_share: 'gradient share of negative tokens outside [0.8, 1.2]',
 };
 
 /** A statistic in words: "all-equal groups, mean of iterations 1-30 (GRPO, hard search)". */
