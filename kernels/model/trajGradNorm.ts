@@ -1,0 +1,166 @@
+/**
+ * Each trajectory's own policy-gradient norm, as VCPO's off-policy optimal baseline weighs it
+ * (docs/METHODS.md 5.10; kernel `trajGradNorm.wgsl`):
+ *   g2_n = c_n^2 S_n,   S_n = || sum_t m_t grad_theta log pi(a_t | ctx_t) ||^2   over all parameters,
+ *   c_n  = min(exp(logIS_n), isCap)   (1 when isCap = 0: no IS weight),
+ * the squared norm of the gradient of trajectory n's own loss with advantage 1 and its truncated
+ * sequence IS weight, summed over its tokens (mit-han-lab/vcpo@c7f030f0 megatron_actor.py:756-788
+ * multiplies the seq-mean-token-mean loss's norm back by the response length). Evaluated at the
+ * parameters before the update, where every PPO ratio is 1, so the loss's gradient is c_n times the
+ * score's.
+ *
+ * The gradient is never formed: per-sample norms from the layer structure. With dz_t the logit
+ * gradient of row t (logitGrad with dlogp = m_t), da_t = (1 - h_t^2) W2 dz_t (hiddenGrad) and
+ * x_t = concat_k emb[ctx_k(t)] the first layer's input,
+ *   ||dW2||^2 + ||db2||^2 = sum_{t,s} (h_t . h_s + 1)(dz_t . dz_s)
+ *   ||dW1||^2 + ||db1||^2 = sum_{t,s} (x_t . x_s + 1)(da_t . da_s)
+ *   ||demb||^2            = sum_tok || sum_{(t,k): ctx_k(t) = tok} W1_k^T da_t ||^2
+ * with W1_k the D rows of slot k. Work per trajectory Tp^2 (2H + V + K D) + Tp K D H, against
+ * a full backward's V K D H per trajectory for the emb and W1 gradients alone. Rows with m = 0
+ * add nothing and are skipped, never multiplied.
+ */
+import { contextToken, paramLayout, vocabToken, type MlpDims } from './mlp';
+import { rowLse } from '../softmax/logitGrad';
+import { MASKED_LOGIT } from './mlp';
+import { defineKernel, uniformLayout } from '../pipeline';
+import trajGradNormWGSL from './trajGradNorm.wgsl?raw';
+
+export interface TrajGradNormInput {
+  params: Float32Array;
+  dims: MlpDims;
+  /** [N, L] tokens. */
+  seq: Int32Array | Uint32Array;
+  L: number;
+  /** [N * Tp] flat positions of the training rows, trajectory by trajectory. */
+  rowPos: Uint32Array;
+  /** [N * Tp, H] hidden activations of the rows under the parameters. */
+  h: Float32Array;
+  /** [N * Tp, V] logits of the rows (temperature-scaled, grammar-masked). */
+  z: Float32Array;
+  /** [N * Tp] 0/1 loss mask. */
+  mask: Float32Array;
+  temperature: number;
+  /** [N] log sequence IS weights (trajStats.logIS). */
+  logIS: Float32Array;
+  /** Truncation of the IS weight; 0: no IS weight. */
+  isCap: number;
+}
+
+/** c_n^2: the squared truncated IS weight the trajectory's loss carries. */
+export function truncatedIsSquared(logIS: number, isCap: number): number {
+  if (!(isCap > 0)) return 1;
+  const c = Math.exp(Math.min(logIS, Math.log(isCap)));
+  return c * c;
+}
+
+/** g2 per trajectory [N]: c_n^2 S_n (see the module doc). */
+export function trajGradNormCpu(s: TrajGradNormInput, Tp: number): Float32Array {
+  const { V, K, D, H } = s.dims;
+  const P = paramLayout(s.dims);
+  const N = Tp > 0 ? Math.floor(s.mask.length / Tp) : 0;
+  const out = new Float32Array(N);
+  const dz = new Float64Array(Tp * V);
+  const da = new Float64Array(Tp * H);
+  const x = new Float64Array(Tp * K * D);
+  const tok = new Int32Array(Tp * K);
+  const live: number[] = [];
+  for (let n = 0; n < N; n++) {
+    live.length = 0;
+    for (let j = 0; j < Tp; j++) {
+      const r = n * Tp + j;
+      const m = s.mask[r]!;
+      if (m === 0) continue;
+      live.push(j);
+      const lse = rowLse(s.z, r * V, V);
+      const a = s.seq[s.rowPos[r]!]!;
+      for (let v = 0; v < V; v++) {
+        const zv = s.z[r * V + v]!;
+        const p = zv === MASKED_LOGIT ? 0 : Math.exp(zv - lse);
+        dz[j * V + v] = (m * ((v === a ? 1 : 0) - p)) / s.temperature;
+      }
+      for (let i = 0; i < H; i++) {
+        let acc = 0;
+        for (let v = 0; v < V; v++) acc += s.params[P.w2 + i * V + v]! * dz[j * V + v]!;
+        const hi = s.h[r * H + i]!;
+        da[j * H + i] = acc * (1 - hi * hi);
+      }
+      for (let k = 0; k < K; k++) {
+        const t = vocabToken(contextToken(s.seq, s.rowPos[r]!, s.L, K, k), V);
+        tok[j * K + k] = t;
+        for (let d = 0; d < D; d++) x[(j * K + k) * D + d] = s.params[P.emb + t * D + d]!;
+      }
+    }
+    let sum = 0;
+    for (const t of live) {
+      for (const u of live) {
+        const rt = n * Tp + t;
+        const ru = n * Tp + u;
+        let hh = 1;
+        for (let i = 0; i < H; i++) hh += s.h[rt * H + i]! * s.h[ru * H + i]!;
+        let zz = 0;
+        for (let v = 0; v < V; v++) zz += dz[t * V + v]! * dz[u * V + v]!;
+        let xx = 1;
+        for (let i = 0; i < K * D; i++) xx += x[t * K * D + i]! * x[u * K * D + i]!;
+        let dd = 0;
+        for (let i = 0; i < H; i++) dd += da[t * H + i]! * da[u * H + i]!;
+        sum += hh * zz + xx * dd;
+      }
+    }
+    // The embedding rows: one D-vector per distinct context token.
+    const emb = new Map<number, Float64Array>();
+    for (const t of live) {
+      for (let k = 0; k < K; k++) {
+        const key = tok[t * K + k]!;
+        let acc = emb.get(key);
+        if (!acc) emb.set(key, (acc = new Float64Array(D)));
+        for (let d = 0; d < D; d++) {
+          const row = P.w1 + (k * D + d) * H;
+          let g = 0;
+          for (let i = 0; i < H; i++) g += s.params[row + i]! * da[t * H + i]!;
+          acc[d]! += g;
+        }
+      }
+    }
+    for (const acc of emb.values()) for (let d = 0; d < D; d++) sum += acc[d]! * acc[d]!;
+    out[n] = truncatedIsSquared(s.logIS[n]!, s.isCap) * sum;
+  }
+  return out;
+}
+
+export const TRAJ_GRAD_NORM_WORKGROUP_SIZE = 64;
+
+/** Mirrors `struct TrajGradNorm` in trajGradNorm.wgsl. */
+export const TRAJ_GRAD_NORM_UNIFORM = uniformLayout([
+  ['numTraj', 'u32'], ['tp', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'],
+  ['hidden', 'u32'], ['w1Off', 'u32'], ['w2Off', 'u32'], ['isCap', 'f32'],
+] as const);
+
+export interface TrajGradNormConfig {
+  numTraj: number;
+  tp: number;
+  seqLen: number;
+  dims: MlpDims;
+  isCap: number;
+}
+
+/**
+ * trajGradNormCpu on the GPU: buffers params, h, dz, da ([N * tp] rows, dz and da of the loss
+ * sum_t m_t log pi: logitGrad with dlogp = mask, then hiddenGrad), seq, rowPos, mask, and stats
+ * (trajStats' output, whose g2 it overwrites).
+ */
+export const trajGradNormKernel = defineKernel({
+  label: 'trajGradNorm',
+  wgsl: trajGradNormWGSL,
+  workgroupSize: TRAJ_GRAD_NORM_WORKGROUP_SIZE,
+  bindings: ['params', 'h', 'dz', 'da', 'seq', 'rowPos', 'mask', 'stats'],
+  uniform: TRAJ_GRAD_NORM_UNIFORM,
+  values: (c: TrajGradNormConfig) => {
+    if (!(c.isCap >= 0)) throw new Error(`trajGradNorm: isCap ${c.isCap} must be >= 0`);
+    const P = paramLayout(c.dims);
+    return {
+      numTraj: c.numTraj, tp: c.tp, seqLen: c.seqLen, vocab: c.dims.V, context: c.dims.K, embed: c.dims.D,
+      hidden: c.dims.H, w1Off: P.w1, w2Off: P.w2, isCap: c.isCap,
+    };
+  },
+  workgroups: (c) => Math.ceil(c.numTraj / TRAJ_GRAD_NORM_WORKGROUP_SIZE),
+});
