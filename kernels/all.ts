@@ -20,6 +20,7 @@ import { statsKernel } from './stats/stats';
 import { tokenBaselineKernel } from './advantage/tokenBaseline';
 import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } from './softmax/tokenStats';
 import { trajStatsKernel } from './stats/trajStats';
+import { trajGradNormKernel } from './model/trajGradNorm';
 import { whitenKernel } from './advantage/whiten';
 import type { DefinedKernel } from './pipeline';
 
@@ -34,6 +35,7 @@ export const ALL_OPS = [
   tokenStatsUnrolledKernel,
   infoGainKernel,
   trajStatsKernel,
+  trajGradNormKernel,
   advantageKernel,
   gaeKernel,
   criticUpdateKernel,

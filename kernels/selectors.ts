@@ -34,6 +34,7 @@ import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } 
 import { finiteCheckKernel } from './stats/finiteCheck';
 import { STATS_MAX_HIST_COPIES, statsKernel } from './stats/stats';
 import { trajStatsKernel } from './stats/trajStats';
+import { trajGradNormKernel } from './model/trajGradNorm';
 
 /**
  * The adapter's kind of kernels: one thread per output ('thread'), or the hardware layouts
@@ -115,6 +116,7 @@ export const KERNEL_SELECTORS = {
   ),
   infoGain: only(infoGainKernel),
   trajStats: only(trajStatsKernel),
+  trajGradNorm: only(trajGradNormKernel),
   advantage: only(advantageKernel),
   gae: only(gaeKernel),
   criticUpdate: only(criticUpdateKernel),

@@ -297,6 +297,18 @@ export function createGpuBackend(
     { mask, logpOld, logpRollout, entropyOld, sumP2Old, out: trajStats },
     { numTraj: N, tp: Tp },
   );
+  // VCPO: each trajectory's own gradient norm under the old parameters, from the score's logit and
+  // hidden gradients (dlogp = mask), into trajStats' g2 before the advantage reads it.
+  const gradNormCalls = shape.adv.trueGradNorm
+    ? ([
+        k.logitGrad.bind({ z, seq, rowPos: trainRowPos, dlogp: mask, dz }, { numRows: R, rowBase: 0, vocab: V, temperature: temp }, 'logitGrad score'),
+        k.hiddenGrad.bind({ params, h, dz, da }, { numRows: R, rowBase: 0, dims }, 'hiddenGrad score'),
+        k.trajGradNorm.bind(
+          { params, h, dz, da, seq, rowPos: trainRowPos, mask, stats: trajStats },
+          { numTraj: N, tp: Tp, seqLen: L, dims, isCap: shape.adv.isCap },
+        ),
+      ] as const)
+    : null;
   const scoreCalls =
     M && scoreSeq && scoreRows && scoreLogp && scoreScratch
       ? [
@@ -534,6 +546,11 @@ export function createGpuBackend(
         k.forward.encode(pass, fwdOld);
         k.tokenStats.encode(pass, tsOld);
         k.trajStats.encode(pass, trajStatsCall);
+        if (gradNormCalls) {
+          k.logitGrad.encode(pass, gradNormCalls[0]);
+          k.hiddenGrad.encode(pass, gradNormCalls[1]);
+          k.trajGradNorm.encode(pass, gradNormCalls[2]);
+        }
         if (inp.raw) k.advantage.encode(pass, rawAdvCall);
         else if (criticCalls) {
           k.gae.encode(pass, criticCalls[0]);

@@ -14,3 +14,4 @@ export { backwardCases } from './backward';
 export { optimizerCases } from './optimizer';
 export { statsCases } from './stats';
 export { finiteCheckCases } from './finiteCheck';
+export { trajGradNormCases } from './trajGradNorm';
