@@ -57,71 +57,91 @@ export function truncatedIsSquared(logIS: number, isCap: number): number {
 export function trajGradNormCpu(s: TrajGradNormInput, Tp: number): Float32Array {
   const { V, K, D, H } = s.dims;
   const P = paramLayout(s.dims);
-  const N = Tp > 0 ? Math.floor(s.mask.length / Tp) : 0;
+  const { params, h, z, mask, seq, rowPos } = s;
+  const N = Tp > 0 ? Math.floor(mask.length / Tp) : 0;
+  const KD = K * D;
   const out = new Float32Array(N);
+  // Per live row of the trajectory: dz [V], da [H], h [H], x [K D], and W1_k^T da [K D].
   const dz = new Float64Array(Tp * V);
   const da = new Float64Array(Tp * H);
-  const x = new Float64Array(Tp * K * D);
+  const hh = new Float64Array(Tp * H);
+  const x = new Float64Array(Tp * KD);
+  const dx = new Float64Array(Tp * KD);
   const tok = new Int32Array(Tp * K);
-  const live: number[] = [];
+  const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
+  const w1 = Float64Array.from(params.subarray(P.w1, P.w1 + KD * H));
+  const emb = new Float64Array(V * D);
+  const seen = new Int32Array(V).fill(-1);
   for (let n = 0; n < N; n++) {
-    live.length = 0;
+    let live = 0;
     for (let j = 0; j < Tp; j++) {
       const r = n * Tp + j;
-      const m = s.mask[r]!;
+      const m = mask[r]!;
       if (m === 0) continue;
-      live.push(j);
-      const lse = rowLse(s.z, r * V, V);
-      const a = s.seq[s.rowPos[r]!]!;
+      const q = live++;
+      const lse = rowLse(z, r * V, V);
+      const a = seq[rowPos[r]!]!;
       for (let v = 0; v < V; v++) {
-        const zv = s.z[r * V + v]!;
+        const zv = z[r * V + v]!;
         const p = zv === MASKED_LOGIT ? 0 : Math.exp(zv - lse);
-        dz[j * V + v] = (m * ((v === a ? 1 : 0) - p)) / s.temperature;
+        dz[q * V + v] = (m * ((v === a ? 1 : 0) - p)) / s.temperature;
       }
       for (let i = 0; i < H; i++) {
         let acc = 0;
-        for (let v = 0; v < V; v++) acc += s.params[P.w2 + i * V + v]! * dz[j * V + v]!;
-        const hi = s.h[r * H + i]!;
-        da[j * H + i] = acc * (1 - hi * hi);
+        for (let v = 0; v < V; v++) acc += w2[i * V + v]! * dz[q * V + v]!;
+        const hi = h[r * H + i]!;
+        hh[q * H + i] = hi;
+        da[q * H + i] = acc * (1 - hi * hi);
       }
       for (let k = 0; k < K; k++) {
-        const t = vocabToken(contextToken(s.seq, s.rowPos[r]!, s.L, K, k), V);
-        tok[j * K + k] = t;
-        for (let d = 0; d < D; d++) x[(j * K + k) * D + d] = s.params[P.emb + t * D + d]!;
-      }
-    }
-    let sum = 0;
-    for (const t of live) {
-      for (const u of live) {
-        const rt = n * Tp + t;
-        const ru = n * Tp + u;
-        let hh = 1;
-        for (let i = 0; i < H; i++) hh += s.h[rt * H + i]! * s.h[ru * H + i]!;
-        let zz = 0;
-        for (let v = 0; v < V; v++) zz += dz[t * V + v]! * dz[u * V + v]!;
-        let xx = 1;
-        for (let i = 0; i < K * D; i++) xx += x[t * K * D + i]! * x[u * K * D + i]!;
-        let dd = 0;
-        for (let i = 0; i < H; i++) dd += da[t * H + i]! * da[u * H + i]!;
-        sum += hh * zz + xx * dd;
-      }
-    }
-    // The embedding rows: one D-vector per distinct context token.
-    const emb = new Map<number, Float64Array>();
-    for (const t of live) {
-      for (let k = 0; k < K; k++) {
-        const key = tok[t * K + k]!;
-        let acc = emb.get(key);
-        if (!acc) emb.set(key, (acc = new Float64Array(D)));
+        const t = vocabToken(contextToken(seq, rowPos[r]!, s.L, K, k), V);
+        tok[q * K + k] = t;
         for (let d = 0; d < D; d++) {
-          const row = P.w1 + (k * D + d) * H;
+          x[q * KD + k * D + d] = params[P.emb + t * D + d]!;
           let g = 0;
-          for (let i = 0; i < H; i++) g += s.params[row + i]! * da[t * H + i]!;
-          acc[d]! += g;
+          const row = (k * D + d) * H;
+          for (let i = 0; i < H; i++) g += w1[row + i]! * da[q * H + i]!;
+          dx[q * KD + k * D + d] = g;
         }
       }
     }
-    for (const acc of emb.values()) for (let d = 0; d < D; d++) sum += acc[d]! * acc[d]!;
+    // Row pairs, each unordered pair once (twice its product) plus the diagonal.
+    let sum = 0;
+    for (let t = 0; t < live; t++) {
+      for (let u = 0; u <= t; u++) {
+        let ph = 1;
+        let pd = 0;
+        for (let i = 0; i < H; i++) {
+          ph += hh[t * H + i]! * hh[u * H + i]!;
+          pd += da[t * H + i]! * da[u * H + i]!;
+        }
+        let pz = 0;
+        for (let v = 0; v < V; v++) pz += dz[t * V + v]! * dz[u * V + v]!;
+        let px = 1;
+        for (let i = 0; i < KD; i++) px += x[t * KD + i]! * x[u * KD + i]!;
+        sum += (u === t ? 1 : 2) * (ph * pz + px * pd);
+      }
+    }
+    // The embedding rows: one D-vector per distinct context token, summed in place.
+    let used = 0;
+    for (let t = 0; t < live; t++) {
+      for (let k = 0; k < K; k++) {
+        const key = tok[t * K + k]!;
+        if (seen[key]! < 0) {
+          seen[key] = used++;
+          emb.fill(0, key * D, (key + 1) * D);
+        }
+        for (let d = 0; d < D; d++) emb[key * D + d]! += dx[t * KD + k * D + d]!;
+      }
+    }
+    for (let t = 0; t < live; t++) {
+      for (let k = 0; k < K; k++) {
+        const key = tok[t * K + k]!;
+        if (seen[key]! < 0) continue;
+        for (let d = 0; d < D; d++) sum += emb[key * D + d]! * emb[key * D + d]!;
+        seen[key] = -1;
+      }
+    }
     out[n] = truncatedIsSquared(s.logIS[n]!, s.isCap) * sum;
   }
   return out;

@@ -19,10 +19,11 @@
  * (megatron_actor.py:756-788, `grad_norm_unscaled`); the baseline weighs it squared times the
  * unclipped IS ratio squared (staleness_utils.py:452-455, use_clipped_is_ratios=False and
  * normalize_by_length=False in vcpo_k=10.sh:111-115). The recipe recomputes nothing before the
- * step (skip_recompute_old_log_prob=True: old = current log-probs, every ratio 1) and has one
- * minibatch per update, so the parameters before the update are the ones the reference uses; with
- * several minibatches here the norm (like the IS weights) stays that of the parameters before the
- * update, where the reference would take each minibatch's current parameters.
+ * step (skip_recompute_old_log_prob=True, vcpo_k=10.sh:88: old = the current log-probs detached,
+ * megatron_actor.py:504, so every ratio is 1) and has one minibatch per update (vcpo_k=10.sh:94),
+ * so the parameters before the update are the ones the reference uses; with several minibatches
+ * here the norm (like the IS weights) stays that of the parameters before the update, where the
+ * reference would take each minibatch's current parameters (docs/METHODS.md section 8).
  * Option gradNorm = 'proxy' departs: the closed-form score norm sum_t (1 - 2 pi_t + sum pi^2).
  */
 import { defineMethod } from './registry';
