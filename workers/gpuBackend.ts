@@ -80,9 +80,11 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
   // OTB (without a critic) replaces it with its two passes.
   const otb = runsTokenBaseline(shape) ? tokenBaselineKernel.dispatches - 1 : 0;
+  // VCPO's per-trajectory gradient norms: logitGrad and hiddenGrad of the score, then trajGradNorm.
+  const gradNorms = shape.adv.trueGradNorm ? 3 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + shape.minibatches.length + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
+    update: logps + 1 + gradNorms + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + shape.minibatches.length + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
   };
 }
 
