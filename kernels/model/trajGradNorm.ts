@@ -147,6 +147,7 @@ export function trajGradNormCpu(s: TrajGradNormInput, Tp: number): Float32Array 
   return out;
 }
 
+/** Lanes per trajectory; a power of two (their partial sums meet in a halving tree). */
 export const TRAJ_GRAD_NORM_WORKGROUP_SIZE = 64;
 
 /** Mirrors `struct TrajGradNorm` in trajGradNorm.wgsl. */
@@ -182,5 +183,6 @@ export const trajGradNormKernel = defineKernel({
       hidden: c.dims.H, w1Off: P.w1, w2Off: P.w2, isCap: c.isCap,
     };
   },
-  workgroups: (c) => Math.ceil(c.numTraj / TRAJ_GRAD_NORM_WORKGROUP_SIZE),
+  // One workgroup per trajectory: its lanes share the row pairs and the embedding entries.
+  workgroups: (c) => c.numTraj,
 });

@@ -1,4 +1,4 @@
-// Each trajectory's own policy-gradient norm squared, one thread per trajectory (reference:
+// Each trajectory's own policy-gradient norm squared, one workgroup per trajectory (reference:
 // trajGradNormCpu in trajGradNorm.ts, which derives the three sums):
 //   g2_n = c_n^2 ( sum_{t,s} (h_t.h_s + 1)(dz_t.dz_s) + (x_t.x_s + 1)(da_t.da_s)
 //                  + sum_tok || sum_{(t,k): ctx_k(t) = tok} W1_k^T da_t ||^2 )
@@ -31,102 +31,114 @@ struct TrajGradNorm {
 
 override workgroupSize: u32 = 64;
 
+// Each lane's share of the sum, then a tree over the lanes.
+var<workgroup> part: array<f32, workgroupSize>;
+
 fn slotToken(r: u32, k: u32) -> u32 {
   let q = contextIndex(rowPos[r], u.seqLen, u.context, k);
   return vocabToken(select(0u, seq[max(q, 0)], q >= 0), u.vocab);
 }
 
+// One workgroup per trajectory: the lanes share its row pairs, then its (row, slot, d) entries of
+// the embedding term, each counted at the first (row, slot) of its token in row-then-slot order.
 @compute @workgroup_size(workgroupSize)
 fn main(
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let n = flatWorkgroup(wid, nwg) * workgroupSize + lid;
+  let n = flatWorkgroup(wid, nwg);
   if (n >= u.numTraj) {
     return;
   }
   let H = u.hidden;
   let V = u.vocab;
   let D = u.embed;
-  let r0 = n * u.tp;
+  let K = u.context;
+  let tp = u.tp;
+  let r0 = n * tp;
   var sum = 0.0;
-  for (var t = r0; t < r0 + u.tp; t++) {
+  for (var p = lid; p < tp * tp; p += workgroupSize) {
+    let t = r0 + p / tp;
+    let s = r0 + p % tp;
+    if (mask[t] == 0.0 || mask[s] == 0.0) {
+      continue;
+    }
+    var hh = 1.0;
+    var dd = 0.0;
+    for (var i = 0u; i < H; i++) {
+      hh += h[t * H + i] * h[s * H + i];
+      dd += da[t * H + i] * da[s * H + i];
+    }
+    var zz = 0.0;
+    for (var v = 0u; v < V; v++) {
+      zz += dz[t * V + v] * dz[s * V + v];
+    }
+    var xx = 1.0;
+    for (var k = 0u; k < K; k++) {
+      let et = slotToken(t, k) * D;
+      let es = slotToken(s, k) * D;
+      for (var d = 0u; d < D; d++) {
+        xx += params[et + d] * params[es + d];
+      }
+    }
+    sum += hh * zz + xx * dd;
+  }
+  for (var e = lid; e < tp * K * D; e += workgroupSize) {
+    let t = r0 + e / (K * D);
+    let k = (e / D) % K;
+    let d = e % D;
     if (mask[t] == 0.0) {
       continue;
     }
-    for (var s = r0; s < r0 + u.tp; s++) {
+    let tok = slotToken(t, k);
+    var first = true;
+    for (var t2 = r0; t2 <= t && first; t2++) {
+      if (mask[t2] == 0.0) {
+        continue;
+      }
+      let kEnd = select(K, k, t2 == t);
+      for (var k2 = 0u; k2 < kEnd; k2++) {
+        if (slotToken(t2, k2) == tok) {
+          first = false;
+          break;
+        }
+      }
+    }
+    if (!first) {
+      continue;
+    }
+    var g = 0.0;
+    for (var s = t; s < r0 + tp; s++) {
       if (mask[s] == 0.0) {
         continue;
       }
-      var hh = 1.0;
-      var dd = 0.0;
-      for (var i = 0u; i < H; i++) {
-        hh += h[t * H + i] * h[s * H + i];
-        dd += da[t * H + i] * da[s * H + i];
-      }
-      var zz = 0.0;
-      for (var v = 0u; v < V; v++) {
-        zz += dz[t * V + v] * dz[s * V + v];
-      }
-      var xx = 1.0;
-      for (var k = 0u; k < u.context; k++) {
-        let et = slotToken(t, k) * D;
-        let es = slotToken(s, k) * D;
-        for (var d = 0u; d < D; d++) {
-          xx += params[et + d] * params[es + d];
-        }
-      }
-      sum += hh * zz + xx * dd;
-    }
-  }
-  // The embedding rows: each distinct context token once, at its first (row, slot) in order.
-  for (var t = r0; t < r0 + u.tp; t++) {
-    if (mask[t] == 0.0) {
-      continue;
-    }
-    for (var k = 0u; k < u.context; k++) {
-      let tok = slotToken(t, k);
-      var seen = false;
-      for (var t2 = r0; t2 <= t && !seen; t2++) {
-        if (mask[t2] == 0.0) {
+      for (var l = 0u; l < K; l++) {
+        if (slotToken(s, l) != tok) {
           continue;
         }
-        let kEnd = select(u.context, k, t2 == t);
-        for (var k2 = 0u; k2 < kEnd; k2++) {
-          if (slotToken(t2, k2) == tok) {
-            seen = true;
-            break;
-          }
+        let row = u.w1Off + (l * D + d) * H;
+        for (var i = 0u; i < H; i++) {
+          g += params[row + i] * da[s * H + i];
         }
-      }
-      if (seen) {
-        continue;
-      }
-      for (var d = 0u; d < D; d++) {
-        var g = 0.0;
-        for (var s = t; s < r0 + u.tp; s++) {
-          if (mask[s] == 0.0) {
-            continue;
-          }
-          for (var l = 0u; l < u.context; l++) {
-            if (slotToken(s, l) != tok) {
-              continue;
-            }
-            let row = u.w1Off + (l * D + d) * H;
-            for (var i = 0u; i < H; i++) {
-              g += params[row + i] * da[s * H + i];
-            }
-          }
-        }
-        sum += g * g;
       }
     }
+    sum += g * g;
   }
-  var c2 = 1.0;
-  if (u.isCap > 0.0) {
-    let c = exp(min(stats[n].logIS, log(u.isCap)));
-    c2 = c * c;
+  part[lid] = sum;
+  workgroupBarrier();
+  for (var w = workgroupSize / 2u; w > 0u; w /= 2u) {
+    if (lid < w) {
+      part[lid] += part[lid + w];
+    }
+    workgroupBarrier();
   }
-  stats[n].g2 = c2 * sum;
+  if (lid == 0u) {
+    var c2 = 1.0;
+    if (u.isCap > 0.0) {
+      let c = exp(min(stats[n].logIS, log(u.isCap)));
+      c2 = c * c;
+    }
+    stats[n].g2 = c2 * part[0];
+  }
 }

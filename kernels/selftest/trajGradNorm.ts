@@ -2,8 +2,9 @@
  * Self-tests of trajGradNorm.wgsl (VCPO's per-trajectory gradient norm) against trajGradNormCpu
  * (kernels/model/trajGradNorm.ts). The kernel is fed the f32 dz and da the backend's logitGrad and
  * hiddenGrad would give (their own references, on the score loss dlogp = mask); the reference forms
- * them in float64 from z. Cases cross a workgroup (65 trajectories), read context tokens past the
- * vocabulary (PAD), cap IS weights and hold fully masked trajectories (exactly 0).
+ * them in float64 from z. Cases have more row pairs and embedding entries than a workgroup's 64
+ * lanes (Tp^2 = 144, Tp K D = 80 to 144), 65 trajectories (workgroups), context tokens past the
+ * vocabulary (PAD), capped IS weights and fully masked trajectories (exactly 0).
  * Tolerance: g2 is a sum of Tp^2 row-pair products whose terms partly cancel (dz_t . dz_s < 0 for
  * different tokens), so its f32 error scales with the sum of the |terms| rather than with g2. On
  * SwiftShader these cases stay within 3.5e-7 relative; rtol 2e-5 and atol 1e-6 times the case's
@@ -69,4 +70,5 @@ export const trajGradNormCases: SelfTestCase[] = [
   trajGradNormCase('base', { V: 13, K: 3, D: 4, H: 8 }, 9, 6, 41, 8, 4),
   trajGradNormCase('65 trajectories, tokens past the vocabulary, no IS weight', { V: 11, K: 4, D: 3, H: 16 }, 65, 4, 42, 0, 5, 20),
   trajGradNormCase('H = 65, IS cap 1.5', { V: 7, K: 2, D: 5, H: 65 }, 5, 8, 43, 1.5),
+  trajGradNormCase('more row pairs than lanes', { V: 9, K: 3, D: 4, H: 10 }, 6, 12, 44, 8, 3),
 ];
