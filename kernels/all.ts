@@ -21,6 +21,7 @@ import { statsKernel } from './stats/stats';
 import { tokenBaselineKernel } from './advantage/tokenBaseline';
 import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } from './softmax/tokenStats';
 import { trajStatsKernel } from './stats/trajStats';
+import { trajGradNormKernel } from './model/trajGradNorm';
 import { whitenKernel } from './advantage/whiten';
 import type { DefinedKernel } from './pipeline';
 
@@ -35,6 +36,7 @@ export const ALL_OPS = [
   tokenStatsUnrolledKernel,
   infoGainKernel,
   trajStatsKernel,
+  trajGradNormKernel,
   advantageKernel,
   gaeKernel,
   criticUpdateKernel,

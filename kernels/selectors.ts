@@ -35,6 +35,7 @@ import { finiteCheckKernel } from './stats/finiteCheck';
 import { negOutShareKernel } from './stats/negOutShare';
 import { STATS_MAX_HIST_COPIES, statsKernel } from './stats/stats';
 import { trajStatsKernel } from './stats/trajStats';
+import { trajGradNormKernel } from './model/trajGradNorm';
 
 /**
  * The adapter's kind of kernels: one thread per output ('thread'), or the hardware layouts
@@ -116,6 +117,7 @@ export const KERNEL_SELECTORS = {
   ),
   infoGain: only(infoGainKernel),
   trajStats: only(trajStatsKernel),
+  trajGradNorm: only(trajGradNormKernel),
   advantage: only(advantageKernel),
   gae: only(gaeKernel),
   criticUpdate: only(criticUpdateKernel),

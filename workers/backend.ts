@@ -42,7 +42,7 @@ export interface RunShape {
   optim: { beta1: number; beta2: number; eps: number; maxGradNorm: number };
   loss: { clipLow: number; clipHigh: number; dualClip: number; klCoef: number; klType: KlType; ratioMode: RatioMode; agg: LossAgg };
   /** The advantage estimator (workers/plan.ts); `otb` runs the token-baseline kernel. */
-  adv: AdvantageOptions & { otb: boolean; zeroTail: boolean };
+  adv: AdvantageOptions & { otb: boolean; zeroTail: boolean; trueGradNorm?: boolean };
   /** REINFORCE++: whiten advantages over the batch. */
   whiten: boolean;
   /** Columns of the per-role rewards (1 for tasks without roles). */

@@ -16,6 +16,7 @@ import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../kernels/loss/ppoLoss';
 import { seqRatioCpu } from '../kernels/loss/seqRatio';
 import { tokenBaselineCpu } from '../kernels/advantage/tokenBaseline';
 import { tokenStatsCpu } from '../kernels/softmax/tokenStats';
+import { trajGradNormCpu } from '../kernels/model/trajGradNorm';
 import { trajStatsCpu } from '../kernels/stats/trajStats';
 import { whitenCpu } from '../kernels/advantage/whiten';
 import type { RunConfig } from './config';
@@ -115,7 +116,11 @@ export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<La
     const m = mask.map((x, i) => x * live[Math.floor(i / Tp)]!);
     const mult = plan.resample ? Float32Array.from(pfppoCounts(base.reward, live, shape.group, plan.resample, createRng(cfg.seed).fork(b.iter))) : undefined;
     // Advantage stage.
-    const advIn = { ...base, turnReward, turnKey, trajStats: stats, mask: m, logpOld: ts.logp, logpRef };
+    // VCPO's baseline weighs each trajectory by its own gradient norm under the current parameters.
+    const trajStats = plan.advantage.trueGradNorm
+      ? { ...stats, g2: trajGradNormCpu({ params: state.state.params, dims, seq, L, rowPos: rows, h: cur.h, z: cur.z, mask, temperature: shape.temperature, logIS: stats.logIS, isCap: plan.advantage.isCap }, Tp) }
+      : stats;
+    const advIn = { ...base, turnReward, turnKey, trajStats, mask: m, logpOld: ts.logp, logpRef };
     const advShape = { numTraj: N, tp: Tp, maxTurns: T, actionLen: shape.actionLen, nRoles: shape.nRoles };
     let adv = plan.advantage.otb
       ? tokenBaselineCpu({ reward: base.reward, groupStart: base.groupStart, groupSize: base.groupSize, mask: m, logpOld: ts.logp, sumP2Old: ts.sumP2 }, Tp, plan.advantage.zeroTail)

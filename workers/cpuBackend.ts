@@ -19,6 +19,7 @@ import { statsCpu } from '../kernels/stats/stats';
 import { tokenBaselineCpu } from '../kernels/advantage/tokenBaseline';
 import { tokenStatsCpu } from '../kernels/softmax/tokenStats';
 import { trajStatsCpu } from '../kernels/stats/trajStats';
+import { trajGradNormCpu } from '../kernels/model/trajGradNorm';
 import { whitenCpu } from '../kernels/advantage/whiten';
 import type { Backend, BatchTensors, RunShape, UpdateInput, UpdateStats } from './backend';
 import { copyRows } from './rowCopy';
@@ -178,6 +179,12 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       const logpRollout = stale ? tokenStatsCpu(stale.z, dims.V, seq, rows, stale.firstOf).logp : oldTs.logp;
       if (stale) progress();
       const ts = trajStatsCpu({ mask: inp.mask, logpOld: oldTs.logp, logpRollout, entropyOld: oldTs.entropy, sumP2Old: oldTs.sumP2 }, Tp);
+      if (shape.adv.trueGradNorm) {
+        // VCPO: each trajectory's own gradient norm under the old parameters replaces the proxy.
+        const gn = { params, dims, seq, L, rowPos: rows, h: old.h, z: old.z, mask: inp.mask, temperature: shape.temperature };
+        ts.g2 = trajGradNormCpu({ ...gn, logIS: ts.logIS, isCap: shape.adv.isCap }, Tp);
+        progress();
+      }
       extra.logpRollout.set(logpRollout);
       extra.entropyOld.set(oldTs.entropy);
       extra.sumP2Old.set(oldTs.sumP2);

@@ -80,9 +80,11 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const critic = shape.critic ? criticUpdateKernel.dispatches : 0;
   // OTB (without a critic) replaces it with its two passes.
   const otb = runsTokenBaseline(shape) ? tokenBaselineKernel.dispatches - 1 : 0;
+  // VCPO's per-trajectory gradient norms: logitGrad and hiddenGrad of the score, then trajGradNorm.
+  const gradNorms = shape.adv.trueGradNorm ? 3 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + shape.minibatches.length + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
+    update: logps + 1 + gradNorms + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + shape.minibatches.length + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
   };
 }
 
@@ -299,6 +301,18 @@ export function createGpuBackend(
     { mask, logpOld, logpRollout, entropyOld, sumP2Old, out: trajStats },
     { numTraj: N, tp: Tp },
   );
+  // VCPO: each trajectory's own gradient norm under the old parameters, from the score's logit and
+  // hidden gradients (dlogp = mask), into trajStats' g2 before the advantage reads it.
+  const gradNormCalls = shape.adv.trueGradNorm
+    ? ([
+        k.logitGrad.bind({ z, seq, rowPos: trainRowPos, dlogp: mask, dz }, { numRows: R, rowBase: 0, vocab: V, temperature: temp }, 'logitGrad score'),
+        k.hiddenGrad.bind({ params, h, dz, da }, { numRows: R, rowBase: 0, dims }, 'hiddenGrad score'),
+        k.trajGradNorm.bind(
+          { params, h, dz, da, seq, rowPos: trainRowPos, mask, stats: trajStats },
+          { numTraj: N, tp: Tp, seqLen: L, dims, isCap: shape.adv.isCap },
+        ),
+      ] as const)
+    : null;
   const scoreCalls =
     M && scoreSeq && scoreRows && scoreLogp && scoreScratch
       ? [
@@ -538,6 +552,11 @@ export function createGpuBackend(
         k.forward.encode(pass, fwdOld);
         k.tokenStats.encode(pass, tsOld);
         k.trajStats.encode(pass, trajStatsCall);
+        if (gradNormCalls) {
+          k.logitGrad.encode(pass, gradNormCalls[0]);
+          k.hiddenGrad.encode(pass, gradNormCalls[1]);
+          k.trajGradNorm.encode(pass, gradNormCalls[2]);
+        }
         if (inp.raw) k.advantage.encode(pass, rawAdvCall);
         else if (criticCalls) {
           k.gae.encode(pass, criticCalls[0]);

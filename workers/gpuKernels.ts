@@ -62,6 +62,7 @@ export function backendPipelines(shape: RunShape, variant: KernelVariant): Kerne
     ...k.sample.pipelines({ vocab: V, numRows: N, seed: shape.seed, iter: 0 }),
     ...k.tokenStats.pipelines({ vocab: V, numRows: R }),
     ...k.trajStats.pipelines(),
+    ...(shape.adv.trueGradNorm ? k.trajGradNorm.pipelines() : []),
     ...k.advantage.pipelines(advantageConfigFor(shape, variant)),
     ...(runsTokenBaseline(shape) ? k.tokenBaseline.pipelines() : []),
     ...(shape.whiten ? k.whiten.pipelines() : []),
@@ -69,14 +70,10 @@ export function backendPipelines(shape: RunShape, variant: KernelVariant): Kerne
     ...(shape.scoreContexts > 0 ? k.infoGain.pipelines() : []),
     ...(shape.critic ? [...k.gae.pipelines({ numTraj: N, tp: Tp, gamma: shape.critic.gamma, lambda: shape.critic.lambda }), ...k.criticUpdate.pipelines()] : []),
     ...(updates && usesSeqRatio(shape.loss.ratioMode) ? k.seqRatio.pipelines() : []),
-    ...(updates
-      ? [
-          ...k.ppoLoss.pipelines(),
-          ...k.logitGrad.pipelines({ numRows: R, vocab: V, temperature: shape.temperature }),
-          ...k.headGrad.pipelines(),
-          ...k.hiddenGrad.pipelines(),
-          ...k.slotGrad.pipelines(),
-        ]
+    ...(updates ? [...k.ppoLoss.pipelines(), ...k.headGrad.pipelines(), ...k.slotGrad.pipelines()] : []),
+    // VCPO's per-trajectory gradient norm runs logitGrad and hiddenGrad on the score too.
+    ...(updates || shape.adv.trueGradNorm
+      ? [...k.logitGrad.pipelines({ numRows: R, vocab: V, temperature: shape.temperature }), ...k.hiddenGrad.pipelines()]
       : []),
     ...k.firstLayerGrad.pipelines(),
     ...(updateSteps(shape) > 0 ? k.optimizerStep.pipelines() : []),

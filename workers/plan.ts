@@ -27,8 +27,12 @@ export const usesSeqRatio = (m: RatioMode): m is 'sequence' | 'geometric' | 'tur
 export interface Plan {
   /** The config the task is built from (environment-stage methods set task knobs). */
   envConfig: RunConfig;
-  /** Advantage kernel options; `otb` runs the token-baseline kernel instead (`zeroTail`: its handle_zero_tail). */
-  advantage: AdvantageOptions & { otb: boolean; zeroTail: boolean };
+  /**
+   * Advantage kernel options; `otb` runs the token-baseline kernel instead (`zeroTail`: its
+   * handle_zero_tail); `trueGradNorm`: trajStats' g2 is each trajectory's own gradient norm squared
+   * (kernels/model/trajGradNorm.ts) rather than the closed-form proxy (VCPO).
+   */
+  advantage: AdvantageOptions & { otb: boolean; zeroTail: boolean; trueGradNorm?: boolean };
   /** Whiten advantages over the batch after the estimator. */
   whiten: boolean;
   ratio: { mode: RatioMode; clipLow: number; clipHigh: number; dualClip: number };
@@ -72,7 +76,7 @@ function basePlan(cfg: RunConfig): Plan {
   return {
     envConfig: cfg,
     // GRPO as verl runs it (the base entry's hook sets the group statistics), no step weight.
-    advantage: { ...ADVANTAGE_DEFAULTS, stepWeight: 0, otb: false, zeroTail: false },
+    advantage: { ...ADVANTAGE_DEFAULTS, stepWeight: 0, otb: false, zeroTail: false, trueGradNorm: false },
     whiten: false,
     ratio: { mode: 'token', clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, dualClip: cfg.dualClip },
     kl: { coef: cfg.klCoef, type: cfg.klType },

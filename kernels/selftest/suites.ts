@@ -15,3 +15,4 @@ export { optimizerCases } from './optimizer';
 export { statsCases } from './stats';
 export { finiteCheckCases } from './finiteCheck';
 export { negOutShareCases } from './negOutShare';
+export { trajGradNormCases } from './trajGradNorm';

@@ -225,6 +225,35 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     }
   });
 
+  it("VCPO's per-trajectory gradient norms: three more dispatches, and g2 and advantages as the CPU backend's", async () => {
+    const gpu = await requireGpuHandle();
+    const env = createSearchEnv({ entities: 3, attributes: 2, values: 4, maxTurns: 2 });
+    const dims: MlpDims = { V: env.vocab.length, K: 4, D: 4, H: 8 };
+    const base = buildShape(env, 2, 4, dims);
+    const opob = { ...base.adv, estimator: 'opob' as const, unbiasedStd: false, eps: 0, stdMin: 1e-8, isCap: 8 };
+    const shape: RunShape = { ...base, adv: { ...opob, trueGradNorm: true } };
+    const p0 = initParams(dims, createRng(5));
+    const L = paramLayout(dims);
+    const r = createRng(6);
+    for (let i = L.w2; i < L.w2 + dims.H * dims.V; i++) p0[i] = r.normal() * 0.5;
+    const cpu = createCpuBackend(shape, p0);
+    const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label });
+    made.push(cpu, gb);
+    const expectDispatch = dispatchCounts(shape);
+    expect(expectDispatch).toEqual({ sampleTurn: dispatchCounts(base).sampleTurn, update: dispatchCounts({ ...base, adv: opob }).update + 3 });
+    for (const iter of [1, 2]) {
+      const c = await iteration(cpu, env, shape, iter);
+      const { value: g, n } = await counting(() => iteration(gb, env, shape, iter));
+      expect(n.dispatches).toBe(shape.maxTurns * expectDispatch.sampleTurn + expectDispatch.update);
+      g.sampled.forEach((t, turn) => expectEqualArrays(t, c.sampled[turn]!, `iter ${iter} turn ${turn} tokens`));
+      compareStats(g.stats, c.stats, `VCPO iter ${iter}`);
+      const [gB, cB] = [await gb.readBatch(), await cpu.readBatch()];
+      expect(cB.g2.some((x) => x > 0)).toBe(true);
+      expectClose(gB.g2, cB.g2, { ...STATS_TOL, label: `VCPO iter ${iter} g2` });
+      expectClose(gB.adv, cB.adv, { ...STATS_TOL, label: `VCPO iter ${iter} adv` });
+    }
+  });
+
   // Whitening: three dispatches (block moments, their combination, the rows) in both variants.
   for (const kernelVariant of ['thread', 'subgroup'] as const) {
     it(`REINFORCE++ with whitening (${kernelVariant} variant): its dispatches counted, advantages as the CPU backend's`, async () => {

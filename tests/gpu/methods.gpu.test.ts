@@ -48,6 +48,9 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['sampo', { 'sampo.coldStart': '0' }],
   ['vcpo', { staleness: '2' }],
   ['vcpo', { staleness: '2', minibatches: '2' }],
+  // The default weighs each trajectory by its own gradient norm (trajGradNorm.wgsl); the proxy is an option.
+  ['vcpo', { staleness: '2', 'vcpo.isCap': '1.5' }],
+  ['vcpo', { staleness: '2', 'vcpo.gradNorm': 'proxy' }],
   ['grpo,prorl', { 'prorl.resetEvery': '1' }],
   ['otb', {}],
   ['grpo,drmas', { task: 'roles' }],

@@ -12,7 +12,7 @@ import { requestGpu } from '../../workers/gpuDevice';
 /** The kernels the self-test covers, in pipeline order (kernels/all.ts). */
 const COVERED = [
   'embedProject', 'forwardHidden', 'forwardLogits', 'sample', 'sampleSubgroup', 'tokenStats', 'tokenStatsSubgroup', 'infoGain',
-  'trajStats', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio', 'ppoLoss', 'logitGrad', 'logitGradSubgroup',
+  'trajStats', 'trajGradNorm', 'advantage', 'gae', 'tokenBaseline', 'whiten', 'essScale', 'seqRatio', 'ppoLoss', 'logitGrad', 'logitGradSubgroup',
   'headGrad', 'hiddenGrad', 'slotGrad', 'firstLayerGrad', 'firstLayerGradSubgroup', 'gradNorm', 'adam', 'stats', 'finiteCheck',
 ];
 

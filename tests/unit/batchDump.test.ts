@@ -4,6 +4,8 @@ import { defaultConfig, withFieldText, type RunConfig } from '../../workers/conf
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createTrainer, type Trainer } from '../../workers/trainer';
 import { plainBatchDump } from '../helpers/batchDumpPlain';
+import { forwardCpu } from '../../kernels/model/mlp';
+import { trajGradNormCpu } from '../../kernels/model/trajGradNorm';
 
 function cfgOf(set: Record<string, string>): RunConfig {
   let cfg = defaultConfig();
@@ -139,15 +141,35 @@ describe('what every method uses is in the dump, and checks out', () => {
     expect(d.trajs.every((t) => t.origin === 'policy')).toBe(true);
   });
 
-  it('stale rollouts: logp_rollout is the generating policy\'s; VCPO\'s grad_norm is its closed form from the tokens', async () => {
-    const d = await (await trained({ methods: 'vcpo', staleness: '2', lr: '0.05' }, 3)).dumpBatch();
+  it("stale rollouts: logp_rollout is the generating policy's; VCPO's grad_norm is each trajectory's own gradient norm", async () => {
+    const t = await trained({ methods: 'vcpo', staleness: '2', lr: '0.05' }, 2);
+    // The norm is taken under the parameters before the update: those of the snapshot before the step.
+    const before = (await t.snapshotNow()).state.params;
+    await t.step();
+    const d = await t.dumpBatch();
     expect(tokensOf(d).some((k) => Math.abs(k.logp_rollout! - k.logp_old) > 1e-4)).toBe(true);
     expect(d.ess_minibatch).toHaveLength(1);
     expect(d.lr_minibatch).toEqual([d.lr]);
-    for (const tr of d.trajs) {
+    const { shape } = t;
+    const b = t.lastBatch!;
+    const f = forwardCpu(before, shape.dims, b.seq, shape.L, shape.trainRowPos, shape.grammar, shape.temperature);
+    // log w_n from the dump's own tokens; the IS cap is VCPO's default 8.
+    const logIS = Float32Array.from(d.trajs, (tr) => tr.tokens.reduce((s, k) => s + Math.min(Math.max(k.logp_old - k.logp_rollout!, -20), 20), 0));
+    const g2 = trajGradNormCpu({ params: before, dims: shape.dims, seq: b.seq, L: shape.L, rowPos: shape.trainRowPos, h: f.h, z: f.z, mask: b.mask, temperature: shape.temperature, logIS, isCap: 8 }, shape.Tp);
+    let differs = false;
+    d.trajs.forEach((tr, n) => {
+      close(tr.grad_norm!, Math.sqrt(g2[n]!), 1e-4);
+      const proxy = tr.tokens.reduce((s, k) => s + Math.max(1 - 2 * Math.exp(k.logp_old) + k.sum_p2_old!, 0), 0);
+      if (Math.abs(tr.grad_norm! - Math.sqrt(proxy)) > 1e-2 * tr.grad_norm!) differs = true;
+    });
+    // Not the closed-form proxy, which the option gradNorm = proxy still gives.
+    expect(differs).toBe(true);
+    t.destroy();
+    const p = await (await trained({ methods: 'vcpo', staleness: '2', lr: '0.05', 'vcpo.gradNorm': 'proxy' }, 3)).dumpBatch();
+    for (const tr of p.trajs) {
       // |g|^2 = sum_t (1 - 2 pi_t + sum pi^2), pi_t = exp(logp_old).
-      const g2 = tr.tokens.reduce((s, k) => s + Math.max(1 - 2 * Math.exp(k.logp_old) + k.sum_p2_old!, 0), 0);
-      close(tr.grad_norm!, Math.sqrt(g2), 1e-4);
+      const proxy = tr.tokens.reduce((s, k) => s + Math.max(1 - 2 * Math.exp(k.logp_old) + k.sum_p2_old!, 0), 0);
+      close(tr.grad_norm!, Math.sqrt(proxy), 1e-4);
     }
   });
 

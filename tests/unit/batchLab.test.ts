@@ -9,6 +9,8 @@ import { rescoreBatch } from '../../workers/batchLab';
 import { defaultConfig, withFieldText, withMethods } from '../../workers/config';
 import { createCpuBackend } from '../../workers/cpuBackend';
 import { createTrainer } from '../../workers/trainer';
+import { forwardCpu } from '../../kernels/model/mlp';
+import { trajGradNormCpu } from '../../kernels/model/trajGradNorm';
 
 describe('batch lab', () => {
   it('re-scores the last batch under several method sets without training', async () => {
@@ -38,6 +40,37 @@ describe('batch lab', () => {
     const i0 = [...Array(N * Tp).keys()].find((i) => lab.mask[i] && grpo!.adv[i] !== 0);
     if (i0 !== undefined) expect(Math.abs(drgrpo!.adv[i0]!)).not.toBeCloseTo(Math.abs(grpo!.adv[i0]!), 6);
     for (let i = 0; i < N * Tp; i++) if (lab.mask[i]) expect(gspo!.grad[i]).toBeCloseTo(-gspo!.adv[i]! * gspo!.weight[i]!, 6);
+  });
+  it("VCPO weighs each trajectory by its own gradient norm under the current parameters (the proxy by option)", async () => {
+    let cfg = defaultConfig();
+    for (const [k, v] of Object.entries({ batch: '4', group: '4', seed: '3', 'env.values': '32' })) cfg = withFieldText(cfg, k, v);
+    const t = await createTrainer(cfg, createCpuBackend);
+    await t.step();
+    const vcpo = withMethods(cfg, ['vcpo']);
+    const lab = await rescoreBatch(t, [vcpo, withFieldText(vcpo, 'vcpo.gradNorm', 'proxy')]);
+    const [ref, proxy] = lab.columns;
+    const { shape } = t;
+    const b = t.lastBatch!;
+    const params = await t.backend.readParams();
+    const f = forwardCpu(params, shape.dims, b.seq, shape.L, shape.trainRowPos, shape.grammar, shape.temperature);
+    // On the frozen batch every IS weight is 1: W = g2, A = (R - b) / population std.
+    const g2 = trajGradNormCpu({ params, dims: shape.dims, seq: b.seq, L: shape.L, rowPos: shape.trainRowPos, h: f.h, z: f.z, mask: lab.mask, temperature: shape.temperature, logIS: new Float32Array(lab.N), isCap: 8 }, lab.Tp);
+    let mixed = 0;
+    for (const k of new Set(lab.group)) {
+      const g = [...Array(lab.N).keys()].filter((n) => lab.group[n] === k);
+      const R = g.map((n) => lab.reward[n]!);
+      const mean = R.reduce((x, y) => x + y, 0) / R.length;
+      const sd = Math.sqrt(R.reduce((x, y) => x + (y - mean) ** 2, 0) / R.length);
+      if (!(sd > 1e-8)) continue;
+      mixed++;
+      const base = g.reduce((x, n) => x + g2[n]! * lab.reward[n]!, 0) / g.reduce((x, n) => x + g2[n]!, 0);
+      for (const n of g) {
+        const i = [...Array(lab.Tp).keys()].map((j) => n * lab.Tp + j).find((r) => lab.mask[r]);
+        if (i !== undefined) expect(ref!.adv[i]).toBeCloseTo((lab.reward[n]! - base) / sd, 4);
+      }
+    }
+    expect(mixed).toBeGreaterThan(0);
+    expect([...Array(lab.N * lab.Tp).keys()].some((i) => lab.mask[i] && Math.abs(ref!.adv[i]! - proxy!.adv[i]!) > 1e-3)).toBe(true);
   });
   it('refuses a method set for another task, and runs before nothing', async () => {
     const cfg = defaultConfig();

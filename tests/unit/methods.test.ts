@@ -253,6 +253,10 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
       expect(d.lr_minibatch![mb]).toBeCloseTo(0.05 * Math.sqrt(Math.min(1, d.ess_minibatch![mb]!)), 6);
     }
     expect(d.ess_minibatch![0]).not.toBe(d.ess_minibatch![1]);
+    // The baseline weighs each trajectory by its own gradient norm (tests/unit/trajGradNorm.test.ts
+    // has the hand case and the checks against the gradient); the closed-form proxy is an option.
+    expect(resolvePlan(cfgOf('vcpo')).advantage.trueGradNorm).toBe(true);
+    expect(resolvePlan(cfgOf('vcpo', { 'vcpo.gradNorm': 'proxy' })).advantage.trueGradNorm).toBe(false);
   },
   async prorl() {
     // The reference restarts from the current policy: the KL falls back after each reset.
