@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   let done = 0;
   const t0 = Date.now();
   const runs = await runPool(jobs, args.jobs, (j) => runChild<Job, ArenaRun>(fileURLToPath(import.meta.url), j), (r) =>
-    process.stderr.write(`${r.cell} seed ${r.seed}: ${r.seconds.toFixed(0)} s${r.crash.crashed ? `, crashed at ${r.crash.at}` : ''} (${++done}/${jobs.length})\n`),
+    process.stderr.write(`${r.cell} seed ${r.seed}: ${r.seconds.toFixed(0)} s${r.crash.crashed ? `, crashed: ${r.crash.why}` : ''} (${++done}/${jobs.length})\n`),
   );
   const rows = summarizeArena(cells, runs, args.spec.seeds, args.spec.iters);
   process.stderr.write(`arena: ${((Date.now() - t0) / 60000).toFixed(1)} min\n`);

@@ -18,6 +18,7 @@ import { CONFIG_SELECTORS } from '../../kernels/selectors';
 import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../../kernels/advantage/critic';
 import { essScaleCpu } from '../../kernels/optimizer/essScale';
 import { updateHealthCpu } from '../../kernels/stats/finiteCheck';
+import { negOutShareCpu } from '../../kernels/stats/negOutShare';
 import { infoGainCpu } from '../../kernels/advantage/infoGain';
 import { embedProjectCpu, firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/model/mlp';
 import { HEAD_CHUNK_ROWS, HEAD_GRAD_BLOCK, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel, slotTableWords, FIRST_LAYER_EMB_PER_GROUP } from '../../kernels/model/mlpKernels';
@@ -87,6 +88,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   optimizerStep: 'gradNorm\'s and adam\'s: bytes 4[8P + 2]; flops ~17P',
   stats: 'bytes 4[9R + N + S] (mask, adv, logp, old, entropy, 4-word loss rows, rewards in; S stat words out); flops ~20R',
   finiteCheck: 'bytes 4[R + 2R + P + 1] (bits read: logp, the loss and ratio words of the loss rows, the parameters; one flag word); flops 3R + P',
+  negOutShare: 'bytes 4[5R + 1] (mask, adv, logp, old, dlogp in; the share out); flops ~6R',
   copy: 'bytes = the same byte count as the kernel it is compared with: half read, half written, as vec4<f32>',
 };
 
@@ -120,6 +122,7 @@ export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<
     optimizerStep: { bytes: 4 * (8 * P + 2), flops: 17 * P },
     stats: { bytes: 4 * (9 * R + N + STATS_WORDS), flops: 20 * R },
     finiteCheck: { bytes: 4 * (3 * R + P + 1), flops: 3 * R + P },
+    negOutShare: { bytes: 4 * (5 * R + 1), flops: 6 * R },
   };
 }
 
@@ -482,6 +485,13 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       config: { rows: R, rowWords: PPO_ROW_WORDS, params: d.P },
       buffers: { ppo: d.ppoRows, health: { words: 1 } },
       cpu: () => void updateHealthCpu(d.logp, d.ppoRows, PPO_ROW_WORDS, d.params),
+    },
+    {
+      label: 'negOutShare',
+      size: rows,
+      config: { numRows: R },
+      buffers: { out: { words: 1 } },
+      cpu: () => void negOutShareCpu({ mask: d.mask, adv: d.adv, logp: d.logp, logpOld: d.logpOld, dlogp: d.dlogp }),
     },
     {
       label: 'stats',

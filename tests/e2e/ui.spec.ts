@@ -258,7 +258,9 @@ test('methods are grouped by stage, rendered from the registry', async ({ page }
     const group = panel.locator(`section[data-stage="${sectionOf(m)}"]`);
     await expect(group.getByRole('heading', { level: 3 })).toBeVisible();
     await expect(group.getByRole(m.estimator ? 'radio' : 'checkbox', { name: m.name, exact: true })).toBeVisible();
-    await expect(group.getByRole('link', { name: `arXiv:${m.paper}` })).toHaveAttribute('href', `https://arxiv.org/abs/${m.paper}`);
+    // Within the method's own card: two methods may cite one paper (DAPO and dynamic filtering).
+    const card = group.locator('article.method').filter({ has: page.locator(`#method-${m.id}`) });
+    await expect(card.getByRole('link', { name: `arXiv:${m.paper}` })).toHaveAttribute('href', `https://arxiv.org/abs/${m.paper}`);
   }
   // GRPO cannot be switched off alone (a run needs one advantage estimator): the toggle says why,
   // as a plain note (it is the run's state, not a refusal).
