@@ -37,4 +37,5 @@ export const dynfilter = defineMethod({
     noEquivalent: 'TRL does not refill the batch with new prompts',
   },
   labNote: 'Dynamic filtering would replace the all-equal groups (weight 0 here) with freshly sampled ones.',
+  sweep: { toy: 'hard', methods: 'grpo,dynfilter', metric: 'allEqual', dir: -1, claim: 'dynamic filtering: no all-equal group in the trained batch', also: ['rollouts', 'success'], outcome: { toy: 'hardPre', dir: 1, claim: 'lifts success on hard prompts from a competent start' } },
 });

@@ -35,4 +35,5 @@ export const gigpo = defineMethod({
     trl: null,
     noEquivalent: "GiGPO is verl-agent's and ARL-Arena's adv_estimator=gigpo (forks of verl), not an option of verl's core trainer or TRL",
   },
+  sweep: { toy: 'search', methods: 'gigpo', metric: 'zeroAdv', dir: -1, claim: 'step advantages: steps from the same anchor state still differ where their discounted returns do', also: ['success'], outcome: { toy: 'search', dir: 1, claim: 'finer credit on multi-turn search learns faster' } },
 });
