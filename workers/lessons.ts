@@ -181,8 +181,8 @@ export const LESSONS: readonly Lesson[] = [
       {
         run: 'grpo',
         text: 'Load this step: a pretrained policy on a two-hop search task with 32 possible answers (8 prompts x 8 rollouts); GRPO runs 30 iterations and pauses. Watch the Advantage Collapse chart and the success curve.',
-        see: 'About 3 groups in 4 are all-equal (0.76) and as many tokens have an advantage of exactly 0; success stays flat, about 1 in 25 (0.034 in iterations 1-10, 0.045 in 21-30).',
-        claims: ['grpo-collapse', 'grpo-zero', 'grpo-low', 'grpo-flat'],
+        see: 'About 3 groups in 4 are all-equal (0.76) and as many tokens have an advantage of exactly 0; success stays low, about 1 in 25 over the 30 iterations (chance: 1 in 32). On some seeds it is still flat at iteration 30 (0.034 in iterations 1-10, 0.045 in 21-30 on seeds 1-4); on others it has begun to rise.',
+        claims: ['grpo-collapse', 'grpo-zero', 'grpo-low'],
       },
       {
         run: 'igpo',
@@ -221,12 +221,13 @@ export const LESSONS: readonly Lesson[] = [
         claims: ['cm2-alleq', 'cm2-success'],
       },
     ],
-    // Margins set on seeds 1-4 (docs/LESSONS.md, "Advantage Collapse on a pretrained start").
+    // Margins set on seeds 1-4 (docs/LESSONS.md, "Advantage Collapse on a pretrained start"). GRPO's
+    // flat success (iterations 21-30 under twice 1-10) held there and failed on the held-out seeds
+    // (0.037 -> 0.105): removed, not loosened.
     claims: [
       { id: 'grpo-collapse', see: 'GRPO: most groups all-equal', a: mean('grpo', 'groups_all_equal_frac'), op: '>', b: 0.6 },
       { id: 'grpo-zero', see: 'GRPO: most tokens have zero advantage', a: mean('grpo', 'adv_zero_frac'), op: '>', b: 0.6 },
       { id: 'grpo-low', see: 'GRPO: success stays low', a: mean('grpo', 'success_rate'), op: '<', b: 0.08 },
-      { id: 'grpo-flat', see: 'GRPO: success in iterations 21-30 under twice that of 1-10', a: mean('grpo', 'success_rate', 1, 10), op: '>', b: mean('grpo', 'success_rate', 21, 30), times: 0.5 },
       { id: 'igpo-zero', see: 'IGPO: fewer zero-advantage tokens', a: mean('igpo', 'adv_zero_frac'), op: '<', b: mean('grpo', 'adv_zero_frac'), by: 0.2 },
       { id: 'igpo-ties', see: 'IGPO: the outcomes still tie', a: mean('igpo', 'groups_all_equal_frac'), op: '>', b: 0.5 },
       { id: 'igpo-lifts', see: 'IGPO: success above GRPO\'s (iterations 21-30)', a: mean('igpo', 'success_rate', 21, 30), op: '>', b: mean('grpo', 'success_rate', 21, 30), by: 0.02 },
@@ -246,7 +247,7 @@ export const LESSONS: readonly Lesson[] = [
     hide: ['task', 'methods', 'export', 'frameworks'],
     charts: ['reward', 'groups_all_equal_frac', 'adv-heatmap', 'tokens'],
     takeaway:
-      'Each remedy puts a signal back where GRPO has none, and each pays for it. From a start that can already do the moves, a rare success is enough: EDGE-GRPO lifts success the most for 1.45x the rollouts (by injecting reference solutions, off-policy), DARS lifts it for 3.3x the rollouts by finding the rare success in more groups, IGPO somewhat for none; DAPO refills the batch but does not reliably lift it. On the tools task, partial credit is what moves it.',
+      'Each remedy puts a signal back where GRPO has none, and each pays for it. From a start that can already do the moves, a rare success is enough: within 30 iterations EDGE-GRPO lifts success above GRPO\'s the most, for 1.45x the rollouts (by injecting reference solutions, off-policy), DARS for 3.3x the rollouts by finding the rare success in more groups, IGPO less, for none; DAPO refills the batch but does not reliably lift it. On the tools task, partial credit is what moves it.',
   },
   {
     id: 'turns',
