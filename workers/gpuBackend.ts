@@ -64,8 +64,8 @@ export interface GpuBackendOptions {
  * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
  * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum) and adam, and finally
- * stats (2: chunks of trajectories, then their combination) and the finite checks (log-probs,
- * loss and ratio columns, parameters: 1). The same in both kernel variants.
+ * stats (2: chunks of trajectories, then their combination), the crash diagnosis (negOutShare: 1)
+ * and the finite checks (log-probs, loss and ratio columns, parameters: 1). The same in both kernel variants.
  */
 export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: number } {
   const steps = updateSteps(shape);
@@ -84,7 +84,7 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const gradNorms = shape.adv.trueGradNorm ? 3 : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + gradNorms + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + shape.minibatches.length + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1,
+    update: logps + 1 + gradNorms + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + shape.minibatches.length + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1 + 1,
   };
 }
 
