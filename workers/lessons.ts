@@ -3,7 +3,7 @@
  * links of the one RunConfig, fixed seed, a fixed number of iterations), numbered steps that load
  * them with a "what you should see" line each, and the claims behind those lines as checkable specs.
  *
- * The claims are measured, not hoped for: tests/unit/lessons.test.ts runs every run of every lesson
+ * The claims are measured, not hoped for: tests/unit/lessonClaims.*.test.ts run every run of every lesson
  * headless on the CPU backend with these exact configs and checks every claim with its margin; the
  * Lessons panel (app/lessons/) computes the same statistics from the live run and shows the numbers
  * next to each line. Numbers quoted in the text are those of the CPU backend on the lesson's seed.
