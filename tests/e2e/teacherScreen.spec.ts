@@ -4,6 +4,7 @@
  * the run line, and the default page on one 1366x900 screen. Screenshots go to test-results/screens/.
  */
 import { expect, test, type Page } from '@playwright/test';
+import { lessonById, lessonRun } from '../../workers/lessons';
 import { collectPageErrors, iterShown, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
 test.beforeEach(async ({ page, context }) => {
@@ -145,7 +146,10 @@ test('presenter mode at 1280x720: the lesson’s key chart and the Group view on
   await ready(page, '/#v=1&lesson=collapse:1&present=1&hide=task,methods,export,frameworks');
   const panel = page.getByTestId('lesson-panel');
   await panel.getByRole('button', { name: 'Load step 1' }).click();
-  await expect(page.getByTestId('iter')).toHaveText('20', { timeout: 120_000 });
+  // Step 1 trains its run to the lesson's iteration count.
+  const collapse = lessonById('collapse')!;
+  const iters = lessonRun(collapse, collapse.steps[0]!.run).iters;
+  await expect(page.getByTestId('iter')).toHaveText(String(iters), { timeout: 120_000 });
   await waitIdle(page);
   await expect(page.getByTestId('reward-matrix')).toBeVisible({ timeout: 30_000 });
   // Playwright scrolled the step's button into view to click it; the screen a class sees is the top.
