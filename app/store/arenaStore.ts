@@ -213,6 +213,10 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
         await client.trainer.start(
           metricsCallback((rows) => {
             if (!alive() || rows.length === 0) return;
+            if (armedNaN && armedNaN.cell === job.cell.id && armedNaN.seed === job.seed && rows.some((r) => r.iter >= armedNaN!.afterIter)) {
+              armedNaN = null;
+              void client.trainer.debug('nan');
+            }
             l.rows.push(...rows);
             touch(job.cell.id);
           }),
@@ -303,14 +307,25 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
   };
 });
 
+/** A NaN armed by a test for one (cell, seed) job: injected once that run reports `afterIter`. */
+let armedNaN: { cell: string; seed: number; afterIter: number } | null = null;
+
 declare global {
   interface Window {
     /** Reliability tests provoke a fault in the run a pool slot is training (see __playgroundDebug). */
     __arenaDebug?: (slot: number, fault: DebugFault, ms?: number) => Promise<void>;
+    /**
+     * Arms a NaN for one (cell, seed) run, injected when its rows reach `afterIter`: a test that
+     * calls __arenaDebug races a short run that may end before the call arrives.
+     */
+    __arenaArmNaN?: (cell: string, seed: number, afterIter: number) => void;
   }
 }
 if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
   window.__arenaDebug = async (slot, fault, ms) => {
     await clients[slot]?.trainer.debug(fault, ms);
+  };
+  window.__arenaArmNaN = (cell, seed, afterIter) => {
+    armedNaN = { cell, seed, afterIter };
   };
 }

@@ -22,7 +22,7 @@ beforeAll(() => {
 describe('the production bundle', () => {
   it('has the page script and the worker, and no fault hook in either', () => {
     expect(assets.some((a) => a.name.startsWith('trainer.worker'))).toBe(true);
-    for (const hook of ['__playgroundDebug', '__compareDebug', '__arenaDebug', 'crashed on purpose']) {
+    for (const hook of ['__playgroundDebug', '__compareDebug', '__arenaDebug', '__arenaArmNaN', 'crashed on purpose']) {
       const holders = assets.filter((a) => a.text.includes(hook)).map((a) => a.name);
       expect(holders, hook).toEqual([]);
     }
