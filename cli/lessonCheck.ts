@@ -6,11 +6,14 @@
  *
  *   npm run -s lessons:check                          (every lesson, both seed sets)
  *   npm run -s lessons:check -- --only collapse --jobs 2 --save /tmp/collapse.json
+ *   npm run -s lessons:check -- --only collapse --seeds lesson    (set margins on these first)
+ *   npm run -s lessons:check -- --only collapse --seeds held-out  (then check them, once)
+ *   npm run -s lessons:check -- --only collapse --load /tmp/collapse.json  (claims changed, runs not)
  *
  * Each (lesson, run, seed) trains in its own child process at nice 10 (cli/sweepPool.ts).
  */
 import { flagsOf } from './args';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { checkClaimOnSeeds, heldOutSeeds, lessonById, lessonSeeds, LESSONS, type Lesson, type RunResult, type SeedResults } from '../workers/lessons';
 import { trainLessonRun } from '../workers/lessonRunner';
@@ -24,8 +27,11 @@ interface Job {
 
 type JobResult = Job & { result: RunResult; seconds: number };
 
-function parse(argv: string[]): { only: string[] | null; jobs: number; job: string | null; save: string | null } {
-  const a = { only: null as string[] | null, jobs: 2, job: null as string | null, save: null as string | null };
+const SEED_SETS = ['lesson', 'held-out', 'both'] as const;
+type SeedSet = (typeof SEED_SETS)[number];
+
+function parse(argv: string[]): { only: string[] | null; jobs: number; job: string | null; save: string | null; load: string | null; seeds: SeedSet } {
+  const a = { only: null as string[] | null, jobs: 2, job: null as string | null, save: null as string | null, load: null as string | null, seeds: 'both' as SeedSet };
   for (const { arg, flag, value: v } of flagsOf(argv)) {
     switch (flag) {
       case '--only':
@@ -41,8 +47,17 @@ function parse(argv: string[]): { only: string[] | null; jobs: number; job: stri
       case '--save':
         a.save = v();
         break;
+      case '--load':
+        a.load = v();
+        break;
+      case '--seeds': {
+        const set = v();
+        if (!(SEED_SETS as readonly string[]).includes(set)) throw new Error(`--seeds: expected one of ${SEED_SETS.join(', ')}, got "${set}"`);
+        a.seeds = set as SeedSet;
+        break;
+      }
       default:
-        throw new Error(`unknown flag ${arg} (flags: --only id,id  --jobs N  --save results.json)`);
+        throw new Error(`unknown flag ${arg} (flags: --only id,id  --seeds lesson|held-out|both  --jobs N  --save results.json  --load results.json)`);
     }
   }
   return a;
@@ -69,6 +84,16 @@ export function report(lesson: Lesson, seeds: readonly number[], label: string, 
   return { lines, failed };
 }
 
+/** The saved runs of `jobs`, from a `--save` file; names every job the file lacks. */
+function loadResults(path: string, jobs: Job[]): JobResult[] {
+  const saved = JSON.parse(readFileSync(path, 'utf8')) as JobResult[];
+  const key = (j: Job) => `${j.lesson}/${j.run}/${j.seed}`;
+  const byKey = new Map(saved.map((r) => [key(r), r]));
+  const missing = jobs.filter((j) => !byKey.has(key(j)));
+  if (missing.length) throw new Error(`--load ${path}: no saved run for ${missing.slice(0, 5).map(key).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}; train them (drop --load) or pick the seeds that were saved (--seeds)`);
+  return jobs.map((j) => byKey.get(key(j))!);
+}
+
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   if (args.job) {
@@ -78,18 +103,23 @@ async function main(): Promise<void> {
     return;
   }
   const lessons = LESSONS.filter((l) => !args.only || args.only.includes(l.id));
-  const jobs: Job[] = lessons.flatMap((l) => [...lessonSeeds(l), ...heldOutSeeds(l)].flatMap((seed) => l.runs.map((r) => ({ lesson: l.id, run: r.id, seed }))));
+  // Only the lesson seeds while margins are being set, so the held-out runs are not seen before they test them.
+  const seedSets = (l: Lesson) =>
+    ([['lesson', lessonSeeds(l)], ['held-out', heldOutSeeds(l)]] as const).filter(([label]) => args.seeds === 'both' || args.seeds === label);
+  const jobs: Job[] = lessons.flatMap((l) => seedSets(l).flatMap(([, seeds]) => seeds.flatMap((seed) => l.runs.map((r) => ({ lesson: l.id, run: r.id, seed })))));
   const t0 = Date.now();
   let done = 0;
-  const results = await runPool(jobs, args.jobs, (j) => runChild<Job, JobResult>(fileURLToPath(import.meta.url), j), (r) => {
-    done++;
-    if (done % 10 === 0 || done === jobs.length) process.stderr.write(`${done}/${jobs.length} runs, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
-  });
+  const results = args.load
+    ? loadResults(args.load, jobs)
+    : await runPool(jobs, args.jobs, (j) => runChild<Job, JobResult>(fileURLToPath(import.meta.url), j), (r) => {
+        done++;
+        if (done % 10 === 0 || done === jobs.length) process.stderr.write(`${done}/${jobs.length} runs, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
+      });
   // Every run's rows and last batch, to try a changed claim without training again.
-  if (args.save) writeFileSync(args.save, JSON.stringify(results));
+  if (args.save && !args.load) writeFileSync(args.save, JSON.stringify(results));
   let failed = 0;
   for (const l of lessons) {
-    for (const [label, seeds] of [['lesson', lessonSeeds(l)], ['held-out', heldOutSeeds(l)]] as const) {
+    for (const [label, seeds] of seedSets(l)) {
       const r = report(l, seeds, label, results);
       failed += r.failed;
       process.stdout.write(r.lines.join('\n') + '\n');
