@@ -14,22 +14,41 @@ import { XYChart, type XYChartProps } from './XYChart';
 
 export type ChartEngine = 'svg' | 'recharts';
 /** The views that draw x/y charts. */
-export type ChartView = 'live' | 'compare';
+export type ChartView = 'live' | 'compare' | 'lesson';
 
 /** Each view's engine when the address names none. */
-export const VIEW_ENGINE: Record<ChartView, ChartEngine> = { live: 'svg', compare: 'svg' };
+export const VIEW_ENGINE: Record<ChartView, ChartEngine> = { live: 'svg', compare: 'svg', lesson: 'svg' };
 
-/** The engine a page address forces on every view, or null when it names none (or another value). */
-export function chartEngineFrom(search: string): ChartEngine | null {
-  const v = new URLSearchParams(search).get('charts');
-  return v === 'recharts' || v === 'svg' ? v : null;
+/** What a page address forces: an engine on every view, and engines on named views (these win). */
+export interface ChartOverride {
+  all: ChartEngine | null;
+  views: Partial<Record<ChartView, ChartEngine>>;
 }
 
-const forced: ChartEngine | null = typeof location === 'undefined' ? null : chartEngineFrom(location.search);
+const isEngine = (v: string | undefined): v is ChartEngine => v === 'recharts' || v === 'svg';
+const isView = (v: string | undefined): v is ChartView => v === 'live' || v === 'compare' || v === 'lesson';
+
+/**
+ * The engines a page address forces: `?charts=recharts` (or `svg`) on every view,
+ * `?charts=lesson:recharts` on one view, `?charts=svg,lesson:recharts` both, the named view winning
+ * (so the bench can put one view on Recharts with the others on the SVG chart). Entries that name
+ * no engine or view are ignored, as is an address without `charts`.
+ */
+export function chartEngineFrom(search: string): ChartOverride {
+  const out: ChartOverride = { all: null, views: {} };
+  for (const part of (new URLSearchParams(search).get('charts') ?? '').split(',')) {
+    const [a, b] = part.split(':');
+    if (b === undefined && isEngine(a)) out.all = a;
+    else if (isView(a) && isEngine(b)) out.views[a] = b;
+  }
+  return out;
+}
+
+const forced: ChartOverride = typeof location === 'undefined' ? { all: null, views: {} } : chartEngineFrom(location.search);
 
 /** The engine that draws `view`'s charts on this page. */
-export function chartEngineFor(view: ChartView, override: ChartEngine | null = forced): ChartEngine {
-  return override ?? VIEW_ENGINE[view];
+export function chartEngineFor(view: ChartView, override: ChartOverride = forced): ChartEngine {
+  return override.views[view] ?? override.all ?? VIEW_ENGINE[view];
 }
 
 const RechartsXY = lazy(() => import('./RechartsXY'));
