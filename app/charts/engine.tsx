@@ -2,13 +2,14 @@
  * Which library draws an x/y chart: the hand-written SVG chart (XYChart.tsx) or Recharts
  * (RechartsXY.tsx). Each view has its default, the engine that came closer to a main thread free
  * of long tasks (> 50 ms) in the page bench (bench/pageCharts.ts; BENCHMARKS.md "Charts: Recharts
- * against the hand-written SVG chart"). Both views are on the SVG chart: Recharts, animation off,
- * thinned, memoised and staggered, still spent 3-5x the SVG chart's main-thread time on the live
- * charts and on the Compare view, opening and while the pair trains, with 10-14 long tasks per
- * opening of Compare against 1-5. A view moves to Recharts here once a measurement shows it at 0.
- * The page's `?charts=recharts` or `?charts=svg` puts every view on one engine (the bench compares
- * them that way). Recharts loads as its own chunk, only where a chart uses it.
- */
+ * against the hand-written SVG chart"). All three views are on the SVG chart: Recharts, animation
+ * off, thinned, memoised and staggered, still spent 3-5x the SVG chart's main-thread time on the
+ * live charts (86-87 long tasks in 20 s of training against 0-1) and on the Compare view; on the
+ * lesson summary charts (their min-max bands a ranged Area) 4-7x, with long tasks in their
+ * own drawing on 5 of 6 step loads against none. A view moves to Recharts here once a measurement
+ * shows it at 0. The page's `?charts=recharts` or `?charts=svg` puts every view on one engine,
+ * `?charts=lesson:recharts` one view (the bench compares them that way). Recharts loads as its own
+ * chunk, only where a chart uses it. */
 import { lazy, Suspense } from 'react';
 import { XYChart, type XYChartProps } from './XYChart';
 
