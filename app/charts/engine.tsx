@@ -9,7 +9,8 @@
  * own drawing on 5 of 6 step loads against none. A view moves to Recharts here once a measurement
  * shows it at 0. The page's `?charts=recharts` or `?charts=svg` puts every view on one engine,
  * `?charts=lesson:recharts` one view (the bench compares them that way). Recharts loads as its own
- * chunk, only where a chart uses it. */
+ * chunk, only where a chart uses it.
+ */
 import { lazy, Suspense } from 'react';
 import { XYChart, type XYChartProps } from './XYChart';
 
