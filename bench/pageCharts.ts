@@ -6,7 +6,7 @@
  *   main-thread task time per reward-chart update.
  * - compare: the Compare view's pair trained to ITER iterations with the view open, then the view
  *   opened again OPENS times (bench/pageCompare.ts), with `?charts=svg` and `?charts=recharts`.
- * - lesson: the Advantage Collapse lesson's steps 1 and 2 loaded from the Lessons menu
+ * - lesson: the Advantage Collapse lesson's steps 1-3 loaded from the Lessons menu
  *   (bench/pageLesson.ts) with every chart on the SVG chart, with only the lesson charts on
  *   Recharts (`?charts=svg,lesson:recharts`) and with every chart on Recharts.
  * Each measurement runs REPEATS times (default 3) so the spread shows; the machine's load average

@@ -1,8 +1,8 @@
 /**
  * The page bench's lesson summary charts, per chart engine: the built app on the CPU backend, the
  * Advantage Collapse lesson opened from the Lessons menu (step 1: three metric charts, one run each),
- * then "Next step" (step 2: the same three charts with two runs each, the most any lesson step
- * draws). Each step trains its run on screen and the lesson's other seeds in workers; its charts
+ * then "Next step" twice (step 2: two charts with two runs each; step 3: three charts with two runs
+ * each, the most any lesson step draws). Each step trains its run on screen and the lesson's other seeds in workers; its charts
  * appear once every seed of every run is in. Per step, from the click until every line is measured
  * and every chart draws its lines and bands, plus TAIL_MS after:
  * - main-thread long tasks (> 50 ms, PerformanceObserver 'longtask') and main-thread task time
@@ -24,7 +24,7 @@ declare global {
 /** Long tasks are reported after they end, and a chart may draw late: the window runs on this long. */
 const TAIL_MS = 2000;
 const LESSON_ID = 'collapse';
-const STEPS = [0, 1];
+const STEPS = [0, 1, 2];
 
 /**
  * Plain JavaScript run before the app's scripts (see pageRun.ts for why it is a string). A chart
