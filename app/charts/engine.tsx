@@ -5,8 +5,8 @@
  * against the hand-written SVG chart"). All three views are on the SVG chart: Recharts, animation
  * off, thinned, memoised and staggered, still spent 3-5x the SVG chart's main-thread time on the
  * live charts (86-87 long tasks in 20 s of training against 0-1) and on the Compare view; on the
- * lesson summary charts (their min-max bands a ranged Area) 4-7x, with long tasks in their
- * own drawing on 5 of 6 step loads against none. A view moves to Recharts here once a measurement
+ * lesson summary charts (their min-max bands a ranged Area) 3-6x, with long tasks in their
+ * own drawing on 6 of 9 step loads against none. A view moves to Recharts here once a measurement
  * shows it at 0. The page's `?charts=recharts` or `?charts=svg` puts every view on one engine,
  * `?charts=lesson:recharts` one view (the bench compares them that way). Recharts loads as its own
  * chunk, only where a chart uses it.
