@@ -6,10 +6,13 @@
  *   main-thread task time per reward-chart update.
  * - compare: the Compare view's pair trained to ITER iterations with the view open, then the view
  *   opened again OPENS times (bench/pageCompare.ts), with `?charts=svg` and `?charts=recharts`.
+ * - lesson: the Advantage Collapse lesson's steps 1-3 loaded from the Lessons menu
+ *   (bench/pageLesson.ts) with every chart on the SVG chart, with only the lesson charts on
+ *   Recharts (`?charts=svg,lesson:recharts`) and with every chart on Recharts.
  * Each measurement runs REPEATS times (default 3) so the spread shows; the machine's load average
  * is printed with every run, since other work on the machine inflates every figure.
  *
- *   npx tsx --import ./cli/registerRaw.mjs bench/pageCharts.ts [SECONDS] [--views live,compare]
+ *   npx tsx --import ./cli/registerRaw.mjs bench/pageCharts.ts [SECONDS] [--views live,compare,lesson]
  *     [--repeats 3] [--iterations 300] [--opens 3]
  */
 import { loadavg } from 'node:os';
@@ -20,9 +23,20 @@ import { CHROMIUM_PATH } from '../tests/helpers/chromium';
 import { chromiumArgs } from './run';
 import { runPageBench, withBuiltApp } from './pageRun';
 import { runCompareBench } from './pageCompare';
+import { runLessonBench } from './pageLesson';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const VIEWS = ['live', 'compare'] as const;
+const VIEWS = ['live', 'compare', 'lesson'] as const;
+/**
+ * The lesson view's engines: all on the SVG chart, only the lesson charts on Recharts (the live
+ * charts, which update beside them while a step trains, stay on the SVG chart: this is the choice
+ * VIEW_ENGINE.lesson makes), and every chart on Recharts.
+ */
+const LESSON_CONFIGS = [
+  { name: 'svg', query: '?charts=svg' },
+  { name: 'lesson-recharts', query: '?charts=svg,lesson:recharts' },
+  { name: 'recharts', query: '?charts=recharts' },
+];
 
 function parse(argv: string[]) {
   const o = { seconds: 20, views: [...VIEWS] as string[], repeats: 3, iterations: 300, opens: 3 };
@@ -105,6 +119,22 @@ try {
               iterations: o.iterations,
               train: { ...r.train, seconds: round(r.train.seconds), maxLongTaskMs: Math.round(r.train.maxLongTaskMs), taskMsPerUpdate: round(r.train.taskMsPerUpdate), scriptMs: Math.round(r.train.scriptMs) },
               opens: r.opens.map((x) => ({ ms: Math.round(x.ms), longTasks: x.longTasks, maxLongTaskMs: Math.round(x.maxLongTaskMs), taskMs: Math.round(x.taskMs) })),
+              ...(r.error ? { error: r.error } : {}),
+            }),
+          );
+        }
+      }
+      if (o.views.includes('lesson')) {
+        for (const config of LESSON_CONFIGS) {
+          const r = await runLessonBench(browser, { url, config, log });
+          const round = (x: number) => Number(x.toFixed(1));
+          console.log(
+            JSON.stringify({
+              view: 'lesson',
+              rep,
+              charts: r.config,
+              loadavg: load(),
+              steps: r.steps.map((x) => ({ ...x, readyMs: Math.round(x.readyMs), maxLongTaskMs: Math.round(x.maxLongTaskMs), taskMs: Math.round(x.taskMs), drawMs: round(x.drawMs), drawMaxLongTaskMs: Math.round(x.drawMaxLongTaskMs) })),
               ...(r.error ? { error: r.error } : {}),
             }),
           );

@@ -1,7 +1,8 @@
 /**
  * The x/y chart drawn with Recharts (the library the design names), with the same props as the
  * hand-written SVG chart (XYChart.tsx): lines or step areas, markers, shaded bands, a legend and a
- * tooltip. Animation is off and the data arrive thinned (a few hundred points) and memoised, so a
+ * tooltip. A series' `range` (a spread over seeds) is a ranged Area under its line, in the line's
+ * colour at the SVG band's opacity, left out of the tooltip and the legend. Animation is off and the data arrive thinned (a few hundred points) and memoised, so a
  * re-render draws the new data once. Which engine a chart uses is set per view (engine.tsx).
  *
  * To keep work off the main thread's longest tasks: the ticks are given and every one is shown
@@ -18,6 +19,24 @@ import { queueDraw } from './drawQueue';
 import { ticksWithin } from './scale';
 import type { XYChartProps } from './XYChart';
 import { XYLegend } from './XYLegend';
+
+/** A band's opacity, as the SVG chart's (.xy-band). */
+const BAND_OPACITY = 0.18;
+
+/**
+ * A ranged Area's value for a row: [low, high] from the series' two range keys. One function per
+ * range array, so a re-render with the same (memoised) series hands Recharts the same dataKey.
+ */
+const rangeKeys = new WeakMap<[string, string], (d: unknown) => [number, number]>();
+function rangeOf(range: [string, string]): (d: unknown) => [number, number] {
+  let f = rangeKeys.get(range);
+  if (!f) {
+    const [lo, hi] = range;
+    f = (d) => [(d as Record<string, number>)[lo]!, (d as Record<string, number>)[hi]!];
+    rangeKeys.set(range, f);
+  }
+  return f;
+}
 
 /** Room Recharts leaves for the y axis and at the right (as the SVG chart's). */
 const Y_AXIS = 56;
@@ -67,6 +86,26 @@ export default function RechartsXY(props: XYChartProps) {
             {markers.map((m, i) => (
               <ReferenceLine key={`m${i}`} x={m.x} stroke={m.color} strokeDasharray={m.dash} ifOverflow="hidden" label={m.label} />
             ))}
+            {series.map(
+              (s) =>
+                s.range &&
+                !s.stepArea && (
+                  <Area
+                    key={`${s.key}-range`}
+                    className="xy-band"
+                    dataKey={rangeOf(s.range)}
+                    name={`${s.name} (range)`}
+                    type="linear"
+                    stroke="none"
+                    fill={s.color}
+                    fillOpacity={BAND_OPACITY}
+                    tooltipType="none"
+                    legendType="none"
+                    activeDot={false}
+                    isAnimationActive={false}
+                  />
+                ),
+            )}
             {series.map((s) =>
               s.stepArea ? (
                 <Area key={s.key} dataKey={s.key} name={s.name} type="stepAfter" stroke={s.color} fill={s.color} fillOpacity={0.35} isAnimationActive={false} />

@@ -10,7 +10,8 @@ import { METRIC_DOCS, type ScalarMetric } from '../../workers/metrics';
 import { seriesStyle } from '../charts/chartGroups';
 import { fmt, tickFmt } from '../charts/format';
 import { extent, niceScale } from '../charts/scale';
-import { XYChart, type XYSeries } from '../charts/XYChart';
+import { Chart } from '../charts/engine';
+import type { XYSeries } from '../charts/XYChart';
 import { allSeedsIn, runsOf } from './lessonResults';
 import { seedBands } from './seedStats';
 
@@ -38,7 +39,8 @@ const MetricChart = memo(function MetricChart(props: { lesson: Lesson; byRun: By
       <figcaption>
         {metric}: mean over {n} seeds, band min-max
       </figcaption>
-      <XYChart
+      <Chart
+        view="lesson"
         data={data}
         xKey="iter"
         series={series}

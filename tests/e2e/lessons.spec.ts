@@ -5,13 +5,17 @@
  * (the seed on screen and the others trained beside it), and holds, as in the unit test's headless
  * runs; each step shows its metrics as the mean over the seeds with a min-max band. Presenter mode hides the panels and charts the lesson does not need and
  * puts the lesson in large type. Screenshots: test-results/screens/lesson-<id>.png (the page),
- * lesson-<id>-panel.png (the whole panel), lesson-<id>-presenter.png (dark theme) and
- * lesson-step-seeds.png (one step with its seed bands).
+ * lesson-<id>-panel.png (the whole panel), lesson-<id>-presenter.png (dark theme),
+ * lesson-step-seeds.png (one step with its seed bands) and lesson-seeds-bands-svg.png /
+ * lesson-seeds-bands-recharts.png (one step's charts on each chart engine).
  */
 import { expect, test, type Page } from '@playwright/test';
 import { lessonStepHash } from '../../app/lessons/links';
 import { isDumpStat, lessonRun, LESSONS, lessonSeeds, type Lesson } from '../../workers/lessons';
 import { collectPageErrors, iterShown, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
+
+/** A run's min-max band on either chart engine: the SVG chart's path, or Recharts' ranged Area's path. */
+const BAND = 'path.xy-band, .xy-band path';
 
 test.beforeEach(async ({ page, context }) => {
   await removeWebGpu(page, context);
@@ -55,7 +59,7 @@ async function stepMeasured(page: Page, lesson: Lesson, i: number): Promise<void
     const runs = (await chart.getAttribute('data-runs'))!.split(',');
     expect(runs).toContain(step.run);
     // One band per run (of no height where every seed has the same value: it is not "visible" then).
-    await expect(chart.locator('path.xy-band')).toHaveCount(runs.length);
+    await expect(chart.locator(BAND)).toHaveCount(runs.length);
   }
   await waitIdle(page);
   expect(await iterShown(page)).toBe(run.iters);
@@ -121,8 +125,46 @@ test('a lesson step trains on the lesson’s seeds: its lines on their mean, its
   // Each band is as wide as the seeds disagree: a closed path, not a line.
   const band = step.locator('[data-testid^="lesson-seeds-chart-"] path.xy-band').first();
   expect(await band.getAttribute('d')).toMatch(/^M.*Z$/);
+  // Without ?charts= the lesson charts are on VIEW_ENGINE.lesson's engine, the SVG chart (tests/unit/chartEngine.test.ts).
+  await expect(step.locator('.recharts-wrapper')).toHaveCount(0);
   await expect(page.getByTestId('lesson-pool')).toHaveAttribute('data-training', '0');
   await step.screenshot({ path: `${SCREENS_DIR}lesson-seeds-bands.png` });
+  expect(errors).toEqual([]);
+});
+
+test('the lesson charts draw on the engine ?charts= names, each run with its min-max band in its colour, once in the tooltip', async ({ page }) => {
+  test.setTimeout(300_000);
+  const lesson = LESSONS.find((l) => l.id === 'collapse')!;
+  const errors = collectPageErrors(page);
+  const fills: Record<string, string[]> = {};
+  for (const engine of ['svg', 'recharts'] as const) {
+    await ready(page, `/?charts=${engine}${lessonStepHash(lesson, 0)}`);
+    await stepMeasured(page, lesson, 0);
+    const step = page.getByTestId('lesson-step-1');
+    const charts = step.locator('[data-testid^="lesson-seeds-chart-"]');
+    // Recharts draws in a .recharts-wrapper; the SVG chart has none.
+    await expect(step.locator('.recharts-wrapper')).toHaveCount(engine === 'recharts' ? await charts.count() : 0);
+    const bands = step.locator(BAND);
+    await expect(bands).toHaveCount(await charts.count());
+    for (const b of await bands.all()) {
+      expect(await b.getAttribute('d')).toMatch(/^M.*Z$/);
+      expect(Number(await b.getAttribute('fill-opacity'))).toBeCloseTo(0.18, 5);
+    }
+    fills[engine] = await bands.evaluateAll((bs) => bs.map((b) => b.getAttribute('fill') ?? ''));
+    // The band's run is in the tooltip once (its line), not again for the band.
+    const chart = charts.first();
+    await chart.scrollIntoViewIfNeeded();
+    const box = (await chart.locator('svg').first().boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.4);
+    const runs = (await chart.getAttribute('data-runs'))!.split(',');
+    const items = engine === 'svg' ? chart.locator('.xy-tooltip p:not(.xy-tooltip-title)') : chart.locator('.recharts-tooltip-item');
+    await expect(items).toHaveCount(runs.length);
+    await expect(items.first()).toContainText(lessonRun(lesson, runs[0]!).label);
+    await step.screenshot({ path: `${SCREENS_DIR}lesson-seeds-bands-${engine}.png` });
+    await page.mouse.move(0, 0);
+  }
+  // Both engines colour each band as its run's line.
+  expect(fills.recharts).toEqual(fills.svg);
   expect(errors).toEqual([]);
 });
 
