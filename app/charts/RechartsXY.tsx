@@ -2,8 +2,9 @@
  * The x/y chart drawn with Recharts (the library the design names), with the same props as the
  * hand-written SVG chart (XYChart.tsx): lines or step areas, markers, shaded bands, a legend and a
  * tooltip. A series' `range` (a spread over seeds) is a ranged Area under its line, in the line's
- * colour at the SVG band's opacity, left out of the tooltip and the legend. Animation is off and the data arrive thinned (a few hundred points) and memoised, so a
- * re-render draws the new data once. Which engine a chart uses is set per view (engine.tsx).
+ * colour at the SVG band's opacity, left out of the tooltip and the legend. Animation is off and
+ * the data arrive thinned (a few hundred points) and memoised, so a re-render draws the new data
+ * once. Which engine a chart uses is set per view (engine.tsx).
  *
  * To keep work off the main thread's longest tasks: the ticks are given and every one is shown
  * (`interval={0}`), so Recharts measures no tick labels; the legend is the SVG chart's HTML list
