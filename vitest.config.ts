@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { CHROMIUM_PATH, TEST_WEBGPU_ARGS } from './tests/helpers/chromium.ts';
@@ -11,6 +12,9 @@ export default defineConfig({
           environment: 'node',
           include: ['tests/unit/**/*.test.ts'],
           testTimeout: 60_000,
+          // One file per core. Vitest's default leaves one core free (one worker on a 2-core
+          // machine), which ran the files one after another: 4.0 min here against 2.5 min.
+          maxWorkers: availableParallelism(),
         },
       },
       {
