@@ -3,6 +3,7 @@
  * Two projects: `webgpu` (SwiftShader WebGPU through --enable-unsafe-webgpu) and `no-webgpu`
  * (--disable-webgpu, and the specs also delete navigator.gpu in the page and the worker).
  */
+import { availableParallelism } from 'node:os';
 import { defineConfig } from '@playwright/test';
 import { CHROMIUM_PATH, NO_WEBGPU_ARGS, WEBGPU_ARGS } from './tests/helpers/chromium';
 
@@ -14,7 +15,10 @@ export default defineConfig({
   outputDir: 'test-results/artifacts',
   timeout: 180_000,
   expect: { timeout: 15_000 },
-  workers: 1,
+  // Two spec files at a time where there are two cores: their waits (worker restarts, heartbeats,
+  // page loads) overlap. 8.8 min to 7.1 min on this 2-core machine, every test passing. Not more:
+  // each page trains in workers of its own, and the lesson pages one per core.
+  workers: Math.min(2, availableParallelism()),
   fullyParallel: false,
   retries: 0,
   forbidOnly: !!process.env.CI,
