@@ -2,8 +2,8 @@
  * The page bench's lesson summary charts, per chart engine: the built app on the CPU backend, the
  * Advantage Collapse lesson opened from the Lessons menu (step 1: three metric charts, one run each),
  * then "Next step" twice (step 2: two charts with two runs each; step 3: three charts with two runs
- * each, the most any lesson step draws). Each step trains its run on screen and the lesson's other seeds in workers; its charts
- * appear once every seed of every run is in. Per step, from the click until every line is measured
+ * each, the most any lesson step draws). Each step trains its run on screen and the lesson's other
+ * seeds in workers; its charts appear once every seed of every run is in. Per step, from the click until every line is measured
  * and every chart draws its lines and bands, plus TAIL_MS after:
  * - main-thread long tasks (> 50 ms, PerformanceObserver 'longtask') and main-thread task time
  *   (DevTools protocol), which include the training's own main-thread work and the live charts;
