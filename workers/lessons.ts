@@ -236,7 +236,7 @@ export const LESSONS: readonly Lesson[] = [
       { id: 'grpo-collapse', see: 'GRPO: most groups all-equal', a: mean('grpo', 'groups_all_equal_frac'), op: '>', b: 0.6 },
       { id: 'grpo-zero', see: 'GRPO: most tokens have zero advantage', a: mean('grpo', 'adv_zero_frac'), op: '>', b: 0.6 },
       { id: 'grpo-low', see: 'GRPO: success stays low', a: mean('grpo', 'success_rate'), op: '<', b: 0.08 },
-      { id: 'grpo-flat', see: 'GRPO: success in iterations 21-30 under twice that of 1-10', a: mean('grpo', 'success_rate', 1, 10), op: '>', b: mean('grpo', 'success_rate', 21, 30), times: 0.5 },
+      { id: 'grpo-flat', see: 'GRPO: success in iterations 21-30 under twice that of 1-10', a: mean('grpo', 'success_rate', 21, 30), op: '<', b: mean('grpo', 'success_rate', 1, 10), times: 0.5 },
       { id: 'igpo-zero', see: 'IGPO: fewer zero-advantage tokens', a: mean('igpo', 'adv_zero_frac'), op: '<', b: mean('grpo', 'adv_zero_frac'), by: 0.25 },
       { id: 'igpo-ties', see: 'IGPO: the outcomes still tie', a: mean('igpo', 'groups_all_equal_frac'), op: '>', b: 0.5 },
       { id: 'edge-alleq', see: 'EDGE-GRPO: far fewer all-equal groups', a: mean('edge', 'groups_all_equal_frac'), op: '<', b: mean('grpo', 'groups_all_equal_frac'), by: 0.35 },
