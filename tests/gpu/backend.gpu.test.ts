@@ -140,6 +140,15 @@ async function counting<T>(fn: () => Promise<T>) {
 const STATS_TOL = { atol: 5e-5, rtol: 5e-4 };
 const PARAMS_TOL = { atol: 5e-5, rtol: 1e-4 };
 
+/** Seeded weights with a larger output layer than the default init, so the first policy is far from uniform. */
+function farFromUniform(dims: MlpDims): Float32Array {
+  const p0 = initParams(dims, createRng(5));
+  const L = paramLayout(dims);
+  const r = createRng(6);
+  for (let i = L.w2; i < L.w2 + dims.H * dims.V; i++) p0[i] = r.normal() * 0.5;
+  return p0;
+}
+
 function compareStats(g: UpdateStats, c: UpdateStats, name: string) {
   expect(g.tokens).toBe(c.tokens);
   expectEqualArrays(g.adv_hist, c.adv_hist, `${name} adv_hist`);
@@ -159,11 +168,7 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     const env = createSearchEnv({ entities: 3, attributes: 2, values: 4, maxTurns: 2 });
     const dims: MlpDims = { V: env.vocab.length, K: 4, D: 4, H: 8 };
     const shape = buildShape(env, 2, 4, dims);
-    const p0 = initParams(dims, createRng(5));
-    // A larger output layer than the default init, so the first policy is far from uniform.
-    const L = paramLayout(dims);
-    const r = createRng(6);
-    for (let i = L.w2; i < L.w2 + dims.H * dims.V; i++) p0[i] = r.normal() * 0.5;
+    const p0 = farFromUniform(dims);
     const cpu = createCpuBackend(shape, p0);
     const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label });
     made.push(cpu, gb);
@@ -232,10 +237,7 @@ describe('GPU backend matches the CPU backend on the search task', () => {
     const base = buildShape(env, 2, 4, dims);
     const opob = { ...base.adv, estimator: 'opob' as const, unbiasedStd: false, eps: 0, stdMin: 1e-8, isCap: 8 };
     const shape: RunShape = { ...base, adv: { ...opob, trueGradNorm: true } };
-    const p0 = initParams(dims, createRng(5));
-    const L = paramLayout(dims);
-    const r = createRng(6);
-    for (let i = L.w2; i < L.w2 + dims.H * dims.V; i++) p0[i] = r.normal() * 0.5;
+    const p0 = farFromUniform(dims);
     const cpu = createCpuBackend(shape, p0);
     const gb = createGpuBackend(gpu.device, shape, p0, { label: gpu.label });
     made.push(cpu, gb);
