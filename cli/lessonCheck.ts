@@ -36,7 +36,7 @@ type SeedSet = (typeof SEED_SETS)[number];
  * `fresh`: the next 8 seeds of the held-out draw, two blocks, for a regime whose held-out seeds have
  * already been seen (docs/LESSONS.md, "How the margins are set").
  */
-function seedBlocks(l: Lesson, set: SeedSet): Array<[string, readonly number[]]> {
+export function seedBlocks(l: Lesson, set: SeedSet): Array<[string, readonly number[]]> {
   const lesson: [string, readonly number[]] = ['lesson', lessonSeeds(l)];
   const held: [string, readonly number[]] = ['held-out', heldOutSeeds(l)];
   if (set === 'lesson') return [lesson];
@@ -49,7 +49,7 @@ function seedBlocks(l: Lesson, set: SeedSet): Array<[string, readonly number[]]>
   ];
 }
 
-function parse(argv: string[]): { only: string[] | null; jobs: number; job: string | null; save: string | null; load: string | null; seeds: SeedSet } {
+export function parse(argv: string[]): { only: string[] | null; jobs: number; job: string | null; save: string | null; load: string | null; seeds: SeedSet } {
   const a = { only: null as string[] | null, jobs: 2, job: null as string | null, save: null as string | null, load: null as string | null, seeds: 'both' as SeedSet };
   for (const { arg, flag, value: v } of flagsOf(argv)) {
     switch (flag) {
@@ -105,7 +105,13 @@ export function report(lesson: Lesson, seeds: readonly number[], label: string, 
 
 /** The saved runs of `jobs`, from a `--save` file; names every job the file lacks. */
 function loadResults(path: string, jobs: Job[]): JobResult[] {
-  const saved = JSON.parse(readFileSync(path, 'utf8')) as JobResult[];
+  let saved: JobResult[];
+  try {
+    saved = JSON.parse(readFileSync(path, 'utf8')) as JobResult[];
+  } catch (e) {
+    throw new Error(`--load ${path}: not a file this command saved (${(e as Error).message}); write one with --save`);
+  }
+  if (!Array.isArray(saved)) throw new Error(`--load ${path}: expected the list of runs --save writes, found ${typeof saved}`);
   const key = (j: Job) => `${j.lesson}/${j.run}/${j.seed}`;
   const byKey = new Map(saved.map((r) => [key(r), r]));
   const missing = jobs.filter((j) => !byKey.has(key(j)));
