@@ -3,7 +3,7 @@
  * run as a share link and runs it to the iteration the claims measure), a "what you should see"
  * line per step with the numbers measured here, presenter mode, and a link to the step.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { checkClaimOnSeeds, describeClaim, lessonById, lessonSeeds, type Claim, type Lesson } from '../../workers/lessons';
 import { methodRegistry } from '../../workers/methods';
 import { decodeShareLink } from '../../workers/shareUrl';
@@ -73,7 +73,8 @@ function PaperLinks({ lesson }: { lesson: Lesson }) {
 function CopyStepLink({ lesson, index }: { lesson: Lesson; index: number }) {
   const [status, setStatus] = useState<string | null>(null);
   const presenter = useAppStore((s) => s.presenter);
-  const link = shareLinkFor(lessonStepHash(lesson, index, { present: presenter }));
+  // Built once per step and mode: the panel re-renders on every training iteration.
+  const link = useMemo(() => shareLinkFor(lessonStepHash(lesson, index, { present: presenter })), [lesson, index, presenter]);
   return (
     <span className="lesson-copy">
       <button type="button" className="mini" onClick={() => void copyText(link).then((ok) => setStatus(ok ? 'Link copied.' : 'Copy it from the address bar.'))}>

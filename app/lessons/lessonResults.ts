@@ -9,6 +9,7 @@ import { useEffect } from 'react';
 import { create } from 'zustand';
 import { lessonById, lessonRunConfig, lessonSeeds, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/lessons';
 import { encodeShareLink } from '../../workers/shareUrl';
+import type { RunConfig } from '../../workers/config';
 import { currentBatch, useAppStore, type AppState } from '../store';
 
 /** By lesson id, then run id, then seed. */
@@ -57,9 +58,24 @@ function runsByConfig(lesson: Lesson): Map<string, LessonRun> {
   return m;
 }
 
+/**
+ * A config's link, once per config object: the page's config is replaced, never edited, and the
+ * lesson panel, the seed pool and the capture ask for the run on screen on every store update
+ * (each training iteration), which encoded the same config again each time.
+ */
+const configLinks = new WeakMap<RunConfig, string>();
+function configLink(config: RunConfig): string {
+  let link = configLinks.get(config);
+  if (link === undefined) {
+    link = encodeShareLink(config);
+    configLinks.set(config, link);
+  }
+  return link;
+}
+
 /** The lesson run the playground holds now, or null. */
 export function runOnScreen(lesson: Lesson, s: AppState): LessonRun | null {
-  return runsByConfig(lesson).get(encodeShareLink(s.config)) ?? null;
+  return runsByConfig(lesson).get(configLink(s.config)) ?? null;
 }
 
 /** Whether a claim reads the last batch of `runId`. */

@@ -23,8 +23,23 @@ export type ValueOf<S extends ParamSpec> = S extends { kind: 'bool' }
 /** The values of a record of specs, typed per key (a method's hook reads these without casts). */
 export type ParamValues<P extends Readonly<Record<string, ParamSpec>>> = { -readonly [K in keyof P]: ValueOf<P[K]> };
 
+/**
+ * Each spec's schema, built once: the page parses values on every render of a method card or a
+ * lesson step's link, and building a zod schema costs far more than checking a value with it.
+ */
+const schemas = new WeakMap<ParamSpec, z.ZodType<ParamValue>>();
+
 /** The zod schema of one value, with a message that says what was expected. */
 export function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
+  let schema = schemas.get(spec);
+  if (!schema) {
+    schema = buildSchema(spec);
+    schemas.set(spec, schema);
+  }
+  return schema;
+}
+
+function buildSchema(spec: ParamSpec): z.ZodType<ParamValue> {
   switch (spec.kind) {
     case 'number':
       return z
