@@ -5,12 +5,11 @@
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { createRunFile, metricsToCsv, serializeRunFile } from '../../workers/runFile';
-import { encodeShareLink, PANEL_IDS, type PanelId } from '../../workers/shareUrl';
+import { PANEL_IDS, type PanelId } from '../../workers/shareUrl';
 import { copyText, downloadBlob, downloadText, fileStem } from '../exporters';
 import { currentBatch, useAppStore, type AppState } from '../store';
-import { useCompareStore } from '../store/compareStore';
 import { wholeRun, WHOLE_RUN_CAP } from '../store/metricsSlice';
-import { shareHash, shareLinkFor } from '../urlSync';
+import { currentHash, shareHash, shareLinkFor } from '../urlSync';
 import { LessonsMenu } from '../lessons/LessonsMenu';
 import { FrameworksDialog } from './FrameworksDialog';
 import './Toolbar.css';
@@ -38,7 +37,6 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
   const s = useAppStore.getState();
   const iter = useAppStore(lastIter);
   const focus = useAppStore((st) => st.focus);
-  const compare = useCompareStore.getState();
   const box = useRef<HTMLDivElement>(null);
   // Anchored at the Share button's right edge; on a narrow screen, slide it back into view.
   useLayoutEffect(() => {
@@ -54,17 +52,8 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
   const [copied, setCopied] = useState<CopyResult>(initial);
   useEffect(() => setCopied(initial), [initial]);
   const stepValue = s.linkStep ?? iter;
-  const link = shareLinkFor(
-    encodeShareLink(s.config, {
-      backend: s.backend,
-      step: withStep && stepValue > 0 ? stepValue : undefined,
-      focus: withFocus && focus ? focus : undefined,
-      hide,
-      lesson: s.lesson ?? undefined,
-      present: s.presenter || undefined,
-      compare: compare.tab === 'compare' && compare.snapped ? { a: compare.a.config, b: compare.b.config } : undefined,
-    }),
-  );
+  // What the address bar holds (an open Compare or Arena view included), with the popover's choices.
+  const link = shareLinkFor(currentHash({ ...s, linkStep: withStep && stepValue > 0 ? stepValue : null, focus: withFocus ? focus : null, hidden: hide }));
   let status = 'Copying…';
   if (copied && copied.text === link) {
     status = copied.ok ? 'Link copied to the clipboard.' : 'The browser did not allow copying: select the link below and copy it.';

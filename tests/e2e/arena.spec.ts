@@ -89,6 +89,10 @@ test('a link opens a small arena; Run fills the grid; it sorts, filters and open
 
   // The link holds the arena while the view is open.
   await expect.poll(() => decodeURIComponent(new URL(page.url()).hash)).toContain(`arena=${SPEC}`);
+  // So does the link Share copies.
+  await page.getByRole('button', { name: 'Share', exact: true }).click();
+  await expect.poll(async () => decodeURIComponent(await page.getByRole('textbox', { name: 'Share link' }).inputValue())).toContain(`arena=${SPEC}`);
+  await page.getByRole('dialog', { name: 'Share link' }).getByRole('button', { name: 'Close', exact: true }).click();
 
   // A card opens its run (first seed) in the Train view.
   await grid.getByRole('button', { name: 'Open clip=cispo in the Train view' }).click();
