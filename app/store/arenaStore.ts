@@ -71,7 +71,8 @@ interface Live {
 }
 
 let generation = 0;
-let clients: TrainerClient[] = [];
+/** Per pool slot; a slot whose worker crashed is empty until a job makes it a new one. */
+let clients: Array<TrainerClient | undefined> = [];
 let live = new Map<string, Live[]>();
 const dirty = new Set<string>();
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
@@ -131,7 +132,7 @@ function initialSpec(): ArenaSpec {
 export const useArenaStore = create<ArenaState>()((set, get) => {
   const initialCells = cellsOf(initialSpec());
   function killAll(): void {
-    for (const c of clients) c.kill();
+    for (const c of clients) c?.kill();
     clients = [];
   }
 
@@ -233,7 +234,7 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
       slotDeath[slot] = null;
       if (died !== null && clients[slot] === client) {
         client.kill();
-        delete clients[slot];
+        clients[slot] = undefined;
       }
     }
     if (gen === generation) touch(job.cell.id);
@@ -250,8 +251,9 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
     filter: 'all',
 
     setSpec(spec) {
-      if (get().phase === 'running') get().stop();
+      // The same arena again (a link that changed only the config) leaves a running arena running.
       if (arenaSpecToText(spec) === arenaSpecToText(get().spec)) return;
+      if (get().phase === 'running') get().stop();
       const next = cellsOf(spec);
       set({ spec, ...next });
       clearResults(spec, next.cells);

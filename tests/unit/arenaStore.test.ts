@@ -59,6 +59,15 @@ describe('useArenaStore', () => {
     expect(s.progress).toEqual({ iters: 0, itersTotal: 2 * 2 * 15, runsDone: 0, runsTotal: 4 });
   });
 
+  it('the same arena again (a link that changed only the config) leaves a running arena running', () => {
+    useArenaStore.getState().setSpec(small);
+    useArenaStore.setState({ phase: 'running' });
+    useArenaStore.getState().setSpec(parseArenaSpec('task=search;iters=15;seeds=1-2;clip=token,cispo;filter=none;advantage=trajectory;aggregation=seq-mean-token-mean;set.batch=4;set.group=4'));
+    expect(useArenaStore.getState().phase).toBe('running');
+    useArenaStore.getState().stop();
+    expect(useArenaStore.getState().phase).toBe('idle');
+  });
+
   it('opens the Arena tab on a link\'s arena', () => {
     useCompareStore.getState().setTab('train');
     useArenaStore.getState().restore({ ...small, iters: 20 });
