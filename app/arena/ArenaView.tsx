@@ -6,7 +6,7 @@
  * final success and cost. A card opens its run (first seed) in the Train view.
  */
 import { memo, useState } from 'react';
-import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaSpecToText, parseArenaSpec, type ArenaDimId, type ArenaSpec } from '../../workers/arena/dimensions';
+import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaSpecToText, parseArenaSpec, parseSeedsText, type ArenaDimId, type ArenaSpec } from '../../workers/arena/dimensions';
 import { TASK_IDS } from '../../workers/config';
 import { useArenaStore } from '../store/arenaStore';
 import { crashText, FILTER_LABELS, FILTERS, filterCells, FINAL_WINDOW, SORT_KEYS, SORT_LABELS, sortCells, type CellFilter, type CellSummary, type SortKey } from './arenaModel';
@@ -26,14 +26,15 @@ function checked(spec: ArenaSpec): ArenaSpec | string {
   }
 }
 
+/** The seeds field: seeds and ranges as a link or the CLI writes them (`1-4, 9`), spaces allowed. */
 function parseSeeds(text: string): number[] | string {
   const parts = text.split(/[\s,]+/).filter((p) => p.length > 0);
   if (parts.length === 0) return 'expected at least one seed';
-  const seeds = parts.map(Number);
-  const bad = parts.find((p, i) => !/^\d+$/.test(p) || !Number.isSafeInteger(seeds[i]));
-  if (bad !== undefined) return `seed "${bad}" is not a whole number ≥ 0`;
-  if (new Set(seeds).size !== seeds.length) return 'a seed is listed twice';
-  return seeds;
+  try {
+    return parseSeedsText(parts.join(','));
+  } catch (e) {
+    return (e as Error).message.replace(/^arena: seeds: /, '');
+  }
 }
 
 function ArenaSetup() {

@@ -51,6 +51,16 @@ test('a link opens a small arena; Run fills the grid; it sorts, filters and open
   await expect(grid.getByTestId('arena-cell')).toHaveCount(2);
   await expect(grid.locator('.arena-cell-label')).toHaveText(['clip=token', 'clip=cispo']);
 
+  // The seeds field reads ranges as a link does, and names what it cannot read.
+  const seeds = view.getByLabel('Seeds');
+  await seeds.fill('1-3');
+  await expect(view.getByRole('button', { name: 'Run 2 × 3 runs' })).toBeVisible();
+  await seeds.fill('1, x');
+  await expect(view.getByRole('alert')).toContainText('seeds: expected seeds and ranges like 1,2,5-8, got "x"');
+  await seeds.fill('1, 2');
+  await seeds.blur();
+  await expect(view.getByRole('alert')).toHaveCount(0);
+
   await view.getByRole('button', { name: 'Run 2 × 2 runs' }).click();
   await expect(view.getByRole('button', { name: 'Stop' })).toBeVisible();
   await expect(view.getByTestId('arena-progress')).toHaveText(/4 of 4 runs, 60 of 60 iterations/, { timeout: 150_000 });
