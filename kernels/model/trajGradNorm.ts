@@ -19,9 +19,8 @@
  * a full backward's V K D H per trajectory for the emb and W1 gradients alone. Rows with m = 0
  * add nothing and are skipped, never multiplied.
  */
-import { contextToken, paramLayout, vocabToken, type MlpDims } from './mlp';
-import { rowLse } from '../softmax/logitGrad';
-import { MASKED_LOGIT } from './mlp';
+import { contextToken, hiddenDaCpu, paramLayout, vocabToken, type MlpDims } from './mlp';
+import { logitGradCpu } from '../softmax/logitGrad';
 import { defineKernel, uniformLayout } from '../pipeline';
 import trajGradNormWGSL from './trajGradNorm.wgsl?raw';
 
@@ -57,10 +56,14 @@ export function truncatedIsSquared(logIS: number, isCap: number): number {
 export function trajGradNormCpu(s: TrajGradNormInput, Tp: number): Float32Array {
   const { V, K, D, H } = s.dims;
   const P = paramLayout(s.dims);
-  const { params, h, z, mask, seq, rowPos } = s;
+  const { params, h, mask, seq, rowPos } = s;
   const N = Tp > 0 ? Math.floor(mask.length / Tp) : 0;
   const KD = K * D;
   const out = new Float32Array(N);
+  // The score's logit and hidden gradients, as the GPU backend takes them: logitGrad with
+  // dlogp = mask, then back through W2 and tanh (the backward pass's own references).
+  const dzAll = logitGradCpu(s.z, V, seq, rowPos, mask, s.temperature);
+  const daAll = hiddenDaCpu(params, s.dims, mask.length, h, dzAll);
   // Per live row of the trajectory: dz [V], da [H], h [H], x [K D], and W1_k^T da [K D].
   const dz = new Float64Array(Tp * V);
   const da = new Float64Array(Tp * H);
@@ -68,7 +71,6 @@ export function trajGradNormCpu(s: TrajGradNormInput, Tp: number): Float32Array 
   const x = new Float64Array(Tp * KD);
   const dx = new Float64Array(Tp * KD);
   const tok = new Int32Array(Tp * K);
-  const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
   const w1 = Float64Array.from(params.subarray(P.w1, P.w1 + KD * H));
   const emb = new Float64Array(V * D);
   const seen = new Int32Array(V).fill(-1);
@@ -79,19 +81,10 @@ export function trajGradNormCpu(s: TrajGradNormInput, Tp: number): Float32Array 
       const m = mask[r]!;
       if (m === 0) continue;
       const q = live++;
-      const lse = rowLse(z, r * V, V);
-      const a = seq[rowPos[r]!]!;
-      for (let v = 0; v < V; v++) {
-        const zv = z[r * V + v]!;
-        const p = zv === MASKED_LOGIT ? 0 : Math.exp(zv - lse);
-        dz[q * V + v] = (m * ((v === a ? 1 : 0) - p)) / s.temperature;
-      }
+      for (let v = 0; v < V; v++) dz[q * V + v] = dzAll[r * V + v]!;
       for (let i = 0; i < H; i++) {
-        let acc = 0;
-        for (let v = 0; v < V; v++) acc += w2[i * V + v]! * dz[q * V + v]!;
-        const hi = h[r * H + i]!;
-        hh[q * H + i] = hi;
-        da[q * H + i] = acc * (1 - hi * hi);
+        hh[q * H + i] = h[r * H + i]!;
+        da[q * H + i] = daAll[r * H + i]!;
       }
       for (let k = 0; k < K; k++) {
         const t = vocabToken(contextToken(seq, rowPos[r]!, s.L, K, k), V);
@@ -153,7 +146,7 @@ export const TRAJ_GRAD_NORM_WORKGROUP_SIZE = 64;
 /** Mirrors `struct TrajGradNorm` in trajGradNorm.wgsl. */
 export const TRAJ_GRAD_NORM_UNIFORM = uniformLayout([
   ['numTraj', 'u32'], ['tp', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'],
-  ['hidden', 'u32'], ['w1Off', 'u32'], ['w2Off', 'u32'], ['isCap', 'f32'],
+  ['hidden', 'u32'], ['w1Off', 'u32'], ['isCap', 'f32'],
 ] as const);
 
 export interface TrajGradNormConfig {
@@ -180,7 +173,7 @@ export const trajGradNormKernel = defineKernel({
     const P = paramLayout(c.dims);
     return {
       numTraj: c.numTraj, tp: c.tp, seqLen: c.seqLen, vocab: c.dims.V, context: c.dims.K, embed: c.dims.D,
-      hidden: c.dims.H, w1Off: P.w1, w2Off: P.w2, isCap: c.isCap,
+      hidden: c.dims.H, w1Off: P.w1, isCap: c.isCap,
     };
   },
   // One workgroup per trajectory: its lanes share the row pairs and the embedding entries.

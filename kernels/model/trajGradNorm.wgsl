@@ -15,7 +15,6 @@ struct TrajGradNorm {
   embed: u32,
   hidden: u32,
   w1Off: u32,
-  w2Off: u32,
   isCap: f32,
 }
 

@@ -19,7 +19,7 @@ import { makeMlpCase } from './fixtures';
 import { dispatch, exact, withScratch, type SelfTestCase } from './harness';
 
 /** The inputs of one case: tp rows per trajectory, every `emptyEvery`-th trajectory fully masked. */
-export function trajGradNormSetup(dims: MlpDims, N: number, tp: number, seed: number, isCap: number, emptyEvery = 0, pastVocab = 0) {
+function trajGradNormSetup(dims: MlpDims, N: number, tp: number, seed: number, isCap: number, emptyEvery = 0, pastVocab = 0) {
   const rng = createRng(seed);
   const c = makeMlpCase(dims, N * tp, rng, { pastVocab });
   const temperature = 0.8;
