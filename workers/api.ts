@@ -113,9 +113,9 @@ export interface TrainerApi {
   /**
    * Trains one lesson run on one seed, headless on the CPU backend, beside (not instead of) the
    * run this worker holds: the page's seed pool (app/lessons/seedPool.ts) trains a lesson's other
-   * seeds so each line is checked on the mean over them. The last batch comes back only when
-   * `withDump` (a claim reads it).
+   * seeds so each line is checked on the mean over them. The last batch comes back only where a
+   * claim reads it (workers/lessons.ts needsDump).
    */
-  trainLessonSeed(lessonId: string, runId: string, seed: number, withDump: boolean): Promise<RunResult>;
+  trainLessonSeed(lessonId: string, runId: string, seed: number): Promise<RunResult>;
   dispose(): Promise<void>;
 }

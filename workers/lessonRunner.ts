@@ -1,10 +1,11 @@
 /**
- * Trains one lesson run on one seed, headless, and keeps what its claims read: the metric rows and
- * the last iteration's batch dump. The lesson tests, `npm run -s lessons:check` and the page bench
- * use it; the page captures the same from its own runs (app/lessons/lessonResults.ts).
+ * Trains one lesson run on one seed, headless, and keeps what its claims read: the metric rows and,
+ * where a claim reads it, the last iteration's batch dump. The lesson tests, `npm run -s
+ * lessons:check` and the page bench use it; the page captures the same from its own runs
+ * (app/lessons/lessonResults.ts).
  */
 import { createCpuBackend } from './cpuBackend';
-import { lessonRun, lessonRunConfig, type Lesson, type RunResult } from './lessons';
+import { lessonRun, lessonRunConfig, needsDump, type Lesson, type RunResult } from './lessons';
 import type { MetricRow } from './metrics';
 import { createTrainer, type BackendFactory } from './trainer';
 
@@ -15,7 +16,8 @@ export async function trainLessonRun(lesson: Lesson, runId: string, seed: number
   const rows: MetricRow[] = [];
   try {
     for (let i = 0; i < run.iters; i++) rows.push(await t.step());
-    const dump = await t.dumpBatch();
+    // The batch is read back only where a claim reads it.
+    const dump = needsDump(lesson, runId) ? await t.dumpBatch() : null;
     return { rows, dump, seconds: (Date.now() - t0) / 1000 };
   } finally {
     t.destroy();

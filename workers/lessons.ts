@@ -792,6 +792,11 @@ export interface RunResult {
   dump: BatchDump | null;
 }
 
+/** Whether a claim reads the last batch of `runId`: only then does a run keep its batch dump. */
+export function needsDump(lesson: Lesson, runId: string): boolean {
+  return lesson.claims.some((c) => [c.a, c.b].some((x) => typeof x === 'object' && x.run === runId && 'dump' in x));
+}
+
 export function isDumpStat(s: Stat): s is DumpStat {
   return 'dump' in s;
 }

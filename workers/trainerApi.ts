@@ -345,12 +345,12 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       const dump = await unpackBatchInSlices(pack, 50);
       return new Blob(await batchJsonParts(dump), { type: 'application/json' });
     },
-    async trainLessonSeed(lessonId, runId, seed, withDump) {
+    async trainLessonSeed(lessonId, runId, seed) {
       const lesson = lessonById(lessonId);
       if (!lesson) throw new Error(`no lesson "${lessonId}"`);
       // The CPU backend with this worker's progress events: the page hears it is busy, not hung.
       const r = await trainLessonRun(lesson, runId, seed, factoryFor(null));
-      return { rows: r.rows, dump: withDump ? r.dump : null };
+      return { rows: r.rows, dump: r.dump };
     },
     async rescore(methodSets) {
       return onLiveDevice('rescoring the batch', async () => {

@@ -7,7 +7,7 @@
  */
 import { useEffect } from 'react';
 import { create } from 'zustand';
-import { lessonById, lessonRunConfig, lessonSeeds, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/lessons';
+import { lessonById, lessonRunConfig, lessonSeeds, needsDump, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/lessons';
 import { encodeShareLink } from '../../workers/shareUrl';
 import type { RunConfig } from '../../workers/config';
 import { currentBatch, useAppStore, type AppState } from '../store';
@@ -78,9 +78,6 @@ export function runOnScreen(lesson: Lesson, s: AppState): LessonRun | null {
   return runsByConfig(lesson).get(configLink(s.config)) ?? null;
 }
 
-/** Whether a claim reads the last batch of `runId`. */
-export const needsDump = (lesson: Lesson, runId: string) =>
-  lesson.claims.some((c) => [c.a, c.b].some((x) => typeof x === 'object' && x.run === runId && 'dump' in x));
 
 /** Watches the run on screen and records it, at its seed, when it reaches its lesson run's iteration count. */
 export function useLessonCapture(): void {

@@ -14,7 +14,7 @@ import { create } from 'zustand';
 import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/lessons';
 import { useAppStore, type AppState } from '../store';
 import { createTrainerClient, currentTrainer, getTrainer, type Trainer, type TrainerClient } from '../trainerClient';
-import { needsDump, runOnScreen, useLessonResults } from './lessonResults';
+import { runOnScreen, useLessonResults } from './lessonResults';
 import { workersFor } from './seedStats';
 
 interface Job {
@@ -63,7 +63,7 @@ function runJob(slot: Slot, trainer: Trainer, job: Job): void {
   setTraining();
   const lesson = lessonById(job.lessonId)!;
   trainer
-    .trainLessonSeed(job.lessonId, job.runId, job.seed, needsDump(lesson, job.runId))
+    .trainLessonSeed(job.lessonId, job.runId, job.seed)
     .then(
       (r) => useLessonResults.getState().record(job.lessonId, job.runId, job.seed, r),
       (e: unknown) => useSeedPool.setState((p) => ({ errors: [...p.errors, `${lessonRun(lesson, job.runId).label}, seed ${job.seed}: ${(e as Error).message}`] })),
