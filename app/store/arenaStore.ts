@@ -14,6 +14,7 @@ import { arenaWorkerCount, emptyTrace, summarize, type CellFilter, type CellSumm
 import { createTrainerClient, eventsCallback, metricsCallback, type TrainerClient } from '../trainerClient';
 import { useAppStore } from '.';
 import { useCompareStore } from './compareStore';
+import { errorText } from './errorText';
 
 export type ArenaPhase = 'idle' | 'running';
 
@@ -76,11 +77,6 @@ let clients: Array<TrainerClient | undefined> = [];
 let live = new Map<string, Live[]>();
 const dirty = new Set<string>();
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
-
-function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message || e.name;
-  return typeof e === 'string' ? e : JSON.stringify(e);
-}
 
 /** The grid's trace of one run: its rows reduced to what the cell shows, and its crash verdict. */
 export function traceOf(seed: number, l: Live): SeedTrace {

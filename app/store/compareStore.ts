@@ -16,6 +16,7 @@ import { createTrainerClient, eventsCallback, metricsCallback, type TrainerClien
 import { useAppStore } from '.';
 import { FLUSH_MS, SERIES_CAP } from './metricsSlice';
 import { HANG_MS } from './runSlice';
+import { errorText } from './errorText';
 
 export type Side = 'a' | 'b';
 export const SIDES: readonly Side[] = ['a', 'b'];
@@ -89,11 +90,6 @@ function newRunner(): Runner {
 
 const runners: Record<Side, Runner> = { a: newRunner(), b: newRunner() };
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
-
-function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message || e.name;
-  return typeof e === 'string' ? e : JSON.stringify(e);
-}
 
 function emptyRun(config: RunConfig): CompareRun {
   return { config, series: [], phase: 'idle', backendInfo: null, error: null };

@@ -13,6 +13,7 @@ import { parseRunFile } from '../../workers/runFile';
 import type { DecodedLink } from '../../workers/shareUrl';
 import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler, type Trainer } from '../trainerClient';
 import type { AppState } from '.';
+import { errorText } from './errorText';
 
 export type RunPhase = 'configuring' | 'idle' | 'running' | 'pausing' | 'stepping' | 'resetting';
 
@@ -157,11 +158,6 @@ let gone = newGone();
 /** A call to the worker that settles: with its answer, or with WorkerGone if the worker fails first. */
 function call<T>(fn: (t: Trainer) => Promise<T>): Promise<T> {
   return Promise.race([fn(getTrainer()), gone.promise]);
-}
-
-function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message || e.name;
-  return typeof e === 'string' ? e : JSON.stringify(e);
 }
 
 export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, get) => {
