@@ -6,7 +6,7 @@
 import { memo } from 'react';
 import type { Band } from './arenaModel';
 
-export interface SparklineProps {
+interface SparklineProps {
   band: Band;
   /** The x axis runs from iteration 1 to this. */
   xMax: number;

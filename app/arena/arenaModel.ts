@@ -4,14 +4,7 @@
  * the min and max over the seeds at each iteration (with 2 to 8 seeds, a std band would claim a
  * shape the data cannot show); the line is their mean.
  */
-
-/** What detectCrash (workers/arena/crash.ts) says of one seed's run. */
-export interface CrashVerdict {
-  crashed: boolean;
-  /** The iteration the crash is dated at, or null. */
-  at: number | null;
-  why: string | null;
-}
+import type { Crash } from '../../workers/arena/crash';
 
 /** One (cell, seed) run as the grid needs it. */
 export interface SeedTrace {
@@ -22,7 +15,7 @@ export interface SeedTrace {
   diag: number[];
   rollouts: number[];
   ms: number[];
-  crash: CrashVerdict;
+  crash: Crash;
   /** Ran all its iterations. */
   done: boolean;
   /** The run's error (a refused config, a dead worker), or null. */
@@ -185,7 +178,7 @@ export function filterCells(summaries: readonly CellSummary[], filter: CellFilte
 }
 
 /** Workers at once: one per core left to the page, at most 4 (each holds a model and, on WebGPU, a device). */
-export const MAX_ARENA_WORKERS = 4;
+const MAX_ARENA_WORKERS = 4;
 
 export function arenaWorkerCount(cores: number | undefined): number {
   const n = cores !== undefined && Number.isFinite(cores) ? Math.floor(cores) - 1 : 1;

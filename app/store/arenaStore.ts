@@ -16,15 +16,15 @@ import { useAppStore } from '.';
 import { useCompareStore } from './compareStore';
 import { errorText } from './errorText';
 
-export type ArenaPhase = 'idle' | 'running';
+type ArenaPhase = 'idle' | 'running';
 
 /** About four grid updates a second: enough to watch, few enough that 16 runs stay cheap to draw. */
-export const FLUSH_ARENA_MS = 250;
+const FLUSH_ARENA_MS = 250;
 
 /** The diagnosis metric (workers/metrics.ts): the share of the update's gradient from negative-advantage tokens outside a strict clip. */
 export const DIAG_METRIC = 'neg_out_grad_share';
 
-export interface ArenaProgress {
+interface ArenaProgress {
   /** Iterations arrived, over every run. */
   iters: number;
   itersTotal: number;
@@ -84,14 +84,13 @@ export function traceOf(seed: number, l: Live): SeedTrace {
   for (const r of l.rows) {
     t.iters.push(r.iter);
     t.success.push(r.success_rate);
-    const d = (r as unknown as Record<string, number | undefined>)[DIAG_METRIC];
+    const d = r[DIAG_METRIC];
     t.diag.push(typeof d === 'number' ? d : NaN);
     t.rollouts.push(r.rollouts);
     t.ms.push(r.ms);
   }
   // The trainer rolled a non-finite update back and stopped: a crash at that iteration.
-  const verdict = detectCrash(l.rows, { nonFiniteAt: l.nonFinite?.iter ?? null });
-  t.crash = { crashed: verdict.crashed, at: verdict.at, why: verdict.why };
+  t.crash = detectCrash(l.rows, { nonFiniteAt: l.nonFinite?.iter ?? null });
   t.done = l.done;
   t.error = l.error;
   return t;
@@ -118,7 +117,7 @@ function emptyProgress(cells: ArenaCell[], spec: ArenaSpec): ArenaProgress {
 }
 
 /** Seeds of a new arena: 4 shows a spread at a quarter of the presets' 8 seeds' cost. */
-export const DEFAULT_ARENA_SEEDS = [1, 2, 3, 4];
+const DEFAULT_ARENA_SEEDS = [1, 2, 3, 4];
 
 /** The first preset (the clipping comparison) on DEFAULT_ARENA_SEEDS. */
 function initialSpec(): ArenaSpec {
