@@ -1,7 +1,8 @@
 /**
  * Runs A and B overlaid, one line chart per metric (drawn by the Compare view's engine,
  * app/charts/engine.tsx): A solid blue, B dashed orange (told apart by dash as well as colour), the
- * legend naming what differs. Each chart can show its data as a table (iteration, A, B). Containers carry data-points-a / data-points-b for the e2e tests.
+ * legend naming what differs. Each chart can show its data as a table (iteration, A, B).
+ * Containers carry data-points-a / data-points-b for the e2e tests.
  */
 import { memo, useId, useMemo, useState } from 'react';
 import { extent, niceScale } from '../charts/scale';
