@@ -28,15 +28,17 @@
  *                          one pool per group (joint) or finals apart from the rest (`separate`):
  *                          r^ = (v - mu) / (sqrt(var_pop + 1e-8) + 1e-6); a pool of one value has
  *                          mu = that value and std 1 (so it normalizes to 0), an empty one mu 0.
- *                          An earlier turn whose gain is exactly 0 is no element of any pool and no
- *                          turn boundary: it takes the advantage of the next boundary turn. At the
- *                          boundaries A~_{T_n-1} = r^, A~_t = r^_t + gamma A~_{next boundary}.
+ *                          An earlier turn whose gain is exactly 0 is no element of any pool. The
+ *                          turn boundaries are the turns whose r^ is nonzero (the reference marks
+ *                          them so): a turn that is none takes the advantage of the next boundary
+ *                          turn (0 after the last). At the boundaries A~_t = r^_t + gamma A~_{next
+ *                          boundary}, A~ = r^ at the last one.
  *   turnGroup  [5.2]       CM2 turn level: (v_{n,t} - mean_t) / (std_t + eps) over the members that
  *                          took turn t (or without std); one such member: mean 0, std 1.
  *   gigpo      [5.9]       GiGPO: A = A^E_n + omega A^S_{n,t}, A^E = the group estimator on R over
  *                          the group's step rows (each member counts once per turn it took),
  *                          A^S = R^S_{n,t} - mean of R^S over the anchor set (all turns of the group
- *                          with the same key; a set of one has mean 0),
+ *                          with the same key; a set of one is its own mean, so A^S = 0),
  *                          R^S_{n,t} = sum_{k >= t} gamma^(k-t) v_{n,k}.
  *   opob       [5.10]      VCPO's off-policy optimal baseline b = sum W R / sum W over the group,
  *                          W_m = w_m^2 g2_m, log w_m = logIS_m (0 when isCap = 0), in log space with
@@ -360,7 +362,10 @@ export function advantageCpu(inp: AdvantageInputs, o: AdvantageOptions, shape: A
       for (let t = tn - 1; t >= 0; t--) {
         if (boundary(n, t, tn)) {
           const [mu, sd] = joint ?? (t === tn - 1 ? fin! : rest!);
-          acc = (v(n, t) - mu) / sd + o.gamma * acc;
+          // The reference's boundaries are where the normalized reward is nonzero: a value that
+          // normalizes to exactly 0 (a pool of one) is skipped by the discounting.
+          const r = (v(n, t) - mu) / sd;
+          if (r !== 0) acc = r + o.gamma * acc;
         }
         putTurn(t, acc);
       }
@@ -394,8 +399,9 @@ export function advantageCpu(inp: AdvantageInputs, o: AdvantageOptions, shape: A
             if (m !== n || k !== t) s += rs - stepReturn(m, k);
           }
         }
-        // A set of one is the step alone: its mean is 0, so A^S is the step return itself.
-        putTurn(t, AE + o.stepWeight * (c === 1 ? rs : s / c));
+        // A set of one is the step alone: its mean is its own return, so A^S is 0 (the reference's
+        // step_norm_reward takes the mean of the one value).
+        putTurn(t, AE + o.stepWeight * (s / c));
       }
     } else if (o.byRole && e !== 'opob') {
       for (let t = 0; t < tn; t++) {

@@ -518,13 +518,18 @@ fn igpo(c: Ctx) {
   var acc = 0.0;
   for (var tt = 0u; tt < c.tn; tt++) {
     let t = c.tn - 1u - tt;
-    // A turn that is no boundary takes the advantage of the next boundary turn.
+    // The reference marks turn boundaries where the normalized reward is nonzero: a turn whose
+    // value is no pool member, or normalizes to exactly 0 (a pool of one), is skipped by the
+    // discounting and takes the advantage of the next boundary turn (0 after the last one).
     if (isBoundary(c.n, t, c.tn)) {
       var p = pj;
       if (u.separate != 0u) {
         p = select(pr, pf, tt == 0u);
       }
-      acc = (turnVal(c.n, t) - p.x) / p.y + u.gamma * acc;
+      let r = (turnVal(c.n, t) - p.x) / p.y;
+      if (r != 0.0) {
+        acc = r + u.gamma * acc;
+      }
     }
     putTurn(c, t, acc);
   }
@@ -549,9 +554,9 @@ fn gigpo(c: Ctx) {
         }
       }
     }
-    // A^S = R^S - (R^S - s / cnt); the anchor set holds (n, t) itself, so cnt >= 1, and a set of
-    // one has mean 0: A^S is the step return itself.
-    putTurn(c, t, AE + u.stepWeight * select(s / f32(cnt), rs, cnt == 1u));
+    // A^S = R^S - mean = s / cnt; the anchor set holds (n, t) itself, so cnt >= 1, and a set of
+    // one is its own mean: A^S = 0 there.
+    putTurn(c, t, AE + u.stepWeight * s / f32(cnt));
   }
 }
 

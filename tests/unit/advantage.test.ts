@@ -165,6 +165,16 @@ describe('turn (IGPO)', () => {
     const a = advantageCpu(inp, opts({ estimator: 'turn', gamma: 1 }), shapeOf(2, 3, { maxTurns: 3, actionLen: 1 }));
     expectClose(a, [r(0.3) + r(1), r(1), r(1), r(0.1) + r(0.2) + r(0), r(0.2) + r(0), r(0)], TOL);
   });
+  it('a value that normalizes to exactly 0 is no turn boundary either: with gamma < 1 its turn takes the next advantage, undiscounted', () => {
+    // Separate pools, gamma 0.5. traj 0: v = [0.3 (gain), 1 (final)]; traj 1: v = [0 (no gain), 0 (final)].
+    // The gain pool {0.3} has one value, so 0.3 normalizes to 0 and turn 0 is no boundary (the
+    // reference marks boundaries where the normalized reward is nonzero): it takes A~_1, not
+    // 0 + 0.5 A~_1. Finals {1, 0}: mean 0.5, std sqrt(0.25 + 1e-8) + 1e-6.
+    const inp = traj([0, 0], [2], 2, { turns: Uint32Array.from([2, 2]), turnReward: f32([0.3, 1, 0, 0]) });
+    const f = 0.5 / (Math.sqrt(0.25 + 1e-8) + 1e-6);
+    const a = advantageCpu(inp, opts({ estimator: 'turn', gamma: 0.5, separate: true }), shapeOf(2, 2, { maxTurns: 2, actionLen: 1 }));
+    expectClose(a, [f, f, -f, -f], TOL);
+  });
 });
 
 describe('turnGroup (CM2 turn level)', () => {
@@ -187,10 +197,10 @@ describe('turnGroup (CM2 turn level)', () => {
 });
 
 describe('gigpo', () => {
-  it('A^E (no std) plus the anchor-group step advantage; an anchor set of one has mean 0', () => {
+  it('A^E (no std) plus the anchor-group step advantage; an anchor set of one is its own mean', () => {
     // R = [1, 0] -> A^E = [0.5, -0.5]. v: traj 0 [0, 1], traj 1 [0, 0]; keys [7, 8], [7, 9]; gamma 0.5.
     // R^S: traj 0 [0.5, 1], traj 1 [0, 0]. Anchor 7 = {0.5, 0}, mean 0.25 -> A^S = +-0.25; keys 8, 9
-    // are alone, mean 0 -> A^S = R^S = 1 and 0. A = [0.75, 1.5 | -0.75, -0.5].
+    // are alone, each its own mean -> A^S = 0 (ARL-Arena's step_norm_reward). A = [0.75, 0.5 | -0.75, -0.5].
     const inp = traj([1, 0], [2], 2, {
       turns: Uint32Array.from([2, 2]),
       turnReward: f32([0, 1, 0, 0]),
@@ -198,9 +208,9 @@ describe('gigpo', () => {
     });
     const shape = shapeOf(2, 2, { maxTurns: 2, actionLen: 1 });
     const a = advantageCpu(inp, opts({ estimator: 'gigpo', scaleStd: false, gamma: 0.5 }), shape);
-    expectClose(a, [0.75, 1.5, -0.75, -0.5], TOL);
+    expectClose(a, [0.75, 0.5, -0.75, -0.5], TOL);
     const w2 = advantageCpu(inp, opts({ estimator: 'gigpo', scaleStd: false, gamma: 0.5, stepWeight: 2 }), shape);
-    expectClose(w2, [1, 2.5, -1, -0.5], TOL);
+    expectClose(w2, [1, 0.5, -1, -0.5], TOL);
   });
   it('A^E is taken over the step rows: a member counts once per turn it took', () => {
     // traj 0 took 1 turn (R = 1), traj 1 took 3 (R = 0): rows {1, 0, 0, 0}, mean 0.25, not 0.5.
