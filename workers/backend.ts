@@ -125,13 +125,20 @@ export type UpdateStats = StatsOut & {
   grad_norm: number;
   /** ARLArena's diagnosis (kernels/stats/negOutShare.ts) over the last epoch's rows. */
   neg_out_grad_share: number;
-  /** ESS / N of the sequence IS weights of the rollout policy (1 when rollouts are fresh), the mean over minibatches. */
+  /**
+   * ESS / N of the sequence IS weights of the rollout policy at the update's start (1 when
+   * rollouts are fresh), the mean over minibatches.
+   */
   ess_rollout: number;
-  /** The factor the learning rate was scaled by (VCPO; 1 otherwise), the mean over minibatches. */
+  /** The factor the learning rate was scaled by (VCPO; 1 otherwise), the mean over optimizer steps. */
   lr_scale: number;
-  /** Both per minibatch: VCPO scales each minibatch's step by its own ESS. */
-  ess_minibatch: number[];
-  lr_scale_minibatch: number[];
+  /**
+   * Both per optimizer step (epoch, then SeeUPO's turn stage, then minibatch): the ESS the step's
+   * learning-rate rule read and the factor it applied. VCPO measures each step's own minibatch at
+   * the step's own parameters; without it, the step's minibatch at the update's start, factor 1.
+   */
+  ess_step: number[];
+  lr_scale_step: number[];
   /** Health bits (kernels/stats/finiteCheck.ts HEALTH): NaN or Inf in the loss, gradients or parameters. */
   non_finite: number;
   /** The state after this update, when `snapshot` was asked for. */
@@ -215,4 +222,23 @@ export function makeRowTables(s: Pick<RunShape, 'N' | 'L' | 'promptLen' | 'actio
     }
   }
   return { trainRowPos, rolloutRowPos };
+}
+
+/**
+ * The ESS figures of one update from its (ESS, lr factor) pairs: one per minibatch at the update's
+ * start, and (VCPO) one per optimizer step, else null: each step then reads its minibatch's.
+ */
+export function essOfUpdate(
+  start: ReadonlyArray<readonly [number, number]>,
+  perStep: ReadonlyArray<readonly [number, number]> | null,
+  steps: number,
+): Pick<UpdateStats, 'ess_rollout' | 'lr_scale' | 'ess_step' | 'lr_scale_step'> {
+  const step = Array.from({ length: steps }, (_, s) => (perStep ? perStep[s]! : start[s % start.length]!));
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, x) => a + x, 0) / xs.length : 1);
+  return {
+    ess_rollout: mean(start.map((x) => x[0])),
+    lr_scale: mean(step.map((x) => x[1])),
+    ess_step: step.map((x) => x[0]),
+    lr_scale_step: step.map((x) => x[1]),
+  };
 }

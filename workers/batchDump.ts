@@ -26,7 +26,11 @@ export interface BatchDump {
   loss: number;
   /** Search task: the probability that a search returned a noisy document in this iteration. */
   noise_p?: number;
-  /** VCPO: each minibatch's rollout ESS (ESS / its trajectories) and the learning rate its step used. */
+  /**
+   * VCPO, one per optimizer step (one per minibatch at one epoch; with several, epoch by epoch):
+   * the ESS / trajectories of the step's minibatch at the step's own parameters, and the learning
+   * rate the step used.
+   */
   ess_minibatch?: number[];
   lr_minibatch?: number[];
   trajs: Array<{
@@ -145,7 +149,7 @@ export interface BatchPack {
   /** IGPO only: per turn taken (turnEnd), the answer probability before it. */
   pAnswer: Float64Array | null;
   noiseP: number | null;
-  /** VCPO only: per minibatch. */
+  /** VCPO only: per optimizer step. */
   essMinibatch: number[] | null;
   lrMinibatch: number[] | null;
   /** Turns taken, for turn_rewards and turn_roles. */
@@ -290,8 +294,8 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     drawWeight: b.drawWeight ? b.drawWeight.slice(0, N) : null,
     pAnswer,
     noiseP: typeof noise === 'number' ? noise : null,
-    essMinibatch: plan.essLr ? b.essMinibatch.slice() : null,
-    lrMinibatch: plan.essLr ? b.lrMinibatch.slice() : null,
+    essMinibatch: plan.essLr ? b.essStep.slice() : null,
+    lrMinibatch: plan.essLr ? b.lrStep.slice() : null,
     turnEnd,
     turnRewards: turnRewardSrc ? perTurn(turnRewardSrc, new Float32Array(turns)) : null,
     turnRole: multiAgent ? perTurn(ep.turnRole!, new Int32Array(turns)) : null,

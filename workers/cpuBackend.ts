@@ -21,7 +21,7 @@ import { tokenStatsCpu } from '../kernels/softmax/tokenStats';
 import { trajStatsCpu } from '../kernels/stats/trajStats';
 import { trajGradNormCpu } from '../kernels/model/trajGradNorm';
 import { whitenCpu } from '../kernels/advantage/whiten';
-import type { Backend, BatchTensors, RunShape, UpdateInput, UpdateStats } from './backend';
+import { essOfUpdate, type Backend, type BatchTensors, type RunShape, type UpdateInput, type UpdateStats } from './backend';
 import { copyRows } from './rowCopy';
 
 export interface CpuBackendOptions {
@@ -236,11 +236,12 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       let gradNorm = 0;
       let health = 0;
       const firstStep = adamStep;
+      // VCPO: each optimizer step's ESS and lr factor, of its own minibatch at its own parameters.
+      const essSteps: Array<[number, number]> | null = shape.essLr.enabled ? [] : null;
       for (let epoch = 0; epoch < shape.epochs; epoch++) {
         for (const stage of stages) {
           const weights = mode === 'turn' ? inp.stageWeights![stage]! : inp.weights;
           for (const [mb, [n0, n1]] of shape.minibatches.entries()) {
-            const lrScale = essMb[mb]![1];
             const [r0, r1] = [n0 * Tp, n1 * Tp];
             const mbRows = rows.subarray(r0, r1);
             // The first step's parameters are the old ones: its forward and row statistics are
@@ -254,6 +255,13 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
             t.logp.set(tsNew.logp, r0);
             t.entropy.set(tsNew.entropy, r0);
             t.sumP2.set(tsNew.sumP2, r0);
+            let lrScale = essMb[mb]![1];
+            if (essSteps) {
+              const sub = { mask: inp.mask.subarray(r0, r1), logpOld: tsNew.logp, logpRollout: logpRollout.subarray(r0, r1), entropyOld: tsNew.entropy, sumP2Old: tsNew.sumP2 };
+              const e = essScaleCpu(trajStatsCpu(sub, Tp), shape.essLr);
+              essSteps.push(e);
+              lrScale = e[1];
+            }
             if (seqMode) {
               seqRatioCpu(inp.mask.subarray(r0, r1), tsNew.logp, t.logpOld.subarray(r0, r1), t.adv.subarray(r0, r1), {
                 mode: seqMode === 'turn' || seqMode === 'step' ? 'turn' : seqMode,
@@ -322,15 +330,11 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
         minibatches: shape.minibatches.length,
       });
       const state = inp.snapshot ? snapshotNow() : undefined;
-      const mean = (k: 0 | 1) => essMb.reduce((s, x) => s + x[k], 0) / essMb.length;
       return {
         ...stats,
         grad_norm: gradNorm,
         neg_out_grad_share: negOutShareCpu({ mask: inp.mask, adv: t.adv, logp: t.logp, logpOld: t.logpOld, dlogp: dlogpRows }),
-        ess_rollout: mean(0),
-        lr_scale: mean(1),
-        ess_minibatch: essMb.map((x) => x[0]),
-        lr_scale_minibatch: essMb.map((x) => x[1]),
+        ...essOfUpdate(essMb, essSteps, adamStep - firstStep),
         non_finite: health,
         ...(state ? { state } : {}),
       };

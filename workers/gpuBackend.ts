@@ -25,7 +25,7 @@ import { defaultKernelVariant, type KernelVariant } from '../kernels/selectors';
 import { TRAJ_STATS_WORDS, unpackTrajStats } from '../kernels/stats/trajStats';
 import { ESS_OUT_STRIDE } from '../kernels/optimizer/essScale';
 import { whitenKernel, whitenScratchWords } from '../kernels/advantage/whiten';
-import type { Backend, BatchTensors, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
+import { essOfUpdate, type Backend, type BatchTensors, type ModelState, type RunShape, type UpdateInput, type UpdateStats } from './backend';
 import {
   advantageConfigFor,
   backendKernels,
@@ -61,7 +61,7 @@ export interface GpuBackendOptions {
  * rows; plus whitening for REINFORCE++ and PPO, 3
  * dispatches: block moments, their combination, the rows), essScale per minibatch, then per
  * optimizer step embedProject + forward (both skipped on the first step, which reuses the old
- * log-probs' h and z), tokenStats, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
+ * log-probs' h and z), tokenStats, (VCPO) trajStats and essScale of the step's own ESS, seqRatio (sequence-level ratio modes), ppoLoss, logitGrad,
  * headGrad (2 dispatches: row chunks, then their sum; kernels/reduce.ts), hiddenGrad, slotGrad
  * (2), firstLayerGrad, gradNorm (2: blocks of the gradient, then their sum) and adam, and finally
  * stats (2: chunks of trajectories, then their combination), the crash diagnosis (negOutShare: 1)
@@ -82,9 +82,11 @@ export function dispatchCounts(shape: RunShape): { sampleTurn: number; update: n
   const otb = runsTokenBaseline(shape) ? tokenBaselineKernel.dispatches - 1 : 0;
   // VCPO's per-trajectory gradient norms: logitGrad and hiddenGrad of the score, then trajGradNorm.
   const gradNorms = shape.adv.trueGradNorm ? 3 : 0;
+  // VCPO's ESS-scaled lr: trajStats and essScale of each step's own log-probs.
+  const essSteps = shape.essLr.enabled ? 2 * steps : 0;
   return {
     sampleTurn: 1 + (F + 1) * shape.actionLen,
-    update: logps + 1 + gradNorms + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + shape.minibatches.length + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1 + 1,
+    update: logps + 1 + gradNorms + essSteps + 1 + critic + otb + (shape.whiten ? whitenKernel.dispatches : 0) + shape.minibatches.length + perStep * steps - (steps > 0 ? 1 + F : 0) + 2 + 1 + 1,
   };
 }
 
@@ -193,10 +195,16 @@ export function createGpuBackend(
   const turnIn = f32('turnIn', 4 * N * T);
   const roleRewards = f32('roleRewards', N * shape.nRoles);
   const trajStats = f32('trajStats', TRAJ_STATS_WORDS * N);
-  // One (ESS, lr factor) pair per minibatch, ESS_OUT_STRIDE words apart (a binding offset's alignment).
+  // One (ESS, lr factor) pair per minibatch at the update's start, then, with VCPO's ESS-scaled
+  // lr, one per optimizer step (the step's minibatch at the step's own parameters, as the
+  // reference measures it), ESS_OUT_STRIDE words apart (a binding offset's alignment).
   const MB = shape.minibatches.length;
-  const essOut = f32('ess and lr factor per minibatch', ESS_OUT_STRIDE * MB);
+  const essPerStep = shape.essLr.enabled;
+  const ESS_SLOTS = MB + (essPerStep ? steps : 0);
+  const essOut = f32('ess and lr factor per minibatch and step', ESS_OUT_STRIDE * ESS_SLOTS);
   const essAt = (i: number): GPUBufferBinding => ({ buffer: essOut, offset: 4 * ESS_OUT_STRIDE * i, size: 8 });
+  // The step's log IS weights (trajStats of the step's log-probs against the rollout's).
+  const trajStatsStep = essPerStep ? f32('trajStats (optimizer step)', TRAJ_STATS_WORDS * N) : null;
   const segs = mode === 'turn' || mode === 'step' ? T : 1;
   const seqLog = f32('seqLog', N * segs);
   const statsOut = f32('stats', STATS_WORDS);
@@ -231,7 +239,7 @@ export function createGpuBackend(
   const sampledRead = buffer('sampled readback', 4 * N * actionLen, READ);
   // One mapAsync per step: statistics, the gradient norm, the health word, (ESS, lr factor) per
   // minibatch, ARLArena's diagnosis, then (on snapshot updates) params, ref, m, v.
-  const NEG_OUT_WORD = STATS_WORDS + 2 + 2 * MB;
+  const NEG_OUT_WORD = STATS_WORDS + 2 + 2 * ESS_SLOTS;
   const STATS_READ_WORDS = NEG_OUT_WORD + 1;
   const statsRead = buffer('stats readback', 4 * STATS_READ_WORDS, READ);
   const snapshotRead = buffer('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P + CRITIC), READ);
@@ -366,6 +374,17 @@ export function createGpuBackend(
   const essCalls = shape.minibatches.map(([n0, n1], i) =>
     k.essScale.bind({ stats: trajStats, out: essAt(i) }, { numTraj: n1 - n0, trajBase: n0, ...shape.essLr }, `essScale minibatch ${i}`),
   );
+  // VCPO: each optimizer step's ESS and lr factor from its own minibatch's log IS weights under the
+  // step's parameters (logp as the step's tokenStats left it), in slot MB + s.
+  const essStepCalls = trajStatsStep
+    ? Array.from({ length: steps }, (_, s) => {
+        const [n0, n1] = shape.minibatches[s % MB]!;
+        return [
+          k.trajStats.bind({ mask, logpOld: logp, logpRollout, entropyOld: entropy, sumP2Old: sumP2, out: trajStatsStep }, { numTraj: N, tp: Tp }, `trajStats step ${s}`),
+          k.essScale.bind({ stats: trajStatsStep, out: essAt(MB + s) }, { numTraj: n1 - n0, trajBase: n0, ...shape.essLr }, `essScale step ${s}`),
+        ] as const;
+      })
+    : null;
   const lossOpts = {
     clipLow: shape.loss.clipLow,
     clipHigh: shape.loss.clipHigh,
@@ -410,7 +429,7 @@ export function createGpuBackend(
   const adamConfig = (lr: number, step: number) => ({ ...normConfig, lr, ...shape.optim, step });
   const adamCalls = Array.from({ length: steps }, (_, s) =>
     // Step s trains minibatch s mod MB (the minibatch calls repeat per stage and epoch).
-    k.optimizerStep.bind({ params, grads, m, v, partials: normPartials, norm, health, lrScale: essAt(s % MB) }, adamConfig(0, s + 1), `optimizer step ${s}`),
+    k.optimizerStep.bind({ params, grads, m, v, partials: normPartials, norm, health, lrScale: essAt(essPerStep ? MB + s : s % MB) }, adamConfig(0, s + 1), `optimizer step ${s}`),
   );
   // Over every row after the last step: dlogp and logp then hold the last epoch's values.
   const negOutCall = k.negOutShare.bind({ mask, adv, logp, logpOld, dlogp, out: negOutOut }, { numRows: R });
@@ -575,6 +594,10 @@ export function createGpuBackend(
               k.forward.encode(pass, fwd);
             }
             k.tokenStats.encode(pass, ts);
+            if (essStepCalls) {
+              k.trajStats.encode(pass, essStepCalls[s]![0]);
+              k.essScale.encode(pass, essStepCalls[s]![1]);
+            }
             if (ratio) k.seqRatio.encode(pass, ratio);
             k.ppoLoss.encode(pass, loss);
             k.logitGrad.encode(pass, lg);
@@ -599,7 +622,7 @@ export function createGpuBackend(
         enc.copyBufferToBuffer(statsOut, 0, read, 0, 4 * STATS_WORDS);
         enc.copyBufferToBuffer(norm, 0, read, 4 * STATS_WORDS, 4);
         enc.copyBufferToBuffer(health, 0, read, 4 * (STATS_WORDS + 1), 4);
-        for (let i = 0; i < MB; i++) enc.copyBufferToBuffer(essOut, 4 * ESS_OUT_STRIDE * i, read, 4 * (STATS_WORDS + 2 + 2 * i), 8);
+        for (let i = 0; i < ESS_SLOTS; i++) enc.copyBufferToBuffer(essOut, 4 * ESS_OUT_STRIDE * i, read, 4 * (STATS_WORDS + 2 + 2 * i), 8);
         enc.copyBufferToBuffer(negOutOut, 0, read, 4 * NEG_OUT_WORD, 4);
         if (inp.snapshot) {
           copyState(enc, read);
@@ -613,10 +636,9 @@ export function createGpuBackend(
         grad_norm: steps > 0 ? words[STATS_WORDS]! : 0,
         neg_out_grad_share: words[NEG_OUT_WORD]!,
         ...(() => {
-          const ess = Array.from({ length: MB }, (_, i) => words[STATS_WORDS + 2 + 2 * i]!);
-          const lr = Array.from({ length: MB }, (_, i) => words[STATS_WORDS + 3 + 2 * i]!);
-          const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / MB;
-          return { ess_rollout: mean(ess), lr_scale: mean(lr), ess_minibatch: ess, lr_scale_minibatch: lr };
+          const pair = (i: number) => [words[STATS_WORDS + 2 + 2 * i]!, words[STATS_WORDS + 3 + 2 * i]!] as const;
+          const start = Array.from({ length: MB }, (_, i) => pair(i));
+          return essOfUpdate(start, essPerStep ? Array.from({ length: steps }, (_, s) => pair(MB + s)) : null, steps);
         })(),
         non_finite: new Uint32Array(bytes, 4 * (STATS_WORDS + 1), 1)[0]!,
       };

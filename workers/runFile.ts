@@ -158,8 +158,9 @@ const batchSchema = z.object({
   lr: num,
   loss: num,
   noise_p: num.optional(),
-  ess_minibatch: z.array(num).max(64).optional(),
-  lr_minibatch: z.array(num).max(64).optional(),
+  // One per optimizer step: at most 16 epochs x 64 minibatches x 8 SeeUPO turn stages.
+  ess_minibatch: z.array(num).max(8192).optional(),
+  lr_minibatch: z.array(num).max(8192).optional(),
   trajs: z
     .array(trajSchema)
     .max(MAX_TRAJS)

@@ -98,9 +98,9 @@ export interface LastBatch {
   /** [N] PF-PPO's draw weights (null without it) and each row's origin (collect.ts ORIGINS). */
   drawWeight: Float64Array | null;
   origin: Uint8Array;
-  /** Per minibatch: the rollout ESS and the learning rate applied (VCPO scales it by that ESS). */
-  essMinibatch: number[];
-  lrMinibatch: number[];
+  /** Per optimizer step: the ESS its learning-rate rule read and the learning rate applied (VCPO scales it by that ESS). */
+  essStep: number[];
+  lrStep: number[];
 }
 
 /** A point a run can be resumed from exactly: replaying from it reproduces the same iterations. */
@@ -251,7 +251,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     // PLUMBING: the metrics row. Reward and success are the policy's own first-round rollouts.
     const lr = cfg.lr * s.lr_scale;
     lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, seq: c.seq, live: c.live, mult: c.mult, drawWeight: c.drawWeight, origin: c.origin,
-      essMinibatch: s.ess_minibatch, lrMinibatch: s.lr_scale_minibatch.map((x) => cfg.lr * x) };
+      essStep: s.ess_step, lrStep: s.lr_scale_step.map((x) => cfg.lr * x) };
     return {
       iter,
       reward_mean: c.firstPass.reward,

@@ -51,6 +51,8 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['sampo', { 'sampo.coldStart': '0' }],
   ['vcpo', { staleness: '2' }],
   ['vcpo', { staleness: '2', minibatches: '2' }],
+  // Each optimizer step's lr from its own ESS at its own parameters (trajStats and essScale per step).
+  ['vcpo', { epochs: '2', minibatches: '2' }],
   // The default weighs each trajectory by its own gradient norm (trajGradNorm.wgsl); the proxy is an option.
   ['vcpo', { staleness: '2', 'vcpo.isCap': '1.5' }],
   ['vcpo', { staleness: '2', 'vcpo.gradNorm': 'proxy' }],
@@ -108,6 +110,7 @@ describe('every method: GPU backend vs CPU backend through the trainer', () => {
             });
           });
           expect(dg.noise_p).toBe(dc.noise_p);
+          expect(dg.ess_minibatch?.length).toBe(dc.ess_minibatch?.length);
           dc.ess_minibatch?.forEach((e, i) => near(dg.ess_minibatch![i], e, `ess_minibatch ${i}`));
           dc.lr_minibatch?.forEach((e, i) => near(dg.lr_minibatch![i], e, `lr_minibatch ${i}`));
         }

@@ -97,7 +97,7 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
     lr: b.lr,
     loss: b.loss,
     ...(typeof noise === 'number' ? { noise_p: noise } : {}),
-    ...(plan.essLr ? { ess_minibatch: b.essMinibatch, lr_minibatch: b.lrMinibatch } : {}),
+    ...(plan.essLr ? { ess_minibatch: b.essStep, lr_minibatch: b.lrStep } : {}),
     trajs,
   };
 }

@@ -236,23 +236,38 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     expect(last.ess_rollout).toBeLessThan(1);
     expect(last.lr).toBeCloseTo(0.05 * Math.sqrt(last.ess_rollout), 6);
     expect(rows[0]!.ess_rollout).toBeCloseTo(1, 6);
-    // Per minibatch, as the reference: each minibatch's ESS from its own trajectories' IS weights
-    // (recomputed here from the dump's log-probs), and its step's lr scaled by it.
-    const two = await run(cfgOf('vcpo', { staleness: '2', lr: '0.05', minibatches: '2' }), 4);
-    const d = await two.t.dumpBatch();
-    const logIS = d.trajs.map((tr) => tr.tokens.reduce((s, k) => s + Math.min(Math.max(k.logp_old - k.logp_rollout!, -20), 20), 0));
+    // Per optimizer step, as the reference: each step's ESS from its own minibatch's IS weights at
+    // the step's own parameters, log pi_step - log mu (recomputed here from the dump, whose logp is
+    // each row's last step's), and the step's lr scaled by it.
     const essOf = (xs: number[]) => {
       const m = Math.max(...xs);
       const s1 = xs.reduce((s, x) => s + Math.exp(x - m), 0);
       const s2 = xs.reduce((s, x) => s + Math.exp(2 * (x - m)), 0);
       return (s1 * s1) / s2 / xs.length;
     };
+    const logISOf = (d: Awaited<ReturnType<typeof two.t.dumpBatch>>) =>
+      d.trajs.map((tr) => tr.tokens.reduce((s, k) => s + Math.min(Math.max(k.logp - k.logp_rollout!, -20), 20), 0));
+    const two = await run(cfgOf('vcpo', { staleness: '2', lr: '0.05', minibatches: '2' }), 4);
+    const d = await two.t.dumpBatch();
+    const logIS = logISOf(d);
     const live = (mb: number) => d.trajs.flatMap((tr, n) => (tr.minibatch === mb && tr.tokens.length > 0 ? [logIS[n]!] : []));
     for (const mb of [0, 1]) {
       expect(d.ess_minibatch![mb]).toBeCloseTo(essOf(live(mb)), 4);
       expect(d.lr_minibatch![mb]).toBeCloseTo(0.05 * Math.sqrt(Math.min(1, d.ess_minibatch![mb]!)), 6);
     }
     expect(d.ess_minibatch![0]).not.toBe(d.ess_minibatch![1]);
+    // Two epochs of fresh rollouts: the first step's parameters are the rollout's (ESS 1, the full
+    // lr); the second's have moved, so its ESS is below 1 and its lr smaller.
+    const epochs = await run(cfgOf('vcpo', { epochs: '2', lr: '0.05' }), 1);
+    const e = await epochs.t.dumpBatch();
+    expect(e.ess_minibatch).toHaveLength(2);
+    expect(e.ess_minibatch![0]).toBeCloseTo(1, 6);
+    expect(e.lr_minibatch![0]).toBeCloseTo(0.05, 8);
+    const second = essOf(logISOf(e).filter((_, n) => e.trajs[n]!.tokens.length > 0));
+    expect(second).toBeLessThan(0.999);
+    expect(e.ess_minibatch![1]).toBeCloseTo(second, 4);
+    expect(e.lr_minibatch![1]).toBeCloseTo(0.05 * Math.sqrt(second), 6);
+    expect(epochs.rows[0]!.lr).toBeCloseTo((0.05 + 0.05 * Math.sqrt(second)) / 2, 6);
     // The baseline weighs each trajectory by its own gradient norm (tests/unit/trajGradNorm.test.ts
     // has the hand case and the checks against the gradient); the closed-form proxy is an option.
     expect(resolvePlan(cfgOf('vcpo')).advantage.trueGradNorm).toBe(true);
