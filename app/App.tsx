@@ -2,10 +2,10 @@
  * The playground page: share/export toolbar, link and import notices, run controls, the task and
  * the advantage estimator on the left, the key charts and the batch inspector on the right; at
  * 1366x900 it fits one screen, and everything else (all methods, more charts, the batch lab) is one
- * click away. A share link can hide any panel (hide=...), by the ids in workers/shareUrl.ts PANEL_IDS.
+ * click away. A share link can hide any panel (hide=...), by the ids in workers/formats/shareUrl.ts PANEL_IDS.
  */
 import { useEffect } from 'react';
-import type { PanelId } from '../workers/shareUrl';
+import type { PanelId } from '../workers/formats/shareUrl';
 import { ArenaView } from './arena/ArenaView';
 import { CompareView } from './compare/CompareView';
 import { LessonPanel } from './lessons/LessonPanel';

@@ -3,12 +3,12 @@
  * arrive and marked on the charts' timeline. Each fires once when its condition starts (a rising
  * edge) and re-arms only after the metric has clearly recovered (hysteresis), so a value hovering at
  * the threshold does not flood the timeline. Which methods address each alarm is said by the methods'
- * own entries (`remedies` in workers/methods/); a method the run already has on is never recommended
+ * own entries (`remedies` in workers/core/methods/); a method the run already has on is never recommended
  * (`remediesFor`), and the wording follows the run's methods (`alarmExplain`): under per-turn rewards
  * or a critic an all-equal outcome no longer means zero advantages.
  */
-import { METHOD_IDS, methodDef, methodRegistry, type Pathology } from '../workers/methods';
-import type { MetricRow } from '../workers/metrics';
+import { METHOD_IDS, methodDef, methodRegistry, type Pathology } from '../workers/core/methods';
+import type { MetricRow } from '../workers/core/metrics';
 
 export type AlarmKind = Pathology;
 export const ALARM_KINDS: AlarmKind[] = ['collapse', 'ess', 'grad', 'entropy'];

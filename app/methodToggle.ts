@@ -1,5 +1,5 @@
-import { ConfigError, withMethods, type RunConfig } from '../workers/config';
-import { ESTIMATOR_IDS } from '../workers/methods';
+import { ConfigError, withMethods, type RunConfig } from '../workers/core/config';
+import { ESTIMATOR_IDS } from '../workers/core/methods';
 
 const isEstimator = (m: string) => (ESTIMATOR_IDS as readonly string[]).includes(m);
 

@@ -4,8 +4,8 @@
  * workers/, so no engine code enters the main bundle.
  */
 import { proxy, releaseProxy, wrap, type Remote } from 'comlink';
-import type { PageFault, TrainerApi, TrainerEvent } from '../workers/api';
-import type { MetricRow } from '../workers/metrics';
+import type { PageFault, TrainerApi, TrainerEvent } from '../workers/entry/api';
+import type { MetricRow } from '../workers/core/metrics';
 
 export type Trainer = Remote<TrainerApi>;
 
@@ -20,7 +20,7 @@ export function setWorkerErrorHandler(fn: ((message: string) => void) | null): v
 
 /** A new trainer worker, wrapped; `onError` hears what it raises outside a call. */
 function spawnWorker(onError: (message: string) => void): { worker: Worker; trainer: Trainer } {
-  const w = new Worker(new URL('../workers/trainer.worker.ts', import.meta.url), { type: 'module' });
+  const w = new Worker(new URL('../workers/entry/trainer.worker.ts', import.meta.url), { type: 'module' });
   w.addEventListener('error', (e) => {
     e.preventDefault();
     onError(e.message || 'the worker script failed to load');

@@ -1,6 +1,6 @@
 /**
  * The host's share of a rollout: each task's TypeScript (sample() and step() for every turn) and
- * the collector's bookkeeping (workers/collect.ts rollOut), without a model. On a GPU the model's
+ * the collector's bookkeeping (workers/core/collect.ts rollOut), without a model. On a GPU the model's
  * work per turn is a few dispatches, so this is most of a rollout there (BENCHMARKS.md: 43 of the
  * H200's 49 ms per iteration at 64x were the rollout). Prints a table; not part of `npm test`:
  *   npm run bench:host -- [--tasks search,tools,roles,sequence] [--batches 16,128,1024] [--reps 15]
@@ -12,21 +12,21 @@
  * is rollOut's and the task's time alone.
  *
  * A second table (`--trainer search:grpo,search:ppo,...`, `--trainer-batches`, `--trainer-reps 5`,
- * `--trainer-rounds 4`) times whole trainer iterations (workers/trainer.ts step): on the CPU
+ * `--trainer-rounds 4`) times whole trainer iterations (workers/core/trainer.ts step): on the CPU
  * backend, recording what its sampleTurn and update return, then (each round) with a backend that
  * replays them: the replays' time is the host's work of an iteration (the tasks, the rollout's
  * bookkeeping, the reward stage, the loss weights, the metrics row, a host copy of the tokens),
  * which a GPU backend pays as well, without the CPU backend's garbage collections, which
  * subtracting its calls' time from the first run would leave in.
  */
-import type { Backend, UpdateInput, UpdateStats } from '../workers/backend';
-import { rollOut, type RolloutLayout, type RollState } from '../workers/collect';
-import { defaultConfig, withFieldText } from '../workers/config';
-import { createCpuBackend } from '../workers/cpuBackend';
-import { copyRows } from '../workers/rowCopy';
-import { createTrainer } from '../workers/trainer';
-import { createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from '../workers/envs';
-import { createRng, type Rng } from '../workers/rng';
+import type { Backend, UpdateInput, UpdateStats } from '../workers/core/backend';
+import { rollOut, type RolloutLayout, type RollState } from '../workers/core/collect';
+import { defaultConfig, withFieldText } from '../workers/core/config';
+import { createCpuBackend } from '../workers/core/cpuBackend';
+import { copyRows } from '../workers/core/rowCopy';
+import { createTrainer } from '../workers/core/trainer';
+import { createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from '../workers/core/envs';
+import { createRng, type Rng } from '../workers/core/rng';
 import { now, summarize } from './lib/stats';
 import { flagsOrExit } from './lib/flags';
 import { fmt, table } from './lib/tables';

@@ -1,5 +1,5 @@
 /** The Node part of the benchmarks: the CPU backend (TypeScript reference kernels) in Node. */
-import { createCpuBackend } from '../workers/cpuBackend';
+import { createCpuBackend } from '../workers/core/cpuBackend';
 import { benchIterations, type ScaleSpec } from './lib/iteration';
 import type { IterationRow } from './lib/types';
 

@@ -12,7 +12,7 @@
  *   then (every seed is in), so that is the charts' own work, with the step's lines beside them.
  */
 import type { Browser, Page } from 'playwright';
-import { isDumpStat, LESSONS, type SeriesStat } from '../workers/lessons';
+import { isDumpStat, LESSONS, type SeriesStat } from '../workers/content/lessons';
 import { waitEnabled } from './pageRun';
 
 declare global {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright';
 import { build, preview } from 'vite';
 import { lessonStepHash } from '../app/lessons/links';
-import { LESSONS } from '../workers/lessons';
+import { LESSONS } from '../workers/content/lessons';
 import { summarize } from './lib/stats';
 import type { LessonReadyResult, PageRunResult } from './lib/types';
 

@@ -4,7 +4,7 @@
  * as the GPU); on a real GPU the same plan runs faster. Every warm-up and repetition count below is
  * printed next to its numbers.
  */
-import { presetSettings } from '../workers/presets';
+import { presetSettings } from '../workers/content/presets';
 import type { BenchArgs } from './args';
 import type { ScaleSpec } from './lib/iteration';
 import type { KernelBenchOptions } from './page/kernels';
@@ -18,7 +18,7 @@ export interface Plan {
   kernels: Omit<KernelBenchOptions, 'log'>;
   /**
    * Section 2 scales: the classroom default (16 prompts x 8 rollouts), 8x and 64x the rollouts, and
-   * the `scale` preset (workers/presets.ts: 1024 rollouts, H 512, D 64) on the GPU backend.
+   * the `scale` preset (workers/content/presets.ts: 1024 rollouts, H 512, D 64) on the GPU backend.
    */
   iteration: {
     scales: ScaleSpec[];
@@ -33,7 +33,7 @@ export interface Plan {
   page: { seconds: number; backends: Array<'cpu' | 'gpu'>; scales: string[] };
 }
 
-/** Vocabulary V = 6 specials + entities + attributes + values (workers/envs/search.ts). */
+/** Vocabulary V = 6 specials + entities + attributes + values (workers/core/envs/search.ts). */
 function vocabPoint(V: number): { x: number; label: string; set: Record<string, string> } {
   const A = 2;
   let E = 3;

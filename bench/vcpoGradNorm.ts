@@ -11,9 +11,9 @@
 import { performance } from 'node:perf_hooks';
 import { forwardCpu } from '../kernels/model/mlp';
 import { trajGradNormCpu } from '../kernels/model/trajGradNorm';
-import { defaultConfig, withFieldText, type RunConfig } from '../workers/config';
-import { createCpuBackend } from '../workers/cpuBackend';
-import { createTrainer } from '../workers/trainer';
+import { defaultConfig, withFieldText, type RunConfig } from '../workers/core/config';
+import { createCpuBackend } from '../workers/core/cpuBackend';
+import { createTrainer } from '../workers/core/trainer';
 
 const iters = Number(process.argv[2] ?? 12);
 if (!(iters >= 2)) throw new Error(`ITERS: expected a number >= 2, got "${process.argv[2]}"`);

@@ -1,17 +1,17 @@
 /**
  * `npm run -s arena`: ARLArena's dimensions against each other, headless (docs/ARENA.md). Every cell
- * of the spec (workers/arena/dimensions.ts) runs on every seed, each run in a child process at nice 10
+ * of the spec (workers/content/arena/dimensions.ts) runs on every seed, each run in a child process at nice 10
  * (`--jobs` at once) on the CPU backend; the table gives per cell the final and early success with
- * 95 % intervals, the difference to the first cell paired by seed, crashes (workers/arena/crash.ts),
+ * 95 % intervals, the difference to the first cell paired by seed, crashes (workers/content/arena/crash.ts),
  * the peak of ARLArena's diagnosis neg_out_grad_share, and the cost. stdout carries only the table
  * (or JSON lines with --json); progress goes to stderr.
  */
 import { fileURLToPath } from 'node:url';
-import { detectCrash } from '../workers/arena/crash';
-import { arenaCells, arenaSpecToText, cellConfig, parseArenaSpec } from '../workers/arena/dimensions';
-import { createCpuBackend } from '../workers/cpuBackend';
-import type { MetricRow } from '../workers/metrics';
-import { createTrainer, NonFiniteError } from '../workers/trainer';
+import { detectCrash } from '../workers/content/arena/crash';
+import { arenaCells, arenaSpecToText, cellConfig, parseArenaSpec } from '../workers/content/arena/dimensions';
+import { createCpuBackend } from '../workers/core/cpuBackend';
+import type { MetricRow } from '../workers/core/metrics';
+import { createTrainer, NonFiniteError } from '../workers/core/trainer';
 import { UsageError } from './args';
 import { ARENA_HELP, parseArenaArgs } from './arenaArgs';
 import { arenaJsonLines, arenaMarkdown, summarizeArena, type ArenaRun } from './arenaSummary';

@@ -1,5 +1,5 @@
 /** The flags of `npm run -s arena` (cli/arena.ts): a spec from a preset or text, then edits to it. */
-import { ARENA_DIM_IDS, ARENA_PRESETS, arenaDimension, checkArenaSpec, parseArenaSpec, type ArenaDimId, type ArenaSpec } from '../workers/arena/dimensions';
+import { ARENA_DIM_IDS, ARENA_PRESETS, arenaDimension, checkArenaSpec, parseArenaSpec, type ArenaDimId, type ArenaSpec } from '../workers/content/arena/dimensions';
 import { flagsOf, UsageError } from './args';
 import { parseSeeds } from './sweepArgs';
 

@@ -3,7 +3,7 @@
  * per-iteration success and diagnosis, the means over seeds with 95 % Student's t intervals, crashes,
  * and cost; the difference to the first cell paired by seed.
  */
-import type { Crash } from '../workers/arena/crash';
+import type { Crash } from '../workers/content/arena/crash';
 import { pairedDiff, t975, type PairedDiff } from './pairedStats';
 
 export interface ArenaRun {

@@ -4,12 +4,12 @@
  */
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/config';
-import { CPU_BACKEND_MAX_BYTES } from '../workers/cpuBackend';
-import { methodRegistry, METHOD_IDS, type MethodDef } from '../workers/methods';
-import { describeSpec } from '../workers/methods/params';
-import { parseNumberText } from '../workers/numberText';
-import { decodeShareLink, describeProblem, MAX_LINK_STEP } from '../workers/shareUrl';
+import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/core/config';
+import { CPU_BACKEND_MAX_BYTES } from '../workers/core/cpuBackend';
+import { methodRegistry, METHOD_IDS, type MethodDef } from '../workers/core/methods';
+import { describeSpec } from '../workers/core/methods/params';
+import { parseNumberText } from '../workers/core/numberText';
+import { decodeShareLink, describeProblem, MAX_LINK_STEP } from '../workers/formats/shareUrl';
 
 export class UsageError extends Error {}
 

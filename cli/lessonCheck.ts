@@ -1,6 +1,6 @@
 /**
  * Every lesson's claims on the mean over seeds, headless (CPU backend): the lesson's own seeds and,
- * as a held-out check, 4 seeds drawn from outside them (workers/lessons.ts heldOutSeeds). Prints
+ * as a held-out check, 4 seeds drawn from outside them (workers/content/lessons.ts heldOutSeeds). Prints
  * each claim's two sides and its slack (how far past its margin it holds), so margins can be set
  * on the lesson seeds and then checked, untouched, on the others (docs/LESSONS.md).
  *
@@ -16,8 +16,8 @@
 import { flagsOf } from './args';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { checkClaimOnSeeds, heldOutSeeds, lessonById, lessonSeeds, LESSONS, type Lesson, type RunResult, type SeedResults } from '../workers/lessons';
-import { trainLessonRun } from '../workers/lessonRunner';
+import { checkClaimOnSeeds, heldOutSeeds, lessonById, lessonSeeds, LESSONS, type Lesson, type RunResult, type SeedResults } from '../workers/content/lessons';
+import { trainLessonRun } from '../workers/content/lessonRunner';
 import { runChild, runPool } from './sweepPool';
 
 interface Job {

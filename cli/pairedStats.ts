@@ -4,7 +4,7 @@
  * either Student's t (the default: honest at 8 seeds, where a percentile bootstrap is too narrow)
  * or a percentile bootstrap with a fixed seed (the same interval on every run of the sweep).
  */
-import { createRng } from '../workers/rng';
+import { createRng } from '../workers/core/rng';
 
 export const INTERVALS = ['t', 'bootstrap'] as const;
 export type IntervalKind = (typeof INTERVALS)[number];

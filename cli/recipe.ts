@@ -1,11 +1,11 @@
 /**
  * `npm run -s recipe -- --url LINK --out DIR [--episodes N]` (or `--config FILE`): writes the run's
- * experiment as a verl and TRL recipe folder (workers/recipe/). A bad flag or value exits with
+ * experiment as a verl and TRL recipe folder (workers/formats/recipe/). A bad flag or value exits with
  * status 2 and one line naming it.
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { buildRecipe, defaultEpisodes } from '../workers/recipe';
+import { buildRecipe, defaultEpisodes } from '../workers/formats/recipe';
 import { parseArgs, UsageError } from './args';
 import { parseRecipeArgs, recipeHelp, type RecipeCliOptions } from './recipeArgs';
 

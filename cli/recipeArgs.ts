@@ -2,7 +2,7 @@
  * Command-line parsing for `npm run -s recipe`. A bad flag or value throws UsageError with one line
  * naming it; the CLI prints it and exits with status 2.
  */
-import { MAX_RECIPE_EPISODES } from '../workers/recipe';
+import { MAX_RECIPE_EPISODES } from '../workers/formats/recipe';
 import { flagsOf, UsageError } from './args';
 
 export interface RecipeCliOptions {

@@ -15,11 +15,11 @@
  * Each (configuration, seed) runs in its own child process at nice 10 (`--jobs`, default 2).
  */
 import { fileURLToPath } from 'node:url';
-import { createCpuBackend } from '../workers/cpuBackend';
-import { defaultConfig, withFieldText, type RunConfig } from '../workers/config';
-import { METHOD_IDS, methodDef } from '../workers/methods';
-import type { MetricRow } from '../workers/metrics';
-import { createTrainer } from '../workers/trainer';
+import { createCpuBackend } from '../workers/core/cpuBackend';
+import { defaultConfig, withFieldText, type RunConfig } from '../workers/core/config';
+import { METHOD_IDS, methodDef } from '../workers/core/methods';
+import type { MetricRow } from '../workers/core/metrics';
+import { createTrainer } from '../workers/core/trainer';
 import { parseSweepArgs } from './sweepArgs';
 import { pairedDiff, verdict, type IntervalKind } from './pairedStats';
 import { runChild, runPool } from './sweepPool';
@@ -88,7 +88,7 @@ interface Claim {
 }
 
 
-/** Each method's regimes, from its entry's `sweep` field (workers/methods/); checked against the toys and metrics here. */
+/** Each method's regimes, from its entry's `sweep` field (workers/core/methods/); checked against the toys and metrics here. */
 export const CLAIMS: Record<string, Claim> = Object.fromEntries(
   METHOD_IDS.flatMap((id) => {
     const r = methodDef(id).sweep;

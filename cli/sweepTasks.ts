@@ -14,11 +14,11 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createCpuBackend } from '../workers/cpuBackend';
+import { createCpuBackend } from '../workers/core/cpuBackend';
 import { parseSweepArgs } from './sweepArgs';
 import { runChild, runPool } from './sweepPool';
-import { defaultConfig, withFieldText, type RunConfig } from '../workers/config';
-import { createTrainer } from '../workers/trainer';
+import { defaultConfig, withFieldText, type RunConfig } from '../workers/core/config';
+import { createTrainer } from '../workers/core/trainer';
 
 /** Iterations of the lr = 0 policy that measure chance level and the starting collapse. */
 export const RANDOM_ITERS = 10;

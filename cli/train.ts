@@ -3,9 +3,9 @@
  * stdout carries only JSON lines (one per iteration); messages go to stderr.
  */
 import { writeFileSync } from 'node:fs';
-import type { Backend, RunShape } from '../workers/backend';
-import { CpuMemoryError, createCpuBackend } from '../workers/cpuBackend';
-import { createTrainer, NonFiniteError } from '../workers/trainer';
+import type { Backend, RunShape } from '../workers/core/backend';
+import { CpuMemoryError, createCpuBackend } from '../workers/core/cpuBackend';
+import { createTrainer, NonFiniteError } from '../workers/core/trainer';
 import { helpText, parseArgs, UsageError, type CliOptions } from './args';
 import { printable } from './printable';
 
@@ -30,8 +30,8 @@ async function gpuFactory(): Promise<(shape: RunShape, params: Float32Array) => 
   } catch {
     throw new UsageError('--backend gpu: needs the optional `webgpu` package (npm i webgpu) and a GPU; use --backend cpu');
   }
-  const { requestGpu } = await import('../workers/gpuDevice');
-  const { openGpuBackend } = await import('../workers/gpuBackend');
+  const { requestGpu } = await import('../workers/core/gpuDevice');
+  const { openGpuBackend } = await import('../workers/core/gpuBackend');
   const gpu = await requestGpu(create([]));
   return (shape, params) => openGpuBackend(gpu.device, shape, params, { label: gpu.label });
 }

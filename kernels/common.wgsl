@@ -1,5 +1,5 @@
 // Shared helpers, joined in front of every kernel's source by kernels/pipeline.ts (no includes).
-// hashUniform gives the same bits as hashUniform in workers/rng.ts, so both backends sample alike.
+// hashUniform gives the same bits as hashUniform in workers/core/rng.ts, so both backends sample alike.
 
 // Logit of a token the grammar forbids: Math.fround(-1e30), bit for bit (MASKED_LOGIT in model/mlp.ts).
 const MASKED_LOGIT: f32 = bitcast<f32>(0xf149f2cau);

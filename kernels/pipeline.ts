@@ -389,7 +389,7 @@ export function deviceSupports(device: GPUDevice, k: { requires?: KernelFeature 
 /**
  * Compiles the given pipelines on `device` and checks each module's compilation messages and each
  * pipeline's creation; throws one KernelCompileError naming every kernel that failed (file and
- * line). A backend calls it with the pipelines it will bind (workers/gpuBackend.ts
+ * line). A backend calls it with the pipelines it will bind (workers/core/gpuBackend.ts
  * openGpuBackend), so a WGSL typo fails loudly instead of producing zeros. Kernels needing a
  * feature the device was not created with are skipped: nothing dispatches them there.
  * All pipelines are asked for at once (createComputePipelineAsync), so a browser can compile them

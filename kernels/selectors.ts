@@ -5,7 +5,7 @@
  * its pick rests on: an H200 figure where one exists (BENCHMARKS.md and bench/results/h200*), else
  * what SwiftShader showed, or that the stage has one implementation. A new variant of a kernel
  * comes with a configuration that binds it (a row here) and a whole-iteration measurement on real
- * hardware. workers/gpuKernels.ts builds the backend's kernels from this table;
+ * hardware. workers/core/gpuKernels.ts builds the backend's kernels from this table;
  * tests/unit/kernelSelectors.test.ts checks every option is bound by some shape and covered by the
  * self-test.
  */

@@ -6,8 +6,8 @@
  * final success and cost. A card opens its run (first seed) in the Train view.
  */
 import { memo, useState } from 'react';
-import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaSpecToText, parseArenaSpec, parseSeedsText, type ArenaDimId, type ArenaSpec } from '../../workers/arena/dimensions';
-import { TASK_IDS } from '../../workers/config';
+import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaSpecToText, parseArenaSpec, parseSeedsText, type ArenaDimId, type ArenaSpec } from '../../workers/content/arena/dimensions';
+import { TASK_IDS } from '../../workers/core/config';
 import { useArenaStore } from '../store/arenaStore';
 import { crashText, FILTER_LABELS, FILTERS, filterCells, FINAL_WINDOW, SORT_KEYS, SORT_LABELS, sortCells, type CellFilter, type CellSummary, type SortKey } from './arenaModel';
 import { Sparkline } from './Sparkline';

@@ -4,7 +4,7 @@
  * the min and max over the seeds at each iteration (with 2 to 8 seeds, a std band would claim a
  * shape the data cannot show); the line is their mean.
  */
-import type { Crash } from '../../workers/arena/crash';
+import type { Crash } from '../../workers/content/arena/crash';
 
 /** One (cell, seed) run as the grid needs it. */
 export interface SeedTrace {

@@ -1,11 +1,11 @@
 /**
  * Batch lab, the plain part: method sets (defaults, names, validation against the run's config),
  * the groups of a re-scored batch, per-column summaries and the diverging colour scale. No React,
- * no training math: the numbers come from the worker's `rescore` (workers/batchLab.ts).
+ * no training math: the numbers come from the worker's `rescore` (workers/core/batchLab.ts).
  */
-import { ConfigError, withMethods, type RunConfig } from '../../workers/config';
-import type { LabColumn, LabResult } from '../../workers/batchLab';
-import { ESTIMATOR_IDS, methodRegistry, type MethodDef } from '../../workers/methods';
+import { ConfigError, withMethods, type RunConfig } from '../../workers/core/config';
+import type { LabColumn, LabResult } from '../../workers/core/batchLab';
+import { ESTIMATOR_IDS, methodRegistry, type MethodDef } from '../../workers/core/methods';
 
 export const MIN_SETS = 1;
 export const MAX_SETS = 4;

@@ -5,7 +5,7 @@
  * is not sent: its column shows the ConfigError message instead.
  */
 import { create } from 'zustand';
-import type { LabResult } from '../../workers/batchLab';
+import type { LabResult } from '../../workers/core/batchLab';
 import { useAppStore } from '../store';
 import { getTrainer } from '../trainerClient';
 import { defaultSets, MAX_SETS, sameSet, setProblem, type Quantity } from './labModel';

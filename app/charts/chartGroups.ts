@@ -1,9 +1,9 @@
 /**
  * How the scalar metrics are grouped into charts. Only the grouping and colours live here; the list
- * of metrics and their explanations come from workers/metrics.ts (SCALAR_METRICS, METRIC_DOCS). A
+ * of metrics and their explanations come from workers/core/metrics.ts (SCALAR_METRICS, METRIC_DOCS). A
  * metric that no group names gets a chart of its own, so a new metric needs no UI code.
  */
-import { SCALAR_METRICS, type ScalarMetric } from '../../workers/metrics';
+import { SCALAR_METRICS, type ScalarMetric } from '../../workers/core/metrics';
 
 export interface ChartGroup {
   /** The chart's data-testid is `chart-<id>`. */

@@ -5,11 +5,11 @@
  */
 import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { useMemo, useState } from 'react';
-import { CONFIG_FIELDS, getField, type ConfigKey, type RunConfig } from '../../workers/config';
-import { TASK_KNOBS } from '../../workers/envs';
-import { methodRegistry, type MethodDef } from '../../workers/methods';
-import type { ParamSpec } from '../../workers/methods/params';
-import type { BackendInfo } from '../../workers/api';
+import { CONFIG_FIELDS, getField, type ConfigKey, type RunConfig } from '../../workers/core/config';
+import { TASK_KNOBS } from '../../workers/core/envs';
+import { methodRegistry, type MethodDef } from '../../workers/core/methods';
+import type { ParamSpec } from '../../workers/core/methods/params';
+import type { BackendInfo } from '../../workers/entry/api';
 import { ParamControl } from '../panels/ParamControl';
 import { SIDE_NAME, SIDES, useCompareStore, type CompareRun } from '../store/compareStore';
 import { CompareCharts, RUN_STYLE } from './CompareCharts';

@@ -2,8 +2,8 @@
  * What run B changes against run A, as flat config keys (`lr`, `grpo.eps`, `methods`): the legend
  * names it, and B's changes are carried onto a new A when A is taken again from the playground.
  */
-import { allFields, getField, withField, withMethods, type RunConfig } from '../../workers/config';
-import type { ParamValue } from '../../workers/methods/params';
+import { allFields, getField, withField, withMethods, type RunConfig } from '../../workers/core/config';
+import type { ParamValue } from '../../workers/core/methods/params';
 
 export interface ConfigChange {
   key: string;

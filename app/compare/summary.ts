@@ -1,5 +1,5 @@
 /** The one-line verdict above the compared curves: who reaches a success rate first, and recent reward. */
-import type { MetricRow } from '../../workers/metrics';
+import type { MetricRow } from '../../workers/core/metrics';
 
 /** Iterations the "recent reward" averages over. */
 const RECENT = 10;

@@ -4,9 +4,9 @@
  * line per step with the numbers measured here, presenter mode, and a link to the step.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { checkClaimOnSeeds, describeClaim, lessonById, lessonSeeds, type Claim, type Lesson } from '../../workers/lessons';
-import { methodRegistry } from '../../workers/methods';
-import { decodeShareLink } from '../../workers/shareUrl';
+import { checkClaimOnSeeds, describeClaim, lessonById, lessonSeeds, type Claim, type Lesson } from '../../workers/content/lessons';
+import { methodRegistry } from '../../workers/core/methods';
+import { decodeShareLink } from '../../workers/formats/shareUrl';
 import { copyText } from '../exporters';
 import { useAppStore } from '../store';
 import { shareLinkFor } from '../urlSync';

@@ -5,8 +5,8 @@
  * come from the same runs.
  */
 import { memo, useMemo } from 'react';
-import { isDumpStat, lessonRun, lessonSeeds, type Lesson, type LessonStep, type RunResult, type SeriesStat } from '../../workers/lessons';
-import { METRIC_DOCS, type ScalarMetric } from '../../workers/metrics';
+import { isDumpStat, lessonRun, lessonSeeds, type Lesson, type LessonStep, type RunResult, type SeriesStat } from '../../workers/content/lessons';
+import { METRIC_DOCS, type ScalarMetric } from '../../workers/core/metrics';
 import { seriesStyle } from '../charts/chartGroups';
 import { fmt, tickFmt } from '../charts/format';
 import { extent, niceScale } from '../charts/scale';

@@ -3,13 +3,13 @@
  * seed. The seed on screen is captured when the playground holds exactly that run (same config,
  * iterations 1..iters, no live settings change in between); the lesson's other seeds are trained
  * headless by the seed pool (./seedPool.ts). The panel checks each claim on the mean over the
- * lesson's seeds, as the tests do (workers/lessons.ts checkClaimOnSeeds).
+ * lesson's seeds, as the tests do (workers/content/lessons.ts checkClaimOnSeeds).
  */
 import { useEffect } from 'react';
 import { create } from 'zustand';
-import { lessonById, lessonRunConfig, lessonSeeds, needsDump, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/lessons';
-import { encodeShareLink } from '../../workers/shareUrl';
-import type { RunConfig } from '../../workers/config';
+import { lessonById, lessonRunConfig, lessonSeeds, needsDump, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/content/lessons';
+import { encodeShareLink } from '../../workers/formats/shareUrl';
+import type { RunConfig } from '../../workers/core/config';
 import { currentBatch, useAppStore, type AppState } from '../store';
 
 /** By lesson id, then run id, then seed. */

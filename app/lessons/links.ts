@@ -3,9 +3,9 @@
  * lesson's claims measure, then pause), `lesson=<id>:<n>`, and in presenter mode `present=1` with
  * the lesson's `hide=` list.
  */
-import type { BackendChoice } from '../../workers/api';
-import { lessonRun, lessonRunConfig, type Lesson } from '../../workers/lessons';
-import { encodeShareLink } from '../../workers/shareUrl';
+import type { BackendChoice } from '../../workers/entry/api';
+import { lessonRun, lessonRunConfig, type Lesson } from '../../workers/content/lessons';
+import { encodeShareLink } from '../../workers/formats/shareUrl';
 
 export interface StepLinkOptions {
   present?: boolean;

@@ -2,7 +2,7 @@
  * Presenter mode's chart filter: only the charts a lesson names stay visible. The charts panel is
  * left as it is; a generated style rule hides the other figures (by their `chart-<id>` test ids).
  */
-import { lessonById } from '../../workers/lessons';
+import { lessonById } from '../../workers/content/lessons';
 import { useAppStore } from '../store';
 
 /** The CSS that hides every chart but `keep` inside the charts panel. */

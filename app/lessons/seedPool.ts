@@ -11,7 +11,7 @@
  * seeds are two runs per core instead of three on the extra worker.
  */
 import { create } from 'zustand';
-import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/lessons';
+import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/content/lessons';
 import { useAppStore, type AppState } from '../store';
 import { createTrainerClient, currentTrainer, getTrainer, type Trainer, type TrainerClient } from '../trainerClient';
 import { runOnScreen, useLessonResults } from './lessonResults';

@@ -1,6 +1,6 @@
 /** Pure helpers of the page's lessons over seeds: the worker count and the mean-and-band series. */
-import { lessonRun, lessonSeeds, type Lesson, type RunResult } from '../../workers/lessons';
-import type { ScalarMetric } from '../../workers/metrics';
+import { lessonRun, lessonSeeds, type Lesson, type RunResult } from '../../workers/content/lessons';
+import type { ScalarMetric } from '../../workers/core/metrics';
 
 /** Workers in all, the page's own one included: one per core, at least 1. */
 export function workersFor(cores: number | undefined, seeds: number): number {

@@ -1,11 +1,11 @@
 /**
  * "Take it to a real run": the current config as verl overrides and as a TRL GRPOConfig snippet
- * (workers/frameworkExport.ts), with copy buttons, caveats, and the settings that have no
+ * (workers/formats/frameworkExport.ts), with copy buttons, caveats, and the settings that have no
  * equivalent there.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { defaultConfig, getField } from '../../workers/config';
-import { exportToFramework, FRAMEWORK_NAMES, FRAMEWORKS, type Framework } from '../../workers/frameworkExport';
+import { defaultConfig, getField } from '../../workers/core/config';
+import { exportToFramework, FRAMEWORK_NAMES, FRAMEWORKS, type Framework } from '../../workers/formats/frameworkExport';
 import { copyText } from '../exporters';
 import { useAppStore } from '../store';
 import './FrameworksDialog.css';

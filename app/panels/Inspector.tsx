@@ -5,7 +5,7 @@
  * (api.packBatch, unpacked in slices), loaded when the run is paused; a link's focus=group:G / traj:T opens them.
  */
 import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import type { BatchDump } from '../../workers/batchDump';
+import type { BatchDump } from '../../workers/formats/batchDump';
 import { currentBatch, useAppStore } from '../store';
 import { useChunkedRows } from './chunkedRows';
 import './Inspector.css';

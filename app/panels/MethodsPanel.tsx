@@ -6,10 +6,10 @@
  * their cards' names) beside it.
  */
 import { useMemo } from 'react';
-import { getField } from '../../workers/config';
+import { getField } from '../../workers/core/config';
 import { toggleBlocker, toggledMethods } from '../methodToggle';
-import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/methods';
-import type { ParamSpec } from '../../workers/methods/params';
+import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/core/methods';
+import type { ParamSpec } from '../../workers/core/methods/params';
 import { useAppStore } from '../store';
 import { MethodNoticeLine } from './EstimatorPicker';
 import { changeMethods } from './methodChange';

@@ -11,8 +11,8 @@
  * key pictures (reward, the two distributions over time, Collapse); the rest is under "More charts".
  */
 import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
-import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/metrics';
-import { resolvePlan } from '../../workers/plan';
+import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/core/metrics';
+import { resolvePlan } from '../../workers/core/plan';
 import { ALARM_DOCS } from '../alarms';
 import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { fmt, thin, tickFmt } from '../charts/format';

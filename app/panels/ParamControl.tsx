@@ -1,6 +1,6 @@
 /** One labelled control for a ParamSpec: number input for number/int, checkbox for bool, select for choice. */
 import { useId, useState } from 'react';
-import type { ParamSpec, ParamValue } from '../../workers/methods/params';
+import type { ParamSpec, ParamValue } from '../../workers/core/methods/params';
 import { useAppStore } from '../store';
 
 interface Props {

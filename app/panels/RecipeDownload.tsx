@@ -1,9 +1,9 @@
 /**
  * "Download recipe": the current experiment as a zipped folder that runs it on verl and TRL
- * (workers/recipe/): the episodes, the task in Python, the run scripts and a README.
+ * (workers/formats/recipe/): the episodes, the task in Python, the run scripts and a README.
  */
 import { useState } from 'react';
-import { defaultEpisodes, MAX_RECIPE_EPISODES } from '../../workers/recipe/limits';
+import { defaultEpisodes, MAX_RECIPE_EPISODES } from '../../workers/formats/recipe/limits';
 import { downloadBlob } from '../exporters';
 import { useAppStore } from '../store';
 
@@ -17,7 +17,7 @@ export function RecipeDownload() {
   // The generator (with the Python it ships) loads on the first download, not with the page.
   const download = async () => {
     try {
-      const [{ buildRecipe }, { zipFiles }] = await Promise.all([import('../../workers/recipe'), import('../../workers/recipe/zip')]);
+      const [{ buildRecipe }, { zipFiles }] = await Promise.all([import('../../workers/formats/recipe'), import('../../workers/formats/recipe/zip')]);
       const recipe = buildRecipe(config, { episodes: n });
       const zip = zipFiles(recipe.files.map((f) => ({ path: `${recipe.name}/${f.path}`, text: f.text, mode: f.executable ? 0o755 : 0o644 })));
       downloadBlob(new Blob([zip], { type: 'application/zip' }), `${recipe.name}.zip`);

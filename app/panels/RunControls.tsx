@@ -3,8 +3,8 @@
  * the iteration counter and last metrics. Space and S (App.tsx) do what Start/Pause and Step do.
  */
 import { useEffect, useRef, useState } from 'react';
-import type { BackendChoice, BackendInfo } from '../../workers/api';
-import type { MetricRow } from '../../workers/metrics';
+import type { BackendChoice, BackendInfo } from '../../workers/entry/api';
+import type { MetricRow } from '../../workers/core/metrics';
 import { useAppStore, type RunPhase } from '../store';
 import './RunControls.css';
 import { addArrival, iterRate, rateText, type Arrival } from './throughput';

@@ -1,10 +1,10 @@
 /** The task, its own knobs (TASK_KNOBS) and the run's main settings, rendered from CONFIG_FIELDS. */
 import { useState } from 'react';
-import { CONFIG_FIELDS, getField, type ConfigKey, type TaskId } from '../../workers/config';
-import { TASK_KNOBS } from '../../workers/envs';
-import { overriddenFields } from '../../workers/plan';
-import { PRESET_IDS, PRESETS, presetConfig, type PresetId } from '../../workers/presets';
-import type { ParamSpec } from '../../workers/methods/params';
+import { CONFIG_FIELDS, getField, type ConfigKey, type TaskId } from '../../workers/core/config';
+import { TASK_KNOBS } from '../../workers/core/envs';
+import { overriddenFields } from '../../workers/core/plan';
+import { PRESET_IDS, PRESETS, presetConfig, type PresetId } from '../../workers/content/presets';
+import type { ParamSpec } from '../../workers/core/methods/params';
 import { useAppStore } from '../store';
 import { ParamControl } from './ParamControl';
 
@@ -54,7 +54,7 @@ function Knobs({ keys }: { keys: ConfigKey[] }) {
   );
 }
 
-/** Named whole configs (workers/presets.ts): the classroom defaults, or a size for real GPUs. */
+/** Named whole configs (workers/content/presets.ts): the classroom defaults, or a size for real GPUs. */
 function PresetPicker() {
   const setConfig = useAppStore((s) => s.setConfig);
   const locked = useLocked();

@@ -10,7 +10,7 @@
  * - `zero`: rewards differ but every advantage is 0;
  * - `signal`: rewards differ and some advantage is not 0.
  */
-import type { BatchDump } from '../../workers/batchDump';
+import type { BatchDump } from '../../workers/formats/batchDump';
 
 export type Traj = BatchDump['trajs'][number];
 export type GroupState = 'dropped' | 'collapsed' | 'tied' | 'zero' | 'signal';

@@ -6,10 +6,10 @@
  * only the changed cells re-summarized; Stop ends the workers and keeps what has arrived.
  */
 import { create } from 'zustand';
-import type { DebugFault, TrainerEvent } from '../../workers/api';
-import { ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, type ArenaCell, type ArenaSpec } from '../../workers/arena/dimensions';
-import { detectCrash } from '../../workers/arena/crash';
-import type { MetricRow } from '../../workers/metrics';
+import type { DebugFault, TrainerEvent } from '../../workers/entry/api';
+import { ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, type ArenaCell, type ArenaSpec } from '../../workers/content/arena/dimensions';
+import { detectCrash } from '../../workers/content/arena/crash';
+import type { MetricRow } from '../../workers/core/metrics';
 import { arenaWorkerCount, emptyTrace, summarize, type CellFilter, type CellSummary, type SeedTrace, type SortKey } from '../arena/arenaModel';
 import { createTrainerClient, eventsCallback, metricsCallback, type TrainerClient } from '../trainerClient';
 import { useAppStore } from '.';
@@ -21,7 +21,7 @@ type ArenaPhase = 'idle' | 'running';
 /** About four grid updates a second: enough to watch, few enough that 16 runs stay cheap to draw. */
 const FLUSH_ARENA_MS = 250;
 
-/** The diagnosis metric (workers/metrics.ts): the share of the update's gradient from negative-advantage tokens outside a strict clip. */
+/** The diagnosis metric (workers/core/metrics.ts): the share of the update's gradient from negative-advantage tokens outside a strict clip. */
 export const DIAG_METRIC = 'neg_out_grad_share';
 
 interface ArenaProgress {

@@ -6,11 +6,11 @@
  * crashed or hung worker, or a NaN roll-back, is reported by the run's name and touches only it.
  */
 import { create } from 'zustand';
-import type { BackendChoice, BackendInfo, DebugFault, TrainerEvent } from '../../workers/api';
-import { ConfigError, withField, withMethods, type RunConfig } from '../../workers/config';
-import type { MetricRow } from '../../workers/metrics';
-import type { ParamValue } from '../../workers/methods/params';
-import type { TrainerSnapshot } from '../../workers/trainer';
+import type { BackendChoice, BackendInfo, DebugFault, TrainerEvent } from '../../workers/entry/api';
+import { ConfigError, withField, withMethods, type RunConfig } from '../../workers/core/config';
+import type { MetricRow } from '../../workers/core/metrics';
+import type { ParamValue } from '../../workers/core/methods/params';
+import type { TrainerSnapshot } from '../../workers/core/trainer';
 import { carryChanges } from '../compare/diff';
 import { createTrainerClient, eventsCallback, metricsCallback, type TrainerClient } from '../trainerClient';
 import { useAppStore } from '.';

@@ -4,10 +4,10 @@
  * A change asks the run slice to reconfigure the trainer (Reset semantics).
  */
 import type { StateCreator } from 'zustand';
-import type { BackendChoice } from '../../workers/api';
-import { ConfigError, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/config';
-import type { ParamValue } from '../../workers/methods/params';
-import type { Focus } from '../../workers/shareUrl';
+import type { BackendChoice } from '../../workers/entry/api';
+import { ConfigError, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/core/config';
+import type { ParamValue } from '../../workers/core/methods/params';
+import type { Focus } from '../../workers/formats/shareUrl';
 import type { AppState } from '.';
 
 export interface ConfigSlice {

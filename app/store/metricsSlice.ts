@@ -6,8 +6,8 @@
  * Markers are bounded: none before the first charted row, at most MAX_MARKERS.
  */
 import type { StateCreator } from 'zustand';
-import type { MetricRow } from '../../workers/metrics';
-import { MAX_RUN_ROWS } from '../../workers/runFile';
+import type { MetricRow } from '../../workers/core/metrics';
+import { MAX_RUN_ROWS } from '../../workers/formats/runFile';
 import { ALARM_DOCS, detectAlarms, initialAlarmState, type AlarmKind, type AlarmState } from '../alarms';
 import type { AppState } from '.';
 

@@ -5,12 +5,12 @@
  * trainer after a short debounce (Reset semantics); Start, Step and Reset flush a pending one first.
  */
 import type { StateCreator } from 'zustand';
-import type { BackendInfo, PretrainSummary, TrainerApi, TrainerEvent } from '../../workers/api';
-import type { RunCost } from '../../workers/runCost';
-import type { TrainerSnapshot } from '../../workers/trainer';
-import { unpackBatchInSlices } from '../../workers/batchDump';
-import { parseRunFile } from '../../workers/runFile';
-import type { DecodedLink } from '../../workers/shareUrl';
+import type { BackendInfo, PretrainSummary, TrainerApi, TrainerEvent } from '../../workers/entry/api';
+import type { RunCost } from '../../workers/core/runCost';
+import type { TrainerSnapshot } from '../../workers/core/trainer';
+import { unpackBatchInSlices } from '../../workers/formats/batchDump';
+import { parseRunFile } from '../../workers/formats/runFile';
+import type { DecodedLink } from '../../workers/formats/shareUrl';
 import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler, type Trainer } from '../trainerClient';
 import type { AppState } from '.';
 import { errorText } from './errorText';

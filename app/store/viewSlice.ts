@@ -4,9 +4,9 @@
  * (viewed without re-running). Actions that talk to the worker live in the run slice.
  */
 import type { StateCreator } from 'zustand';
-import type { RunFile, RunFileProblem } from '../../workers/runFile';
-import type { Focus, LessonRef, LinkProblem, PanelId } from '../../workers/shareUrl';
-import type { BatchDump } from '../../workers/batchDump';
+import type { RunFile, RunFileProblem } from '../../workers/formats/runFile';
+import type { Focus, LessonRef, LinkProblem, PanelId } from '../../workers/formats/shareUrl';
+import type { BatchDump } from '../../workers/formats/batchDump';
 import type { AppState } from '.';
 
 export interface ImportedRun {

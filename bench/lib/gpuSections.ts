@@ -3,9 +3,9 @@
  * bench page) or Dawn's `create()` in Node (bench/dawn.ts, for GPU machines without a browser).
  */
 import { defaultKernelVariant, subgroupFeatures, type KernelVariant } from '../../kernels/selectors';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createGpuBackend } from '../../workers/gpuBackend';
-import { requestGpu } from '../../workers/gpuDevice';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createGpuBackend } from '../../workers/core/gpuBackend';
+import { requestGpu } from '../../workers/core/gpuDevice';
 import { runKernelBench, type KernelBenchOptions } from '../page/kernels';
 import { countingDevice } from './counting';
 import { benchIterations, type Contender, type ScaleSpec } from './iteration';

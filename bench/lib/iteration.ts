@@ -1,5 +1,5 @@
 /**
- * Whole training iterations through the real trainer (workers/trainer.ts createTrainer), timed per
+ * Whole training iterations through the real trainer (workers/core/trainer.ts createTrainer), timed per
  * phase by wrapping the backend: rollout = step start to the update call (sampling turns, the task's
  * answers, uploads), of which the time inside the backend's sampleTurn calls (on the GPU: submit,
  * the GPU's work, the readback of the tokens) is also given, so that the rest is the host's work
@@ -8,11 +8,11 @@
  * so drift on a shared machine hits them alike. Runs in the
  * benchmark page and in Node.
  */
-import type { Backend } from '../../workers/backend';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { dispatchCounts } from '../../workers/gpuBackend';
+import type { Backend } from '../../workers/core/backend';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { dispatchCounts } from '../../workers/core/gpuBackend';
 import type { KernelVariant } from '../../kernels/selectors';
-import { createTrainer, type BackendFactory, type Trainer } from '../../workers/trainer';
+import { createTrainer, type BackendFactory, type Trainer } from '../../workers/core/trainer';
 import { addCounts, diffCounts, scaleCounts, zeroCounts, type CountingDevice } from './counting';
 import { now, summarize } from './stats';
 import type { GpuCounts, IterationRow } from './types';

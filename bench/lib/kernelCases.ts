@@ -38,11 +38,11 @@ import {
   whitenCpu,
   whitenKernel,
 } from '../../kernels/advantage/whiten';
-import type { RunShape } from '../../workers/backend';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createEnv } from '../../workers/envs';
-import { createRng } from '../../workers/rng';
-import { buildShape } from '../../workers/trainer';
+import type { RunShape } from '../../workers/core/backend';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createEnv } from '../../workers/core/envs';
+import { createRng } from '../../workers/core/rng';
+import { buildShape } from '../../workers/core/trainer';
 
 /** The loss options of the kernel cases: the token-level clipped surrogate with a KL term. */
 const LOSS = { clipLow: 0.2, clipHigh: 0.2, dualClip: 3, klCoef: 0.01 };

@@ -223,7 +223,7 @@ export function iterationTable(rows: IterationRow[]): string {
       'Of the rollout, the time spent inside `sampleTurn` (on the GPU: the submit, the GPU\'s work and the tokens\' readback; on the CPU: the model) and the rest, the host\'s work between turns (the tasks, the collector, the uploads).',
     'tokens/s = policy tokens of the iteration (the `tokens` metric: sampled tokens that enter the loss) / median iteration time.',
     'GPU counts are means per timed iteration, counted by wrapping the GPUDevice the backend was built on (submit, dispatchWorkgroups via wrapped encoders and passes, ' +
-      'mapAsync); "expected" is workers/gpuBackend.ts `dispatchCounts(shape)` for the turns actually run, 1 readback and 1 submit per turn and per update. ' +
+      'mapAsync); "expected" is workers/core/gpuBackend.ts `dispatchCounts(shape)` for the turns actually run, 1 readback and 1 submit per turn and per update. ' +
       'Bytes read back include the trainer\'s state snapshot (parameters, reference, Adam m and v) that rides along with every 10th update\'s readback.',
     'GPU and CPU rows of the same scale in Chromium ran interleaved (one step each in turn); the Node rows ran after them.',
   ];

@@ -76,7 +76,7 @@ export interface IterationCounts {
   update: GpuCounts;
   /** Rollout turns actually run per iteration (mean; episodes may all end early). */
   turns: number;
-  /** From workers/gpuBackend.ts dispatchCounts(shape) and the turns run. */
+  /** From workers/core/gpuBackend.ts dispatchCounts(shape) and the turns run. */
   expected: { dispatches: number; readbacks: number; submits: number };
   /** Buffers created during the timed iterations (expected 0: everything is made once). */
   buffersCreatedWhileTimed: number;

@@ -7,10 +7,10 @@
  * (bench/peer/capture.ts). Every contender then starts from its weights and that batch.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import type { Backend } from '../../workers/backend';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createGpuBackend } from '../../workers/gpuBackend';
-import { requestGpu } from '../../workers/gpuDevice';
+import type { Backend } from '../../workers/core/backend';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createGpuBackend } from '../../workers/core/gpuBackend';
+import { requestGpu } from '../../workers/core/gpuDevice';
 import { captureUpdate } from '../peer/capture';
 import { createTfPeer, type TfPeer } from '../peer/tfjsUpdate';
 import { configFor } from '../lib/iteration';

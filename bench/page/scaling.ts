@@ -3,9 +3,9 @@
  * the turn limit, vocabulary via the task's values/entities, hidden size), on the GPU and CPU
  * backends side by side; the log-log slope says how each grows.
  */
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createGpuBackend } from '../../workers/gpuBackend';
-import { requestGpu } from '../../workers/gpuDevice';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createGpuBackend } from '../../workers/core/gpuBackend';
+import { requestGpu } from '../../workers/core/gpuDevice';
 import { benchInterleaved, configFor, type Contender, type ScaleSpec } from '../lib/iteration';
 import { iterationFlops } from '../lib/kernelCases';
 import { growthWord, logLogSlope, segmentSlopes } from '../lib/stats';

@@ -4,10 +4,10 @@
  * weights and reference weights just before that update, with the CPU backend's loss and gradient
  * norm for it (the reference the TF.js peer is checked against).
  */
-import type { Backend, RunShape, UpdateInput } from '../../workers/backend';
-import type { RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createTrainer } from '../../workers/trainer';
+import type { Backend, RunShape, UpdateInput } from '../../workers/core/backend';
+import type { RunConfig } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createTrainer } from '../../workers/core/trainer';
 
 export interface CapturedUpdate {
   shape: RunShape;

@@ -1,5 +1,5 @@
 /**
- * The peer of section 3: the same update step as workers/cpuBackend.ts update(), written with
+ * The peer of section 3: the same update step as workers/core/cpuBackend.ts update(), written with
  * TensorFlow.js ops and autodiff, on whichever TF.js backend is active (webgpu, wasm or cpu):
  *
  *   logp_old, logp_ref = log-softmax log-probs of the sampled tokens under the current and the
@@ -23,7 +23,7 @@ import * as tf from '@tensorflow/tfjs-core';
 // Gradients of every op (tfjs-core alone registers none; the tfjs umbrella package does this).
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { contextToken, MASKED_LOGIT, paramLayout } from '../../kernels/model/mlp';
-import type { RunShape, UpdateInput } from '../../workers/backend';
+import type { RunShape, UpdateInput } from '../../workers/core/backend';
 
 export interface TfUpdateResult {
   loss: number;

@@ -3,11 +3,11 @@
  * creation and destruction counted, reporting the JS heap and the live buffers at intervals to the
  * driver (bench/soak.ts) through window.__soakReport.
  */
-import { defaultConfig, withFieldText } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { requestGpu } from '../../workers/gpuDevice';
-import { openGpuBackend } from '../../workers/gpuBackend';
-import { createTrainer, type BackendFactory } from '../../workers/trainer';
+import { defaultConfig, withFieldText } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { requestGpu } from '../../workers/core/gpuDevice';
+import { openGpuBackend } from '../../workers/core/gpuBackend';
+import { createTrainer, type BackendFactory } from '../../workers/core/trainer';
 
 export interface SoakSample {
   iter: number;

@@ -123,7 +123,7 @@ export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Arr
 /**
  * Called every PROGRESS_ROWS rows by the long CPU loops below: they run for tens of seconds at the
  * largest settings without yielding, and this is how the worker tells the page it is not hung
- * (workers/cpuBackend.ts). It must not touch the loops' data.
+ * (workers/core/cpuBackend.ts). It must not touch the loops' data.
  */
 export type Progress = () => void;
 const PROGRESS_ROWS = 1024;

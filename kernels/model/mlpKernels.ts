@@ -18,7 +18,7 @@ import { defineReduction, rowChunks } from '../reduce';
 
 /** Threads per workgroup of the per-output kernels. */
 export const MLP_WORKGROUP_SIZE = 64;
-/** The largest model the kernels are tested at (workers/config.ts allows no more). */
+/** The largest model the kernels are tested at (workers/core/config.ts allows no more). */
 export const MAX_HIDDEN = 1024;
 export const MAX_CONTEXT = 32;
 

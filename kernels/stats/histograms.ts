@@ -1,6 +1,6 @@
 /**
  * The constants the metrics kernel (kernels/stats/stats.ts) and the trainer share: what counts as
- * a zero advantage, and the fixed histogram bins. Metric names are a contract of workers/metrics.ts,
+ * a zero advantage, and the fixed histogram bins. Metric names are a contract of workers/core/metrics.ts,
  * which re-exports these.
  */
 

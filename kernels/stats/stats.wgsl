@@ -5,7 +5,7 @@
 // Pass 1 (statsChunks). The N trajectories
 // are cut into `chunks` runs of trajPerChunk <= workgroupSize whole trajectories (trajectory n holds
 // rows n tp .. n tp + tp - 1); workgroup c reduces chunk c into partials[c] (struct StatsChunk):
-//   counters: masked rows, |adv| <= ADV_ZERO_TOL (workers/metrics.ts, appended by stats.ts), clip
+//   counters: masked rows, |adv| <= ADV_ZERO_TOL (workers/core/metrics.ts, appended by stats.ts), clip
 //     -1 and +1; live trajectories, groups starting in the chunk, and those whose rewards are all
 //     equal;
 //   over the masked rows: sums of adv, r = exp(clamp(l - l_old, -20, 20)), entropy and kl; min and
@@ -48,7 +48,7 @@ struct Stats {
   spreadBins: u32,   // pass 2: histogram bins in workgroups of their own (StatsConfig.spreadBins)
 }
 
-// HIST_BINS in workers/metrics.ts (statsKernel refuses any other value).
+// HIST_BINS in workers/core/metrics.ts (statsKernel refuses any other value).
 const HIST_BINS: u32 = 24u;
 
 // Counters (StatsChunk.counts), u32 so that any order of adding them gives the same result.

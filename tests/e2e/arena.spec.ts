@@ -6,7 +6,7 @@
  * in the link notice and the rest of the link applies. Screenshots: test-results/screens/arena-*.png.
  */
 import { expect, test, type Locator } from '@playwright/test';
-import { SCALAR_METRICS } from '../../workers/metrics';
+import { SCALAR_METRICS } from '../../workers/core/metrics';
 import { collectPageErrors, removeWebGpu, SCREENS_DIR } from './util';
 
 /** The diagnosis metric's name (app/store/arenaStore.ts DIAG_METRIC; that module starts workers, so it is not imported here). */

@@ -11,7 +11,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { lessonStepHash } from '../../app/lessons/links';
-import { isDumpStat, lessonRun, LESSONS, lessonSeeds, type Lesson } from '../../workers/lessons';
+import { isDumpStat, lessonRun, LESSONS, lessonSeeds, type Lesson } from '../../workers/content/lessons';
 import { collectPageErrors, iterShown, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
 /** A run's min-max band on either chart engine: the SVG chart's path, or Recharts' ranged Area's path. */

@@ -72,7 +72,7 @@ test.describe('no-webgpu faults', () => {
     await expect(page.getByTestId('iter')).toHaveText('1', { timeout: 120_000 });
     await expect(page.getByRole('alert')).toHaveCount(0);
     expect(await chartPoints(page, 'chart-reward')).toBe(1);
-    // Its batch travels packed in columns and is unpacked in slices (workers/batchDump.ts).
+    // Its batch travels packed in columns and is unpacked in slices (workers/formats/batchDump.ts).
     await waitIdle(page);
     // The matrix's rows as each DOM change leaves them: 64 x 64 cells arrive a chunk per task
     // (app/panels/chunkedRows.ts), not in one commit, which was a long task.

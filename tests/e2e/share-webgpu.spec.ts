@@ -4,7 +4,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { readFileSync } from 'node:fs';
-import { SCALAR_METRICS } from '../../workers/metrics';
+import { SCALAR_METRICS } from '../../workers/core/metrics';
 import { collectPageErrors } from './util';
 
 const LINK = '/#v=1&seed=6&batch=2&group=4&model.hidden=16&backend=gpu&step=3';

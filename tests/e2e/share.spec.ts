@@ -7,7 +7,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { SCALAR_METRICS } from '../../workers/metrics';
+import { SCALAR_METRICS } from '../../workers/core/metrics';
 import { chartPoints, collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
 const STEP_LINK = '/#v=1&seed=3&batch=4&group=4&step=3&focus=traj:2';

@@ -1,7 +1,7 @@
 /** The page loads and its controls are rendered from the config table and the method registry. */
 import { expect, test } from '@playwright/test';
-import { CONFIG_FIELDS } from '../../workers/config';
-import { methodRegistry } from '../../workers/methods';
+import { CONFIG_FIELDS } from '../../workers/core/config';
+import { methodRegistry } from '../../workers/core/methods';
 import { collectPageErrors } from './util';
 
 test('controls render from CONFIG_FIELDS and the method registry', async ({ page }) => {

@@ -4,7 +4,7 @@
  * the run line, and the default page on one 1366x900 screen. Screenshots go to test-results/screens/.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { lessonById, lessonRun } from '../../workers/lessons';
+import { lessonById, lessonRun } from '../../workers/content/lessons';
 import { collectPageErrors, iterShown, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
 test.beforeEach(async ({ page, context }) => {

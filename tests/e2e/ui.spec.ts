@@ -6,8 +6,8 @@
  * test-results/screens/ui-*.png.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { methodRegistry, type MethodDef } from '../../workers/methods';
-import { SCALAR_METRICS } from '../../workers/metrics';
+import { methodRegistry, type MethodDef } from '../../workers/core/methods';
+import { SCALAR_METRICS } from '../../workers/core/metrics';
 import { chartPoints, collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
 
 const SMALL = '/#v=1&batch=4&group=4';

@@ -26,7 +26,7 @@ import {
   gradNormKernel,
   type AdamOptions,
 } from '../../kernels/optimizer/adam';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';

@@ -41,7 +41,7 @@ import {
   WHITEN_MIN_BLOCK,
   WHITEN_WORKGROUP_SIZE,
 } from '../../kernels/advantage/whiten';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';

@@ -12,16 +12,16 @@
  */
 import { ADVANTAGE_DEFAULTS, groupLayout } from '../../kernels/advantage/advantage';
 import { CONFIG_SELECTORS } from '../../kernels/selectors';
-import { turnsTaken } from '../../workers/collect';
+import { turnsTaken } from '../../workers/core/collect';
 import { afterEach, describe, expect, it } from 'vitest';
 import { paramLayout, initParams, type MlpDims } from '../../kernels/model/mlp';
 import { STATS_FIELDS } from '../../kernels/stats/stats';
-import { makeRowTables, type Backend, type RunShape, type UpdateStats } from '../../workers/backend';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createSearchEnv } from '../../workers/envs/search';
-import { PAD, type TaskEnv } from '../../workers/envs/types';
-import { createGpuBackend, dispatchCounts } from '../../workers/gpuBackend';
-import { createRng } from '../../workers/rng';
+import { makeRowTables, type Backend, type RunShape, type UpdateStats } from '../../workers/core/backend';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createSearchEnv } from '../../workers/core/envs/search';
+import { PAD, type TaskEnv } from '../../workers/core/envs/types';
+import { createGpuBackend, dispatchCounts } from '../../workers/core/gpuBackend';
+import { createRng } from '../../workers/core/rng';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
 
@@ -53,7 +53,7 @@ function buildShape(env: TaskEnv, prompts: number, group: number, dims: MlpDims)
   };
 }
 
-/** Seq-mean-token-mean weights per minibatch (what workers/lossAgg.ts gives for that mode). */
+/** Seq-mean-token-mean weights per minibatch (what workers/core/lossAgg.ts gives for that mode). */
 function weightsFor(shape: RunShape, mask: Float32Array): Float32Array {
   const w = new Float32Array(mask.length);
   for (const [n0, n1] of shape.minibatches) {

@@ -1,5 +1,5 @@
 /**
- * A run compiles the pipelines it binds and nothing else (workers/gpuKernels.ts backendPipelines):
+ * A run compiles the pipelines it binds and nothing else (workers/core/gpuKernels.ts backendPipelines):
  * on a fresh device, after openGpuBackend, every pipeline was compiled ahead (none on first use
  * at a bind) and every one compiled was bound, for runs that take each conditional branch of the
  * backend (PPO's critic, OTB, whitening, IGPO's answer scoring, sequence and turn ratios, stale
@@ -11,13 +11,13 @@
 import { describe, expect, it } from 'vitest';
 import { deviceSupports, KernelCompileError, pipelineCounts } from '../../kernels/pipeline';
 import type { KernelVariant } from '../../kernels/selectors';
-import type { RunShape } from '../../workers/backend';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { openGpuBackend } from '../../workers/gpuBackend';
-import { requestGpu } from '../../workers/gpuDevice';
-import { backendPipelines } from '../../workers/gpuKernels';
-import { createTrainer } from '../../workers/trainer';
-import { createTrainerApi } from '../../workers/trainerApi';
+import type { RunShape } from '../../workers/core/backend';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { openGpuBackend } from '../../workers/core/gpuBackend';
+import { requestGpu } from '../../workers/core/gpuDevice';
+import { backendPipelines } from '../../workers/core/gpuKernels';
+import { createTrainer } from '../../workers/core/trainer';
+import { createTrainerApi } from '../../workers/entry/trainerApi';
 import { requireFeature } from '../helpers/requireGpu';
 
 const BASE: Record<string, string> = { batch: '2', group: '3', seed: '5', 'model.hidden': '16' };

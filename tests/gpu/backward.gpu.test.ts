@@ -30,7 +30,7 @@ import { backwardCpu, firstLayerGradCpu, forwardCpu, headGradCpu, paramLayout, t
 import { backwardScratchWords, firstLayerGradKernel, firstLayerGradKernels, FIRST_LAYER_EMB_PER_GROUP, headGradKernel, hiddenGradKernel, MLP_WORKGROUP_SIZE, slotGradKernel, slotTableWords } from '../../kernels/model/mlpKernels';
 import { logitGradCpu, logitGradKernel } from '../../kernels/softmax/logitGrad';
 import { REDUCE_MAX_CHUNKS, rowChunks } from '../../kernels/reduce';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { compareClose, expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { backwardSetup, edgeSizes, makeMlpCase } from '../helpers/mlpFixture';
@@ -275,7 +275,7 @@ async function checkFirstLayer(variant: KernelVariant, dims: MlpDims, rows: numb
   return got;
 }
 
-const DEFAULT_DIMS: MlpDims = { V: 19, K: 8, D: 16, H: 64 }; // the app's default model (workers/config.ts)
+const DEFAULT_DIMS: MlpDims = { V: 19, K: 8, D: 16, H: 64 }; // the app's default model (workers/core/config.ts)
 
 for (const variant of ['thread', 'subgroup'] as const) describe(`firstLayerGrad matches firstLayerGradCpu (${variant})`, () => {
   it('default dims', async () => checkFirstLayer(variant, DEFAULT_DIMS, 200, 1));

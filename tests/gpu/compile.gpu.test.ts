@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_KERNELS } from '../../kernels/all';
 import { getPipeline, kernelSource, compileKernels } from '../../kernels/pipeline';
-import { requestGpu } from '../../workers/gpuDevice';
+import { requestGpu } from '../../workers/core/gpuDevice';
 import { requireGpu, requireGpuHandle } from '../helpers/requireGpu';
 
 describe('every kernel compiles on the adapter', () => {

@@ -4,9 +4,9 @@
  * from there, with the same batch the lost device held.
  */
 import { describe, expect, it } from 'vitest';
-import type { TrainerEvent } from '../../workers/api';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createTrainerApi } from '../../workers/trainerApi';
+import type { TrainerEvent } from '../../workers/entry/api';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createTrainerApi } from '../../workers/entry/trainerApi';
 
 function cfg(): RunConfig {
   let c = defaultConfig();

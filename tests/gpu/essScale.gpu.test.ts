@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../../kernels/optimizer/essScale';
 import { packTrajStats, type TrajStats } from '../../kernels/stats/trajStats';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';

@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../../kernels/model/mlp';
 import { embedProjectKernel, forwardKernel, MLP_WORKGROUP_SIZE, slotTableWords } from '../../kernels/model/mlpKernels';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes, makeMlpCase } from '../helpers/mlpFixture';

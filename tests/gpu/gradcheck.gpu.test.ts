@@ -16,7 +16,7 @@ import { backwardScratchWords, embedProjectKernel, firstLayerGradKernel, forward
 import { logitGradKernel } from '../../kernels/softmax/logitGrad';
 import { ppoLossCpu } from '../../kernels/loss/ppoLoss';
 import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { makeMlpCase } from '../helpers/mlpFixture';

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
 import { infoGainCpu, infoGainKernel, type InfoGainType } from '../../kernels/advantage/infoGain';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MASKED_LOGIT } from '../../kernels/model/mlp';
 import { MLP_WORKGROUP_SIZE } from '../../kernels/model/mlpKernels';
 import { logitGradCpu, logitGradKernels } from '../../kernels/softmax/logitGrad';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';

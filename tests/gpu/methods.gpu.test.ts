@@ -9,11 +9,11 @@
  * Two epochs make the ratio stage (GSPO, GMPO, SeeUPO) act on ratios that are not all 1.
  */
 import { describe, expect, it } from 'vitest';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createGpuBackend } from '../../workers/gpuBackend';
-import { SCALAR_METRICS } from '../../workers/metrics';
-import { createTrainer } from '../../workers/trainer';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createGpuBackend } from '../../workers/core/gpuBackend';
+import { SCALAR_METRICS } from '../../workers/core/metrics';
+import { createTrainer } from '../../workers/core/trainer';
 import { requireGpuHandle } from '../helpers/requireGpu';
 
 const BASE: Record<string, string> = { batch: '3', group: '4', seed: '3', epochs: '2', 'model.hidden': '16', lr: '0.02' };

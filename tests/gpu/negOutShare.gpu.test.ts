@@ -6,10 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { NEG_OUT_WORKGROUP_SIZE, negOutShareCpu } from '../../kernels/stats/negOutShare';
 import { gpuNegOutShare, NEG_OUT_TOL, negOutInputs } from '../../kernels/selftest/negOutShare';
-import { defaultConfig, withFieldText } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createGpuBackend } from '../../workers/gpuBackend';
-import { createTrainer } from '../../workers/trainer';
+import { defaultConfig, withFieldText } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createGpuBackend } from '../../workers/core/gpuBackend';
+import { createTrainer } from '../../workers/core/trainer';
 import { withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { requireGpu } from '../helpers/requireGpu';

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { adamCpu, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormCpu, gradNormKernel, optimizerStepKernel, type AdamOptions } from '../../kernels/optimizer/adam';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { requireGpu } from '../helpers/requireGpu';

@@ -3,13 +3,13 @@
  * refused up front, and bitwise determinism of two runs.
  */
 import { describe, expect, it } from 'vitest';
-import type { TrainerEvent } from '../../workers/api';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createEnv } from '../../workers/envs';
-import { createGpuBackend, openGpuBackend } from '../../workers/gpuBackend';
-import type { MetricRow } from '../../workers/metrics';
-import { buildShape, createTrainer, initialParams, NonFiniteError } from '../../workers/trainer';
-import { createTrainerApi } from '../../workers/trainerApi';
+import type { TrainerEvent } from '../../workers/entry/api';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createEnv } from '../../workers/core/envs';
+import { createGpuBackend, openGpuBackend } from '../../workers/core/gpuBackend';
+import type { MetricRow } from '../../workers/core/metrics';
+import { buildShape, createTrainer, initialParams, NonFiniteError } from '../../workers/core/trainer';
+import { createTrainerApi } from '../../workers/entry/trainerApi';
 import { requireGpuHandle } from '../helpers/requireGpu';
 
 function cfg(overrides: Record<string, string> = {}): RunConfig {

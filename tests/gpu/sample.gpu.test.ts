@@ -1,5 +1,5 @@
 /**
- * sample.wgsl (with rowSoftmax.wgsl) vs sampleCpu (kernels/softmax/sample.ts), and hashUniform in common.wgsl vs workers/rng.ts.
+ * sample.wgsl (with rowSoftmax.wgsl) vs sampleCpu (kernels/softmax/sample.ts), and hashUniform in common.wgsl vs workers/core/rng.ts.
  * The hash must match bit for bit. Tokens must match exactly: the GPU's f32 CDF differs from the
  * float64 one by ~1e-7, so a mismatch needs a uniform within 1e-7 of a CDF edge, which the fixed
  * seeds here do not hit (a failure after changing seeds should be checked against that first).
@@ -9,14 +9,14 @@ import { commonWGSL } from '../../kernels/pipeline';
 import { SAMPLE_WORKGROUP_SIZE, sampleCpu, sampleKernels } from '../../kernels/softmax/sample';
 import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
 import type { KernelVariant } from '../../kernels/selectors';
-import { createRng, hashUniform, pcgHash } from '../../workers/rng';
+import { createRng, hashUniform, pcgHash } from '../../workers/core/rng';
 import { expectEqualArrays } from '../helpers/expectClose';
 import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
 import { edgeSizes } from '../helpers/mlpFixture';
 import { extremeSampleInput, randomSampleInput, type SampleInput } from '../../kernels/selftest/fixtures';
 import { requireGpu, requireFeature } from '../helpers/requireGpu';
 
-describe('common.wgsl hashUniform and pcgHash are the bits of workers/rng.ts', () => {
+describe('common.wgsl hashUniform and pcgHash are the bits of workers/core/rng.ts', () => {
   it('matches on edge and random inputs', async () => {
     const device = await requireGpu();
     const rng = createRng(1);

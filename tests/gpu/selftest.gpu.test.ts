@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { finiteCheckKernel } from '../../kernels/stats/finiteCheck';
 import { defineKernel, uniformLayout } from '../../kernels/pipeline';
 import { formatError, formatReport, runSelfTest, SELF_TEST_CASES, summarize, type SelfTestCase, type SelfTestResult } from '../../kernels/selftest';
-import { requestGpu } from '../../workers/gpuDevice';
+import { requestGpu } from '../../workers/core/gpuDevice';
 
 /** The kernels the self-test covers, in pipeline order (kernels/all.ts). */
 const COVERED = [

@@ -3,11 +3,11 @@
  * same config and seed: the same tokens are sampled and the same metrics come out.
  */
 import { describe, expect, it } from 'vitest';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createGpuBackend } from '../../workers/gpuBackend';
-import { SCALAR_METRICS, type MetricRow } from '../../workers/metrics';
-import { createTrainer, type Trainer } from '../../workers/trainer';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createGpuBackend } from '../../workers/core/gpuBackend';
+import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
+import { createTrainer, type Trainer } from '../../workers/core/trainer';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
 import type { KernelVariant } from '../../kernels/selectors';
 

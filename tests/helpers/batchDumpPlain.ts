@@ -1,12 +1,12 @@
 /**
  * The batch dump built the plain way, an object per trajectory and token straight from the
- * trainer's last batch: the code the packed path (workers/batchDump.ts) replaced, kept as the
+ * trainer's last batch: the code the packed path (workers/formats/batchDump.ts) replaced, kept as the
  * reference it must equal, key order included.
  */
-import type { BatchDump } from '../../workers/batchDump';
-import { ORIGINS } from '../../workers/origins';
-import { resolvePlan } from '../../workers/plan';
-import type { Trainer } from '../../workers/trainer';
+import type { BatchDump } from '../../workers/formats/batchDump';
+import { ORIGINS } from '../../workers/core/origins';
+import { resolvePlan } from '../../workers/core/plan';
+import type { Trainer } from '../../workers/core/trainer';
 
 export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
   const { config: cfg, env, shape } = trainer;

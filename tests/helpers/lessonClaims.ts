@@ -12,8 +12,8 @@ import {
   type Lesson,
   type SeedResults,
   type Stat,
-} from '../../workers/lessons';
-import { trainLessonRun } from '../../workers/lessonRunner';
+} from '../../workers/content/lessons';
+import { trainLessonRun } from '../../workers/content/lessonRunner';
 
 const stats = (l: Lesson): Stat[] => l.claims.flatMap((c) => [c.a, ...(typeof c.b === 'number' ? [] : [c.b])]);
 

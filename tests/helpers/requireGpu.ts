@@ -6,7 +6,7 @@
  * every kernel's compilation; elsewhere a broken kernel fails its parity test, and its WebGPU error
  * is printed by the listener below.
  */
-import { requestGpu, type GpuHandle } from '../../workers/gpuDevice';
+import { requestGpu, type GpuHandle } from '../../workers/core/gpuDevice';
 
 let handle: Promise<GpuHandle> | null = null;
 

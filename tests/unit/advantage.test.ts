@@ -22,7 +22,7 @@ import {
 import { tokenBaselineCpu } from '../../kernels/advantage/tokenBaseline';
 import { packTrajStats, trajStatsCpu, unpackTrajStats, type TrajStats } from '../../kernels/stats/trajStats';
 import { whitenCpu } from '../../kernels/advantage/whiten';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 
 const f32 = (xs: number[]) => Float32Array.from(xs);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { alarmExplain, detectAlarms, initialAlarmState, remediesFor } from '../../app/alarms';
-import type { MetricRow } from '../../workers/metrics';
+import type { MetricRow } from '../../workers/core/metrics';
 
 /** Rows with only the gradient norm set (the other alarms' metrics absent). */
 function gradRows(values: number[]): MetricRow[] {

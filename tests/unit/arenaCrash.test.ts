@@ -1,6 +1,6 @@
-/** The crash definition (workers/arena/crash.ts, docs/ARENA.md) on hand-made success series. */
+/** The crash definition (workers/content/arena/crash.ts, docs/ARENA.md) on hand-made success series. */
 import { describe, expect, it } from 'vitest';
-import { detectCrash, type CrashRow } from '../../workers/arena/crash';
+import { detectCrash, type CrashRow } from '../../workers/content/arena/crash';
 
 const rows = (success: number[], extra: Partial<Record<number, Partial<CrashRow>>> = {}): CrashRow[] =>
   success.map((s, i) => ({ iter: i + 1, success_rate: s, entropy: 0.5, loss: 0.1, grad_norm: 1, ...extra[i + 1] }));

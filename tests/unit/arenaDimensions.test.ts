@@ -1,7 +1,7 @@
-/** The arena's dimensions, presets, cells and text form (workers/arena/dimensions.ts, docs/ARENA.md). */
+/** The arena's dimensions, presets, cells and text form (workers/content/arena/dimensions.ts, docs/ARENA.md). */
 import { describe, expect, it } from 'vitest';
-import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, parseArenaSpec, type ArenaSpec } from '../../workers/arena/dimensions';
-import { resolvePlan } from '../../workers/plan';
+import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, parseArenaSpec, type ArenaSpec } from '../../workers/content/arena/dimensions';
+import { resolvePlan } from '../../workers/core/plan';
 
 const spec = (over: Partial<ArenaSpec> = {}): ArenaSpec => ({
   task: 'search',

@@ -1,8 +1,8 @@
 /** The Arena view's arena in the share link: `arena=<spec>` round-trips, reads as text, and a bad one is named without losing the rest. */
 import { describe, expect, it } from 'vitest';
-import { ARENA_PRESETS, parseArenaSpec } from '../../workers/arena/dimensions';
-import { defaultConfig, withFieldText } from '../../workers/config';
-import { decodeShareLink, encodeShareLink } from '../../workers/shareUrl';
+import { ARENA_PRESETS, parseArenaSpec } from '../../workers/content/arena/dimensions';
+import { defaultConfig, withFieldText } from '../../workers/core/config';
+import { decodeShareLink, encodeShareLink } from '../../workers/formats/shareUrl';
 
 const TEXT = 'task=search;iters=15;seeds=1-2;clip=token,cispo;filter=none;advantage=trajectory;aggregation=seq-mean-token-mean;set.batch=4;set.group=4';
 

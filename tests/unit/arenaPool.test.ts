@@ -4,7 +4,7 @@
  * to idle, with the dead run named on its cell.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { SCALAR_METRICS, type MetricRow } from '../../workers/metrics';
+import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
 
 const made: Array<{ killed: boolean }> = [];
 
@@ -43,7 +43,7 @@ vi.mock('../../app/trainerClient', () => ({
 describe('the Arena pool', () => {
   it('a worker that dies on its last run: every worker ends, the arena goes idle, the run is named', async () => {
     const { useArenaStore } = await import('../../app/store/arenaStore');
-    const { parseArenaSpec } = await import('../../workers/arena/dimensions');
+    const { parseArenaSpec } = await import('../../workers/content/arena/dimensions');
     // Two cells, one seed, two workers: each slot trains one run, so slot 0 is not refilled.
     useArenaStore.setState({ workers: 2 });
     useArenaStore.getState().setSpec(parseArenaSpec('task=search;iters=5;seeds=1;clip=token,cispo;filter=none;advantage=trajectory;aggregation=seq-mean-token-mean;set.batch=4;set.group=4'));

@@ -4,8 +4,8 @@
  * the Arena tab.
  */
 import { describe, expect, it } from 'vitest';
-import { parseArenaSpec } from '../../workers/arena/dimensions';
-import { SCALAR_METRICS, type MetricRow } from '../../workers/metrics';
+import { parseArenaSpec } from '../../workers/content/arena/dimensions';
+import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
 import { DIAG_METRIC, traceOf, useArenaStore } from '../../app/store/arenaStore';
 import { useCompareStore } from '../../app/store/compareStore';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { packBuffers, unpackBatch, unpackBatchInSlices, type BatchPack } from '../../workers/batchDump';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createTrainer, type Trainer } from '../../workers/trainer';
+import { packBuffers, unpackBatch, unpackBatchInSlices, type BatchPack } from '../../workers/formats/batchDump';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createTrainer, type Trainer } from '../../workers/core/trainer';
 import { plainBatchDump } from '../helpers/batchDumpPlain';
 import { forwardCpu } from '../../kernels/model/mlp';
 import { trajGradNormCpu } from '../../kernels/model/trajGradNorm';

@@ -1,9 +1,9 @@
 /** A batch written in slices is the same text as one JSON.stringify, and pauses between slices. */
 import { describe, expect, it } from 'vitest';
-import { batchJsonParts } from '../../workers/batchJsonText';
-import { defaultConfig, withField } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createTrainer } from '../../workers/trainer';
+import { batchJsonParts } from '../../workers/formats/batchJsonText';
+import { defaultConfig, withField } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createTrainer } from '../../workers/core/trainer';
 
 describe('batchJsonParts', () => {
   it('joins to exactly JSON.stringify(dump, null, 1), pausing while it writes', async () => {

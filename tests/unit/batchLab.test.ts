@@ -5,10 +5,10 @@
  * DAPO filters them out.
  */
 import { describe, expect, it } from 'vitest';
-import { rescoreBatch } from '../../workers/batchLab';
-import { defaultConfig, withFieldText, withMethods } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createTrainer } from '../../workers/trainer';
+import { rescoreBatch } from '../../workers/core/batchLab';
+import { defaultConfig, withFieldText, withMethods } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createTrainer } from '../../workers/core/trainer';
 import { forwardCpu } from '../../kernels/model/mlp';
 import { trajGradNormCpu } from '../../kernels/model/trajGradNorm';
 

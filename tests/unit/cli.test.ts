@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SCALAR_METRICS } from '../../workers/metrics';
+import { SCALAR_METRICS } from '../../workers/core/metrics';
 
 const run = (...args: string[]) =>
   spawnSync('npx', ['tsx', '--import', './cli/registerRaw.mjs', 'cli/train.ts', ...args], { encoding: 'utf8', cwd: process.cwd() });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allFields, ConfigError, defaultConfig, getField, parseConfig, withFieldText } from '../../workers/config';
+import { allFields, ConfigError, defaultConfig, getField, parseConfig, withFieldText } from '../../workers/core/config';
 
 describe('run config', () => {
   it('defaults validate, and every field default lies in its range', () => {

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { backwardCpu, contextToken, embedProjectCpu, firstLayerGradCpu, forwardCpu, initParams, paramLayout, safeTanh, slotGradCpu, vocabToken, type MlpDims } from '../../kernels/model/mlp';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 
 const dims: MlpDims = { V: 7, K: 3, D: 4, H: 5 };

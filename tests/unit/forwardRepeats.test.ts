@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { backwardCpu, forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/model/mlp';
 import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { forwardPlain } from '../../kernels/model/mlpPlain';
 import { expectSameBits } from '../helpers/expectClose';
 

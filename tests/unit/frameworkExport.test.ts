@@ -4,13 +4,13 @@
  * the framework's behaviour, or listed as having no equivalent); methods map themselves.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { allFields, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/config';
-import { exportedKeys, exportToTrl, exportToVerl, FRAMEWORKS, exportToFramework, LLM_LR, LLM_PROMPTS_PER_STEP, type FrameworkExport } from '../../workers/frameworkExport';
-import { methodRegistry, METHOD_IDS } from '../../workers/methods';
-import type { MethodDef } from '../../workers/methods/registry';
-import type { ParamSpec, ParamValue } from '../../workers/methods/params';
-import { createEnv } from '../../workers/envs';
-import { createRng } from '../../workers/rng';
+import { allFields, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/core/config';
+import { exportedKeys, exportToTrl, exportToVerl, FRAMEWORKS, exportToFramework, LLM_LR, LLM_PROMPTS_PER_STEP, type FrameworkExport } from '../../workers/formats/frameworkExport';
+import { methodRegistry, METHOD_IDS } from '../../workers/core/methods';
+import type { MethodDef } from '../../workers/core/methods/registry';
+import type { ParamSpec, ParamValue } from '../../workers/core/methods/params';
+import { createEnv } from '../../workers/core/envs';
+import { createRng } from '../../workers/core/rng';
 
 /** Paths in verl's `verl/trainer/config/_generated_ppo_trainer.yaml` (checked against verl main). */
 const VERL_OPTIONS = new Set([

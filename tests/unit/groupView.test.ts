@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { groupCounts, groupRows, ZERO_ADV } from '../../app/panels/groupModel';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { ESTIMATOR_IDS } from '../../workers/methods';
-import { createTrainer } from '../../workers/trainer';
-import type { BatchDump } from '../../workers/batchDump';
-import type { MetricRow } from '../../workers/metrics';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { ESTIMATOR_IDS } from '../../workers/core/methods';
+import { createTrainer } from '../../workers/core/trainer';
+import type { BatchDump } from '../../workers/formats/batchDump';
+import type { MetricRow } from '../../workers/core/metrics';
 
 function cfgOf(set: Record<string, string>): RunConfig {
   let cfg = defaultConfig();

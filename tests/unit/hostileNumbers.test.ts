@@ -6,14 +6,14 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TICKS, niceScale, ticksWithin } from '../../app/charts/scale';
-import { allFields, defaultConfig, getField, withField } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { SCALAR_METRICS, type MetricRow } from '../../workers/metrics';
-import { createRng } from '../../workers/rng';
-import { createRunFile, MAX_RUN_ROWS, parseRunFile, serializeRunFile } from '../../workers/runFile';
-import { decodeShareLink, MAX_LINK_STEP } from '../../workers/shareUrl';
-import { parseNumberText } from '../../workers/numberText';
-import { createTrainer } from '../../workers/trainer';
+import { allFields, defaultConfig, getField, withField } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
+import { createRng } from '../../workers/core/rng';
+import { createRunFile, MAX_RUN_ROWS, parseRunFile, serializeRunFile } from '../../workers/formats/runFile';
+import { decodeShareLink, MAX_LINK_STEP } from '../../workers/formats/shareUrl';
+import { parseNumberText } from '../../workers/core/numberText';
+import { createTrainer } from '../../workers/core/trainer';
 
 const EXTREME_NUMBERS = [1e308, -1e308, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, 0, -0, 2 ** 32 - 1, 2 ** 53, -(2 ** 53), 1e-300, 4294967294, 1e8];
 /** JSON text that is not a number JSON allows, or that overflows to ±Infinity when parsed. */

@@ -47,7 +47,7 @@ describe('kernels/ imports nothing from workers/ or app/', () => {
   });
   it('the check sees an import that climbs out, in each form', () => {
     const file = join(KERNELS, 'stats', 'stats.ts');
-    const text = "import { x } from '../../workers/metrics';\nexport { y } from \"../../app/store\";\nconst z = import('../../workers/rng');";
+    const text = "import { x } from '../../workers/core/metrics';\nexport { y } from \"../../app/store\";\nconst z = import('../../workers/core/rng');";
     expect(specifiers(text).map((s) => landsIn(file, s))).toEqual(['workers', 'app', 'workers']);
     expect(landsIn(file, '../histograms')).toBe('kernels');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse, seedBlocks } from '../../cli/lessonCheck';
-import { heldOutSeeds, lessonById, lessonSeeds } from '../../workers/lessons';
+import { heldOutSeeds, lessonById, lessonSeeds } from '../../workers/content/lessons';
 
 describe('lessons:check seed sets', () => {
   const lesson = lessonById('collapse')!;

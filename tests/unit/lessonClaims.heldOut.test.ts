@@ -4,7 +4,7 @@
  * The measured values are printed, so the numbers quoted in the narratives can be checked.
  */
 import { describe, it } from 'vitest';
-import { LESSONS, heldOutSeeds } from '../../workers/lessons';
+import { LESSONS, heldOutSeeds } from '../../workers/content/lessons';
 import { checkOnSeeds } from '../helpers/lessonClaims';
 
 describe('lesson claims hold on the mean over 4 held-out seeds (CPU backend)', () => {

@@ -4,7 +4,7 @@
  * The measured values are printed, so the numbers quoted in the narratives can be checked.
  */
 import { describe, it } from 'vitest';
-import { LESSONS, lessonSeeds } from '../../workers/lessons';
+import { LESSONS, lessonSeeds } from '../../workers/content/lessons';
 import { checkOnSeeds } from '../helpers/lessonClaims';
 
 describe('lesson claims hold on the mean over the lesson seeds (CPU backend)', () => {

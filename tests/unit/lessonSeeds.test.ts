@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { rangePath } from '../../app/charts/scale';
 import { seedBands, workersFor } from '../../app/lessons/seedStats';
-import { LESSONS, lessonSeeds, type RunResult } from '../../workers/lessons';
-import type { MetricRow } from '../../workers/metrics';
+import { LESSONS, lessonSeeds, type RunResult } from '../../workers/content/lessons';
+import type { MetricRow } from '../../workers/core/metrics';
 
 describe('workersFor', () => {
   it('one worker per core, the page’s own counted, at least 1, never more than the seeds', () => {

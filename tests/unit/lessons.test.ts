@@ -1,5 +1,5 @@
 /**
- * Lessons (workers/lessons.ts): every lesson's data is well formed, every step is a share link that
+ * Lessons (workers/content/lessons.ts): every lesson's data is well formed, every step is a share link that
  * decodes to exactly its run, and the seeds are as documented. That every claim holds on the mean
  * over the lesson's seeds and over 4 held-out seeds is tests/unit/lessonClaims.*.test.ts;
  * `npm run -s lessons:check` runs the same checks in parallel processes, with each claim's slack.
@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { lessonStepHash } from '../../app/lessons/links';
 import { lessonChartIds } from '../../app/lessons/charts';
-import { encodeShareLink, decodeShareLink, PANEL_IDS } from '../../workers/shareUrl';
+import { encodeShareLink, decodeShareLink, PANEL_IDS } from '../../workers/formats/shareUrl';
 import {
   describeClaim,
   DUMP_STATS,
@@ -20,9 +20,9 @@ import {
   lessonSeeds,
   type Lesson,
   type Stat,
-} from '../../workers/lessons';
-import { methodRegistry } from '../../workers/methods';
-import { SCALAR_METRICS } from '../../workers/metrics';
+} from '../../workers/content/lessons';
+import { methodRegistry } from '../../workers/core/methods';
+import { SCALAR_METRICS } from '../../workers/core/metrics';
 
 const stats = (l: Lesson): Stat[] => l.claims.flatMap((c) => [c.a, ...(typeof c.b === 'number' ? [] : [c.b])]);
 

@@ -4,12 +4,12 @@
  * link and trainer as the built-in ones.
  */
 import { describe, expect, it } from 'vitest';
-import { defaultConfig, parseConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { conflictsOf, defineMethod, METHOD_IDS, methodDef, registerMethod, type MethodId } from '../../workers/methods';
-import { resolvePlan } from '../../workers/plan';
-import { decodeShareLink, encodeShareLink } from '../../workers/shareUrl';
-import { createTrainer } from '../../workers/trainer';
+import { defaultConfig, parseConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { conflictsOf, defineMethod, METHOD_IDS, methodDef, registerMethod, type MethodId } from '../../workers/core/methods';
+import { resolvePlan } from '../../workers/core/plan';
+import { decodeShareLink, encodeShareLink } from '../../workers/formats/shareUrl';
+import { createTrainer } from '../../workers/core/trainer';
 
 /** A tight token clip with token-mean aggregation: new behaviour, no new kernel. */
 const tightClip = defineMethod({
@@ -39,7 +39,7 @@ function config(extra: Record<string, string>): RunConfig {
   return cfg;
 }
 
-describe('a method registered from outside workers/methods', () => {
+describe('a method registered from outside workers/core/methods', () => {
   it('joins the registry, the config schema, the conflicts and the share link', () => {
     expect(METHOD_IDS).toContain(ID);
     expect(methodDef(ID).name).toBe('Tight clip');

@@ -11,14 +11,14 @@ import { criticUpdateCpu, gaeCpu } from '../../kernels/advantage/critic';
 import { infoGainCpu } from '../../kernels/advantage/infoGain';
 import { ppoLossCpu, RATIO_MODES } from '../../kernels/loss/ppoLoss';
 import { seqRatioCpu } from '../../kernels/loss/seqRatio';
-import { ConfigError, defaultConfig, parseConfig, withField, withFieldText, withMethods, type RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { conflictsOf, ESTIMATOR_IDS, methodRegistry, METHOD_IDS, type MethodDef, type MethodId } from '../../workers/methods';
-import type { MetricRow } from '../../workers/metrics';
-import { resolvePlan } from '../../workers/plan';
-import { createRng } from '../../workers/rng';
-import { darsExtra, pfppoCounts } from '../../workers/selection';
-import { createTrainer, type Trainer } from '../../workers/trainer';
+import { ConfigError, defaultConfig, parseConfig, withField, withFieldText, withMethods, type RunConfig } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { conflictsOf, ESTIMATOR_IDS, methodRegistry, METHOD_IDS, type MethodDef, type MethodId } from '../../workers/core/methods';
+import type { MetricRow } from '../../workers/core/metrics';
+import { resolvePlan } from '../../workers/core/plan';
+import { createRng } from '../../workers/core/rng';
+import { darsExtra, pfppoCounts } from '../../workers/core/selection';
+import { createTrainer, type Trainer } from '../../workers/core/trainer';
 import { toggleBlocker, toggledMethods } from '../../app/methodToggle';
 
 const SMALL = { batch: '4', group: '4', 'model.hidden': '16', seed: '2' };
@@ -422,7 +422,7 @@ describe('defining behaviour of each method', () => {
 
 describe('settings the methods replace', () => {
   it('are listed with the value the run uses', async () => {
-    const { overriddenFields } = await import('../../workers/plan');
+    const { overriddenFields } = await import('../../workers/core/plan');
     expect(overriddenFields(cfgOf('grpo'))).toEqual([]);
     expect(overriddenFields(cfgOf('grpo,dapo'))).toEqual([{ key: 'clipHigh', value: 0.28 }]);
     expect(overriddenFields(cfgOf('grpo,zerosearch')).map((f) => f.key)).toEqual(['env.noise', 'env.noiseSchedule']);

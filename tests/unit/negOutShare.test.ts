@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { ppoLossCpu, RATIO_MODES } from '../../kernels/loss/ppoLoss';
 import { NEG_OUT_LOG_BOUNDS, negOutShareCpu } from '../../kernels/stats/negOutShare';
-import { defaultConfig, withFieldText } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createTrainer } from '../../workers/trainer';
+import { defaultConfig, withFieldText } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createTrainer } from '../../workers/core/trainer';
 
 const f32 = (xs: number[]) => Float32Array.from(xs);
 

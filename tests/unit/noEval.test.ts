@@ -1,7 +1,7 @@
-/** The trainer worker's guard against code from strings (workers/noEval.ts), in a fresh realm. */
+/** The trainer worker's guard against code from strings (workers/entry/noEval.ts), in a fresh realm. */
 import { createContext, runInContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { forbidEval } from '../../workers/noEval';
+import { forbidEval } from '../../workers/entry/noEval';
 
 describe('forbidEval', () => {
   it('refuses eval, every Function constructor and string timers; functions and instanceof still work', () => {

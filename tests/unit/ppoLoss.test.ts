@@ -21,7 +21,7 @@ import {
   type PpoLossOptions,
 } from '../../kernels/loss/ppoLoss';
 import { SEQ_RATIO_UNIFORM, seqRatioCpu, type SeqRatioMode } from '../../kernels/loss/seqRatio';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 
 const f32 = (a: number[]) => Float32Array.from(a);
 const near = (a: number, b: number, atol = 1e-6) => expect(Math.abs(a - b)).toBeLessThanOrEqual(atol);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIG_FIELDS, defaultConfig, parseConfig, withFieldText } from '../../workers/config';
-import { createEnv } from '../../workers/envs';
-import { PRESET_IDS, PRESETS, presetConfig, presetSettings } from '../../workers/presets';
-import { buildShape } from '../../workers/trainer';
+import { CONFIG_FIELDS, defaultConfig, parseConfig, withFieldText } from '../../workers/core/config';
+import { createEnv } from '../../workers/core/envs';
+import { PRESET_IDS, PRESETS, presetConfig, presetSettings } from '../../workers/content/presets';
+import { buildShape } from '../../workers/core/trainer';
 import { paramLayout } from '../../kernels/model/mlp';
 
 describe('config presets', () => {

@@ -3,12 +3,12 @@
  * directly, the reference policy of the KL term starting there, and its config keys validated.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defaultConfig, getField, parseConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createEnv } from '../../workers/envs';
-import { clearPretrainCache, demoConfig, isPretrainCached, pretrainKey } from '../../workers/pretrain';
-import { decodeShareLink, encodeShareLink } from '../../workers/shareUrl';
-import { createTrainer, initialParams, startParams } from '../../workers/trainer';
+import { ConfigError, defaultConfig, getField, parseConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createEnv } from '../../workers/core/envs';
+import { clearPretrainCache, demoConfig, isPretrainCached, pretrainKey } from '../../workers/core/pretrain';
+import { decodeShareLink, encodeShareLink } from '../../workers/formats/shareUrl';
+import { createTrainer, initialParams, startParams } from '../../workers/core/trainer';
 
 function config(sets: Record<string, string>): RunConfig {
   let cfg = defaultConfig();

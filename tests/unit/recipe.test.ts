@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseRecipeArgs } from '../../cli/recipeArgs';
 import { UsageError } from '../../cli/args';
-import { defaultConfig, withField, withFieldText, type RunConfig } from '../../workers/config';
-import { buildRecipe, defaultEpisodes } from '../../workers/recipe';
-import { UPSTREAM } from '../../workers/recipe/readme';
-import { crc32, zipFiles } from '../../workers/recipe/zip';
-import { encodeShareLink } from '../../workers/shareUrl';
+import { defaultConfig, withField, withFieldText, type RunConfig } from '../../workers/core/config';
+import { buildRecipe, defaultEpisodes } from '../../workers/formats/recipe';
+import { UPSTREAM } from '../../workers/formats/recipe/readme';
+import { crc32, zipFiles } from '../../workers/formats/recipe/zip';
+import { encodeShareLink } from '../../workers/formats/shareUrl';
 
 const hasPython = spawnSync('python3', ['--version']).status === 0;
 const tmp = mkdtempSync(join(tmpdir(), 'recipe-'));

@@ -11,11 +11,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultConfig, type RunConfig } from '../../workers/config';
-import { createEnv, type EpisodeBatch, type TaskEnv } from '../../workers/envs';
-import { buildRecipe, pythonConfig } from '../../workers/recipe';
-import { batchRows, type RecipeRow } from '../../workers/recipe/rows';
-import { createRng, type Rng } from '../../workers/rng';
+import { defaultConfig, type RunConfig } from '../../workers/core/config';
+import { createEnv, type EpisodeBatch, type TaskEnv } from '../../workers/core/envs';
+import { buildRecipe, pythonConfig } from '../../workers/formats/recipe';
+import { batchRows, type RecipeRow } from '../../workers/formats/recipe/rows';
+import { createRng, type Rng } from '../../workers/core/rng';
 
 const hasPython = spawnSync('python3', ['--version']).status === 0;
 const PROMPTS = 100;

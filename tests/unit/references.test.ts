@@ -9,9 +9,9 @@ import { sampleCpu } from '../../kernels/softmax/sample';
 import { advZeroEdges } from '../../kernels/selftest/stats';
 import { histBin, statsCpu } from '../../kernels/stats/stats';
 import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
-import { aggregationWeights, minibatchRanges } from '../../workers/lossAgg';
-import { LOSS_AGG_MODES, type LossAgg } from '../../workers/config';
-import { createRng } from '../../workers/rng';
+import { aggregationWeights, minibatchRanges } from '../../workers/core/lossAgg';
+import { LOSS_AGG_MODES, type LossAgg } from '../../workers/core/config';
+import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 
 const f32 = (xs: number[]) => Float32Array.from(xs);

@@ -1,11 +1,11 @@
 /** Faults on the CPU backend: NaN roll-back, exact resume from snapshots, events from the API. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { TrainerEvent } from '../../workers/api';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { CPU_BACKEND_MAX_BYTES, cpuBackendBytes, createCpuBackend } from '../../workers/cpuBackend';
-import type { MetricRow } from '../../workers/metrics';
-import { createTrainer, NonFiniteError, type TrainerSnapshot } from '../../workers/trainer';
-import { createTrainerApi } from '../../workers/trainerApi';
+import type { TrainerEvent } from '../../workers/entry/api';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { CPU_BACKEND_MAX_BYTES, cpuBackendBytes, createCpuBackend } from '../../workers/core/cpuBackend';
+import type { MetricRow } from '../../workers/core/metrics';
+import { createTrainer, NonFiniteError, type TrainerSnapshot } from '../../workers/core/trainer';
+import { createTrainerApi } from '../../workers/entry/trainerApi';
 
 function cfg(overrides: Record<string, string> = {}): RunConfig {
   let c = defaultConfig();

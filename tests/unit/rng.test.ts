@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRng, hashUniform, pcgHash } from '../../workers/rng';
+import { createRng, hashUniform, pcgHash } from '../../workers/core/rng';
 
 describe('rng', () => {
   it('pcgHash matches the reference PCG-RXS-M-XS values (same bits as the WGSL)', () => {

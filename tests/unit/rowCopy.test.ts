@@ -1,7 +1,7 @@
-/** copyRows (workers/rowCopy.ts) against the subarray-and-set copy it replaced, and its edges. */
+/** copyRows (workers/core/rowCopy.ts) against the subarray-and-set copy it replaced, and its edges. */
 import { describe, expect, it } from 'vitest';
-import { copyRows } from '../../workers/rowCopy';
-import { createRng } from '../../workers/rng';
+import { copyRows } from '../../workers/core/rowCopy';
+import { createRng } from '../../workers/core/rng';
 
 /** The copy the backends and the collector made before: a view and set() per row. */
 function copyBySet(dst: Int32Array, dstOff: number, dstStride: number, src: Int32Array, srcOff: number, srcStride: number, width: number, rows: number) {

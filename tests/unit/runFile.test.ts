@@ -4,9 +4,9 @@
  * never throws.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfig, withField } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { SCALAR_METRICS, type MetricRow } from '../../workers/metrics';
+import { defaultConfig, withField } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
 import {
   createRunFile,
   MAX_NOTES_CHARS,
@@ -16,8 +16,8 @@ import {
   RUN_FILE_FORMAT,
   serializeRunFile,
   type RunFile,
-} from '../../workers/runFile';
-import { createTrainer } from '../../workers/trainer';
+} from '../../workers/formats/runFile';
+import { createTrainer } from '../../workers/core/trainer';
 
 let run: RunFile;
 let text: string;

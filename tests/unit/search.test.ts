@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createSearchEnv } from '../../workers/envs/search';
-import { createRng } from '../../workers/rng';
+import { createSearchEnv } from '../../workers/core/envs/search';
+import { createRng } from '../../workers/core/rng';
 
 const env = createSearchEnv({ entities: 3, attributes: 2, values: 5, maxTurns: 2 });
 const id = (name: string) => env.vocab.indexOf(name);

@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { backwardCpu, forwardCpu, headGradCpu, hiddenDaCpu, initParams, MASKED_LOGIT, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/model/mlp';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 import { forwardPlain, headGradPlain, hiddenDaPlain, slotGradPlain } from '../../kernels/model/mlpPlain';
 import { expectSameBits } from '../helpers/expectClose';
 

@@ -5,12 +5,12 @@
  * Object.prototype alone.
  */
 import { describe, expect, it } from 'vitest';
-import { allFields, defaultConfig, getField, parseConfig, withField } from '../../workers/config';
-import { METHOD_IDS } from '../../workers/methods';
-import { lessonById, LESSONS } from '../../workers/lessons';
-import { paramSchema, type ParamSpec, type ParamValue } from '../../workers/methods/params';
-import { createRng, type Rng } from '../../workers/rng';
-import { decodeShareLink, encodeShareLink, linkKeys, MAX_LINK_CHARS, PANEL_IDS, type DecodedLink } from '../../workers/shareUrl';
+import { allFields, defaultConfig, getField, parseConfig, withField } from '../../workers/core/config';
+import { METHOD_IDS } from '../../workers/core/methods';
+import { lessonById, LESSONS } from '../../workers/content/lessons';
+import { paramSchema, type ParamSpec, type ParamValue } from '../../workers/core/methods/params';
+import { createRng, type Rng } from '../../workers/core/rng';
+import { decodeShareLink, encodeShareLink, linkKeys, MAX_LINK_CHARS, PANEL_IDS, type DecodedLink } from '../../workers/formats/shareUrl';
 
 const PAYLOADS = [
   '<img src=x onerror=alert(1)>',

@@ -4,10 +4,10 @@
  * versions are handled deliberately; every problem is named with what was expected.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { allFields, CONFIG_FIELDS, defaultConfig, getField, withField, withMethods, type RunConfig } from '../../workers/config';
-import { METHOD_IDS, methodRegistry } from '../../workers/methods';
-import type { ParamSpec, ParamValue } from '../../workers/methods/params';
-import { createRng } from '../../workers/rng';
+import { allFields, CONFIG_FIELDS, defaultConfig, getField, withField, withMethods, type RunConfig } from '../../workers/core/config';
+import { METHOD_IDS, methodRegistry } from '../../workers/core/methods';
+import type { ParamSpec, ParamValue } from '../../workers/core/methods/params';
+import { createRng } from '../../workers/core/rng';
 import {
   decodeShareLink,
   describeProblem,
@@ -17,7 +17,7 @@ import {
   MAX_LINK_CHARS,
   MAX_LINK_KEYS,
   PANEL_IDS,
-} from '../../workers/shareUrl';
+} from '../../workers/formats/shareUrl';
 
 /** Valid values of a spec other than its default: the ends of its range, an awkward middle value. */
 function otherValues(spec: ParamSpec): ParamValue[] {

@@ -5,10 +5,10 @@
  * silence pass in an instant; everything else runs for real.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { MetricRow } from '../../workers/metrics';
+import type { MetricRow } from '../../workers/core/metrics';
 
 vi.mock('../../app/trainerClient', async () => {
-  const { createTrainerApi } = await import('../../workers/trainerApi');
+  const { createTrainerApi } = await import('../../workers/entry/trainerApi');
   // Per page (module instance): a page left over from an earlier test never reaches this one's worker.
   let current: { api: unknown; raw: Record<string, (...a: unknown[]) => unknown>; dead: boolean } | null = null;
   let onError: ((message: string) => void) | null = null;

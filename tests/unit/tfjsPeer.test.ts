@@ -12,7 +12,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { captureUpdate } from '../../bench/peer/capture';
 import { createTfPeer } from '../../bench/peer/tfjsUpdate';
-import { defaultConfig, withFieldText } from '../../workers/config';
+import { defaultConfig, withFieldText } from '../../workers/core/config';
 
 /** Trains a few iterations on the CPU backend and keeps the last update's input, weights and result. */
 const capture = (set: Record<string, string>, iters: number) => {

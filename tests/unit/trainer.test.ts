@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { backwardCpu, forwardCpu, initParams, paramLayout } from '../../kernels/model/mlp';
 import { logitGradCpu } from '../../kernels/softmax/logitGrad';
 import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
-import { defaultConfig, withFieldText, type RunConfig } from '../../workers/config';
-import { createCpuBackend } from '../../workers/cpuBackend';
-import { createSearchEnv } from '../../workers/envs/search';
-import type { MetricRow } from '../../workers/metrics';
-import { createRng } from '../../workers/rng';
-import { createTrainer } from '../../workers/trainer';
-import { createTrainerApi } from '../../workers/trainerApi';
-import { unpackBatch } from '../../workers/batchDump';
+import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
+import { createCpuBackend } from '../../workers/core/cpuBackend';
+import { createSearchEnv } from '../../workers/core/envs/search';
+import type { MetricRow } from '../../workers/core/metrics';
+import { createRng } from '../../workers/core/rng';
+import { createTrainer } from '../../workers/core/trainer';
+import { createTrainerApi } from '../../workers/entry/trainerApi';
+import { unpackBatch } from '../../workers/formats/batchDump';
 
 function smallConfig(overrides: Record<string, string> = {}): RunConfig {
   let cfg = defaultConfig();

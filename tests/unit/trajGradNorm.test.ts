@@ -18,7 +18,7 @@ import { ppoLossCpu } from '../../kernels/loss/ppoLoss';
 import { gradNormCpu } from '../../kernels/optimizer/adam';
 import { trajStatsCpu } from '../../kernels/stats/trajStats';
 import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
-import { createRng } from '../../workers/rng';
+import { createRng } from '../../workers/core/rng';
 
 const dims: MlpDims = { V: 7, K: 3, D: 3, H: 5 };
 const N = 4;

@@ -1,14 +1,14 @@
 /**
- * The reward stage's inputs built on the host (workers/turnRewards.ts) against their plain
+ * The reward stage's inputs built on the host (workers/core/turnRewards.ts) against their plain
  * definitions: PPO's critic state keys (the hash chain over the row's last `context` tokens of its
  * own trajectory, 0 before its start, modulo the table size; rows outside the loss mask get 0) and
  * IGPO's teacher-forced answer contexts (each row's tokens before turn k, then the answer in turn
  * k's action slots, PAD after; the answer span's flat positions).
  */
 import { describe, expect, it } from 'vitest';
-import { PAD } from '../../workers/envs/types';
-import { createRng, pcgHash } from '../../workers/rng';
-import { answerContexts, stateKeys } from '../../workers/turnRewards';
+import { PAD } from '../../workers/core/envs/types';
+import { createRng, pcgHash } from '../../workers/core/rng';
+import { answerContexts, stateKeys } from '../../workers/core/turnRewards';
 
 function reference(seq: Int32Array, rowPos: Uint32Array, mask: Float32Array, L: number, context: number, size: number): number[] {
   return Array.from(rowPos, (pos, r) => {

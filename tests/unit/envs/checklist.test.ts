@@ -6,9 +6,9 @@ import {
   checklistStepRewards,
   checklistTrajectoryReward,
   checklistTurnReward,
-} from '../../../workers/envs/checklist';
-import type { ChecklistItem } from '../../../workers/envs/types';
-import { createRng } from '../../../workers/rng';
+} from '../../../workers/core/envs/checklist';
+import type { ChecklistItem } from '../../../workers/core/envs/types';
+import { createRng } from '../../../workers/core/rng';
 
 const item = (id: string, weight: number, deps: number[] = [], step = 0): ChecklistItem => ({
   id,

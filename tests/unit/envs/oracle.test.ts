@@ -4,12 +4,12 @@
  * only on its own actions; and a row marked done before a turn is inert.
  */
 import { describe, expect, it } from 'vitest';
-import { createRolesEnv } from '../../../workers/envs/roles';
-import { createSearchEnv } from '../../../workers/envs/search';
-import { createSequenceEnv } from '../../../workers/envs/sequence';
-import { createToolsEnv, type ToolsOptions } from '../../../workers/envs/tools';
-import { PAD, type EpisodeBatch, type TaskEnv } from '../../../workers/envs/types';
-import { createRng, hashUniform } from '../../../workers/rng';
+import { createRolesEnv } from '../../../workers/core/envs/roles';
+import { createSearchEnv } from '../../../workers/core/envs/search';
+import { createSequenceEnv } from '../../../workers/core/envs/sequence';
+import { createToolsEnv, type ToolsOptions } from '../../../workers/core/envs/tools';
+import { PAD, type EpisodeBatch, type TaskEnv } from '../../../workers/core/envs/types';
+import { createRng, hashUniform } from '../../../workers/core/rng';
 import { allowedAfter } from './rollout';
 
 const toolsBase: ToolsOptions = { toolSteps: 4, toolValues: 3, distractors: 2, judgeNoise: 0, strictArgs: false, toolReward: 'checklist' };

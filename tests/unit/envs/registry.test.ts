@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { SETTINGS } from '../../../cli/sweepTasks';
-import { CONFIG_FIELDS, defaultConfig, TASK_IDS, withFieldText, type RunConfig } from '../../../workers/config';
-import { createCpuBackend } from '../../../workers/cpuBackend';
-import { createEnv, TASK_KNOBS } from '../../../workers/envs';
-import { searchNoiseAt } from '../../../workers/envs/search';
-import { createRng } from '../../../workers/rng';
-import { createTrainer } from '../../../workers/trainer';
+import { CONFIG_FIELDS, defaultConfig, TASK_IDS, withFieldText, type RunConfig } from '../../../workers/core/config';
+import { createCpuBackend } from '../../../workers/core/cpuBackend';
+import { createEnv, TASK_KNOBS } from '../../../workers/core/envs';
+import { searchNoiseAt } from '../../../workers/core/envs/search';
+import { createRng } from '../../../workers/core/rng';
+import { createTrainer } from '../../../workers/core/trainer';
 import { rollout } from './rollout';
 
 function config(set: Record<string, string>): RunConfig {

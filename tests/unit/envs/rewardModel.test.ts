@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createBatchState, rewardModelStd } from '../../../workers/envs/common';
-import { createSequenceEnv } from '../../../workers/envs/sequence';
-import { createRng } from '../../../workers/rng';
+import { createBatchState, rewardModelStd } from '../../../workers/core/envs/common';
+import { createSequenceEnv } from '../../../workers/core/envs/sequence';
+import { createRng } from '../../../workers/core/rng';
 import { rollout } from './rollout';
 
 describe('noisy reward-model channel (PF-PPO)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRolesEnv, ROLE_NAMES } from '../../../workers/envs/roles';
-import { createRng } from '../../../workers/rng';
+import { createRolesEnv, ROLE_NAMES } from '../../../workers/core/envs/roles';
+import { createRng } from '../../../workers/core/rng';
 import { allowedNames, rollout, withinBinomial } from './rollout';
 
 const base = { entities: 3, attributes: 2, values: 8, roleScale: 1, roleOffset: 0 };

@@ -1,6 +1,6 @@
 /** Test helper: drives a task the way the trainer does, with a seeded policy that follows the grammar. */
-import { PAD, type EpisodeBatch, type TaskEnv } from '../../../workers/envs/types';
-import { createRng, type Rng } from '../../../workers/rng';
+import { PAD, type EpisodeBatch, type TaskEnv } from '../../../workers/core/envs/types';
+import { createRng, type Rng } from '../../../workers/core/rng';
 
 /** Tokens the grammar allows after `prev`. */
 export function allowedAfter(env: TaskEnv, prev: number): number[] {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createSearchEnv, searchNoiseAt, type SearchNoiseOptions } from '../../../workers/envs/search';
-import { createRng } from '../../../workers/rng';
+import { createSearchEnv, searchNoiseAt, type SearchNoiseOptions } from '../../../workers/core/envs/search';
+import { createRng } from '../../../workers/core/rng';
 import { allowedNames, rollout, withinBinomial } from './rollout';
 
 const base = { entities: 3, attributes: 2, values: 8, maxTurns: 3 };

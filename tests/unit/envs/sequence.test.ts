@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createSequenceEnv, sequenceTargets, type SequenceOptions } from '../../../workers/envs/sequence';
-import { createRng } from '../../../workers/rng';
+import { createSequenceEnv, sequenceTargets, type SequenceOptions } from '../../../workers/core/envs/sequence';
+import { createRng } from '../../../workers/core/rng';
 import { allowedNames, rollout, withinBinomial } from './rollout';
 
 const base: SequenceOptions = { symbols: 4, seqLen: 3, targets: 16, seqReward: 'exact', seed: 1 };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { checklistLabelStepReward } from '../../../workers/envs/checklist';
-import { createToolsEnv, type ToolsOptions } from '../../../workers/envs/tools';
-import type { EpisodeBatch, TaskEnv } from '../../../workers/envs/types';
-import { createRng } from '../../../workers/rng';
+import { checklistLabelStepReward } from '../../../workers/core/envs/checklist';
+import { createToolsEnv, type ToolsOptions } from '../../../workers/core/envs/tools';
+import type { EpisodeBatch, TaskEnv } from '../../../workers/core/envs/types';
+import { createRng } from '../../../workers/core/rng';
 import { allowedNames, rollout, withinBinomial } from './rollout';
 
 const defaults: ToolsOptions = { toolSteps: 3, toolValues: 3, distractors: 0, judgeNoise: 0, strictArgs: false, toolReward: 'checklist' };

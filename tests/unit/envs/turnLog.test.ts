@@ -1,12 +1,12 @@
 /**
- * The turn log kept in columns (workers/envs/common.ts createBatchState: record, turns): the views
+ * The turn log kept in columns (workers/core/envs/common.ts createBatchState: record, turns): the views
  * built on request hold what was recorded, the environment's PAD and -1 left out, a role only
  * where one was given; a row past its turns or a turn past its action slots is refused by name.
  */
 import { describe, expect, it } from 'vitest';
-import { createBatchState } from '../../../workers/envs/common';
-import { PAD } from '../../../workers/envs/types';
-import { createRng } from '../../../workers/rng';
+import { createBatchState } from '../../../workers/core/envs/common';
+import { PAD } from '../../../workers/core/envs/types';
+import { createRng } from '../../../workers/core/rng';
 
 const state = () => createBatchState({ N: 3, rm: { rmNoise: 0, rmNoiseFloor: 0 }, rewardRange: [0, 1], rng: createRng(1), maxTurns: 2, actionLen: 3 });
 

@@ -1,0 +1,244 @@
+/**
+ * One interface, two backends (docs/ARCHITECTURE.md): `gpu` (WebGPU kernels, buffers resident on the device)
+ * and `cpu` (the kernels' TypeScript references). The trainer drives either the same way, and both
+ * perform the same sequence of operations, so the same config and seed give the same numbers.
+ */
+import type { AdvantageOptions } from '../../kernels/advantage/advantage';
+import type { EssScaleOptions } from '../../kernels/optimizer/essScale';
+import type { InfoGainType } from '../../kernels/advantage/infoGain';
+import type { MlpDims } from '../../kernels/model/mlp';
+import type { StatsOut } from '../../kernels/stats/stats';
+import type { KlType, LossAgg } from './config';
+import type { RatioMode } from './plan';
+
+/** Everything static for a run: shapes, row tables, hyperparameters. Made once per run. */
+export interface RunShape {
+  dims: MlpDims;
+  /** Trajectory rows per batch (prompts * groupCap). */
+  N: number;
+  /** Rollouts per prompt of the config. */
+  group: number;
+  /** Rows per prompt the buffers hold (the group, or DARS's N_max). */
+  groupCap: number;
+  /** Tokens per trajectory sequence. */
+  L: number;
+  /** Policy-token rows per trajectory (maxTurns * actionLen). */
+  Tp: number;
+  actionLen: number;
+  obsLen: number;
+  promptLen: number;
+  maxTurns: number;
+  /** [N * Tp] flat sequence position predicted by each training row: row n*Tp + j. */
+  trainRowPos: Uint32Array;
+  /** [maxTurns * actionLen][N] sequence positions sampled at each (turn, slot). */
+  rolloutRowPos: Uint32Array[];
+  /** [V * V] allowed[prev * V + next]. */
+  grammar: Uint8Array;
+  /** Trajectory ranges [start, end) of each minibatch; rows are [start*Tp, end*Tp). */
+  minibatches: Array<[number, number]>;
+  seed: number;
+  temperature: number;
+  epochs: number;
+  optim: { beta1: number; beta2: number; eps: number; maxGradNorm: number };
+  loss: { clipLow: number; clipHigh: number; dualClip: number; klCoef: number; klType: KlType; ratioMode: RatioMode; agg: LossAgg };
+  /** The advantage estimator (workers/core/plan.ts); `otb` runs the token-baseline kernel. */
+  adv: AdvantageOptions & { otb: boolean; zeroTail: boolean; trueGradNorm?: boolean };
+  /** REINFORCE++: whiten advantages over the batch. */
+  whiten: boolean;
+  /** Columns of the per-role rewards (1 for tasks without roles). */
+  nRoles: number;
+  /** VCPO's ESS-scaled learning rate (the ESS is reported either way). */
+  essLr: EssScaleOptions;
+  /** Roll out with the parameters of this many updates ago. */
+  staleness: number;
+  /** IGPO: contexts the backend scores per iteration (N * maxTurns), 0 when unused. */
+  scoreContexts: number;
+  /** IGPO: answer tokens scored per context. */
+  scoreSpan: number;
+  /** IGPO: how the answer log-probs become information gain. */
+  igType: InfoGainType;
+  /** The run has a fine-tuning stage (ReGFT): its updates use the cross-entropy loss. */
+  sft: boolean;
+  /** PPO: the critic table and its GAE (replaces the advantage estimator), or null. */
+  critic: { size: number; gamma: number; lambda: number; lr: number } | null;
+}
+
+/** The advantage stage's per-trajectory and per-turn inputs (kernels/advantage/advantage.ts AdvantageInputs). */
+export interface AdvantageData {
+  /** [N] training reward of each row. */
+  reward: Float32Array;
+  /** [N] first row of the row's group, and the group's size. */
+  groupStart: Uint32Array;
+  groupSize: Uint32Array;
+  /** [N] turns taken; 0 for rows without a trajectory. */
+  turns: Uint32Array;
+  /** [N * maxTurns] per-turn rewards (IGPO, CM2 turn level, GiGPO steps). */
+  turnReward: Float32Array;
+  /** [N * maxTurns] acting role per turn, -1 none (Dr. MAS). */
+  turnRole: Int32Array;
+  /** [N * maxTurns] GiGPO anchor key of the state each turn starts from. */
+  turnKey: Uint32Array;
+  /** [N * nRoles] each role's reward (Dr. MAS). */
+  roleRewards: Float32Array;
+}
+
+export interface UpdateInput {
+  iter: number;
+  /** Also return the model state (read back with the statistics, in the same copy). */
+  snapshot?: boolean;
+  lr: number;
+  adv: AdvantageData;
+  /** ReGFT's fine-tuning stage: the advantage is the reward itself (estimator raw), the loss token cross-entropy. */
+  raw?: boolean;
+  /** [N * Tp] 0/1 loss mask. */
+  mask: Float32Array;
+  /** [N * Tp] aggregation weights (0 where masked; each minibatch's weights give its mean). */
+  weights: Float32Array;
+  /** SeeUPO: the aggregation weights of each turn's stage ([maxTurns] arrays of [N * Tp]). */
+  stageWeights?: Float32Array[];
+  /**
+   * IGPO: the teacher-forced answer contexts ([scoreContexts * L] tokens) and the flat positions of
+   * their answer tokens. The backend scores them with the rollout policy and writes the information
+   * gain of every turn but the last into the per-turn rewards (adv.turnReward holds the outcome on
+   * each last turn).
+   */
+  score?: { seqs: Int32Array; rows: Uint32Array };
+  /** PPO: [N * Tp] the critic-table entry of each policy row's state. */
+  stateKey?: Uint32Array;
+}
+
+/** Everything that changes while training: enough to resume a run exactly. */
+export interface ModelState {
+  params: Float32Array;
+  /** The reference policy of the KL term. */
+  ref: Float32Array;
+  /** Adam moments. */
+  m: Float32Array;
+  v: Float32Array;
+  /** Optimizer steps taken (Adam's bias correction). */
+  adamStep: number;
+  /** PPO: the critic table. */
+  critic?: Float32Array;
+}
+
+export type UpdateStats = StatsOut & {
+  grad_norm: number;
+  /** ARLArena's diagnosis (kernels/stats/negOutShare.ts) over the last epoch's rows. */
+  neg_out_grad_share: number;
+  /**
+   * ESS / N of the sequence IS weights of the rollout policy at the update's start (1 when
+   * rollouts are fresh), the mean over minibatches.
+   */
+  ess_rollout: number;
+  /** The factor the learning rate was scaled by (VCPO; 1 otherwise), the mean over optimizer steps. */
+  lr_scale: number;
+  /**
+   * Both per optimizer step (epoch, then SeeUPO's turn stage, then minibatch): the ESS the step's
+   * learning-rate rule read and the factor it applied. VCPO measures each step's own minibatch at
+   * the step's own parameters; without it, the step's minibatch at the update's start, factor 1.
+   */
+  ess_step: number[];
+  lr_scale_step: number[];
+  /** Health bits (kernels/stats/finiteCheck.ts HEALTH): NaN or Inf in the loss, gradients or parameters. */
+  non_finite: number;
+  /** The state after this update, when `snapshot` was asked for. */
+  state?: ModelState;
+};
+
+/** Per-token tensors of the last update, for the batch dump and the trajectory inspector. */
+export interface BatchTensors {
+  seq: Int32Array;
+  logp: Float32Array;
+  logpOld: Float32Array;
+  logpRef: Float32Array;
+  entropy: Float32Array;
+  sumP2: Float32Array;
+  adv: Float32Array;
+  ratio: Float32Array;
+  clip: Int32Array;
+  loss: Float32Array;
+  /** [N * maxTurns] the per-turn rewards the advantage used (with IGPO's information gain). */
+  turnReward: Float32Array;
+  /** Log-probs under the policy that generated each token (logpOld unless rollouts are stale). */
+  logpRollout: Float32Array;
+  /** The old policy's entropy and sum of squared probabilities at each row. */
+  entropyOld: Float32Array;
+  sumP2Old: Float32Array;
+  /** Each row's KL term (the configured estimator), at the last optimizer step. */
+  kl: Float32Array;
+  /** [N] each trajectory's squared score norm, the closed form VCPO's baseline weighs by. */
+  g2: Float32Array;
+  /** PPO: the critic's value of each row's state (before this update) and the GAE return. */
+  value?: Float32Array;
+  ret?: Float32Array;
+  /** IGPO: [N * maxTurns * span] the teacher-forced answer-token log-probs, (n, k, slot) order. */
+  answerLogp?: Float32Array;
+}
+
+export interface Backend {
+  readonly kind: 'gpu' | 'cpu';
+  readonly label: string;
+  /** Replaces the whole token buffer ([N * L], prompts filled, the rest PAD). */
+  writeSequences(seq: Int32Array): void;
+  /** Samples the actionLen tokens of `turn` for every trajectory; returns them ([N * actionLen]). */
+  sampleTurn(turn: number, iter: number): Promise<Int32Array>;
+  /** Overwrites one turn's tokens ([N * (actionLen + obsLen)]): accepted actions, then observations. */
+  writeTurn(turn: number, tokens: Int32Array): void;
+  /**
+   * The whole update: old and reference log-probs, advantages, epochs x minibatches of
+   * (forward, loss, backward, clip, Adam), then statistics. One readback.
+   */
+  update(input: UpdateInput): Promise<UpdateStats>;
+  readParams(): Promise<Float32Array>;
+  /** The model and optimizer state now (one readback), e.g. to carry a run into a changed config. */
+  snapshot(): Promise<ModelState>;
+  /** Overwrites the model and optimizer state (resume, roll back after a NaN or a lost device). */
+  restore(state: ModelState): void;
+  /** ProRL: the reference policy becomes the current one, and Adam's moments and step restart. */
+  resetReference(): void;
+  /** Reliability tests: writes a NaN into the first parameter, as a numerical blow-up would. */
+  injectNaN(): void;
+  readBatch(): Promise<BatchTensors>;
+  destroy(): void;
+}
+
+/** Position helpers shared by both backends and the trainer. */
+export function makeRowTables(s: Pick<RunShape, 'N' | 'L' | 'promptLen' | 'actionLen' | 'obsLen' | 'maxTurns'>): {
+  trainRowPos: Uint32Array;
+  rolloutRowPos: Uint32Array[];
+} {
+  const Tp = s.maxTurns * s.actionLen;
+  const pos = (turn: number, slot: number) => s.promptLen + turn * (s.actionLen + s.obsLen) + slot;
+  const trainRowPos = new Uint32Array(s.N * Tp);
+  for (let n = 0; n < s.N; n++) {
+    for (let j = 0; j < Tp; j++) {
+      trainRowPos[n * Tp + j] = n * s.L + pos(Math.floor(j / s.actionLen), j % s.actionLen);
+    }
+  }
+  const rolloutRowPos: Uint32Array[] = [];
+  for (let t = 0; t < s.maxTurns; t++) {
+    for (let a = 0; a < s.actionLen; a++) {
+      rolloutRowPos.push(Uint32Array.from({ length: s.N }, (_, n) => n * s.L + pos(t, a)));
+    }
+  }
+  return { trainRowPos, rolloutRowPos };
+}
+
+/**
+ * The ESS figures of one update from its (ESS, lr factor) pairs: one per minibatch at the update's
+ * start, and (VCPO) one per optimizer step, else null: each step then reads its minibatch's.
+ */
+export function essOfUpdate(
+  start: ReadonlyArray<readonly [number, number]>,
+  perStep: ReadonlyArray<readonly [number, number]> | null,
+  steps: number,
+): Pick<UpdateStats, 'ess_rollout' | 'lr_scale' | 'ess_step' | 'lr_scale_step'> {
+  const step = Array.from({ length: steps }, (_, s) => (perStep ? perStep[s]! : start[s % start.length]!));
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, x) => a + x, 0) / xs.length : 1);
+  return {
+    ess_rollout: mean(start.map((x) => x[0])),
+    lr_scale: mean(step.map((x) => x[1])),
+    ess_step: step.map((x) => x[0]),
+    lr_scale_step: step.map((x) => x[1]),
+  };
+}

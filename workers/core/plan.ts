@@ -1,0 +1,136 @@
+/**
+ * What the active methods do to one training iteration, resolved once per run from the config:
+ * the hook of each stage (docs/METHODS.md 6). The trainer and both backends read this, never the
+ * method list. A method's entry in workers/core/methods/ edits the plan in its `plan` hook; this file
+ * only starts from the config and runs the hooks, and names no method.
+ *
+ * Where a method sets a value the config also has (a clip range, the KL coef, the loss
+ * aggregation), the method's value wins while it is active; methods that would set the same value
+ * differently are declared as conflicting in the registry.
+ */
+import { ADVANTAGE_DEFAULTS, type AdvantageOptions } from '../../kernels/advantage/options';
+import type { KlType, LossAgg, RunConfig } from './config';
+import { methodRegistry, type MethodDef } from './methods';
+import type { ParamValues } from './methods/params';
+
+/**
+ * token, sequence (one ratio per trajectory), geometric, turn (sequential stages, last turn first),
+ * step (one ratio per turn), and the tolerant token-level forms cispo (a clipped, stopped IS weight)
+ * and sapo (a soft gate).
+ */
+export type RatioMode = 'token' | 'sequence' | 'geometric' | 'turn' | 'step' | 'cispo' | 'sapo';
+
+/** Whether a ratio mode reads segment log-ratios (the seqRatio kernel runs before the loss). */
+export const usesSeqRatio = (m: RatioMode): m is 'sequence' | 'geometric' | 'turn' | 'step' =>
+  m === 'sequence' || m === 'geometric' || m === 'turn' || m === 'step';
+
+export interface Plan {
+  /** The config the task is built from (environment-stage methods set task knobs). */
+  envConfig: RunConfig;
+  /**
+   * Advantage kernel options; `otb` runs the token-baseline kernel instead (`zeroTail`: its
+   * handle_zero_tail); `trueGradNorm`: trajStats' g2 is each trajectory's own gradient norm squared
+   * (kernels/model/trajGradNorm.ts) rather than the closed-form proxy (VCPO).
+   */
+  advantage: AdvantageOptions & { otb: boolean; zeroTail: boolean; trueGradNorm?: boolean };
+  /** Whiten advantages over the batch after the estimator. */
+  whiten: boolean;
+  ratio: { mode: RatioMode; clipLow: number; clipHigh: number; dualClip: number };
+  kl: { coef: number; type: KlType };
+  lossAgg: LossAgg;
+  /** The loss aggregation's sequences are steps (turns), not trajectories (GiGPO/SAMPO). */
+  stepRows: boolean;
+  /** Reward stage: per-turn information gain from teacher-forced answer log-probs. */
+  infoGain: { igType: 'prob_diff' | 'log_prob_diff' } | null;
+  /** Turn rewards come from the task (checklist turn rewards). */
+  taskTurnRewards: boolean;
+  /** Turn rewards are step rewards and anchor keys are the observations before each turn. */
+  anchors: boolean;
+  /** Filtering: drop all-equal groups and refill, from iteration `from`. */
+  dynamicSampling: { maxGenBatches: number; from: number } | null;
+  /** Sampling: a second, targeted round of rollouts for hard prompts. */
+  extraRollouts: { schedule: 'ET' | 'HW'; nMax: number; useStd: boolean; upper: number } | null;
+  /** Sampling: some wrong rollouts are finished or replaced by the reference. */
+  errorCorrection: { inject: number; replace: number } | null;
+  /** Sampling: a fine-tuning stage on hinted rollouts before RL (filtering starts after it). */
+  hintedSft: { iters: number; hintTurns: number; hardRate: number } | null;
+  /** Filtering: rows resampled by the reliability of their reward. */
+  resample: { weighting: 'pow' | 'max_min' | 'max_random'; pow: number; scope: 'group' | 'batch' } | null;
+  /** Optimizer: the learning rate scaled by the effective sample size. */
+  essLr: { rule: 'sqrt' | 'linear'; baseEss: number } | null;
+  /** Optimizer: reference and Adam resets every this many iterations (0: never). */
+  refResetEvery: number;
+  /** Rollouts come from the policy this many updates old. */
+  staleness: number;
+  /** GAE advantages from a critic table (replaces the advantage kernel). */
+  critic: { size: number; gamma: number; lambda: number; lr: number } | null;
+  /** Trajectories per prompt the buffers hold (the group size, or more for extra rollouts). */
+  groupCap: number;
+}
+
+/** Entries of PPO's critic table (policy contexts are hashed into it). */
+export const CRITIC_TABLE_SIZE = 4096;
+
+/** The plan of a run with only the config's own settings: what every hook starts from. */
+function basePlan(cfg: RunConfig): Plan {
+  return {
+    envConfig: cfg,
+    // GRPO as verl runs it (the base entry's hook sets the group statistics), no step weight.
+    advantage: { ...ADVANTAGE_DEFAULTS, stepWeight: 0, otb: false, zeroTail: false, trueGradNorm: false },
+    whiten: false,
+    ratio: { mode: 'token', clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, dualClip: cfg.dualClip },
+    kl: { coef: cfg.klCoef, type: cfg.klType },
+    lossAgg: cfg.lossAgg,
+    stepRows: false,
+    infoGain: null,
+    taskTurnRewards: false,
+    anchors: false,
+    dynamicSampling: null,
+    extraRollouts: null,
+    errorCorrection: null,
+    hintedSft: null,
+    resample: null,
+    essLr: null,
+    refResetEvery: 0,
+    staleness: cfg.staleness,
+    critic: null,
+    groupCap: cfg.group,
+  };
+}
+
+/** The entries whose hooks run for `cfg`, in the order they run: base, estimator, the rest. */
+export function hookOrder(cfg: RunConfig): MethodDef[] {
+  const registry = methodRegistry as Record<string, MethodDef>;
+  const all = Object.values(registry);
+  const active = all.filter((d) => (cfg.methods as string[]).includes(d.id));
+  return [...all.filter((d) => d.base), ...active.filter((d) => d.estimator && !d.base), ...active.filter((d) => !d.estimator && !d.base)];
+}
+
+export function resolvePlan(cfg: RunConfig): Plan {
+  const plan = basePlan(cfg);
+  const params = cfg.methodParams as Record<string, ParamValues<MethodDef['params']>>;
+  for (const def of hookOrder(cfg)) def.plan?.(plan, params[def.id]!, cfg);
+  // A fine-tuning stage comes first; filtering starts after it (DAPO after ReGFT, as in the paper).
+  if (plan.dynamicSampling && plan.hintedSft) plan.dynamicSampling.from = Math.max(plan.dynamicSampling.from, plan.hintedSft.iters + 1);
+  if (plan.extraRollouts) plan.groupCap = plan.extraRollouts.nMax;
+  return plan;
+}
+
+/**
+ * Config fields the active methods replace, with the value the run uses instead (for the UI: a
+ * setting a method overrides is shown as such, so nobody tunes a knob that has no effect).
+ */
+export function overriddenFields(cfg: RunConfig): Array<{ key: string; value: string | number | boolean }> {
+  const p = resolvePlan(cfg);
+  const out: Array<{ key: string; value: string | number | boolean }> = [];
+  const check = (key: string, configured: unknown, used: string | number | boolean) => {
+    if (configured !== used) out.push({ key, value: used });
+  };
+  // SAPO's gate has no clip: the config's range is unused while it is on.
+  check('clipLow', cfg.clipLow, p.ratio.mode === 'sapo' ? 'unused (soft gate)' : p.ratio.clipLow);
+  check('clipHigh', cfg.clipHigh, p.ratio.mode === 'sapo' ? 'unused (soft gate)' : p.ratio.clipHigh);
+  check('klCoef', cfg.klCoef, p.kl.coef);
+  check('lossAgg', cfg.lossAgg, p.lossAgg);
+  for (const k of Object.keys(cfg.env) as Array<keyof RunConfig['env']>) check(`env.${k}`, cfg.env[k], p.envConfig.env[k]);
+  return out;
+}

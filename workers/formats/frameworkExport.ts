@@ -1,0 +1,312 @@
+/**
+ * "Take it to a real run": the current RunConfig as verl command-line overrides and as a TRL
+ * `GRPOConfig(...)` snippet, with every setting that has no equivalent there listed with a reason.
+ *
+ * Option names were checked against the frameworks' own sources: verl
+ * `verl/trainer/config/_generated_ppo_trainer.yaml`, `actor/actor.yaml`, `optim/fsdp.yaml`,
+ * `docs/algo/grpo.md`, `core_algos.py::agg_loss`; TRL `trl/trainer/grpo_config.py` and
+ * `grpo_trainer.py::_compute_loss` (docs/METHODS.md 1.3-1.5, 4.2-4.4). Every playground key of the config
+ * (and of each active method) ends up in exactly one place: a setting, a "matches the framework's
+ * built-in behaviour" line, or the no-equivalent list; a unit test checks that nothing is dropped.
+ *
+ * Each method maps itself through the `frameworks` field of its entry in workers/core/methods/.
+ */
+import { CONFIG_FIELDS, getField, type RunConfig } from '../core/config';
+import { createEnv } from '../core/envs';
+import { methodDef, methodRegistry } from '../core/methods';
+import { resolvePlan } from '../core/plan';
+import type { FrameworkValue } from '../core/methods/registry';
+
+export type Framework = 'verl' | 'trl';
+export const FRAMEWORKS: Framework[] = ['verl', 'trl'];
+export const FRAMEWORK_NAMES: Record<Framework, string> = { verl: 'verl', trl: 'TRL' };
+
+export interface FrameworkSetting {
+  /** The framework's option: a verl override path or a GRPOConfig argument. */
+  key: string;
+  value: FrameworkValue;
+  /** Playground keys this option carries (config keys, `<method>.<param>`); empty if implied. */
+  from: string[];
+}
+
+export interface KeyNote {
+  /** A playground key (`env.values`, `grpo.eps`, `methods`). */
+  key: string;
+  /** Its value here, as text. */
+  value: string;
+  reason: string;
+}
+
+export interface FrameworkExport {
+  framework: Framework;
+  settings: FrameworkSetting[];
+  /** Ready to paste: a verl command line, or a Python snippet. */
+  text: string;
+  /** Settings that need no option because they already match the framework's behaviour. */
+  matches: KeyNote[];
+  /** Settings with no equivalent in the framework. */
+  noEquivalent: KeyNote[];
+  /** Caveats about options that are set (approximations, assumptions). */
+  notes: string[];
+}
+
+const TOY_TASK_REASON = 'a knob of a toy task; a real run trains on your own prompts and reward function';
+const MODEL_REASON = {
+  verl: "this playground's policy is a tiny MLP; a real run fine-tunes a pretrained LLM (actor_rollout_ref.model.path)",
+  trl: "this playground's policy is a tiny MLP; a real run fine-tunes a pretrained LLM (GRPOTrainer's model argument)",
+};
+
+/** Policy-token slots per trajectory (turns x action tokens): the toy's "max response length". */
+function policyTokens(cfg: RunConfig): number {
+  try {
+    const l = createEnv(cfg).layout;
+    return l.maxTurns * l.actionLen;
+  } catch {
+    return cfg.env.maxTurns * 3; // every toy task writes 3-token actions
+  }
+}
+
+/** Builds the settings of one framework; the text is rendered afterwards. */
+/** A learning rate that fine-tunes a 0.5-7B model with GRPO without wrecking it (verl's and TRL's examples use 1e-6). */
+export const LLM_LR = 1e-6;
+/** Prompts per training step in verl's and TRL's GRPO examples (256-1024): the toy's 16 is a toy's. */
+export const LLM_PROMPTS_PER_STEP = 256;
+/** Completions one GPU holds per forward/backward at a few hundred tokens each. */
+export const LLM_PER_DEVICE = 8;
+
+export interface ExportOptions {
+  /**
+   * `llm` (default): the learning rate and batch sizes become values an LLM run can use, the toy's
+   * own noted beside them; `toy`: the playground's values as they are (the recipe, which replays
+   * the toy's own batches, translates them itself).
+   */
+  scale?: 'llm' | 'toy';
+}
+
+/** The largest divisor of n that is at most cap. */
+function divisorAtMost(n: number, cap: number): number {
+  for (let d = Math.min(n, cap); d > 1; d--) if (n % d === 0) return d;
+  return 1;
+}
+
+function build(cfg: RunConfig, fw: Framework, opts: ExportOptions = {}): Omit<FrameworkExport, 'text'> {
+  const llm = (opts.scale ?? 'llm') === 'llm';
+  const settings: FrameworkSetting[] = [];
+  const matches: KeyNote[] = [];
+  const noEquivalent: KeyNote[] = [];
+  const notes: string[] = [];
+  const val = (key: string) => String(key === 'methods' ? cfg.methods.join(',') : getField(cfg, key));
+  const set = (key: string, value: FrameworkValue, from: string[]) => settings.push({ key, value, from });
+  const none = (key: string, reason: string) => noEquivalent.push({ key, value: val(key), reason });
+  const same = (key: string, reason: string) => matches.push({ key, value: val(key), reason });
+  const verl = fw === 'verl';
+  // The values the run uses: an active method may set the clip, the KL coef or the aggregation.
+  const plan = resolvePlan(cfg);
+  const eff = { clipLow: plan.ratio.clipLow, clipHigh: plan.ratio.clipHigh, klCoef: plan.kl.coef, lossAgg: plan.lossAgg };
+  for (const [key, v] of Object.entries(eff)) {
+    const own = cfg[key as keyof typeof eff];
+    if (v !== own) notes.push(`${key} ${v} is set by the active methods (${cfg.methods.join(', ')}); the config's own ${own} applies when they are off.`);
+  }
+  const N = cfg.batch * cfg.group;
+  const M = Math.max(1, Math.min(cfg.minibatches, N));
+  const Tp = policyTokens(cfg);
+
+  if (verl) {
+    none('seed', "seeds this playground's tasks, initial weights and sampling; verl's randomness comes from data.seed, actor_rollout_ref.rollout.seed and the inference engine, so the numbers will differ anyway");
+    const prompts = llm ? LLM_PROMPTS_PER_STEP : cfg.batch;
+    set('data.train_batch_size', prompts, ['batch']);
+    if (llm) notes.push(`data.train_batch_size=${prompts} prompts per step, as verl's examples use; the playground's ${cfg.batch} suits its toy tasks.`);
+    set('actor_rollout_ref.rollout.n', cfg.group, ['group']);
+    set('actor_rollout_ref.rollout.temperature', cfg.temperature, ['temperature']);
+    set('actor_rollout_ref.actor.optim.lr', llm ? LLM_LR : cfg.lr, ['lr']);
+    if (llm) notes.push(`actor_rollout_ref.actor.optim.lr=${LLM_LR} for an LLM; the playground's ${cfg.lr} is for its tiny MLP and would wreck an LLM.`);
+    set('actor_rollout_ref.actor.optim.betas', [cfg.beta1, cfg.beta2], ['beta1', 'beta2']);
+    // The playground's optimizer is plain Adam; verl's AdamW defaults to weight_decay=0.01.
+    set('actor_rollout_ref.actor.optim.weight_decay', 0, []);
+    if (cfg.maxGradNorm > 0) set('actor_rollout_ref.actor.optim.clip_grad', cfg.maxGradNorm, ['maxGradNorm']);
+    else none('maxGradNorm', 'verl always clips the gradient norm (optim.clip_grad); 0 (off) has no equivalent, a very large value comes closest');
+    set('actor_rollout_ref.actor.ppo_epochs', cfg.epochs, ['epochs']);
+    if (prompts % M === 0) {
+      set('actor_rollout_ref.actor.ppo_mini_batch_size', prompts / M, ['minibatches']);
+    } else {
+      set('actor_rollout_ref.actor.ppo_mini_batch_size', prompts, []);
+      none('minibatches', `verl splits a batch into minibatches of whole prompt groups (ppo_mini_batch_size counts prompts); ${M} minibatches do not divide ${prompts} prompts evenly, so one minibatch is used`);
+    }
+    if (plan.ratio.mode === 'sapo') {
+      none('clipLow', "SAPO has no clip (a soft gate); the config's clip is unused while it is on");
+      none('clipHigh', "SAPO has no clip (a soft gate); the config's clip is unused while it is on");
+    } else if (plan.ratio.mode === 'turn') {
+      // SeeUPO's clip bounds a per-turn ratio in stages; verl's clip_ratio_* bound token ratios.
+      none('clipLow', "the active method's clip bounds a per-turn ratio, which verl's clip_ratio_low does not mean");
+      none('clipHigh', "the active method's clip bounds a per-turn ratio, which verl's clip_ratio_high does not mean");
+    } else {
+      set('actor_rollout_ref.actor.clip_ratio_low', eff.clipLow, ['clipLow']);
+      set('actor_rollout_ref.actor.clip_ratio_high', eff.clipHigh, ['clipHigh']);
+    }
+    if (cfg.dualClip > 1) set('actor_rollout_ref.actor.clip_ratio_c', cfg.dualClip, ['dualClip']);
+    else none('dualClip', 'verl requires clip_ratio_c > 1');
+    set('actor_rollout_ref.actor.loss_agg_mode', eff.lossAgg, ['lossAgg']);
+    if (eff.lossAgg === 'seq-mean-token-sum-norm') {
+      set('actor_rollout_ref.actor.loss_scale_factor', Tp, []);
+      notes.push(`loss_scale_factor=${Tp} is this task's policy-token budget (turns x action tokens), the constant the playground divides by; use your response length in a real run.`);
+    }
+    set('algorithm.use_kl_in_reward', false, []);
+    set('actor_rollout_ref.actor.use_kl_loss', eff.klCoef > 0, ['klCoef']);
+    if (eff.klCoef > 0) {
+      set('actor_rollout_ref.actor.kl_loss_coef', eff.klCoef, ['klCoef']);
+      // docs/METHODS.md 1.4: k3 is verl's low_var_kl, k1 its kl, k2 its mse.
+      set('actor_rollout_ref.actor.kl_loss_type', { k3: 'low_var_kl', k1: 'kl', k2: 'mse' }[cfg.klType], []);
+    }
+    notes.push('Add your own data.train_files, actor_rollout_ref.model.path, reward function and rollout engine settings (actor_rollout_ref.rollout.name, GPUs).');
+  } else {
+    set('seed', cfg.seed, ['seed']);
+    notes.push("seed seeds TRL's run, not this playground's tasks and weights: the numbers will differ.");
+    set('num_generations', cfg.group, ['group']);
+    const gen = (llm ? LLM_PROMPTS_PER_STEP : cfg.batch) * cfg.group;
+    if (gen % M === 0) {
+      // One process: each generation of prompts x G completions is split into M optimizer steps,
+      // each accumulated from per-device micro-batches that fit an LLM in memory.
+      const perStep = gen / M;
+      const micro = llm ? divisorAtMost(perStep, LLM_PER_DEVICE) : perStep;
+      set('per_device_train_batch_size', micro, ['batch', 'minibatches']);
+      set('gradient_accumulation_steps', perStep / micro, []);
+      set('steps_per_generation', (perStep / micro) * M, ['minibatches']);
+      notes.push(
+        `One process: each generation holds ${gen} completions (${gen / cfg.group} prompts x ${cfg.group}), ${M} optimizer step(s) of ${perStep}, each ${micro} x ${perStep / micro} accumulated` +
+          (llm ? `; the playground trains ${cfg.batch} prompts per step, a toy's batch.` : '.') +
+          ' With P GPUs divide gradient_accumulation_steps and steps_per_generation by P.',
+      );
+    } else {
+      set('per_device_train_batch_size', N, ['batch']);
+      set('gradient_accumulation_steps', 1, []);
+      none('minibatches', `${M} minibatches do not divide the ${N} completions of a batch evenly; TRL needs equal optimizer steps per generation`);
+    }
+    set('temperature', cfg.temperature, ['temperature']);
+    set('learning_rate', llm ? LLM_LR : cfg.lr, ['lr']);
+    if (llm) notes.push(`learning_rate=${LLM_LR} for an LLM; the playground's ${cfg.lr} is for its tiny MLP and would wreck an LLM.`);
+    // The playground keeps the learning rate constant; TrainingArguments decays it linearly by default.
+    set('lr_scheduler_type', 'constant', []);
+    set('adam_beta1', cfg.beta1, ['beta1']);
+    set('adam_beta2', cfg.beta2, ['beta2']);
+    set('weight_decay', 0, []);
+    set('max_grad_norm', cfg.maxGradNorm, ['maxGradNorm']);
+    set('num_iterations', cfg.epochs, ['epochs']);
+    if (plan.ratio.mode !== 'token' && plan.ratio.mode !== 'sequence') {
+      // GMPO's clip is in log space, SeeUPO's and SAMPO's bound per-turn ratios: TRL's epsilon is
+      // a token (or sequence) ratio clip, so exporting them under it would say something else.
+      none('clipLow', `the active method's clip (${plan.ratio.mode} ratio) is not what TRL's epsilon means`);
+      none('clipHigh', `the active method's clip (${plan.ratio.mode} ratio) is not what TRL's epsilon_high means`);
+    } else {
+      set('epsilon', eff.clipLow, ['clipLow']);
+      set('epsilon_high', eff.clipHigh, ['clipHigh']);
+    }
+    if (cfg.dualClip >= 1 + eff.clipHigh) {
+      // TRL's two-sided clipping caps the unclipped ratio at delta: for A < 0 that is the dual-clip
+      // bound -A*c, and for A > 0 the min() already picks the 1+epsilon_high term.
+      set('delta', cfg.dualClip, ['dualClip']);
+    } else {
+      none('dualClip', `TRL's delta (two-sided clipping) equals the dual clip only when it is at least 1 + epsilon_high (${1 + eff.clipHigh})`);
+    }
+    set('beta', eff.klCoef, ['klCoef']);
+    switch (eff.lossAgg) {
+      case 'token-mean':
+        // 'bnpo' normalizes by the local batch's tokens: with one process and no accumulation,
+        // exactly the playground's per-minibatch token mean.
+        set('loss_type', 'bnpo', ['lossAgg']);
+        break;
+      case 'seq-mean-token-mean':
+        set('loss_type', 'grpo', ['lossAgg']);
+        break;
+      case 'seq-mean-token-sum-norm':
+        set('loss_type', 'dr_grpo', ['lossAgg']);
+        set('max_completion_length', Tp, []);
+        notes.push(`max_completion_length=${Tp} is this task's policy-token budget (dr_grpo divides by it); use your response length in a real run.`);
+        break;
+      case 'seq-mean-token-sum':
+        none('lossAgg', 'TRL has no loss_type that sums tokens per sequence and averages over sequences (seq-mean-token-sum)');
+        break;
+    }
+  }
+
+  // Methods: each active one maps itself; inactive ones change nothing.
+  for (const id of cfg.methods) {
+    const def = methodDef(id);
+    const mapping = def.frameworks?.[fw];
+    const params = cfg.methodParams[id] as Parameters<NonNullable<typeof mapping>>[0];
+    if (!mapping) {
+      const why = def.frameworks?.noEquivalent ?? 'no mapping written';
+      none('methods', `${def.name} (${id}) has no ${FRAMEWORK_NAMES[fw]} equivalent: ${why}`);
+      for (const p of Object.keys(def.params)) none(`${id}.${p}`, `a parameter of ${def.name}`);
+      continue;
+    }
+    const r = mapping(params);
+    for (const s of r.set) settings.push(s);
+    for (const m of r.matches ?? []) same(`${id}.${m.param}`, m.reason);
+    for (const u of r.unsupported ?? []) none(`${id}.${u.param}`, u.reason);
+  }
+  if (!noEquivalent.some((n) => n.key === 'methods')) {
+    same('methods', `every active method maps onto the ${FRAMEWORK_NAMES[fw]} options above`);
+  }
+
+  // Whatever is left is the playground's own: the task, its knobs, the model, and any field added
+  // to CONFIG_FIELDS after this mapping was written.
+  const handled = new Set([...settings.flatMap((x) => x.from), ...matches.map((m) => m.key), ...noEquivalent.map((n) => n.key)]);
+  for (const key of Object.keys(CONFIG_FIELDS)) {
+    if (handled.has(key)) continue;
+    if (key === 'task') none(key, `the toy ${cfg.task} task; a real run trains on your dataset with your reward function`);
+    else if (key.startsWith('env.')) none(key, TOY_TASK_REASON);
+    else if (key.startsWith('model.')) none(key, MODEL_REASON[fw]);
+    else none(key, `no ${FRAMEWORK_NAMES[fw]} option is mapped for this setting yet`);
+  }
+  return { framework: fw, settings, matches, noEquivalent, notes };
+}
+
+/** A value as Hydra override text (verl's command line). */
+function hydraValue(v: FrameworkValue): string {
+  if (typeof v === 'boolean') return v ? 'True' : 'False';
+  if (Array.isArray(v)) return `'[${v.map(String).join(',')}]'`;
+  return String(v);
+}
+
+/** A value as a Python literal (TRL). */
+function pythonValue(v: FrameworkValue): string {
+  if (typeof v === 'boolean') return v ? 'True' : 'False';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(String).join(', ')}]`;
+  return String(v);
+}
+
+/** The config as verl overrides for `python3 -m verl.trainer.main_ppo`. */
+export function exportToVerl(cfg: RunConfig, opts: ExportOptions = {}): FrameworkExport {
+  const b = build(cfg, 'verl', opts);
+  // Grouped as verl's config is: algorithm, data, rollout, actor (a stable sort keeps the order within).
+  const rank = (k: string) => ['algorithm.', 'data.', 'actor_rollout_ref.rollout.', 'actor_rollout_ref.actor.'].findIndex((p) => k.startsWith(p));
+  b.settings.sort((x, y) => rank(x.key) - rank(y.key));
+  const lines = b.settings.map((s) => `    ${s.key}=${hydraValue(s.value)}`);
+  const text = ['python3 -m verl.trainer.main_ppo \\', lines.join(' \\\n')].join('\n');
+  return { ...b, text };
+}
+
+/** The config as a TRL `GRPOConfig(...)` snippet. */
+export function exportToTrl(cfg: RunConfig, opts: ExportOptions = {}): FrameworkExport {
+  const b = build(cfg, 'trl', opts);
+  const text = [
+    'from trl import GRPOConfig',
+    '',
+    'training_args = GRPOConfig(',
+    ...b.settings.map((s) => `    ${s.key}=${pythonValue(s.value)},`),
+    ')',
+  ].join('\n');
+  return { ...b, text };
+}
+
+export function exportToFramework(cfg: RunConfig, fw: Framework): FrameworkExport {
+  return fw === 'verl' ? exportToVerl(cfg) : exportToTrl(cfg);
+}
+
+/** Every playground key an export must account for: config fields, methods, active methods' params. */
+export function exportedKeys(cfg: RunConfig): string[] {
+  const keys = [...Object.keys(CONFIG_FIELDS), 'methods'];
+  for (const id of cfg.methods) for (const p of Object.keys(methodRegistry[id].params)) keys.push(`${id}.${p}`);
+  return keys;
+}
