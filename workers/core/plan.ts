@@ -9,6 +9,7 @@
  * differently are declared as conflicting in the registry.
  */
 import { ADVANTAGE_DEFAULTS, type AdvantageOptions } from '../../kernels/advantage/options';
+import type { RolloutCorrectionConfig } from '../../kernels/loss/rolloutCorrection';
 import type { KlType, LossAgg, RunConfig } from './config';
 import { methodRegistry, type MethodDef } from './methods';
 import type { ParamValues } from './methods/params';
@@ -66,6 +67,12 @@ export interface Plan {
   critic: { size: number; gamma: number; lambda: number; lr: number } | null;
   /** Trajectories per prompt the buffers hold (the group size, or more for extra rollouts). */
   groupCap: number;
+  /**
+   * IS weights, rejection and veto of the sampler's tokens against the trainer's old log-probs
+   * (docs/METHODS.md 5.19; kernels/loss/rolloutCorrection.ts), composed by the correction
+   * entries' hooks; null: none.
+   */
+  rolloutCorrection: RolloutCorrectionConfig | null;
 }
 
 /** Entries of PPO's critic table (policy contexts are hashed into it). */
@@ -95,6 +102,7 @@ function basePlan(cfg: RunConfig): Plan {
     staleness: cfg.staleness,
     critic: null,
     groupCap: cfg.group,
+    rolloutCorrection: null,
   };
 }
 
