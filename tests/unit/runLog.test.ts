@@ -139,6 +139,18 @@ describe('bad logs are refused with one line naming what is wrong', () => {
     expect(log.nonFinite.map((x) => [x.step, x.metric])).toEqual([[1, 'grad_norm'], [2, 'grad_norm']]);
   });
 
+  it("docs/IMPORT.md's table names every key the reader maps, with its source line", () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/IMPORT.md'), 'utf8');
+    for (const fw of ['verl', 'trl'] as const) {
+      for (const m of LOG_METRICS[fw]) {
+        expect(doc, m.metric).toContain(`\`${m.metric}\``);
+        for (const k of m.keys) expect(doc, k).toContain(`\`${k}\``);
+        const line = /:(\d+)/.exec(m.source)?.[1];
+        if (line) expect(doc, m.source).toContain(`:${line}`);
+      }
+    }
+  });
+
   it('every framework name the table maps is unique to its metric', () => {
     for (const fw of ['verl', 'trl'] as const) {
       const keys = LOG_METRICS[fw].flatMap((m) => m.keys);
