@@ -72,8 +72,8 @@ test('Import run… draws and diagnoses a TRL, a verl and a W&B CSV log; a bad f
   await notice.getByRole('button', { name: 'Dismiss' }).click();
 
   // verl's console output (Ray prefixes, numpy reprs): 40 steps, a gradient spike at 30.
-  await importFile(page, 'verl_console.log', readFileSync(`${FIXTURES}verl_console.log`, 'utf8'));
-  await expect(banner).toContainText("Viewing a verl run from “verl_console.log” (verl's console log (step:N - key:value lines))");
+  await importFile(page, 'verl_console.txt', readFileSync(`${FIXTURES}verl_console.txt`, 'utf8'));
+  await expect(banner).toContainText("Viewing a verl run from “verl_console.txt” (verl's console log (step:N - key:value lines))");
   await expect(page.getByTestId('imported-log-mapped')).toContainText('grad_norm ← actor/grad_norm');
   await expect.poll(() => chartPoints(page, 'chart-reward')).toBe(40);
   await expect.poll(() => alarmsListed(page)).toEqual([['grad', 30]]);

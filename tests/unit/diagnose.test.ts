@@ -71,10 +71,10 @@ describe('diagnose: reports', () => {
 
 describe('diagnose: the CLI', () => {
   it('prints each fixture\'s alarms with their steps; --json is one object per alarm and line', () => {
-    const human = cli(join(FIXTURES, 'verl_console.log'));
+    const human = cli(join(FIXTURES, 'verl_console.txt'));
     expect(human.stderr).toBe('');
     expect(human.status).toBe(0);
-    expect(human.stdout).toContain("verl_console.log: verl's console log (step:N - key:value lines), verl, 40 steps (1 to 40)");
+    expect(human.stdout).toContain("verl_console.txt: verl's console log (step:N - key:value lines), verl, 40 steps (1 to 40)");
     expect(human.stdout).toContain('not checked: Advantage Collapse (groups_all_equal_frac is not logged by verl); ESS drop (ess is not logged by verl)');
     expect(human.stdout.trim().split('\n').slice(-2)).toEqual(['alarms (1):', '  step 30  Gradient-norm spike  grad_norm 6']);
     const json = cli(join(FIXTURES, 'trl_trainer_state.json'), '--json');

@@ -45,7 +45,7 @@ describe('the fixtures, each in its framework\'s format', () => {
   });
 
   it("verl's console and file loggers give the same rows (Ray prefixes, numpy reprs, the validation step left out)", () => {
-    const consoleLog = read(fixture('verl_console.log'));
+    const consoleLog = read(fixture('verl_console.txt'));
     const fileLog = read(fixture('verl_metrics.jsonl'));
     expect([consoleLog.format, fileLog.format, consoleLog.framework, fileLog.framework]).toEqual(['verl-console', 'verl-file', 'verl', 'verl']);
     expect(consoleLog.rows).toHaveLength(40);
@@ -71,7 +71,7 @@ describe('the fixtures, each in its framework\'s format', () => {
     expect(pageAlarms.detectAlarms).toBe(detectAlarms);
     expect(pageAlarms.ALARM_THRESHOLDS.entropy).toBe(0.2);
     expect(alarmsOf(read(fixture('trl_trainer_state.json')))).toEqual([['grad', 22], ['collapse', 38], ['entropy', 46]]);
-    expect(alarmsOf(read(fixture('verl_console.log')))).toEqual([['grad', 30]]);
+    expect(alarmsOf(read(fixture('verl_console.txt')))).toEqual([['grad', 30]]);
     expect(alarmsOf(read(fixture('verl_metrics.jsonl')))).toEqual([['grad', 30]]);
     expect(alarmsOf(read(fixture('wandb_trl_history.csv')))).toEqual([['collapse', 1]]);
     expect(alarmsOf(read(fixture('wandb_verl_panel.csv')))).toEqual([['entropy', 28]]);
@@ -163,7 +163,7 @@ describe('bad logs are refused with one line naming what is wrong', () => {
 describe("the page's import: a run file as before, a log as its rows under the page's config", () => {
   it('a log becomes a run file with the page config, its notes say so', () => {
     const cfg = defaultConfig();
-    const r = readImport(fixture('verl_console.log'), cfg, 'verl_console.log', new Date('2026-03-02T10:00:00Z'));
+    const r = readImport(fixture('verl_console.txt'), cfg, 'verl_console.txt', new Date('2026-03-02T10:00:00Z'));
     expect(r.ok).toBe(true);
     const { run, log } = r as Extract<typeof r, { ok: true }>;
     expect(run.config).toEqual(cfg);
