@@ -37,6 +37,8 @@ function main(): void {
   }
   process.stdout.write(`${recipe.name}: ${recipe.files.length} files written to ${out}\n`);
   for (const f of recipe.files) process.stdout.write(`  ${f.path}\n`);
+  // What the scripts run, as their headers say it: an estimator a framework lacks runs as GRPO there.
+  for (const fw of ['verl', 'trl'] as const) for (const line of recipe.runs[fw]) process.stdout.write(`${fw === 'verl' ? 'verl' : 'TRL'}: ${line}\n`);
 }
 
 main();

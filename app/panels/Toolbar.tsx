@@ -247,13 +247,13 @@ function ImportButton() {
   const importRun = useAppStore((s) => s.importRun);
   return (
     <>
-      <button type="button" onClick={() => input.current?.click()}>
+      <button type="button" onClick={() => input.current?.click()} title="A run file exported here, or a real run's metric log: TRL's trainer_state.json, verl's console or file log, a W&B CSV">
         Import run…
       </button>
       <input
         ref={input}
         type="file"
-        accept="application/json,.json"
+        accept="application/json,.json,.jsonl,.log,.txt,.csv,text/csv,text/plain"
         hidden
         data-testid="import-file"
         aria-label="Import a run file"

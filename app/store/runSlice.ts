@@ -9,7 +9,7 @@ import type { BackendInfo, PretrainSummary, TrainerApi, TrainerEvent } from '../
 import type { RunCost } from '../../workers/core/runCost';
 import type { TrainerSnapshot } from '../../workers/core/trainer';
 import { unpackBatchInSlices } from '../../workers/formats/batchDump';
-import { parseRunFile } from '../../workers/formats/runFile';
+import { readImport } from '../../workers/formats/importRun';
 import type { DecodedLink } from '../../workers/formats/shareUrl';
 import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler, type Trainer } from '../trainerClient';
 import type { AppState } from '.';
@@ -525,12 +525,13 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
     },
 
     async importRun(text, fileName) {
-      const parsed = parseRunFile(text);
+      // A playground run file, or a verl / TRL / W&B metric log shown under the page's config.
+      const parsed = readImport(text, get().config, fileName);
       if (!parsed.ok) {
         set({ importErrors: { fileName, errors: parsed.errors } });
         return false;
       }
-      const { run } = parsed;
+      const { run, log } = parsed;
       await enqueue(async () => {
         await stopRun();
         if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
@@ -540,7 +541,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         get().loadRows(run.metrics);
         const epoch = get().metricsEpoch;
         set({
-          imported: { fileName, run },
+          imported: { fileName, run, log },
           importErrors: null,
           batch: run.batch,
           batchEpoch: epoch,

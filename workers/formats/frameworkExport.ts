@@ -48,6 +48,22 @@ export interface FrameworkExport {
   noEquivalent: KeyNote[];
   /** Caveats about options that are set (approximations, assumptions). */
   notes: string[];
+  /**
+   * The run's advantage estimator where the framework has none for it: what runs in its place
+   * (always GRPO: verl's algorithm.adv_estimator=grpo, TRL's GRPOTrainer), and why.
+   */
+  fallback: EstimatorFallback | null;
+}
+
+export interface EstimatorFallback {
+  /** The playground's estimator (`igpo`). */
+  method: string;
+  /** Its display name (`IGPO`). */
+  name: string;
+  /** What the framework runs instead. */
+  runs: 'GRPO';
+  /** Why the framework has no such estimator (the method entry's own words). */
+  reason: string;
 }
 
 const TOY_TASK_REASON = 'a knob of a toy task; a real run trains on your own prompts and reward function';
@@ -248,6 +264,31 @@ function build(cfg: RunConfig, fw: Framework, opts: ExportOptions = {}): Omit<Fr
     same('methods', `every active method maps onto the ${FRAMEWORK_NAMES[fw]} options above`);
   }
 
+  // The estimator: a framework without one for it runs GRPO in its place, said as such. verl must be
+  // told: its default adv_estimator is gae (_generated_ppo_trainer.yaml), which turns on a critic that
+  // nothing here configures, so verl would refuse to start (workers/config/critic.py:146-147).
+  let fallback: EstimatorFallback | null = null;
+  const estimator = cfg.methods.map((id) => methodDef(id)).find((d) => d.estimator);
+  const estimatorMapped = estimator ? Boolean(estimator.frameworks?.[fw]) : false;
+  // TRL's GRPOTrainer has one estimator, GRPO's group normalization: a mapped estimator is carried
+  // only where the run's advantages are that (not SAMPO's step advantages, not CM2's per-turn ones).
+  const carried = verl ? settings.some((s) => s.key === 'algorithm.adv_estimator') : estimatorMapped && plan.advantage.estimator === 'group' && !plan.advantage.otb && !plan.critic;
+  if (estimator && !carried) {
+    fallback = {
+      method: estimator.id,
+      name: estimator.name,
+      runs: 'GRPO',
+      reason: estimatorMapped ? `${FRAMEWORK_NAMES[fw]} has no advantage estimator for its ${estimator.name} advantages (its other settings are mapped)` : (estimator.frameworks?.noEquivalent ?? 'no mapping written'),
+    };
+    if (verl) set('algorithm.adv_estimator', 'grpo', []);
+    notes.push(
+      `${estimator.name} (${estimator.id}) has no ${FRAMEWORK_NAMES[fw]} advantage estimator: ${verl ? "algorithm.adv_estimator=grpo runs GRPO's group-normalized advantages in its place (verl's default, gae, needs a critic)" : "GRPOTrainer runs GRPO's group-normalized advantages in its place"}.`,
+    );
+  }
+  if (verl && settings.some((s) => s.key === 'algorithm.adv_estimator' && s.value === 'gae')) {
+    notes.push("PPO (gae) trains a critic: set critic.model.path (verl's default names a 7B model) and critic.ppo_micro_batch_size_per_gpu, without which verl refuses to start.");
+  }
+
   // Whatever is left is the playground's own: the task, its knobs, the model, and any field added
   // to CONFIG_FIELDS after this mapping was written.
   const handled = new Set([...settings.flatMap((x) => x.from), ...matches.map((m) => m.key), ...noEquivalent.map((n) => n.key)]);
@@ -258,7 +299,7 @@ function build(cfg: RunConfig, fw: Framework, opts: ExportOptions = {}): Omit<Fr
     else if (key.startsWith('model.')) none(key, MODEL_REASON[fw]);
     else none(key, `no ${FRAMEWORK_NAMES[fw]} option is mapped for this setting yet`);
   }
-  return { framework: fw, settings, matches, noEquivalent, notes };
+  return { framework: fw, settings, matches, noEquivalent, notes, fallback };
 }
 
 /** A value as Hydra override text (verl's command line). */

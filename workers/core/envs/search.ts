@@ -23,6 +23,7 @@
  */
 import { hashUniform, type Rng } from '../rng';
 import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
+import { portablePow } from './portableMath';
 import { PAD, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnResult } from './types';
 
 export const NOISE_SCHEDULES = ['fixed', 'exp'] as const;
@@ -62,7 +63,8 @@ export interface SearchOptions extends Partial<SearchNoiseOptions>, Partial<Rewa
 export function searchNoiseAt(i: number, o: SearchNoiseOptions): number {
   if (o.noiseSchedule === 'fixed' || i >= o.noiseIters) return o.noise;
   const x = Math.max(0, i) / o.noiseIters;
-  const f = Math.abs(o.noiseBase - 1) < 1e-9 ? x : (Math.pow(o.noiseBase, x) - 1) / (o.noiseBase - 1);
+  // portablePow, not Math.pow: the recipe's Python computes the same double (portableMath.ts).
+  const f = Math.abs(o.noiseBase - 1) < 1e-9 ? x : (portablePow(o.noiseBase, x) - 1) / (o.noiseBase - 1);
   return o.noiseStart + f * (o.noise - o.noiseStart);
 }
 
