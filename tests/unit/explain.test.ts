@@ -14,6 +14,8 @@ import { createTrainer } from '../../workers/core/trainer';
 import { ARENA_PRESETS, arenaCells, cellConfig } from '../../workers/content/arena/dimensions';
 import type { BatchDump } from '../../workers/formats/batchDump';
 import { checkAll, explain, explainBatch, type Check } from '../../workers/explain';
+import { labDumpOf } from '../../workers/explain/labDump';
+import { withMethods } from '../../workers/core/config';
 
 const OFF_POLICY = { batch: '3', group: '4', 'model.hidden': '8', epochs: '2', minibatches: '2', seed: '5' };
 
@@ -145,6 +147,29 @@ describe("the arena's composed cells", () => {
       const d = await dumpOf(cfg, 2);
       const { checks } = checkAll(d);
       expectAllAgree(cell.label, d, checks);
+    });
+  }
+});
+
+describe('the batch lab: every set re-scored on one frozen batch', () => {
+  for (const task of ['search', 'tools', 'roles'] as const) {
+    it(`${task}: each method's set, every token's advantage, aggregation weight and gradient weight as the lab computed them`, async () => {
+      let cfg = withFieldText(defaultConfig(), 'task', task);
+      for (const [k, v] of Object.entries({ batch: '3', group: '4', 'model.hidden': '8', seed: '5', klCoef: '0.01' })) cfg = withFieldText(cfg, k, v);
+      const t = await createTrainer(cfg, createCpuBackend);
+      for (let i = 0; i < 2; i++) await t.step();
+      let sets = 0;
+      for (const id of METHOD_IDS) {
+        const def = methodDef(id) as MethodDef;
+        if (def.tasks && !def.tasks.includes(task)) continue;
+        const lab = await labDumpOf(t, withMethods(t.config, def.estimator ? [id] : ['grpo', id]));
+        const { checks } = checkAll(lab.dump, lab);
+        expect(checks.filter((c) => c.ref.kind === 'token' && c.ref.q === 'grad').length, id).toBe(lab.dump.trajs.reduce((a, x) => a + x.tokens.length, 0));
+        expectAllAgree(`lab ${task} ${id}`, lab.dump, checks);
+        sets++;
+      }
+      expect(sets).toBeGreaterThan(20);
+      t.destroy();
     });
   }
 });

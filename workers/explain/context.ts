@@ -59,6 +59,11 @@ export interface ExplainBatch {
   sft: boolean;
   /** Lazily computed values shared by many explanations (batch-wide statistics). */
   cache: Map<string, unknown>;
+  /**
+   * A batch lab set (types.ts LabDump): its aggregation and gradient weights per token, which the
+   * explainer checks; SeeUPO's rows each at their own turn's stage, as the lab computes them.
+   */
+  lab: { weight: number[][]; grad: number[][]; notes: string[] } | null;
 }
 
 /** Why a dump cannot be explained at all, or null. */
@@ -67,7 +72,7 @@ export function unexplainable(d: BatchDump): string | null {
   return null;
 }
 
-export function explainBatch(dump: BatchDump): ExplainBatch {
+export function explainBatch(dump: BatchDump, lab: ExplainBatch['lab'] = null): ExplainBatch {
   const why = unexplainable(dump);
   if (why) throw new Error(why);
   const N = dump.trajs.length;
@@ -99,6 +104,7 @@ export function explainBatch(dump: BatchDump): ExplainBatch {
     minibatches: minibatches.length ? minibatches : [[0, N]],
     sft: hinted !== null && dump.iter <= hinted.iters,
     cache: new Map(),
+    lab,
   };
 }
 

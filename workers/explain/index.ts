@@ -9,7 +9,7 @@ import { advantageOf, estimatorName } from './advantage';
 import { agrees, explainBatch, num, type ExplainBatch } from './context';
 import { ratioModeName, tokenLoss, weightOf } from './loss';
 import { batchLossOf, groupOf, histCellOf, leafOf, optStepOf, rewardOf, turnRewardOf, type Derived } from './other';
-import type { Explanation, Ref, Status, Step } from './types';
+import type { Explanation, LabDump, Ref, Status, Step } from './types';
 
 export { explainBatch, unexplainable, type ExplainBatch } from './context';
 export { histBin, HIST } from './other';
@@ -40,6 +40,7 @@ const QUANTITY_NAMES: Record<string, string> = {
   loss: 'Loss',
   kl: 'KL term',
   weight: 'Aggregation weight',
+  grad: 'Gradient weight',
   logp: 'Log-prob',
   logp_old: 'Old log-prob',
   logp_ref: 'Reference log-prob',
@@ -98,31 +99,44 @@ function tokenExplanation(b: ExplainBatch, ref: Extract<Ref, { kind: 'token' }>)
     const value = typeof step?.value === 'number' ? step.value : null;
     return { ref, title, method: r.method, steps: r.steps.filter((s) => !s.label.startsWith('batch whitening')), notes: r.notes, value, trainer: trainerOf(k.ret), status: status(value, trainerOf(k.ret), Math.abs(k.value ?? 0)) };
   }
-  if (q === 'ratio' || q === 'clip' || q === 'loss' || q === 'kl' || q === 'weight') {
+  if (q === 'ratio' || q === 'clip' || q === 'loss' || q === 'kl' || q === 'weight' || q === 'grad') {
     const steps: Step[] = [];
     const upTo = q === 'ratio' ? 'ratio' : q === 'clip' ? 'clip' : 'loss';
     const r = tokenLoss(b, n, tok, q === 'kl' || q === 'weight' ? null : steps, upTo);
-    const notes: string[] = [];
-    if (q === 'clip' || q === 'loss') notes.push('The gradient shown is derived from the checked ratio and clip; the dump holds no per-token gradient to compare it with.');
-    if (b.dump.config.epochs > 1 || b.minibatches.length > 1) notes.push('These are the values of the update\'s last optimizer step (the dump holds that step).');
+    const notes: string[] = [...(b.lab?.notes ?? [])];
+    // The lab computes aggregation and gradient weights and no ratio, clip, KL or loss; the trainer's dump the reverse.
+    const lab = b.lab;
+    const trainerOf = (x: number | undefined): number | null => (lab || x === undefined || Number.isNaN(x) ? null : x);
+    if ((q === 'clip' || q === 'loss') && !lab) notes.push('The gradient shown is derived from the checked ratio and clip; the dump holds no per-token gradient to compare it with.');
+    if (!lab && (b.dump.config.epochs > 1 || b.minibatches.length > 1)) notes.push("These are the values of the update's last optimizer step (the dump holds that step).");
     const method = q === 'weight' ? `loss aggregation ${b.plan.lossAgg} (docs/METHODS.md 1.3)` : q === 'kl' ? `KL ${b.plan.kl.type} to the reference (docs/METHODS.md 1.4)` : ratioModeName(b);
     if (q === 'kl') {
       tokenLoss(b, n, tok, steps, 'loss');
       const kept = steps.filter((s) => s.key === 'kl');
-      return { ref, title, method, steps: kept, notes: [], value: r.kl, trainer: trainerOf(k.kl), status: status(r.kl, trainerOf(k.kl), Math.abs(r.kl)) };
+      const t = trainerOf(k.kl);
+      return { ref, title, method, steps: kept, notes: [], value: r.kl, trainer: t, status: status(r.kl, t, Math.abs(r.kl)) };
     }
     if (q === 'weight') {
       weightOf(b, n, tok, steps);
-      return { ref, title, method, steps, notes: ['The dump holds no aggregation weight: this one is derived from the minibatch\'s token counts and each row\'s copies, and checked through the loss it multiplies.'], value: r.weight, trainer: null, status: 'derived' };
+      const t = lab ? (lab.weight[n]?.[tok] ?? null) : null;
+      if (!lab) notes.push("The dump holds no aggregation weight: this one is derived from the minibatch's token counts and each row's copies, and checked through the loss it multiplies.");
+      return { ref, title, method, steps, notes, value: r.weight, trainer: t, status: status(r.weight, t, Math.abs(r.weight)) };
+    }
+    if (q === 'grad') {
+      const t = lab ? (lab.grad[n]?.[tok] ?? null) : null;
+      if (!lab) notes.push('The dump holds no per-token gradient: this one is derived from the checked ratio, clip, weight and KL.');
+      const scale = Math.abs(r.weight) * (Math.abs(r.g) + Math.abs(b.plan.kl.coef));
+      return { ref, title, method, steps, notes, value: r.grad, trainer: t, status: status(r.grad, t, scale) };
     }
     const value = q === 'ratio' ? r.ratio : q === 'clip' ? r.clip : r.loss;
-    const trainer = q === 'ratio' ? k.ratio : q === 'clip' ? k.clip : k.loss;
+    const trainer = trainerOf(q === 'ratio' ? k.ratio : q === 'clip' ? k.clip : k.loss);
     const scale = q === 'loss' ? Math.abs(r.weight) * (Math.abs(r.L) + Math.abs(b.plan.kl.coef * r.kl)) : Math.abs(value);
     // Each input of this number that the dump also holds is checked on the way.
     for (const s of steps) {
       if (typeof s.value !== 'number') continue;
-      if (s.key === 'ratio' && q !== 'ratio') Object.assign(s, { trainer: k.ratio, ok: agrees(s.value, k.ratio) });
-      if (s.key === 'kl' && k.kl !== undefined) Object.assign(s, { trainer: k.kl, ok: agrees(s.value, k.kl) });
+      const tr = trainerOf(s.key === 'ratio' && q !== 'ratio' ? k.ratio : s.key === 'kl' ? k.kl : undefined);
+      if (tr !== null) Object.assign(s, { trainer: tr, ok: agrees(s.value, tr) });
+      if (lab && s.key === 'grad') Object.assign(s, { trainer: lab.grad[n]![tok]!, ok: agrees(s.value, lab.grad[n]![tok]!, Math.abs(r.weight) * (Math.abs(r.g) + Math.abs(b.plan.kl.coef))) });
     }
     return { ref, title, method, steps, notes, value, trainer, status: status(value, trainer, scale) };
   }
@@ -146,8 +160,10 @@ export function explain(b: ExplainBatch, ref: Ref, opts: ExplainOptions = {}): E
       return fromDerived(ref, title, groupOf(b, ref.group));
     case 'opt_step':
       return fromDerived(ref, title, optStepOf(b, ref.step));
-    case 'batch_loss':
-      return fromDerived(ref, title, batchLossOf(b, (n, k) => tokenLoss(b, n, k, null).loss));
+    case 'batch_loss': {
+      const d = batchLossOf(b, (n, k) => tokenLoss(b, n, k, null).loss);
+      return fromDerived(ref, title, b.lab ? { ...d, trainer: null } : d);
+    }
     case 'hist': {
       const counts = opts.histCounts?.(ref.hist, ref.iter) ?? null;
       return fromDerived(ref, title, histCellOf(b, ref.hist, ref.iter, ref.bin, counts ? (counts[ref.bin] ?? null) : null));
@@ -175,8 +191,8 @@ export interface Check {
  * ratio, clip, KL and loss, each turn reward and trajectory reward with a formula, each optimizer
  * step's ESS that the dump lets it recompute, the batch loss. The unit test asserts them all.
  */
-export function checkAll(dump: ExplainBatch['dump']): { checks: Check[]; unavailable: Array<{ ref: Ref; why: string }> } {
-  const b = explainBatch(dump);
+export function checkAll(dump: ExplainBatch['dump'], lab: LabDump | null = null): { checks: Check[]; unavailable: Array<{ ref: Ref; why: string }> } {
+  const b = explainBatch(dump, lab ? { weight: lab.weight, grad: lab.grad, notes: lab.notes } : null);
   const checks: Check[] = [];
   const unavailable: Array<{ ref: Ref; why: string }> = [];
   const add = (ref: Ref, e: Explanation) => {
@@ -187,13 +203,17 @@ export function checkAll(dump: ExplainBatch['dump']): { checks: Check[]; unavail
   };
   dump.trajs.forEach((t, n) => {
     t.tokens.forEach((_, tok) => {
-      for (const q of ['adv', 'ratio', 'clip', 'kl', 'loss'] as const) add({ kind: 'token', q, traj: n, tok }, explain(b, { kind: 'token', q, traj: n, tok }));
+      // A lab set holds advantages, aggregation and gradient weights; the trainer's dump the advantage, ratio, clip, KL and loss.
+      const qs = lab ? (['adv', 'weight', 'grad'] as const) : (['adv', 'ratio', 'clip', 'kl', 'loss'] as const);
+      for (const q of qs) add({ kind: 'token', q, traj: n, tok }, explain(b, { kind: 'token', q, traj: n, tok }));
       if (t.tokens[tok]!.ret !== undefined) add({ kind: 'token', q: 'ret', traj: n, tok }, explain(b, { kind: 'token', q: 'ret', traj: n, tok }));
     });
     (t.turn_rewards ?? []).forEach((_, turn) => add({ kind: 'turn_reward', traj: n, turn }, explain(b, { kind: 'turn_reward', traj: n, turn })));
     add({ kind: 'reward', traj: n }, explain(b, { kind: 'reward', traj: n }));
   });
-  (dump.ess_minibatch ?? []).forEach((_, step) => add({ kind: 'opt_step', step }, explain(b, { kind: 'opt_step', step })));
-  add({ kind: 'batch_loss' }, explain(b, { kind: 'batch_loss' }));
+  if (!lab) {
+    (dump.ess_minibatch ?? []).forEach((_, step) => add({ kind: 'opt_step', step }, explain(b, { kind: 'opt_step', step })));
+    add({ kind: 'batch_loss' }, explain(b, { kind: 'batch_loss' }));
+  }
   return { checks, unavailable };
 }

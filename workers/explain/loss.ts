@@ -17,12 +17,12 @@ export interface TokenLoss {
   /** The surrogate before weighting, and d(loss)/d(ℓ) before weighting (0: no gradient). */
   L: number;
   g: number;
+  /** The token's gradient weight d(loss)/d(ℓ) = w·(g + β·dkl/dℓ) (0 outside its stage). */
+  grad: number;
   /** False for SeeUPO rows outside the last stage's turn: loss 0. */
   active: boolean;
   loss: number;
 }
-
-const tokenLevel = (mode: string) => mode === 'token' || mode === 'cispo' || mode === 'sapo';
 
 /** Log-space clip bounds as the kernel takes them: GMPO's are log-space by definition. */
 export function clipBounds(b: ExplainBatch): { lo: number; hi: number } {
@@ -64,7 +64,7 @@ function gmpoStar(lam: number, A: number, lo: number, hi: number): number {
 /** The aggregation weight of token tok of trajectory n, with its derivation (docs/METHODS.md 1.3). */
 export function weightOf(b: ExplainBatch, n: number, tok: number, steps: Step[] | null): number {
   const mode = b.plan.lossAgg;
-  const turnMode = !b.sft && b.plan.ratio.mode === 'turn';
+  const turnMode = !b.sft && b.plan.ratio.mode === 'turn' && !b.lab;
   const segLen = b.plan.stepRows ? b.layout.action_len : b.layout.tp;
   const per = b.layout.tp / segLen;
   const [n0, n1] = minibatchOf(b, n);
@@ -118,7 +118,7 @@ export function weightOf(b: ExplainBatch, n: number, tok: number, steps: Step[] 
     steps.push({
       label: `aggregation weight under ${mode}${b.plan.stepRows ? ' (the sequences are steps: turns)' : ''}, minibatch ${t.minibatch ?? 0} (trajectories ${n0}–${n1 - 1}: ${num(total)} tokens${turnMode ? ' of turn 1' : ''}, ${num(seqs)} ${b.plan.stepRows ? 'steps' : 'sequences'})`,
       formula,
-      subst: !inStage(k) ? 'SeeUPO\'s last stage trains turn 1 only: w = 0' : c === 0 ? 'not drawn (c = 0): w = 0' : subst,
+      subst: !inStage(k) ? "SeeUPO's last stage trains turn 1 only: w = 0" : c === 0 ? 'not drawn (c = 0): w = 0' : subst,
       value: w,
       inputs,
     });
@@ -127,23 +127,29 @@ export function weightOf(b: ExplainBatch, n: number, tok: number, steps: Step[] 
 }
 
 /** KL to the reference of one token (docs/METHODS.md 1.4). */
-export function klOf(b: ExplainBatch, k: Token, steps: Step[] | null, n: number, tok: number): number {
+export function klOf(b: ExplainBatch, k: Token, steps: Step[] | null, n: number, tok: number): { kl: number; gk: number } {
   const d = k.logp - k.logp_ref;
   const type = b.plan.kl.type;
   let kl: number;
+  let gk: number;
   let formula: string;
   let subst: string;
   if (type === 'k1') {
     kl = d;
+    gk = 1;
     formula = 'k1 = ℓ − ℓ_ref';
     subst = `${num(k.logp)} − ${par(k.logp_ref)}`;
   } else if (type === 'k2') {
     kl = 0.5 * d * d;
+    gk = d;
     formula = 'k2 = (ℓ − ℓ_ref)² / 2';
     subst = `${par(d)}² / 2`;
   } else {
     const x = clamp(-d, -20, 20);
-    kl = clamp(Math.exp(x) - x - 1, -10, 10);
+    const raw = Math.exp(x) - x - 1;
+    kl = clamp(raw, -10, 10);
+    // Where a clamp bites the value no longer moves with ℓ.
+    gk = x === -d && kl === raw ? 1 - Math.exp(x) : 0;
     formula = 'k3 = e^x − x − 1, x = clamp(ℓ_ref − ℓ, ±20), clamped to ±10';
     subst = `e^${par(x)} − ${par(x)} − 1`;
   }
@@ -158,7 +164,7 @@ export function klOf(b: ExplainBatch, k: Token, steps: Step[] | null, n: number,
       { label: 'ℓ_ref', value: k.logp_ref, ref: { kind: 'token', q: 'logp_ref', traj: n, tok } },
     ],
   });
-  return kl;
+  return { kl, gk };
 }
 
 /** The token's ratio, clip and loss at the last optimizer step. `upTo` limits the steps shown. */
@@ -299,24 +305,27 @@ export function tokenLoss(b: ExplainBatch, n: number, tok: number, steps: Step[]
     ratio = k.turn < T ? Math.exp(clamp(segs[k.turn]!, -20, 20)) : 1;
     segSteps(`SeeUPO: turn ${k.turn + 1}'s mean log-ratio`, k.turn, segs[k.turn] ?? 0);
     steps?.push({ label: 'turn ratio', formula: 'u = exp(log u)', value: ratio, key: 'ratio' });
-    active = k.turn === 0;
+    // Training's last stage is turn 1's; the lab shows each row at its own turn's stage.
+    const stage = b.lab ? k.turn : 0;
+    active = k.turn === stage;
     if (active) {
       let later = 0;
-      for (let j = 1; j < T; j++) later += segs[j]!;
+      for (let j = stage + 1; j < T; j++) later += segs[j]!;
       const M = A * Math.exp(clamp(later, -20, 20));
       if (steps && upTo !== 'ratio') steps.push({ label: 'the advantage times the already-updated later turns\' ratios (stop-gradient)', formula: 'M = A·exp(Σ_{j>1} log u_j)', subst: `${num(A)}·exp(${num(later)})`, value: M });
-      [L, g, clip] = surrogate(clamp(segs[0]!, -20, 20), M);
+      [L, g, clip] = surrogate(clamp(segs[stage]!, -20, 20), M);
       g *= own;
-      clipSteps(clamp(segs[0]!, -20, 20), M, 'the turn ratio', L, g, clip);
+      clipSteps(clamp(segs[stage]!, -20, 20), M, 'the turn ratio', L, g, clip);
     } else {
       [L, g, clip] = [0, 0, 0];
       if (steps && upTo !== 'ratio') steps.push({ label: `the dump holds the last stage (turn 1's); turn ${k.turn + 1} was trained in an earlier stage, whose values the dump does not hold: here loss 0, no clip`, value: 0 });
     }
   }
   const w = weightOf(b, n, tok, upTo === 'loss' ? steps : null);
-  const kl = klOf(b, k, upTo === 'loss' ? steps : null, n, tok);
+  const { kl, gk } = klOf(b, k, upTo === 'loss' ? steps : null, n, tok);
   const beta = b.plan.kl.coef;
   const loss = active ? w * (L + beta * kl) : 0;
+  const grad = active ? w * (g + beta * gk) : 0;
   if (steps && upTo === 'loss') {
     steps.push({
       key: 'loss',
@@ -325,8 +334,15 @@ export function tokenLoss(b: ExplainBatch, n: number, tok: number, steps: Step[]
       subst: active ? `${num(w)}·(${num(L)} + ${num(beta)}·${par(kl)})` : 'outside the last stage: 0',
       value: loss,
     });
+    steps.push({
+      key: 'grad',
+      label: "the token's gradient weight: what it pushes on its own log-prob (negative raises it)",
+      formula: 'd(loss)/dℓ = w·(dL/dℓ + β·dkl/dℓ)',
+      subst: active ? `${num(w)}·(${num(g)} + ${num(beta)}·${par(gk)})` : '0',
+      value: grad,
+    });
   }
-  return { lam, ratio, clip: w === 0 ? 0 : clip, kl, weight: w, L, g, active, loss };
+  return { lam, ratio, clip: w === 0 ? 0 : clip, kl, weight: w, L, g, grad, active, loss };
 }
 
 /** Whether the ratio mode is the token-level one of a row, for the title. */
@@ -341,5 +357,5 @@ export function ratioModeName(b: ExplainBatch): string {
     step: 'SAMPO per-step ratio (docs/METHODS.md 5.9)',
     cispo: 'CISPO clipped, stopped IS weight (docs/METHODS.md 5.15)',
     sapo: 'SAPO soft gate (docs/METHODS.md 5.16)',
-  }[m] + (tokenLevel(m) || m === 'turn' ? '' : '');
+  }[m];
 }

@@ -5,7 +5,7 @@
  */
 
 /** Per-token quantities of the batch dump, and the aggregation weight the dump does not hold. */
-export const TOKEN_QUANTITIES = ['adv', 'ratio', 'clip', 'loss', 'kl', 'weight', 'logp', 'logp_old', 'logp_ref', 'logp_rollout', 'entropy', 'entropy_old', 'sum_p2_old', 'value', 'ret'] as const;
+export const TOKEN_QUANTITIES = ['adv', 'ratio', 'clip', 'loss', 'kl', 'weight', 'grad', 'logp', 'logp_old', 'logp_ref', 'logp_rollout', 'entropy', 'entropy_old', 'sum_p2_old', 'value', 'ret'] as const;
 export type TokenQuantity = (typeof TOKEN_QUANTITIES)[number];
 
 /** The quantities a share link may name after a token (`explain=ITER.TRAJ.TOKEN:ratio`). */
@@ -35,7 +35,7 @@ export interface Input {
 export interface Step {
   label: string;
   /** Which quantity of the dump this step computes, where it computes one (its trainer value is then shown beside it). */
-  key?: 'ratio' | 'clip' | 'kl' | 'loss' | 'adv' | 'turn_reward';
+  key?: 'ratio' | 'clip' | 'kl' | 'loss' | 'grad' | 'adv' | 'turn_reward';
   /** The formula as implemented, in symbols. */
   formula?: string;
   /** The same with this batch's numbers in place of the symbols. */
@@ -68,6 +68,21 @@ export interface Explanation {
   steps: Step[];
   notes: string[];
   unavailable?: string;
+}
+
+/**
+ * One of the batch lab's re-scored sets as an explainable batch: the frozen batch with the inputs
+ * the lab read (every log-prob at the current parameters, so each ratio is 1; one minibatch), the
+ * set's plan, its advantages in `adv`, and per trajectory and token the lab's aggregation weight and
+ * gradient weight d(loss)/d(logp), which the explainer checks as it checks the trainer's numbers.
+ */
+export interface LabDump {
+  dump: import('../formats/batchDump').BatchDump;
+  methods: string[];
+  weight: number[][];
+  grad: number[][];
+  /** What the lab does differently from training for this set (said beside its explanations). */
+  notes: string[];
 }
 
 /** A stable text key of a ref (React keys, the dialog's history). */
