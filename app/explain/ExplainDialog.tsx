@@ -10,6 +10,7 @@ import type { BatchDump } from '../../workers/formats/batchDump';
 import { currentBatch, useAppStore } from '../store';
 import { useExplainStore, type ExplainSource } from './explainStore';
 import { useLabDump } from './labSource';
+import { setLabel } from '../batchLab/labModel';
 import { usePendingExplain } from './pending';
 import './explain.css';
 
@@ -167,7 +168,7 @@ export function ExplainDialog() {
       <header className="explain-head">
         <h2 id="explain-title">
           Explain: {title}
-          {lab ? ` (batch lab, ${lab.methods.join(' + ')})` : ''}
+          {lab ? ` (batch lab, ${setLabel(lab.methods)})` : ''}
         </h2>
         <div className="explain-actions">
           <button type="button" className="mini" disabled={back.length === 0} onClick={goBack}>
@@ -192,7 +193,7 @@ export function ExplainDialog() {
                 <strong data-testid="explain-value">{fmt(e.trainer)}</strong>:{' '}
               </>
             )}
-            {STATUS_TEXT[e.status]}
+            {lab && (e.status === 'checked' || e.status === 'mismatch') ? STATUS_TEXT[e.status].replace("the trainer's value", "the batch lab's value") : STATUS_TEXT[e.status]}
             {e.status === 'checked' || e.status === 'mismatch' ? ` (${fmt(e.trainer)})` : ''}
             {e.unavailable ? `: ${e.unavailable}.` : '.'}
           </p>

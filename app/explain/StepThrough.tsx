@@ -10,7 +10,7 @@
  * of its update's stages and hand each one's values over; the stage names here are the ones such a
  * table is to be checked against.
  */
-import { useEffect, useMemo } from 'react';
+import { useMemo } from 'react';
 import { explainBatch, unexplainable, type Ref } from '../../workers/explain';
 import { ITERATION_STAGES, type StageName } from '../../workers/explain/stages';
 import type { BatchDump } from '../../workers/formats/batchDump';
@@ -171,11 +171,6 @@ export function StepThroughPanel() {
   const setStage = useExplainStore((s) => s.setStage);
   const batch = useAppStore(currentBatch);
   const explainable = useMemo(() => (batch && !unexplainable(batch) ? explainBatch(batch) : null), [batch]);
-  const running = useAppStore((s) => s.phase === 'running');
-  // Leaving step-through when the run goes on: the batch it walks is replaced.
-  useEffect(() => {
-    if (running && stage !== null) setStage(null);
-  }, [running, stage, setStage]);
   if (stage === null) return null;
   const i = ITERATION_STAGES.findIndex((s) => s.name === stage);
   const cur = ITERATION_STAGES[i]!;

@@ -45,7 +45,7 @@ function scaled(b: ExplainBatch, x: number, mean: number, sd: number): { value: 
     return { value, step: { label: 'normalized', formula: 'A = (R − μ) / (σ + ε)', subst: `(${num(x)} − ${par(mean)}) / (${num(sd)} + ${num(o.eps)})`, value } };
   }
   const value = x - mean;
-  const why = o.scaleStd ? `σ = ${num(sd)} ≤ ${num(o.stdMin)}: not divided` : 'no std scaling';
+  const why = o.scaleStd ? (sd === 0 ? 'σ = 0, the rewards are equal: not divided' : `σ = ${num(sd)} is not above ${num(o.stdMin)}: not divided`) : 'no std scaling';
   return { value, step: { label: `centred (${why})`, formula: 'A = R − μ', subst: `${num(x)} − ${par(mean)}`, value } };
 }
 
@@ -235,7 +235,11 @@ function turnEstimate(b: ExplainBatch, n: number, tok: number, steps: Step[] | n
     const turn = toks[tok]!.turn;
     steps.push({
       label: "this trajectory's turn rewards: the information gain of each earlier turn, the outcome on the last (docs/METHODS.md 5.1)",
-      inputs: Array.from({ length: tn }, (_, t) => ({ label: `turn ${t + 1}`, value: v(n, t), ref: { kind: 'turn_reward', traj: n, turn: t }, own: t === turn })),
+      inputs: Array.from({ length: tn }, (_, t): Input => {
+        const p = b.dump.trajs[n]!.p_answer;
+        const note = t < tn - 1 && p?.[t + 1] !== undefined ? `p_answer ${num(p[t]!)} → ${num(p[t + 1]!)}` : t === tn - 1 ? 'the outcome' : undefined;
+        return { label: `turn ${t + 1}`, value: v(n, t), ref: { kind: 'turn_reward', traj: n, turn: t }, own: t === turn, ...(note ? { note } : {}) };
+      }),
     });
     for (const p of joint ? [joint] : [fin!, rest!]) {
       steps.push({
@@ -574,7 +578,7 @@ function entropyFactor(b: ExplainBatch, n: number, steps: Step[] | null): number
     formula: o.entropyClamp ? 'f = clamp(P̄ / max(P_n, 1e-6), 0.1, 10)' : 'f = P̄ / max(P_n, 1e-6)',
     subst: `${num(Pbar)} / ${num(Math.max(Pn, 1e-6))}`,
     value: f,
-    inputs: ms.map((m) => ({ label: `#${m} P`, value: trajStats(b, m).entMean, own: m === n, ref: { kind: 'reward', traj: m } })),
+    inputs: ms.map((m) => ({ label: `#${m} P`, value: trajStats(b, m).entMean, own: m === n })),
   });
   return f;
 }
