@@ -135,7 +135,7 @@ function byRoleEstimate(b: ExplainBatch, n: number, turn: number, steps: Step[] 
   if (c <= 1) steps?.push({ label: 'a pool of one step: μ = 0, σ = 1', value: '' });
   else {
     steps?.push({ label: `role ${role}'s mean over its steps`, formula: 'μ_ρ = (1/c) Σ R_ρ', value: mean });
-    steps?.push({ label: `role ${role}'s std`, formula: o.unbiasedStd ? 'σ_ρ (c − 1)' : 'σ_ρ (c)', value: sd });
+    steps?.push({ label: `role ${role}'s std`, formula: o.unbiasedStd ? 'σ_ρ = √(Σ (R_ρ − μ_ρ)² / (c − 1))' : 'σ_ρ = √(Σ (R_ρ − μ_ρ)² / c)', value: sd });
   }
   const r = scaled(b, x, mean, sd);
   steps?.push(r.step);
@@ -432,7 +432,7 @@ function opobEstimate(b: ExplainBatch, n: number, steps: Step[] | null, notes: s
     steps?.push({ label: `the group's std (${o.unbiasedStd ? 'G − 1' : 'population'})`, value: sd });
   } else steps?.push({ label: 'a group of one: b = 0, σ = 1', value: '' });
   const r = scaled(b, x, base, sd);
-  steps?.push({ ...r.step, subst: r.step.subst?.replace('μ', 'b') });
+  steps?.push({ ...r.step, formula: r.step.formula?.replace('μ', 'b') });
   let a = r.value;
   if (o.isCap > 0) {
     const lis = trajStats(b, n).logIS;

@@ -197,6 +197,12 @@ export function checkAll(dump: ExplainBatch['dump'], lab: LabDump | null = null)
   const unavailable: Array<{ ref: Ref; why: string }> = [];
   const add = (ref: Ref, e: Explanation) => {
     if (e.status === 'unavailable') unavailable.push({ ref, why: e.unavailable ?? '' });
+    // Intermediates the dump also holds, checked on the way (a return, a ratio inside a loss, DARS's ΔN, a step's lr).
+    for (const s of e.steps) {
+      if (s.trainer === undefined || typeof s.value !== 'number') continue;
+      const d = Math.abs(s.value - s.trainer);
+      checks.push({ ref, value: s.value, trainer: s.trainer, ok: s.ok === true, rel: d === 0 ? 0 : d / Math.max(Math.abs(s.trainer), 1e-30) });
+    }
     if (e.value === null || e.trainer === null || e.status === 'input' || e.status === 'derived' || e.status === 'unavailable') return;
     const d = Math.abs(e.value - e.trainer);
     checks.push({ ref, value: e.value, trainer: e.trainer, ok: e.status === 'checked', rel: d === 0 ? 0 : d / Math.max(Math.abs(e.trainer), 1e-30) });
@@ -211,6 +217,7 @@ export function checkAll(dump: ExplainBatch['dump'], lab: LabDump | null = null)
     (t.turn_rewards ?? []).forEach((_, turn) => add({ kind: 'turn_reward', traj: n, turn }, explain(b, { kind: 'turn_reward', traj: n, turn })));
     add({ kind: 'reward', traj: n }, explain(b, { kind: 'reward', traj: n }));
   });
+  for (const g of new Set(dump.trajs.map((t) => t.group))) add({ kind: 'group', group: g }, explain(b, { kind: 'group', group: g }));
   if (!lab) {
     (dump.ess_minibatch ?? []).forEach((_, step) => add({ kind: 'opt_step', step }, explain(b, { kind: 'opt_step', step })));
     add({ kind: 'batch_loss' }, explain(b, { kind: 'batch_loss' }));

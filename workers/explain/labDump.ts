@@ -73,7 +73,10 @@ export async function labDumpOf(t: Trainer, cfg: RunConfig): Promise<LabDump> {
   // critic is not consulted, and ReGFT's fine-tuning stage is not entered.
   if (dp.critic) notes.push("The batch lab does not run PPO's critic: this set's advantages are the plan's group estimator, whitened over the batch.");
   dp.critic = null;
+  // Sampling-stage hooks cannot act on rollouts that already happened (the set's notes say so).
   dp.hintedSft = null;
+  dp.extraRollouts = null;
+  dp.errorCorrection = null;
   if (plan.ratio.mode === 'turn') notes.push("SeeUPO in the lab: each row's gradient is its own turn's stage's, with the set's one weighting (no per-turn weights).");
   notes.push('Every log-prob is taken at the current parameters, so every ratio is 1 (one minibatch, on-policy).');
   const weight: number[][] = [];

@@ -165,6 +165,34 @@ export function groupOf(b: ExplainBatch, g: number): Derived {
     { label: `std (${o.unbiasedStd ? 'unbiased, G − 1' : 'population'})`, formula: o.unbiasedStd ? 'σ = √(Σ (R − μ)² / (G − 1))' : 'σ = √(Σ (R − μ)² / G)', value: sd },
   ];
   const notes = equal ? ['All rewards are equal: every group-normalized advantage is 0 and the group gives no policy gradient (Advantage Collapse, docs/METHODS.md 3).'] : [];
+  const dars = b.plan.extraRollouts;
+  if (dars) {
+    // DARS's schedule from the first round's accuracy; the task's reward is its success where it is 0 or 1 without noise.
+    const first = ms.filter((m) => b.dump.trajs[m]!.origin !== 'extra').map((m) => b.dump.trajs[m]!.reward);
+    const n = first.length;
+    const binary = first.every((r) => r === 0 || r === 1) && b.dump.config.env.rmNoise === 0 && b.dump.config.env.formatPenalty === 0;
+    if (binary && n > 0) {
+      const acc = first.reduce((x: number, r: number) => x + r, 0) / n;
+      let dn = 0;
+      let subst = `a = ${num(acc)} ≥ 0.5: no extra rollouts`;
+      if (acc < 0.5) {
+        const a = acc <= 1e-6 ? 0.5 / n : acc;
+        const S = dars.useStd ? 2 * Math.sqrt(a * (1 - a)) : 2 * a * (1 - a);
+        const peak = dars.useStd ? n : 0.5 * n;
+        const target = dars.schedule === 'ET' ? peak : 2 * (1 - a) * peak;
+        dn = Math.max(0, Math.min(Math.ceil((target - n * S) / S - 1e-9), dars.nMax - n));
+        subst = `a = ${num(a)}, S(a) = ${num(S)}, A* = ${num(peak)}${dars.schedule === 'HW' ? `, target 2(1 − a)A* = ${num(target)}` : ''}: ⌈(${num(target)} − ${n}·${num(S)}) / ${num(S)}⌉, at most ${dars.nMax - n}`;
+      }
+      steps.push({
+        label: `DARS (${dars.schedule}): extra rollouts for a first-round accuracy below 0.5 (docs/METHODS.md 5.7)`,
+        formula: dars.useStd ? 'ΔN = ⌈(A* − G·S(a)) / S(a)⌉, S(a) = 2√(a(1 − a)), A* = G' : 'ΔN = ⌈(A* − G·S(a)) / S(a)⌉, S(a) = 2a(1 − a), A* = G/2',
+        subst,
+        value: dn,
+        trainer: extra,
+        ok: dn === extra,
+      });
+    }
+  }
   return { value: mean, trainer: null, scale: 1, method: 'the group the estimators normalize within', steps, notes };
 }
 
@@ -219,9 +247,9 @@ export function optStepOf(b: ExplainBatch, s: number): Derived {
     method,
     steps: [
       {
-        label: `step ${s + 1}: epoch ${epoch + 1}, minibatch ${mb + 1} (trajectories ${n0}–${n1 - 1}); each trajectory's log IS weight at the step's parameters against the rollout policy`,
+        label: `step ${s + 1}: epoch ${epoch + 1}, minibatch ${mb + 1} (trajectories ${n0}–${n1 - 1}); each trajectory's log IS weight at the step's parameters against the rollout policy${lams.length > 64 ? ' (the first 64 listed)' : ''}`,
         formula: 'log w_i = Σ_t clamp(ℓ_step − ℓ_μ, ±20)',
-        inputs: lams.map(([n, l]): Input => ({ label: `#${n}`, value: l, ref: { kind: 'token', q: first ? 'logp_old' : 'logp', traj: n, tok: 0 } })),
+        inputs: lams.slice(0, 64).map(([n, l]): Input => ({ label: `#${n}`, value: l, ref: { kind: 'token', q: first ? 'logp_old' : 'logp', traj: n, tok: 0 } })),
       },
       { label: 'effective sample size over the live trajectories', formula: 'ρ = ESS/N = exp(2·LSE(log w) − LSE(2 log w)) / N', value: rho },
       {
