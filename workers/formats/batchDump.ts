@@ -131,7 +131,7 @@ export interface BatchDump {
     minibatch?: number;
     /** IGPO: the teacher-forced probability of the true answer before each turn taken (p_0 = bare prompt). */
     p_answer?: number[];
-    /** VCPO: the trajectory's score norm |g| its baseline weighs by (closed form, sqrt of sum_t 1 - 2 pi + sum pi^2). */
+    /** VCPO: the gradient norm |g| its baseline weighs by (the trajectory's own over every parameter; with gradNorm = proxy, sqrt of sum_t 1 - 2 pi + sum pi^2). */
     grad_norm?: number;
     /** PF-PPO: the draw weight before resampling (`copies` is what the draws gave). */
     draw_weight?: number;
