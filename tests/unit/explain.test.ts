@@ -16,6 +16,7 @@ import type { BatchDump } from '../../workers/formats/batchDump';
 import { checkAll, explain, explainBatch, type Check } from '../../workers/explain';
 import { labDumpOf } from '../../workers/explain/labDump';
 import { withMethods } from '../../workers/core/config';
+import { createRunFile, parseRunFile, serializeRunFile } from '../../workers/formats/runFile';
 
 const OFF_POLICY = { batch: '3', group: '4', 'model.hidden': '8', epochs: '2', minibatches: '2', seed: '5' };
 
@@ -104,6 +105,21 @@ describe('the explainer equals the trainer, number for number', () => {
     const toks = d.trajs.flatMap((t) => t.tokens);
     expect(toks.some((k) => k.ratio !== 1)).toBe(true);
     expect(checkAll(d).checks.every((c) => c.ok)).toBe(true);
+  });
+
+  it('a run file keeps what the explainer reads: an exported and imported batch explains the same', async () => {
+    for (const set of ['gigpo', 'grpo,dars', 'cm2'] as const) {
+      const cfg = set === 'cm2' ? withFieldText(withFieldText(methodConfig('cm2'), 'cm2.level', 'turn'), 'methods', 'cm2') : methodConfig(set.split(',').pop()!);
+      const d = await dumpOf(cfg, 2);
+      const text = serializeRunFile(createRunFile({ config: cfg, metrics: [], batch: d }));
+      const parsed = parseRunFile(text);
+      expect(parsed.ok, set).toBe(true);
+      const back = parsed.ok ? parsed.run.batch! : null;
+      expect(back?.plan, set).toEqual(d.plan);
+      const { checks } = checkAll(back!);
+      expect(checks.length, set).toBe(checkAll(d).checks.length);
+      expect(checks.every((c) => c.ok), set).toBe(true);
+    }
   });
 
   it('a changed number is caught: the explainer recomputes, it does not copy', async () => {
