@@ -40,7 +40,7 @@ export default defineConfig({
   projects: [
     {
       name: 'webgpu',
-      testMatch: ['smoke.spec.ts', 'webgpu.spec.ts', 'share-webgpu.spec.ts', 'reliability-webgpu.spec.ts', 'hostile-webgpu.spec.ts', 'selftest.spec.ts'],
+      testMatch: ['smoke.spec.ts', 'webgpu.spec.ts', 'share-webgpu.spec.ts', 'reliability-webgpu.spec.ts', 'hostile-webgpu.spec.ts', 'selftest.spec.ts', 'explain-webgpu.spec.ts'],
       use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: WEBGPU_ARGS } },
     },
     {

@@ -19,6 +19,10 @@ export interface TokenLoss {
   g: number;
   /** The token's gradient weight d(loss)/d(ℓ) = w·(g + β·dkl/dℓ) (0 outside its stage). */
   grad: number;
+  /** The size of the KL's inputs (its float32 rounding is relative to it). */
+  klScale: number;
+  /** λ (or the segment's log-ratio) lies within float32 rounding of a clip bound: the side may differ between backends. */
+  nearBound: boolean;
   /** False for SeeUPO rows outside the last stage's turn: loss 0. */
   active: boolean;
   loss: number;
@@ -127,11 +131,14 @@ export function weightOf(b: ExplainBatch, n: number, tok: number, steps: Step[] 
 }
 
 /** KL to the reference of one token (docs/METHODS.md 1.4). */
-export function klOf(b: ExplainBatch, k: Token, steps: Step[] | null, n: number, tok: number): { kl: number; gk: number } {
+export function klOf(b: ExplainBatch, k: Token, steps: Step[] | null, n: number, tok: number): { kl: number; gk: number; scale: number } {
   const d = k.logp - k.logp_ref;
   const type = b.plan.kl.type;
   let kl: number;
   let gk: number;
+  // The size of what the estimator subtracts: its float32 rounding is relative to that, not to the
+  // (often tiny) result. k3's e^x − x − 1 cancels terms of size e^x and |x|.
+  let scale = Math.max(Math.abs(k.logp), Math.abs(k.logp_ref));
   let formula: string;
   let subst: string;
   if (type === 'k1') {
@@ -142,6 +149,7 @@ export function klOf(b: ExplainBatch, k: Token, steps: Step[] | null, n: number,
   } else if (type === 'k2') {
     kl = 0.5 * d * d;
     gk = d;
+    scale *= Math.abs(d);
     formula = 'k2 = (ℓ − ℓ_ref)² / 2';
     subst = `${par(d)}² / 2`;
   } else {
@@ -150,6 +158,7 @@ export function klOf(b: ExplainBatch, k: Token, steps: Step[] | null, n: number,
     kl = clamp(raw, -10, 10);
     // Where a clamp bites the value no longer moves with ℓ.
     gk = x === -d && kl === raw ? 1 - Math.exp(x) : 0;
+    scale = Math.max(Math.exp(x), Math.abs(x), 1) * Math.max(1, scale);
     formula = 'k3 = e^x − x − 1, x = clamp(ℓ_ref − ℓ, ±20), clamped to ±10';
     subst = `e^${par(x)} − ${par(x)} − 1`;
   }
@@ -164,7 +173,7 @@ export function klOf(b: ExplainBatch, k: Token, steps: Step[] | null, n: number,
       { label: 'ℓ_ref', value: k.logp_ref, ref: { kind: 'token', q: 'logp_ref', traj: n, tok } },
     ],
   });
-  return { kl, gk };
+  return { kl, gk, scale };
 }
 
 /** The token's ratio, clip and loss at the last optimizer step. `upTo` limits the steps shown. */
@@ -322,7 +331,7 @@ export function tokenLoss(b: ExplainBatch, n: number, tok: number, steps: Step[]
     }
   }
   const w = weightOf(b, n, tok, upTo === 'loss' ? steps : null);
-  const { kl, gk } = klOf(b, k, upTo === 'loss' ? steps : null, n, tok);
+  const { kl, gk, scale: klScale } = klOf(b, k, upTo === 'loss' ? steps : null, n, tok);
   const beta = b.plan.kl.coef;
   const loss = active ? w * (L + beta * kl) : 0;
   const grad = active ? w * (g + beta * gk) : 0;
@@ -342,7 +351,9 @@ export function tokenLoss(b: ExplainBatch, n: number, tok: number, steps: Step[]
       value: grad,
     });
   }
-  return { lam, ratio, clip: w === 0 ? 0 : clip, kl, weight: w, L, g, grad, active, loss };
+  const near = (x: number) => Math.abs(x - lo) <= 64 * 2 ** -24 * Math.max(1, Math.abs(k.logp), Math.abs(k.logp_old)) || Math.abs(x - hi) <= 64 * 2 ** -24 * Math.max(1, Math.abs(k.logp), Math.abs(k.logp_old));
+  const nearBound = near(Math.log(ratio)) || near(lam);
+  return { lam, ratio, clip: w === 0 ? 0 : clip, kl, weight: w, L, g, grad, active, loss, klScale, nearBound };
 }
 
 /** Whether the ratio mode is the token-level one of a row, for the title. */

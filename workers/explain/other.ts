@@ -263,22 +263,24 @@ export function optStepOf(b: ExplainBatch, s: number): Derived {
   };
 }
 
-export function batchLossOf(b: ExplainBatch, tokenLoss: (n: number, k: number) => number): Derived {
+export function batchLossOf(b: ExplainBatch, tokenLoss: (n: number, k: number) => { loss: number; scale: number }): Derived {
   let s = 0;
+  let mag = 0;
   let count = 0;
   for (let n = 0; n < b.N; n++) {
     b.dump.trajs[n]!.tokens.forEach((_, k) => {
-      s += tokenLoss(n, k);
+      const t = tokenLoss(n, k);
+      s += t.loss;
+      mag += t.scale;
       count++;
     });
   }
   const M = b.minibatches.length;
   const value = s / M;
-  let mag = 0;
-  for (const t of b.dump.trajs) for (const k of t.tokens) mag += Math.abs(k.loss);
   return {
     value,
     trainer: b.dump.loss,
+    // The sum's rounding is relative to its terms' sizes, not to the (cancelling) sum.
     scale: mag / M,
     method: 'the aggregated loss of the last epoch: each minibatch\'s Σ w·L, averaged over the minibatches',
     steps: [{ label: `Σ over all ${count} policy tokens of their loss, over ${M} minibatch${M === 1 ? '' : 'es'}`, formula: 'loss = (1/M) Σ_tokens w·(L + β·kl)', subst: `${num(s)} / ${M}`, value }],
