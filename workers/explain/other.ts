@@ -69,7 +69,7 @@ export function rewardOf(b: ExplainBatch, n: number): Derived {
     };
   }
   if (t.reward !== t.reward_true) notes.push(`The reward model's noise moved it from the true reward ${num(t.reward_true)} (env.rmNoise ${num(c.env.rmNoise)}).`);
-  return { value: null, trainer: t.reward, scale: 1, method: `the ${c.task} task's outcome reward (docs/TASKS.md)`, steps: [{ label: 'the episode', value: t.text }], notes, input: true };
+  return { value: null, trainer: t.reward, scale: 1, method: `the ${c.task} task's outcome reward (docs/TASKS.md)`, steps: [{ label: 'the episode the task scored', subst: t.text }], notes, input: true };
 }
 
 export function turnRewardOf(b: ExplainBatch, n: number, turn: number): Derived {
