@@ -29,7 +29,8 @@ export function StepThroughButton() {
   const idle = useAppStore((s) => s.phase === 'idle');
   return (
     <button type="button" className="mini step-through-open" aria-pressed={stage !== null} disabled={!idle && stage === null} onClick={() => setStage(stage === null ? 'sample' : null)}>
-      {stage === null ? 'Step through this iteration' : 'Close step-through'}
+      {/* No "Step" in the label: the run's Step button is found by that word. */}
+      {stage === null ? 'Stages of this iteration' : 'Close the stages'}
     </button>
   );
 }

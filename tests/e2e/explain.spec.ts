@@ -197,5 +197,11 @@ test('stage= opens step-through at that stage; forward and back walk the iterati
   await st.getByRole('button', { name: /^reward of trajectory \d+: explain$/ }).first().click();
   await expect(dialog(page)).toBeVisible();
   await page.screenshot({ path: `${SCREENS_DIR}explain-step-through.png` });
+  // Closed, it opens again from the group view at the first stage.
+  await st.getByRole('button', { name: 'Close', exact: true }).click();
+  await expect(st).toHaveCount(0);
+  expect(new URL(page.url()).hash).not.toContain('stage=');
+  await page.getByTestId('group-view').getByRole('button', { name: 'Stages of this iteration' }).click();
+  await expect(page.getByTestId('step-through')).toHaveAttribute('data-stage', 'sample');
   expect(errors).toEqual([]);
 });
