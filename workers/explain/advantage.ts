@@ -446,6 +446,13 @@ function opobEstimate(b: ExplainBatch, n: number, steps: Step[] | null, notes: s
     });
   }
   if (o.trueGradNorm && ms.some((m) => b.dump.trajs[m]!.grad_norm === undefined)) notes.push('The dump lacks a gradient norm of some member, so the baseline cannot be recomputed.');
+  const ess = b.dump.ess_minibatch;
+  if (steps && ess?.length) {
+    steps.push({
+      label: "the update's learning rate, scaled per optimizer step by the ESS of its minibatch (each step's derivation a click away)",
+      inputs: ess.map((e, s): Input => ({ label: `step ${s + 1} ESS/N`, value: e, ref: { kind: 'opt_step', step: s }, ...(b.dump.lr_minibatch?.[s] !== undefined ? { note: `lr ${num(b.dump.lr_minibatch[s]!)}` } : {}) })),
+    });
+  }
   return a;
 }
 

@@ -117,6 +117,7 @@ export function weightOf(b: ExplainBatch, n: number, tok: number, steps: Step[] 
   }
   if (!inStage(k) || c === 0) w = 0;
   w = f32(w);
+  if (steps && b.plan.resample && t.draw_weight !== undefined) steps.push(pfppoStep(b, n));
   if (steps) {
     const inputs: Input[] = [{ label: 'c (copies)', value: c, ref: { kind: 'reward', traj: n }, ...(t.draw_weight !== undefined ? { note: `PF-PPO draws: weight ${num(t.draw_weight)}` } : {}) }];
     steps.push({
@@ -128,6 +129,32 @@ export function weightOf(b: ExplainBatch, n: number, tok: number, steps: Step[] 
     });
   }
   return w;
+}
+
+/**
+ * PF-PPO's draw weight of trajectory n from the rewards (docs/METHODS.md 5.5), checked against the
+ * dump's; the draws themselves are random, so its copies are an input.
+ */
+function pfppoStep(b: ExplainBatch, n: number): Step {
+  const o = b.plan.resample!;
+  const trajs = b.dump.trajs;
+  const live = (m: number) => trajs[m]!.kept !== false && trajs[m]!.origin !== 'unused';
+  const span = o.scope === 'group' ? trajs.filter((t) => t.group === trajs[n]!.group).map((t) => t.id) : trajs.map((t) => t.id);
+  const scores = span.filter(live).map((m) => trajs[m]!.reward);
+  const max = Math.max(...scores);
+  const min = Math.min(...scores);
+  const s = trajs[n]!.reward;
+  const raw = o.weighting === 'pow' ? Math.abs(s) ** o.pow : o.weighting === 'max_min' ? (s === max || s === min ? 1 : 0) : s === max ? 0.4 : 0.1;
+  const w = Math.max(raw + 1e-8, 1e-8);
+  const rule = o.weighting === 'pow' ? `|S|^${num(o.pow)}` : o.weighting === 'max_min' ? '1 for the best and the worst score, else 0' : '0.4 for the best, 0.1 for the others';
+  return {
+    label: `PF-PPO: the draw weight from the reward-model score over the ${o.scope} (best ${num(max)}, worst ${num(min)}); then as many draws as live rollouts, in proportion to it, gave this row ${trajs[n]!.copies} cop${trajs[n]!.copies === 1 ? 'y' : 'ies'}`,
+    formula: `w = max(${rule} + 1e-8, 1e-8)`,
+    subst: `S = ${num(s)}`,
+    value: w,
+    trainer: trajs[n]!.draw_weight!,
+    ok: Math.abs(w - trajs[n]!.draw_weight!) <= 1e-12 * Math.max(1, w),
+  };
 }
 
 /** KL to the reference of one token (docs/METHODS.md 1.4). */
