@@ -32,11 +32,11 @@ export function agrees(a: number, b: number, scale = 0, tol = 64): boolean {
 export function num(x: number): string {
   if (Number.isNaN(x)) return 'NaN';
   if (!Number.isFinite(x)) return x > 0 ? '∞' : '−∞';
-  if (x === 0) return Object.is(x, -0) ? '0' : '0';
+  if (x === 0) return '0';
   if (Number.isInteger(x) && Math.abs(x) < 1e6) return String(x).replace('-', '−');
   const a = Math.abs(x);
   const s = a >= 1e-3 && a < 1e6 ? String(Number(x.toPrecision(6))) : x.toExponential(3).replace(/\.?0+e/, 'e');
-  return s.replace('-', '−').replace('e−', 'e−').replace('e+', 'e');
+  return s.replace('-', '−').replace('e+', 'e');
 }
 
 /** `(a)` when a is negative, so that substituted formulas read right: 1 − (−0.5). */

@@ -3,7 +3,7 @@
  * CM2's checklist, GiGPO's step reward), a group's statistics, VCPO's per-step ESS and learning
  * rate, the batch's loss, and a heatmap cell's token count.
  */
-import { f32, num, par, pivotMean, stdAround, trajStats, type ExplainBatch } from './context';
+import { f32, num, pivotMean, stdAround, trajStats, type ExplainBatch } from './context';
 import type { Input, Step } from './types';
 
 export interface Derived {
@@ -343,4 +343,3 @@ export function leafOf(b: ExplainBatch, n: number, tok: number, q: string): Deri
   return { value: null, trainer: v ?? null, scale: 1, method: where[q] ?? q, steps: [], notes, input: true };
 }
 
-export { par };
