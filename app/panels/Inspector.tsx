@@ -11,6 +11,8 @@ import { useChunkedRows } from './chunkedRows';
 import './Inspector.css';
 import './groupView.css';
 import { countsText, groupCounts, groupNote, groupRows, originMark, type GroupState } from './groupModel';
+import { ExplainNum } from '../explain/ExplainDialog';
+import { StepThroughButton } from '../explain/StepThrough';
 
 /** Batches up to this many trajectories load by themselves when the run pauses. */
 const AUTO_LOAD_TRAJS = 4096;
@@ -95,6 +97,7 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
   return (
     <section className="panel inspector" ref={ref} aria-labelledby="group-title" data-testid="group-view">
       <h2 id="group-title">Group view{batch ? `: rewards of iteration ${batch.iter}` : ''}</h2>
+      {batch && <StepThroughButton />}
       {empty && <p className="hint">{empty}</p>}
       {!batch && !empty && (
         <p className="hint">
@@ -272,6 +275,9 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
     <div className="group-detail" data-testid="group-detail" data-group={group}>
       <h3>
         Group {group}
+        <ExplainNum r={{ kind: 'group', group }} className="group-stats-link" label={`statistics of group ${group}: explain`}>
+          mean and std
+        </ExplainNum>
         <button type="button" className="link-button" onClick={() => setFocus(null)}>
           close
         </button>
@@ -294,8 +300,20 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
                   {t.id}
                 </button>
               </th>
-              <td className="num">{rewardText(t.reward)}</td>
-              <td className="num">{t.tokens[0] ? fmt(t.tokens[0].adv) : '–'}</td>
+              <td className="num">
+                <ExplainNum r={{ kind: 'reward', traj: t.id }} label={`reward ${rewardText(t.reward)} of trajectory ${t.id}: explain`}>
+                  {rewardText(t.reward)}
+                </ExplainNum>
+              </td>
+              <td className="num">
+                {t.tokens[0] ? (
+                  <ExplainNum r={{ kind: 'token', q: 'adv', traj: t.id, tok: 0 }} label={`advantage ${fmt(t.tokens[0].adv)} of trajectory ${t.id}: explain`}>
+                    {fmt(t.tokens[0].adv)}
+                  </ExplainNum>
+                ) : (
+                  '–'
+                )}
+              </td>
               <td>{t.kept === false ? 'not trained' : originMark(t) || 'policy'}</td>
               <td className="traj-text">{t.text}</td>
             </tr>
@@ -343,20 +361,42 @@ function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: numb
       {t && batch && (
         <>
           <p className="traj-summary" data-testid="traj-summary">
-            Iteration {batch.iter} · group {t.group}, rollout {rollout} of {groupSize} · reward <strong>{rewardText(t.reward)}</strong> · advantage{' '}
-            <strong>{t.tokens[0] ? fmt(t.tokens[0].adv) : '–'}</strong>
+            Iteration {batch.iter} · group {t.group}, rollout {rollout} of {groupSize} · reward{' '}
+            <strong>
+              <ExplainNum r={{ kind: 'reward', traj: t.id }} label={`reward ${rewardText(t.reward)}: explain`}>
+                {rewardText(t.reward)}
+              </ExplainNum>
+            </strong>{' '}
+            · advantage{' '}
+            <strong>
+              {t.tokens[0] ? (
+                <ExplainNum r={{ kind: 'token', q: 'adv', traj: t.id, tok: 0 }} label={`advantage ${fmt(t.tokens[0].adv)}: explain`}>
+                  {fmt(t.tokens[0].adv)}
+                </ExplainNum>
+              ) : (
+                '–'
+              )}
+            </strong>
           </p>
           <ol className="turns">
             <li className="turn prompt">
               <span className="turn-label">prompt</span> <code>{parts[0] ?? ''}</code>
             </li>
             {turns.map((turn, i) => {
-              const toks = t.tokens.filter((k) => k.turn === turn);
+              const toks = t.tokens.flatMap((k, at) => (k.turn === turn ? [{ k, at }] : []));
               return (
                 <li key={turn} className="turn">
                   <span className="turn-label">turn {turn + 1}</span> <code>{parts[i + 1] ?? ''}</code>
                   {t.turn_roles?.[i] !== undefined && <span className="turn-note"> role {t.turn_roles[i]}</span>}
-                  {t.turn_rewards?.[i] !== undefined && <span className="turn-note"> turn reward {fmt(t.turn_rewards[i]!)}</span>}
+                  {t.turn_rewards?.[i] !== undefined && (
+                    <span className="turn-note">
+                      {' '}
+                      turn reward{' '}
+                      <ExplainNum r={{ kind: 'turn_reward', traj: t.id, turn: i }} label={`turn ${i + 1} reward ${fmt(t.turn_rewards[i]!)}: explain`}>
+                        {fmt(t.turn_rewards[i]!)}
+                      </ExplainNum>
+                    </span>
+                  )}
                   <table className="tokens">
                     <thead>
                       <tr>
@@ -378,21 +418,28 @@ function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: numb
                       </tr>
                     </thead>
                     <tbody>
-                      {toks.map((k, j) => (
-                        <tr key={j}>
-                          <td>
-                            <code>{k.text}</code>
-                          </td>
-                          <td className={`num ${k.adv > 0 ? 'pos' : k.adv < 0 ? 'neg' : ''}`}>{fmt(k.adv)}</td>
-                          <td className={`num ${k.clip !== 0 ? 'clipped' : ''}`}>{fmt(k.ratio, 4)}</td>
-                          <td>{clipText(k.clip)}</td>
-                          <td className="num">
-                            {fmt(k.logp_old)} → {fmt(k.logp)}
-                          </td>
-                          <td className="num">{fmt(k.entropy)}</td>
-                          <td className="num">{fmt(k.loss, 5)}</td>
-                        </tr>
-                      ))}
+                      {toks.map(({ k, at }) => {
+                        const tok = (q: 'adv' | 'ratio' | 'clip' | 'logp_old' | 'logp' | 'entropy' | 'loss', text: string) => (
+                          <ExplainNum r={{ kind: 'token', q, traj: t.id, tok: at }} label={`${q} ${text} of token ${at}: explain`}>
+                            {text}
+                          </ExplainNum>
+                        );
+                        return (
+                          <tr key={at}>
+                            <td>
+                              <code>{k.text}</code>
+                            </td>
+                            <td className={`num ${k.adv > 0 ? 'pos' : k.adv < 0 ? 'neg' : ''}`}>{tok('adv', fmt(k.adv))}</td>
+                            <td className={`num ${k.clip !== 0 ? 'clipped' : ''}`}>{tok('ratio', fmt(k.ratio, 4))}</td>
+                            <td>{tok('clip', clipText(k.clip) || '·')}</td>
+                            <td className="num">
+                              {tok('logp_old', fmt(k.logp_old))} → {tok('logp', fmt(k.logp))}
+                            </td>
+                            <td className="num">{tok('entropy', fmt(k.entropy))}</td>
+                            <td className="num">{tok('loss', fmt(k.loss, 5))}</td>
+                          </tr>
+                        );
+                      })}
                     </tbody>
                   </table>
                 </li>

@@ -17,6 +17,7 @@ import { ALARM_DOCS } from '../alarms';
 import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { fmt, thin, tickFmt } from '../charts/format';
 import { HeatmapCanvas } from '../charts/Heatmap';
+import { useExplainStore } from '../explain/explainStore';
 import { OnPolicyHint } from './OnPolicyHint';
 import './keyCharts.css';
 import { extent, niceScale, type AxisScale } from '../charts/scale';
@@ -373,6 +374,12 @@ function Heatmap(props: {
   const bins = edges.length - 1;
   const first = rows[0]?.iter;
   const last = rows[rows.length - 1]?.iter;
+  const hist = histKey === 'adv_hist' ? 'adv' : 'ratio';
+  // A cell is the count of the iteration's policy tokens in that bin: its explanation lists them.
+  const explainCell = (iter: number | undefined, bin: number) => {
+    if (iter === undefined) return;
+    useExplainStore.getState().open({ source: { kind: 'batch', iter }, ref: { kind: 'hist', hist, iter, bin } });
+  };
   const label =
     rows.length === 0
       ? `${title}: no iterations yet.`
@@ -387,7 +394,7 @@ function Heatmap(props: {
           <span>{tickFmt((edges[0]! + edges[bins]!) / 2)}</span>
           <span>{tickFmt(edges[0]!)}</span>
         </div>
-        <HeatmapCanvas columns={columns} edges={edges} guides={guides} height={150} label={label} />
+        <HeatmapCanvas columns={columns} edges={edges} guides={guides} height={150} label={label} onCell={(c, b) => explainCell(rows[c]?.iter, b)} />
       </div>
       <div className="heatmap-x" aria-hidden="true">
         <span>{first !== undefined ? `iteration ${first}` : 'no iterations yet'}</span>
@@ -415,7 +422,9 @@ function Heatmap(props: {
                   <th scope="row">{r.iter}</th>
                   {r[histKey].map((c, b) => (
                     <td key={b} className="num">
-                      {c}
+                      <button type="button" className="explain-num" title="Explain this number" aria-label={`iteration ${r.iter}, bin ${b + 1}: ${c} tokens: explain`} onClick={() => explainCell(r.iter, b)}>
+                        {c}
+                      </button>
                     </td>
                   ))}
                 </tr>

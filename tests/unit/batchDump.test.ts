@@ -39,6 +39,7 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['PPO', { methods: 'ppo' }],
   ['VCPO, stale rollouts', { methods: 'vcpo', staleness: '2' }],
   ['EDGE-GRPO', { methods: 'grpo,edge' }],
+  ['GiGPO anchor keys', { methods: 'gigpo' }],
   ['search noise', { 'env.noise': '0.3' }],
 ];
 
@@ -67,7 +68,7 @@ describe('the packed batch dump', () => {
       }
       t.destroy();
     }
-    for (const k of ['turn_rewards', 'checklist', 'turn_roles', 'role_rewards', 'kept=false', 'copies!=1', 'reward!=reward_true', 'ratio!=1']) {
+    for (const k of ['turn_rewards', 'checklist', 'turn_roles', 'role_rewards', 'anchor_keys', 'kept=false', 'copies!=1', 'reward!=reward_true', 'ratio!=1']) {
       expect(seen, k).toContain(k);
     }
   });

@@ -18,6 +18,7 @@ import type { MetricRow } from '../core/metrics';
 import { createEnv } from '../core/envs';
 import { estimateRunCost } from '../core/runCost';
 import { rescoreBatch } from '../core/batchLab';
+import { labDumpOf } from '../explain/labDump';
 import { lessonById } from '../content/lessons';
 import { trainLessonRun } from '../content/lessonRunner';
 import { packBuffers, unpackBatchInSlices } from '../formats/batchDump';
@@ -356,6 +357,12 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       return onLiveDevice('rescoring the batch', async () => {
         const t = requireTrainer();
         return rescoreBatch(t, methodSets.map((ids) => withMethods(t.config, ids)));
+      });
+    },
+    async labDump(methods) {
+      return onLiveDevice('rescoring the batch', async () => {
+        const t = requireTrainer();
+        return labDumpOf(t, withMethods(t.config, methods));
       });
     },
     async debug(fault: DebugFault, ms = 60_000) {

@@ -5,7 +5,9 @@
  * `#v=1&...&step=20&lesson=collapse:2&present=1` (workers/content/lessons.ts; `present=1` asks for presenter
  * mode). The Compare view's two runs ride along as `compare=seed:7|methods:grpo,dapo;dapo.clipHigh:0.3`
  * (A|B, each the config's non-default fields). The Arena view's arena rides along as `arena=<spec>`
- * (workers/content/arena/dimensions.ts arenaSpecToText). DOM-free: the app, the CLI and the tests share it.
+ * (workers/content/arena/dimensions.ts arenaSpecToText). An explained number rides along as
+ * `explain=ITER.TRAJ.TOKEN` (optionally `:ratio`, `:clip`, ...), step-through's stage as `stage=NAME`
+ * (docs/EXPLAIN.md). DOM-free: the app, the CLI and the tests share it.
  *
  * A link is untrusted input. `decodeShareLink` never throws: it
  * caps the size first, validates every value through the config's zod-backed ParamSpecs (via
@@ -21,6 +23,8 @@ import { lessonById, LESSON_IDS } from '../content/lessons';
 import { METHOD_IDS } from '../core/methods';
 import { paramSchema } from '../core/methods/params';
 import { parseNumberText } from '../core/numberText';
+import { LINK_QUANTITIES, type LinkQuantity } from '../explain/types';
+import { STAGE_NAMES, type StageName } from '../explain/stages';
 
 /** The link format this build writes. */
 export const LINK_VERSION = 1;
@@ -36,6 +40,18 @@ export const PANEL_IDS = ['run', 'task', 'methods', 'charts', 'group', 'trajecto
 export type PanelId = (typeof PANEL_IDS)[number];
 
 export type Focus = { kind: 'group'; index: number } | { kind: 'traj'; index: number };
+
+/**
+ * An explained number (`explain=ITER.TRAJ.TOKEN`, optionally `:QUANTITY`): the token's index in its
+ * trajectory's token list as the batch dump lists them, of the batch of iteration ITER; the
+ * advantage unless a quantity is named.
+ */
+export interface ExplainLink {
+  iter: number;
+  traj: number;
+  tok: number;
+  q: LinkQuantity;
+}
 
 /** A lesson and one of its steps (1-based), as `lesson=<id>:<step>` (`lesson=<id>` is step 1). */
 export interface LessonRef {
@@ -61,6 +77,10 @@ export interface LinkExtras {
   compare?: ComparePair;
   /** The Arena view open on this arena (`arena=<spec>`, as arenaSpecToText writes it). */
   arena?: ArenaSpec;
+  /** A number explained (docs/EXPLAIN.md): opened once the run has reached its iteration. */
+  explain?: ExplainLink;
+  /** Step-through open at this stage of the iteration (workers/explain/stages.ts). */
+  stage?: StageName;
 }
 
 export interface ComparePair {
@@ -89,7 +109,7 @@ export interface DecodedLink extends LinkExtras {
 }
 
 /** Keys a link may hold besides the config fields and `methods`. */
-const EXTRA_KEYS = ['v', 'step', 'focus', 'hide', 'backend', 'lesson', 'present', 'compare', 'arena'] as const;
+const EXTRA_KEYS = ['v', 'step', 'focus', 'hide', 'backend', 'lesson', 'present', 'compare', 'arena', 'explain', 'stage'] as const;
 const BACKENDS = ['auto', 'gpu', 'cpu'] as const;
 
 /**
@@ -116,6 +136,21 @@ const focusSchema = z
     return { kind, index: Number(n) };
   });
 const backendSchema = z.enum(BACKENDS, { error: `expected one of ${BACKENDS.join(', ')}` });
+const explainMessage = `expected ITER.TRAJ.TOKEN (numbers; ITER from 1), optionally :${LINK_QUANTITIES.join('|')}`;
+const explainSchema = z
+  .string()
+  .regex(new RegExp(`^\\d{1,7}\\.\\d{1,7}\\.\\d{1,7}(:(${LINK_QUANTITIES.join('|')}))?$`), { error: explainMessage })
+  .transform((s): ExplainLink => {
+    const [pos, q] = s.split(':') as [string, LinkQuantity | undefined];
+    const [iter, traj, tok] = pos.split('.').map(Number) as [number, number, number];
+    return { iter, traj, tok, q: q ?? 'adv' };
+  })
+  .refine((e) => e.iter >= 1 && e.iter <= MAX_LINK_STEP, { error: `expected an iteration in [1, ${MAX_LINK_STEP}]` });
+
+/** The link text of an ExplainLink: `3.5.2`, `3.5.2:ratio`. */
+export function explainText(e: ExplainLink): string {
+  return `${e.iter}.${e.traj}.${e.tok}${e.q === 'adv' ? '' : `:${e.q}`}`;
+}
 const PRESENT_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
 
 /** `lesson=<id>` or `lesson=<id>:<step>`: a registered lesson and one of its steps. */
@@ -172,6 +207,8 @@ export function encodeShareLink(config: RunConfig, extras: LinkExtras = {}): str
   if (extras.hide && extras.hide.length > 0) add('hide', [...new Set(extras.hide)].join(','));
   if (extras.lesson) add('lesson', `${extras.lesson.id}:${extras.lesson.step}`);
   if (extras.present) add('present', '1');
+  if (extras.explain) add('explain', explainText(extras.explain));
+  if (extras.stage) add('stage', extras.stage);
   // Written as is: each side is already escaped, and `;`, `:` and `|` keep it readable.
   if (extras.compare) parts.push(`compare=${compareSide(extras.compare.a)}|${compareSide(extras.compare.b)}`);
   if (extras.arena) parts.push(`arena=${encodeArena(arenaSpecToText(extras.arena))}`);
@@ -265,7 +302,7 @@ function unknownKeyMessage(key: string): string {
       if (d < bestD) [best, bestD] = [k, d];
     }
   }
-  return `unknown key${best ? ` (did you mean ${best}?)` : ''}; expected a config key (as in the CLI's --help), methods, v, step, focus, hide, backend, lesson, present, compare or arena`;
+  return `unknown key${best ? ` (did you mean ${best}?)` : ''}; expected a config key (as in the CLI's --help), methods, v, step, focus, hide, backend, lesson, present, compare, arena, explain or stage`;
 }
 
 /**
@@ -412,6 +449,17 @@ export function decodeShareLink(input: unknown): DecodedLink {
           else out.compare = r;
           break;
         }
+        case 'explain': {
+          const r = explainSchema.safeParse(value);
+          if (r.success) out.explain = r.data;
+          else errors.push({ key, value: shorten(value), message: r.error.issues[0]?.message ?? explainMessage });
+          break;
+        }
+        case 'stage': {
+          if ((STAGE_NAMES as readonly string[]).includes(value)) out.stage = value as StageName;
+          else errors.push({ key, value: shorten(value), message: `unknown stage; expected one of ${STAGE_NAMES.join(', ')}` });
+          break;
+        }
         case 'arena': {
           try {
             out.arena = parseArenaSpec(value);
@@ -452,6 +500,15 @@ export function decodeShareLink(input: unknown): DecodedLink {
         });
         delete out.focus;
       }
+    }
+    // An explained number belongs to the batch of its iteration: a link that pauses elsewhere never shows it.
+    if (out.explain && out.step !== undefined && out.step !== out.explain.iter) {
+      errors.push({
+        key: 'explain',
+        value: explainText(out.explain),
+        message: `iteration ${out.explain.iter} is not where the link pauses (step=${out.step}); the batch shown is iteration ${out.step}'s`,
+      });
+      delete out.explain;
     }
     if (migratedFrom !== undefined) out.migratedFrom = migratedFrom;
     return out;
