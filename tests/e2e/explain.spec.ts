@@ -76,7 +76,7 @@ for (const c of CASES) {
     await expect(dialog(page).getByRole('list', { name: 'Derivation, top to bottom' })).toContainText(c.expect);
     if (traj !== null) {
       // The link keeps the explained number (so it can be shared on).
-      expect(new URL(page.url()).hash).toContain(`explain=2.${traj}.0${q}`);
+      await expect.poll(() => new URL(page.url()).hash).toContain(`explain=2.${traj}.0${q}`);
       // The explained token's trajectory is open in the inspector.
       await expect(page.getByTestId('trajectory-view')).toHaveAttribute('data-traj', String(traj));
     }
@@ -95,7 +95,7 @@ test('clicking numbers: a token advantage, an input of it, Back, the group detai
   await expect(traj).toHaveAttribute('data-traj', '1', { timeout: 90_000 });
   await traj.getByRole('button', { name: /^adv .* of token 0: explain$/ }).click();
   await expectChecked(page, /^Explain: Advantage of token 0 \(.*\) of trajectory 1$/);
-  expect(new URL(page.url()).hash).toContain('explain=2.1.0');
+  await expect.poll(() => new URL(page.url()).hash).toContain('explain=2.1.0');
   // The group's rewards are inputs: this row's marked, each one's own explanation a click away.
   const d = dialog(page);
   await expect(d.locator('.chip.own')).toHaveCount(1);
@@ -132,7 +132,7 @@ test('clicking numbers: a token advantage, an input of it, Back, the group detai
   await page.screenshot({ path: `${SCREENS_DIR}explain-heatmap.png` });
   await d.getByRole('button', { name: 'Close the explanation' }).click();
   await expect(d).toHaveCount(0);
-  expect(new URL(page.url()).hash).not.toContain('explain=');
+  await expect.poll(() => new URL(page.url()).hash).not.toContain('explain=');
   expect(errors).toEqual([]);
 });
 
@@ -189,7 +189,8 @@ test('stage= opens step-through at that stage; forward and back walk the iterati
   await expect(st.getByTestId('step-through-table')).toBeVisible();
   await st.getByRole('button', { name: 'Forward' }).click();
   await expect(st).toHaveAttribute('data-stage', 'ratios');
-  expect(new URL(page.url()).hash).toContain('stage=ratios');
+  // The address follows the stage once the page writes it (not in the same task as the click).
+  await expect.poll(() => new URL(page.url()).hash).toContain('stage=ratios');
   await st.getByRole('button', { name: 'Back' }).click();
   await st.getByRole('button', { name: 'Back' }).click();
   await expect(st).toHaveAttribute('data-stage', 'rewards');
@@ -200,7 +201,7 @@ test('stage= opens step-through at that stage; forward and back walk the iterati
   // Closed, it opens again from the group view at the first stage.
   await st.getByRole('button', { name: 'Close', exact: true }).click();
   await expect(st).toHaveCount(0);
-  expect(new URL(page.url()).hash).not.toContain('stage=');
+  await expect.poll(() => new URL(page.url()).hash).not.toContain('stage=');
   await page.getByTestId('group-view').getByRole('button', { name: 'Stages of this iteration' }).click();
   await expect(page.getByTestId('step-through')).toHaveAttribute('data-stage', 'sample');
   expect(errors).toEqual([]);
