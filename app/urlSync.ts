@@ -6,7 +6,8 @@
  * view is part of the link (`compare=<A>|<B>`), and a link that carries one opens it on both runs;
  * so is an open Arena view (`arena=<spec>`), which a link opens on its arena without running it.
  */
-import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink, type DecodedLink } from '../workers/content/shareLink';
+import type { ComparePair } from '../workers/formats/shareUrl';
 import { useAppStore, type AppState } from './store';
 import { useArenaStore, type ArenaState } from './store/arenaStore';
 import { useCompareStore, type CompareState } from './store/compareStore';

@@ -9,7 +9,8 @@ import { CPU_BACKEND_MAX_BYTES } from '../workers/core/cpuBackend';
 import { methodRegistry, METHOD_IDS, type MethodDef } from '../workers/core/methods';
 import { describeSpec } from '../workers/core/methods/params';
 import { parseNumberText } from '../workers/core/numberText';
-import { decodeShareLink, describeProblem, MAX_LINK_STEP } from '../workers/formats/shareUrl';
+import { decodeShareLink } from '../workers/content/shareLink';
+import { describeProblem, MAX_LINK_STEP } from '../workers/formats/shareUrl';
 
 export class UsageError extends Error {}
 

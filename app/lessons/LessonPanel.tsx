@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { checkClaimOnSeeds, describeClaim, lessonById, lessonSeeds, type Claim, type Lesson } from '../../workers/content/lessons';
 import { methodRegistry } from '../../workers/core/methods';
-import { decodeShareLink } from '../../workers/formats/shareUrl';
+import { decodeShareLink } from '../../workers/content/shareLink';
 import { copyText } from '../exporters';
 import { useAppStore } from '../store';
 import { shareLinkFor } from '../urlSync';

@@ -8,8 +8,9 @@ import { defaultConfig, parseConfig, withFieldText, type RunConfig } from '../..
 import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { conflictsOf, defineMethod, METHOD_IDS, methodDef, registerMethod, type MethodId } from '../../workers/core/methods';
 import { resolvePlan } from '../../workers/core/plan';
-import { decodeShareLink, encodeShareLink } from '../../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
 import { createTrainer } from '../../workers/core/trainer';
+import { dumpBatch } from '../../workers/formats/batchDump';
 
 /** A tight token clip with token-mean aggregation: new behaviour, no new kernel. */
 const tightClip = defineMethod({
@@ -66,7 +67,7 @@ describe('a method registered from outside workers/core/methods', () => {
     const t = await createTrainer(config({ methods: 'grpo,tightclip' }), createCpuBackend);
     // One iteration: its groups still differ (later ones of this tiny run collapse).
     expect(Number.isFinite((await t.step()).loss)).toBe(true);
-    const tokens = (await t.dumpBatch()).trajs.flatMap((tr) => tr.tokens.filter((k) => k.mask === 1 && k.adv !== 0));
+    const tokens = (await dumpBatch(t)).trajs.flatMap((tr) => tr.tokens.filter((k) => k.mask === 1 && k.adv !== 0));
     // Ratios between the tight range and GRPO's 0.2 are clipped only because this method is on.
     const between = tokens.filter((k) => Math.abs(k.ratio - 1) > 0.011 && Math.abs(k.ratio - 1) < 0.19);
     expect(between.filter((k) => k.clip !== 0).length).toBeGreaterThan(0);

@@ -19,6 +19,7 @@ import { resolvePlan } from '../../workers/core/plan';
 import { createRng } from '../../workers/core/rng';
 import { darsExtra, pfppoCounts } from '../../workers/core/selection';
 import { createTrainer, type Trainer } from '../../workers/core/trainer';
+import { dumpBatch, type BatchDump } from '../../workers/formats/batchDump';
 import { toggleBlocker, toggledMethods } from '../../app/methodToggle';
 
 const SMALL = { batch: '4', group: '4', 'model.hidden': '16', seed: '2' };
@@ -84,7 +85,7 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     // Batch whitening: an all-wrong group still gets a signal relative to a group that succeeded.
     const { t } = await run(cfgOf('reinforcepp'), 1);
     expect(resolvePlan(t.config).whiten).toBe(true);
-    const d = await t.dumpBatch();
+    const d = await dumpBatch(t);
     const advs = d.trajs.flatMap((tr) => tr.tokens.map((x) => x.adv));
     expect(Math.abs(advs.reduce((a, b) => a + b, 0) / advs.length)).toBeLessThan(1e-5);
     expect(advs.filter((a) => a === 0).length).toBe(0);
@@ -122,7 +123,7 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     // All-equal outcomes: GRPO's advantages are all 0; IGPO's are not (information gain differs).
     const cfg = cfgOf('igpo', { 'env.values': '64' });
     const { t } = await run(cfg, 1);
-    const d = await t.dumpBatch();
+    const d = await dumpBatch(t);
     const groups = [...new Set(d.trajs.map((tr) => tr.group))].map((g) => d.trajs.filter((tr) => tr.group === g));
     const tied = groups.filter((g) => g.every((tr) => tr.reward === g[0]!.reward));
     expect(tied.length).toBeGreaterThan(0);
@@ -140,7 +141,7 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
   async edge() {
     // GEC: wrong rollouts are corrected, so more trained rollouts succeed than the policy managed.
     const { t, rows } = await run(cfgOf('grpo,edge', { 'edge.inject': '0.5', 'edge.replace': '0.5' }), 1);
-    const d = await t.dumpBatch();
+    const d = await dumpBatch(t);
     const trainedSuccess = d.trajs.filter((tr) => tr.reward === 1).length / d.trajs.length;
     expect(trainedSuccess).toBeGreaterThan(rows[0]!.success_rate + 0.3);
     expect(rows[0]!.rollouts).toBeGreaterThan(16);
@@ -161,7 +162,7 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
   async regft() {
     // The fine-tuning stage trains on correct rollouts only, with advantage 1.
     const { t } = await run(cfgOf('grpo,regft', { 'regft.iters': '1' }), 1);
-    const d = await t.dumpBatch();
+    const d = await dumpBatch(t);
     for (const tr of d.trajs) {
       if (!tr.kept) expect(tr.tokens.every((x) => x.adv === 0)).toBe(true);
       else expect(tr.tokens.every((x) => x.adv === 1)).toBe(true);
@@ -170,7 +171,7 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     // Its loss is token cross-entropy (the paper's SFT), not the clipped surrogate with A = 1: four
     // epochs at a large lr push ratios past 1.2, and those tokens are not clipped; each kept
     // token's loss is -w logp >= 0 (the surrogate's -w r would be negative).
-    const sft = await (await run(cfgOf('grpo,regft', { 'regft.iters': '1', epochs: '4', lr: '0.1' }), 1)).t.dumpBatch();
+    const sft = await dumpBatch((await run(cfgOf('grpo,regft', { 'regft.iters': '1', epochs: '4', lr: '0.1' }), 1)).t);
     const kept = sft.trajs.filter((tr) => tr.kept).flatMap((tr) => tr.tokens);
     expect(kept.some((x) => x.ratio > 1.2)).toBe(true);
     for (const x of kept) {
@@ -245,10 +246,10 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
       const s2 = xs.reduce((s, x) => s + Math.exp(2 * (x - m)), 0);
       return (s1 * s1) / s2 / xs.length;
     };
-    const logISOf = (d: Awaited<ReturnType<typeof two.t.dumpBatch>>) =>
+    const logISOf = (d: BatchDump) =>
       d.trajs.map((tr) => tr.tokens.reduce((s, k) => s + Math.min(Math.max(k.logp - k.logp_rollout!, -20), 20), 0));
     const two = await run(cfgOf('vcpo', { staleness: '2', lr: '0.05', minibatches: '2' }), 4);
-    const d = await two.t.dumpBatch();
+    const d = await dumpBatch(two.t);
     const logIS = logISOf(d);
     const live = (mb: number) => d.trajs.flatMap((tr, n) => (tr.minibatch === mb && tr.tokens.length > 0 ? [logIS[n]!] : []));
     for (const mb of [0, 1]) {
@@ -259,7 +260,7 @@ const DEFINING: Record<MethodId, () => Promise<void> | void> = {
     // Two epochs of fresh rollouts: the first step's parameters are the rollout's (ESS 1, the full
     // lr); the second's have moved, so its ESS is below 1 and its lr smaller.
     const epochs = await run(cfgOf('vcpo', { epochs: '2', lr: '0.05' }), 1);
-    const e = await epochs.t.dumpBatch();
+    const e = await dumpBatch(epochs.t);
     expect(e.ess_minibatch).toHaveLength(2);
     expect(e.ess_minibatch![0]).toBeCloseTo(1, 6);
     expect(e.lr_minibatch![0]).toBeCloseTo(0.05, 8);

@@ -8,10 +8,9 @@ import { allFields, CONFIG_FIELDS, defaultConfig, getField, withField, withMetho
 import { METHOD_IDS, methodRegistry } from '../../workers/core/methods';
 import type { ParamSpec, ParamValue } from '../../workers/core/methods/params';
 import { createRng } from '../../workers/core/rng';
+import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
 import {
-  decodeShareLink,
   describeProblem,
-  encodeShareLink,
   LINK_MIGRATIONS,
   LINK_VERSION,
   MAX_LINK_CHARS,

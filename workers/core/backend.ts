@@ -11,6 +11,10 @@ import type { StatsOut } from '../../kernels/stats/stats';
 import type { KlType, LossAgg } from './config';
 import type { RatioMode } from './plan';
 
+/** The backend a user asks for: 'auto' takes the GPU where there is a hardware adapter. */
+export const BACKEND_CHOICES = ['auto', 'gpu', 'cpu'] as const;
+export type BackendChoice = (typeof BACKEND_CHOICES)[number];
+
 /** Everything static for a run: shapes, row tables, hyperparameters. Made once per run. */
 export interface RunShape {
   dims: MlpDims;

@@ -68,9 +68,6 @@ export interface Plan {
   groupCap: number;
 }
 
-/** Entries of PPO's critic table (policy contexts are hashed into it). */
-export const CRITIC_TABLE_SIZE = 4096;
-
 /** The plan of a run with only the config's own settings: what every hook starts from. */
 function basePlan(cfg: RunConfig): Plan {
   return {

@@ -8,7 +8,6 @@
 import { initParams, type MlpDims } from '../../kernels/model/mlp';
 import { healthNames, type HealthQuantity } from '../../kernels/stats/finiteCheck';
 import type { AdvantageData, Backend, ModelState, RunShape } from './backend';
-import { packBatch, unpackBatch, type BatchDump, type BatchPack } from '../formats/batchDump';
 import { makeRowTables } from './backend';
 import { collectBatch, turnsTaken, type RolloutLayout } from './collect';
 import type { RunConfig } from './config';
@@ -141,6 +140,8 @@ export const DEFAULT_SNAPSHOT_EVERY = 10;
 export interface Trainer {
   readonly config: RunConfig;
   readonly env: TaskEnv;
+  /** What the active methods do to each stage (resolvePlan of the config). */
+  readonly plan: Plan;
   readonly shape: RunShape;
   readonly backend: Backend;
   /** The pretrained start's figures (init=pretrained), else null. */
@@ -153,10 +154,6 @@ export interface Trainer {
   readonly lastGood: TrainerSnapshot;
   /** A snapshot of the state right now (one readback), e.g. to carry the run into a changed config. */
   snapshotNow(): Promise<TrainerSnapshot>;
-  /** The last iteration's batch as the JSON contract of docs/ARCHITECTURE.md ("The batch dump"). */
-  dumpBatch(): Promise<BatchDump>;
-  /** The same, packed in columns for postMessage (batchDump.ts). */
-  packBatch(): Promise<BatchPack>;
   destroy(): void;
 }
 
@@ -284,14 +281,10 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     };
   }
 
-  async function packLastBatch(): Promise<BatchPack> {
-    if (!lastBatch) throw new Error('no batch yet: run at least one iteration');
-    return packBatch(cfg, env, shape, plan, lastBatch, await backend.readBatch());
-  }
-
   return {
     config: cfg,
     env,
+    plan,
     shape,
     backend,
     pretrain,
@@ -308,8 +301,6 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     async snapshotNow() {
       return { iter, state: await backend.snapshot() };
     },
-    packBatch: packLastBatch,
-    dumpBatch: async () => unpackBatch(await packLastBatch()),
     destroy: () => backend.destroy(),
   };
 }

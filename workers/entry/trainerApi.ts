@@ -20,7 +20,7 @@ import { estimateRunCost } from '../core/runCost';
 import { rescoreBatch } from '../core/batchLab';
 import { lessonById } from '../content/lessons';
 import { trainLessonRun } from '../content/lessonRunner';
-import { packBuffers, unpackBatchInSlices } from '../formats/batchDump';
+import { packBatch, packBuffers, unpackBatchInSlices } from '../formats/batchDump';
 import { batchJsonParts } from '../formats/batchJsonText';
 import { createTrainer, modelDims, NonFiniteError, type Trainer, type TrainerSnapshot } from '../core/trainer';
 
@@ -334,12 +334,12 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     },
     async packBatch() {
       if (!trainer?.lastBatch) return null;
-      const pack = await onLiveDevice('reading the batch', async () => (trainer?.lastBatch ? trainer.packBatch() : null));
+      const pack = await onLiveDevice('reading the batch', async () => (trainer?.lastBatch ? packBatch(trainer) : null));
       return pack && transfer(pack, packBuffers(pack));
     },
     async batchJson() {
       if (!trainer?.lastBatch) return null;
-      const pack = await onLiveDevice('writing the batch', async () => (trainer?.lastBatch ? trainer.packBatch() : null));
+      const pack = await onLiveDevice('writing the batch', async () => (trainer?.lastBatch ? packBatch(trainer) : null));
       if (!pack) throw new Error('the GPU device was lost and the last batch with it; step once for a new batch');
       // In slices, with pauses: the page's heartbeat is answered while a large batch is written.
       const dump = await unpackBatchInSlices(pack, 50);

@@ -14,7 +14,7 @@ import type { BatchTensors, RunShape } from '../core/backend';
 import type { RunConfig } from '../core/config';
 import type { TaskEnv } from '../core/envs';
 import type { TurnChecklist } from '../core/envs/types';
-import type { LastBatch } from '../core/trainer';
+import type { LastBatch, Trainer } from '../core/trainer';
 import type { Plan } from '../core/plan';
 import { ORIGINS, type Origin } from '../core/origins';
 
@@ -190,8 +190,20 @@ export function groupIndices(groupStart: Uint32Array, origin: Uint8Array): Int32
   return out;
 }
 
+/** The trainer's last iteration, packed in columns for postMessage (one readBatch of its backend). */
+export async function packBatch(trainer: Trainer): Promise<BatchPack> {
+  const b = trainer.lastBatch;
+  if (!b) throw new Error('no batch yet: run at least one iteration');
+  return packTensors(trainer.config, trainer.env, trainer.shape, trainer.plan, b, await trainer.backend.readBatch());
+}
+
+/** The trainer's last iteration as the JSON contract of docs/ARCHITECTURE.md ("The batch dump"). */
+export async function dumpBatch(trainer: Trainer): Promise<BatchDump> {
+  return unpackBatch(await packBatch(trainer));
+}
+
 /** Packs the last iteration's batch; `t` is the backend's readBatch() of it. */
-export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, b: LastBatch, t: BatchTensors): BatchPack {
+function packTensors(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, b: LastBatch, t: BatchTensors): BatchPack {
   const { N, Tp, maxTurns } = shape;
   const ep = b.episodes;
   const tokenEnd = new Uint32Array(N);

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { ORIGINS } from '../core/origins';
 import { ConfigError, parseConfig, type RunConfig } from '../core/config';
 import { SCALAR_METRICS, type MetricRow } from '../core/metrics';
-import { encodeShareLink } from './shareUrl';
+import { encodeConfigLink } from './shareUrl';
 import type { BatchDump } from './batchDump';
 
 export const RUN_FILE_FORMAT = 'agentic-rl-playground/run';
@@ -62,7 +62,7 @@ export function createRunFile(parts: {
     format: RUN_FILE_FORMAT,
     version: RUN_FILE_VERSION,
     createdAt: (parts.createdAt ?? new Date()).toISOString(),
-    link: encodeShareLink(parts.config),
+    link: encodeConfigLink(parts.config),
     config: parts.config,
     backend: parts.backend ?? null,
     notes: parts.notes ?? '',

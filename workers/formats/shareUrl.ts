@@ -6,18 +6,18 @@
  * mode). The Compare view's two runs ride along as `compare=seed:7|methods:grpo,dapo;dapo.clipHigh:0.3`
  * (A|B, each the config's non-default fields). The Arena view's arena rides along as `arena=<spec>`
  * (workers/content/arena/dimensions.ts arenaSpecToText). DOM-free: the app, the CLI and the tests share it.
+ * Lessons and arenas are content, a folder above this one: the reader and writer take them as a
+ * `LinkContent`, which workers/content/shareLink.ts binds (`encodeShareLink`, `decodeShareLink`).
  *
- * A link is untrusted input. `decodeShareLink` never throws: it
+ * A link is untrusted input. `decodeLink` never throws: it
  * caps the size first, validates every value through the config's zod-backed ParamSpecs (via
  * withFieldText / withMethods), reports each unknown key or bad value by name with what was
  * expected, and still applies the rest. Its output is a freshly built RunConfig, never a merge of
  * parsed objects, so keys such as `__proto__` reach nothing.
  */
 import { z } from 'zod';
-import type { BackendChoice } from '../entry/api';
-import { arenaSpecToText, parseArenaSpec, type ArenaSpec } from '../content/arena/dimensions';
+import { BACKEND_CHOICES, type BackendChoice } from '../core/backend';
 import { allFields, CONFIG_FIELDS, ConfigError, defaultConfig, fieldSpec, getField, withField, withFieldText, type RunConfig } from '../core/config';
-import { lessonById, LESSON_IDS } from '../content/lessons';
 import { METHOD_IDS } from '../core/methods';
 import { paramSchema } from '../core/methods/params';
 import { parseNumberText } from '../core/numberText';
@@ -43,8 +43,21 @@ export interface LessonRef {
   step: number;
 }
 
+/**
+ * The lessons and arenas a link's `lesson` and `arena` keys name (workers/content binds them):
+ * a lesson's step count by id, and the arena spec's text form both ways.
+ */
+export interface LinkContent<Arena> {
+  lessonIds: readonly string[];
+  /** Steps of the lesson `id`, or null for no such lesson. */
+  lessonSteps(id: string): number | null;
+  /** Reads `arena=<spec>`; throws with what was wrong. */
+  parseArena(text: string): Arena;
+  arenaText(arena: Arena): string;
+}
+
 /** What a link carries besides the config: the view of a classroom link, and the backend. */
-export interface LinkExtras {
+export interface LinkExtrasOf<Arena> {
   /** Run to this iteration and pause there. */
   step?: number;
   /** Open this group's or this trajectory's view. */
@@ -60,7 +73,7 @@ export interface LinkExtras {
   /** The Compare view open on these two runs (`compare=<A>|<B>`, each side a config's non-default fields). */
   compare?: ComparePair;
   /** The Arena view open on this arena (`arena=<spec>`, as arenaSpecToText writes it). */
-  arena?: ArenaSpec;
+  arena?: Arena;
 }
 
 export interface ComparePair {
@@ -77,7 +90,7 @@ export interface LinkProblem {
   message: string;
 }
 
-export interface DecodedLink extends LinkExtras {
+export interface DecodedLinkOf<Arena> extends LinkExtrasOf<Arena> {
   /** Always a valid config: the defaults with every good key of the link applied. */
   config: RunConfig;
   /** Problems, one per bad key; empty for a clean link. */
@@ -90,7 +103,6 @@ export interface DecodedLink extends LinkExtras {
 
 /** Keys a link may hold besides the config fields and `methods`. */
 const EXTRA_KEYS = ['v', 'step', 'focus', 'hide', 'backend', 'lesson', 'present', 'compare', 'arena'] as const;
-const BACKENDS = ['auto', 'gpu', 'cpu'] as const;
 
 /**
  * Older link formats and how each is brought forward, one version at a time. Version 0 is a link
@@ -115,19 +127,19 @@ const focusSchema = z
     const [kind, n] = s.split(':') as ['group' | 'traj', string];
     return { kind, index: Number(n) };
   });
-const backendSchema = z.enum(BACKENDS, { error: `expected one of ${BACKENDS.join(', ')}` });
+const backendSchema = z.enum(BACKEND_CHOICES, { error: `expected one of ${BACKEND_CHOICES.join(', ')}` });
 const PRESENT_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
 
 /** `lesson=<id>` or `lesson=<id>:<step>`: a registered lesson and one of its steps. */
-function parseLesson(value: string): LessonRef | string {
+function parseLesson(value: string, content: LinkContent<unknown>): LessonRef | string {
   const m = /^([a-z][a-z0-9-]{0,31})(?::(\d{1,3}))?$/.exec(value);
-  const expected = `expected a lesson id (${LESSON_IDS.join(', ')}), optionally with :step`;
+  const expected = `expected a lesson id (${content.lessonIds.join(', ')}), optionally with :step`;
   if (!m) return expected;
-  const lesson = lessonById(m[1]!);
-  if (!lesson) return `unknown lesson; ${expected}`;
+  const steps = content.lessonSteps(m[1]!);
+  if (steps === null) return `unknown lesson; ${expected}`;
   const step = m[2] === undefined ? 1 : Number(m[2]);
-  if (step < 1 || step > lesson.steps.length) return `lesson ${lesson.id} has steps 1 to ${lesson.steps.length}`;
-  return { id: lesson.id, step };
+  if (step < 1 || step > steps) return `lesson ${m[1]} has steps 1 to ${steps}`;
+  return { id: m[1]!, step };
 }
 
 
@@ -150,9 +162,25 @@ export function focusText(f: Focus): string {
  * order of CONFIG_FIELDS, then `methods`, then method parameters in registry order), then the
  * extras. Decoding it gives back the same config.
  *
- * @example encodeShareLink(withFieldText(defaultConfig(), 'seed', '7'), { step: 3 }) === '#v=1&seed=7&step=3'
+ * @example encodeLink(withFieldText(defaultConfig(), 'seed', '7'), { step: 3 }, content) === '#v=1&seed=7&step=3'
  */
-export function encodeShareLink(config: RunConfig, extras: LinkExtras = {}): string {
+export function encodeLink<Arena>(config: RunConfig, extras: LinkExtrasOf<Arena>, content: LinkContent<Arena>): string {
+  const parts = [encodeConfigLink(config).slice(1)];
+  const add = (key: string, value: string) => parts.push(`${key}=${encodeValue(value)}`);
+  if (extras.backend && extras.backend !== 'auto') add('backend', extras.backend);
+  if (extras.step !== undefined) add('step', String(extras.step));
+  if (extras.focus) add('focus', focusText(extras.focus));
+  if (extras.hide && extras.hide.length > 0) add('hide', [...new Set(extras.hide)].join(','));
+  if (extras.lesson) add('lesson', `${extras.lesson.id}:${extras.lesson.step}`);
+  if (extras.present) add('present', '1');
+  // Written as is: each side is already escaped, and `;`, `:` and `|` keep it readable.
+  if (extras.compare) parts.push(`compare=${compareSide(extras.compare.a)}|${compareSide(extras.compare.b)}`);
+  if (extras.arena) parts.push(`arena=${encodeArena(content.arenaText(extras.arena))}`);
+  return `#${parts.join('&')}`;
+}
+
+/** The hash of a config alone (no extras), as encodeLink starts it. */
+export function encodeConfigLink(config: RunConfig): string {
   const defaults = defaultConfig();
   const parts: string[] = [`v=${LINK_VERSION}`];
   const add = (key: string, value: string) => parts.push(`${key}=${encodeValue(value)}`);
@@ -166,15 +194,6 @@ export function encodeShareLink(config: RunConfig, extras: LinkExtras = {}): str
     const v = getField(config, key);
     if (v !== undefined && v !== getField(defaults, key)) add(key, String(v));
   }
-  if (extras.backend && extras.backend !== 'auto') add('backend', extras.backend);
-  if (extras.step !== undefined) add('step', String(extras.step));
-  if (extras.focus) add('focus', focusText(extras.focus));
-  if (extras.hide && extras.hide.length > 0) add('hide', [...new Set(extras.hide)].join(','));
-  if (extras.lesson) add('lesson', `${extras.lesson.id}:${extras.lesson.step}`);
-  if (extras.present) add('present', '1');
-  // Written as is: each side is already escaped, and `;`, `:` and `|` keep it readable.
-  if (extras.compare) parts.push(`compare=${compareSide(extras.compare.a)}|${compareSide(extras.compare.b)}`);
-  if (extras.arena) parts.push(`arena=${encodeArena(arenaSpecToText(extras.arena))}`);
   return `#${parts.join('&')}`;
 }
 
@@ -188,7 +207,7 @@ function encodeArena(text: string): string {
  * (`seed:7;methods:grpo,dapo`); an empty side is the defaults.
  */
 function compareSide(config: RunConfig): string {
-  return encodeShareLink(config)
+  return encodeConfigLink(config)
     .slice(1)
     .split('&')
     .filter((p) => !p.startsWith('v='))
@@ -197,7 +216,7 @@ function compareSide(config: RunConfig): string {
 }
 
 /** Reads `compare=<A>|<B>`: both configs, or the problems (named `compare A: key`), with nothing applied. */
-function parseCompare(value: string): ComparePair | LinkProblem[] {
+function parseCompare(value: string, content: LinkContent<unknown>): ComparePair | LinkProblem[] {
   const sides = value.split('|');
   if (sides.length !== 2) return [{ key: 'compare', value: shorten(value), message: 'expected two runs, <A>|<B>, each key:value pairs joined by ;' }];
   const problems: LinkProblem[] = [];
@@ -210,7 +229,7 @@ function parseCompare(value: string): ComparePair | LinkProblem[] {
     for (const k of keys) {
       if ((EXTRA_KEYS as readonly string[]).includes(k)) problems.push({ key: `${name}: ${shorten(k)}`, message: 'expected a config key; a compared run holds only its config' });
     }
-    const link = decodeShareLink(`#v=${LINK_VERSION}&${pairs.filter((p) => p.includes(':')).map((p) => p.replace(':', '=')).join('&')}`);
+    const link = decodeLink(`#v=${LINK_VERSION}&${pairs.filter((p) => p.includes(':')).map((p) => p.replace(':', '=')).join('&')}`, content);
     for (const e of link.errors) problems.push({ ...e, key: `${name}: ${e.key}` });
     return link.config;
   });
@@ -272,9 +291,9 @@ function unknownKeyMessage(key: string): string {
  * Reads a share link: a full URL, a `#...` hash or bare `k=v&...` text. Never throws. The config
  * in the result is always valid; each problem is named in `errors`, and every good key applies.
  */
-export function decodeShareLink(input: unknown): DecodedLink {
+export function decodeLink<Arena>(input: unknown, content: LinkContent<Arena>): DecodedLinkOf<Arena> {
   const errors: LinkProblem[] = [];
-  const refuse = (key: string, message: string, version: number | null = null): DecodedLink => ({
+  const refuse = (key: string, message: string, version: number | null = null): DecodedLinkOf<Arena> => ({
     config: defaultConfig(),
     errors: [{ key, message }],
     version,
@@ -368,7 +387,7 @@ export function decodeShareLink(input: unknown): DecodedLink {
         errors.push({ key: 'methods', value: shorten(methods), message: `unknown method "${shorten(unknown[0]!, 24)}"; expected some of ${METHOD_IDS.join(', ')}` });
       } else apply('methods', methods);
     }
-    const out: DecodedLink = { config, errors, version };
+    const out: DecodedLinkOf<Arena> = { config, errors, version };
     for (const [key, value] of current) {
       if (key === 'methods' || key === 'task' || key === 'v') continue;
       if (fieldKeys.has(key)) {
@@ -391,11 +410,11 @@ export function decodeShareLink(input: unknown): DecodedLink {
         case 'backend': {
           const r = backendSchema.safeParse(value);
           if (r.success) out.backend = r.data;
-          else errors.push({ key, value: shorten(value), message: `expected one of ${BACKENDS.join(', ')}` });
+          else errors.push({ key, value: shorten(value), message: `expected one of ${BACKEND_CHOICES.join(', ')}` });
           break;
         }
         case 'lesson': {
-          const r = parseLesson(value);
+          const r = parseLesson(value, content);
           if (typeof r === 'string') errors.push({ key, value: shorten(value), message: r });
           else out.lesson = r;
           break;
@@ -407,14 +426,14 @@ export function decodeShareLink(input: unknown): DecodedLink {
           break;
         }
         case 'compare': {
-          const r = parseCompare(value);
+          const r = parseCompare(value, content);
           if (Array.isArray(r)) errors.push(...r);
           else out.compare = r;
           break;
         }
         case 'arena': {
           try {
-            out.arena = parseArenaSpec(value);
+            out.arena = content.parseArena(value);
           } catch (e) {
             errors.push({ key, value: shorten(value), message: e instanceof Error ? e.message : String(e) });
           }
