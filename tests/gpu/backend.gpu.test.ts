@@ -20,7 +20,8 @@ import { makeRowTables, type Backend, type RunShape, type UpdateStats } from '..
 import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { createSearchEnv } from '../../workers/core/envs/search';
 import { PAD, type TaskEnv } from '../../workers/core/envs/types';
-import { createGpuBackend, dispatchCounts } from '../../workers/core/gpuBackend';
+import { createGpuBackend } from '../../workers/core/gpuBackend';
+import { dispatchCounts } from '../../workers/core/update/stages';
 import { createRng } from '../../workers/core/rng';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';

@@ -17,7 +17,7 @@ import { ADV_HIST_RANGE, histEdges, LOGRATIO_HIST_RANGE, type MetricRow } from '
 import { resolvePlan, type Plan } from './plan';
 import { pretrainedStart, type PretrainProgress, type PretrainResult } from './pretrain';
 import { createRng } from './rng';
-import { anchorKeys, answerContexts, outcomeOnLastTurn, stateKeys } from './turnRewards';
+import { rewardTurns, stateKeys } from './turnRewards';
 
 export const ADAM_EPS = 1e-8;
 
@@ -31,8 +31,6 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
   const N = cfg.batch * plan.groupCap;
   const L = seqLen(l);
   const tables = makeRowTables({ N, L, ...l });
-  const span = env.sample(1, 1, createRng(0), 0).answerSpan;
-  const scoreSpan = plan.infoGain && span ? span.reduce((a, b) => a + b, 0) : 0;
   return {
     dims: modelDims(cfg, env),
     N,
@@ -51,18 +49,29 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
     temperature: cfg.temperature,
     epochs: cfg.epochs,
     optim: { beta1: cfg.beta1, beta2: cfg.beta2, eps: ADAM_EPS, maxGradNorm: cfg.maxGradNorm },
+    ...planShape(plan, N * l.maxTurns, env.sample(1, 1, createRng(0), 0).answerSpan),
+    nRoles: Math.max(env.roles?.length ?? 1, 1),
+  };
+}
+
+/**
+ * What the plan decides of a run's shape: the update's stages and their options. `contexts`: the
+ * answer contexts IGPO would score (N * maxTurns), `answerSpan`: the task's answer slots, if any.
+ */
+export function planShape(plan: Plan, contexts: number, answerSpan: Uint8Array | undefined) {
+  const scoreSpan = plan.infoGain && answerSpan ? answerSpan.reduce((a, b) => a + b, 0) : 0;
+  return {
     loss: { ...plan.ratio, klCoef: plan.kl.coef, klType: plan.kl.type, ratioMode: plan.ratio.mode, agg: plan.lossAgg },
     adv: plan.advantage,
     whiten: plan.whiten,
-    nRoles: Math.max(env.roles?.length ?? 1, 1),
     essLr: { enabled: plan.essLr !== null, rule: plan.essLr?.rule ?? 'sqrt', rhoBase: plan.essLr?.baseEss ?? 1 },
     staleness: plan.staleness,
-    scoreContexts: scoreSpan ? N * l.maxTurns : 0,
+    scoreContexts: scoreSpan ? contexts : 0,
     scoreSpan,
     igType: plan.infoGain?.igType ?? 'prob_diff',
     critic: plan.critic,
     sft: plan.hintedSft !== null,
-  };
+  } satisfies Partial<RunShape>;
 }
 
 /** The seeded random weights of a run (the same on every backend): the scratch start. */
@@ -181,26 +190,13 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   let lastBatch: LastBatch | null = null;
 
   /** The reward stage: per-turn rewards, roles and anchor keys of the batch (docs/METHODS.md 6). */
-  async function rewardStage(c: Awaited<ReturnType<typeof collectBatch>>): Promise<{ adv: AdvantageData; score?: { seqs: Int32Array; rows: Uint32Array } }> {
+  function rewardStage(c: Awaited<ReturnType<typeof collectBatch>>): { adv: AdvantageData; score?: { seqs: Int32Array; rows: Uint32Array } } {
     const ep = c.ep;
     const turns = new Uint32Array(N);
     for (let n = 0; n < N; n++) if (c.live[n]) turns[n] = turnsTaken(c.mask, n, layout);
     // ReGFT's fine-tuning stage: the kept (correct) rollouts get advantage 1.
     const reward = c.sft ? Float32Array.from(ep.success) : Float32Array.from(ep.reward);
-    let turnReward: Float32Array = new Float32Array(N * T);
-    let turnKey: Uint32Array = new Uint32Array(N * T);
-    let score: { seqs: Int32Array; rows: Uint32Array } | undefined;
-    if (plan.infoGain && ep.answerTokens && ep.answerSpan) {
-      // The outcome on each last turn; the backend adds the information gain of the earlier turns.
-      const ctx = answerContexts(c.seq, ep.answerTokens, ep.answerSpan, layout);
-      score = { seqs: ctx.seqs, rows: ctx.rows };
-      turnReward = outcomeOnLastTurn(reward, turns, T);
-    } else if (plan.taskTurnRewards && ep.turnRewards) {
-      turnReward = Float32Array.from(ep.turnRewards);
-    } else if (plan.anchors) {
-      turnReward = outcomeOnLastTurn(reward, turns, T);
-      turnKey = anchorKeys(c.seq, layout);
-    }
+    const { turnReward, turnKey, score } = rewardTurns(plan, ep, c.seq, reward, turns, layout);
     const turnRole = ep.turnRole ? Int32Array.from(ep.turnRole) : new Int32Array(N * T).fill(-1);
     const roleRewards = ep.roleReward ? Float32Array.from(ep.roleReward) : new Float32Array(N * shape.nRoles);
     return { adv: { reward, groupStart: c.groupStart, groupSize: c.groupSize, turns, turnReward, turnRole, turnKey, roleRewards }, ...(score ? { score } : {}) };
@@ -213,7 +209,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     if (plan.refResetEvery > 0 && iter > 1 && (iter - 1) % plan.refResetEvery === 0) backend.resetReference();
     // Sampling and filtering: tasks seeded by (seed, iter), so any iteration can be reproduced.
     const c = await collectBatch({ cfg, plan, env, backend, layout }, iter);
-    const { adv, score } = await rewardStage(c);
+    const { adv, score } = rewardStage(c);
 
     // Update.
     const segLen = plan.stepRows ? shape.actionLen : Tp;
