@@ -19,7 +19,7 @@ import { createRng } from './rng';
 import { groupAllEqual, pfppoCounts } from './selection';
 import { planShape, type Trainer } from './trainer';
 import { rewardTurns } from './turnRewards';
-import { cpuTensors, seqLogSegments, type CpuUpdate } from './update/cpuUpdate';
+import { cpuTensors, seqLogSegments, startCpuUpdate, type CpuUpdate } from './update/cpuUpdate';
 import type { StagePart, StepRef } from './update/stage';
 import { stagesOf, UPDATE_STAGES, walkUpdate } from './update/stages';
 
@@ -150,14 +150,11 @@ function labInput(mask: Float32Array, adv: AdvantageData, weights: Float32Array,
 /** The CPU update state of a frozen batch at parameters `params` (the rollout and old policy). */
 function labUpdate(shape: RunShape, params: Float32Array, ref: Float32Array, seq: Int32Array, adv: AdvantageData): CpuUpdate {
   const none = new Float32Array(0);
-  return {
-    shape, params, ref, m: none, v: none, adamStep: 0, rolloutParams: params, critic: null,
+  return startCpuUpdate({
+    shape, params, ref, m: none, v: none, adamStep: 0, rolloutParams: params, critic: null, adv,
     forward: (p, rowPos, tokens = seq) => forwardCpu(p, shape.dims, tokens, shape.L, rowPos, shape.grammar, shape.temperature),
     paramsChanged: () => {},
     progress: () => {},
     t: { ...cpuTensors(shape), seq },
-    adv, old: null, oldStats: null, rolloutLogp: null, trajStats: null, essMinibatch: [], essSteps: null,
-    seqLog: new Float32Array(shape.N * shape.maxTurns),
-    stepForward: null, stepStats: null, grads: null, gradNorm: 0, health: 0, stats: null, negOutShare: 0,
-  };
+  });
 }

@@ -35,7 +35,7 @@ export interface GpuBackendOptions {
 }
 
 export function createGpuBackend(device: GPUDevice, shape: RunShape, initialParams: Float32Array, opts: GpuBackendOptions = {}): Backend {
-  const { dims, N, L, actionLen } = shape;
+  const { dims } = shape;
   const P = paramLayout(dims).size;
   const label = opts.label ?? 'WebGPU';
   if (initialParams.length !== P) throw new Error(`gpu backend: ${initialParams.length} parameters given, the model has ${P}`);
@@ -46,43 +46,13 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
   const stages = stagesOf(shape);
   const bound = stages.map((s) => s.gpu(g));
   const io = createReadbacks(g, label, owned);
-  const sampled = g.f32('sampled', N * actionLen);
-  const rollout = bindRollout(g, sampled);
-  // What the device's seq holds, for the range writes of writeTurn.
-  const shadow = new Int32Array(N * L);
-  const stale = shape.staleness > 0;
-  // Stale rollouts: the last staleness + 1 parameter versions; the rollouts read the oldest.
-  const history = stale ? Array.from({ length: shape.staleness + 1 }, (_, i) => g.f32(`params history ${i}`, P)) : [];
-  for (const h of history) device.queue.writeBuffer(h, 0, initialParams);
-  let updates = 0;
+  const submit = createSubmitter(device);
+  const history = createStaleHistory(g, initialParams);
   let adamStep = 0;
-  let destroyed = false;
-  const busy = new Set<string>();
-
-  /** Submits `encode`'s work, then maps `read` and returns a copy of its bytes. */
-  async function submitAndRead(what: string, read: GPUBuffer, encode: (enc: GPUCommandEncoder) => void): Promise<ArrayBuffer> {
-    if (destroyed) throw new Error(`gpu backend: ${what} after destroy()`);
-    if (busy.has(what)) throw new Error(`gpu backend: ${what} called again before the previous call finished`);
-    busy.add(what);
-    try {
-      device.pushErrorScope('validation');
-      const enc = device.createCommandEncoder({ label: what });
-      encode(enc);
-      device.queue.submit([enc.finish()]);
-      const err = await device.popErrorScope();
-      if (err) throw new Error(`gpu backend: ${what}: ${err.message}`);
-      await read.mapAsync(MapMode.READ);
-      const bytes = read.getMappedRange().slice(0);
-      read.unmap();
-      return bytes;
-    } finally {
-      busy.delete(what);
-    }
-  }
 
   async function snapshot(): Promise<ModelState> {
     // The snapshot staging buffer holds the stats words first; the state follows them.
-    return io.decodeState(await submitAndRead('snapshot', io.snapshot, (enc) => io.copyState(enc, io.snapshot)), adamStep);
+    return io.decodeState(await submit('snapshot', io.snapshot, (enc) => io.copyState(enc, io.snapshot)), adamStep);
   }
 
   async function update(inp: UpdateInput): Promise<UpdateStats> {
@@ -90,55 +60,22 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
     for (const s of bound) s.upload?.(inp, adamStep);
     device.queue.writeBuffer(b.health, 0, new Uint32Array(1));
     const snap = inp.snapshot === true;
-    const bytes = await submitAndRead('update', io.updateRead(snap), (enc) => {
+    const bytes = await submit('update', io.updateRead(snap), (enc) => {
       io.beforeUpdate(enc);
       const pass = enc.beginComputePass({ label: `update ${inp.iter}` });
       walkUpdate(stages, g.steps, inp, (i, step) => bound[i]!.encode(pass, inp, step));
       pass.end();
-      if (stale) {
-        // Keep this version; the next rollouts read the one `staleness` updates older.
-        const slots = history.length;
-        enc.copyBufferToBuffer(b.params, 0, history[updates % slots]!, 0, 4 * P);
-        enc.copyBufferToBuffer(history[(updates + 1) % slots]!, 0, b.rollParams, 0, 4 * P);
-      }
+      history.afterUpdate(enc);
       io.afterUpdate(enc, snap);
     });
     adamStep += g.steps.length;
-    updates++;
     return io.decodeUpdate(bytes, g.steps.length, adamStep, snap);
   }
 
   return {
     kind: 'gpu',
     label,
-    writeSequences(s) {
-      if (s.length !== N * L) throw new Error(`writeSequences: ${s.length} tokens, expected ${N * L}`);
-      shadow.set(s);
-      device.queue.writeBuffer(b.seq, 0, shadow);
-    },
-    async sampleTurn(turn, iter) {
-      if (!(turn >= 0 && turn < shape.maxTurns)) throw new Error(`sampleTurn: turn ${turn} is outside 0..${shape.maxTurns - 1}`);
-      const bytes = await submitAndRead('sampleTurn', io.sampled, (enc) => {
-        rollout.encode(enc, turn, iter);
-        enc.copyBufferToBuffer(sampled, 0, io.sampled, 0, 4 * N * actionLen);
-      });
-      const out = new Int32Array(bytes);
-      for (let a = 0; a < actionLen; a++) {
-        const rp = shape.rolloutRowPos[turn * actionLen + a]!;
-        for (let n = 0; n < N; n++) shadow[rp[n]!] = out[n * actionLen + a]!;
-      }
-      return out;
-    },
-    writeTurn(turn, tokens) {
-      const w = actionLen + shape.obsLen;
-      if (tokens.length !== N * w) throw new Error(`writeTurn: ${tokens.length} tokens, expected ${N * w}`);
-      const start = shape.promptLen + turn * w;
-      copyRows(shadow, start, L, tokens, 0, w, w, N);
-      // One contiguous write from trajectory 0's turn to the last trajectory's: the positions in
-      // between hold what the device already has (the shadow tracks every write and sample).
-      const end = (N - 1) * L + start + w;
-      device.queue.writeBuffer(b.seq, 4 * start, shadow, start, end - start);
-    },
+    ...createTokenIo(g, io.sampled, submit),
     update,
     restore(st: ModelState) {
       for (const [buf, data] of [[b.params, st.params], [b.ref, st.ref], [b.m, st.m], [b.v, st.v]] as const) {
@@ -146,8 +83,7 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
         device.queue.writeBuffer(buf, 0, data);
       }
       if (shape.critic) device.queue.writeBuffer(b.criticTable, 0, st.critic ?? new Float32Array(shape.critic.size));
-      // Stale rollouts restart from the restored policy (the lag builds up again).
-      if (stale) for (const buf of [...history, b.rollParams]) device.queue.writeBuffer(buf, 0, st.params);
+      history.restore(st.params);
       adamStep = st.adamStep;
     },
     resetReference() {
@@ -167,13 +103,119 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
     },
     snapshot,
     async readBatch() {
-      return io.decodeBatch(await submitAndRead('readBatch', io.batch, (enc) => io.copyBatch(enc)));
+      return io.batch.decode(await submit('readBatch', io.batch.buffer, (enc) => io.batch.copy(enc)));
     },
     destroy() {
-      if (destroyed) return;
-      destroyed = true;
+      if (!submit.destroy()) return;
       for (const kernel of Object.values(g.k)) kernel.destroy();
       for (const buf of owned.splice(0)) buf.destroy();
+    },
+  };
+}
+
+type Submit = ((what: string, read: GPUBuffer, encode: (enc: GPUCommandEncoder) => void) => Promise<ArrayBuffer>) & {
+  /** Refuses every later call; false if it was already destroyed. */
+  destroy(): boolean;
+};
+
+/**
+ * Submits one command buffer (`encode`'s work) inside a validation scope, then maps `read` and
+ * returns a copy of its bytes; refuses a call of a kind still in flight, and any after destroy().
+ */
+function createSubmitter(device: GPUDevice): Submit {
+  let destroyed = false;
+  const busy = new Set<string>();
+  const submit = async (what: string, read: GPUBuffer, encode: (enc: GPUCommandEncoder) => void): Promise<ArrayBuffer> => {
+    if (destroyed) throw new Error(`gpu backend: ${what} after destroy()`);
+    if (busy.has(what)) throw new Error(`gpu backend: ${what} called again before the previous call finished`);
+    busy.add(what);
+    try {
+      device.pushErrorScope('validation');
+      const enc = device.createCommandEncoder({ label: what });
+      encode(enc);
+      device.queue.submit([enc.finish()]);
+      const err = await device.popErrorScope();
+      if (err) throw new Error(`gpu backend: ${what}: ${err.message}`);
+      await read.mapAsync(MapMode.READ);
+      const bytes = read.getMappedRange().slice(0);
+      read.unmap();
+      return bytes;
+    } finally {
+      busy.delete(what);
+    }
+  };
+  return Object.assign(submit, {
+    destroy() {
+      if (destroyed) return false;
+      destroyed = true;
+      return true;
+    },
+  });
+}
+
+/**
+ * Stale rollouts: the last staleness + 1 parameter versions, kept on the device after each update;
+ * the rollouts read the oldest (copied into rollParams). Nothing without staleness.
+ */
+function createStaleHistory({ device, shape, b, f32 }: GpuUpdate, initialParams: Float32Array) {
+  const P = initialParams.length;
+  const versions = shape.staleness > 0 ? Array.from({ length: shape.staleness + 1 }, (_, i) => f32(`params history ${i}`, P)) : [];
+  for (const v of versions) device.queue.writeBuffer(v, 0, initialParams);
+  let updates = 0;
+  return {
+    afterUpdate(enc: GPUCommandEncoder) {
+      if (!versions.length) return;
+      // Keep this version; the next rollouts read the one `staleness` updates older.
+      enc.copyBufferToBuffer(b.params, 0, versions[updates % versions.length]!, 0, 4 * P);
+      enc.copyBufferToBuffer(versions[(updates + 1) % versions.length]!, 0, b.rollParams, 0, 4 * P);
+      updates++;
+    },
+    /** Restarts from `params` (the lag builds up again). */
+    restore(params: Float32Array) {
+      for (const v of versions.length ? [...versions, b.rollParams] : []) device.queue.writeBuffer(v, 0, params);
+    },
+  };
+}
+
+/**
+ * The token sequences on the device: whole writes, a turn's writes, and sampling a turn (one
+ * submit, one readback of the N * actionLen sampled tokens). A host shadow of `seq` lets a turn's
+ * write be one contiguous range.
+ */
+function createTokenIo(g: GpuUpdate, read: GPUBuffer, submit: Submit): Pick<Backend, 'writeSequences' | 'sampleTurn' | 'writeTurn'> {
+  const { device, shape, b } = g;
+  const { N, L, actionLen } = shape;
+  const sampled = g.f32('sampled', N * actionLen);
+  const rollout = bindRollout(g, sampled);
+  const shadow = new Int32Array(N * L);
+  return {
+    writeSequences(s) {
+      if (s.length !== N * L) throw new Error(`writeSequences: ${s.length} tokens, expected ${N * L}`);
+      shadow.set(s);
+      device.queue.writeBuffer(b.seq, 0, shadow);
+    },
+    async sampleTurn(turn, iter) {
+      if (!(turn >= 0 && turn < shape.maxTurns)) throw new Error(`sampleTurn: turn ${turn} is outside 0..${shape.maxTurns - 1}`);
+      const bytes = await submit('sampleTurn', read, (enc) => {
+        rollout.encode(enc, turn, iter);
+        enc.copyBufferToBuffer(sampled, 0, read, 0, 4 * N * actionLen);
+      });
+      const out = new Int32Array(bytes);
+      for (let a = 0; a < actionLen; a++) {
+        const rp = shape.rolloutRowPos[turn * actionLen + a]!;
+        for (let n = 0; n < N; n++) shadow[rp[n]!] = out[n * actionLen + a]!;
+      }
+      return out;
+    },
+    writeTurn(turn, tokens) {
+      const w = actionLen + shape.obsLen;
+      if (tokens.length !== N * w) throw new Error(`writeTurn: ${tokens.length} tokens, expected ${N * w}`);
+      const start = shape.promptLen + turn * w;
+      copyRows(shadow, start, L, tokens, 0, w, w, N);
+      // One contiguous write from trajectory 0's turn to the last trajectory's: the positions in
+      // between hold what the device already has (the shadow tracks every write and sample).
+      const end = (N - 1) * L + start + w;
+      device.queue.writeBuffer(b.seq, 4 * start, shadow, start, end - start);
     },
   };
 }

@@ -16,9 +16,6 @@ type BatchPart = [keyof BatchTensors | 'ppo' | 'turnIn' | 'trajStats' | 'stateKe
 
 export function createReadbacks(g: GpuUpdate, label: string, owned: GPUBuffer[]) {
   const { device, shape, b } = g;
-  const { N, L, Tp } = shape;
-  const R = N * Tp;
-  const T = shape.maxTurns;
   const P = paramLayout(shape.dims).size;
   const CRITIC = shape.critic?.size ?? 0;
   const MB = shape.minibatches.length;
@@ -34,26 +31,7 @@ export function createReadbacks(g: GpuUpdate, label: string, owned: GPUBuffer[])
   const STATS_READ_WORDS = NEG_OUT_WORD + 1;
   const statsRead = read('stats readback', 4 * STATS_READ_WORDS);
   const snapshotRead = read('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P + CRITIC));
-  // PPO: the critic table as the update found it, so the dump can show each row's value.
-  const criticBefore = shape.critic ? g.f32('critic table (before the update)', CRITIC) : null;
-  const batchParts: BatchPart[] = [
-    ['turnIn', b.turnIn, 16 * N * T],
-    ['seq', b.seq, 4 * N * L],
-    ['logp', b.logp, 4 * R],
-    ['logpOld', b.logpOld, 4 * R],
-    ['logpRef', b.logpRef, 4 * R],
-    ['entropy', b.entropy, 4 * R],
-    ['sumP2', b.sumP2, 4 * R],
-    ['adv', b.adv, 4 * R],
-    ['ppo', b.ppo, 4 * R * PPO_ROW_WORDS],
-    ['logpRollout', b.logpRollout, 4 * R],
-    ['entropyOld', b.entropyOld, 4 * R],
-    ['sumP2Old', b.sumP2Old, 4 * R],
-    ['trajStats', b.trajStats, 4 * TRAJ_STATS_WORDS * N],
-    ...(criticBefore ? ([['ret', b.returns, 4 * R], ['stateKey', b.stateKey, 4 * R], ['criticBefore', criticBefore, 4 * CRITIC]] satisfies BatchPart[]) : []),
-    ...(b.score ? ([['answerLogp', b.score.logp, 4 * shape.scoreContexts * shape.scoreSpan]] satisfies BatchPart[]) : []),
-  ];
-  const batchRead = read('batch readback', batchParts.reduce((s, [, , n]) => s + n, 0));
+  const batch = createBatchReadback(g, read);
 
   /** Copies the state (params, ref, m, v, then the critic table) into `to` after its stats words. */
   const copyState = (enc: GPUCommandEncoder, to: GPUBuffer) => {
@@ -69,13 +47,9 @@ export function createReadbacks(g: GpuUpdate, label: string, owned: GPUBuffer[])
   };
 
   return {
-    sampled: read('sampled readback', 4 * N * shape.actionLen),
+    sampled: read('sampled readback', 4 * shape.N * shape.actionLen),
     snapshot: snapshotRead,
-    batch: batchRead,
-    /** Before the update's pass: keeps the critic table as the update finds it. */
-    beforeUpdate(enc: GPUCommandEncoder) {
-      if (criticBefore) enc.copyBufferToBuffer(b.criticTable, 0, criticBefore, 0, 4 * CRITIC);
-    },
+    beforeUpdate: batch.beforeUpdate,
     /** The staging buffer of an update's readback (with the state after the statistics on snapshot updates). */
     updateRead: (snapshot: boolean): GPUBuffer => (snapshot ? snapshotRead : statsRead),
     /** After the pass: the statistics (and, with `snapshot`, the state) into updateRead(snapshot). */
@@ -103,14 +77,55 @@ export function createReadbacks(g: GpuUpdate, label: string, owned: GPUBuffer[])
     },
     copyState,
     decodeState,
-    copyBatch(enc: GPUCommandEncoder) {
+    batch,
+  };
+}
+
+/**
+ * The dump's tensors in one copy: the per-row buffers, the per-turn rewards (turnIn's first
+ * words), the trajectory statistics, PPO's critic values and returns, IGPO's answer log-probs.
+ */
+function createBatchReadback(g: GpuUpdate, read: (name: string, bytes: number) => GPUBuffer) {
+  const { shape, b } = g;
+  const { N, L, Tp } = shape;
+  const R = N * Tp;
+  const T = shape.maxTurns;
+  const CRITIC = shape.critic?.size ?? 0;
+  // PPO: the critic table as the update found it, so the dump can show each row's value.
+  const criticBefore = shape.critic ? g.f32('critic table (before the update)', CRITIC) : null;
+  const batchParts: BatchPart[] = [
+    ['turnIn', b.turnIn, 16 * N * T],
+    ['seq', b.seq, 4 * N * L],
+    ['logp', b.logp, 4 * R],
+    ['logpOld', b.logpOld, 4 * R],
+    ['logpRef', b.logpRef, 4 * R],
+    ['entropy', b.entropy, 4 * R],
+    ['sumP2', b.sumP2, 4 * R],
+    ['adv', b.adv, 4 * R],
+    ['ppo', b.ppo, 4 * R * PPO_ROW_WORDS],
+    ['logpRollout', b.logpRollout, 4 * R],
+    ['entropyOld', b.entropyOld, 4 * R],
+    ['sumP2Old', b.sumP2Old, 4 * R],
+    ['trajStats', b.trajStats, 4 * TRAJ_STATS_WORDS * N],
+    ...(criticBefore ? ([['ret', b.returns, 4 * R], ['stateKey', b.stateKey, 4 * R], ['criticBefore', criticBefore, 4 * CRITIC]] satisfies BatchPart[]) : []),
+    ...(b.score ? ([['answerLogp', b.score.logp, 4 * shape.scoreContexts * shape.scoreSpan]] satisfies BatchPart[]) : []),
+  ];
+  const batchRead = read('batch readback', batchParts.reduce((s, [, , n]) => s + n, 0));
+
+  return {
+    buffer: batchRead,
+    /** Before the update's pass: keeps the critic table as the update finds it. */
+    beforeUpdate(enc: GPUCommandEncoder) {
+      if (criticBefore) enc.copyBufferToBuffer(b.criticTable, 0, criticBefore, 0, 4 * CRITIC);
+    },
+    copy(enc: GPUCommandEncoder) {
       let off = 0;
       for (const [, buf, n] of batchParts) {
         enc.copyBufferToBuffer(buf, 0, batchRead, off, n);
         off += n;
       }
     },
-    decodeBatch(bytes: ArrayBuffer): BatchTensors {
+    decode(bytes: ArrayBuffer): BatchTensors {
       const parts: Record<string, ArrayBuffer> = {};
       let off = 0;
       for (const [name, , n] of batchParts) {

@@ -122,17 +122,44 @@ export function createGpuUpdate(
   label: string,
   owned: GPUBuffer[],
 ): GpuUpdate {
-  const { dims, N, L, Tp } = shape;
-  const { V, H } = dims;
-  const P = paramLayout(dims).size;
-  const R = N * Tp;
-  const T = shape.maxTurns;
-  // Scratch of the backward reductions (kernels/reduce.ts), shared by the two, sized for the
-  // largest minibatch.
-  const scratchWords = backwardScratchWords(dims, L, shape.minibatches.map(([n0, n1]) => (n1 - n0) * Tp));
-  // The largest buffers (per-row activations, the [K, V, H] first-layer tables, the scratch): say
-  // which limit a too-large batch hits instead of a validation error.
-  const largest = Math.max(4 * R * Math.max(V, H, 4), 4 * slotTableWords(dims), 4 * scratchWords);
+  checkBufferLimits(device, shape);
+  const { dims } = shape;
+  const S = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
+  const f32 = (name: string, words: number): GPUBuffer => {
+    const b = device.createBuffer({ label: `${name} (${label})`, size: Math.max(16, Math.ceil(words) * 4), usage: S });
+    owned.push(b);
+    return b;
+  };
+  const b = createBuffers(device, shape, initialParams, f32);
+  // Kernels: pipelines come from the per-device cache (compiled ahead by openGpuBackend, else at
+  // their first bind); each bind() is one configuration.
+  const k = createKernels(device, backendKernels(shape, variant));
+  const project = (p: GPUBuffer, what: string) => k.embedProject.bind({ params: p, proj: b.proj }, { dims }, `embedProject ${what}`);
+  const projParams = project(b.params, 'params');
+  return {
+    device,
+    shape,
+    variant,
+    k,
+    b,
+    steps: updateStepRefs(shape),
+    essAt: (i) => ({ buffer: b.essOut, offset: 4 * ESS_OUT_STRIDE * i, size: 8 }),
+    project: { params: projParams, ref: project(b.ref, 'ref'), rollout: shape.staleness > 0 ? project(b.rollParams, 'rollout policy') : projParams },
+    f32,
+  };
+}
+
+/** Scratch of the backward reductions (kernels/reduce.ts), shared by the two, sized for the largest minibatch. */
+const backwardScratch = (shape: RunShape): number =>
+  backwardScratchWords(shape.dims, shape.L, shape.minibatches.map(([n0, n1]) => (n1 - n0) * shape.Tp));
+
+/**
+ * The largest buffers (per-row activations, the [K, V, H] first-layer tables, the scratch) against
+ * the device's limits: says which limit a too-large batch hits instead of a validation error.
+ */
+function checkBufferLimits(device: GPUDevice, shape: RunShape): void {
+  const { dims, N, Tp } = shape;
+  const largest = Math.max(4 * N * Tp * Math.max(dims.V, dims.H, 4), 4 * slotTableWords(dims), 4 * backwardScratch(shape));
   const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
   if (largest > limit) {
     throw new Error(
@@ -140,12 +167,15 @@ export function createGpuUpdate(
         `${(limit / 2 ** 20).toFixed(0)} MiB storage-buffer limit; use fewer prompts, a smaller group or fewer turns`,
     );
   }
-  const S = BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST;
-  const f32 = (name: string, words: number): GPUBuffer => {
-    const b = device.createBuffer({ label: `${name} (${label})`, size: Math.max(16, Math.ceil(words) * 4), usage: S });
-    owned.push(b);
-    return b;
-  };
+}
+
+/** The shared buffers of a run of `shape` (GpuBuffers), the parameters and row tables uploaded. */
+function createBuffers(device: GPUDevice, shape: RunShape, initialParams: Float32Array, f32: (name: string, words: number) => GPUBuffer): GpuBuffers {
+  const { dims, N, L, Tp } = shape;
+  const { V, H } = dims;
+  const P = paramLayout(dims).size;
+  const R = N * Tp;
+  const T = shape.maxTurns;
   const upload = (name: string, data: Float32Array | Uint32Array): GPUBuffer => {
     const b = f32(name, data.length);
     device.queue.writeBuffer(b, 0, data);
@@ -158,7 +188,7 @@ export function createGpuUpdate(
   const M = shape.scoreContexts;
   const scoreRows = M * shape.scoreSpan;
   const params = upload('params', initialParams);
-  const b: GpuBuffers = {
+  return {
     params,
     ref: upload('ref params', initialParams),
     m: f32('adam m', P),
@@ -176,7 +206,7 @@ export function createGpuUpdate(
     da: f32('da', R * H),
     proj: f32('proj', slotTableWords(dims)),
     slotSums: f32('slot sums G', slotTableWords(dims)),
-    partials: f32('backward partials', scratchWords),
+    partials: f32('backward partials', backwardScratch(shape)),
     logp: f32('logp', R),
     logpOld,
     logpRef: f32('logpRef', R),
@@ -206,21 +236,5 @@ export function createGpuUpdate(
     returns: f32('returns', shape.critic ? R : 1),
     rollParams: stale ? upload('rollout params', initialParams) : params,
     score: M ? { seq: f32('score seq', M * L), rows: f32('score rows', scoreRows), logp: f32('score logp', scoreRows) } : null,
-  };
-  // Kernels: pipelines come from the per-device cache (compiled ahead by openGpuBackend, else at
-  // their first bind); each bind() is one configuration.
-  const k = createKernels(device, backendKernels(shape, variant));
-  const project = (p: GPUBuffer, what: string) => k.embedProject.bind({ params: p, proj: b.proj }, { dims }, `embedProject ${what}`);
-  const projParams = project(b.params, 'params');
-  return {
-    device,
-    shape,
-    variant,
-    k,
-    b,
-    steps: updateStepRefs(shape),
-    essAt: (i) => ({ buffer: b.essOut, offset: 4 * ESS_OUT_STRIDE * i, size: 8 }),
-    project: { params: projParams, ref: project(b.ref, 'ref'), rollout: stale ? project(b.rollParams, 'rollout policy') : projParams },
-    f32,
   };
 }
