@@ -19,6 +19,8 @@ import { z } from 'zod';
 import { BACKEND_CHOICES, type BackendChoice } from '../core/backend';
 import { allFields, CONFIG_FIELDS, ConfigError, defaultConfig, fieldSpec, getField, withField, withFieldText, type RunConfig } from '../core/config';
 import { METHOD_IDS } from '../core/methods';
+
+const isMethodId = (id: string) => (METHOD_IDS as readonly string[]).includes(id);
 import { paramSchema } from '../core/methods/params';
 import { parseNumberText } from '../core/numberText';
 
@@ -305,179 +307,201 @@ export function decodeLink<Arena>(input: unknown, content: LinkContent<Arena>): 
     }
     const body = hashBody(input);
     if (body === null) return refuse('link', 'the address has no #… part holding a run config');
-
-    // PLUMBING: split into pairs, decode, find duplicates. The first of a repeated key applies.
     const raw = body.split('&').filter((p) => p.length > 0);
     if (raw.length > MAX_LINK_KEYS) return refuse('link', `too many keys (${raw.length}; at most ${MAX_LINK_KEYS})`);
-    const pairs = new Map<string, string>();
-    for (const part of raw) {
-      const eq = part.indexOf('=');
-      const rawKey = eq >= 0 ? part.slice(0, eq) : part;
-      const rawValue = eq >= 0 ? part.slice(eq + 1) : null;
-      const decoded = decodePart(rawKey);
-      const key = decoded === '' ? '(empty key)' : decoded;
-      if (key === null) {
-        errors.push({ key: shorten(rawKey), message: 'the key is not valid URL encoding' });
-        continue;
-      }
-      if (rawValue === null) {
-        errors.push({ key: shorten(key), message: 'expected key=value' });
-        continue;
-      }
-      const value = decodePart(rawValue);
-      if (value === null) {
-        errors.push({ key: shorten(key), value: shorten(rawValue), message: 'the value is not valid URL encoding' });
-        continue;
-      }
-      if (pairs.has(key)) {
-        errors.push({ key: shorten(key), value: shorten(value), message: `given more than once; the first value (${shorten(pairs.get(key)!, 24)}) applies` });
-        continue;
-      }
-      pairs.set(key, value);
-    }
-
-    // Version: read, migrate forward, or refuse.
-    let version = 0;
-    let migratedFrom: number | undefined;
-    const vText = pairs.get('v');
-    if (vText !== undefined) {
-      if (!/^\d{1,6}$/.test(vText)) return refuse('v', `expected a link version number (this playground reads versions 0 to ${LINK_VERSION})`);
-      version = Number(vText);
-    }
-    if (version > LINK_VERSION) {
-      return refuse('v', `link version ${version} is newer than this playground (it reads versions 0 to ${LINK_VERSION}); open the link in a newer build`, version);
-    }
-    let current = pairs;
-    while (version < LINK_VERSION) {
-      const m = LINK_MIGRATIONS[version];
-      if (!m) return refuse('v', `link version ${version} is no longer supported (this playground reads versions 0 to ${LINK_VERSION})`, version);
-      const next = new Map<string, string>();
-      // Object.hasOwn: a key such as `__proto__` must not find the prototype of the table.
-      for (const [k, v] of current) next.set(Object.hasOwn(m.renames, k) ? m.renames[k]! : k, v);
-      current = next;
-      if (vText !== undefined) migratedFrom ??= version;
-      version = m.to;
-    }
-
-    // ALGO LOGIC: apply `task`, then `methods`, then every other field, each through the config's validators.
-    let config = defaultConfig();
-    const apply = (key: string, value: string) => {
-      try {
-        const spec = fieldSpec(key);
-        if (spec && (spec.kind === 'number' || spec.kind === 'int')) {
-          // A number as a link writes it (JavaScript's shortest round-trip form), parsed as the CLI parses it.
-          const n = parseNumberText(value);
-          if (Number.isNaN(n)) throw new ConfigError(key, paramSchema(spec).safeParse(NaN).error?.issues[0]?.message ?? 'expected a number');
-          config = withField(config, key, n);
-        } else config = withFieldText(config, key, value);
-      } catch (e) {
-        const message = e instanceof ConfigError ? e.expected : e instanceof Error ? e.message : String(e);
-        errors.push({ key: shorten(key), value: shorten(value), message });
-      }
-    };
+    const read = migrate(splitPairs(raw, errors));
+    if ('refused' in read) return refuse('v', read.refused, read.version);
+    const { pairs, version, migratedFrom } = read;
+    const config = { current: defaultConfig() };
+    applyConfigKeys(config, pairs, errors);
+    const out: DecodedLinkOf<Arena> = { config: config.current, errors, version };
     const fieldKeys = new Set(allFields().map(([k]) => k));
-    // The task first: which methods are allowed depends on it.
-    const task = current.get('task');
-    if (task !== undefined) apply('task', task);
-    const methods = current.get('methods');
-    if (methods !== undefined) {
-      // Checked against the id list here: `toString` or `__proto__` must not pass for a method.
-      const unknown = methods.split(',').filter((id) => id.length > 0 && !(METHOD_IDS as readonly string[]).includes(id));
-      if (unknown.length > 0) {
-        errors.push({ key: 'methods', value: shorten(methods), message: `unknown method "${shorten(unknown[0]!, 24)}"; expected some of ${METHOD_IDS.join(', ')}` });
-      } else apply('methods', methods);
-    }
-    const out: DecodedLinkOf<Arena> = { config, errors, version };
-    for (const [key, value] of current) {
+    for (const [key, value] of pairs) {
       if (key === 'methods' || key === 'task' || key === 'v') continue;
-      if (fieldKeys.has(key)) {
-        apply(key, value);
-        continue;
-      }
-      switch (key) {
-        case 'step': {
-          const r = stepSchema.safeParse(value);
-          if (r.success) out.step = r.data;
-          else errors.push({ key, value: shorten(value), message: r.error.issues[0]?.message ?? 'invalid value' });
-          break;
-        }
-        case 'focus': {
-          const r = focusSchema.safeParse(value);
-          if (r.success) out.focus = r.data;
-          else errors.push({ key, value: shorten(value), message: r.error.issues[0]?.message ?? 'invalid value' });
-          break;
-        }
-        case 'backend': {
-          const r = backendSchema.safeParse(value);
-          if (r.success) out.backend = r.data;
-          else errors.push({ key, value: shorten(value), message: `expected one of ${BACKEND_CHOICES.join(', ')}` });
-          break;
-        }
-        case 'lesson': {
-          const r = parseLesson(value, content);
-          if (typeof r === 'string') errors.push({ key, value: shorten(value), message: r });
-          else out.lesson = r;
-          break;
-        }
-        case 'present': {
-          const r = Object.hasOwn(PRESENT_VALUES, value) ? PRESENT_VALUES[value] : undefined;
-          if (r === undefined) errors.push({ key, value: shorten(value), message: 'expected 1 or 0' });
-          else if (r) out.present = true;
-          break;
-        }
-        case 'compare': {
-          const r = parseCompare(value, content);
-          if (Array.isArray(r)) errors.push(...r);
-          else out.compare = r;
-          break;
-        }
-        case 'arena': {
-          try {
-            out.arena = content.parseArena(value);
-          } catch (e) {
-            errors.push({ key, value: shorten(value), message: e instanceof Error ? e.message : String(e) });
-          }
-          break;
-        }
-        case 'hide': {
-          const ids = value.split(',').filter((s) => s.length > 0);
-          const bad = ids.filter((id) => !(PANEL_IDS as readonly string[]).includes(id));
-          if (bad.length > 0) {
-            errors.push({
-              key,
-              value: shorten(bad.join(',')),
-              message: `unknown panel ${bad.map((b) => `"${shorten(b, 24)}"`).join(', ')}; expected some of ${PANEL_IDS.join(', ')}`,
-            });
-          }
-          const good = [...new Set(ids.filter((id) => (PANEL_IDS as readonly string[]).includes(id)))] as PanelId[];
-          if (good.length > 0) out.hide = good;
-          break;
-        }
-        default:
-          errors.push({ key: shorten(key), value: shorten(value), message: unknownKeyMessage(key) });
-      }
+      if (fieldKeys.has(key)) applyField(config, key, value, errors);
+      else applyExtra(out, key, value, content, errors);
     }
-    out.config = config;
-
-    // A focus must point into this config's batch.
-    if (out.focus) {
-      const { kind, index } = out.focus;
-      const count = kind === 'group' ? config.batch : config.batch * config.group;
-      if (index >= count) {
-        errors.push({
-          key: 'focus',
-          value: focusText(out.focus),
-          message: `${kind === 'group' ? 'group' : 'trajectory'} ${index} is outside this batch (expected ${kind}:0 to ${kind}:${count - 1})`,
-        });
-        delete out.focus;
-      }
-    }
+    out.config = config.current;
+    checkFocus(out, errors);
     if (migratedFrom !== undefined) out.migratedFrom = migratedFrom;
     return out;
   } catch (e) {
     // Defensive: nothing above should throw, but a link must never break the page.
     return refuse('link', `could not be read (${e instanceof Error ? e.message : String(e)})`);
   }
+}
+
+/** The link's pairs, decoded; a key given twice keeps its first value. Each bad pair is named in `errors`. */
+function splitPairs(raw: string[], errors: LinkProblem[]): Map<string, string> {
+  const pairs = new Map<string, string>();
+  for (const part of raw) {
+    const eq = part.indexOf('=');
+    const rawKey = eq >= 0 ? part.slice(0, eq) : part;
+    const rawValue = eq >= 0 ? part.slice(eq + 1) : null;
+    const decoded = decodePart(rawKey);
+    const key = decoded === '' ? '(empty key)' : decoded;
+    if (key === null) {
+      errors.push({ key: shorten(rawKey), message: 'the key is not valid URL encoding' });
+      continue;
+    }
+    if (rawValue === null) {
+      errors.push({ key: shorten(key), message: 'expected key=value' });
+      continue;
+    }
+    const value = decodePart(rawValue);
+    if (value === null) {
+      errors.push({ key: shorten(key), value: shorten(rawValue), message: 'the value is not valid URL encoding' });
+      continue;
+    }
+    if (pairs.has(key)) {
+      errors.push({ key: shorten(key), value: shorten(value), message: `given more than once; the first value (${shorten(pairs.get(key)!, 24)}) applies` });
+      continue;
+    }
+    pairs.set(key, value);
+  }
+  return pairs;
+}
+
+/** Reads the version, then migrates the pairs forward to LINK_VERSION; a version it cannot read is refused. */
+function migrate(pairs: Map<string, string>): { pairs: Map<string, string>; version: number; migratedFrom?: number } | { refused: string; version: number | null } {
+  let version = 0;
+  let migratedFrom: number | undefined;
+  const vText = pairs.get('v');
+  if (vText !== undefined) {
+    if (!/^\d{1,6}$/.test(vText)) return { refused: `expected a link version number (this playground reads versions 0 to ${LINK_VERSION})`, version: null };
+    version = Number(vText);
+  }
+  if (version > LINK_VERSION) {
+    return { refused: `link version ${version} is newer than this playground (it reads versions 0 to ${LINK_VERSION}); open the link in a newer build`, version };
+  }
+  let current = pairs;
+  while (version < LINK_VERSION) {
+    const m = LINK_MIGRATIONS[version];
+    if (!m) return { refused: `link version ${version} is no longer supported (this playground reads versions 0 to ${LINK_VERSION})`, version };
+    const next = new Map<string, string>();
+    // Object.hasOwn: a key such as `__proto__` must not find the prototype of the table.
+    for (const [k, v] of current) next.set(Object.hasOwn(m.renames, k) ? m.renames[k]! : k, v);
+    current = next;
+    if (vText !== undefined) migratedFrom ??= version;
+    version = m.to;
+  }
+  return { pairs: current, version, ...(migratedFrom !== undefined ? { migratedFrom } : {}) };
+}
+
+/** One config field through the config's validators; a bad value is named in `errors` and not applied. */
+function applyField(config: { current: RunConfig }, key: string, value: string, errors: LinkProblem[]): void {
+  try {
+    const spec = fieldSpec(key);
+    if (spec && (spec.kind === 'number' || spec.kind === 'int')) {
+      // A number as a link writes it (JavaScript's shortest round-trip form), parsed as the CLI parses it.
+      const n = parseNumberText(value);
+      if (Number.isNaN(n)) throw new ConfigError(key, paramSchema(spec).safeParse(NaN).error?.issues[0]?.message ?? 'expected a number');
+      config.current = withField(config.current, key, n);
+    } else config.current = withFieldText(config.current, key, value);
+  } catch (e) {
+    const message = e instanceof ConfigError ? e.expected : e instanceof Error ? e.message : String(e);
+    errors.push({ key: shorten(key), value: shorten(value), message });
+  }
+}
+
+/** `task` first (which methods are allowed depends on it), then `methods`, checked against the id list. */
+function applyConfigKeys(config: { current: RunConfig }, pairs: Map<string, string>, errors: LinkProblem[]): void {
+  const task = pairs.get('task');
+  if (task !== undefined) applyField(config, 'task', task, errors);
+  const methods = pairs.get('methods');
+  if (methods === undefined) return;
+  // Checked against the id list here: `toString` or `__proto__` must not pass for a method.
+  const unknown = methods.split(',').filter((id) => id.length > 0 && !isMethodId(id));
+  if (unknown.length > 0) {
+    errors.push({ key: 'methods', value: shorten(methods), message: `unknown method "${shorten(unknown[0]!, 24)}"; expected some of ${METHOD_IDS.join(', ')}` });
+  } else applyField(config, 'methods', methods, errors);
+}
+
+/** A key besides the config's: the view (step, focus, hide, present), the backend, a lesson, a comparison, an arena. */
+function applyExtra<Arena>(out: DecodedLinkOf<Arena>, key: string, value: string, content: LinkContent<Arena>, errors: LinkProblem[]): void {
+  const invalid = (message: string) => errors.push({ key, value: shorten(value), message });
+  switch (key) {
+    case 'step': {
+      const r = stepSchema.safeParse(value);
+      if (r.success) out.step = r.data;
+      else invalid(r.error.issues[0]?.message ?? 'invalid value');
+      return;
+    }
+    case 'focus': {
+      const r = focusSchema.safeParse(value);
+      if (r.success) out.focus = r.data;
+      else invalid(r.error.issues[0]?.message ?? 'invalid value');
+      return;
+    }
+    case 'backend': {
+      const r = backendSchema.safeParse(value);
+      if (r.success) out.backend = r.data;
+      else invalid(`expected one of ${BACKEND_CHOICES.join(', ')}`);
+      return;
+    }
+    case 'lesson': {
+      const r = parseLesson(value, content);
+      if (typeof r === 'string') invalid(r);
+      else out.lesson = r;
+      return;
+    }
+    case 'present': {
+      const r = Object.hasOwn(PRESENT_VALUES, value) ? PRESENT_VALUES[value] : undefined;
+      if (r === undefined) invalid('expected 1 or 0');
+      else if (r) out.present = true;
+      return;
+    }
+    case 'compare': {
+      const r = parseCompare(value, content);
+      if (Array.isArray(r)) errors.push(...r);
+      else out.compare = r;
+      return;
+    }
+    case 'arena':
+      try {
+        out.arena = content.parseArena(value);
+      } catch (e) {
+        invalid(e instanceof Error ? e.message : String(e));
+      }
+      return;
+    case 'hide': {
+      const hide = parseHide(value, errors);
+      if (hide) out.hide = hide;
+      return;
+    }
+    default:
+      errors.push({ key: shorten(key), value: shorten(value), message: unknownKeyMessage(key) });
+  }
+}
+
+/** `hide=a,b`: the known panels (each once); the unknown ones are named in `errors`. */
+function parseHide(value: string, errors: LinkProblem[]): PanelId[] | undefined {
+  const ids = value.split(',').filter((s) => s.length > 0);
+  const known = (id: string): id is PanelId => (PANEL_IDS as readonly string[]).includes(id);
+  const bad = ids.filter((id) => !known(id));
+  if (bad.length > 0) {
+    errors.push({
+      key: 'hide',
+      value: shorten(bad.join(',')),
+      message: `unknown panel ${bad.map((b) => `"${shorten(b, 24)}"`).join(', ')}; expected some of ${PANEL_IDS.join(', ')}`,
+    });
+  }
+  const good = [...new Set(ids.filter(known))];
+  return good.length > 0 ? good : undefined;
+}
+
+/** A focus must point into this config's batch; one past it is named and dropped. */
+function checkFocus(out: { config: RunConfig; focus?: Focus }, errors: LinkProblem[]): void {
+  if (!out.focus) return;
+  const { kind, index } = out.focus;
+  const count = kind === 'group' ? out.config.batch : out.config.batch * out.config.group;
+  if (index < count) return;
+  errors.push({
+    key: 'focus',
+    value: focusText(out.focus),
+    message: `${kind === 'group' ? 'group' : 'trajectory'} ${index} is outside this batch (expected ${kind}:0 to ${kind}:${count - 1})`,
+  });
+  delete out.focus;
 }
 
 /** One line for a problem: `batch = "abc": expected an integer in [1, 1024]`. */
