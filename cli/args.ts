@@ -6,7 +6,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/core/config';
 import { CPU_BACKEND_MAX_BYTES } from '../workers/core/cpuBackend';
-import { methodRegistry, METHOD_IDS, type MethodDef } from '../workers/core/methods';
+import { methodDef, METHOD_IDS } from '../workers/core/methods';
 import { describeSpec } from '../workers/core/methods/params';
 import { parseNumberText } from '../workers/core/numberText';
 import { decodeShareLink } from '../workers/content/shareLink';
@@ -209,7 +209,7 @@ export function helpText(): string {
     'Method ids for `methods` (the names on the playground\'s cards):',
   ];
   for (const id of METHOD_IDS) {
-    const def = methodRegistry[id] as MethodDef;
+    const def = methodDef(id);
     lines.push(`  ${id.padEnd(16)} ${def.name}${def.estimator ? ' (*)' : ''}: ${def.idea}`);
   }
   lines.push('', 'Other keys:');

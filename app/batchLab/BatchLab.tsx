@@ -8,7 +8,7 @@
 import { useId, useMemo, useState, type CSSProperties } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { LabResult } from '../../workers/core/batchLab';
-import { methodRegistry, type MethodDef } from '../../workers/core/methods';
+import { methodRegistry } from '../../workers/core/methods';
 import { toggledMethods } from '../methodToggle';
 import { useAppStore } from '../store';
 import {
@@ -34,7 +34,7 @@ import {
 import { frozenStale, useLabSets, useLabStore, type LabRun, type LiveRun } from './labStore';
 import './batchLab.css';
 
-const METHODS = Object.values(methodRegistry) as MethodDef[];
+const METHODS = Object.values(methodRegistry);
 
 function useLive(): LiveRun {
   return useAppStore(
@@ -98,12 +98,12 @@ function SetsEditor() {
   const config = useAppStore((s) => s.config);
   const edited = useLabStore((s) => s.sets !== null);
   const { addSet, removeSet, resetSets } = useLabStore.getState();
-  const presets = useMemo(() => presetSets(config.methods as string[]), [config.methods]);
+  const presets = useMemo(() => presetSets(config.methods), [config.methods]);
   const [choice, setChoice] = useState('igpo');
   const preset = presets.find((p) => p.key === choice) ?? presets[0]!;
   const addBlocker =
     sets.length >= MAX_SETS ? `At most ${MAX_SETS} sets: remove one first.` : sets.some((s) => sameSet(s, preset.methods)) ? `${preset.label} is already a set.` : null;
-  const runSet = config.methods as string[];
+  const runSet = config.methods;
   const addReasonId = useId();
   const addId = useId();
   const add = () => {

@@ -249,7 +249,7 @@ test('methods are grouped by stage, rendered from the registry', async ({ page }
   await ready(page);
   const panel = page.locator('section[aria-labelledby="methods-title"]');
   await panel.locator('summary', { hasText: 'All methods' }).click();
-  const methods = Object.values(methodRegistry) as MethodDef[];
+  const methods = Object.values(methodRegistry);
   // The advantage estimators are one choice (radio buttons); the others by the stage they act on.
   const sectionOf = (m: MethodDef) => (m.estimator ? 'estimator' : m.stage);
   const stages = [...new Set(methods.map(sectionOf))];

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig, parseConfig, withFieldText, type RunConfig } from '../../workers/core/config';
 import { createCpuBackend } from '../../workers/core/cpuBackend';
-import { conflictsOf, defineMethod, METHOD_IDS, methodDef, registerMethod, type MethodId } from '../../workers/core/methods';
+import { conflictsOf, defineMethod, METHOD_IDS, methodDef, registerMethod } from '../../workers/core/methods';
 import { resolvePlan } from '../../workers/core/plan';
 import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
 import { createTrainer } from '../../workers/core/trainer';
@@ -32,7 +32,7 @@ const tightClip = defineMethod({
 });
 
 registerMethod(tightClip);
-const ID = 'tightclip' as MethodId;
+const ID = 'tightclip';
 
 function config(extra: Record<string, string>): RunConfig {
   let cfg = defaultConfig();

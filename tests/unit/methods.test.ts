@@ -13,7 +13,7 @@ import { ppoLossCpu, RATIO_MODES } from '../../kernels/loss/ppoLoss';
 import { seqRatioCpu } from '../../kernels/loss/seqRatio';
 import { ConfigError, defaultConfig, parseConfig, withField, withFieldText, withMethods, type RunConfig } from '../../workers/core/config';
 import { createCpuBackend } from '../../workers/core/cpuBackend';
-import { conflictsOf, ESTIMATOR_IDS, methodRegistry, METHOD_IDS, type MethodDef, type MethodId } from '../../workers/core/methods';
+import { conflictsOf, ESTIMATOR_IDS, methodDef, METHOD_IDS } from '../../workers/core/methods';
 import type { MetricRow } from '../../workers/core/metrics';
 import { resolvePlan } from '../../workers/core/plan';
 import { createRng } from '../../workers/core/rng';
@@ -43,7 +43,7 @@ async function run(cfg: RunConfig, iters: number): Promise<{ t: Trainer; rows: M
 const f32 = (a: number[]) => Float32Array.from(a);
 
 /** One defining-behaviour test per method id; the first test checks none is missing. */
-const DEFINING: Record<MethodId, () => Promise<void> | void> = {
+const DEFINING: Record<string, () => Promise<void> | void> = {
   grpo() {
     // All-equal rewards: every advantage is exactly 0 (Advantage Collapse).
     const adv = advantageCpu({ reward: f32([1, 1, 1, 1]), ...groupLayout([4]), turns: Uint32Array.of(1, 1, 1, 1), mask: f32([1, 1, 1, 1]) }, ADVANTAGE_DEFAULTS, shape(4, 1));
@@ -379,7 +379,7 @@ function shape(numTraj: number, tp: number, actionLen = tp, maxTurns = 1, nRoles
 describe('method registry', () => {
   it('every method has an entry, a paper id, an idea, a stage and a defining-behaviour test', () => {
     for (const id of METHOD_IDS) {
-      const m = methodRegistry[id] as MethodDef;
+      const m = methodDef(id);
       expect(m.id).toBe(id);
       expect(m.paper).toMatch(/^\d{4}\.\d{5}$/);
       expect(m.idea.length).toBeGreaterThan(20);
@@ -418,7 +418,7 @@ describe('method registry', () => {
 });
 
 describe('defining behaviour of each method', () => {
-  for (const id of METHOD_IDS) it(id, async () => DEFINING[id]());
+  for (const id of METHOD_IDS) it(id, async () => DEFINING[id]!());
 });
 
 describe('settings the methods replace', () => {

@@ -12,7 +12,6 @@
  * by their contract names) and the batch dump of a run's last iteration (docs/ARCHITECTURE.md "The batch dump").
  */
 import { defaultConfig, withFieldText, type RunConfig } from '../core/config';
-import type { MethodId } from '../core/methods';
 import type { MetricRow, ScalarMetric } from '../core/metrics';
 import type { PanelId } from '../formats/shareUrl';
 import type { BatchDump } from '../formats/batchDump';
@@ -89,7 +88,7 @@ export interface Lesson {
   /** One or two sentences: the question the lesson answers. */
   summary: string;
   /** Methods whose papers the panel links (arXiv ids come from the registry). */
-  methods: MethodId[];
+  methods: string[];
   runs: LessonRun[];
   steps: LessonStep[];
   claims: Claim[];

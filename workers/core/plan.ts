@@ -11,7 +11,6 @@
 import { ADVANTAGE_DEFAULTS, type AdvantageOptions } from '../../kernels/advantage/options';
 import type { KlType, LossAgg, RunConfig } from './config';
 import { methodRegistry, type MethodDef } from './methods';
-import type { ParamValues } from './methods/params';
 
 /**
  * token, sequence (one ratio per trajectory), geometric, turn (sequential stages, last turn first),
@@ -97,16 +96,14 @@ function basePlan(cfg: RunConfig): Plan {
 
 /** The entries whose hooks run for `cfg`, in the order they run: base, estimator, the rest. */
 export function hookOrder(cfg: RunConfig): MethodDef[] {
-  const registry = methodRegistry as Record<string, MethodDef>;
-  const all = Object.values(registry);
-  const active = all.filter((d) => (cfg.methods as string[]).includes(d.id));
+  const all = Object.values(methodRegistry);
+  const active = all.filter((d) => cfg.methods.includes(d.id));
   return [...all.filter((d) => d.base), ...active.filter((d) => d.estimator && !d.base), ...active.filter((d) => !d.estimator && !d.base)];
 }
 
 export function resolvePlan(cfg: RunConfig): Plan {
   const plan = basePlan(cfg);
-  const params = cfg.methodParams as Record<string, ParamValues<MethodDef['params']>>;
-  for (const def of hookOrder(cfg)) def.plan?.(plan, params[def.id]!, cfg);
+  for (const def of hookOrder(cfg)) def.plan?.(plan, cfg.methodParams[def.id]!, cfg);
   // A fine-tuning stage comes first; filtering starts after it (DAPO after ReGFT, as in the paper).
   if (plan.dynamicSampling && plan.hintedSft) plan.dynamicSampling.from = Math.max(plan.dynamicSampling.from, plan.hintedSft.iters + 1);
   if (plan.extraRollouts) plan.groupCap = plan.extraRollouts.nMax;

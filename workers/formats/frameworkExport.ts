@@ -13,7 +13,7 @@
  */
 import { CONFIG_FIELDS, getField, type RunConfig } from '../core/config';
 import { createEnv } from '../core/envs';
-import { methodDef, methodRegistry } from '../core/methods';
+import { methodDef } from '../core/methods';
 import { resolvePlan } from '../core/plan';
 import type { FrameworkValue } from '../core/methods/registry';
 
@@ -269,7 +269,7 @@ function methodOptions(x: Export): void {
   for (const id of cfg.methods) {
     const def = methodDef(id);
     const mapping = def.frameworks?.[fw];
-    const params = cfg.methodParams[id] as Parameters<NonNullable<typeof mapping>>[0];
+    const params = cfg.methodParams[id]!;
     if (!mapping) {
       const why = def.frameworks?.noEquivalent ?? 'no mapping written';
       none('methods', `${def.name} (${id}) has no ${FRAMEWORK_NAMES[fw]} equivalent: ${why}`);
@@ -348,6 +348,6 @@ export function exportToFramework(cfg: RunConfig, fw: Framework): FrameworkExpor
 /** Every playground key an export must account for: config fields, methods, active methods' params. */
 export function exportedKeys(cfg: RunConfig): string[] {
   const keys = [...Object.keys(CONFIG_FIELDS), 'methods'];
-  for (const id of cfg.methods) for (const p of Object.keys(methodRegistry[id].params)) keys.push(`${id}.${p}`);
+  for (const id of cfg.methods) for (const p of Object.keys(methodDef(id).params)) keys.push(`${id}.${p}`);
   return keys;
 }

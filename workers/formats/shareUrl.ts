@@ -18,9 +18,7 @@
 import { z } from 'zod';
 import { BACKEND_CHOICES, type BackendChoice } from '../core/backend';
 import { allFields, CONFIG_FIELDS, ConfigError, defaultConfig, fieldSpec, getField, withField, withFieldText, type RunConfig } from '../core/config';
-import { METHOD_IDS } from '../core/methods';
-
-const isMethodId = (id: string) => (METHOD_IDS as readonly string[]).includes(id);
+import { isMethodId, METHOD_IDS } from '../core/methods';
 import { paramSchema } from '../core/methods/params';
 import { parseNumberText } from '../core/numberText';
 
