@@ -24,6 +24,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { contextToken, MASKED_LOGIT, paramLayout } from '../../kernels/model/mlp';
 import type { RunShape, UpdateInput } from '../../workers/core/backend';
+import { ratioSlots } from '../../workers/core/plan';
 
 export interface TfUpdateResult {
   loss: number;
@@ -73,9 +74,11 @@ export function createTfPeer(
   const ref = slices(refParams);
   const grammar = tf.tensor2d(Float32Array.from(shape.grammar), [V, V]);
   const optimizer = tf.train.adam(1, shape.optim.beta1, shape.optim.beta2, shape.optim.eps);
-  const loLog = Math.max(Math.log(1 - shape.loss.clipLow), -3.4e38);
-  const hiLog = Math.log(1 + shape.loss.clipHigh);
-  const { dualClip, klCoef } = shape.loss;
+  // The peer implements the token ratio's clip (the bench's shapes are GRPO's).
+  const { clipLow, clipHigh, dualClip } = ratioSlots(shape.loss.ratio);
+  const loLog = Math.max(Math.log(1 - clipLow), -3.4e38);
+  const hiLog = Math.log(1 + clipHigh);
+  const { klCoef } = shape.loss;
   // The embedding lookup: tf.gather where the backend can differentiate it (its gradient is
   // UnsortedSegmentSum, which tfjs-backend-wasm 4.22 lacks), else a one-hot matmul (same values).
   const gatherable = tf.getKernel('UnsortedSegmentSum', tf.getBackend()) !== undefined;

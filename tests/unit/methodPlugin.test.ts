@@ -26,7 +26,7 @@ const tightClip = defineMethod({
   },
   plan(plan, p) {
     // Typed params: p.eps is a number and p.agg one of its options, with no cast.
-    Object.assign(plan.ratio, { clipLow: p.eps, clipHigh: p.eps });
+    if (plan.ratio.mode === 'token') plan.ratio = { ...plan.ratio, clipLow: p.eps, clipHigh: p.eps };
     plan.lossAgg = p.agg;
   },
 });
@@ -59,8 +59,8 @@ describe('a method registered from outside workers/core/methods', () => {
   it('its hook shapes the plan only while it is active', () => {
     const off = resolvePlan(config({}));
     const on = resolvePlan(config({ methods: 'grpo,tightclip', 'tightclip.eps': '0.05', 'tightclip.agg': 'seq-mean-token-mean' }));
-    expect([off.ratio.clipLow, off.ratio.clipHigh, off.lossAgg]).toEqual([0.2, 0.2, 'token-mean']);
-    expect([on.ratio.clipLow, on.ratio.clipHigh, on.lossAgg]).toEqual([0.05, 0.05, 'seq-mean-token-mean']);
+    expect([off.ratio, off.lossAgg]).toEqual([{ mode: 'token', clipLow: 0.2, clipHigh: 0.2, dualClip: 3 }, 'token-mean']);
+    expect([on.ratio, on.lossAgg]).toEqual([{ mode: 'token', clipLow: 0.05, clipHigh: 0.05, dualClip: 3 }, 'seq-mean-token-mean']);
   });
 
   it('trains, and its clip range is the one the loss applies', async () => {

@@ -9,7 +9,7 @@ import type { InfoGainType } from '../../kernels/advantage/infoGain';
 import type { MlpDims } from '../../kernels/model/mlp';
 import type { StatsOut } from '../../kernels/stats/stats';
 import type { KlType, LossAgg } from './config';
-import type { RatioMode } from './plan';
+import type { RatioPlan } from './plan';
 
 /** The backend a user asks for: 'auto' takes the GPU where there is a hardware adapter. */
 export const BACKEND_CHOICES = ['auto', 'gpu', 'cpu'] as const;
@@ -44,7 +44,8 @@ export interface RunShape {
   temperature: number;
   epochs: number;
   optim: { beta1: number; beta2: number; eps: number; maxGradNorm: number };
-  loss: { clipLow: number; clipHigh: number; dualClip: number; klCoef: number; klType: KlType; ratioMode: RatioMode; agg: LossAgg };
+  /** The loss: its ratio and what bounds it (workers/core/plan.ts RatioPlan), the KL and the aggregation. */
+  loss: { ratio: RatioPlan; klCoef: number; klType: KlType; agg: LossAgg };
   /** The advantage estimator (workers/core/plan.ts); `otb` runs the token-baseline kernel. */
   adv: AdvantageOptions & { otb: boolean; zeroTail: boolean; trueGradNorm?: boolean };
   /** REINFORCE++: whiten advantages over the batch. */

@@ -106,7 +106,7 @@ function rescoreColumn(t: Trainer, base: CpuUpdate, cfg: RunConfig): LabColumn {
   };
   const stages = stagesOf(shape).filter((s) => LAB_PARTS.has(s.part) && !(s.phase === 'prepare' && s.part === 'logprobs'));
   // SeeUPO trains one turn per stage: each row's gradient weight is its own turn's stage's.
-  const turnMode = shape.loss.ratioMode === 'turn';
+  const turnMode = shape.loss.ratio.mode === 'turn';
   const grad = new Float32Array(N * Tp);
   const steps: StepRef[] = (turnMode ? [...Array(T).keys()] : [0]).map((turn) => ({ index: 0, epoch: 0, turn, minibatch: 0, n0: 0, n1: N }));
   walkUpdate(stages, steps, inp, (i, step) => {
@@ -144,7 +144,7 @@ function labFilter(plan: Plan, base: AdvantageData, live0: Uint8Array, mask0: Fl
 
 /** An update input over the frozen batch: SeeUPO's stages all read the one set of weights. */
 function labInput(mask: Float32Array, adv: AdvantageData, weights: Float32Array, shape: RunShape): UpdateInput {
-  return { iter: 0, lr: 0, adv, mask, weights, ...(shape.loss.ratioMode === 'turn' ? { stageWeights: Array.from({ length: shape.maxTurns }, () => weights) } : {}) };
+  return { iter: 0, lr: 0, adv, mask, weights, ...(shape.loss.ratio.mode === 'turn' ? { stageWeights: Array.from({ length: shape.maxTurns }, () => weights) } : {}) };
 }
 
 /** The CPU update state of a frozen batch at parameters `params` (the rollout and old policy). */

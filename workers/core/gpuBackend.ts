@@ -228,7 +228,7 @@ function writeUpdateInputs({ device, shape, b }: GpuUpdate, inp: UpdateInput): v
   const a = inp.adv;
   if (a.reward.length !== N) throw new Error(`update: ${a.reward.length} rewards, expected ${N}`);
   if (inp.mask.length !== R || inp.weights.length !== R) throw new Error(`update: mask and weights need ${R} entries`);
-  if (shape.loss.ratioMode === 'turn' && inp.stageWeights?.length !== T) throw new Error(`update: SeeUPO needs ${T} stage weight arrays`);
+  if (shape.loss.ratio.mode === 'turn' && inp.stageWeights?.length !== T) throw new Error(`update: SeeUPO needs ${T} stage weight arrays`);
   device.queue.writeBuffer(b.trajIn, 0, packTrajIn(a));
   device.queue.writeBuffer(b.turnIn, 0, packTurnIn(a, N, T));
   device.queue.writeBuffer(b.roleRewards, 0, a.roleRewards);

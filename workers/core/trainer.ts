@@ -61,7 +61,7 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
 export function planShape(plan: Plan, contexts: number, answerSpan: Uint8Array | undefined) {
   const scoreSpan = plan.infoGain && answerSpan ? answerSpan.reduce((a, b) => a + b, 0) : 0;
   return {
-    loss: { ...plan.ratio, klCoef: plan.kl.coef, klType: plan.kl.type, ratioMode: plan.ratio.mode, agg: plan.lossAgg },
+    loss: { ratio: plan.ratio, klCoef: plan.kl.coef, klType: plan.kl.type, agg: plan.lossAgg },
     adv: plan.advantage,
     whiten: plan.whiten,
     essLr: { enabled: plan.essLr !== null, rule: plan.essLr?.rule ?? 'sqrt', rhoBase: plan.essLr?.baseEss ?? 1 },

@@ -14,7 +14,7 @@
 import { CONFIG_FIELDS, getField, type RunConfig } from '../core/config';
 import { createEnv } from '../core/envs';
 import { methodDef } from '../core/methods';
-import { resolvePlan } from '../core/plan';
+import { ratioSlots, resolvePlan } from '../core/plan';
 import type { FrameworkValue } from '../core/methods/registry';
 
 export type Framework = 'verl' | 'trl';
@@ -117,7 +117,8 @@ function build(cfg: RunConfig, fw: Framework, opts: ExportOptions = {}): Omit<Fr
     fw,
     llm: (opts.scale ?? 'llm') === 'llm',
     plan,
-    eff: { clipLow: plan.ratio.clipLow, clipHigh: plan.ratio.clipHigh, klCoef: plan.kl.coef, lossAgg: plan.lossAgg },
+    // The clip slots verl's clip_ratio_* and TRL's epsilon carry: the bounds of the run's ratio mode.
+    eff: { clipLow: ratioSlots(plan.ratio).clipLow, clipHigh: ratioSlots(plan.ratio).clipHigh, klCoef: plan.kl.coef, lossAgg: plan.lossAgg },
     M: Math.max(1, Math.min(cfg.minibatches, cfg.batch * cfg.group)),
     Tp: policyTokens(cfg),
     settings: [],

@@ -138,4 +138,4 @@ export function copyTensors(t: CpuTensors): BatchTensors {
 export const rolloutLogp = (c: CpuUpdate): Float32Array => c.rolloutLogp ?? c.oldStats!.logp;
 
 /** Segments of seqLog per trajectory: one per turn for SeeUPO's turn and SAMPO's step modes. */
-export const seqLogSegments = (shape: RunShape): number => (shape.loss.ratioMode === 'turn' || shape.loss.ratioMode === 'step' ? shape.maxTurns : 1);
+export const seqLogSegments = (shape: RunShape): number => (shape.loss.ratio.mode === 'turn' || shape.loss.ratio.mode === 'step' ? shape.maxTurns : 1);

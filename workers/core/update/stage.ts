@@ -93,7 +93,7 @@ export function updateSteps(shape: RunShape): number {
 /** SeeUPO trains one turn per stage, the last turn first; every other ratio mode has one stage. */
 export function turnStages(shape: RunShape): number[] {
   const T = shape.maxTurns;
-  return shape.loss.ratioMode === 'turn' ? Array.from({ length: T }, (_, k) => T - 1 - k) : [0];
+  return shape.loss.ratio.mode === 'turn' ? Array.from({ length: T }, (_, k) => T - 1 - k) : [0];
 }
 
 /** Every optimizer step of an update, in the order they run: epoch, then turn stage, then minibatch. */

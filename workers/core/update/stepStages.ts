@@ -16,7 +16,7 @@ import { trajStatsCpu, TRAJ_STATS_WORDS } from '../../../kernels/stats/trajStats
 import { paramLayout } from '../../../kernels/model/mlp';
 import type { RunShape } from '../backend';
 import { gradNormBlockFor } from '../gpuKernels';
-import { usesSeqRatio } from '../plan';
+import { ratioSlots, usesSeqRatio } from '../plan';
 import { rolloutLogp } from './cpuUpdate';
 import { turnStages, updateSteps, type StepRef, type UpdateStage } from './stage';
 
@@ -27,7 +27,7 @@ const hasSteps = (s: RunShape) => updateSteps(s) > 0;
  */
 function perMinibatch<T>(s: RunShape, make: (turn: number, minibatch: number, n0: number, n1: number, tag: string) => T): (step: StepRef) => T {
   const calls = turnStages(s).flatMap((turn) =>
-    s.minibatches.map(([n0, n1], i) => make(turn, i, n0, n1, `minibatch ${i}${s.loss.ratioMode === 'turn' ? ` turn ${turn}` : ''}`)),
+    s.minibatches.map(([n0, n1], i) => make(turn, i, n0, n1, `minibatch ${i}${s.loss.ratio.mode === 'turn' ? ` turn ${turn}` : ''}`)),
   );
   return (step) => calls[step.index % calls.length]!;
 }
@@ -35,11 +35,9 @@ function perMinibatch<T>(s: RunShape, make: (turn: number, minibatch: number, n0
 /** The loss kernel's options for a run (`raw`: ReGFT's fine-tuning stage, token cross-entropy). */
 export function lossOptions(s: RunShape, raw = false): PpoLossOptions {
   return {
-    clipLow: s.loss.clipLow,
-    clipHigh: s.loss.clipHigh,
-    dualClip: s.loss.dualClip,
+    ...ratioSlots(s.loss.ratio),
     klCoef: s.loss.klCoef,
-    ratioMode: raw ? RATIO_MODES.sft : RATIO_MODES[s.loss.ratioMode],
+    ratioMode: raw ? RATIO_MODES.sft : RATIO_MODES[s.loss.ratio.mode],
     klType: KL_TYPES[s.loss.klType],
     tp: s.Tp,
     actionLen: s.actionLen,
@@ -176,7 +174,7 @@ export const seqRatio: UpdateStage = {
   writes: ['seqLog'],
   kernels: ['seqRatio'],
   reference: 'kernels/loss/seqRatio.ts: seqRatioCpu',
-  enabled: (s) => hasSteps(s) && usesSeqRatio(s.loss.ratioMode),
+  enabled: (s) => hasSteps(s) && usesSeqRatio(s.loss.ratio.mode),
   pipelines: (k) => k.seqRatio.pipelines(),
   gpu({ k, b, shape }) {
     const call = perMinibatch(shape, (_, __, n0, n1, tag) =>
@@ -196,14 +194,14 @@ export const seqRatio: UpdateStage = {
 };
 
 const seqRatioOptions = (s: RunShape) => {
-  const mode = s.loss.ratioMode;
+  const mode = s.loss.ratio.mode;
   return {
     mode: mode === 'turn' || mode === 'step' ? ('turn' as const) : (mode as 'sequence' | 'geometric'),
     tp: s.Tp,
     actionLen: s.actionLen,
     maxTurns: s.maxTurns,
-    clipLow: s.loss.clipLow,
-    clipHigh: s.loss.clipHigh,
+    clipLow: ratioSlots(s.loss.ratio).clipLow,
+    clipHigh: ratioSlots(s.loss.ratio).clipHigh,
   };
 };
 
@@ -222,7 +220,7 @@ export const loss: UpdateStage = {
     const call = perMinibatch(shape, (turn, _, n0, n1, tag) => {
       const rows = { numRows: (n1 - n0) * shape.Tp, rowBase: n0 * shape.Tp };
       // SeeUPO: stage k's loss reads its own turn's weights.
-      const weight = shape.loss.ratioMode === 'turn' ? b.stageWeights[turn]! : b.weights;
+      const weight = shape.loss.ratio.mode === 'turn' ? b.stageWeights[turn]! : b.weights;
       const buffers = { logp: b.logp, logpOld: b.logpOld, logpRef: b.logpRef, adv: b.adv, weight, seqLog: b.seqLog, dlogp: b.dlogp, out: b.ppo };
       return {
         rl: k.ppoLoss.bind(buffers, { ...rows, ...lossOptions(shape), stage: turn }, `ppoLoss ${tag}`),
@@ -240,7 +238,7 @@ export const loss: UpdateStage = {
   cpu(c, inp, step) {
     const { Tp } = c.shape;
     const [r0, r1] = [step!.n0 * Tp, step!.n1 * Tp];
-    const weights = c.shape.loss.ratioMode === 'turn' ? inp.stageWeights![step!.turn]! : inp.weights;
+    const weights = c.shape.loss.ratio.mode === 'turn' ? inp.stageWeights![step!.turn]! : inp.weights;
     const t = c.t;
     const lo = ppoLossCpu(
       c.stepStats!.logp,
