@@ -484,8 +484,8 @@ export function grpoAdvantageCpu(rewards: Float32Array, mask: Float32Array, Tp: 
 
 export const ADVANTAGE_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct Advantage` in advantage.wgsl. */
-export const ADVANTAGE_UNIFORM = uniformLayout([
+/** `struct Advantage` of advantage.wgsl. */
+export const ADVANTAGE_UNIFORM = uniformLayout('Advantage', [
   ['numTraj', 'u32'], ['tp', 'u32'], ['maxTurns', 'u32'], ['actionLen', 'u32'], ['nRoles', 'u32'],
   ['estimator', 'u32'], ['scaleStd', 'u32'], ['unbiasedStd', 'u32'], ['eps', 'f32'],
   ['byRole', 'u32'], ['entropyScale', 'u32'], ['gamma', 'f32'], ['separate', 'u32'],

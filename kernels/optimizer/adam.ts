@@ -8,6 +8,7 @@
 import adamWGSL from './adam.wgsl?raw';
 import gradNormWGSL from './gradNorm.wgsl?raw';
 import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
+import { ADAM_FILE_UNIFORMS, ADAM_UNIFORM } from './adamUniforms';
 import { defineTwoPass } from '../reduce';
 import { defineStages, withScratchCheck } from '../stages';
 
@@ -79,8 +80,8 @@ export const GRAD_NORM_BLOCK = 8192;
  */
 export const GRAD_NORM_BLOCK_HARDWARE = 2048;
 
-/** Mirrors `struct GradNorm` in gradNorm.wgsl. */
-export const GRAD_NORM_UNIFORM = uniformLayout([['n', 'u32'], ['block', 'u32'], ['blocks', 'u32']] as const);
+/** `struct GradNorm` of gradNorm.wgsl. */
+export const GRAD_NORM_UNIFORM = uniformLayout('GradNorm', [['n', 'u32'], ['block', 'u32'], ['blocks', 'u32']] as const);
 
 export interface GradNormConfig {
   /** Gradient entries. */
@@ -145,12 +146,6 @@ export const gradNormKernel = defineTwoPass({
 });
 export const createGradNormKernel = (device: GPUDevice) => gradNormKernel.create(device);
 
-/** Mirrors `struct Adam` in adam.wgsl. */
-export const ADAM_UNIFORM = uniformLayout([
-  ['n', 'u32'], ['lr', 'f32'], ['beta1', 'f32'], ['beta2', 'f32'],
-  ['eps', 'f32'], ['bc1', 'f32'], ['bc2', 'f32'], ['maxGradNorm', 'f32'],
-  ['oneMinusBeta1', 'f32'], ['oneMinusBeta2', 'f32'],
-] as const);
 
 /** An optimizer step's configuration: Adam's, the parameter count, and gradNorm's block. */
 export type AdamConfig = AdamOptions & GradNormConfig;
@@ -169,6 +164,7 @@ const adamValues = (c: AdamConfig) => ({
 export const adamKernel = defineKernel({
   label: 'adam',
   wgsl: adamWGSL,
+  fileUniforms: ADAM_FILE_UNIFORMS,
   entryPoint: 'adam',
   workgroupSize: ADAM_WORKGROUP_SIZE,
   bindings: { params: 3, grads: 4, m: 5, v: 6, norm: 7, health: 8, lrScale: 9 },

@@ -61,8 +61,8 @@ export interface SampleConfig {
   iter: number;
 }
 
-/** Mirrors `struct Sample` in sample.wgsl. */
-export const SAMPLE_UNIFORM = uniformLayout([
+/** `struct Sample` of sample.wgsl. */
+export const SAMPLE_UNIFORM = uniformLayout('Sample', [
   ['numRows', 'u32'], ['rowBase', 'u32'], ['zBase', 'u32'], ['vocab', 'u32'],
   ['outStride', 'u32'], ['outOffset', 'u32'], ['seed', 'u32'], ['iter', 'u32'],
 ] as const);

@@ -4,17 +4,6 @@
 // The uniform and bindings here are the other versions' too: their sources start with this file.
 // A subgroup per four rows instead: sampleSubgroup.wgsl; the vocabulary compiled in: sampleUnrolled.wgsl.
 
-struct Sample {
-  numRows: u32,
-  rowBase: u32,
-  zBase: u32,
-  vocab: u32,
-  outStride: u32,
-  outOffset: u32,
-  seed: u32,
-  iter: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: Sample;
 @group(0) @binding(1) var<storage, read> z: array<f32>;               // [rows, vocab] masked logits
 @group(0) @binding(2) var<storage, read> rowPos: array<u32>;          // [rows] flat positions

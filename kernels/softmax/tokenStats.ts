@@ -74,8 +74,8 @@ export function tokenStatsCpu(
 
 export const TOKEN_STATS_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct TokenStats` in tokenStats.wgsl. */
-export const TOKEN_STATS_UNIFORM = uniformLayout([['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32']] as const);
+/** `struct TokenStats` of tokenStats.wgsl. */
+export const TOKEN_STATS_UNIFORM = uniformLayout('TokenStats', [['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32']] as const);
 
 /**
  * tokenStatsCpu on the GPU: buffers z, seq, rowPos, and the outputs logp, entropy, sumP2. Row r of

@@ -4,12 +4,6 @@
 // The uniform and bindings here are the other versions' too: their sources start with this file.
 // A subgroup per four rows instead: tokenStatsSubgroup.wgsl; the vocabulary compiled in: tokenStatsUnrolled.wgsl.
 
-struct TokenStats {
-  numRows: u32,
-  rowBase: u32,
-  vocab: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: TokenStats;
 @group(0) @binding(1) var<storage, read> z: array<f32>;                // [rows, vocab] masked logits
 @group(0) @binding(2) var<storage, read> seq: array<u32>;              // [N, seqLen] tokens
