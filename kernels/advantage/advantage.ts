@@ -542,4 +542,3 @@ export const advantageKernel = defineKernel({
   workgroups: (c: AdvantageConfig) => Math.ceil(c.numTraj / ADVANTAGE_WORKGROUP_SIZE),
 });
 
-export const createAdvantageKernel = (device: GPUDevice) => advantageKernel.create(device);

@@ -303,4 +303,3 @@ export const ppoLossKernel = defineKernel({
   },
   workgroups: (c) => Math.ceil(c.numRows / PPO_LOSS_WORKGROUP_SIZE),
 });
-export const createPpoLossKernel = (device: GPUDevice) => ppoLossKernel.create(device);

@@ -140,4 +140,3 @@ export const seqRatioKernel = defineKernel({
   },
   workgroups: (c) => Math.ceil(((c.numRows / c.tp) * seqRatioSegments(c)) / SEQ_RATIO_WORKGROUP_SIZE),
 });
-export const createSeqRatioKernel = (device: GPUDevice) => seqRatioKernel.create(device);

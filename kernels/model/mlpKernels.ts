@@ -71,7 +71,6 @@ export const embedProjectKernel = defineKernel({
   },
   workgroups: (c) => perThread(slotTableWords(c.dims)),
 });
-export const createEmbedProjectKernel = (device: GPUDevice) => embedProjectKernel.create(device);
 
 export interface ForwardConfig {
   dims: MlpDims;
@@ -136,7 +135,6 @@ export const forwardKernel = defineStages<Record<'params' | 'proj' | 'seq' | 'ro
   'forward',
   [forwardHiddenKernel, forwardLogitsKernel],
 );
-export const createForwardKernel = (device: GPUDevice) => forwardKernel.create(device);
 
 export interface RowsConfig {
   numRows: number;
@@ -208,7 +206,6 @@ export const headGradKernel = defineReduction({
   partial: headGradPartialKernel,
   layout: (c: HeadGradConfig) => ({ outputs: headOutputs(c.dims), chunks: headChunks(c).chunks, dstOff: paramLayout(c.dims).w2 }),
 });
-export const createHeadGradKernel = (device: GPUDevice) => headGradKernel.create(device);
 
 
 /** hiddenDaCpu on the GPU, one thread per (row, hidden unit): buffers params, h, dz, da (output). */
@@ -226,7 +223,6 @@ export const hiddenGradKernel = defineKernel({
   }),
   workgroups: (c) => perThread(c.numRows * c.dims.H),
 });
-export const createHiddenGradKernel = (device: GPUDevice) => hiddenGradKernel.create(device);
 
 
 type SlotGradConfig = RowsConfig & { dims: MlpDims; seqLen: number };
@@ -266,7 +262,6 @@ export const slotGradKernel = defineReduction({
   partial: slotGradPartialKernel,
   layout: (c: SlotGradConfig) => ({ outputs: slotTableWords(c.dims), chunks: slotChunks(c).chunks, dstOff: 0 }),
 });
-export const createSlotGradKernel = (device: GPUDevice) => slotGradKernel.create(device);
 
 /** `struct FirstLayerGrad` of firstLayerGrad.wgsl. */
 export const FIRST_LAYER_GRAD_UNIFORM = uniformLayout('FirstLayerGrad', [
@@ -339,7 +334,6 @@ export const firstLayerGradKernels: Record<KernelVariant, DefinedKernel<FirstLay
   thread: firstLayerGradKernel,
   subgroup: firstLayerGradSubgroupKernel,
 };
-export const createFirstLayerGradKernel = (device: GPUDevice) => firstLayerGradKernel.create(device);
 
 /**
  * Words of the scratch buffer the reductions of a backward pass share (they run one after

@@ -30,8 +30,6 @@ export interface AdamOptions {
   maxGradNorm: number;
 }
 
-export const ADAM_EPS = 1e-8;
-
 export function clipScale(norm: number, maxGradNorm: number): number {
   return maxGradNorm > 0 ? Math.min(1, maxGradNorm / (norm + 1e-6)) : 1;
 }
@@ -144,7 +142,6 @@ export const gradNormKernel = defineTwoPass({
   combineConfig: (c: GradNormConfig) => c,
   scratchWords: (c: GradNormConfig) => Math.max(1, gradNormValues(c).blocks),
 });
-export const createGradNormKernel = (device: GPUDevice) => gradNormKernel.create(device);
 
 
 /** An optimizer step's configuration: Adam's, the parameter count, and gradNorm's block. */
@@ -172,7 +169,6 @@ export const adamKernel = defineKernel({
   values: adamValues,
   workgroups: (c: AdamConfig) => Math.ceil(c.n / ADAM_WORKGROUP_SIZE),
 });
-export const createAdamKernel = (device: GPUDevice) => adamKernel.create(device);
 
 export type OptimizerStepBuffers = Record<'params' | 'grads' | 'm' | 'v' | 'partials' | 'norm' | 'health' | 'lrScale', BufferArg>;
 

@@ -104,4 +104,3 @@ export const logitGradKernels: Record<KernelVariant, typeof logitGradKernel> = {
   subgroup: logitGradSubgroupKernel,
 };
 
-export const createLogitGradKernel = (device: GPUDevice) => logitGradKernel.create(device);

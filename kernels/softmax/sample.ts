@@ -114,4 +114,3 @@ export const sampleKernels: Record<RowLayout, typeof sampleKernel> = {
   subgroup: sampleSubgroupKernel,
   unrolled: sampleUnrolledKernel,
 };
-export const createSampleKernel = (device: GPUDevice) => sampleKernel.create(device);

@@ -128,4 +128,3 @@ export const tokenStatsKernels: Record<RowLayout, typeof tokenStatsKernel> = {
   subgroup: tokenStatsSubgroupKernel,
   unrolled: tokenStatsUnrolledKernel,
 };
-export const createTokenStatsKernel = (device: GPUDevice) => tokenStatsKernel.create(device);

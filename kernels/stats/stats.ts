@@ -320,4 +320,3 @@ export const statsKernel = defineTwoPass({
   // One record even without trajectories: a runtime-sized array binding holds at least one.
   scratchWords: (c: StatsConfig) => Math.max(1, statsChunks(c.numTraj, c.tp, c.chunkRows).chunks) * STATS_CHUNK_WORDS,
 });
-export const createStatsKernel = (device: GPUDevice) => statsKernel.create(device);

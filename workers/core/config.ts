@@ -4,7 +4,6 @@
  * and --help, and the share URL are derived from it. Method parameters join the same flat key space
  * as `<methodId>.<param>`.
  */
-import { z } from 'zod';
 import { conflictsOf, ESTIMATOR_IDS, isMethodId, methodDef, METHOD_IDS } from './methods';
 import { paramSchema, parseParamText, type ParamSpec, type ParamValue, type ParamValues, type ValueOf } from './methods/params';
 import type { ParamSpecs } from './methods/registry';
@@ -281,13 +280,3 @@ function flatten(obj: Record<string, unknown>, prefix = '', depth = 1): Array<[s
   }
   return out;
 }
-
-/** The zod schema of a whole RunConfig, for callers that want zod's own parse. */
-export const runConfigSchema = z.unknown().transform((v, ctx) => {
-  try {
-    return parseConfig(v);
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: (e as Error).message });
-    return z.NEVER;
-  }
-});

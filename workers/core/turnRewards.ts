@@ -45,7 +45,7 @@ export function answerContexts(seq: Int32Array, answerTokens: Int32Array, answer
  * the prompt before turn 0, the previous turn's observation after that -- hashed. Equal keys within a
  * group are one anchor state.
  */
-export function anchorKeys(seq: Int32Array, l: RolloutLayout): Uint32Array {
+function anchorKeys(seq: Int32Array, l: RolloutLayout): Uint32Array {
   const { N, L, maxTurns: T, actionLen, obsLen, promptLen } = l;
   const keys = new Uint32Array(N * T);
   const hash = (from: number, len: number, salt: number): number => {
@@ -108,7 +108,7 @@ export function rewardTurns(
 }
 
 /** GiGPO step rewards [N * maxTurns]: the outcome on the last turn taken (the toys have no per-step reward). */
-export function outcomeOnLastTurn(outcome: Float32Array, turns: Uint32Array, T: number): Float32Array {
+function outcomeOnLastTurn(outcome: Float32Array, turns: Uint32Array, T: number): Float32Array {
   const out = new Float32Array(turns.length * T);
   turns.forEach((Tn, n) => {
     if (Tn > 0) out[n * T + Tn - 1] = outcome[n]!;

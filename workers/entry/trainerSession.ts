@@ -12,7 +12,7 @@ import type { GpuHandle } from '../core/gpuDevice';
 import type { MetricRow } from '../core/metrics';
 import { createTrainer, NonFiniteError, type Trainer, type TrainerSnapshot } from '../core/trainer';
 
-export const CPU_LABEL = 'CPU (TypeScript reference kernels)';
+const CPU_LABEL = 'CPU (TypeScript reference kernels)';
 /** A rejected GPU call counts as a lost device if device.lost resolves within this time. */
 const LOST_GRACE_MS = 2000;
 /** Give up after this many device losses in a row without a completed iteration. */
@@ -21,7 +21,7 @@ const MAX_RECOVERIES = 3;
 const WORKING_EVERY_MS = 1000;
 const PRETRAIN_PROGRESS_MS = 200;
 
-export type Factory = (shape: RunShape, params: Float32Array) => Backend | Promise<Backend>;
+type Factory = (shape: RunShape, params: Float32Array) => Backend | Promise<Backend>;
 
 export interface Chosen {
   info: BackendInfo;
@@ -58,7 +58,7 @@ export function createSession(gpu: GPU | undefined): Session {
   return { gpu, config: null, handle: null, trainer: null, running: false, loop: null, lastEmitted: 0, onEvent: null, retired: new WeakSet(), lastWorking: 0 };
 }
 
-export const emit = (s: Session, e: TrainerEvent): void => s.onEvent?.(e);
+const emit = (s: Session, e: TrainerEvent): void => s.onEvent?.(e);
 
 export function requireTrainer(s: Session): Trainer {
   if (!s.trainer) throw new Error('the trainer is not configured yet: call configure(config) first');

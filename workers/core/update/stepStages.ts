@@ -33,7 +33,7 @@ function perMinibatch<T>(s: RunShape, make: (turn: number, minibatch: number, n0
 }
 
 /** The loss kernel's options for a run (`raw`: ReGFT's fine-tuning stage, token cross-entropy). */
-export function lossOptions(s: RunShape, raw = false): PpoLossOptions {
+function lossOptions(s: RunShape, raw = false): PpoLossOptions {
   return {
     ...ratioSlots(s.loss.ratio),
     klCoef: s.loss.klCoef,
