@@ -1,5 +1,5 @@
 /**
- * The Batch lab panel (issue 6): freeze the last iteration's batch, choose 1-4 method sets, and
+ * The Batch lab panel: freeze the last iteration's batch, choose 1-4 method sets, and
  * re-score the batch under all of them in the worker (api.rescore). One column per set, side by
  * side: a chosen group's trajectories as rows of tokens coloured by advantage, aggregation weight
  * or gradient weight (or their difference from the first column), per-turn rewards, a summary and

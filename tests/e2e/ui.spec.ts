@@ -407,7 +407,7 @@ test('while training, the charts take new rows in separate commits, a few at a t
   const summary = `${tasks.length} long tasks during ${n} iterations (longest ${max.toFixed(0)} ms: ${tasks.map((t) => t.toFixed(0)).join(', ')}); ${commits.length} chart commits, at most ${widest} charts in one`;
   test.info().annotations.push({ type: 'main thread', description: summary });
   console.log(summary);
-  // The mechanism behind the goal of no long tasks (issue 6): the line charts and histograms are
+  // The mechanism behind the goal of no long tasks: the line charts and histograms are
   // plain SVG (app/charts/XYChart.tsx) and take new rows one chart at a time (app/charts/stagger.ts),
   // first rows included. All charts in one commit was a long task on every update with Recharts
   // (about 50 of 50-330 ms in this run) and, for the first rows, 50-70 ms with these charts.

@@ -1,7 +1,6 @@
 /**
  * Every method of the registry through the shared trainer on the GPU backend against the CPU
- * backend (issue 5: "every method runs on the GPU backend and on the CPU backend with matching
- * numbers"): two iterations each, small batch, the same seed; the same tokens are sampled (so the
+ * backend (every method runs on both backends, with matching numbers): two iterations each, small batch, the same seed; the same tokens are sampled (so the
  * sampling and filtering stages took the same decisions) and the metrics agree.
  *
  * Tolerance: 1e-3 relative (absolute below 1), as in trainer.gpu.test.ts: metrics are means of f32

@@ -1,5 +1,5 @@
 /**
- * The method catalogue (issue 5): every registry entry is complete and has a test of its defining
+ * The method catalogue: every registry entry is complete and has a test of its defining
  * behaviour here, on a constructed batch or a few seeded CPU iterations; conflicts and task
  * requirements are refused by name. The kernels' own tests check the formulas in detail
  * (tests/unit/advantage.test.ts, tests/unit/ppoLoss.test.ts); these check that each method's

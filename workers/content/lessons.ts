@@ -1,5 +1,5 @@
 /**
- * Lessons (issue 8): guided classroom demonstrations, as data. A lesson is a handful of runs (share
+ * Lessons: guided classroom demonstrations, as data. A lesson is a handful of runs (share
  * links of the one RunConfig, fixed seed, a fixed number of iterations), numbered steps that load
  * them with a "what you should see" line each, and the claims behind those lines as checkable specs.
  *
