@@ -8,7 +8,8 @@
  * an explained token (`explain=ITER.TRAJ.TOKEN`, opened once the page holds that iteration's batch)
  * and step-through's stage (`stage=NAME`).
  */
-import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink, type DecodedLink } from '../workers/content/shareLink';
+import type { ComparePair } from '../workers/formats/shareUrl';
 import { useAppStore, type AppState } from './store';
 import { useArenaStore, type ArenaState } from './store/arenaStore';
 import { useCompareStore, type CompareState } from './store/compareStore';

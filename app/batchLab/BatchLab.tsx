@@ -1,5 +1,5 @@
 /**
- * The Batch lab panel (issue 6): freeze the last iteration's batch, choose 1-4 method sets, and
+ * The Batch lab panel: freeze the last iteration's batch, choose 1-4 method sets, and
  * re-score the batch under all of them in the worker (api.rescore). One column per set, side by
  * side: a chosen group's trajectories as rows of tokens coloured by advantage, aggregation weight
  * or gradient weight (or their difference from the first column), per-turn rewards, a summary and
@@ -8,7 +8,7 @@
 import { useId, useMemo, useState, type CSSProperties } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { LabResult } from '../../workers/core/batchLab';
-import { methodRegistry, type MethodDef } from '../../workers/core/methods';
+import { methodRegistry } from '../../workers/core/methods';
 import { toggledMethods } from '../methodToggle';
 import { useAppStore } from '../store';
 import {
@@ -43,7 +43,7 @@ function tokenIndex(r: LabResult, n: number, i: number): number {
 }
 import './batchLab.css';
 
-const METHODS = Object.values(methodRegistry) as MethodDef[];
+const METHODS = Object.values(methodRegistry);
 
 function useLive(): LiveRun {
   return useAppStore(
@@ -107,12 +107,12 @@ function SetsEditor() {
   const config = useAppStore((s) => s.config);
   const edited = useLabStore((s) => s.sets !== null);
   const { addSet, removeSet, resetSets } = useLabStore.getState();
-  const presets = useMemo(() => presetSets(config.methods as string[]), [config.methods]);
+  const presets = useMemo(() => presetSets(config.methods), [config.methods]);
   const [choice, setChoice] = useState('igpo');
   const preset = presets.find((p) => p.key === choice) ?? presets[0]!;
   const addBlocker =
     sets.length >= MAX_SETS ? `At most ${MAX_SETS} sets: remove one first.` : sets.some((s) => sameSet(s, preset.methods)) ? `${preset.label} is already a set.` : null;
-  const runSet = config.methods as string[];
+  const runSet = config.methods;
   const addReasonId = useId();
   const addId = useId();
   const add = () => {

@@ -12,7 +12,7 @@
  */
 import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
 import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/core/metrics';
-import { resolvePlan } from '../../workers/core/plan';
+import { logRatioBounds, resolvePlan } from '../../workers/core/plan';
 import { ALARM_DOCS } from '../alarms';
 import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { fmt, thin, tickFmt } from '../charts/format';
@@ -254,11 +254,6 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
   );
 });
 
-/** The clip bounds in log-ratio space: log(1 - clipLow) .. log(1 + clipHigh). */
-function clipBounds(clipLow: number, clipHigh: number): [number, number] {
-  return [clipLow < 1 ? Math.log(1 - clipLow) : -Infinity, Math.log(1 + clipHigh)];
-}
-
 const CLIPPED = { fill: '#dc2626', opacity: 0.12, label: 'clipped', labelColor: '#b91c1c' };
 const ZERO_LINE: XYMarker[] = [{ x: 0, color: '#9ca3af' }];
 const binTitle = (x: number) => `from ${tickFmt(x)}`;
@@ -462,7 +457,7 @@ export function MetricsCharts() {
   const last = liveSeries[liveSeries.length - 1];
   const iterLabel = last ? ` (iteration ${last.iter})` : '';
   const clip = useMemo<[number, number]>(
-    () => (ratio.mode === 'geometric' ? [-ratio.clipLow, ratio.clipHigh] : clipBounds(ratio.clipLow, ratio.clipHigh)),
+    () => logRatioBounds(ratio),
     [ratio],
   );
   const clipGuides = useMemo(

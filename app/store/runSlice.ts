@@ -10,7 +10,7 @@ import type { RunCost } from '../../workers/core/runCost';
 import type { TrainerSnapshot } from '../../workers/core/trainer';
 import { unpackBatchInSlices } from '../../workers/formats/batchDump';
 import { readImport } from '../../workers/formats/importRun';
-import type { DecodedLink } from '../../workers/formats/shareUrl';
+import type { DecodedLink } from '../../workers/content/shareLink';
 import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler, type Trainer } from '../trainerClient';
 import type { AppState } from '.';
 import { errorText } from './errorText';

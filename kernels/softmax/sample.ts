@@ -101,8 +101,8 @@ export interface SampleConfig {
   sampler?: SamplerOptions;
 }
 
-/** Mirrors `struct Sample` in sample.wgsl. */
-export const SAMPLE_UNIFORM = uniformLayout([
+/** `struct Sample` of sample.wgsl. */
+export const SAMPLE_UNIFORM = uniformLayout('Sample', [
   ['numRows', 'u32'], ['rowBase', 'u32'], ['zBase', 'u32'], ['vocab', 'u32'],
   ['outStride', 'u32'], ['outOffset', 'u32'], ['seed', 'u32'], ['iter', 'u32'],
   ['logitPrecision', 'u32'], ['topK', 'u32'], ['topP', 'f32'],
@@ -156,4 +156,3 @@ export const sampleKernels: Record<RowLayout, typeof sampleKernel> = {
   subgroup: sampleSubgroupKernel,
   unrolled: sampleUnrolledKernel,
 };
-export const createSampleKernel = (device: GPUDevice) => sampleKernel.create(device);

@@ -7,20 +7,6 @@
 // version draws with sampleRowSampler below instead, the same code in each, so they agree bit for
 // bit there; with the defaults that path is never taken and the draw is the one it always was.
 
-struct Sample {
-  numRows: u32,
-  rowBase: u32,
-  zBase: u32,
-  vocab: u32,
-  outStride: u32,
-  outOffset: u32,
-  seed: u32,
-  iter: u32,
-  logitPrecision: u32,
-  topK: u32,
-  topP: f32,
-}
-
 @group(0) @binding(0) var<uniform> u: Sample;
 @group(0) @binding(1) var<storage, read> z: array<f32>;               // [rows, vocab] masked logits
 @group(0) @binding(2) var<storage, read> rowPos: array<u32>;          // [rows] flat positions

@@ -119,8 +119,8 @@ function samplerStatsCpu(
 
 export const TOKEN_STATS_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct TokenStats` in tokenStats.wgsl. */
-export const TOKEN_STATS_UNIFORM = uniformLayout([
+/** `struct TokenStats` of tokenStats.wgsl. */
+export const TOKEN_STATS_UNIFORM = uniformLayout('TokenStats', [
   ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['logitPrecision', 'u32'], ['topK', 'u32'], ['topP', 'f32'],
 ] as const);
 
@@ -183,4 +183,3 @@ export const tokenStatsKernels: Record<RowLayout, typeof tokenStatsKernel> = {
   subgroup: tokenStatsSubgroupKernel,
   unrolled: tokenStatsUnrolledKernel,
 };
-export const createTokenStatsKernel = (device: GPUDevice) => tokenStatsKernel.create(device);

@@ -7,15 +7,6 @@
 // statistics of the sampler's distribution with tokenStatsRowSampler below, the same code in each;
 // with the defaults that path is never taken.
 
-struct TokenStats {
-  numRows: u32,
-  rowBase: u32,
-  vocab: u32,
-  logitPrecision: u32,
-  topK: u32,
-  topP: f32,
-}
-
 @group(0) @binding(0) var<uniform> u: TokenStats;
 @group(0) @binding(1) var<storage, read> z: array<f32>;                // [rows, vocab] masked logits
 @group(0) @binding(2) var<storage, read> seq: array<u32>;              // [N, seqLen] tokens

@@ -25,8 +25,9 @@ import precisionWGSL from '../../kernels/softmax/precision.wgsl?raw';
 import type { RowLayout } from '../../kernels/selectors';
 import { createRng } from '../../workers/core/rng';
 import { compareClose, expectClose, expectEqualArrays } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { maxAbsLogit } from '../helpers/logits';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { maxAbsLogit } from '../../kernels/selftest/fixtures';
+import { withValidation } from '../helpers/validation';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
 
 const f32 = new Float32Array(1);
@@ -65,7 +66,7 @@ describe('precision.wgsl rounds the f32 bits as roundBf16 and roundFp16', () => 
   outp[id.x] = vec2u(bitcast<u32>(roundBf16(x)), bitcast<u32>(roundFp16(x)));
 }`;
     const out = await withValidation(device, async () => {
-      const g = new GpuScratch(device);
+      const g = new Scratch(device);
       const module = device.createShaderModule({ code });
       const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
       const inBuf = g.upload(Uint32Array.from(inputs));
@@ -144,7 +145,7 @@ async function runSampler(layout: RowLayout, c: SamplerInput, sampler: SamplerOp
   const tk = tokenStatsKernels[layout];
   if (sk.requires) requireFeature(device, sk.requires);
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const ks = sk.create(device);
     const kt = tk.create(device);
     const z = g.upload(c.z);
@@ -152,7 +153,7 @@ async function runSampler(layout: RowLayout, c: SamplerInput, sampler: SamplerOp
     const seqOut = g.upload(new Uint32Array(c.seq.length));
     const sampled = g.upload(new Uint32Array(c.rows));
     const [logp, entropy, sumP2] = [g.empty(c.rows), g.empty(c.rows), g.empty(c.rows)];
-    runCalls(device, [
+    dispatch(device, [
       [ks, ks.bind({ z, rowPos, seq: seqOut, sampled }, { vocab: c.V, numRows: c.rows, seed, iter, sampler })],
       [kt, kt.bind({ z, seq: g.upload(c.seq), rowPos, logp, entropy, sumP2 }, { vocab: c.V, numRows: c.rows, sampler })],
     ]);

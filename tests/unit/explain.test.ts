@@ -12,7 +12,7 @@ import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { METHOD_IDS, methodDef, type MethodDef } from '../../workers/core/methods';
 import { createTrainer } from '../../workers/core/trainer';
 import { ARENA_PRESETS, arenaCells, cellConfig } from '../../workers/content/arena/dimensions';
-import type { BatchDump } from '../../workers/formats/batchDump';
+import { dumpBatch, type BatchDump } from '../../workers/formats/batchDump';
 import { checkAll, explain, explainBatch, type Check } from '../../workers/explain';
 import { labDumpOf } from '../../workers/explain/labDump';
 import { withMethods } from '../../workers/core/config';
@@ -62,7 +62,7 @@ function methodConfig(id: string): RunConfig {
 async function dumpOf(cfg: RunConfig, iters: number): Promise<BatchDump> {
   const t = await createTrainer(cfg, createCpuBackend);
   for (let i = 0; i < iters; i++) await t.step();
-  const d = await t.dumpBatch();
+  const d = await dumpBatch(t);
   t.destroy();
   return d;
 }

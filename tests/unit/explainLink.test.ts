@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultConfig, withFieldText } from '../../workers/core/config';
-import { decodeShareLink, encodeShareLink, explainText } from '../../workers/formats/shareUrl';
+import { explainText } from '../../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
 import { STAGE_NAMES } from '../../workers/explain/stages';
 
 describe('explain= and stage= in the share link', () => {

@@ -13,7 +13,7 @@ import { defaultConfig, withField, withFieldText, withMethods, type RunConfig } 
 import { buildRecipe, defaultEpisodes } from '../../workers/formats/recipe';
 import { UPSTREAM } from '../../workers/formats/recipe/readme';
 import { crc32, zipFiles } from '../../workers/formats/recipe/zip';
-import { encodeShareLink } from '../../workers/formats/shareUrl';
+import { encodeShareLink } from '../../workers/content/shareLink';
 
 const hasPython = spawnSync('python3', ['--version']).status === 0;
 const tmp = mkdtempSync(join(tmpdir(), 'recipe-'));

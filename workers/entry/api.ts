@@ -11,7 +11,8 @@ import type { TrainerSnapshot } from '../core/trainer';
 import type { RunCost } from '../core/runCost';
 import type { RunResult } from '../content/lessons';
 
-export type BackendChoice = 'auto' | 'gpu' | 'cpu';
+export type { BackendChoice } from '../core/backend';
+import type { BackendChoice } from '../core/backend';
 
 export interface BackendInfo {
   kind: 'gpu' | 'cpu';

@@ -18,14 +18,14 @@ import { createRng } from '../core/rng';
 import { groupAllEqual, pfppoCounts } from '../core/selection';
 import type { Trainer } from '../core/trainer';
 import { anchorKeys, answerContexts } from '../core/turnRewards';
-import { dumpPlan, type BatchDump } from '../formats/batchDump';
+import { dumpBatch, dumpPlan, type BatchDump } from '../formats/batchDump';
 import type { LabDump } from './types';
 
 export async function labDumpOf(t: Trainer, cfg: RunConfig): Promise<LabDump> {
   const b = t.lastBatch;
   if (!b) throw new Error('batch lab: no batch yet; run at least one iteration');
   const col = (await rescoreBatch(t, [cfg])).columns[0]!;
-  const base = await t.dumpBatch();
+  const base = await dumpBatch(t);
   const { shape } = t;
   const { N, Tp, L, dims } = shape;
   const T = shape.maxTurns;

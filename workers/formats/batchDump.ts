@@ -14,8 +14,8 @@ import type { BatchTensors, RunShape } from '../core/backend';
 import type { RunConfig } from '../core/config';
 import type { TaskEnv } from '../core/envs';
 import type { TurnChecklist } from '../core/envs/types';
-import type { LastBatch } from '../core/trainer';
-import type { Plan, RatioMode } from '../core/plan';
+import type { LastBatch, Trainer } from '../core/trainer';
+import { ratioSlots, type Plan, type RatioMode } from '../core/plan';
 import type { KlType, LossAgg } from '../core/config';
 import type { AdvantageOptions } from '../../kernels/advantage/options';
 import { ORIGINS, type Origin } from '../core/origins';
@@ -56,7 +56,8 @@ export function dumpPlan(p: Plan): DumpPlan {
     advantage: { ...p.advantage, trueGradNorm: p.advantage.trueGradNorm ?? false },
     whiten: p.whiten,
     critic: p.critic ? { gamma: p.critic.gamma, lambda: p.critic.lambda } : null,
-    ratio: { ...p.ratio },
+    // The loss kernel's slots of the ratio plan (ratioSlots), as the explainer reads them.
+    ratio: { mode: p.ratio.mode, ...ratioSlots(p.ratio) },
     kl: { ...p.kl },
     lossAgg: p.lossAgg,
     stepRows: p.stepRows,
@@ -267,45 +268,26 @@ export function groupIndices(groupStart: Uint32Array, origin: Uint8Array): Int32
   return out;
 }
 
-/** Packs the last iteration's batch; `t` is the backend's readBatch() of it. */
-export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, b: LastBatch, t: BatchTensors): BatchPack {
-  const { N, Tp, maxTurns } = shape;
-  const ep = b.episodes;
-  const tokenEnd = new Uint32Array(N);
-  let count = 0;
-  for (let n = 0; n < N; n++) {
-    for (let j = 0; j < Tp; j++) if (b.mask[n * Tp + j]) count++;
-    tokenEnd[n] = count;
-  }
-  const tok = new Int32Array(count);
-  const turn = new Int32Array(count);
-  const rows = new Uint32Array(count);
-  for (let n = 0, k = 0; n < N; n++) {
-    for (let j = 0; j < Tp; j++) {
-      const r = n * Tp + j;
-      if (!b.mask[r]) continue;
-      rows[k] = r;
-      tok[k] = t.seq[shape.trainRowPos[r]!]!;
-      turn[k++] = Math.floor(j / shape.actionLen);
-    }
-  }
-  // A loop, not Float32Array.from(rows, fn): the mapping form is several times slower in V8.
-  const gather = <A extends Float32Array | Int32Array>(src: A, out: A = new Float32Array(count) as A): A => {
-    for (let k = 0; k < count; k++) out[k] = src[rows[k]!]!;
-    return out;
-  };
+/** The trainer's last iteration, packed in columns for postMessage (one readBatch of its backend). */
+export async function packBatch(trainer: Trainer): Promise<BatchPack> {
+  const b = trainer.lastBatch;
+  if (!b) throw new Error('no batch yet: run at least one iteration');
+  return packTensors(trainer.config, trainer.env, trainer.shape, trainer.plan, b, await trainer.backend.readBatch());
+}
 
-  const turnEnd = new Uint32Array(N);
-  let turns = 0;
-  for (let n = 0; n < N; n++) turnEnd[n] = turns += ep.turns(n).length;
-  // [N * maxTurns] -> the turns taken, trajectory after trajectory.
-  const perTurn = <A extends Float32Array | Int32Array | Uint32Array>(src: A, out: A): A => {
-    for (let n = 0; n < N; n++) out.set(src.subarray(n * maxTurns, n * maxTurns + turnEnd[n]! - start(turnEnd, n)), start(turnEnd, n));
-    return out;
-  };
+/** The trainer's last iteration as the JSON contract of docs/ARCHITECTURE.md ("The batch dump"). */
+export async function dumpBatch(trainer: Trainer): Promise<BatchDump> {
+  return unpackBatch(await packBatch(trainer));
+}
+
+/** Packs the last iteration's batch; `t` is the backend's readBatch() of it. */
+function packTensors(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, b: LastBatch, t: BatchTensors): BatchPack {
+  const { N } = shape;
+  const ep = b.episodes;
+  const { tokenEnd, tok, turn, gather } = policyTokens(shape, b.mask, t.seq);
+  const { turnEnd, turns, perTurn } = turnsTaken(ep, N, shape.maxTurns);
   const methodTurnRewards = plan.infoGain !== null || plan.taskTurnRewards || plan.anchors;
   const turnRewardSrc = methodTurnRewards ? t.turnReward : ep.turnRewards;
-
   const texts: string[] = [];
   const textEnd = new Uint32Array(N);
   let chars = 0;
@@ -314,23 +296,9 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     texts.push(s);
     textEnd[n] = chars += s.length;
   }
-
   const multiAgent = ep.turnRole !== undefined && env.roles !== undefined;
   const minibatch = new Int32Array(N);
   shape.minibatches.forEach(([n0, n1], i) => minibatch.fill(i, n0, n1));
-  // IGPO: p_k = exp(mean answer-token log-prob of the context before turn k), for the turns taken.
-  let pAnswer: Float64Array | null = null;
-  if (plan.infoGain && t.answerLogp && shape.scoreSpan > 0) {
-    pAnswer = new Float64Array(turns);
-    const S = shape.scoreSpan;
-    for (let n = 0; n < N; n++) {
-      for (let k = 0; k < turnEnd[n]! - start(turnEnd, n); k++) {
-        let s = 0;
-        for (let i = 0; i < S; i++) s += t.answerLogp[(n * maxTurns + k) * S + i]!;
-        pAnswer[start(turnEnd, n) + k] = Math.exp(s / S);
-      }
-    }
-  }
   const noise = ep.info?.search_noise;
   const anchorKeys = plan.anchors ? perTurn(b.adv.turnKey, new Uint32Array(turns)) : null;
   const roleRewards = ep.roleReward && env.roles ? Float32Array.from(ep.roleReward.subarray(0, N * env.roles.length)) : null;
@@ -358,7 +326,7 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     sumP2: gather(t.sumP2),
     adv: gather(t.adv),
     ratio: gather(t.ratio),
-    clip: gather(t.clip, new Int32Array(count)),
+    clip: gather(t.clip, new Int32Array(tok.length)),
     lossTok: gather(t.loss),
     logpRollout: gather(t.logpRollout),
     entropyOld: gather(t.entropyOld),
@@ -370,12 +338,12 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     minibatch,
     gradNorm: plan.essLr ? Float32Array.from(t.g2.subarray(0, N), Math.sqrt) : null,
     drawWeight: b.drawWeight ? b.drawWeight.slice(0, N) : null,
-    pAnswer,
+    pAnswer: plan.infoGain && t.answerLogp && shape.scoreSpan > 0 ? answerProbabilities(t.answerLogp, shape, turnEnd, turns) : null,
     noiseP: typeof noise === 'number' ? noise : null,
     essMinibatch: plan.essLr ? b.essStep.slice() : null,
     lrMinibatch: plan.essLr ? b.lrStep.slice() : null,
     plan: dumpPlan(plan),
-    layout: { tp: Tp, action_len: shape.actionLen, max_turns: maxTurns },
+    layout: { tp: shape.Tp, action_len: shape.actionLen, max_turns: shape.maxTurns },
     anchorKeys,
     turnEnd,
     turnRewards: turnRewardSrc ? perTurn(turnRewardSrc, new Float32Array(turns)) : null,
@@ -384,6 +352,64 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     roleRewards,
     checklist: ep.checklist ? packChecklists(ep.checklist, N) : null,
   };
+}
+
+/**
+ * The policy tokens in the loss, trajectory after trajectory: where each trajectory's end, each
+ * token's id and turn, and `gather`, which takes a per-row tensor's values at those rows.
+ */
+function policyTokens(shape: RunShape, mask: Float32Array, seq: Int32Array) {
+  const { N, Tp } = shape;
+  const tokenEnd = new Uint32Array(N);
+  let count = 0;
+  for (let n = 0; n < N; n++) {
+    for (let j = 0; j < Tp; j++) if (mask[n * Tp + j]) count++;
+    tokenEnd[n] = count;
+  }
+  const tok = new Int32Array(count);
+  const turn = new Int32Array(count);
+  const rows = new Uint32Array(count);
+  for (let n = 0, k = 0; n < N; n++) {
+    for (let j = 0; j < Tp; j++) {
+      const r = n * Tp + j;
+      if (!mask[r]) continue;
+      rows[k] = r;
+      tok[k] = seq[shape.trainRowPos[r]!]!;
+      turn[k++] = Math.floor(j / shape.actionLen);
+    }
+  }
+  // A loop, not Float32Array.from(rows, fn): the mapping form is several times slower in V8.
+  const gather = <A extends Float32Array | Int32Array>(src: A, out: A = new Float32Array(count) as A): A => {
+    for (let k = 0; k < count; k++) out[k] = src[rows[k]!]!;
+    return out;
+  };
+  return { tokenEnd, tok, turn, gather };
+}
+
+/** Where each trajectory's turns end in the list of turns taken, and `perTurn`, which packs an [N * maxTurns] array into it. */
+function turnsTaken(ep: LastBatch['episodes'], N: number, maxTurns: number) {
+  const turnEnd = new Uint32Array(N);
+  let turns = 0;
+  for (let n = 0; n < N; n++) turnEnd[n] = turns += ep.turns(n).length;
+  const perTurn = <A extends Float32Array | Int32Array | Uint32Array>(src: A, out: A): A => {
+    for (let n = 0; n < N; n++) out.set(src.subarray(n * maxTurns, n * maxTurns + turnEnd[n]! - start(turnEnd, n)), start(turnEnd, n));
+    return out;
+  };
+  return { turnEnd, turns, perTurn };
+}
+
+/** IGPO: p_k = exp(mean answer-token log-prob of the context before turn k), for the turns taken. */
+function answerProbabilities(answerLogp: Float32Array, shape: RunShape, turnEnd: Uint32Array, turns: number): Float64Array {
+  const pAnswer = new Float64Array(turns);
+  const S = shape.scoreSpan;
+  for (let n = 0; n < shape.N; n++) {
+    for (let k = 0; k < turnEnd[n]! - start(turnEnd, n); k++) {
+      let s = 0;
+      for (let i = 0; i < S; i++) s += answerLogp[(n * shape.maxTurns + k) * S + i]!;
+      pAnswer[start(turnEnd, n) + k] = Math.exp(s / S);
+    }
+  }
+  return pAnswer;
 }
 
 function packChecklists(lists: readonly TurnChecklist[][], N: number): ChecklistPack {

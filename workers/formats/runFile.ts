@@ -14,7 +14,7 @@ import { ConfigError, KL_TYPES, LOSS_AGG_MODES, parseConfig, type RunConfig } fr
 import { ADV_ESTIMATORS } from '../../kernels/advantage/options';
 import type { RatioMode } from '../core/plan';
 import { SCALAR_METRICS, type MetricRow } from '../core/metrics';
-import { encodeShareLink } from './shareUrl';
+import { encodeConfigLink } from './shareUrl';
 import type { BatchDump } from './batchDump';
 
 export const RUN_FILE_FORMAT = 'agentic-rl-playground/run';
@@ -64,7 +64,7 @@ export function createRunFile(parts: {
     format: RUN_FILE_FORMAT,
     version: RUN_FILE_VERSION,
     createdAt: (parts.createdAt ?? new Date()).toISOString(),
-    link: encodeShareLink(parts.config),
+    link: encodeConfigLink(parts.config),
     config: parts.config,
     backend: parts.backend ?? null,
     notes: parts.notes ?? '',

@@ -44,7 +44,6 @@ const show = (v: unknown) => (Array.isArray(v) ? `[${v.join(', ')}]` : String(v)
 
 export function recipeReadme(cfg: RunConfig, plan: RecipePlan, p: ReadmeParts): string {
   const src = (fw: 'verl' | 'trl', path: string) => `${UPSTREAM[fw].repo} @ ${UPSTREAM[fw].commit.slice(0, 10)}, \`${path}\``;
-  const changed = (list: RecipeSetting[]) => list.filter((s) => s.note && s.note.startsWith('playground:')).map((s) => `| \`${s.key}\` | ${show(s.value)} | ${s.note!.slice('playground: '.length)} |`);
   const knobs = TASK_KNOBS[cfg.task].map((k) => `${k.slice('env.'.length)}=${String(getField(cfg, k))}`).join(', ');
   return `# Recipe: the toy ${cfg.task} task on verl and TRL
 
@@ -134,7 +133,14 @@ seeds of the batch's noise streams (\`keys\`). Parquet (verl) is written by \`ve
 cluster (pandas and pyarrow, which verl brings anyway): verl's rows nest a chat prompt (a list of role/content
 structs) and dicts, and the chat prompt is built by the same Python that runs the environment.
 
-## The interfaces, from the frameworks' sources
+${frameworkInterfaces(src)}
+
+${howTheToyMaps(plan, p, src)}`;
+}
+
+/** The frameworks' interfaces the scripts implement, with where in each source they were read. */
+function frameworkInterfaces(src: (fw: 'verl' | 'trl', path: string) => string): string {
+  return `## The interfaces, from the frameworks' sources
 
 - verl interaction: \`verl_run/toy_interaction.py\` subclasses \`BaseInteraction\`
   (${src('verl', 'verl/interactions/base.py')}): \`start_interaction(instance_id, **interaction_kwargs)\`,
@@ -155,9 +161,13 @@ structs) and dicts, and the chat prompt is built by the same Python that runs th
   \`reset(**row)\` with the dataset row's columns, its public method \`act(command)\` exposed as the tool
   (${src('trl', 'docs/source/grpo_trainer.md')}, "Environments"); reward functions are called as
   \`reward_func(prompts=, completions=, completion_ids=, **columns, trainer_state=, log_extra=, log_metric=,
-  environments=)\` (${src('trl', 'trl/trainer/grpo_trainer.py')}, \`_calculate_rewards\`).
+  environments=)\` (${src('trl', 'trl/trainer/grpo_trainer.py')}, \`_calculate_rewards\`).`;
+}
 
-## How the toy maps
+/** How the toy's tokens, turns, rewards and settings carry over, and what has no equivalent. */
+function howTheToyMaps(plan: RecipePlan, p: ReadmeParts, src: (fw: 'verl' | 'trl', path: string) => string): string {
+  const changed = (list: RecipeSetting[]) => list.filter((s) => s.note && s.note.startsWith('playground:')).map((s) => `| \`${s.key}\` | ${show(s.value)} | ${s.note!.slice('playground: '.length)} |`);
+  return `## How the toy maps
 
 - Tokens become words: an action is one line of the toy's tokens (\`SEARCH e1 a0\`, \`ANSWER v3\`, \`CONV n2 x1\`,
   \`TELL e0 a1\`, \`s0 s3 s1\`); the environment answers with its observation tokens (\`RES v5\`, \`= m2\`,
