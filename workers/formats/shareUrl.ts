@@ -118,15 +118,20 @@ const focusSchema = z
 const backendSchema = z.enum(BACKENDS, { error: `expected one of ${BACKENDS.join(', ')}` });
 const PRESENT_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
 
-/** `lesson=<id>` or `lesson=<id>:<step>`: a registered lesson and one of its steps. */
+/**
+ * `lesson=<id>` or `lesson=<id>:<step>`: a registered lesson and one of its steps. The id is read
+ * first and the step after it, so a known lesson with a bad step (`:1000`, `:-1`, `:1.5`) is
+ * reported as a bad step, not as a bad lesson id.
+ */
 function parseLesson(value: string): LessonRef | string {
-  const m = /^([a-z][a-z0-9-]{0,31})(?::(\d{1,3}))?$/.exec(value);
+  const m = /^([a-z][a-z0-9-]{0,31})(?::(.*))?$/s.exec(value);
   const expected = `expected a lesson id (${LESSON_IDS.join(', ')}), optionally with :step`;
   if (!m) return expected;
   const lesson = lessonById(m[1]!);
   if (!lesson) return `unknown lesson; ${expected}`;
-  const step = m[2] === undefined ? 1 : Number(m[2]);
-  if (step < 1 || step > lesson.steps.length) return `lesson ${lesson.id} has steps 1 to ${lesson.steps.length}`;
+  const stepText = m[2];
+  const step = stepText === undefined ? 1 : /^\d{1,3}$/.test(stepText) ? Number(stepText) : NaN;
+  if (!(step >= 1 && step <= lesson.steps.length)) return `lesson ${lesson.id} has steps 1 to ${lesson.steps.length}`;
   return { id: lesson.id, step };
 }
 
@@ -439,6 +444,18 @@ export function decodeShareLink(input: unknown): DecodedLink {
       }
     }
     out.config = config;
+
+    // A page shows one view: the Arena wins over Compare (as the page applies them), and the key
+    // that loses is named, not dropped in silence.
+    if (out.arena && out.compare) {
+      errors.push({ key: 'compare', message: 'not opened: this link also opens the Arena view (arena=), and the page shows one view at a time; leave out one of them' });
+      delete out.compare;
+    }
+    // Presenter mode is a lesson's: without one the page would drop it.
+    if (out.present && !out.lesson) {
+      errors.push({ key: 'present', value: '1', message: 'presenter mode shows a lesson: add lesson=<id> (or leave present out)' });
+      delete out.present;
+    }
 
     // A focus must point into this config's batch.
     if (out.focus) {
