@@ -2,16 +2,19 @@
  * Command-line parsing for `npm run -s train`. A bad flag, key or value throws UsageError with one
  * line naming it and saying what was expected; the CLI prints it and exits with status 2.
  */
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/core/config';
 import { CPU_BACKEND_MAX_BYTES } from '../workers/core/cpuBackend';
 import { methodRegistry, METHOD_IDS, type MethodDef } from '../workers/core/methods';
 import { describeSpec } from '../workers/core/methods/params';
 import { parseNumberText } from '../workers/core/numberText';
 import { decodeShareLink, describeProblem, MAX_LINK_STEP } from '../workers/formats/shareUrl';
+import { checkOutFile, readInputFile } from './paths';
+import { UsageError } from './usageError';
 
-export class UsageError extends Error {}
+export { UsageError };
+
+/** Largest --config file read: a config is a few kilobytes of JSON. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 export interface CliOptions {
   config: RunConfig;
@@ -126,12 +129,7 @@ export function parseArgs(argv: string[]): CliOptions {
   }
   try {
     if (file !== null) {
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch (e) {
-        throw new UsageError(`--config ${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-      }
+      const text = readInputFile('--config', file, MAX_CONFIG_BYTES);
       let json: unknown;
       try {
         json = JSON.parse(text);
@@ -156,24 +154,7 @@ export function parseArgs(argv: string[]): CliOptions {
 function checkDumpBatch(d: { iter: number; file: string }, iters: number): void {
   const flag = `--dump-batch ${d.iter}:${d.file}`;
   if (d.iter < 1 || d.iter > iters) throw new UsageError(`${flag}: the iteration must be in [1, ${iters}] (the run's --iters), or no batch would be written`);
-  const dir = dirname(resolve(d.file));
-  let isDir = false;
-  try {
-    isDir = statSync(dir).isDirectory();
-  } catch (e) {
-    throw new UsageError(`${flag}: the folder ${dir} cannot be used (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  if (!isDir) throw new UsageError(`${flag}: ${dir} is not a folder`);
-  try {
-    accessSync(dir, constants.W_OK);
-  } catch {
-    throw new UsageError(`${flag}: the folder ${dir} is not writable`);
-  }
-  try {
-    if (statSync(d.file).isDirectory()) throw new UsageError(`${flag}: ${d.file} is a folder; expected a file name`);
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-  }
+  checkOutFile('--dump-batch', d.file, flag);
 }
 
 export function helpText(): string {
