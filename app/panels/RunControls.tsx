@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { BackendChoice, BackendInfo } from '../../workers/entry/api';
 import type { MetricRow } from '../../workers/core/metrics';
+import { fmt as chartFmt, percentText } from '../charts/format';
 import { useAppStore, type RunPhase } from '../store';
 import './RunControls.css';
 import { addArrival, iterRate, rateText, type Arrival } from './throughput';
@@ -69,7 +70,7 @@ function workingText(working: { iter: number; since: number; at: number } | null
 }
 
 function fmt(v: number, digits = 3): string {
-  if (!Number.isFinite(v)) return String(v);
+  if (!Number.isFinite(v)) return chartFmt(v);
   return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
 }
 
@@ -92,7 +93,7 @@ function lastMetricsText(row: MetricRow | undefined): string {
   if (!row) return 'No iterations yet: press Start or Step.';
   return [
     `reward ${fmt(row.reward_mean)}`,
-    `success ${(row.success_rate * 100).toFixed(1)}%`,
+    `success ${percentText(row.success_rate)}`,
     `all-equal groups ${fmt(row.groups_all_equal_frac, 2)}`,
     `entropy ${fmt(row.entropy)}`,
     `loss ${fmt(row.loss, 4)}`,
