@@ -179,6 +179,12 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   const configureNow = async () => {
     reconfigureWanted = false;
     await stopRun();
+    // Start, Step or a settings change after the worker died builds the run on a new worker: the
+    // notice about the dead one goes, and the new one is watched as the first was.
+    if (get().failure) {
+      set({ failure: null });
+      startHeartbeat();
+    }
     set({ phase: 'configuring', working: null, pretrain: null });
     get().clearMetrics();
     snapshots = [];

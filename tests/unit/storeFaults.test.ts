@@ -138,6 +138,21 @@ describe('a dead or hung worker is noticed in every phase', () => {
     expect(store.getState().phase).toBe('idle');
   });
 
+  it('after the notice, Start (not Restart) trains on a new worker: the notice goes, and the new worker is watched too', async () => {
+    await store.getState().step();
+    killSilently();
+    await silence(24_000);
+    expect(store.getState().failure).not.toBeNull();
+    void store.getState().start();
+    // The run starts again from the beginning on the new worker: two of its iterations shown.
+    await until(() => expect(store.getState().phase === 'running' && lastIter() >= 2).toBe(true), 20_000);
+    expect(store.getState().failure).toBeNull();
+    await store.getState().pause();
+    killSilently();
+    await silence(24_000);
+    expect(store.getState().failure).not.toBeNull();
+  });
+
   it('idle and untouched, a dead worker is noticed by the heartbeat', async () => {
     killSilently();
     await silence(24_000);
