@@ -9,7 +9,7 @@ import type { BackendInfo, PretrainSummary, TrainerApi, TrainerEvent } from '../
 import type { RunCost } from '../../workers/core/runCost';
 import type { TrainerSnapshot } from '../../workers/core/trainer';
 import { unpackBatchInSlices } from '../../workers/formats/batchDump';
-import { parseRunFile } from '../../workers/formats/runFile';
+import { parseRunFile, type ParsedRunFile } from '../../workers/formats/runFile';
 import type { DecodedLink } from '../../workers/formats/shareUrl';
 import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler, type Trainer } from '../trainerClient';
 import type { AppState } from '.';
@@ -93,7 +93,7 @@ export interface RunSlice {
   /** The last batch as its JSON file, written by the worker; null while running or before any iteration. */
   batchJson(): Promise<Blob | null>;
   /** Shows a run file's metrics without re-running; false (with importErrors set) if it is bad. */
-  importRun(text: string, fileName: string): Promise<boolean>;
+  importRun(file: string | ParsedRunFile, fileName: string): Promise<boolean>;
   /** Leaves an imported run: back to the previous config, or (`keepConfig`) live with its config. */
   closeImported(keepConfig: boolean): Promise<void>;
 }
@@ -530,8 +530,9 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       return blob;
     },
 
-    async importRun(text, fileName) {
-      const parsed = parseRunFile(text);
+    async importRun(file, fileName) {
+      // Text is parsed here; the page's Import reads and parses its file in a worker (app/runFileClient.ts).
+      const parsed = typeof file === 'string' ? parseRunFile(file) : file;
       if (!parsed.ok) {
         set({ importErrors: { fileName, errors: parsed.errors } });
         return false;

@@ -1,0 +1,24 @@
+/**
+ * The messages of the run-file worker (workers/entry/runFile.worker.ts): the page sends the file,
+ * the worker answers with its progress and then the parsed run, or the problems that name where
+ * the file is wrong (workers/formats/runFile.ts). Types only: the page imports nothing else.
+ */
+import type { MetricRow } from '../core/metrics';
+import type { BatchDump } from '../formats/batchDump';
+import type { ParsedRunFile } from '../formats/runFile';
+
+export interface RunFileRequest {
+  file: Blob;
+}
+
+/**
+ * A parsed run comes back in parts: its metric rows and its batch's trajectories a slice per
+ * message, then the rest with those two lists empty. One message of 100,000 rows took the page 1-2.6 s
+ * to receive (its structured clone is read on the main thread); a slice takes a short task.
+ */
+export type RunFileReply =
+  | { type: 'progress'; stage: 'reading'; read: number; total: number }
+  | { type: 'progress'; stage: 'checking' }
+  | { type: 'rows'; rows: MetricRow[] }
+  | { type: 'trajs'; trajs: BatchDump['trajs'] }
+  | { type: 'done'; result: ParsedRunFile };
