@@ -53,6 +53,21 @@ export function fitLabel(format: (v: number) => string, v: number): string {
   return text.length <= MAX_TICK_CHARS ? text : tickFmt(v);
 }
 
+/**
+ * Ticks at least `gap` (a fraction of the axis) apart, the first kept: ticks a caller placed by its
+ * own arithmetic (a histogram's quarters of subnormal edges) can fall on one spot, labels on labels.
+ */
+export function spacedTicks(ticks: readonly number[], domain: readonly [number, number], gap: number): number[] {
+  const span = domain[1] - domain[0];
+  const out: number[] = [];
+  for (const t of ticks) if (out.length === 0 || (t - out[out.length - 1]!) / span >= gap) out.push(t);
+  return out;
+}
+
+/** Least spacing of x ticks (a label is up to 9 characters) and y ticks, as fractions of the axis. */
+const X_TICK_GAP = 0.06;
+const Y_TICK_GAP = 0.05;
+
 /** Every coordinate the SVG chart draws at `width` px (0: nothing yet). */
 export function plotLayout(p: PlotInput, width: number): PlotLayout {
   const left = PLOT.yAxis;
@@ -97,8 +112,8 @@ export function plotLayout(p: PlotInput, width: number): PlotLayout {
     yDomain,
     sx,
     sy,
-    xTicks: xt.map((value) => ({ value, at: sx(value), label: fitLabel(p.x.format, value) })),
-    yTicks: yt.map((value) => ({ value, at: sy(value), label: fitLabel(p.y.format, value) })),
+    xTicks: spacedTicks(xt, xDomain, X_TICK_GAP).map((value) => ({ value, at: sx(value), label: fitLabel(p.x.format, value) })),
+    yTicks: spacedTicks(yt, yDomain, Y_TICK_GAP).map((value) => ({ value, at: sy(value), label: fitLabel(p.y.format, value) })),
     paths,
     // A marker outside the x axis is not drawn: held at the edge it would point at the wrong iteration.
     markers: (p.markers ?? []).filter((m) => inX(m.x)).map((marker) => ({ marker, at: sx(marker.x) })),
@@ -148,8 +163,8 @@ export function rechartsInput(p: PlotInput): RechartsInput {
     data,
     xDomain,
     yDomain,
-    xTicks: xt && xt.length === 0 ? drawableTicks(ticksWithin(xDomain[0], xDomain[1], 5), xDomain) : xt,
-    yTicks: yt && yt.length === 0 && (p.y.ticks?.length ?? 0) > 0 ? drawableTicks(ticksWithin(yDomain[0], yDomain[1], 5), yDomain) : yt,
+    xTicks: xt && (xt.length === 0 ? drawableTicks(ticksWithin(xDomain[0], xDomain[1], 5), xDomain) : spacedTicks(xt, xDomain, X_TICK_GAP)),
+    yTicks: yt && (yt.length === 0 && (p.y.ticks?.length ?? 0) > 0 ? drawableTicks(ticksWithin(yDomain[0], yDomain[1], 5), yDomain) : spacedTicks(yt, yDomain, Y_TICK_GAP)),
     markers: (p.markers ?? []).filter((m) => Number.isFinite(m.x) && m.x >= xDomain[0] && m.x <= xDomain[1]),
     bands: (p.bands ?? [])
       .filter((b) => !Number.isNaN(b.x1) && !Number.isNaN(b.x2))

@@ -71,6 +71,7 @@ function workingText(working: { iter: number; since: number; at: number } | null
 
 function fmt(v: number, digits = 3): string {
   if (!Number.isFinite(v)) return chartFmt(v);
+  if (Math.abs(v) >= 1e6) return v.toExponential(2);
   return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
 }
 

@@ -101,6 +101,8 @@ function checkSvgChart(input: PlotInput, what: string): void {
   }
   for (const t of [...l.xTicks, ...l.yTicks]) if (/NaN|Infinity/.test(t.label) || t.label.length > 9) bad.push(`tick label "${t.label}"`);
   for (const t of l.xTicks) inside(bad, `x tick ${t.value}`, [t.at], [true], box);
+  // Labels do not fall on labels: ticks at least a few percent of the axis apart.
+  l.xTicks.forEach((t, i) => i > 0 && t.at - l.xTicks[i - 1]!.at < 0.05 * (l.right - l.left) && bad.push(`x ticks ${l.xTicks[i - 1]!.label} and ${t.label} overlap`));
   for (const t of l.yTicks) inside(bad, `y tick ${t.value}`, [t.at], [false], box);
   for (const m of l.markers) inside(bad, 'marker', [m.at], [true], box);
   for (const b of l.bands) inside(bad, 'band', [b.x, b.x + b.width], [true, true], box);
