@@ -58,12 +58,13 @@ function runCli(file: string, args: string[], opts: { asUser?: boolean; timeoutM
   const [cmd, ...rest] = asNobody ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', 'env', 'HOME=/tmp', ...argv] : argv;
   const t0 = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(cmd!, rest, { cwd, env: { ...process.env, DEBUG: '' } });
+    // A group of its own: tsx runs Node as a child, and a run past its time is ended with all of it.
+    const child = spawn(cmd!, rest, { cwd, env: { ...process.env, DEBUG: '' }, detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), opts.timeoutMs ?? 60_000);
     child.on('close', (status) => {
       clearTimeout(timer);
       resolve({ status, stdout, stderr, ms: Date.now() - t0, wrote: readdirSync(cwd) });
