@@ -246,6 +246,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       configured: false,
       // Rows the dead worker had already posted are dropped; the series keeps what was shown.
       metricsEpoch: s.metricsEpoch + 1,
+      // An imported run's batch is the file's, not the worker's: it stays on screen.
+      ...(s.imported && s.batchEpoch === s.metricsEpoch ? { batchEpoch: s.metricsEpoch + 1 } : {}),
     }));
   }
 

@@ -153,6 +153,25 @@ describe('a dead or hung worker is noticed in every phase', () => {
     expect(store.getState().failure).not.toBeNull();
   });
 
+  it('a worker that dies while an imported run is shown leaves the imported batch on screen', async () => {
+    await store.getState().step();
+    const { createRunFile, serializeRunFile } = await import('../../workers/formats/runFile');
+    const { currentBatch } = await import('../../app/store');
+    const trainer = await import('../../workers/core/trainer');
+    const { createCpuBackend } = await import('../../workers/core/cpuBackend');
+    const config = store.getState().config;
+    const t = await trainer.createTrainer(config, createCpuBackend);
+    const metrics = [await t.step()];
+    const batch = await t.dumpBatch();
+    t.destroy();
+    expect(await store.getState().importRun(serializeRunFile(createRunFile({ config, metrics, batch })), 'run.json')).toBe(true);
+    await until(() => expect(currentBatch(store.getState())?.trajs.length).toBe(batch.trajs.length), 10_000);
+    killSilently();
+    await silence(24_000);
+    expect(store.getState().failure).not.toBeNull();
+    expect(currentBatch(store.getState())?.trajs.length).toBe(batch.trajs.length);
+  });
+
   it('idle and untouched, a dead worker is noticed by the heartbeat', async () => {
     killSilently();
     await silence(24_000);
