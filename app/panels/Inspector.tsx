@@ -7,7 +7,7 @@
 import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { BatchDump } from '../../workers/formats/batchDump';
 import { currentBatch, useAppStore } from '../store';
-import { useChunkedRows } from './chunkedRows';
+import { rowsPerChunk, useAdaptiveChunks, useChunkedRows } from './chunkedRows';
 import './Inspector.css';
 import './groupView.css';
 import { countsText, groupCounts, groupNote, groupRows, originMark, type GroupState } from './groupModel';
@@ -475,7 +475,7 @@ function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: numb
   const total = t?.tokens.length ?? 0;
   // A token's cost in elements: its row's cells, and its share of its turn's table and label.
   const width = Math.ceil(TOKEN_ROW_CELLS * (1 + (2 * turns.length) / Math.max(1, total)));
-  const drawn = useChunkedRows(total, width, t, TRAJ_CELLS_PER_TASK);
+  const drawn = useAdaptiveChunks(total, rowsPerChunk(width, TRAJ_CELLS_PER_TASK), t);
   const groupSize = batch ? batch.trajs.filter((x) => x.group === t?.group).length : 0;
   const rollout = t && batch ? batch.trajs.filter((x) => x.group === t.group).findIndex((x) => x.id === t.id) : -1;
 
