@@ -2,8 +2,6 @@
  * Command-line parsing for `npm run -s train`. A bad flag, key or value throws UsageError with one
  * line naming it and saying what was expected; the CLI prints it and exits with status 2.
  */
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/core/config';
 import { CPU_BACKEND_MAX_BYTES } from '../workers/core/cpuBackend';
 import { methodDef, METHOD_IDS } from '../workers/core/methods';
@@ -11,8 +9,13 @@ import { describeSpec } from '../workers/core/methods/params';
 import { parseNumberText } from '../workers/core/numberText';
 import { decodeShareLink } from '../workers/content/shareLink';
 import { describeProblem, MAX_LINK_STEP } from '../workers/formats/shareUrl';
+import { checkOutFile, readInputFile } from './paths';
+import { UsageError } from './usageError';
 
-export class UsageError extends Error {}
+export { UsageError };
+
+/** Largest --config file read: a config is a few kilobytes of JSON. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 export interface CliOptions {
   config: RunConfig;
@@ -93,12 +96,7 @@ export function parseArgs(argv: string[]): CliOptions {
 
 /** The JSON of a --config file; a file that cannot be read or parsed is refused by name. */
 function readConfigFile(file: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError(`--config ${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
+  const text = readInputFile('--config', file, MAX_CONFIG_BYTES);
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -169,24 +167,7 @@ function readFlags(argv: string[]): Flags {
 function checkDumpBatch(d: { iter: number; file: string }, iters: number): void {
   const flag = `--dump-batch ${d.iter}:${d.file}`;
   if (d.iter < 1 || d.iter > iters) throw new UsageError(`${flag}: the iteration must be in [1, ${iters}] (the run's --iters), or no batch would be written`);
-  const dir = dirname(resolve(d.file));
-  let isDir = false;
-  try {
-    isDir = statSync(dir).isDirectory();
-  } catch (e) {
-    throw new UsageError(`${flag}: the folder ${dir} cannot be used (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  if (!isDir) throw new UsageError(`${flag}: ${dir} is not a folder`);
-  try {
-    accessSync(dir, constants.W_OK);
-  } catch {
-    throw new UsageError(`${flag}: the folder ${dir} is not writable`);
-  }
-  try {
-    if (statSync(d.file).isDirectory()) throw new UsageError(`${flag}: ${d.file} is a folder; expected a file name`);
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-  }
+  checkOutFile('--dump-batch', d.file, flag);
 }
 
 export function helpText(): string {

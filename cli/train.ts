@@ -8,11 +8,11 @@ import { CpuMemoryError, createCpuBackend } from '../workers/core/cpuBackend';
 import { createTrainer, NonFiniteError } from '../workers/core/trainer';
 import { dumpBatch } from '../workers/formats/batchDump';
 import { helpText, parseArgs, UsageError, type CliOptions } from './args';
-import { printable } from './printable';
+import { errorLine, printable } from './printable';
 
 /** One line on stderr, escaped, then the exit: 2 for a bad input, 1 for a run that failed. */
 function fail(message: string, status: 1 | 2): never {
-  process.stderr.write(`error: ${printable(message)}\n`);
+  process.stderr.write(errorLine(message));
   process.exit(status);
 }
 

@@ -4,6 +4,7 @@
  * the token count. Optional horizontal guide lines (the clip bounds) are drawn over it.
  */
 import { useEffect, useRef, type MouseEvent as ReactMouseEvent } from 'react';
+import { fractionAlong } from './scale';
 import './Heatmap.css';
 
 /** Viridis-like stops, dark (empty) to bright (the column's mode). */
@@ -129,7 +130,8 @@ function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, { columns, edg
   ctx.setLineDash([4 * dpr, 3 * dpr]);
   for (const g of guides) {
     if (!Number.isFinite(g.value) || g.value <= lo || g.value >= hi) continue;
-    const y = h - ((g.value - lo) / (hi - lo)) * h;
+    const y = h - fractionAlong(g.value, lo, hi) * h;
+    if (!Number.isFinite(y)) continue;
     ctx.strokeStyle = g.color;
     ctx.beginPath();
     ctx.moveTo(0, y);

@@ -20,7 +20,7 @@ import { HeatmapCanvas } from '../charts/Heatmap';
 import { useExplainStore } from '../explain/explainStore';
 import { OnPolicyHint } from './OnPolicyHint';
 import './keyCharts.css';
-import { extent, niceScale, type AxisScale } from '../charts/scale';
+import { extent, midpoint, niceScale, type AxisScale } from '../charts/scale';
 import { Chart } from '../charts/engine';
 import type { XYBand, XYMarker, XYSeries } from '../charts/XYChart';
 import { useStaggeredSeries } from '../charts/stagger';
@@ -386,7 +386,7 @@ function Heatmap(props: {
       <div className="heatmap-body">
         <div className="heatmap-y" aria-hidden="true">
           <span>{tickFmt(edges[bins]!)}</span>
-          <span>{tickFmt((edges[0]! + edges[bins]!) / 2)}</span>
+          <span>{tickFmt(midpoint(edges[0]!, edges[bins]!))}</span>
           <span>{tickFmt(edges[0]!)}</span>
         </div>
         <HeatmapCanvas columns={columns} edges={edges} guides={guides} height={150} label={label} onCell={(c, b) => explainCell(rows[c]?.iter, b)} />
@@ -406,7 +406,7 @@ function Heatmap(props: {
                 <th scope="col">iter</th>
                 {Array.from({ length: bins }, (_, b) => (
                   <th key={b} scope="col">
-                    {tickFmt((edges[b]! + edges[b + 1]!) / 2)}
+                    {tickFmt(midpoint(edges[b]!, edges[b + 1]!))}
                   </th>
                 ))}
               </tr>

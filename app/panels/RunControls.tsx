@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { BackendChoice, BackendInfo } from '../../workers/entry/api';
 import type { MetricRow } from '../../workers/core/metrics';
+import { fmt as chartFmt, percentText } from '../charts/format';
 import { useAppStore, type RunPhase } from '../store';
 import './RunControls.css';
 import { addArrival, iterRate, rateText, type Arrival } from './throughput';
@@ -69,7 +70,8 @@ function workingText(working: { iter: number; since: number; at: number } | null
 }
 
 function fmt(v: number, digits = 3): string {
-  if (!Number.isFinite(v)) return String(v);
+  if (!Number.isFinite(v)) return chartFmt(v);
+  if (Math.abs(v) >= 1e6) return v.toExponential(2);
   return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
 }
 
@@ -93,7 +95,7 @@ function lastMetricsText(row: MetricRow | undefined, fromLog = false): string {
   if (!row) return 'No iterations yet: press Start or Step.';
   const parts: Array<[number, string]> = [
     [row.reward_mean, `reward ${fmt(row.reward_mean)}`],
-    [row.success_rate, `success ${(row.success_rate * 100).toFixed(1)}%`],
+    [row.success_rate, `success ${percentText(row.success_rate)}`],
     [row.groups_all_equal_frac, `all-equal groups ${fmt(row.groups_all_equal_frac, 2)}`],
     [row.entropy, `entropy ${fmt(row.entropy)}`],
     [row.loss, `loss ${fmt(row.loss, 4)}`],

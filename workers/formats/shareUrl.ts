@@ -165,15 +165,20 @@ export function explainText(e: ExplainLink): string {
 }
 const PRESENT_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
 
-/** `lesson=<id>` or `lesson=<id>:<step>`: a registered lesson and one of its steps. */
+/**
+ * `lesson=<id>` or `lesson=<id>:<step>`: a registered lesson and one of its steps. The id is read
+ * first and the step after it, so a known lesson with a bad step (`:1000`, `:-1`, `:1.5`) is
+ * reported as a bad step, not as a bad lesson id.
+ */
 function parseLesson(value: string, content: LinkContent<unknown>): LessonRef | string {
-  const m = /^([a-z][a-z0-9-]{0,31})(?::(\d{1,3}))?$/.exec(value);
+  const m = /^([a-z][a-z0-9-]{0,31})(?::(.*))?$/s.exec(value);
   const expected = `expected a lesson id (${content.lessonIds.join(', ')}), optionally with :step`;
   if (!m) return expected;
   const steps = content.lessonSteps(m[1]!);
   if (steps === null) return `unknown lesson; ${expected}`;
-  const step = m[2] === undefined ? 1 : Number(m[2]);
-  if (step < 1 || step > steps) return `lesson ${m[1]} has steps 1 to ${steps}`;
+  const stepText = m[2];
+  const step = stepText === undefined ? 1 : /^\d{1,3}$/.test(stepText) ? Number(stepText) : NaN;
+  if (!(step >= 1 && step <= steps)) return `lesson ${m[1]} has steps 1 to ${steps}`;
   return { id: m[1]!, step };
 }
 
@@ -357,6 +362,7 @@ export function decodeLink<Arena>(input: unknown, content: LinkContent<Arena>): 
       else applyExtra(out, key, value, content, errors);
     }
     out.config = config.current;
+    checkViews(out, errors);
     checkFocus(out, errors);
     checkExplain(out, errors);
     if (migratedFrom !== undefined) out.migratedFrom = migratedFrom;
@@ -534,6 +540,21 @@ function parseHide(value: string, errors: LinkProblem[]): PanelId[] | undefined 
   }
   const good = [...new Set(ids.filter(known))];
   return good.length > 0 ? good : undefined;
+}
+
+/**
+ * A page shows one view: the Arena wins over Compare (as the page applies them), and the key that
+ * loses is named, not dropped in silence. Presenter mode is a lesson's: without one it is named too.
+ */
+function checkViews(out: { arena?: unknown; compare?: ComparePair; present?: boolean; lesson?: LessonRef }, errors: LinkProblem[]): void {
+  if (out.arena && out.compare) {
+    errors.push({ key: 'compare', message: 'not opened: this link also opens the Arena view (arena=), and the page shows one view at a time; leave out one of them' });
+    delete out.compare;
+  }
+  if (out.present && !out.lesson) {
+    errors.push({ key: 'present', value: '1', message: 'presenter mode shows a lesson: add lesson=<id> (or leave present out)' });
+    delete out.present;
+  }
 }
 
 /** A focus must point into this config's batch; one past it is named and dropped. */
