@@ -7,9 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { defaultConfig, withFieldText } from '../../workers/core/config';
 import { explainText } from '../../workers/formats/shareUrl';
 import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
-import { STAGE_NAMES } from '../../workers/explain/stages';
+import { ITERATION_STAGES, STAGE_NAMES } from '../../workers/explain/stages';
+import { TOKEN_QUANTITIES } from '../../workers/explain/types';
+import { LINK_QUANTITIES } from '../../workers/formats/explainLinkNames';
 
 describe('explain= and stage= in the share link', () => {
+  it("accepts exactly step-through's stages, in order, and quantities the explainer knows", () => {
+    expect(ITERATION_STAGES.map((s) => s.name)).toEqual([...STAGE_NAMES]);
+    for (const q of LINK_QUANTITIES) expect(TOKEN_QUANTITIES).toContain(q);
+  });
+
   it('round-trips an explained token (the advantage by default, another quantity by name) and a stage', () => {
     const cfg = withFieldText(defaultConfig(), 'seed', '7');
     for (const q of ['adv', 'ratio', 'clip', 'loss', 'kl', 'weight'] as const) {

@@ -7,6 +7,8 @@
  * need the engine to stop between its stages and hand over that stage's values, which the dump
  * does not keep (each optimizer step's gradient norm, the parameters before and after).
  */
+import { STAGE_NAMES, type StageName } from '../formats/explainLinkNames';
+
 export interface IterationStage {
   name: string;
   label: string;
@@ -25,10 +27,10 @@ export const ITERATION_STAGES = [
   { name: 'loss', label: 'Loss', doc: 'Each token\'s clipped surrogate plus the KL term, weighted by the loss aggregation, summed into the minibatch\'s loss.', fields: ['tokens.loss', 'tokens.kl', 'loss'], fromDump: true },
   { name: 'gradnorm', label: 'Gradient norm', doc: "Backward through the model, then the global gradient norm of each optimizer step (clipped at maxGradNorm): the metric row holds the last step's.", fields: [], fromDump: false },
   { name: 'update', label: 'Update', doc: "Adam moves the parameters (VCPO scales each step's learning rate by the ESS); the next iteration's old policy is the result.", fields: ['lr', 'ess_minibatch', 'lr_minibatch'], fromDump: false },
-] as const satisfies readonly IterationStage[];
+] as const satisfies readonly (IterationStage & { name: StageName })[];
 
-export type StageName = (typeof ITERATION_STAGES)[number]['name'];
-export const STAGE_NAMES: readonly StageName[] = ITERATION_STAGES.map((s) => s.name);
+// The link's stage names (formats/explainLinkNames.ts) are these, in this order (tests/unit/explainLink.test.ts).
+export { STAGE_NAMES, type StageName };
 
 export function stageByName(name: string): IterationStage | undefined {
   return ITERATION_STAGES.find((s) => s.name === name);

@@ -8,9 +8,8 @@
 export const TOKEN_QUANTITIES = ['adv', 'ratio', 'clip', 'loss', 'kl', 'weight', 'grad', 'logp', 'logp_old', 'logp_ref', 'logp_rollout', 'entropy', 'entropy_old', 'sum_p2_old', 'value', 'ret'] as const;
 export type TokenQuantity = (typeof TOKEN_QUANTITIES)[number];
 
-/** The quantities a share link may name after a token (`explain=ITER.TRAJ.TOKEN:ratio`). */
-export const LINK_QUANTITIES = ['adv', 'ratio', 'clip', 'loss', 'kl', 'weight'] as const satisfies readonly TokenQuantity[];
-export type LinkQuantity = (typeof LINK_QUANTITIES)[number];
+export { LINK_QUANTITIES, type LinkQuantity } from '../formats/explainLinkNames';
+
 
 /** A number of the batch that can be explained. `traj` is the index in the dump's trajectories, `tok` in its token list. */
 export type Ref =

@@ -23,8 +23,7 @@ import { allFields, CONFIG_FIELDS, ConfigError, defaultConfig, fieldSpec, getFie
 import { isMethodId, METHOD_IDS } from '../core/methods';
 import { paramSchema } from '../core/methods/params';
 import { parseNumberText } from '../core/numberText';
-import { LINK_QUANTITIES, type LinkQuantity } from '../explain/types';
-import { STAGE_NAMES, type StageName } from '../explain/stages';
+import { LINK_QUANTITIES, STAGE_NAMES, type LinkQuantity, type StageName } from './explainLinkNames';
 
 /** The link format this build writes. */
 export const LINK_VERSION = 1;
