@@ -391,6 +391,9 @@ describe('method registry', () => {
     for (const a of METHOD_IDS) for (const b of conflictsOf(a)) expect(conflictsOf(b)).toContain(a);
     expect(() => withMethods(defaultConfig(), ['grpo', 'gspo', 'gmpo'])).toThrow(/GSPO \(gspo\) conflicts with GMPO \(gmpo\)|GMPO \(gmpo\) conflicts with GSPO \(gspo\)/);
     expect(() => withMethods(defaultConfig(), ['grpo', 'rloo'])).toThrow(/GRPO \(grpo\) conflicts with RLOO \(rloo\)/);
+    // EDGE-GRPO scales a group advantage; PPO's GAE and OTB's token baseline have none, so its factor would be dropped silently.
+    expect(() => withMethods(defaultConfig(), ['ppo', 'edge'])).toThrow(/conflicts with/);
+    expect(() => withMethods(defaultConfig(), ['otb', 'edge'])).toThrow(/conflicts with/);
     expect(() => withMethods(defaultConfig(), ['dapo'])).toThrow(/one advantage estimator/);
     expect(ESTIMATOR_IDS).toContain('grpo');
   });
