@@ -1,10 +1,10 @@
 /** `npm run -s arena` (cli/arena.ts): a tiny spec end to end, the summary's numbers, and bad input. */
-import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseArenaArgs } from '../../cli/arenaArgs';
 import { arenaMarkdown, meanInterval, quarterMean, summarizeArena, type ArenaRun } from '../../cli/arenaSummary';
+import { runCli } from '../helpers/cliNode';
 
-const run = (...args: string[]) => spawnSync('npx', ['tsx', '--import', './cli/registerRaw.mjs', 'cli/arena.ts', ...args], { encoding: 'utf8', cwd: process.cwd() });
+const run = (...args: string[]) => runCli('cli/arena.ts', args);
 const tiny = ['--levels', 'clip=token,cispo', '--set', 'batch=2', '--set', 'group=4', '--set', 'model.hidden=8', '--seeds', '1-2', '--iters', '3'];
 
 describe('arena CLI', () => {

@@ -2,12 +2,12 @@
  * `npm run -s train -- --url LINK`: the CLI runs exactly the config of a share link, and refuses a
  * link with any problem (even one the app would skip) with one line naming the first bad key.
  */
-import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { helpText, parseArgs, UsageError } from '../../cli/args';
+import { runCli } from '../helpers/cliNode';
 
 const run = (...args: string[]) =>
-  spawnSync('npx', ['tsx', '--import', './cli/registerRaw.mjs', 'cli/train.ts', ...args], { encoding: 'utf8', cwd: process.cwd() });
+  runCli('cli/train.ts', args);
 
 const rows = (stdout: string): Array<Record<string, unknown>> => stdout.trim().split('\n').map((l) => ({ ...(JSON.parse(l) as Record<string, unknown>), ms: 0 }));
 

@@ -1,13 +1,13 @@
 /** The CLI as a user runs it: JSON lines on stdout, one-line errors with exit status 2. */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCALAR_METRICS } from '../../workers/core/metrics';
+import { runCli } from '../helpers/cliNode';
 
 const run = (...args: string[]) =>
-  spawnSync('npx', ['tsx', '--import', './cli/registerRaw.mjs', 'cli/train.ts', ...args], { encoding: 'utf8', cwd: process.cwd() });
+  runCli('cli/train.ts', args);
 
 const small = ['--set', 'batch=2', '--set', 'group=4', '--set', 'model.hidden=8'];
 

@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { printable } from '../../cli/printable';
+import { runCli } from '../helpers/cliNode';
 
 const CLI = ['tsx', '--import', './cli/registerRaw.mjs', 'cli/train.ts'];
-const run = (...args: string[]) => spawnSync('npx', [...CLI, ...args], { encoding: 'utf8', cwd: process.cwd() });
+const run = (...args: string[]) => runCli('cli/train.ts', args);
 const small = ['--set', 'batch=2', '--set', 'group=4', '--set', 'model.hidden=8'];
 const dir = mkdtempSync(join(tmpdir(), 'cli-hostile-'));
 

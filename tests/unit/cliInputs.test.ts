@@ -15,9 +15,9 @@ import { describe, expect, it } from 'vitest';
 import { parseArenaArgs } from '../../cli/arenaArgs';
 import { UsageError } from '../../cli/args';
 import { arenaSpecToText, parseArenaSpec } from '../../workers/content/arena/dimensions';
+import { CLI_NODE_ARGS } from '../helpers/cliNode';
 
 const ROOT = process.cwd();
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 /** Every `npm run` command whose script is a file of cli/. */
 const CLIS = Object.entries(scripts).flatMap(([name, cmd]) => {
@@ -53,12 +53,12 @@ interface Result {
 function runCli(file: string, args: string[], opts: { asUser?: boolean; timeoutMs?: number } = {}): Promise<Result> {
   const cwd = mkdtempSync(join(scratch, 'cwd-'));
   chmodSync(cwd, 0o777);
-  const argv = [TSX, '--import', join(ROOT, 'cli/registerRaw.mjs'), file, ...args];
+  const argv = [process.execPath, ...CLI_NODE_ARGS, file, ...args];
   const asNobody = opts.asUser && process.getuid?.() === 0;
   const [cmd, ...rest] = asNobody ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', 'env', 'HOME=/tmp', ...argv] : argv;
   const t0 = Date.now();
   return new Promise((resolve) => {
-    // A group of its own: tsx runs Node as a child, and a run past its time is ended with all of it.
+    // A group of its own: a run past its time is ended with anything it started.
     const child = spawn(cmd!, rest, { cwd, env: { ...process.env, DEBUG: '' }, detached: true });
     let stdout = '';
     let stderr = '';

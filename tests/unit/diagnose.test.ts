@@ -3,7 +3,6 @@
  * alarms with their steps (the page's rules), --json lines, and the one-line refusals with exit
  * status 2 for bad flags and bad files, the file's name echoed with its control characters escaped.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,13 +12,14 @@ import { diagnose, parseDiagnoseArgs, readLog, report } from '../../cli/diagnose
 import { defaultConfig } from '../../workers/core/config';
 import { createRunFile, serializeRunFile } from '../../workers/formats/runFile';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
+import { runCli } from '../helpers/cliNode';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/runLogs');
 const tmp = mkdtempSync(join(tmpdir(), 'diagnose-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function cli(...args: string[]) {
-  return spawnSync('npm', ['run', '-s', 'diagnose', '--', ...args], { encoding: 'utf8' });
+  return runCli('cli/diagnose.ts', args);
 }
 
 describe('diagnose: arguments', () => {

@@ -12,6 +12,7 @@ import { UsageError } from '../../cli/args';
 import { defaultConfig, withField, withFieldText, withMethods, type RunConfig } from '../../workers/core/config';
 import { buildRecipe, defaultEpisodes } from '../../workers/formats/recipe';
 import { UPSTREAM } from '../../workers/formats/recipe/readme';
+import { runCli } from '../helpers/cliNode';
 import { crc32, zipFiles } from '../../workers/formats/recipe/zip';
 import { encodeShareLink } from '../../workers/content/shareLink';
 
@@ -156,18 +157,18 @@ describe('recipe CLI', () => {
   it('writes the recipe of a share link; bad input exits 2 with one line', () => {
     const link = encodeShareLink(withFieldText(defaultConfig(), 'task', 'roles'));
     const out = join(tmp, 'cli');
-    const ok = spawnSync('npm', ['run', '-s', 'recipe', '--', '--url', link, '--out', out, '--episodes', '20'], { encoding: 'utf8' });
+    const ok = runCli('cli/recipe.ts', ['--url', link, '--out', out, '--episodes', '20']);
     expect(ok.stderr).toBe('');
     expect(ok.status).toBe(0);
     expect(ok.stdout).toContain('recipe-roles-seed1: 19 files written to');
     expect(readFileSync(join(out, 'data/train.jsonl'), 'utf8').trim().split('\n')).toHaveLength(20);
     expect(statSync(join(out, 'verl_run/run.sh')).mode & 0o111).not.toBe(0);
-    const again = spawnSync('npm', ['run', '-s', 'recipe', '--', '--url', link, '--out', out], { encoding: 'utf8' });
+    const again = runCli('cli/recipe.ts', ['--url', link, '--out', out]);
     expect(again.status).toBe(2);
     expect(again.stderr).toBe(`error: --out ${out}: the folder is not empty\n`);
     const cfgFile = join(tmp, 'bad.json');
     writeFileSync(cfgFile, '{"task": "chess"}');
-    const bad = spawnSync('npm', ['run', '-s', 'recipe', '--', '--config', cfgFile, '--out', join(tmp, 'x')], { encoding: 'utf8' });
+    const bad = runCli('cli/recipe.ts', ['--config', cfgFile, '--out', join(tmp, 'x')]);
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).toMatch(/^error: task: /);
