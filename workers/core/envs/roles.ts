@@ -20,7 +20,7 @@
  * and the executor looks up, the asked fact 1 time in entities * attributes each.
  */
 import type { Rng } from '../rng';
-import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
+import { batchCore, createBatchState, createGrammar, rewardModelOf, type RewardModelOptions } from './common';
 import { PAD, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnResult } from './types';
 
 export interface RolesOptions extends Partial<RewardModelOptions> {
@@ -39,7 +39,7 @@ export const ROLE_OF_TURN = [0, 1, 0] as const;
 
 export function createRolesEnv(opts: RolesOptions): TaskEnv {
   const { entities: E, attributes: A, values: Vv, roleScale, roleOffset } = opts;
-  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+  const rm: RewardModelOptions = rewardModelOf(opts);
   const specials = ['·', '<s>', 'Q', '@P', '@X', 'TELL', 'LOOK', 'ANSWER', 'ok'];
   const [, BOS, Q, RP, RX, TELL, LOOK, ANSWER, OKT] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
   const ent0 = specials.length;

@@ -26,7 +26,7 @@
  */
 import { hashUniform, type Rng } from '../rng';
 import { checklistLabelStepReward, checklistTrajectoryReward } from './checklist';
-import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
+import { batchCore, createBatchState, createGrammar, rewardModelOf, type RewardModelOptions } from './common';
 import { PAD, type ChecklistItem, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnChecklist, type TurnResult } from './types';
 
 export const TOOL_REWARDS = ['checklist', 'outcome'] as const;
@@ -62,7 +62,7 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
   const S = opts.toolSteps;
   const K = opts.toolValues;
   const D = opts.distractors;
-  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+  const rm: RewardModelOptions = rewardModelOf(opts);
   const specials = ['·', '<s>', 'REQ', '=', 'OK', 'ERR'];
   const [, BOS, REQ, EQ, OK, ERR] = [0, 1, 2, 3, 4, 5];
   const tool0 = specials.length;
