@@ -1,0 +1,149 @@
+/**
+ * Why each method exists (workers/content/why.ts) and `npm run -s why` (cli/why.ts): the table's
+ * integrity, the rows' verdict rule, the flags, bad input, and a short real run of the CLI.
+ */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { parseWhyArgs } from '../../cli/whyArgs';
+import { rowHolds, statKey, whyRow, type WhyRunResult } from '../../cli/whySummary';
+import { checkClaimOnSeeds, lessonRunConfig, type RunResult } from '../../workers/content/lessons';
+import { scaledStat, WHY, WHY_RUN_IDS, whyIds, whyLesson, whyOf, whyRunSet, type WhyRegime } from '../../workers/content/why';
+import type { MetricRow } from '../../workers/core/metrics';
+
+/** The paper methods (every method but the baselines GRPO, PPO and RLOO). */
+const PAPER_METHODS = ['drgrpo', 'dapo', 'gspo', 'reinforcepp', 'igpo', 'cm2', 'edge', 'regft', 'pfppo', 'zerosearch', 'dars', 'seeupo', 'sampo', 'vcpo', 'prorl', 'gmpo', 'otb', 'drmas', 'cispo', 'sapo', 'gigpo', 'dynfilter'];
+
+describe('the regime table', () => {
+  it('every paper method has a regime; each run builds a valid config; windows fit the budget; margins are positive', () => {
+    expect([...whyIds()].sort()).toEqual([...PAPER_METHODS].sort());
+    for (const r of Object.values(WHY) as WhyRegime[]) {
+      for (const run of WHY_RUN_IDS) expect(() => lessonRunConfig({ id: run, label: run, set: whyRunSet(r, run), iters: r.iters }, 1), `${r.method} ${run}`).not.toThrow();
+      expect(lessonRunConfig({ id: 'cure', label: '', set: whyRunSet(r, 'cure'), iters: 1 }).methods, r.method).toContain(r.method);
+      expect(lessonRunConfig({ id: 'sick', label: '', set: whyRunSet(r, 'sick'), iters: 1 }).methods, r.method).toEqual([r.baseline]);
+      for (const row of [r.disease, r.cureRow]) {
+        expect(row.margin, r.method).toBeGreaterThan(0);
+        expect(row.stat.from, r.method).toBeGreaterThanOrEqual(1);
+        expect(row.stat.to, r.method).toBeLessThanOrEqual(r.iters);
+        expect(row.stat.from, r.method).toBeLessThanOrEqual(row.stat.to);
+      }
+      // A method with no disease on the toys says what was tried.
+      if (!r.found) expect(r.tried?.length ?? 0, r.method).toBeGreaterThan(40);
+      // The healthy and diseased baselines differ, and only in the regime's knobs.
+      expect(whyRunSet(r, 'healthy'), r.method).not.toEqual(whyRunSet(r, 'sick'));
+    }
+  });
+
+  it('a window keeps its share of a shortened run', () => {
+    const s = { metric: 'success_rate' as const, agg: 'mean' as const, from: 61, to: 100 };
+    expect(scaledStat(s, 100, 100)).toBe(s);
+    expect(scaledStat(s, 100, 10)).toEqual({ ...s, from: 6, to: 10 });
+    expect(scaledStat({ ...s, from: 1, to: 20 }, 100, 3)).toEqual({ ...s, from: 1, to: 1 });
+  });
+});
+
+/** Metric rows whose `metric` is `value` at every iteration. */
+const rows = (iters: number, metric: keyof MetricRow, value: number): MetricRow[] =>
+  Array.from({ length: iters }, (_, i) => ({ iter: i + 1, [metric]: value }) as unknown as MetricRow);
+
+describe('the rows', () => {
+  const r = whyOf('cm2')!;
+  const result = (run: WhyRunResult['run'], seed: number, sick: number, succ: number): WhyRunResult => ({
+    run,
+    seed,
+    values: { [statKey(r.disease.stat)]: sick, [statKey(r.cureRow.stat)]: succ },
+    crashed: false,
+    crashWhy: null,
+    seconds: 0,
+  });
+
+  it('a row holds past its margin with the interval clear of 0; not at the margin\'s wrong side, not with an interval across 0', () => {
+    const res = [1, 2, 3].flatMap((seed) => [result('healthy', seed, 0.5, 0.9), result('sick', seed, 0.95 + seed / 100, 0), result('cure', seed, 0.4, 0.8 + seed / 100)]);
+    const d = whyRow(r, 'disease', res, [1, 2, 3], r.iters);
+    expect(d.a.run).toBe('sick');
+    expect(d.b.run).toBe('healthy');
+    expect(d.diff.mean).toBeCloseTo(0.47, 10);
+    expect(d.diff.lo!).toBeGreaterThan(0);
+    expect(d.holds).toBe(true);
+    const c = whyRow(r, 'cure', res, [1, 2, 3], r.iters);
+    expect(c.a.run).toBe('cure');
+    expect(c.holds).toBe(true);
+    // Past the margin on the mean but the interval spans 0: no.
+    expect(rowHolds({ n: 3, mean: 0.5, lo: -0.1, hi: 1.1 }, 0.5, 1, 0.4)).toBe(false);
+    // Clear of 0 but short of the margin: no.
+    expect(rowHolds({ n: 3, mean: 0.3, lo: 0.2, hi: 0.4 }, 0.3, 1, 0.4)).toBe(false);
+    // The other direction.
+    expect(rowHolds({ n: 3, mean: -0.3, lo: -0.4, hi: -0.2 }, -0.3, -1, 0.1)).toBe(true);
+    expect(rowHolds({ n: 3, mean: -0.3, lo: -0.4, hi: -0.2 }, -0.3, 1, 0.1)).toBe(false);
+    // One seed: the mean against the margin, no interval.
+    expect(rowHolds(null, 0.5, 1, 0.4)).toBe(true);
+    const one = whyRow(r, 'disease', res, [2], r.iters);
+    expect(one.diff).toMatchObject({ n: 1, lo: null, hi: null });
+    // A missing run is no verdict.
+    expect(whyRow(r, 'cure', res.filter((x) => x.run !== 'cure'), [1, 2, 3], r.iters).holds).toBe(false);
+  });
+
+  it('the regime as a lesson: three runs, the two rows as claims, checked on the mean over seeds', () => {
+    const lesson = whyLesson(r, [1, 2]);
+    expect(lesson.runs.map((x) => x.id)).toEqual(['healthy', 'sick', 'cure']);
+    expect(lesson.steps.map((x) => x.run)).toEqual(['sick', 'cure']);
+    expect(lesson.seeds).toEqual([1, 2]);
+    const claim = lesson.claims.find((c) => c.id === 'disease')!;
+    const seed = (healthy: number, sick: number): Record<string, RunResult> => ({
+      healthy: { rows: rows(r.iters, 'groups_all_equal_frac', healthy), dump: null },
+      sick: { rows: rows(r.iters, 'groups_all_equal_frac', sick), dump: null },
+    });
+    expect(checkClaimOnSeeds(lesson, claim, [seed(0.5, 1), seed(0.5, 0.9)]).ok).toBe(true);
+    expect(checkClaimOnSeeds(lesson, claim, [seed(0.5, 0.6), seed(0.5, 0.9)]).ok).toBe(false);
+  });
+});
+
+describe('npm run -s why', () => {
+  it('flags: defaults, seeds, jobs, json, iters; bad input names the flag', () => {
+    expect(parseWhyArgs(['--method', 'cm2'])).toMatchObject({ method: 'cm2', seeds: [1, 2, 3, 4, 5, 6, 7, 8], jobs: 2, json: false, iters: null });
+    expect(parseWhyArgs(['--method=edge', '--seeds', '3,5-6', '--jobs', '1', '--json', '--iters', '9'])).toMatchObject({ method: 'edge', seeds: [3, 5, 6], jobs: 1, json: true, iters: 9 });
+    const cases: Array<[string[], RegExp]> = [
+      [[], /--method: expected one of/],
+      [['--method', 'nope'], /--method nope: unknown method; expected one of .*cm2/],
+      [['--method', 'grpo'], /GRPO is a baseline, not a paper method/],
+      [['--method', 'cm2', '--seeds', 'x'], /--seeds: expected seeds and ranges/],
+      [['--method', 'cm2', '--seeds', '5-2'], /--seeds: bad range "5-2"/],
+      [['--method', 'cm2', '--seeds', '1,1'], /listed twice/],
+      [['--method', 'cm2', '--jobs', '0'], /--jobs 0: expected a whole number in 1..64/],
+      [['--method', 'cm2', '--iters', '1.5'], /--iters 1.5: expected a whole number/],
+      [['--method', 'cm2', '--bogus'], /--bogus: unknown flag/],
+      [['--method'], /--method: expected a value/],
+    ];
+    for (const [args, msg] of cases) expect(() => parseWhyArgs(args), args.join(' ')).toThrow(msg);
+  });
+
+  const run = (...args: string[]) => spawnSync('npx', ['tsx', '--import', './cli/registerRaw.mjs', 'cli/why.ts', ...args], { encoding: 'utf8', cwd: process.cwd() });
+
+  it('bad input exits 2 with one line on stderr and nothing on stdout', () => {
+    const r = run('--method', 'nope\u001b[2J');
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    // The echoed input is escaped: no control character reaches the terminal.
+    expect(r.stderr).toMatch(/^error: --method nope\\x1b\[2J: unknown method; expected one of [a-z, ]+\n$/);
+  }, 120_000);
+
+  it('a short real run on 2 seeds prints one JSON object with both rows and their verdicts', () => {
+    const r = run('--method', 'cm2', '--seeds', '1-2', '--iters', '3', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.method).toBe('cm2');
+    expect(out.iters).toBe(3);
+    expect(out.seeds).toEqual([1, 2]);
+    for (const row of [out.disease, out.cure]) {
+      expect(typeof row.holds).toBe('boolean');
+      expect(row.diff.n).toBe(2);
+      expect(row.a.perSeed).toHaveLength(2);
+      expect(row.diff.lo).toBeLessThanOrEqual(row.diff.mean);
+      expect(row.diff.mean).toBeCloseTo(row.a.mean - row.b.mean, 10);
+    }
+    // Chains of 4 calls from random weights: every group is all-equal in 3 iterations, more than with 2 calls.
+    expect(out.disease.a.mean).toBe(1);
+    expect(out.disease.b.mean).toBeLessThan(1);
+    expect(out.runs.cure.methods).toBe('cm2');
+    expect(out.crashes).toEqual({ healthy: 0, sick: 0, cure: 0 });
+  }, 300_000);
+});
