@@ -598,11 +598,13 @@ export function whyRunLabel(r: WhyRegime, run: WhyRunId): string {
 export function whyLesson(r: WhyRegime, seeds?: readonly number[]): Lesson {
   const name = methodDef(r.method).name;
   const runs: LessonRun[] = WHY_RUN_IDS.map((id) => ({ id, label: whyRunLabel(r, id), set: whyRunSet(r, id), iters: r.iters }));
+  // The diseased baseline is the first statistic of both claims, so it keeps one colour in both
+  // steps' charts: the cure row "cure above sick by m" is written "sick below cure by m".
   const claim = (row: 'disease' | 'cure'): Claim => {
     const spec = row === 'disease' ? r.disease : r.cureRow;
-    const [a, b] = rowRuns(row);
     const stat = (run: WhyRunId): SeriesStat => ({ run, ...spec.stat });
-    return { id: row, see: row === 'disease' ? r.see.disease : r.see.cure, a: stat(a), op: spec.dir > 0 ? '>' : '<', b: stat(b), by: spec.margin };
+    if (row === 'disease') return { id: row, see: r.see.disease, a: stat('sick'), op: spec.dir > 0 ? '>' : '<', b: stat('healthy'), by: spec.margin };
+    return { id: row, see: r.see.cure, a: stat('sick'), op: spec.dir > 0 ? '<' : '>', b: stat('cure'), by: spec.margin };
   };
   return {
     id: `why-${r.method}`,
@@ -611,7 +613,7 @@ export function whyLesson(r: WhyRegime, seeds?: readonly number[]): Lesson {
     methods: [r.method],
     runs,
     steps: [
-      { run: 'sick', text: `The paper's baseline in the regime where it fails: ${r.regime}.`, see: r.see.disease, claims: ['disease'] },
+      { run: 'sick', text: `The paper's baseline (${r.baseline === 'ppo' ? 'PPO' : 'GRPO'}) in the diseased regime, against the same baseline where the failure does not arise.`, see: r.see.disease, claims: ['disease'] },
       { run: 'cure', text: `${name} in the same regime, on the same seeds.`, see: r.see.cure, claims: ['cure'] },
     ],
     claims: [claim('disease'), claim('cure')],
