@@ -11,6 +11,7 @@ import { CompareView } from './compare/CompareView';
 import { LessonPanel } from './lessons/LessonPanel';
 import { PresenterStyle } from './lessons/presenter';
 import { ViewTabs } from './compare/ViewTabs';
+import { WhyPanel } from './why/WhyPanel';
 import { BatchLab } from './batchLab/BatchLab';
 import { AlarmsPanel } from './panels/AlarmsPanel';
 import { Inspector } from './panels/Inspector';
@@ -166,6 +167,7 @@ export function App() {
       <ErrorAlert />
       <FailureAlert />
       <RecoveryNotice />
+      {tab === 'compare' && <WhyPanel />}
       {tab === 'compare' && <CompareView />}
       {tab === 'arena' && <ArenaView />}
       <div id="view-train" role="tabpanel" aria-labelledby="tab-train" hidden={tab !== 'train'}>
