@@ -26,14 +26,14 @@ import { parseWhyArgs, WHY_HELP } from './whyArgs';
 import { regimeStats, rowText, statKey, whyRow, type WhyRunResult } from './whySummary';
 
 /** One run on one seed: its flat config keys (the regime's run), the seed and the iterations. */
-interface Job {
+export interface Job {
   set: Record<string, string>;
   seed: number;
   iters: number;
 }
 
 /** What a child process sends back: the run's metric rows (scalars) and where an update went non-finite. */
-interface JobResult {
+export interface JobResult {
   rows: Array<Record<ScalarMetric, number>>;
   nonFiniteAt: number | null;
   seconds: number;
@@ -46,7 +46,7 @@ function regime(id: string): WhyRegime {
 }
 
 /** Trains one run on one seed (in a child process) and keeps its scalar metric rows. */
-async function trainOne(job: Job): Promise<JobResult> {
+export async function trainOne(job: Job): Promise<JobResult> {
   const t0 = Date.now();
   const cfg = lessonRunConfig({ id: 'run', label: 'run', set: job.set, iters: job.iters }, job.seed);
   const trainer = await createTrainer(cfg, createCpuBackend);
@@ -84,7 +84,7 @@ export function runResult(r: WhyRegime, run: WhyRunId, seed: number, iters: numb
  * function of its config, seed and iterations on this backend.
  */
 async function cachedJob(job: Job, cache: string | null): Promise<JobResult> {
-  const file = cache ? join(cache, createHash('sha1').update(JSON.stringify([Object.entries(job.set).sort(), job.seed, job.iters])).digest('hex') + '.json') : null;
+  const file = cache ? cacheFile(cache, job) : null;
   if (file && existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as JobResult;
   const res = await runChild<Job, JobResult>(fileURLToPath(import.meta.url), job);
   if (file) {
@@ -92,6 +92,11 @@ async function cachedJob(job: Job, cache: string | null): Promise<JobResult> {
     writeFileSync(file, JSON.stringify(res));
   }
   return res;
+}
+
+/** Where `--cache DIR` keeps a run: named by its config keys (in any order), seed and iterations. */
+export function cacheFile(cache: string, job: Job): string {
+  return join(cache, createHash('sha1').update(JSON.stringify([Object.entries(job.set).sort(), job.seed, job.iters])).digest('hex') + '.json');
 }
 
 function keysText(set: Record<string, string>): string {
