@@ -13,6 +13,8 @@ import { PresenterStyle } from './lessons/presenter';
 import { ViewTabs } from './compare/ViewTabs';
 import { WhyPanel } from './why/WhyPanel';
 import { BatchLab } from './batchLab/BatchLab';
+import { ExplainDialog } from './explain/ExplainDialog';
+import { StepThroughPanel } from './explain/StepThrough';
 import { AlarmsPanel } from './panels/AlarmsPanel';
 import { Inspector } from './panels/Inspector';
 import { EstimatorPicker } from './panels/EstimatorPicker';
@@ -167,6 +169,7 @@ export function App() {
       <ErrorAlert />
       <FailureAlert />
       <RecoveryNotice />
+      <ExplainDialog />
       {tab === 'compare' && <WhyPanel />}
       {tab === 'compare' && <CompareView />}
       {tab === 'arena' && <ArenaView />}
@@ -185,6 +188,7 @@ export function App() {
             {show('charts') && <MetricsCharts />}
             {show('charts') && <AlarmsPanel />}
             <Inspector />
+            <StepThroughPanel />
             {show('batchlab') && (
               <details className="one-click panel-disclosure" data-testid="batch-lab-disclosure">
                 <summary>Batch lab: one batch under several method sets, side by side</summary>

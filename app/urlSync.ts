@@ -4,12 +4,16 @@
  * follows the config and the view with history.replaceState, debounced, so a slider drag adds no
  * history entries. Editing the hash by hand (a hashchange) applies the new link. An open Compare
  * view is part of the link (`compare=<A>|<B>`), and a link that carries one opens it on both runs;
- * so is an open Arena view (`arena=<spec>`), which a link opens on its arena without running it.
+ * so is an open Arena view (`arena=<spec>`), which a link opens on its arena without running it, and
+ * an explained token (`explain=ITER.TRAJ.TOKEN`, opened once the page holds that iteration's batch)
+ * and step-through's stage (`stage=NAME`).
  */
-import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink, type DecodedLink } from '../workers/content/shareLink';
+import type { ComparePair } from '../workers/formats/shareUrl';
 import { useAppStore, type AppState } from './store';
 import { useArenaStore, type ArenaState } from './store/arenaStore';
 import { useCompareStore, type CompareState } from './store/compareStore';
+import { explainLinkOf, useExplainStore } from './explain/explainStore';
 
 /** 200 ms: typing "128" into a field writes the address once. */
 const WRITE_DEBOUNCE_MS = 200;
@@ -29,6 +33,9 @@ function openArena(c: CompareState, a: ArenaState): ArenaState['spec'] | undefin
 
 /** The hash that describes what the page shows now. */
 export function currentHash(s: AppState, c: CompareState = useCompareStore.getState(), a: ArenaState = useArenaStore.getState()): string {
+  const x = useExplainStore.getState();
+  // The explained token of the batch on screen, or a link's one still waiting for its iteration.
+  const explain = explainLinkOf(x.target) ?? x.pending ?? undefined;
   return encodeShareLink(s.config, {
     backend: s.backend,
     step: s.linkStep ?? undefined,
@@ -38,6 +45,8 @@ export function currentHash(s: AppState, c: CompareState = useCompareStore.getSt
     present: s.presenter || undefined,
     compare: comparePair(c),
     arena: openArena(c, a),
+    explain,
+    stage: x.stage ?? undefined,
   });
 }
 
@@ -59,6 +68,10 @@ export function shareHash(s: AppState, c: CompareState = useCompareStore.getStat
 /** Applies a link to the page and, when it carries one, opens the Compare view on its two runs. */
 function applyLink(link: DecodedLink, initial: boolean): void {
   useAppStore.getState().applyLink(link, initial);
+  const x = useExplainStore.getState();
+  x.close();
+  x.setPending(link.explain ?? null);
+  x.setStage(link.stage ?? null);
   if (link.compare) useCompareStore.getState().restore(link.compare.a, link.compare.b);
   if (link.arena) useArenaStore.getState().restore(link.arena);
 }
@@ -104,6 +117,9 @@ export function startUrlSync(): void {
   });
   useArenaStore.subscribe((a, prev) => {
     if (a.spec !== prev.spec) later();
+  });
+  useExplainStore.subscribe((x, prev) => {
+    if (x.target !== prev.target || x.pending !== prev.pending || x.stage !== prev.stage) later();
   });
   window.addEventListener('hashchange', () => {
     if (location.hash === currentHash(useAppStore.getState())) return;

@@ -1,7 +1,8 @@
 /** The flags of `npm run -s why` (cli/why.ts). */
-import { methodDef, METHOD_IDS } from '../workers/core/methods';
+import { isMethodId, methodDef, METHOD_IDS } from '../workers/core/methods';
 import { whyIds, whyOf } from '../workers/content/why';
 import { flagsOf, UsageError } from './args';
+import { checkCacheFolder } from './paths';
 import { parseSeeds } from './sweepArgs';
 
 export interface WhyArgs {
@@ -40,9 +41,8 @@ export function parseWhyArgs(argv: readonly string[]): WhyArgs {
       case '--method': {
         const id = value();
         if (!whyOf(id)) {
-          const known = (METHOD_IDS as readonly string[]).includes(id);
           throw new UsageError(
-            known ? `--method ${id}: ${methodDef(id).name} is a baseline, not a paper method with a disease regime; expected one of ${whyIds().join(', ')}` : `--method ${id}: unknown method; expected one of ${whyIds().join(', ')}`,
+            isMethodId(id) ? `--method ${id}: ${methodDef(id).name} is a baseline, not a paper method with a disease regime; expected one of ${whyIds().join(', ')}` : `--method ${id}: unknown method; expected one of ${whyIds().join(', ')}`,
           );
         }
         a.method = id;
@@ -81,5 +81,7 @@ export function parseWhyArgs(argv: readonly string[]): WhyArgs {
     }
   }
   if (!a.help && !a.job && !a.method) throw new UsageError(`--method: expected one of ${whyIds().join(', ')}`);
+  // Checked before anything trains: a run's rows are written there as it finishes.
+  if (a.cache !== null && !a.job && !a.help) a.cache = checkCacheFolder('--cache', a.cache);
   return a;
 }

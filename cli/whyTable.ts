@@ -9,12 +9,13 @@
  * It rewrites the section between `<!-- why:begin` and `<!-- why:end -->` (or appends one); a
  * method missing from a seed set shows "not run".
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { statText, whyIds, whyOf } from '../workers/content/why';
 import { methodDef } from '../workers/core/methods';
 import { flagsOf, UsageError } from './args';
+import { checkOutFile, readInputFile } from './paths';
 import { printable } from './printable';
 import type { WhyRowResult } from './whySummary';
 
@@ -151,7 +152,15 @@ function load(dir: string, tag: string): Record<string, WhyJson> {
   const out: Record<string, WhyJson> = {};
   for (const id of whyIds()) {
     const f = join(dir, `${tag}-${id}.json`);
-    if (existsSync(f) && readFileSync(f, 'utf8').trim()) out[id] = JSON.parse(readFileSync(f, 'utf8')) as WhyJson;
+    if (!existsSync(f)) continue;
+    // A result is a few KiB; the cap stops a device or a stray huge file.
+    const text = readInputFile('--dir', f, 1024 * 1024);
+    if (!text.trim()) continue;
+    try {
+      out[id] = JSON.parse(text) as WhyJson;
+    } catch (e) {
+      throw new UsageError(`--dir ${f}: not the JSON of npm run -s why -- --json (${(e as Error).message})`);
+    }
   }
   return out;
 }
@@ -166,6 +175,8 @@ function main(): void {
     else throw new UsageError(`${arg}: unknown flag (flags: --dir RESULTS --main TAG --held TAG --out FILE|-)`);
   }
   if (!a.dir) throw new UsageError('--dir: expected the folder of `npm run -s why -- --json` results');
+  if (!existsSync(a.dir) || !statSync(a.dir).isDirectory()) throw new UsageError(`--dir ${a.dir}: not a folder`);
+  if (a.out !== '-') checkOutFile('--out', a.out);
   const main = load(a.dir, a.main);
   const held = load(a.dir, a.held);
   const heldSeeds = Object.values(held)[0]?.seeds ?? [];

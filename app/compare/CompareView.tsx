@@ -7,7 +7,7 @@ import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { useMemo, useState } from 'react';
 import { CONFIG_FIELDS, getField, type ConfigKey, type RunConfig } from '../../workers/core/config';
 import { TASK_KNOBS } from '../../workers/core/envs';
-import { methodRegistry, type MethodDef } from '../../workers/core/methods';
+import { methodRegistry } from '../../workers/core/methods';
 import type { ParamSpec } from '../../workers/core/methods/params';
 import type { BackendInfo } from '../../workers/entry/api';
 import { ParamControl } from '../panels/ParamControl';
@@ -17,7 +17,7 @@ import { configDiff, legendText } from './diff';
 import { compareSummary } from './summary';
 import './CompareView.css';
 
-const METHODS = Object.values(methodRegistry) as MethodDef[];
+const METHODS = Object.values(methodRegistry);
 /** B's settings shown first: the ones a comparison usually varies. */
 const MAIN_KEYS: ConfigKey[] = ['lr', 'clipLow', 'clipHigh', 'group', 'batch', 'epochs', 'minibatches', 'klCoef', 'lossAgg', 'temperature', 'maxGradNorm'];
 const ALL_TASK_KNOBS = new Set<string>(Object.values(TASK_KNOBS).flat());
@@ -180,7 +180,7 @@ function RunACard() {
       <dl className="compare-facts">
         <div className="compare-fact">
           <dt>methods</dt>
-          <dd>{(a.methods as string[]).join(', ')}</dd>
+          <dd>{a.methods.join(', ')}</dd>
         </div>
         {A_KEYS.map((k) => (
           <div key={k} className="compare-fact">
@@ -201,7 +201,7 @@ function MethodsB({ config, disabled }: { config: RunConfig; disabled: boolean }
   const setMethodsB = useCompareStore((s) => s.setMethodsB);
   const setFieldB = useCompareStore((s) => s.setFieldB);
   const [error, setError] = useState<string | null>(null);
-  const active = config.methods as string[];
+  const active = config.methods;
   return (
     <details className="compare-methods">
       <summary>B's methods: {active.join(', ')}</summary>

@@ -20,7 +20,7 @@ function show(v: ParamValue | undefined): string {
 }
 
 function methodsText(cfg: RunConfig): string {
-  return (cfg.methods as string[]).join('+');
+  return cfg.methods.join('+');
 }
 
 /** B's differences from A; parameters of a method that neither run has on are left out. */

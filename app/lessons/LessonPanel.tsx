@@ -5,8 +5,8 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { checkClaimOnSeeds, describeClaim, lessonById, lessonSeeds, type Claim, type Lesson } from '../../workers/content/lessons';
-import { methodRegistry } from '../../workers/core/methods';
-import { decodeShareLink } from '../../workers/formats/shareUrl';
+import { methodDef } from '../../workers/core/methods';
+import { decodeShareLink } from '../../workers/content/shareLink';
 import { copyText } from '../exporters';
 import { useAppStore } from '../store';
 import { shareLinkFor } from '../urlSync';
@@ -56,7 +56,7 @@ function PaperLinks({ lesson }: { lesson: Lesson }) {
     <p className="lesson-papers">
       Papers:{' '}
       {lesson.methods.map((id, i) => {
-        const m = methodRegistry[id];
+        const m = methodDef(id);
         return (
           <span key={id}>
             {i > 0 && ', '}

@@ -5,7 +5,7 @@
  */
 import type { BackendChoice } from '../../workers/entry/api';
 import { lessonRun, lessonRunConfig, type Lesson } from '../../workers/content/lessons';
-import { encodeShareLink } from '../../workers/formats/shareUrl';
+import { encodeShareLink } from '../../workers/content/shareLink';
 
 export interface StepLinkOptions {
   present?: boolean;

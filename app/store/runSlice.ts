@@ -9,8 +9,8 @@ import type { BackendInfo, PretrainSummary, TrainerApi, TrainerEvent } from '../
 import type { RunCost } from '../../workers/core/runCost';
 import type { TrainerSnapshot } from '../../workers/core/trainer';
 import { unpackBatchInSlices } from '../../workers/formats/batchDump';
-import { parseRunFile } from '../../workers/formats/runFile';
-import type { DecodedLink } from '../../workers/formats/shareUrl';
+import { readImport, type ImportRead } from '../../workers/formats/importRun';
+import type { DecodedLink } from '../../workers/content/shareLink';
 import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler, type Trainer } from '../trainerClient';
 import type { AppState } from '.';
 import { errorText } from './errorText';
@@ -93,7 +93,7 @@ export interface RunSlice {
   /** The last batch as its JSON file, written by the worker; null while running or before any iteration. */
   batchJson(): Promise<Blob | null>;
   /** Shows a run file's metrics without re-running; false (with importErrors set) if it is bad. */
-  importRun(text: string, fileName: string): Promise<boolean>;
+  importRun(file: string | ImportRead, fileName: string): Promise<boolean>;
   /** Leaves an imported run: back to the previous config, or (`keepConfig`) live with its config. */
   closeImported(keepConfig: boolean): Promise<void>;
 }
@@ -179,6 +179,12 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
   const configureNow = async () => {
     reconfigureWanted = false;
     await stopRun();
+    // Start, Step or a settings change after the worker died builds the run on a new worker: the
+    // notice about the dead one goes, and the new one is watched as the first was.
+    if (get().failure) {
+      set({ failure: null });
+      startHeartbeat();
+    }
     set({ phase: 'configuring', working: null, pretrain: null });
     get().clearMetrics();
     snapshots = [];
@@ -240,6 +246,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       configured: false,
       // Rows the dead worker had already posted are dropped; the series keeps what was shown.
       metricsEpoch: s.metricsEpoch + 1,
+      // An imported run's batch is the file's, not the worker's: it stays on screen.
+      ...(s.imported && s.batchEpoch === s.metricsEpoch ? { batchEpoch: s.metricsEpoch + 1 } : {}),
     }));
   }
 
@@ -524,13 +532,15 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       return blob;
     },
 
-    async importRun(text, fileName) {
-      const parsed = parseRunFile(text);
+    async importRun(file, fileName) {
+      // A playground run file, or a verl / TRL / W&B metric log shown under the page's config. Text is
+      // read here; the page's Import reads its file in a worker (app/runFileClient.ts).
+      const parsed = typeof file === 'string' ? readImport(file, get().config, fileName) : file;
       if (!parsed.ok) {
         set({ importErrors: { fileName, errors: parsed.errors } });
         return false;
       }
-      const { run } = parsed;
+      const { run, log } = parsed;
       await enqueue(async () => {
         await stopRun();
         if (reconfigureTimer !== null) clearTimeout(reconfigureTimer);
@@ -540,7 +550,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         get().loadRows(run.metrics);
         const epoch = get().metricsEpoch;
         set({
-          imported: { fileName, run },
+          imported: { fileName, run, log },
           importErrors: null,
           batch: run.batch,
           batchEpoch: epoch,

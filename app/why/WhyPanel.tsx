@@ -7,7 +7,7 @@
  */
 import { checkClaimOnSeeds, lessonSeeds, type Lesson, type RunResult } from '../../workers/content/lessons';
 import { statText, whyLessonById, whyOf, whyRunLabel, type WhyRegime, type WhyRunId } from '../../workers/content/why';
-import { methodRegistry, type MethodId } from '../../workers/core/methods';
+import { methodDef } from '../../workers/core/methods';
 import { SeedsCharts } from '../lessons/SeedsChart';
 import { useWhyStore, whyBySeed } from './whyStore';
 import '../lessons/LessonPanel.css';
@@ -53,7 +53,7 @@ export function WhyPanel() {
   const regime = method ? whyOf(method) : undefined;
   const lesson = method ? whyLessonById(`why-${method}`) : undefined;
   if (!regime || !lesson) return null;
-  const name = methodRegistry[regime.method as MethodId].name;
+  const name = methodDef(regime.method).name;
   const byRun = results as Record<string, Record<number, RunResult>>;
   return (
     <section className="panel why-panel" aria-labelledby="why-title" data-testid="why-panel" data-method={regime.method} data-found={regime.found}>

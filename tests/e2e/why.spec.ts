@@ -11,7 +11,7 @@
 import { expect, test } from '@playwright/test';
 import { lessonSeeds } from '../../workers/content/lessons';
 import { WHY, whyIds, whyLessonById, type WhyRegime } from '../../workers/content/why';
-import { methodRegistry, type MethodId } from '../../workers/core/methods';
+import { methodDef } from '../../workers/core/methods';
 import { collectPageErrors, removeWebGpu, SCREENS_DIR } from './util';
 
 test.beforeEach(async ({ page, context }) => {
@@ -39,7 +39,7 @@ test('every paper method card says why it exists; a method with no disease found
   await page.getByTestId(`why-line-${none.method}`).getByRole('button', { name: 'Show what was tried' }).click();
   const panel = page.getByTestId('why-panel');
   await expect(panel).toHaveAttribute('data-found', 'false');
-  await expect(panel.getByTestId('why-none')).toContainText(`No disease was found for ${methodRegistry[none.method as MethodId].name} on these toys`);
+  await expect(panel.getByTestId('why-none')).toContainText(`No disease was found for ${methodDef(none.method).name} on these toys`);
   await panel.locator('summary', { hasText: 'What was tried' }).click();
   await expect(panel.locator('.why-tried')).toContainText(none.tried!.slice(0, 40));
   await panel.getByRole('button', { name: /^Close why/ }).click();
@@ -58,7 +58,7 @@ test('one click opens ProRL\'s disease regime as a Compare, its lines measured o
   await expect(page.getByRole('tab', { name: 'Compare' })).toHaveAttribute('aria-selected', 'true');
   const panel = page.getByTestId('why-panel');
   await expect(panel).toHaveAttribute('data-method', 'prorl');
-  await expect(panel.getByRole('heading', { name: `Why ${methodRegistry.prorl.name} exists` })).toBeVisible();
+  await expect(panel.getByRole('heading', { name: `Why ${methodDef('prorl').name} exists` })).toBeVisible();
   // Run B is run A with the method and its own knobs: nothing else differs.
   const diff = page.getByTestId('compare-diff');
   await expect(diff).toContainText('B differs from A in:');
