@@ -3,7 +3,8 @@
  * (app/why/): the Compare tab opens with run A the paper's baseline in the diseased regime and run B
  * the method, and above it the regime's lines, measured on the mean over the lessons' seeds (trained
  * in workers beside the page on the CPU backend) and checked with the lessons' rule, with the
- * pathology chart first. Screenshot: test-results/screens/why-prorl.png.
+ * pathology chart first. Screenshots: test-results/screens/why-prorl.png (the regime) and
+ * why-card-<method>.png (the card of a method with no disease found).
  *
  * The click test opens ProRL: its regime is the cheapest of those whose lines hold on the lessons'
  * seeds (12 runs of 100 iterations of the sequence task, about 25 s on two cores), so the spec stays short.
@@ -36,6 +37,7 @@ test('every paper method card says why it exists; a method with no disease found
 
   // A method with no disease found opens its closest attempt, says so, and what was tried.
   const none = (Object.values(WHY) as WhyRegime[]).find((r) => !r.found)!;
+  await page.getByTestId(`why-line-${none.method}`).locator('xpath=ancestor::article[1]').screenshot({ path: `${SCREENS_DIR}why-card-${none.method}.png` });
   await page.getByTestId(`why-line-${none.method}`).getByRole('button', { name: 'Show what was tried' }).click();
   const panel = page.getByTestId('why-panel');
   await expect(panel).toHaveAttribute('data-found', 'false');
