@@ -11,6 +11,7 @@ import { CompareView } from './compare/CompareView';
 import { LessonPanel } from './lessons/LessonPanel';
 import { PresenterStyle } from './lessons/presenter';
 import { ViewTabs } from './compare/ViewTabs';
+import { WhyPanel } from './why/WhyPanel';
 import { BatchLab } from './batchLab/BatchLab';
 import { ExplainDialog } from './explain/ExplainDialog';
 import { StepThroughPanel } from './explain/StepThrough';
@@ -169,6 +170,7 @@ export function App() {
       <FailureAlert />
       <RecoveryNotice />
       <ExplainDialog />
+      {tab === 'compare' && <WhyPanel />}
       {tab === 'compare' && <CompareView />}
       {tab === 'arena' && <ArenaView />}
       <div id="view-train" role="tabpanel" aria-labelledby="tab-train" hidden={tab !== 'train'}>

@@ -115,6 +115,30 @@ export function checkOutFolder(flag: string, path: string, label = `${flag} ${pa
 }
 
 /**
+ * A folder a command keeps reusable results in (why's --cache): like checkOutFolder, but one that
+ * already holds files is the point of it, not a mistake. Returns its absolute path.
+ */
+export function checkCacheFolder(flag: string, path: string, label = `${flag} ${path}`): string {
+  checkNotEmpty(flag, path, 'the folder to keep results in');
+  const abs = resolve(path);
+  let st: Stats | null;
+  try {
+    st = statOrNull(abs);
+  } catch (e) {
+    throw new UsageError(`${label}: cannot be used (${errnoOf(e)})`);
+  }
+  if (st && oddKind(st)) throw new UsageError(`${label}: is ${oddKind(st)}; expected a folder`);
+  refusePseudo(label, abs);
+  if (st) {
+    if (!st.isDirectory()) throw new UsageError(`${label}: is a file; expected a folder`);
+    writable(label, abs);
+    return abs;
+  }
+  writable(label, existingAncestor(label, abs));
+  return abs;
+}
+
+/**
  * A file to be written whole (a batch dump, a table, saved runs): a new file in an existing
  * writable folder, or an existing plain file to be replaced, on a disk. Returns its absolute path.
  */

@@ -14,6 +14,7 @@ import { useAppStore } from '../store';
 import { MethodNoticeLine } from './EstimatorPicker';
 import { changeMethods } from './methodChange';
 import { ParamControl } from './ParamControl';
+import { WhyLine } from '../why/WhyPanel';
 import './MethodsPanel.css';
 
 const METHODS = Object.values(methodRegistry);
@@ -75,6 +76,7 @@ function MethodCard({ method }: { method: MethodDef }) {
         </a>
       </header>
       <p className="idea">{method.idea}</p>
+      <WhyLine method={method.id} />
       {blocker?.kind === 'estimator' && <p className="hint">{blocker.text}</p>}
       {blocker?.kind === 'refused' && <p className="hint conflict">{active ? blocker.text : `Not available: ${blocker.text}`}</p>}
       {!blocker && replaces && <p className="hint">Advantage estimator: switching it on replaces {methodDef(replaces).name}.</p>}

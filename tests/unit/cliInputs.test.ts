@@ -120,6 +120,7 @@ describe('every CLI', () => {
       'sweep:tasks': ['--seeds', FORGED, '--out', '-'],
       'sweep:methods': ['--interval', FORGED, '--out', '-'],
       'lessons:check': ['--only', FORGED],
+      why: ['--method', 'prorl', '--seeds', FORGED],
     };
     const cases = CLIS.flatMap((c) => [
       { label: `${c.name} unknown flag`, file: c.file, args: [`--bogus${FORGED}`], pattern: FORGED_SHOWN },
@@ -136,6 +137,7 @@ describe('every CLI', () => {
     const train = (file: string) => ['--iters', '1', '--set', 'batch=2', '--set', 'group=4', '--set', 'model.hidden=8', '--dump-batch', `1:${file}`];
     const sweep = (out: string) => ['--only', 'search', '--seeds', '1', '--out', out];
     const save = (out: string) => ['--only', 'collapse', '--seeds', 'lesson', '--jobs', '1', '--save', out];
+    const cache = (dir: string) => ['--method', 'prorl', '--seeds', '1', '--jobs', '1', '--cache', dir];
     const cases: Array<{ label: string; cli: string; args: string[]; pattern: RegExp; asUser?: boolean }> = [
       { label: "recipe --out ''", cli: 'recipe', args: recipe(''), pattern: /--out: empty/ },
       { label: 'recipe --out a file', cli: 'recipe', args: recipe(afile), pattern: /is a file; expected a folder/ },
@@ -162,6 +164,10 @@ describe('every CLI', () => {
       { label: "lessons:check --save ''", cli: 'lessons:check', args: save(''), pattern: /--save: empty/ },
       { label: 'lessons:check --save a folder', cli: 'lessons:check', args: save(full), pattern: /is a folder/ },
       { label: 'lessons:check --save /proc', cli: 'lessons:check', args: save('/proc/self/x.json'), pattern: /\/proc filesystem/ },
+      { label: "why --cache ''", cli: 'why', args: cache(''), pattern: /--cache: empty/ },
+      { label: 'why --cache a file', cli: 'why', args: cache(afile), pattern: /is a file; expected a folder/ },
+      { label: 'why --cache /dev/null', cli: 'why', args: cache('/dev/null'), pattern: /is a device/ },
+      { label: 'why --cache /proc', cli: 'why', args: cache('/proc/self/c'), pattern: /\/proc filesystem/ },
     ];
     const before = readdirSync(full);
     const results = await all(cases.map((c) => () => runCli(cliFile(c.cli), c.args, { asUser: c.asUser })));

@@ -10,6 +10,7 @@ import type { ParamSpecs } from './methods/registry';
 import { NOISE_SCHEDULES } from './envs/search';
 import { SEQ_REWARDS } from './envs/sequence';
 import { TOOL_REWARDS } from './envs/tools';
+import { RM_UNSURE_ON } from './envs/common';
 
 /** The toy tasks (workers/core/envs/, docs/TASKS.md). */
 export const TASK_IDS = ['search', 'tools', 'roles', 'sequence'] as const;
@@ -53,8 +54,11 @@ export const CONFIG_FIELDS = {
   'env.seqLen': { kind: 'int', default: 3, min: 1, max: 8, label: 'sequence length', doc: 'sequence: positions; chance of a match is symbols^-length.' },
   'env.targets': { kind: 'int', default: 4, min: 1, max: 64, label: 'targets', doc: 'sequence: task ids, each with its hidden target sequence (fixed by the seed); more targets, more of them never found.' },
   'env.seqReward': { kind: 'choice', default: 'exact', options: SEQ_REWARDS, label: 'sequence reward', doc: 'sequence: 1 for an exact match, or the fraction of matching positions.' },
+  'env.think': { kind: 'int', default: 0, min: 0, max: 8, label: 'filler tokens', doc: 'sequence: up to this many filler tokens the policy may write before the sequence, which change nothing about the reward, so it controls its own length (Dr. GRPO\'s length bias); 0: none.' },
   'env.rmNoise': { kind: 'number', default: 0, min: 0, max: 2, label: 'reward-model noise', doc: 'every task: train on true reward + noise whose std is this at mid-range rewards (PF-PPO); 0: off.' },
   'env.rmNoiseFloor': { kind: 'number', default: 0.1, min: 0, max: 1, label: 'RM noise at the extremes', doc: 'every task: the reward-model noise std at the lowest and highest rewards, as a fraction of its mid-range std.' },
+  'env.rmUnsure': { kind: 'number', default: 0, min: 0, max: 1, label: 'RM unsure rate', doc: 'every task: probability that the reward model is unsure of a rollout and gives it a random mid-range score (the middle half of the reward range) instead of its reward; its extreme scores are then reliable (PF-PPO\'s premise); 0: off.' },
+  'env.rmUnsureOn': { kind: 'choice', default: 'any', options: RM_UNSURE_ON, label: 'RM unsure of', doc: 'search: which rollouts the unsure reward model may be unsure of: any, or unread (answers that no search result of the episode showed, which it cannot check against the evidence).' },
   init: { kind: 'choice', default: 'scratch', options: INIT_MODES, label: 'start from', doc: 'scratch: random weights; pretrained: random weights trained by token cross-entropy on a scripted demonstrator\'s transcripts before RL (the reference policy starts there too).' },
   'init.steps': { kind: 'int', default: 40, min: 1, max: 5000, label: 'pretraining steps', doc: 'pretrained: cross-entropy optimizer steps on the demonstrations.' },
   'init.demoNoise': { kind: 'number', default: 0.2, min: 0, max: 1, label: 'demonstrator error rate', doc: 'pretrained: probability that a demonstrated turn is a random grammatical action instead of the scripted one.' },

@@ -17,6 +17,7 @@ import { estimateRunCost } from '../core/runCost';
 import { rescoreBatch } from '../core/batchLab';
 import { labDumpOf } from '../explain/labDump';
 import { lessonById } from '../content/lessons';
+import { whyLessonById } from '../content/why';
 import { trainLessonRun } from '../content/lessonRunner';
 import { packBatch, packBuffers, unpackBatchInSlices } from '../formats/batchDump';
 import { batchJsonParts } from '../formats/batchJsonText';
@@ -216,7 +217,8 @@ function batchQueries(s: Session): Pick<TrainerApi, 'describeTrajectory' | 'pack
       return new Blob(await batchJsonParts(dump), { type: 'application/json' });
     },
     async trainLessonSeed(lessonId, runId, seed) {
-      const lesson = lessonById(lessonId);
+      // A method's disease regime (app/why/) trains through the same call, as a lesson of its own.
+      const lesson = lessonById(lessonId) ?? whyLessonById(lessonId);
       if (!lesson) throw new Error(`no lesson "${lessonId}"`);
       // The CPU backend with this worker's progress events: the page hears it is busy, not hung.
       const r = await trainLessonRun(lesson, runId, seed, factoryFor(s, null));

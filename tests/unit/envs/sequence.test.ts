@@ -48,3 +48,48 @@ describe('sequence task (the collapse dial)', () => {
     expect(withinBinomial(k, batch.size, 1 / 8)).toBe(true);
   });
 });
+
+describe('sequence task with filler (env.think: the policy controls its length)', () => {
+  const think = createSequenceEnv({ ...base, think: 3 });
+
+  it('think 0 is the plain task: same vocabulary, layout and grammar', () => {
+    const plain = createSequenceEnv(base);
+    const zero = createSequenceEnv({ ...base, think: 0 });
+    expect(zero.vocab).toEqual(plain.vocab);
+    expect(zero.layout).toEqual(plain.layout);
+    expect(Array.from(zero.grammar)).toEqual(Array.from(plain.grammar));
+  });
+
+  it('filler only before the sequence; the action has room for the sequence and the filler', () => {
+    expect(think.vocab[think.vocab.length - 1]).toBe('…');
+    expect(think.layout.actionLen).toBe(3 + 3);
+    expect(allowedNames(think, 'T5')).toEqual(['s0', 's1', 's2', 's3', '…']);
+    expect(allowedNames(think, '…')).toEqual(['s0', 's1', 's2', 's3', '…']);
+    expect(allowedNames(think, 's2')).toEqual(['s0', 's1', 's2', 's3']);
+  });
+
+  it('the sequence after the filler is what is scored; slots after it are unused; too much filler truncates it', () => {
+    const batch = think.sample(1, 3, createRng(3));
+    const target = Array.from(batch.answerTokens!.subarray(0, 3));
+    expect(Array.from(batch.answerTokens!.subarray(3, 6))).toEqual([0, 0, 0]);
+    expect(Array.from(batch.answerSpan!)).toEqual([1, 1, 1, 0, 0, 0]);
+    const F = think.vocab.indexOf('…');
+    const s0 = think.vocab.indexOf('s0');
+    const rows = [
+      [...target, s0, s0, s0], // no filler: 3 policy tokens
+      [F, F, ...target, s0], // two filler tokens, then the target: 5 tokens
+      [F, F, F, F, ...target.slice(0, 2)], // four filler tokens leave 2 slots: the last position is missing
+    ];
+    const res = batch.step(0, Int32Array.from(rows.flat()));
+    expect(Array.from(res.actionMask)).toEqual([1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1]);
+    expect(Array.from(batch.reward)).toEqual([1, 1, 0]);
+    expect(Array.from(batch.success)).toEqual([1, 1, 0]);
+    expect(batch.describe(1)).toMatch(/^T\d+ \| … … s\d s\d s\d → ✓ \(3\/3 match\)$/);
+  });
+
+  it('the oracle answers without filler', () => {
+    const batch = think.sample(2, 2, createRng(4));
+    const o = batch.oracle!(1, 0);
+    expect(Array.from(o)).toEqual(Array.from(batch.answerTokens!.subarray(6, 12)));
+  });
+});

@@ -36,15 +36,37 @@ export function createGrammar(V: number): {
   };
 }
 
-/** The noisy reward-model channel, shared by every task (env.rmNoise, env.rmNoiseFloor). */
+/** The noisy reward-model channel, shared by every task (env.rmNoise, env.rmNoiseFloor, env.rmUnsure). */
 export interface RewardModelOptions {
   /** Noise std at the middle of the reward range (0: the channel is off, reward = rewardTrue). */
   rmNoise: number;
   /** Fraction of that std left at the ends of the range (0: exact at the extremes). */
   rmNoiseFloor: number;
+  /**
+   * Probability that the reward model is unsure of a rollout and scores it with a uniform draw from
+   * the middle half of the reward range, whatever its true reward (0: never). Its extreme scores then
+   * come only from rollouts it was sure of: reliable at the extremes and noisy in the middle, by the
+   * score it gives, which is the premise PF-PPO's filter needs (docs/TASKS.md).
+   */
+  rmUnsure?: number;
+  /**
+   * Which episodes it may be unsure of: `any`, or (search) `unread`, only answers that no search
+   * result of the episode showed, which it cannot check against the evidence. A policy can then
+   * steer toward what the reward model cannot judge: blind answers score mid-range on average,
+   * above a wrong answer it read.
+   */
+  rmUnsureOn?: RmUnsureOn;
 }
 
-export const RM_OFF: RewardModelOptions = { rmNoise: 0, rmNoiseFloor: 0 };
+export const RM_UNSURE_ON = ['any', 'unread'] as const;
+export type RmUnsureOn = (typeof RM_UNSURE_ON)[number];
+
+export const RM_OFF: RewardModelOptions = { rmNoise: 0, rmNoiseFloor: 0, rmUnsure: 0, rmUnsureOn: 'any' };
+
+/** A task's reward-model options from its config knobs (absent knobs: off). */
+export function rewardModelOf(o: Partial<RewardModelOptions>): RewardModelOptions {
+  return { rmNoise: o.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: o.rmNoiseFloor ?? RM_OFF.rmNoiseFloor, rmUnsure: o.rmUnsure ?? 0, rmUnsureOn: o.rmUnsureOn ?? 'any' };
+}
 
 /**
  * Std of the reward model's error at true reward r on a task whose true rewards span [lo, hi]:
@@ -81,9 +103,11 @@ export interface BatchState {
   turns(n: number): TurnView[];
   /**
    * Ends episode n with its true reward. The training reward is `observed` (default: rTrue; a task
-   * with a noisy judge passes the judged reward) plus the reward model's noise at rTrue.
+   * with a noisy judge passes the judged reward) plus the reward model's noise at rTrue. `checkable`
+   * false: the unsure reward model (env.rmUnsure) may be unsure of this episode; a task that says
+   * nothing leaves every episode to it (see `unsureOf`).
    */
-  finish(n: number, rTrue: number, solved: boolean, observed?: number): void;
+  finish(n: number, rTrue: number, solved: boolean, observed?: number, checkable?: boolean): void;
   /**
    * Appends a turn record to row n's log: the policy's tokens are the first `kept` of
    * actions[at..], the environment's e0 and e1 (PAD or -1: none), `role` the acting role's name.
@@ -95,6 +119,8 @@ export interface BatchState {
 
 /** Label of the reward-model noise stream, forked from the batch generator. */
 const RM_STREAM = 0x524d;
+/** Label of the unsure reward model's stream (whether it is unsure, and its score). */
+const UNSURE_STREAM = 0x554e;
 
 export function createBatchState(o: BatchStateOptions): BatchState {
   const { N } = o;
@@ -119,6 +145,18 @@ export function createBatchState(o: BatchStateOptions): BatchState {
     xi = Float64Array.from({ length: N }, () => r.normal());
   }
   const [lo, hi] = o.rewardRange;
+  // NaN: the reward model is sure of row n; else its score. Its own stream, so a run without it
+  // draws exactly what it drew before the knob existed.
+  let unsure: Float64Array | null = null;
+  const pUnsure = o.rm.rmUnsure ?? 0;
+  if (pUnsure > 0) {
+    const r = o.rng.fork(UNSURE_STREAM);
+    unsure = Float64Array.from({ length: N }, () => {
+      const coin = r.next();
+      const score = lo + (hi - lo) * (0.25 + 0.5 * r.next());
+      return coin < pUnsure ? score : NaN;
+    });
+  }
   return {
     done,
     reward,
@@ -135,10 +173,11 @@ export function createBatchState(o: BatchStateOptions): BatchState {
       }
       return out;
     },
-    finish(n, rTrue, solved, observed = rTrue) {
+    finish(n, rTrue, solved, observed = rTrue, checkable = false) {
       done[n] = 1;
       rewardTrue[n] = rTrue;
-      reward[n] = xi ? observed + rewardModelStd(rTrue, lo, hi, o.rm) * xi[n]! : observed;
+      const u = unsure && !checkable ? unsure[n]! : NaN;
+      reward[n] = !Number.isNaN(u) ? u : xi ? observed + rewardModelStd(rTrue, lo, hi, o.rm) * xi[n]! : observed;
       success[n] = solved ? 1 : 0;
     },
     record(n, turn, actions, at, kept, e0, e1, note, role) {

@@ -20,14 +20,14 @@ export function createEnv(cfg: RunConfig): TaskEnv {
 }
 
 /** The noisy reward-model channel's knobs, read by every task. */
-const RM_KNOBS = ['env.rmNoise', 'env.rmNoiseFloor'] as const;
+const RM_KNOBS = ['env.rmNoise', 'env.rmNoiseFloor', 'env.rmUnsure'] as const;
 
 /** The `env.*` knobs each task reads (for a task panel that shows only the selected task's knobs). */
 export const TASK_KNOBS = {
-  search: ['env.entities', 'env.attributes', 'env.values', 'env.maxTurns', 'env.hops', 'env.noise', 'env.noiseSchedule', 'env.noiseStart', 'env.noiseBase', 'env.noiseIters', 'env.formatPenalty', ...RM_KNOBS],
+  search: ['env.entities', 'env.attributes', 'env.values', 'env.maxTurns', 'env.hops', 'env.noise', 'env.noiseSchedule', 'env.noiseStart', 'env.noiseBase', 'env.noiseIters', 'env.formatPenalty', ...RM_KNOBS, 'env.rmUnsureOn'],
   tools: ['env.toolSteps', 'env.toolValues', 'env.distractors', 'env.judgeNoise', 'env.strictArgs', 'env.toolReward', ...RM_KNOBS],
   roles: ['env.entities', 'env.attributes', 'env.values', 'env.roleScale', 'env.roleOffset', ...RM_KNOBS],
-  sequence: ['env.symbols', 'env.seqLen', 'env.targets', 'env.seqReward', ...RM_KNOBS],
+  sequence: ['env.symbols', 'env.seqLen', 'env.targets', 'env.seqReward', 'env.think', ...RM_KNOBS],
 } as const satisfies Record<TaskId, readonly ConfigKey[]>;
 
 export * from './types';

@@ -20,7 +20,7 @@
  * and the executor looks up, the asked fact 1 time in entities * attributes each.
  */
 import type { Rng } from '../rng';
-import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
+import { batchCore, createBatchState, createGrammar, rewardModelOf, type RewardModelOptions } from './common';
 import { PAD, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnResult } from './types';
 
 export interface RolesOptions extends Partial<RewardModelOptions> {
@@ -69,7 +69,7 @@ type RolesLanguage = ReturnType<typeof rolesLanguage>;
 
 export function createRolesEnv(opts: RolesOptions): TaskEnv {
   const lang = rolesLanguage(opts.entities, opts.attributes, opts.values);
-  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+  const rm: RewardModelOptions = rewardModelOf(opts);
   return { id: 'roles', vocab: lang.vocab, layout: lang.layout, grammar: lang.grammar, roles: ROLE_NAMES, sample: (prompts, group, rng) => sampleRoles(lang, opts, rm, prompts, group, rng) };
 }
 

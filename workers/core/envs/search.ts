@@ -22,7 +22,7 @@
  * same random draws).
  */
 import { hashUniform, type Rng } from '../rng';
-import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
+import { batchCore, createBatchState, createGrammar, rewardModelOf, type RewardModelOptions } from './common';
 import { portablePow } from './portableMath';
 import { PAD, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnResult } from './types';
 
@@ -118,7 +118,7 @@ export function createSearchEnv(opts: SearchOptions): TaskEnv {
     noiseBase: opts.noiseBase ?? 4,
     noiseIters: opts.noiseIters ?? 200,
   };
-  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+  const rm: RewardModelOptions = rewardModelOf(opts);
   const penalty = opts.formatPenalty ?? 0;
   return {
     id: 'search',
@@ -231,6 +231,9 @@ function sampleSearch(lang: SearchLanguage, rm: RewardModelOptions, penalty: num
   const prompt = searchPrompts(lang, qs.question, prompts, group);
   const noiseSeed = p > 0 ? Math.floor(rng.fork(NOISE_STREAM).next() * 4294967296) : 0;
   const st = createBatchState({ N, rm, rewardRange: [-penalty, 1], rng, maxTurns, actionLen: layout.actionLen });
+  // [N * values] 1 once a result of trajectory n showed value v: only an answer that no result
+  // showed is one the `unread` reward model cannot check.
+  const shown = (rm.rmUnsure ?? 0) > 0 && rm.rmUnsureOn === 'unread' ? new Uint8Array(N * Vv) : null;
   const answerTokens = new Int32Array(N * 3);
   for (let n = 0; n < N; n++) {
     answerTokens[3 * n] = ANSWER;
@@ -261,6 +264,7 @@ function sampleSearch(lang: SearchLanguage, rm: RewardModelOptions, penalty: num
       if (act === SEARCH && isIn(x, ent0, E) && isIn(y, att0, A)) {
         const { doc, noisy } = lookup(n, turn, qs.kb[b]![(x - ent0) * A + (y - att0)]!, Vv);
         tracker.learn(n, x, y, noisy);
+        if (shown) shown[n * Vv + doc] = 1;
         obs[2 * n] = RES;
         obs[2 * n + 1] = val0 + doc;
         for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
@@ -274,17 +278,17 @@ function sampleSearch(lang: SearchLanguage, rm: RewardModelOptions, penalty: num
         st.record(n, turn, actions, 3 * n, 3, ent0 + doc, END, noisy ? '(noisy)' : '');
       } else if (act === ANSWER && isIn(x, val0, Vv)) {
         const right = x - val0 === qs.truth[b];
-        st.finish(n, right ? 1 : 0, right);
+        st.finish(n, right ? 1 : 0, right, undefined, shown ? shown[n * Vv + x - val0] === 1 : false);
         for (let a = 0; a < 2; a++) actionMask[3 * n + a] = 1;
         st.record(n, turn, actions, 3 * n, 2, -1, -1, right ? '✓' : '✗');
       } else {
         // Unreachable under the grammar; kept so a malformed action ends the episode with reward 0.
-        st.finish(n, 0, false);
+        st.finish(n, 0, false, undefined, shown !== null);
         for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
         st.record(n, turn, actions, 3 * n, 3, -1, -1, 'malformed');
       }
       if (turn === maxTurns - 1 && !st.done[n]) {
-        st.finish(n, penalty > 0 ? -penalty : 0, false);
+        st.finish(n, penalty > 0 ? -penalty : 0, false, undefined, shown !== null);
         tail[n] = ' | turn limit';
       }
     }

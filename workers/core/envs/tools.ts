@@ -26,7 +26,7 @@
  */
 import { hashUniform, type Rng } from '../rng';
 import { checklistLabelStepReward, checklistTrajectoryReward } from './checklist';
-import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
+import { batchCore, createBatchState, createGrammar, rewardModelOf, type RewardModelOptions } from './common';
 import { PAD, type ChecklistItem, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnChecklist, type TurnResult } from './types';
 
 export const TOOL_REWARDS = ['checklist', 'outcome'] as const;
@@ -206,7 +206,7 @@ function turnChecklist(lang: ToolsLanguage, t: number, cur: number, amt: number,
 
 export function createToolsEnv(opts: ToolsOptions): TaskEnv {
   const lang = toolsLanguage(opts.toolSteps, opts.toolValues, opts.distractors);
-  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+  const rm: RewardModelOptions = rewardModelOf(opts);
   const checklists = createChecklists(lang, opts.strictArgs);
   return {
     id: 'tools',
