@@ -218,7 +218,7 @@ export function tokenLoss(b: ExplainBatch, n: number, tok: number, steps: Step[]
     { label: 'ℓ (this step)', value: k.logp, ref: { kind: 'token', q: 'logp', traj: n, tok } },
     { label: 'ℓ_old', value: k.logp_old, ref: { kind: 'token', q: 'logp_old', traj: n, tok } },
   ];
-  steps?.push({ label: 'token log-ratio at the last optimizer step', formula: 'λ = clamp(ℓ − ℓ_old, −20, 20)', subst: `${num(k.logp)} − ${par(k.logp_old)}`, value: lam, inputs: logInputs });
+  steps?.push({ label: `token log-ratio at ${b.stage?.step ? `optimizer step ${b.stage.step.index + 1}` : 'the last optimizer step'}`, formula: 'λ = clamp(ℓ − ℓ_old, −20, 20)', subst: `${num(k.logp)} − ${par(k.logp_old)}`, value: lam, inputs: logInputs });
 
   const seg = () => segmentLogs(b, n);
   const segSteps = (label: string, turn: number | null, value: number) => {
