@@ -69,14 +69,8 @@ async function cpuTrainer(cfg: RunConfig) {
   return createTrainer(cfg, (shape, params) => createCpuBackend(shape, params));
 }
 
-const SETS = [
-  ['grpo', {}],
-  ['vcpo', {}],
-  ['ppo', {}],
-  ['igpo', {}],
-  ['gspo', {}],
-  ['seeupo', {}],
-] as const;
+/** Every method (each on its own task, beside GRPO where it is no estimator). */
+const SETS = METHOD_IDS.map((id) => [id, {}] as const);
 
 describe('stepThrough() on the CPU backend', () => {
   for (const [id, extra] of SETS) {
@@ -109,10 +103,12 @@ describe('stepThrough() on the CPU backend', () => {
         const ratios = checkAll(d).checks.filter((c) => c.ref.kind === 'token' && c.ref.q === 'ratio');
         const inStep = ratios.every((c) => c.ref.kind === 'token' && d.trajs[c.ref.traj]!.minibatch === s.minibatch);
         expect(inStep).toBe(true);
-        if (id !== 'seeupo' || s.turn === 0) expect(ratios.length, `step ${s.index}`).toBeGreaterThan(0);
-        // SeeUPO: a turn stage whose turn no row of the minibatch reached has a zero gradient.
-        expect(Number.isFinite(s.grad_norm) && (s.grad_norm > 0 || id === 'seeupo')).toBe(true);
-        expect(s.params.delta_norm > 0 || id === 'seeupo').toBe(true);
+        // A minibatch may hold no trained token (ReGFT keeps correct rows only, DARS leaves slots unused).
+        const tokens = d.trajs.filter((t) => t.minibatch === s.minibatch).reduce((a, t) => a + t.tokens.length, 0);
+        if (tokens > 0 && (id !== 'seeupo' || s.turn === 0)) expect(ratios.length, `step ${s.index}`).toBeGreaterThan(0);
+        // SeeUPO: a turn stage whose turn no row of the minibatch reached has a zero gradient, as an empty minibatch.
+        expect(Number.isFinite(s.grad_norm) && (s.grad_norm > 0 || id === 'seeupo' || tokens === 0)).toBe(true);
+        expect(s.params.delta_norm > 0 || id === 'seeupo' || tokens === 0).toBe(true);
         // Never a checked formula for the gradient norm: the batch holds no gradient.
         const g = explain(explainBatch(d), { kind: 'opt_update', step: s.index, q: 'grad_norm' });
         expect(g.status).toBe('unavailable');
