@@ -17,6 +17,7 @@ import { updateSteps } from '../../workers/core/update/stage';
 import { dumpBatch, packStages, unpackBatch } from '../../workers/formats/batchDump';
 import { checkAll, explain, explainBatch } from '../../workers/explain';
 import { ITERATION_STAGES, stagePositions } from '../../workers/explain/stages';
+import { createTrainerApi } from '../../workers/entry/trainerApi';
 
 function config(set: Record<string, string>): RunConfig {
   let cfg = defaultConfig();
@@ -120,4 +121,27 @@ describe('stepThrough() on the CPU backend', () => {
       b.destroy();
     });
   }
+});
+
+describe("the worker's stepThrough()", () => {
+  it('plays the next iteration as a step does, and hands over rewards, advantages, each step and the final batch', async () => {
+    const cfg = methodSet('grpo');
+    const api = createTrainerApi(undefined);
+    const twin = createTrainerApi(undefined);
+    await api.configure(cfg, 'cpu');
+    await twin.configure(cfg, 'cpu');
+    await api.step();
+    await twin.step();
+    const { row, packs } = await api.stepThrough();
+    const stepped = await twin.step();
+    expect(row.iter).toBe(2);
+    expect({ ...row, ms: 0 }).toEqual({ ...stepped, ms: 0 });
+    // 2 epochs x 2 minibatches.
+    expect(packs.map((p) => p.stage?.point ?? 'final')).toEqual(['rewards', 'advantages', 'step', 'step', 'step', 'step', 'final']);
+    expect(unpackBatch(packs[packs.length - 1]!)).toEqual(unpackBatch((await twin.packBatch())!));
+    // Leaving resumes normally: the next iterations are the twin's.
+    expect({ ...(await api.step()), ms: 0 }).toEqual({ ...(await twin.step()), ms: 0 });
+    await api.dispose();
+    await twin.dispose();
+  });
 });
