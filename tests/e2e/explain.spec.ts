@@ -221,10 +221,17 @@ test('step through plays the next iteration live, forward and back across miniba
   await expect(st).toHaveAttribute('data-stage', 'sample');
   const forward = st.getByRole('button', { name: 'Forward' });
   const back = st.getByRole('button', { name: 'Back' });
-  for (const stage of ['rewards', 'advantages', 'ratios']) {
+  for (const stage of ['rewards', 'advantages']) {
     await forward.click();
     await expect(st).toHaveAttribute('data-stage', stage);
   }
+  // The inspector shows the stage's batch: advantages computed, ratios not yet (shown as –).
+  await page.getByTestId('reward-matrix').locator('button.cell:not(.untrained)').first().click();
+  await expect(page.getByTestId('trajectory-view')).toBeVisible();
+  await page.getByTestId('trajectory-view').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SCREENS_DIR}explain-step-through-inspector.png` });
+  await forward.click();
+  await expect(st).toHaveAttribute('data-stage', 'ratios');
   // 2 epochs x 2 minibatches: step 1 trains minibatch 1, step 2 minibatch 2.
   await expect(st).toHaveAttribute('data-step', '0');
   await expect(st.getByTestId('step-through-table')).toContainText('minibatch 1');
