@@ -35,6 +35,8 @@ const SETS: Array<[string, Record<string, string>]> = [
   ['GRPO, 2 epochs x 2 minibatches, KL', { methods: 'grpo' }],
   ['VCPO, stale rollouts (per-step ESS and lr)', { methods: 'vcpo', staleness: '1' }],
   ['PPO (critic, GAE)', { methods: 'ppo' }],
+  ['IGPO (answer scoring on the device)', { methods: 'igpo' }],
+  ['SeeUPO (turn stages, last turn first)', { methods: 'grpo,seeupo' }],
 ];
 
 /** Rows [r0, r1) of a per-row tensor. */
