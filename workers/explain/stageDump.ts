@@ -37,8 +37,6 @@ export function stageProblem(b: ExplainBatch, ref: Ref): string | null {
       const s = st.step!;
       const mb = b.dump.trajs[ref.traj]?.minibatch ?? 0;
       if (mb !== s.minibatch) return `${at}, which trains minibatch ${s.minibatch + 1}; trajectory ${ref.traj} is in minibatch ${mb + 1}`;
-      // SeeUPO: the loss derivation follows the last stage's turn (turn 1's); an earlier stage trains another.
-      if (b.plan.ratio.mode === 'turn' && !b.sft && s.turn !== 0) return `${at}: the explainer derives SeeUPO's last stage (turn 1's) only, not turn stage ${s.turn + 1}`;
       return null;
     }
     case 'opt_step':
