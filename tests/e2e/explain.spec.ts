@@ -247,6 +247,11 @@ test('step through plays the next iteration live, forward and back across miniba
   await expectChecked(page, /^Explain: Ratio of token \d+ \(.*\) of trajectory \d+/);
   await expect(dialog(page)).toContainText('values of optimizer step 2');
   await page.screenshot({ path: `${SCREENS_DIR}explain-step-through-ratio.png` });
+  // The link keeps the stage but not a live number: reopened, it would show the final batch's.
+  await expect.poll(() => new URL(page.url()).hash).toContain('stage=ratios');
+  // The page writes the address a task after a change: give it that long before the negative check.
+  await page.waitForTimeout(500);
+  expect(new URL(page.url()).hash).not.toContain('explain=');
   await dialog(page).getByRole('button', { name: 'Close the explanation' }).click();
   // Back across the minibatch boundary to step 1's gradient norm, which says it is unchecked.
   await back.click();
