@@ -35,7 +35,9 @@ function openArena(c: CompareState, a: ArenaState): ArenaState['spec'] | undefin
 export function currentHash(s: AppState, c: CompareState = useCompareStore.getState(), a: ArenaState = useArenaStore.getState()): string {
   const x = useExplainStore.getState();
   // The explained token of the batch on screen, or a link's one still waiting for its iteration.
-  const explain = explainLinkOf(x.target) ?? x.pending ?? undefined;
+  // Not while live step-through shows a stage's batch: a link reopens the iteration's final batch,
+  // where the same token holds another step's values.
+  const explain = (x.live ? null : explainLinkOf(x.target)) ?? x.pending ?? undefined;
   return encodeShareLink(s.config, {
     backend: s.backend,
     step: s.linkStep ?? undefined,
@@ -119,7 +121,7 @@ export function startUrlSync(): void {
     if (a.spec !== prev.spec) later();
   });
   useExplainStore.subscribe((x, prev) => {
-    if (x.target !== prev.target || x.pending !== prev.pending || x.stage !== prev.stage) later();
+    if (x.target !== prev.target || x.pending !== prev.pending || x.stage !== prev.stage || x.live !== prev.live) later();
   });
   window.addEventListener('hashchange', () => {
     if (location.hash === currentHash(useAppStore.getState())) return;

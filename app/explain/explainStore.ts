@@ -6,7 +6,8 @@
  */
 import { create } from 'zustand';
 import type { Ref, LinkQuantity } from '../../workers/explain/types';
-import type { StageName } from '../../workers/explain/stages';
+import { stagePositions, type StageName, type StagePosition } from '../../workers/explain/stages';
+import type { BatchDump } from '../../workers/formats/batchDump';
 import type { ExplainLink } from '../../workers/formats/shareUrl';
 
 /** The batch the ref points into: the run's last batch, or the batch lab's set with these methods. */
@@ -17,6 +18,27 @@ export interface ExplainTarget {
   ref: Ref;
 }
 
+/**
+ * Live step-through: an iteration the worker played stage by stage (api.stepThrough), as dumps
+ * after the rewards, after the advantage, after each optimizer step, then the final state.
+ */
+export interface LiveIteration {
+  iter: number;
+  dumps: BatchDump[];
+  positions: StagePosition[];
+}
+
+/** The dump a position shows: rewards' for sample and rewards, then the advantage's, then step k's. */
+export function dumpAt(live: LiveIteration, pos: number): BatchDump {
+  const p = live.positions[pos]!;
+  if (p.step !== null) return live.dumps[2 + p.step]!;
+  return live.dumps[p.name === 'advantages' ? 1 : 0]!;
+}
+
+export function liveIteration(dumps: BatchDump[]): LiveIteration {
+  return { iter: dumps[dumps.length - 1]!.iter, dumps, positions: stagePositions(dumps.length - 3) };
+}
+
 export interface ExplainState {
   target: ExplainTarget | null;
   back: ExplainTarget[];
@@ -24,6 +46,15 @@ export interface ExplainState {
   pending: ExplainLink | null;
   /** Step-through's stage, or null when step-through is closed. */
   stage: StageName | null;
+  /** Live step-through's iteration and position in it (null: step-through reviews the last batch). */
+  live: LiveIteration | null;
+  pos: number;
+  /** Starts live step-through at its first stage. */
+  startLive(live: LiveIteration): void;
+  /** Moves to position `pos` of the live iteration. */
+  goTo(pos: number): void;
+  /** Ends live step-through (the page shows the iteration's final batch again). */
+  endLive(): void;
   /** Opens an explanation (from a click on a number), forgetting the trail. */
   open(target: ExplainTarget): void;
   /** Follows an input of the explanation shown: Back returns to it. */
@@ -39,6 +70,14 @@ export const useExplainStore = create<ExplainState>()((set, get) => ({
   back: [],
   pending: null,
   stage: null,
+  live: null,
+  pos: 0,
+  startLive: (live) => set({ live, pos: 0, stage: live.positions[0]!.name }),
+  goTo: (pos) => {
+    const live = get().live;
+    if (live && pos >= 0 && pos < live.positions.length) set({ pos, stage: live.positions[pos]!.name });
+  },
+  endLive: () => set({ live: null, pos: 0 }),
   open: (target) => set({ target, back: [], pending: null }),
   follow: (ref) => {
     const t = get().target;
@@ -52,7 +91,16 @@ export const useExplainStore = create<ExplainState>()((set, get) => ({
   },
   close: () => set({ target: null, back: [] }),
   setPending: (pending) => set({ pending }),
-  setStage: (stage) => set({ stage }),
+  // A stage by name (a stage= link, the list of stages): in a live iteration, that stage of the
+  // current optimizer step where it is one, else its first position.
+  setStage: (stage) => {
+    const live = get().live;
+    if (!live || stage === null) return set({ stage });
+    const cur = live.positions[get().pos]!;
+    const at = live.positions.findIndex((p) => p.name === stage && (p.step === null || cur.step === null || p.step === cur.step));
+    const pos = at >= 0 ? at : live.positions.findIndex((p) => p.name === stage);
+    set({ stage, pos: pos >= 0 ? pos : get().pos });
+  },
 }));
 
 /** The link form of what the dialog shows: a token of the run's batch. */

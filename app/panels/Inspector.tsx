@@ -25,7 +25,9 @@ const TRAJ_CELLS_PER_TASK = 512;
 
 type Traj = BatchDump['trajs'][number];
 
-function fmt(v: number, digits = 3): string {
+const fmt = (v: number, digits = 3): string => fmtNum(v, digits);
+
+function fmtNum(v: number, digits = 3): string {
   if (!Number.isFinite(v)) return String(v);
   return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
 }
@@ -343,7 +345,9 @@ const OVERSCAN = 16;
 /** A token with its index in its trajectory's token list (what explain= names). */
 type TokAt = { k: Traj['tokens'][number]; at: number };
 
-function tokenRow({ k, at }: TokAt, traj: number) {
+function tokenRow({ k, at }: TokAt, traj: number, staged: boolean) {
+  // A step-through stage's batch holds NaN where the iteration had not computed a value yet.
+  const fmt = (v: number, digits?: number) => (staged && Number.isNaN(v) ? '–' : fmtNum(v, digits));
   const tok = (q: 'adv' | 'ratio' | 'clip' | 'logp_old' | 'logp' | 'entropy' | 'loss', text: string) => (
     <ExplainNum r={{ kind: 'token', q, traj, tok: at }} label={`${q} ${text} of token ${at}: explain`}>
       {text}
@@ -395,11 +399,12 @@ const TOKEN_HEAD = (
  */
 function TokenTable({ toks, total, traj }: { toks: TokAt[]; total: number; traj: number }) {
   const [top, setTop] = useState(0);
+  const staged = useAppStore((s) => currentBatch(s)?.stage !== undefined);
   if (total <= WINDOW_FROM) {
     return (
       <table className="tokens">
         {TOKEN_HEAD}
-        <tbody>{toks.map((x) => tokenRow(x, traj))}</tbody>
+        <tbody>{toks.map((x) => tokenRow(x, traj, staged))}</tbody>
       </table>
     );
   }
@@ -419,7 +424,7 @@ function TokenTable({ toks, total, traj }: { toks: TokAt[]; total: number; traj:
         {TOKEN_HEAD}
         <tbody>
           {first > 0 && <tr aria-hidden="true" style={{ height: first * TOKEN_ROW_PX }} />}
-          {toks.slice(first, last).map((x) => tokenRow(x, traj))}
+          {toks.slice(first, last).map((x) => tokenRow(x, traj, staged))}
           {last < toks.length && <tr aria-hidden="true" style={{ height: (toks.length - last) * TOKEN_ROW_PX }} />}
         </tbody>
       </table>

@@ -14,6 +14,7 @@ import type { DecodedLink } from '../../workers/content/shareLink';
 import { eventsCallback, getTrainer, killWorker, metricsCallback, setWorkerErrorHandler, type Trainer } from '../trainerClient';
 import type { AppState } from '.';
 import { errorText } from './errorText';
+import { dumpAt, liveIteration, useExplainStore } from '../explain/explainStore';
 
 export type RunPhase = 'configuring' | 'idle' | 'running' | 'pausing' | 'stepping' | 'resetting';
 
@@ -80,6 +81,12 @@ export interface RunSlice {
   setSpeed(delayMs: number): void;
   pause(): Promise<void>;
   step(): Promise<void>;
+  /**
+   * One iteration, as step(), played stage by stage (docs/EXPLAIN.md "Step through"): the batch at
+   * each of its stages comes back, and step-through walks it; the group view and the inspector show
+   * the stage's batch meanwhile.
+   */
+  stepThrough(): Promise<void>;
   reset(): Promise<void>;
   dismissError(): void;
   /**
@@ -439,6 +446,26 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
           const row = await call((t) => t.step());
           get().appendMetrics([row], get().metricsEpoch);
           get().flushMetrics();
+        } finally {
+          set({ phase: 'idle' });
+        }
+      }),
+
+    stepThrough: () =>
+      enqueue(async () => {
+        if (runPromise || get().imported || get().linkGate) return;
+        await ensureConfigured();
+        if (!get().configured) return;
+        set({ phase: 'stepping' });
+        try {
+          const { row, packs } = await call((t) => t.stepThrough());
+          const dumps = await Promise.all(packs.map((p) => unpackBatchInSlices(p)));
+          const live = liveIteration(dumps);
+          get().appendMetrics([row], get().metricsEpoch);
+          get().flushMetrics();
+          // The first stage's batch before anything draws: no view loads the final one meanwhile.
+          useExplainStore.getState().startLive(live);
+          set({ batch: dumpAt(live, 0), batchEpoch: get().metricsEpoch });
         } finally {
           set({ phase: 'idle' });
         }

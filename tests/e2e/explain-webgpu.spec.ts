@@ -35,3 +35,33 @@ for (const methods of ['methods=grpo', 'methods=igpo', 'methods=reinforcepp', 'm
     expect(errors).toEqual([]);
   });
 }
+
+test('step through on the WebGPU backend: the next iteration live, stage by stage, a ratio of minibatch 2 explained', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await page.goto(`/#${BASE}&methods=grpo&stage=sample`);
+  await expect(page.getByTestId('backend-status')).toHaveText(/^WebGPU: /, { timeout: 60_000 });
+  await expect(page.getByTestId('iter')).toHaveText('2', { timeout: 120_000 });
+  const st = page.getByTestId('step-through');
+  await expect(st).toHaveAttribute('data-stage', 'sample', { timeout: 60_000 });
+  await st.getByRole('button', { name: 'Play the next iteration' }).click();
+  await expect(st).toHaveAttribute('data-live', 'true', { timeout: 120_000 });
+  await expect(page.getByTestId('iter')).toHaveText('3');
+  // Sample, rewards, advantages, then step 1's ratios, loss, gradient norm, update, then step 2's ratios.
+  for (let k = 0; k < 7; k++) await st.getByRole('button', { name: 'Forward' }).click();
+  await expect(st).toHaveAttribute('data-stage', 'ratios');
+  await expect(st).toHaveAttribute('data-step', '1');
+  await expect(st.getByTestId('step-through-table')).toContainText('minibatch 2');
+  await st.getByRole('button', { name: /^ratio of token \d+ of trajectory \d+: explain$/ }).first().click();
+  const d = page.getByRole('dialog', { name: /^Explain/ });
+  await expect(d).toHaveAttribute('data-status', 'checked', { timeout: 30_000 });
+  await expect(d).toContainText('values of optimizer step 2');
+  await page.screenshot({ path: `${SCREENS_DIR}explain-webgpu-step-through.png` });
+  await d.getByRole('button', { name: 'Close the explanation' }).click();
+  await st.getByRole('button', { name: 'Back' }).click();
+  await expect(st).toHaveAttribute('data-stage', 'update');
+  await expect(st.getByTestId('step-through-update')).toContainText('‖Δθ‖');
+  await st.getByRole('button', { name: 'Close', exact: true }).click();
+  await expect(st).toHaveCount(0);
+  await expect(page.getByTestId('backend-status')).toHaveText(/^WebGPU: /);
+  expect(errors).toEqual([]);
+});

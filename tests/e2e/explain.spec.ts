@@ -206,3 +206,67 @@ test('stage= opens step-through at that stage; forward and back walk the iterati
   await expect(page.getByTestId('step-through')).toHaveAttribute('data-stage', 'sample');
   expect(errors).toEqual([]);
 });
+
+test('step through plays the next iteration live, forward and back across minibatches; a ratio at the ratios stage explains', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await page.goto(`/#${BASE}&methods=grpo&step=2&stage=sample`);
+  const st = page.getByTestId('step-through');
+  await expect(st).toHaveAttribute('data-stage', 'sample', { timeout: 90_000 });
+  await expect(page.getByTestId('iter')).toHaveText('2');
+  await st.getByRole('button', { name: 'Play the next iteration' }).click();
+  // One iteration, counted as a Step is.
+  await expect(st).toHaveAttribute('data-live', 'true', { timeout: 90_000 });
+  await expect(page.getByTestId('iter')).toHaveText('3');
+  await expect(page.getByRole('region', { name: /^Step through iteration 3/ })).toBeVisible();
+  await expect(st).toHaveAttribute('data-stage', 'sample');
+  const forward = st.getByRole('button', { name: 'Forward' });
+  const back = st.getByRole('button', { name: 'Back' });
+  for (const stage of ['rewards', 'advantages']) {
+    await forward.click();
+    await expect(st).toHaveAttribute('data-stage', stage);
+  }
+  // The inspector shows the stage's batch: advantages computed, ratios not yet (shown as –).
+  await page.getByTestId('reward-matrix').locator('button.cell:not(.untrained)').first().click();
+  await expect(page.getByTestId('trajectory-view')).toBeVisible();
+  await page.getByTestId('trajectory-view').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SCREENS_DIR}explain-step-through-inspector.png` });
+  await forward.click();
+  await expect(st).toHaveAttribute('data-stage', 'ratios');
+  // 2 epochs x 2 minibatches: step 1 trains minibatch 1, step 2 minibatch 2.
+  await expect(st).toHaveAttribute('data-step', '0');
+  await expect(st.getByTestId('step-through-table')).toContainText('minibatch 1');
+  for (const stage of ['loss', 'gradnorm', 'update', 'ratios']) {
+    await forward.click();
+    await expect(st).toHaveAttribute('data-stage', stage);
+  }
+  await expect(st).toHaveAttribute('data-step', '1');
+  await expect(st.getByTestId('step-through-table')).toContainText('minibatch 2');
+  await page.screenshot({ path: `${SCREENS_DIR}explain-step-through-live.png` });
+  // A ratio of this step: recomputed from the stage's batch, equal to the trainer's.
+  await st.getByRole('button', { name: /^ratio of token \d+ of trajectory \d+: explain$/ }).first().click();
+  await expectChecked(page, /^Explain: Ratio of token \d+ \(.*\) of trajectory \d+/);
+  await expect(dialog(page)).toContainText('values of optimizer step 2');
+  await page.screenshot({ path: `${SCREENS_DIR}explain-step-through-ratio.png` });
+  // The link keeps the stage but not a live number: reopened, it would show the final batch's.
+  await expect.poll(() => new URL(page.url()).hash).toContain('stage=ratios');
+  // The page writes the address a task after a change: give it that long before the negative check.
+  await page.waitForTimeout(500);
+  expect(new URL(page.url()).hash).not.toContain('explain=');
+  await dialog(page).getByRole('button', { name: 'Close the explanation' }).click();
+  // Back across the minibatch boundary to step 1's gradient norm, which says it is unchecked.
+  await back.click();
+  await back.click();
+  await expect(st).toHaveAttribute('data-stage', 'gradnorm');
+  await expect(st).toHaveAttribute('data-step', '0');
+  await st.getByRole('button', { name: /^gradient norm of optimizer step 1: explain$/ }).click();
+  await expect(dialog(page)).toHaveAttribute('data-status', 'unavailable');
+  await expect(dialog(page)).toContainText('holds no gradient');
+  await page.screenshot({ path: `${SCREENS_DIR}explain-step-through-gradnorm.png` });
+  await dialog(page).getByRole('button', { name: 'Close the explanation' }).click();
+  // Leaving resumes normally: the final batch, and Step runs iteration 4.
+  await st.getByRole('button', { name: 'Close', exact: true }).click();
+  await expect(st).toHaveCount(0);
+  await page.getByRole('button', { name: 'Step' }).click();
+  await expect(page.getByTestId('iter')).toHaveText('4', { timeout: 90_000 });
+  expect(errors).toEqual([]);
+});

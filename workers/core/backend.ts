@@ -9,6 +9,7 @@ import type { MlpDims } from '../../kernels/model/mlp';
 import type { StatsOut } from '../../kernels/stats/stats';
 import type { KlType, LossAgg } from './config';
 import type { Plan, RatioPlan } from './plan';
+import type { StepRef } from './update/stage';
 
 /** The backend a user asks for: 'auto' takes the GPU where there is a hardware adapter. */
 export const BACKEND_CHOICES = ['auto', 'gpu', 'cpu'] as const;
@@ -109,6 +110,41 @@ export interface UpdateInput {
   score?: { seqs: Int32Array; rows: Uint32Array };
   /** PPO: [N * Tp] the critic-table entry of each policy row's state. */
   stateKey?: Uint32Array;
+  /**
+   * Step-through (docs/EXPLAIN.md "Step through"): also hand over the batch after the advantage
+   * stage and after every optimizer step (UpdateStats.capture). The GPU then submits the update in
+   * pieces with a readback after each; without it an update is one submit, as always.
+   */
+  capture?: boolean;
+}
+
+/** The parameters around one optimizer step, summarized (the whole vectors would dwarf the batch). */
+export interface ParamStep {
+  /** L2 norms of the parameters before and after the step, of the change, and its largest entry. */
+  normBefore: number;
+  normAfter: number;
+  deltaNorm: number;
+  deltaMax: number;
+}
+
+/** One optimizer step as step-through shows it: the batch after it, its gradient norm, ESS and update. */
+export interface StepCapture {
+  step: StepRef;
+  /** The batch tensors after the step: its minibatch's rows hold this step's log-probs, ratios, clips and losses. */
+  tensors: BatchTensors;
+  /** The global gradient norm before clipping. */
+  gradNorm: number;
+  /** The ESS its learning-rate rule read and the factor it applied (1 without VCPO). */
+  ess: number;
+  lrScale: number;
+  params: ParamStep;
+}
+
+/** The batch at the update's stage boundaries (UpdateInput.capture). */
+export interface UpdateCapture {
+  /** After the prepare phase: answer scores, old, reference and rollout log-probs, the advantage. */
+  prepared: BatchTensors;
+  steps: StepCapture[];
 }
 
 /** Everything that changes while training: enough to resume a run exactly. */
@@ -147,7 +183,25 @@ export type UpdateStats = StatsOut & {
   non_finite: number;
   /** The state after this update, when `snapshot` was asked for. */
   state?: ModelState;
+  /** The batch at each stage boundary, when `capture` was asked for. */
+  capture?: UpdateCapture;
 };
+
+/** ParamStep of the parameters `before` and `after` one optimizer step (float64 sums). */
+export function paramStep(before: Float32Array, after: Float32Array): ParamStep {
+  let nb = 0;
+  let na = 0;
+  let nd = 0;
+  let dmax = 0;
+  for (let i = 0; i < after.length; i++) {
+    const d = after[i]! - before[i]!;
+    nb += before[i]! * before[i]!;
+    na += after[i]! * after[i]!;
+    nd += d * d;
+    dmax = Math.max(dmax, Math.abs(d));
+  }
+  return { normBefore: Math.sqrt(nb), normAfter: Math.sqrt(na), deltaNorm: Math.sqrt(nd), deltaMax: dmax };
+}
 
 /** Per-token tensors of the last update, for the batch dump and the trajectory inspector. */
 export interface BatchTensors {

@@ -4,11 +4,12 @@
  */
 import { embedProjectCpu, forwardCpu } from '../../kernels/model/mlp';
 import { sampleCpu } from '../../kernels/softmax/sample';
-import { essOfUpdate, type Backend, type ModelState, type RunShape, type UpdateInput, type UpdateStats } from './backend';
+import { essOfUpdate, paramStep, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
 import { copyRows } from './rowCopy';
 import { copyTensors, cpuTensors, startCpuUpdate } from './update/cpuUpdate';
 import { updateStepRefs } from './update/stage';
-import { stagesOf, walkUpdate } from './update/stages';
+import { stagesOf, updateBlocks, walkUpdate, type UpdateBlock } from './update/stages';
+import type { CpuUpdate } from './update/cpuUpdate';
 
 export interface CpuBackendOptions {
   /**
@@ -156,7 +157,8 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
     t.turnReward.set(inp.adv.turnReward);
     const { params, ref, m, v, adamStep, critic } = model;
     const c = startCpuUpdate({ shape, params, ref, m, v, adamStep, rolloutParams: model.rolloutParams(), critic, forward, progress, t, paramsChanged: proj.changed, adv: inp.adv });
-    walkUpdate(stages, steps, inp, (i, step) => stages[i]!.cpu(c, inp, step));
+    const capture = inp.capture ? captureWalk(updateBlocks(stages, steps, inp), (i, step) => stages[i]!.cpu(c, inp, step), c) : null;
+    if (!capture) walkUpdate(stages, steps, inp, (i, step) => stages[i]!.cpu(c, inp, step));
     model.adamStep = c.adamStep;
     model.keepVersion();
     return {
@@ -166,6 +168,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       ...essOfUpdate(c.essMinibatch, c.essSteps, c.adamStep - adamStep),
       non_finite: c.health,
       ...(inp.snapshot ? { state: model.snapshot() } : {}),
+      ...(capture ? { capture } : {}),
     };
   }
 
@@ -211,4 +214,22 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
     },
     destroy() {},
   };
+}
+
+/**
+ * Step-through's walk (UpdateInput.capture): the same visits as walkUpdate, block by block, with a
+ * copy of the batch after the prepare phase and after every optimizer step.
+ */
+function captureWalk(blocks: UpdateBlock[], visit: (i: number, step: UpdateBlock['step']) => void, c: CpuUpdate): UpdateCapture {
+  let prepared: UpdateCapture['prepared'] | null = null;
+  const steps: UpdateCapture['steps'] = [];
+  for (const block of blocks) {
+    if (block.phase !== 'prepare' && !prepared) prepared = copyTensors(c.t);
+    const before = block.step ? Float32Array.from(c.params) : null;
+    for (const i of block.stages) visit(i, block.step);
+    if (!block.step) continue;
+    const [ess, lrScale] = c.essSteps ? c.essSteps[block.step.index]! : c.essMinibatch[block.step.minibatch]!;
+    steps.push({ step: block.step, tensors: copyTensors(c.t), gradNorm: c.gradNorm, ess, lrScale, params: paramStep(before!, c.params) });
+  }
+  return { prepared: prepared ?? copyTensors(c.t), steps };
 }

@@ -12,14 +12,16 @@
  */
 import { packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
 import { paramLayout } from '../../kernels/model/mlp';
-import { compileKernels, MapMode } from '../../kernels/pipeline';
+import { BufferUsage, compileKernels, MapMode } from '../../kernels/pipeline';
 import type { SampleConfig } from '../../kernels/softmax/sample';
 import { defaultKernelVariant, type KernelVariant } from '../../kernels/selectors';
-import type { Backend, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
+import { paramStep, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
 import { createReadbacks } from './gpuReadback';
 import { copyRows } from './rowCopy';
 import { createGpuUpdate, type GpuUpdate } from './update/gpuUpdate';
-import { backendPipelines, stagesOf, walkUpdate } from './update/stages';
+import { ESS_OUT_STRIDE } from '../../kernels/optimizer/essScale';
+import { essSlots } from './update/gpuUpdate';
+import { backendPipelines, stagesOf, updateBlocks, walkUpdate, type UpdateBlock } from './update/stages';
 
 export interface GpuBackendOptions {
   /** Adapter description shown to the user. */
@@ -60,16 +62,74 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
     for (const s of bound) s.upload?.(inp, adamStep);
     device.queue.writeBuffer(b.health, 0, new Uint32Array(1));
     const snap = inp.snapshot === true;
+    const blocks = inp.capture ? updateBlocks(stages, g.steps, inp) : null;
+    const capture = blocks ? await captureUpdate(blocks, inp) : null;
     const bytes = await submit('update', io.updateRead(snap), (enc) => {
-      io.beforeUpdate(enc);
+      if (!blocks) io.beforeUpdate(enc);
       const pass = enc.beginComputePass({ label: `update ${inp.iter}` });
-      walkUpdate(stages, g.steps, inp, (i, step) => bound[i]!.encode(pass, inp, step));
+      if (blocks) encodeBlocks(pass, blocks.filter((bl) => bl.phase === 'finish'), inp);
+      else walkUpdate(stages, g.steps, inp, (i, step) => bound[i]!.encode(pass, inp, step));
       pass.end();
       history.afterUpdate(enc);
       io.afterUpdate(enc, snap);
     });
     adamStep += g.steps.length;
-    return io.decodeUpdate(bytes, g.steps.length, adamStep, snap);
+    const stats = io.decodeUpdate(bytes, g.steps.length, adamStep, snap);
+    return capture ? { ...stats, capture } : stats;
+  }
+
+  function encodeBlocks(pass: GPUComputePassEncoder, blocks: readonly UpdateBlock[], inp: UpdateInput): void {
+    for (const bl of blocks) for (const i of bl.stages) bound[i]!.encode(pass, inp, bl.step);
+  }
+
+  // Step-through only: the parameters, the gradient norm and the (ESS, lr factor) slots after a
+  // piece of the update, staged on a buffer made at the first capture (a plain run never has it).
+  const MB = shape.minibatches.length;
+  const essWords = ESS_OUT_STRIDE * essSlots(shape);
+  let extrasRead: GPUBuffer | null = null;
+  async function readExtras(): Promise<{ params: Float32Array; norm: number; ess: Float32Array }> {
+    extrasRead ??= (() => {
+      const buf = device.createBuffer({ label: `step-through readback (${label})`, size: 4 * (P + 1 + essWords), usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST });
+      owned.push(buf);
+      return buf;
+    })();
+    const read = extrasRead;
+    const bytes = await submit('capture extras', read, (enc) => {
+      enc.copyBufferToBuffer(b.params, 0, read, 0, 4 * P);
+      enc.copyBufferToBuffer(b.norm, 0, read, 4 * P, 4);
+      enc.copyBufferToBuffer(b.essOut, 0, read, 4 * (P + 1), 4 * essWords);
+    });
+    return { params: new Float32Array(bytes, 0, P), norm: new Float32Array(bytes, 4 * P, 1)[0]!, ess: new Float32Array(bytes, 4 * (P + 1), essWords) };
+  }
+
+  /**
+   * Runs the prepare phase and every optimizer step of `blocks` as submits of their own, each
+   * followed by a readback of the batch (and of the parameters, norm and ESS slots); the finish
+   * phase is left to the update's last submit. The same dispatches in the same order as one pass.
+   */
+  async function captureUpdate(blocks: readonly UpdateBlock[], inp: UpdateInput): Promise<UpdateCapture> {
+    const piece = async (what: readonly UpdateBlock[], first: boolean) =>
+      io.batch.decode(
+        await submit('capture', io.batch.buffer, (enc) => {
+          if (first) io.beforeUpdate(enc);
+          const pass = enc.beginComputePass({ label: `update ${inp.iter} (step-through)` });
+          encodeBlocks(pass, what, inp);
+          pass.end();
+          io.batch.copy(enc);
+        }),
+      );
+    const prepared = await piece(blocks.filter((bl) => bl.phase === 'prepare'), true);
+    let before = (await readExtras()).params;
+    const steps: UpdateCapture['steps'] = [];
+    for (const bl of blocks) {
+      if (!bl.step) continue;
+      const tensors = await piece([bl], false);
+      const x = await readExtras();
+      const slot = ESS_OUT_STRIDE * (shape.essLr.enabled ? MB + bl.step.index : bl.step.minibatch);
+      steps.push({ step: bl.step, tensors, gradNorm: x.norm, ess: x.ess[slot]!, lrScale: x.ess[slot + 1]!, params: paramStep(before, x.params) });
+      before = x.params;
+    }
+    return { prepared, steps };
   }
 
   return {

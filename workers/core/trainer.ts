@@ -7,7 +7,7 @@
  */
 import { initParams, type MlpDims } from '../../kernels/model/mlp';
 import { healthNames, type HealthQuantity } from '../../kernels/stats/finiteCheck';
-import type { AdvantageData, Backend, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
+import type { AdvantageData, Backend, ModelState, RunShape, UpdateCapture, UpdateInput, UpdateStats } from './backend';
 import { makeRowTables } from './backend';
 import { collectBatch, turnsTaken, type RolloutLayout } from './collect';
 import type { RunConfig } from './config';
@@ -158,6 +158,11 @@ export interface Trainer {
   /** Iterations done so far. */
   readonly iter: number;
   step(): Promise<MetricRow>;
+  /**
+   * One iteration as step() runs it, also handing over the batch at the update's stage boundaries
+   * (docs/EXPLAIN.md "Step through"); lastBatch is then its final state, as after step().
+   */
+  stepThrough(): Promise<{ row: MetricRow; capture: UpdateCapture }>;
   readonly lastBatch: LastBatch | null;
   /** The latest snapshot known to be finite. */
   readonly lastGood: TrainerSnapshot;
@@ -186,6 +191,10 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   let lastBatch: LastBatch | null = null;
 
   async function step(): Promise<MetricRow> {
+    return (await iterate(false)).row;
+  }
+
+  async function iterate(capture: boolean): Promise<{ row: MetricRow; capture?: UpdateCapture }> {
     const t0 = now();
     iter++;
     // ProRL: the reference (and Adam) restart from the current policy every resetEvery iterations.
@@ -203,6 +212,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
       ...(score ? { score } : {}),
       ...(plan.critic ? { stateKey: stateKeys(c.seq, shape.trainRowPos, c.mask, shape.L, cfg.model.context, plan.critic.size) } : {}),
       snapshot: iter % snapshotEvery === 0,
+      ...(capture ? { capture } : {}),
     });
     if (s.non_finite) {
       const failed = iter;
@@ -219,7 +229,13 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     const lr = cfg.lr * s.lr_scale;
     lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, seq: c.seq, live: c.live, mult: c.mult, drawWeight: c.drawWeight, origin: c.origin,
       essStep: s.ess_step, lrStep: s.lr_scale_step.map((x) => cfg.lr * x) };
-    return metricRow(iter, c, s, lr, now() - t0);
+    return { row: metricRow(iter, c, s, lr, now() - t0), ...(s.capture ? { capture: s.capture } : {}) };
+  }
+
+  async function stepThrough(): Promise<{ row: MetricRow; capture: UpdateCapture }> {
+    const r = await iterate(true);
+    if (!r.capture) throw new Error(`${backend.label}: the backend handed over no stages`);
+    return { row: r.row, capture: r.capture };
   }
 
   return {
@@ -233,6 +249,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
       return iter;
     },
     step,
+    stepThrough,
     get lastBatch() {
       return lastBatch;
     },

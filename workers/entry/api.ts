@@ -92,6 +92,12 @@ export interface TrainerApi {
   pause(): Promise<void>;
   /** One iteration. */
   step(): Promise<MetricRow>;
+  /**
+   * One iteration, as step(), handing over the batch at each of its stages (docs/EXPLAIN.md "Step
+   * through"): after the rewards, after the advantage, after each optimizer step, then the final
+   * state (packBatch's), packed and transferred.
+   */
+  stepThrough(): Promise<{ row: MetricRow; packs: BatchPack[] }>;
   /** Re-initializes weights and optimizer from the config's seed. */
   reset(): Promise<void>;
   /** Readable text of trajectory n of the last batch, with its reward. */

@@ -19,7 +19,7 @@ import { labDumpOf } from '../explain/labDump';
 import { lessonById } from '../content/lessons';
 import { whyLessonById } from '../content/why';
 import { trainLessonRun } from '../content/lessonRunner';
-import { packBatch, packBuffers, unpackBatchInSlices } from '../formats/batchDump';
+import { packBatch, packBuffers, packStages, unpackBatchInSlices } from '../formats/batchDump';
 import { batchJsonParts } from '../formats/batchJsonText';
 import { modelDims, NonFiniteError, type Trainer } from '../core/trainer';
 import type { GpuHandle } from '../core/gpuDevice';
@@ -80,7 +80,7 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
 }
 
 /** Configure, change, start, pause, step, reset and end a run. */
-function runControls(s: Session): Pick<TrainerApi, 'configure' | 'applyConfig' | 'start' | 'pause' | 'step' | 'reset' | 'dispose'> {
+function runControls(s: Session): Pick<TrainerApi, 'configure' | 'applyConfig' | 'start' | 'pause' | 'step' | 'stepThrough' | 'reset' | 'dispose'> {
   return {
     async configure(cfg, choice, resume?: ResumeFrom) {
       await stopLoop(s);
@@ -129,6 +129,18 @@ function runControls(s: Session): Pick<TrainerApi, 'configure' | 'applyConfig' |
       await stopLoop(s);
       try {
         return await safeStep(s);
+      } catch (e) {
+        if (e instanceof NonFiniteError) reportNonFinite(s, e);
+        throw e;
+      }
+    },
+    async stepThrough() {
+      await stopLoop(s);
+      try {
+        const { row, capture } = await onLiveDevice(s, 'stepping through an iteration', () => requireTrainer(s).stepThrough());
+        s.lastEmitted = row.iter;
+        const packs = await packStages(requireTrainer(s), capture);
+        return transfer({ row, packs }, [...new Set(packs.flatMap(packBuffers))]);
       } catch (e) {
         if (e instanceof NonFiniteError) reportNonFinite(s, e);
         throw e;

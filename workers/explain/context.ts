@@ -8,7 +8,7 @@
  * computes in float64 and rounds to float32 exactly where the trainer stores one, so that its
  * value and the trainer's agree to the last bits, not only roughly.
  */
-import type { BatchDump, DumpLayout, DumpPlan } from '../formats/batchDump';
+import type { BatchDump, DumpLayout, DumpPlan, DumpStage } from '../formats/batchDump';
 
 export type Traj = BatchDump['trajs'][number];
 export type Token = Traj['tokens'][number];
@@ -64,6 +64,8 @@ export interface ExplainBatch {
    * explainer checks; SeeUPO's rows each at their own turn's stage, as the lab computes them.
    */
   lab: { weight: number[][]; grad: number[][]; notes: string[] } | null;
+  /** Step-through: where in the iteration the dump stands (null: after the update). */
+  stage: DumpStage | null;
 }
 
 /** Why a dump cannot be explained at all, or null. */
@@ -105,6 +107,7 @@ export function explainBatch(dump: BatchDump, lab: ExplainBatch['lab'] = null): 
     sft: hinted !== null && dump.iter <= hinted.iters,
     cache: new Map(),
     lab,
+    stage: dump.stage ?? null,
   };
 }
 

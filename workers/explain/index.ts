@@ -10,6 +10,7 @@ import { agrees, explainBatch, num, type ExplainBatch } from './context';
 import { ratioModeName, tokenLoss, weightOf } from './loss';
 import { batchLossOf, groupOf, histCellOf, leafOf, optStepOf, rewardOf, turnRewardOf, type Derived } from './other';
 import type { Explanation, LabDump, Ref, Status, Step } from './types';
+import { stageProblem, stageWords } from './stageDump';
 
 export { explainBatch, unexplainable, type ExplainBatch } from './context';
 export { histBin, HIST } from './other';
@@ -67,6 +68,8 @@ export function refTitle(dump: ExplainBatch['dump'], ref: Ref): string {
       return `Group ${ref.group}`;
     case 'opt_step':
       return `Optimizer step ${ref.step + 1}: ESS and learning rate`;
+    case 'opt_update':
+      return `Optimizer step ${ref.step + 1}: ${ref.q === 'grad_norm' ? 'gradient norm' : 'size of the parameter change'}`;
     case 'batch_loss':
       return `Loss of iteration ${dump.iter}`;
     case 'hist':
@@ -108,7 +111,8 @@ function tokenExplanation(b: ExplainBatch, ref: Extract<Ref, { kind: 'token' }>)
     const lab = b.lab;
     const trainerOf = (x: number | undefined): number | null => (lab || x === undefined || Number.isNaN(x) ? null : x);
     if ((q === 'clip' || q === 'loss') && !lab) notes.push('The gradient shown is derived from the checked ratio and clip; the dump holds no per-token gradient to compare it with.');
-    if (!lab && (b.dump.config.epochs > 1 || b.minibatches.length > 1)) notes.push("These are the values of the update's last optimizer step (the dump holds that step).");
+    if (b.stage?.step) notes.push(`These are the values of optimizer step ${b.stage.step.index + 1}: the batch stands ${stageWords(b.stage)}.`);
+    else if (!lab && (b.dump.config.epochs > 1 || b.minibatches.length > 1)) notes.push("These are the values of the update's last optimizer step (the dump holds that step).");
     const method = q === 'weight' ? `loss aggregation ${b.plan.lossAgg} (docs/METHODS.md 1.3)` : q === 'kl' ? `KL ${b.plan.kl.type} to the reference (docs/METHODS.md 1.4)` : ratioModeName(b);
     if (q === 'kl') {
       tokenLoss(b, n, tok, steps, 'loss');
@@ -154,6 +158,8 @@ export function explain(b: ExplainBatch, ref: Ref, opts: ExplainOptions = {}): E
   const problem = refProblem(b.dump, ref);
   const title = refTitle(b.dump, ref);
   if (problem) return { ref, title, method: '', value: null, trainer: null, status: 'unavailable', steps: [], notes: [], unavailable: problem };
+  const staged = stageProblem(b, ref);
+  if (staged) return { ref, title, method: '', value: null, trainer: null, status: 'unavailable', steps: [], notes: [], unavailable: staged };
   switch (ref.kind) {
     case 'token':
       return tokenExplanation(b, ref);
@@ -165,6 +171,8 @@ export function explain(b: ExplainBatch, ref: Ref, opts: ExplainOptions = {}): E
       return fromDerived(ref, title, groupOf(b, ref.group));
     case 'opt_step':
       return fromDerived(ref, title, optStepOf(b, ref.step));
+    case 'opt_update':
+      return optUpdateOf(b, ref, title);
     case 'batch_loss': {
       const d = batchLossOf(b, (n, k) => {
         const r = tokenLoss(b, n, k, null);
@@ -177,6 +185,32 @@ export function explain(b: ExplainBatch, ref: Ref, opts: ExplainOptions = {}): E
       return fromDerived(ref, title, histCellOf(b, ref.hist, ref.iter, ref.bin, counts ? (counts[ref.bin] ?? null) : null));
     }
   }
+}
+
+/**
+ * Step-through's gradient norm and parameter change of an optimizer step: numbers the captured
+ * stage carries but the dump cannot reproduce (no gradient, no Adam moments), so never checked.
+ */
+function optUpdateOf(b: ExplainBatch, ref: Extract<Ref, { kind: 'opt_update' }>, title: string): Explanation {
+  const st = b.stage?.step;
+  const base = { ref, title, method: 'the optimizer step (docs/ARCHITECTURE.md "One training iteration", step 6)', steps: [], notes: [], value: null, status: 'unavailable' as const };
+  if (!st || st.index !== ref.step) return { ...base, trainer: null, unavailable: 'only a step-through batch standing right after this optimizer step holds its gradient norm and parameter change' };
+  if (ref.q === 'grad_norm') {
+    return {
+      ...base,
+      trainer: st.grad_norm,
+      unavailable:
+        `the gradient norm ‖g‖ = √(Σ g²) over every parameter's gradient of minibatch ${st.minibatch + 1}'s loss, before the clip at maxGradNorm = ${num(b.dump.config.maxGradNorm)}, ` +
+        `comes from the backward pass through the model; the batch holds no gradient, so the explainer cannot recompute it (the trainer's value: ${num(st.grad_norm)})`,
+    };
+  }
+  return {
+    ...base,
+    trainer: st.params.delta_norm,
+    unavailable:
+      `Adam's change of the parameters (‖Δθ‖ = ${num(st.params.delta_norm)}, largest |Δθ| ${num(st.params.delta_max)}, at learning rate ${num(st.lr)}) depends on the gradient and on Adam's moments, ` +
+      `which the batch does not hold; the explainer cannot recompute it (${stageWords(b.stage!)})`,
+  };
 }
 
 /** The run's composition in one line per stage, for the dialog's header. */

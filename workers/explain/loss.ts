@@ -60,6 +60,9 @@ export function segmentLogs(b: ExplainBatch, n: number): number[] {
   return [f32(toks.length ? s / toks.length : 0)];
 }
 
+/** SeeUPO: the turn the batch's optimizer step trained (turn 1's, the last stage, after the update). */
+const turnStageOf = (b: ExplainBatch): number => b.stage?.step?.turn ?? 0;
+
 function gmpoStar(lam: number, A: number, lo: number, hi: number): number {
   const lc = clamp(lam, lo, hi);
   return A > 0 ? Math.min(lam, lc) : A < 0 ? Math.max(lam, lc) : lam;
@@ -72,8 +75,10 @@ export function weightOf(b: ExplainBatch, n: number, tok: number, steps: Step[] 
   const segLen = b.plan.stepRows ? b.layout.action_len : b.layout.tp;
   const per = b.layout.tp / segLen;
   const [n0, n1] = minibatchOf(b, n);
-  // SeeUPO's last stage trains turn 1 only: its weights are those of the turn-1 rows alone.
-  const inStage = (k: Token) => !turnMode || k.turn === 0;
+  // SeeUPO's stage trains one turn only (the last stage turn 1's; a step-through batch its step's):
+  // its weights are those of that turn's rows alone.
+  const st = turnStageOf(b);
+  const inStage = (k: Token) => !turnMode || k.turn === st;
   const segOf = (k: Token) => (b.plan.stepRows ? k.turn : 0);
   let seqs = 0;
   let total = 0;
@@ -121,9 +126,9 @@ export function weightOf(b: ExplainBatch, n: number, tok: number, steps: Step[] 
   if (steps) {
     const inputs: Input[] = [{ label: 'c (copies)', value: c, ref: { kind: 'reward', traj: n }, ...(t.draw_weight !== undefined ? { note: `PF-PPO draws: weight ${num(t.draw_weight)}` } : {}) }];
     steps.push({
-      label: `aggregation weight under ${mode}${b.plan.stepRows ? ' (the sequences are steps: turns)' : ''}, minibatch ${t.minibatch ?? 0} (trajectories ${n0}–${n1 - 1}: ${num(total)} tokens${turnMode ? ' of turn 1' : ''}, ${num(seqs)} ${b.plan.stepRows ? 'steps' : 'sequences'})`,
+      label: `aggregation weight under ${mode}${b.plan.stepRows ? ' (the sequences are steps: turns)' : ''}, minibatch ${t.minibatch ?? 0} (trajectories ${n0}–${n1 - 1}: ${num(total)} tokens${turnMode ? ` of turn ${st + 1}` : ''}, ${num(seqs)} ${b.plan.stepRows ? 'steps' : 'sequences'})`,
       formula,
-      subst: !inStage(k) ? "SeeUPO's last stage trains turn 1 only: w = 0" : c === 0 ? 'not drawn (c = 0): w = 0' : subst,
+      subst: !inStage(k) ? `SeeUPO's ${b.stage?.step ? 'stage' : 'last stage'} trains turn ${st + 1} only: w = 0` : c === 0 ? 'not drawn (c = 0): w = 0' : subst,
       value: w,
       inputs,
     });
@@ -218,7 +223,7 @@ export function tokenLoss(b: ExplainBatch, n: number, tok: number, steps: Step[]
     { label: 'ℓ (this step)', value: k.logp, ref: { kind: 'token', q: 'logp', traj: n, tok } },
     { label: 'ℓ_old', value: k.logp_old, ref: { kind: 'token', q: 'logp_old', traj: n, tok } },
   ];
-  steps?.push({ label: 'token log-ratio at the last optimizer step', formula: 'λ = clamp(ℓ − ℓ_old, −20, 20)', subst: `${num(k.logp)} − ${par(k.logp_old)}`, value: lam, inputs: logInputs });
+  steps?.push({ label: `token log-ratio at ${b.stage?.step ? `optimizer step ${b.stage.step.index + 1}` : 'the last optimizer step'}`, formula: 'λ = clamp(ℓ − ℓ_old, −20, 20)', subst: `${num(k.logp)} − ${par(k.logp_old)}`, value: lam, inputs: logInputs });
 
   const seg = () => segmentLogs(b, n);
   const segSteps = (label: string, turn: number | null, value: number) => {
@@ -341,8 +346,8 @@ export function tokenLoss(b: ExplainBatch, n: number, tok: number, steps: Step[]
     ratio = k.turn < T ? Math.exp(clamp(segs[k.turn]!, -20, 20)) : 1;
     segSteps(`SeeUPO: turn ${k.turn + 1}'s mean log-ratio`, k.turn, segs[k.turn] ?? 0);
     steps?.push({ label: 'turn ratio', formula: 'u = exp(log u)', value: ratio, key: 'ratio' });
-    // Training's last stage is turn 1's; the lab shows each row at its own turn's stage.
-    const stage = b.lab ? k.turn : 0;
+    // Training's last stage is turn 1's (a step-through batch: its step's); the lab shows each row at its own turn's stage.
+    const stage = b.lab ? k.turn : turnStageOf(b);
     active = k.turn === stage;
     if (active) {
       let later = 0;
@@ -354,7 +359,7 @@ export function tokenLoss(b: ExplainBatch, n: number, tok: number, steps: Step[]
       clipSteps(clamp(segs[stage]!, -20, 20), M, 'the turn ratio', L, g, clip);
     } else {
       [L, g, clip] = [0, 0, 0];
-      if (steps && upTo !== 'ratio') steps.push({ label: `the dump holds the last stage (turn 1's); turn ${k.turn + 1} was trained in an earlier stage, whose values the dump does not hold: here loss 0, no clip`, value: 0 });
+      if (steps && upTo !== 'ratio') steps.push({ label: `the batch holds ${b.stage?.step ? `turn stage ${stage + 1}` : "the last stage (turn 1's)"}; turn ${k.turn + 1} is trained in another stage, whose values it does not hold: here loss 0, no clip`, value: 0 });
     }
   }
   const w = weightOf(b, n, tok, upTo === 'loss' ? steps : null);

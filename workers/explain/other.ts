@@ -211,7 +211,9 @@ export function optStepOf(b: ExplainBatch, s: number): Derived {
   const epoch = Math.floor(s / perEpoch);
   const mb = s % M;
   // The dump's ℓ are each minibatch's at its last step; the very first step's are ℓ_old.
-  const last = epoch === epochs - 1 && Math.floor((s % perEpoch) / M) === stagesPer - 1;
+  // A step-through batch right after step s holds that step's ℓ for its minibatch.
+  const here = b.stage?.point === 'step' && b.stage.step!.index === s;
+  const last = here || (epoch === epochs - 1 && Math.floor((s % perEpoch) / M) === stagesPer - 1);
   const first = s === 0;
   if (!last && !first) {
     return { value: null, trainer: ess, scale: 1, method, steps: [], notes: [], unavailable: `step ${s + 1} (epoch ${epoch + 1}, minibatch ${mb + 1}) ran at parameters whose log-probs the dump does not hold (it holds the last epoch's, and the first step's ℓ_old)` };

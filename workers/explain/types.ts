@@ -18,6 +18,8 @@ export type Ref =
   | { kind: 'turn_reward'; traj: number; turn: number }
   | { kind: 'group'; group: number }
   | { kind: 'opt_step'; step: number }
+  /** Step-through: an optimizer step's gradient norm, or the size of its parameter change. */
+  | { kind: 'opt_update'; step: number; q: 'grad_norm' | 'delta_norm' }
   | { kind: 'batch_loss' }
   | { kind: 'hist'; hist: 'adv' | 'ratio'; iter: number; bin: number };
 
@@ -97,6 +99,8 @@ export function refKey(r: Ref): string {
       return `group:${r.group}`;
     case 'opt_step':
       return `opt_step:${r.step}`;
+    case 'opt_update':
+      return `opt_update:${r.step}:${r.q}`;
     case 'batch_loss':
       return 'batch_loss';
     case 'hist':

@@ -10,7 +10,7 @@
  * `unpackBatch` gives the same objects, field for field and in the same key order, so a dump's
  * JSON does not depend on which path made it.
  */
-import type { BatchTensors, RunShape } from '../core/backend';
+import type { BatchTensors, RunShape, UpdateCapture } from '../core/backend';
 import type { RunConfig } from '../core/config';
 import type { TaskEnv } from '../core/envs';
 import type { TurnChecklist } from '../core/envs/types';
@@ -98,6 +98,8 @@ export interface BatchDump {
   /** The resolved hooks of the active methods (absent in dumps made before it existed, as `layout`). */
   plan?: DumpPlan;
   layout?: DumpLayout;
+  /** Step-through only: where inside the iteration this batch stands (absent: after the update). */
+  stage?: DumpStage;
   trajs: Array<{
     id: number;
     group: number;
@@ -170,6 +172,33 @@ export interface BatchDump {
 type Traj = BatchDump['trajs'][number];
 
 /**
+ * A step-through dump's place in its iteration (docs/EXPLAIN.md "Step through"). What is not
+ * computed yet at that point is NaN in the per-token fields (clip 0) and the `loss` is NaN:
+ * - `rewards`: sampled and rewarded (IGPO's information gain included), before any log-prob or advantage;
+ * - `advantages`: after the update's prepare phase (old, reference and rollout log-probs, the advantage);
+ * - `step`: after one optimizer step; only its minibatch's rows hold log-probs, ratios, clips, KL
+ *   and losses (this step's), `ess_minibatch`/`lr_minibatch` run to this step.
+ */
+export interface DumpStage {
+  point: 'rewards' | 'advantages' | 'step';
+  step?: {
+    index: number;
+    /** Optimizer steps in the update. */
+    steps: number;
+    epoch: number;
+    /** SeeUPO's turn stage (0 in every other ratio mode). */
+    turn: number;
+    minibatch: number;
+    /** The global gradient norm before clipping, the ESS and learning rate the step applied. */
+    grad_norm: number;
+    ess: number;
+    lr: number;
+    /** The parameters' L2 norm before and after, the change's L2 norm and largest entry. */
+    params: { norm_before: number; norm_after: number; delta_norm: number; delta_max: number };
+  };
+}
+
+/**
  * The dump in columns. Trajectory n owns the entries [end[n - 1], end[n]) of each column that
  * belongs to its `...End` offsets (with end[-1] = 0). Float32 columns hold the backends' float32
  * values, which widen to the dump's numbers exactly.
@@ -235,6 +264,8 @@ export interface BatchPack {
   /** [N * roles.length] */
   roleRewards: Float32Array | null;
   checklist: ChecklistPack | null;
+  /** Step-through only (DumpStage). */
+  stage?: DumpStage;
 }
 
 /** The tools task's checklists: per trajectory its turns, per turn its items. */
@@ -279,6 +310,64 @@ export async function packBatch(trainer: Trainer): Promise<BatchPack> {
 export async function dumpBatch(trainer: Trainer): Promise<BatchDump> {
   return unpackBatch(await packBatch(trainer));
 }
+
+/**
+ * Step-through's dumps of the trainer's last iteration (run by stepThrough(), whose capture this
+ * is), in order: after the rewards, after the advantage, after each optimizer step, then the
+ * final state (packBatch's). Values the iteration had not computed at a point are NaN there, never
+ * the previous iteration's, which the buffers still hold.
+ */
+export async function packStages(trainer: Trainer, capture: UpdateCapture): Promise<BatchPack[]> {
+  const b = trainer.lastBatch;
+  if (!b) throw new Error('no batch yet: run at least one iteration');
+  const { config: cfg, env, shape, plan } = trainer;
+  const R = shape.N * shape.Tp;
+  const steps = capture.steps.length;
+  const pack = (t: BatchTensors, stage: DumpStage, essUpTo: number): BatchPack => {
+    const p = packTensors(cfg, env, shape, plan, b, t);
+    return {
+      ...p,
+      loss: NaN,
+      essMinibatch: p.essMinibatch ? p.essMinibatch.slice(0, essUpTo) : null,
+      lrMinibatch: p.lrMinibatch ? p.lrMinibatch.slice(0, essUpTo) : null,
+      stage,
+    };
+  };
+  const blank = (t: BatchTensors, names: readonly StepField[], r0 = 0, r1 = R): BatchTensors => {
+    const out: BatchTensors = { ...t };
+    for (const name of names) {
+      const a = (out[name] as Float32Array | Int32Array).slice();
+      a.fill(name === 'clip' ? 0 : NaN, 0, r0);
+      a.fill(name === 'clip' ? 0 : NaN, r1);
+      (out as unknown as Record<string, Float32Array | Int32Array>)[name] = a;
+    }
+    return out;
+  };
+  const prepared = capture.prepared;
+  const rewards = blank(prepared, [...STEP_FIELDS, ...ADVANTAGE_FIELDS.filter((f) => prepared[f] !== undefined)], 0, 0);
+  const out = [pack(rewards, { point: 'rewards' }, 0), pack(blank(prepared, STEP_FIELDS, 0, 0), { point: 'advantages' }, 0)];
+  for (const c of capture.steps) {
+    const { step } = c;
+    const t = blank(c.tensors, STEP_FIELDS, step.n0 * shape.Tp, step.n1 * shape.Tp);
+    out.push(
+      pack(t, {
+        point: 'step',
+        step: {
+          index: step.index, steps, epoch: step.epoch, turn: step.turn, minibatch: step.minibatch,
+          grad_norm: c.gradNorm, ess: c.ess, lr: cfg.lr * c.lrScale,
+          params: { norm_before: c.params.normBefore, norm_after: c.params.normAfter, delta_norm: c.params.deltaNorm, delta_max: c.params.deltaMax },
+        },
+      }, step.index + 1),
+    );
+  }
+  out.push(await packBatch(trainer));
+  return out;
+}
+
+/** What each optimizer step writes, row by row, and what the prepare phase writes. */
+const STEP_FIELDS = ['logp', 'entropy', 'sumP2', 'ratio', 'clip', 'loss', 'kl'] as const satisfies readonly (keyof BatchTensors)[];
+const ADVANTAGE_FIELDS = ['logpOld', 'logpRef', 'logpRollout', 'entropyOld', 'sumP2Old', 'adv', 'g2', 'value', 'ret'] as const satisfies readonly (keyof BatchTensors)[];
+type StepField = (typeof STEP_FIELDS)[number] | (typeof ADVANTAGE_FIELDS)[number];
 
 /** Packs the last iteration's batch; `t` is the backend's readBatch() of it. */
 function packTensors(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, b: LastBatch, t: BatchTensors): BatchPack {
@@ -545,6 +634,7 @@ function header(p: BatchPack, trajs: Traj[]): BatchDump {
     ...(p.essMinibatch && p.lrMinibatch ? { ess_minibatch: p.essMinibatch, lr_minibatch: p.lrMinibatch } : {}),
     plan: p.plan,
     layout: p.layout,
+    ...(p.stage ? { stage: p.stage } : {}),
     trajs,
   };
 }

@@ -65,6 +65,29 @@ export function walkUpdate(
   phase('finish', null);
 }
 
+/** A run of stages walkUpdate visits together: the prepare phase, one optimizer step, or the finish phase. */
+export interface UpdateBlock {
+  phase: UpdateStage['phase'];
+  step: StepRef | null;
+  /** Indices into the walked stages, in order. */
+  stages: number[];
+}
+
+/**
+ * walkUpdate's visits cut at its phase and step boundaries, in the same order: step-through
+ * (UpdateInput.capture) hands the batch over after the prepare block and after each step's.
+ */
+export function updateBlocks(stages: readonly UpdateStage[], steps: readonly StepRef[], inp: Pick<UpdateInput, 'raw'>): UpdateBlock[] {
+  const blocks: UpdateBlock[] = [];
+  walkUpdate(stages, steps, inp, (i, step) => {
+    const last = blocks[blocks.length - 1];
+    const phase = stages[i]!.phase;
+    if (last && last.phase === phase && last.step === step) last.stages.push(i);
+    else blocks.push({ phase, step, stages: [i] });
+  });
+  return blocks;
+}
+
 const dispatchesOf = (k: KernelDefs[keyof KernelDefs]): number => ('dispatches' in k ? k.dispatches : 1);
 
 /**
