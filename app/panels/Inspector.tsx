@@ -28,6 +28,8 @@ type Traj = BatchDump['trajs'][number];
 const fmt = (v: number, digits = 3): string => fmtNum(v, digits);
 
 function fmtNum(v: number, digits = 3): string {
+  // NaN is a value not computed yet (a step-through stage) or not in the file: a dash, as the charts show it.
+  if (Number.isNaN(v)) return '–';
   if (!Number.isFinite(v)) return String(v);
   return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
 }
