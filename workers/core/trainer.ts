@@ -47,6 +47,7 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
     minibatches: minibatchRanges(N, cfg.minibatches),
     seed: cfg.seed,
     temperature: cfg.temperature,
+    sampler: { precision: cfg.rollout.precision, topP: cfg.rollout.topP, topK: cfg.rollout.topK },
     epochs: cfg.epochs,
     optim: { beta1: cfg.beta1, beta2: cfg.beta2, eps: ADAM_EPS, maxGradNorm: cfg.maxGradNorm },
     ...planShape(plan, N * l.maxTurns, env.sample(1, 1, createRng(0), 0).answerSpan),

@@ -11,7 +11,7 @@ import { STATS_WORDS } from '../../../kernels/stats/stats';
 import { TRAJ_STATS_WORDS } from '../../../kernels/stats/trajStats';
 import { ESS_OUT_STRIDE } from '../../../kernels/optimizer/essScale';
 import type { KernelVariant } from '../../../kernels/selectors';
-import type { RunShape } from '../backend';
+import { rolloutLogprobsApart, type RunShape } from '../backend';
 import { createKernels, backendKernels } from '../gpuKernels';
 import { updateSteps, updateStepRefs, type StepRef } from './stage';
 
@@ -216,7 +216,7 @@ function createBuffers(device: GPUDevice, shape: RunShape, initialParams: Float3
     sumP2Old: f32('sumP2 (old)', R),
     scratchEntropy: f32('entropy (ref/rollout, unused)', R),
     scratchSumP2: f32('sumP2 (ref/rollout, unused)', R),
-    logpRollout: stale ? f32('logpRollout', R) : logpOld,
+    logpRollout: rolloutLogprobsApart(shape) ? f32('logpRollout', R) : logpOld,
     adv: f32('adv', R),
     dlogp: f32('dlogp', R),
     ppo: f32('ppo rows', R * PPO_ROW_WORDS),
