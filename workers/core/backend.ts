@@ -7,6 +7,7 @@ import type { EssScaleOptions } from '../../kernels/optimizer/essScale';
 import type { InfoGainType } from '../../kernels/advantage/infoGain';
 import type { MlpDims } from '../../kernels/model/mlp';
 import { samplerActive, type SamplerOptions } from '../../kernels/softmax/sampler';
+import type { MismatchStats } from '../../kernels/stats/mismatchStats';
 import type { StatsOut } from '../../kernels/stats/stats';
 import type { KlType, LossAgg } from './config';
 import type { Plan, RatioPlan } from './plan';
@@ -132,7 +133,7 @@ export interface ModelState {
   critic?: Float32Array;
 }
 
-export type UpdateStats = StatsOut & {
+export type UpdateStats = StatsOut & MismatchStats & {
   grad_norm: number;
   /** ARLArena's diagnosis (kernels/stats/negOutShare.ts) over the last epoch's rows. */
   neg_out_grad_share: number;

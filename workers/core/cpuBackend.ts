@@ -161,6 +161,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
     model.keepVersion();
     return {
       ...c.stats!,
+      ...c.mismatch!,
       grad_norm: c.gradNorm,
       neg_out_grad_share: c.negOutShare,
       ...essOfUpdate(c.essMinibatch, c.essSteps, c.adamStep - adamStep),
