@@ -4,13 +4,13 @@
  * and --help, and the share URL are derived from it. Method parameters join the same flat key space
  * as `<methodId>.<param>`.
  */
+import { SAMPLER_PRECISIONS } from '../../kernels/softmax/sampler';
 import { conflictsOf, ESTIMATOR_IDS, isMethodId, methodDef, METHOD_IDS } from './methods';
 import { paramSchema, parseParamText, type ParamSpec, type ParamValue, type ParamValues, type ValueOf } from './methods/params';
 import type { ParamSpecs } from './methods/registry';
 import { NOISE_SCHEDULES } from './envs/search';
 import { SEQ_REWARDS } from './envs/sequence';
 import { TOOL_REWARDS } from './envs/tools';
-import { SAMPLER_PRECISIONS } from '../../kernels/softmax/sampler';
 
 /** The toy tasks (workers/core/envs/, docs/TASKS.md). */
 export const TASK_IDS = ['search', 'tools', 'roles', 'sequence'] as const;
