@@ -10,6 +10,7 @@ import { advantageKernel } from './advantage/advantage';
 import { criticUpdateKernel, gaeKernel } from './advantage/critic';
 import { essScaleKernel } from './optimizer/essScale';
 import { finiteCheckKernel } from './stats/finiteCheck';
+import { mismatchStatsKernel } from './stats/mismatchStats';
 import { negOutShareKernel } from './stats/negOutShare';
 import { infoGainKernel } from './advantage/infoGain';
 import { embedProjectKernel, firstLayerGradKernel, firstLayerGradSubgroupKernel, forwardKernel, headGradKernel, hiddenGradKernel, slotGradKernel } from './model/mlpKernels';
@@ -58,6 +59,7 @@ export const ALL_OPS = [
   statsKernel,
   finiteCheckKernel,
   negOutShareKernel,
+  mismatchStatsKernel,
 ] as const;
 
 /** What a compilation check or the self-test needs of a pipeline. */

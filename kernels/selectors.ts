@@ -32,6 +32,7 @@ import { UNROLLED_MAX_VOCAB } from './softmax/rowUnrolled';
 import { sampleKernel, sampleSubgroupKernel, sampleUnrolledKernel } from './softmax/sample';
 import { tokenStatsKernel, tokenStatsSubgroupKernel, tokenStatsUnrolledKernel } from './softmax/tokenStats';
 import { finiteCheckKernel } from './stats/finiteCheck';
+import { mismatchStatsKernel } from './stats/mismatchStats';
 import { negOutShareKernel } from './stats/negOutShare';
 import { STATS_MAX_HIST_COPIES, statsKernel } from './stats/stats';
 import { trajStatsKernel } from './stats/trajStats';
@@ -145,6 +146,7 @@ export const KERNEL_SELECTORS = {
   stats: only(statsKernel),
   finiteCheck: only(finiteCheckKernel),
   negOutShare: only(negOutShareKernel),
+  mismatchStats: only(mismatchStatsKernel),
 } as const;
 
 /** Configuration choices that compile pipelines of their own or change a kernel's layout. */

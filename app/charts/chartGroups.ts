@@ -24,6 +24,8 @@ const GROUPS: ChartGroup[] = [
   { id: 'advantage', title: 'Advantage', metrics: ['adv_mean', 'adv_std'], doc: 'Mean and std of the advantage over policy tokens.' },
   { id: 'clip', title: 'Clip fraction', metrics: ['clip_frac', 'clip_frac_low', 'clip_frac_high'], doc: 'Policy tokens whose surrogate was clipped: in all, on the low side, on the high side.', domain: 'from-zero' },
   { id: 'ratio', title: 'IS ratio', metrics: ['ratio_mean', 'ratio_min', 'ratio_max'], doc: 'Importance ratio pi/pi_old over policy tokens: mean, smallest, largest.' },
+  { id: 'mismatch', title: 'Sampler vs trainer mismatch', metrics: ['mismatch_logratio', 'mismatch_k3_kl', 'mismatch_chi2_token'], doc: 'How far the rollout sampler\'s log-probs (its precision, top-p, top-k; stale parameters) are from the trainer\'s, per policy token: mean log pi_old/pi_rollout, the k3 KL and the chi-square. All 0 when the sampler is the trainer.' },
+  { id: 'mismatch_seq', title: 'Sampler vs trainer per trajectory', metrics: ['mismatch_ppl_ratio', 'mismatch_chi2_seq'], doc: 'Per trajectory: the trainer\'s perplexity over the sampler\'s (1 when they agree) and the chi-square of the sequence ratio.' },
   { id: 'neg_out_grad_share', title: 'Crash diagnosis', metrics: ['neg_out_grad_share'], doc: "Share of the update's gradient from negative-advantage tokens whose ratio is outside [0.8, 1.2] (ARLArena's diagnosis, docs/ARENA.md).", domain: 'fraction' },
   { id: 'entropy', title: 'Entropy', metrics: ['entropy'], domain: 'from-zero' },
   { id: 'kl', title: 'KL to the reference', metrics: ['kl_ref'], domain: 'from-zero' },

@@ -499,6 +499,19 @@ export function MetricsCharts() {
       iter={last?.iter ?? 0}
     />
   );
+  // Beside PPO's ratio: the sampler's, which PPO's ratio does not see (verl's decoupled mode).
+  const mismatchHist = (
+    <Histogram
+      testId="chart-mismatch-hist"
+      title={`Sampler mismatch histogram${iterLabel}`}
+      doc={`log(pi_old/pi_rollout) over policy tokens of the latest iteration: the trainer's log-prob over the rollout sampler's (its precision, top-p, top-k; stale parameters). All at 0 when the sampler is the trainer. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
+      counts={last?.mismatch_hist}
+      edges={last?.mismatch_hist_edges}
+      range={LOGRATIO_HIST_RANGE}
+      color="#ea580c"
+      iter={last?.iter ?? 0}
+    />
+  );
 
   // The key pictures on the first screen (reward, the advantage and IS-ratio distributions over
   // time, Advantage Collapse); every other chart one click away under "More charts".
@@ -538,6 +551,7 @@ export function MetricsCharts() {
         <div className="chart-grid">
           {advHist}
           {ratioHist}
+          {mismatchHist}
         </div>
         <div className="chart-grid small">
           {rest.map((g) => (

@@ -66,7 +66,7 @@ const NO_HIST: number[] = [];
 
 /** The row with its histograms dropped (they are kept only for the rows the charts hold). */
 function scalarsOnly(r: MetricRow): MetricRow {
-  return r.adv_hist === NO_HIST ? r : { ...r, adv_hist: NO_HIST, adv_hist_edges: NO_HIST, ratio_hist: NO_HIST, ratio_hist_edges: NO_HIST };
+  return r.adv_hist === NO_HIST ? r : { ...r, adv_hist: NO_HIST, adv_hist_edges: NO_HIST, ratio_hist: NO_HIST, ratio_hist_edges: NO_HIST, mismatch_hist: NO_HIST, mismatch_hist_edges: NO_HIST };
 }
 
 function appendWhole(rows: readonly MetricRow[]): void {

@@ -19,6 +19,7 @@ import { criticChunks, criticUpdateCpu, criticUpdateKernel, gaeCpu } from '../..
 import { essScaleCpu } from '../../kernels/optimizer/essScale';
 import { updateHealthCpu } from '../../kernels/stats/finiteCheck';
 import { negOutShareCpu } from '../../kernels/stats/negOutShare';
+import { MISMATCH_WORDS, mismatchStatsCpu } from '../../kernels/stats/mismatchStats';
 import { infoGainCpu } from '../../kernels/advantage/infoGain';
 import { embedProjectCpu, firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/model/mlp';
 import { HEAD_CHUNK_ROWS, HEAD_GRAD_BLOCK, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel, slotTableWords, FIRST_LAYER_EMB_PER_GROUP } from '../../kernels/model/mlpKernels';
@@ -89,6 +90,7 @@ export const KERNEL_COST_FORMULAS: Record<string, string> = {
   stats: 'bytes 4[9R + N + S] (mask, adv, logp, old, entropy, 4-word loss rows, rewards in; S stat words out); flops ~20R',
   finiteCheck: 'bytes 4[R + 2R + P + 1] (bits read: logp, the loss and ratio words of the loss rows, the parameters; one flag word); flops 3R + P',
   negOutShare: 'bytes 4[5R + 1] (mask, adv, logp, old, dlogp in; the share out); flops ~6R',
+  mismatchStats: 'bytes 4[3R + W] (mask, old, rollout log-probs in; W metric words out); flops ~30R',
   copy: 'bytes = the same byte count as the kernel it is compared with: half read, half written, as vec4<f32>',
 };
 
@@ -123,6 +125,7 @@ export function kernelCosts(dims: MlpDims, R: number, N: number, T = 3): Record<
     stats: { bytes: 4 * (9 * R + N + STATS_WORDS), flops: 20 * R },
     finiteCheck: { bytes: 4 * (3 * R + P + 1), flops: 3 * R + P },
     negOutShare: { bytes: 4 * (5 * R + 1), flops: 6 * R },
+    mismatchStats: { bytes: 4 * (3 * R + MISMATCH_WORDS), flops: 30 * R },
   };
 }
 
@@ -548,7 +551,7 @@ function lossAndGradientCases(d: KernelData, x: CaseContext): Array<Omit<KernelC
   ];
 }
 
-/** After the steps: the finite checks, ARLArena's diagnosis and the statistics. */
+/** After the steps: the finite checks, ARLArena's diagnosis, the sampler's mismatch and the statistics. */
 function checkCases(d: KernelData, x: CaseContext): Array<Omit<KernelCase, 'bytes' | 'flops'>> {
   const { R, P } = d;
   const { N, Tp } = d.shape;
@@ -567,6 +570,13 @@ function checkCases(d: KernelData, x: CaseContext): Array<Omit<KernelCase, 'byte
       config: { numRows: R },
       buffers: { out: { words: 1 } },
       cpu: () => void negOutShareCpu({ mask: d.mask, adv: d.adv, logp: d.logp, logpOld: d.logpOld, dlogp: d.dlogp }),
+    },
+    {
+      label: 'mismatchStats',
+      size: `N=${N}, ${rows}`,
+      config: { numTraj: N, tp: Tp },
+      buffers: { out: { words: MISMATCH_WORDS } },
+      cpu: () => void mismatchStatsCpu({ mask: d.mask, logpOld: d.logpOld, logpRollout: d.logpRef, Tp }),
     },
     {
       label: 'stats',

@@ -15,4 +15,5 @@ export { optimizerCases } from './optimizer';
 export { statsCases } from './stats';
 export { finiteCheckCases } from './finiteCheck';
 export { negOutShareCases } from './negOutShare';
+export { mismatchStatsCases } from './mismatchStats';
 export { trajGradNormCases } from './trajGradNorm';

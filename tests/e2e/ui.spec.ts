@@ -424,3 +424,33 @@ test('while training, the charts take new rows in separate commits, a few at a t
   // of all charts in one commit (14 of 17 before) do not fit.
   expect(widest, 'charts updated in one commit').toBeLessThanOrEqual(Math.floor(charts.length / 2));
 });
+
+test('a sampler that is not the trainer: bf16 and top-p 0.8 set in the page, the mismatch charted beside the IS ratio', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await ready(page);
+  await page.getByText('Model, optimizer and loss settings').click();
+  await page.getByLabel('sampler precision').selectOption('bf16');
+  await page.getByLabel('sampler top-p').fill('0.8');
+  await waitIdle(page);
+  await stepTimes(page, 3);
+  await page.getByTestId('more-charts').locator('summary').click();
+  const chart = page.getByTestId('chart-mismatch');
+  await expect(chart.getByText('Sampler vs trainer mismatch')).toBeVisible();
+  await expect.poll(() => chartPoints(page, 'chart-mismatch')).toBe(3);
+  await chart.getByRole('button', { name: 'Show the Sampler vs trainer mismatch data as a table' }).click();
+  const table = chart.getByRole('table', { name: /Sampler vs trainer mismatch: 3 iterations/ });
+  await expect(table.getByRole('columnheader')).toHaveText(['iter', 'mismatch_logratio', 'mismatch_k3_kl', 'mismatch_chi2_token']);
+  // Top-p keeps every drawn token inside the nucleus: the trainer's log-prob is below the sampler's.
+  const logratio = (await table.locator('tbody tr td:nth-of-type(1)').allTextContents()).map(Number);
+  expect(logratio).toHaveLength(3);
+  for (const x of logratio) expect(x).toBeLessThan(-1e-3);
+  // PPO's ratio stays 1 on-policy; the mismatch histogram holds the spread.
+  const ratioTable = page.getByTestId('chart-ratio');
+  await ratioTable.getByRole('button', { name: 'Show the IS ratio data as a table' }).click();
+  const ratioMeans = (await ratioTable.getByRole('table').locator('tbody tr td:nth-of-type(1)').allTextContents()).map(Number);
+  expect(ratioMeans).toEqual([1, 1, 1]);
+  const hist = page.getByTestId('chart-mismatch-hist');
+  await expect(hist).toHaveAttribute('data-points', '24');
+  await page.getByTestId('more-charts').screenshot({ path: `${SCREENS_DIR}ui-sampler-mismatch.png` });
+  expect(errors).toEqual([]);
+});

@@ -185,8 +185,9 @@ describe('GPU backend matches the CPU backend on the search task', () => {
       // per action slot. 2 epochs x 2 minibatches: old and ref embedProject + forward (two) +
       // tokenStats, trajStats, advantage, essScale per minibatch (two); 15 dispatches per optimizer
       // step (embedProject and forward, then headGrad, slotGrad and gradNorm two each) less the first
-      // step's embedProject and forward; stats (two), the crash diagnosis (one) and the finite checks (one).
-      expect(expectDispatch).toEqual({ sampleTurn: 1 + 3 * shape.actionLen, update: 12 + 15 * 4 - 3 + 4 });
+      // step's embedProject and forward; stats (two), the crash diagnosis (one), the sampler's
+      // mismatch (one) and the finite checks (one).
+      expect(expectDispatch).toEqual({ sampleTurn: 1 + 3 * shape.actionLen, update: 12 + 15 * 4 - 3 + 5 });
       // maxTurns sampleTurns + 1 update; readParams is outside.
       expect(n.submits).toBe(shape.maxTurns + 1);
       expect(n.readbacks).toBe(shape.maxTurns + 1);

@@ -3,7 +3,7 @@
  * on a fresh device, after openGpuBackend, every pipeline was compiled ahead (none on first use
  * at a bind) and every one compiled was bound, for runs that take each conditional branch of the
  * backend (PPO's critic, OTB, whitening, IGPO's answer scoring, sequence and turn ratios, stale
- * rollouts, roles, the tools task, a vocabulary past the unrolled kernels' 64) in both kernel
+ * rollouts, a sampler that is not the trainer, roles, the tools task, a vocabulary past the unrolled kernels' 64) in both kernel
  * variants. An iteration afterwards compiles nothing either.
  * Also: a kernel that fails to compile on a hardware adapter sends an 'auto' run to the CPU with
  * the kernel's file named, and a forced GPU run fails with that error.
@@ -40,6 +40,7 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['GSPO: sequence ratios', { methods: 'grpo,gspo' }],
   ['SeeUPO: turn stages', { methods: 'grpo,seeupo' }],
   ['VCPO: stale rollouts', { methods: 'vcpo', staleness: '2' }],
+  ['the rollout sampler: bf16, top-p, top-k', { 'rollout.precision': 'bf16', 'rollout.topP': '0.8', 'rollout.topK': '5' }],
   ['Dr. MAS on roles', { task: 'roles', methods: 'grpo,drmas' }],
   ['CM2 on tools', { task: 'tools', methods: 'cm2' }],
   ['a vocabulary over 64', { 'env.entities': '32', 'env.values': '64' }],

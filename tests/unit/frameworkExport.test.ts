@@ -19,6 +19,10 @@ const VERL_OPTIONS = new Set([
   'data.train_batch_size',
   'actor_rollout_ref.rollout.n',
   'actor_rollout_ref.rollout.temperature',
+  // The rollout sampler's (docs/METHODS.md 5.19: verl's rollout.yaml).
+  'actor_rollout_ref.rollout.dtype',
+  'actor_rollout_ref.rollout.top_p',
+  'actor_rollout_ref.rollout.top_k',
   'actor_rollout_ref.actor.optim.lr',
   'actor_rollout_ref.actor.optim.betas',
   'actor_rollout_ref.actor.optim.weight_decay',
@@ -250,6 +254,25 @@ describe('both frameworks', () => {
         expect(out.text).not.toMatch(/undefined|NaN|\[object/);
       }
     }
+  });
+});
+
+describe('the rollout sampler', () => {
+  it('verl gets its dtype, top_p and top_k where they are set; fp32 and TRL are listed as having no equivalent', () => {
+    let cfg = defaultConfig();
+    const verl0 = exportToVerl(cfg);
+    expect(verl0.settings.map((s) => s.key).filter((k) => /top_|dtype/.test(k))).toEqual([]);
+    expect(verl0.noEquivalent.map((n) => n.key)).toContain('rollout.precision');
+    expect(verl0.matches.map((m) => m.key)).toEqual(expect.arrayContaining(['rollout.topP', 'rollout.topK']));
+    cfg = withField(withField(withField(cfg, 'rollout.precision', 'bf16'), 'rollout.topP', 0.8), 'rollout.topK', 20);
+    const verl = exportToVerl(cfg);
+    expect(setting(verl, 'actor_rollout_ref.rollout.dtype')).toBe('bfloat16');
+    expect(setting(verl, 'actor_rollout_ref.rollout.top_p')).toBe(0.8);
+    expect(setting(verl, 'actor_rollout_ref.rollout.top_k')).toBe(20);
+    expect(verl.text).toContain('actor_rollout_ref.rollout.top_p=0.8');
+    expect(setting(exportToVerl(withField(cfg, 'rollout.precision', 'fp16')), 'actor_rollout_ref.rollout.dtype')).toBe('float16');
+    const trl = exportToTrl(cfg);
+    expect(trl.noEquivalent.map((n) => n.key)).toEqual(expect.arrayContaining(['rollout.precision', 'rollout.topP', 'rollout.topK']));
   });
 });
 

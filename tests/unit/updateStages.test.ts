@@ -83,8 +83,11 @@ describe('the update stage table', () => {
   it('the dispatch count sums the kernels of every stage an update runs', () => {
     const shape = shapeOf(config({ batch: '2', group: '4', epochs: '2', minibatches: '2' }));
     // Log-probs (ref, old: 4 each), trajStats, advantage, essScale x 2; 15 per optimizer step less
-    // the first step's embedProject and forward; stats (2), negOutShare, finiteCheck.
-    expect(dispatchCounts(shape).update).toBe(12 + 15 * 4 - 3 + 4);
+    // the first step's embedProject and forward; stats (2), negOutShare, mismatchStats, finiteCheck.
+    expect(dispatchCounts(shape).update).toBe(12 + 15 * 4 - 3 + 5);
+    // A sampler that is not the trainer: the rollout's log-probs (4), as for stale rollouts.
+    const bf16 = shapeOf(config({ batch: '2', group: '4', epochs: '2', minibatches: '2', 'rollout.precision': 'bf16' }));
+    expect(dispatchCounts(bf16).update).toBe(dispatchCounts(shape).update + 4);
     const vcpo = shapeOf(config({ methods: 'vcpo', staleness: '1', batch: '2', group: '4', epochs: '2', minibatches: '2' }));
     // The stale policy's log-probs (4), the gradient norms (3) and each step's ESS (2 x 4 steps).
     expect(dispatchCounts(vcpo).update).toBe(dispatchCounts(shape).update + 4 + 3 + 8);

@@ -6,6 +6,8 @@
 import type { EssScaleOptions } from '../../kernels/optimizer/essScale';
 import type { InfoGainType } from '../../kernels/advantage/infoGain';
 import type { MlpDims } from '../../kernels/model/mlp';
+import { samplerActive, type SamplerOptions } from '../../kernels/softmax/sampler';
+import type { MismatchStats } from '../../kernels/stats/mismatchStats';
 import type { StatsOut } from '../../kernels/stats/stats';
 import type { KlType, LossAgg } from './config';
 import type { Plan, RatioPlan } from './plan';
@@ -56,6 +58,12 @@ export interface RunShape {
   essLr: EssScaleOptions;
   /** Roll out with the parameters of this many updates ago. */
   staleness: number;
+  /**
+   * The rollout's sampler (kernels/softmax/sampler.ts): its precision and truncation, for drawing
+   * the tokens and for their rollout log-probs; the trainer's log-probs never use it. Absent: the
+   * trainer's own distribution (SAMPLER_OFF).
+   */
+  sampler?: SamplerOptions;
   /** IGPO: contexts the backend scores per iteration (N * maxTurns), 0 when unused. */
   scoreContexts: number;
   /** IGPO: answer tokens scored per context. */
@@ -161,7 +169,7 @@ export interface ModelState {
   critic?: Float32Array;
 }
 
-export type UpdateStats = StatsOut & {
+export type UpdateStats = StatsOut & MismatchStats & {
   grad_norm: number;
   /** ARLArena's diagnosis (kernels/stats/negOutShare.ts) over the last epoch's rows. */
   neg_out_grad_share: number;
@@ -217,7 +225,7 @@ export interface BatchTensors {
   loss: Float32Array;
   /** [N * maxTurns] the per-turn rewards the advantage used (with IGPO's information gain). */
   turnReward: Float32Array;
-  /** Log-probs under the policy that generated each token (logpOld unless rollouts are stale). */
+  /** Log-probs under the distribution that drew each token (logpOld unless rollouts are stale or the sampler is not the trainer). */
   logpRollout: Float32Array;
   /** The old policy's entropy and sum of squared probabilities at each row. */
   entropyOld: Float32Array;
@@ -286,6 +294,13 @@ export function makeRowTables(s: Pick<RunShape, 'N' | 'L' | 'promptLen' | 'actio
  * The ESS figures of one update from its (ESS, lr factor) pairs: one per minibatch at the update's
  * start, and (VCPO) one per optimizer step, else null: each step then reads its minibatch's.
  */
+/**
+ * Whether the rollout policy's log-probs differ from the old policy's, so that the update computes
+ * them in a stage and a buffer of their own: stale parameters, or a sampler that is not the
+ * trainer. Otherwise they are the old log-probs, the same buffer.
+ */
+export const rolloutLogprobsApart = (s: RunShape): boolean => s.staleness > 0 || samplerActive(s.sampler);
+
 export function essOfUpdate(
   start: ReadonlyArray<readonly [number, number]>,
   perStep: ReadonlyArray<readonly [number, number]> | null,

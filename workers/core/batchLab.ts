@@ -69,8 +69,8 @@ export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<La
   }
   const { state } = await t.snapshotNow();
   // The log-probs under the current and the reference parameters, once for every column: on a
-  // frozen batch the rollout and old policies are the current one.
-  const base = labUpdate({ ...shape, staleness: 0 }, state.params, state.ref, b.seq, b.adv);
+  // frozen batch the rollout and old policies are the current one, the sampler the trainer.
+  const base = labUpdate({ ...shape, staleness: 0, sampler: undefined }, state.params, state.ref, b.seq, b.adv);
   const logprobs = UPDATE_STAGES.filter((s) => s.phase === 'prepare' && s.part === 'logprobs' && s.enabled(base.shape));
   walkUpdate(logprobs, [], {}, (i) => logprobs[i]!.cpu(base, labInput(b.mask, b.adv, new Float32Array(N * Tp), shape), null));
   const columns = configs.map((cfg) => rescoreColumn(t, base, cfg));

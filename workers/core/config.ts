@@ -4,6 +4,7 @@
  * and --help, and the share URL are derived from it. Method parameters join the same flat key space
  * as `<methodId>.<param>`.
  */
+import { SAMPLER_PRECISIONS } from '../../kernels/softmax/sampler';
 import { conflictsOf, ESTIMATOR_IDS, isMethodId, methodDef, METHOD_IDS } from './methods';
 import { paramSchema, parseParamText, type ParamSpec, type ParamValue, type ParamValues, type ValueOf } from './methods/params';
 import type { ParamSpecs } from './methods/registry';
@@ -81,6 +82,9 @@ export const CONFIG_FIELDS = {
   klCoef: { kind: 'number', default: 0, min: 0, max: 1, label: 'KL coef', doc: 'Weight of the KL to the reference policy in the loss.' },
   klType: { kind: 'choice', default: 'k3', options: KL_TYPES, label: 'KL estimator', doc: 'k3 (low_var_kl, GRPO), k1 (log-ratio) or k2 (half squared log-ratio), docs/METHODS.md 1.4.' },
   staleness: { kind: 'int', default: 0, min: 0, max: 16, label: 'rollout staleness', doc: 'Roll out with the policy of this many updates ago (simulated asynchronous RL; VCPO).' },
+  'rollout.precision': { kind: 'choice', default: 'fp32', options: SAMPLER_PRECISIONS, label: 'sampler precision', doc: 'The rollout\'s logits rounded to bf16 or fp16 before its softmax, as an inference engine stores them; the trainer keeps f32, so its log-probs differ from the sampler\'s even on-policy (docs/METHODS.md 5.19).' },
+  'rollout.topP': { kind: 'number', default: 1, min: 0.01, max: 1, label: 'sampler top-p', doc: 'The rollout samples from the smallest set of top tokens holding this much probability (1: off); the trainer keeps the whole distribution (docs/METHODS.md 5.19).' },
+  'rollout.topK': { kind: 'int', default: 0, min: 0, max: 1024, label: 'sampler top-k', doc: 'The rollout samples from its k most likely tokens, ties kept (0: off); the trainer keeps the whole distribution (docs/METHODS.md 5.19).' },
   lossAgg: { kind: 'choice', default: 'token-mean', options: LOSS_AGG_MODES, label: 'loss aggregation', doc: 'How token losses are averaged (docs/METHODS.md 1.3).' },
 } as const satisfies Record<string, ParamSpec>;
 

@@ -4,7 +4,7 @@
  */
 import { embedProjectCpu, forwardCpu } from '../../kernels/model/mlp';
 import { sampleCpu } from '../../kernels/softmax/sample';
-import { essOfUpdate, paramStep, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
+import { essOfUpdate, paramStep, rolloutLogprobsApart, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
 import { copyRows } from './rowCopy';
 import { copyTensors, cpuTensors, startCpuUpdate } from './update/cpuUpdate';
 import { updateStepRefs } from './update/stage';
@@ -36,7 +36,7 @@ export function cpuBackendBytes(shape: RunShape): number {
   const { H, V } = shape.dims;
   const R = shape.N * shape.Tp;
   const Rm = Math.max(...shape.minibatches.map(([n0, n1]) => (n1 - n0) * shape.Tp));
-  const forwards = 2 + (shape.staleness > 0 ? 1 : 0) + (shape.minibatches.length > 1 || shape.epochs > 1 ? 1 : 0);
+  const forwards = 2 + (rolloutLogprobsApart(shape) ? 1 : 0) + (shape.minibatches.length > 1 || shape.epochs > 1 ? 1 : 0);
   return 4 * (forwards * R * (H + V + 1) + Rm * (H + V) + 16 * R + shape.scoreContexts * (H + V + 1));
 }
 
@@ -163,6 +163,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
     model.keepVersion();
     return {
       ...c.stats!,
+      ...c.mismatch!,
       grad_norm: c.gradNorm,
       neg_out_grad_share: c.negOutShare,
       ...essOfUpdate(c.essMinibatch, c.essSteps, c.adamStep - adamStep),
@@ -183,7 +184,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       for (let a = 0; a < shape.actionLen; a++) {
         const rowPos = shape.rolloutRowPos[turn * shape.actionLen + a]!;
         const { z } = forward(model.rolloutParams(), rowPos);
-        sampleCpu(z, dims.V, rowPos, seq, shape.seed, iter);
+        sampleCpu(z, dims.V, rowPos, seq, shape.seed, iter, shape.sampler);
         progress();
         for (let n = 0; n < N; n++) out[n * shape.actionLen + a] = seq[rowPos[n]!]!;
       }

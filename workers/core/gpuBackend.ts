@@ -318,7 +318,7 @@ function writeUpdateInputs({ device, shape, b }: GpuUpdate, inp: UpdateInput): v
 function bindRollout({ k, b, shape, project }: GpuUpdate, sampled: GPUBuffer) {
   const { dims, N, L, actionLen } = shape;
   const sampleConfig = (s: number, iter: number): SampleConfig => ({
-    vocab: dims.V, numRows: N, rowBase: s * N, zBase: 0, outStride: actionLen, outOffset: s % actionLen, seed: shape.seed, iter,
+    vocab: dims.V, numRows: N, rowBase: s * N, zBase: 0, outStride: actionLen, outOffset: s % actionLen, seed: shape.seed, iter, sampler: shape.sampler,
   });
   const calls = shape.rolloutRowPos.map((_, s) => ({
     forward: k.forward.bind(

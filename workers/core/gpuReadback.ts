@@ -7,6 +7,7 @@ import { unpackPpoRows, PPO_ROW_WORDS } from '../../kernels/loss/ppoLoss';
 import { paramLayout } from '../../kernels/model/mlp';
 import { BufferUsage } from '../../kernels/pipeline';
 import { ESS_OUT_STRIDE } from '../../kernels/optimizer/essScale';
+import { decodeMismatch, MISMATCH_WORDS } from '../../kernels/stats/mismatchStats';
 import { decodeStats, STATS_WORDS } from '../../kernels/stats/stats';
 import { TRAJ_STATS_WORDS, unpackTrajStats } from '../../kernels/stats/trajStats';
 import { essOfUpdate, type BatchTensors, type ModelState, type UpdateStats } from './backend';
@@ -26,9 +27,11 @@ export function createReadbacks(g: GpuUpdate, label: string, owned: GPUBuffer[])
     return buf;
   };
   // One copy per update: statistics, the gradient norm, the health word, (ESS, lr factor) per
-  // minibatch and step, ARLArena's diagnosis, then (on snapshot updates) params, ref, m, v, critic.
+  // minibatch and step, ARLArena's diagnosis, the sampler's mismatch, then (on snapshot updates)
+  // params, ref, m, v, critic.
   const NEG_OUT_WORD = STATS_WORDS + 2 + 2 * SLOTS;
-  const STATS_READ_WORDS = NEG_OUT_WORD + 1;
+  const MISMATCH_WORD = NEG_OUT_WORD + 1;
+  const STATS_READ_WORDS = MISMATCH_WORD + MISMATCH_WORDS;
   const statsRead = read('stats readback', 4 * STATS_READ_WORDS);
   const snapshotRead = read('stats + snapshot readback', 4 * (STATS_READ_WORDS + 4 * P + CRITIC));
   const batch = createBatchReadback(g, read);
@@ -60,6 +63,7 @@ export function createReadbacks(g: GpuUpdate, label: string, owned: GPUBuffer[])
       enc.copyBufferToBuffer(b.health, 0, to, 4 * (STATS_WORDS + 1), 4);
       for (let i = 0; i < SLOTS; i++) enc.copyBufferToBuffer(b.essOut, 4 * ESS_OUT_STRIDE * i, to, 4 * (STATS_WORDS + 2 + 2 * i), 8);
       enc.copyBufferToBuffer(b.negOutOut, 0, to, 4 * NEG_OUT_WORD, 4);
+      enc.copyBufferToBuffer(b.mismatchOut, 0, to, 4 * MISMATCH_WORD, 4 * MISMATCH_WORDS);
       if (snapshot) copyState(enc, to);
     },
     decodeUpdate(bytes: ArrayBuffer, steps: number, adamStep: number, snapshot: boolean): UpdateStats {
@@ -70,6 +74,7 @@ export function createReadbacks(g: GpuUpdate, label: string, owned: GPUBuffer[])
         ...decodeStats(words),
         grad_norm: steps > 0 ? words[STATS_WORDS]! : 0,
         neg_out_grad_share: words[NEG_OUT_WORD]!,
+        ...decodeMismatch(words.subarray(MISMATCH_WORD, MISMATCH_WORD + MISMATCH_WORDS)),
         ...essOfUpdate(start, shape.essLr.enabled ? Array.from({ length: steps }, (_, s) => pair(MB + s)) : null, steps),
         non_finite: new Uint32Array(bytes, 4 * (STATS_WORDS + 1), 1)[0]!,
         ...(snapshot ? { state: decodeState(bytes, adamStep) } : {}),

@@ -25,6 +25,11 @@ export const SCALAR_METRICS = [
   'lr',
   'loss',
   'neg_out_grad_share',
+  'mismatch_logratio',
+  'mismatch_k3_kl',
+  'mismatch_chi2_token',
+  'mismatch_chi2_seq',
+  'mismatch_ppl_ratio',
   'tokens',
   'rollouts',
   'ms',
@@ -53,6 +58,11 @@ export const METRIC_DOCS: Record<ScalarMetric, string> = {
   lr: 'Learning rate applied (after VCPO\'s ESS scaling).',
   loss: 'Aggregated policy loss (mean over the last epoch\'s optimizer steps).',
   neg_out_grad_share: 'ARLArena\'s crash diagnosis: share of the last epoch\'s |dL/dlogp| on negative-advantage tokens whose ratio is outside [0.8, 1.2] (a strict clip\'s bounds, whatever the run\'s clip; docs/ARENA.md).',
+  mismatch_logratio: 'Rollout-training mismatch: mean over policy tokens of log pi_old - log pi_rollout, the trainer\'s log-prob over the sampler\'s (0 when the sampler is the trainer; its negative is verl\'s rollout_corr/kl).',
+  mismatch_k3_kl: 'Rollout-training mismatch: mean k3 estimate exp(r) - r - 1 of the KL, r = log pi_old/pi_rollout per token (verl\'s rollout_corr/k3_kl).',
+  mismatch_chi2_token: 'Rollout-training mismatch: mean of (pi_old/pi_rollout)^2 - 1 over policy tokens, the chi-square divergence (verl\'s rollout_corr/chi2_token).',
+  mismatch_chi2_seq: 'Rollout-training mismatch: mean over trajectories of (prod_t pi_old/pi_rollout)^2 - 1 (verl\'s rollout_corr/chi2_seq).',
+  mismatch_ppl_ratio: 'Rollout-training mismatch: mean over trajectories of the trainer\'s perplexity over the sampler\'s (1: none; verl\'s rollout_corr/ppl_ratio).',
   tokens: 'Policy tokens in the batch.',
   rollouts: 'Trajectories rolled out this iteration: the generation cost of dynamic sampling, DARS and corrections.',
   ms: 'Wall time of the iteration in milliseconds.',
@@ -67,4 +77,7 @@ export type MetricRow = Record<ScalarMetric, number> & {
   adv_hist_edges: number[];
   ratio_hist: number[];
   ratio_hist_edges: number[];
+  /** Per-token log pi_old/pi_rollout, in the ratio histogram's bins (absent from rows read from older run files and imported logs). */
+  mismatch_hist?: number[];
+  mismatch_hist_edges?: number[];
 };

@@ -47,6 +47,7 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
     minibatches: minibatchRanges(N, cfg.minibatches),
     seed: cfg.seed,
     temperature: cfg.temperature,
+    sampler: { precision: cfg.rollout.precision, topP: cfg.rollout.topP, topK: cfg.rollout.topK },
     epochs: cfg.epochs,
     optim: { beta1: cfg.beta1, beta2: cfg.beta2, eps: ADAM_EPS, maxGradNorm: cfg.maxGradNorm },
     ...planShape(plan, N * l.maxTurns, env.sample(1, 1, createRng(0), 0).answerSpan),
@@ -317,6 +318,11 @@ function metricRow(iter: number, c: Collected, s: UpdateStats, lr: number, ms: n
     lr,
     loss: s.loss,
     neg_out_grad_share: s.neg_out_grad_share,
+    mismatch_logratio: s.mismatch_logratio,
+    mismatch_k3_kl: s.mismatch_k3_kl,
+    mismatch_chi2_token: s.mismatch_chi2_token,
+    mismatch_chi2_seq: s.mismatch_chi2_seq,
+    mismatch_ppl_ratio: s.mismatch_ppl_ratio,
     tokens: s.tokens,
     rollouts: c.rollouts,
     ms,
@@ -324,5 +330,7 @@ function metricRow(iter: number, c: Collected, s: UpdateStats, lr: number, ms: n
     adv_hist_edges: ADV_EDGES,
     ratio_hist: s.ratio_hist,
     ratio_hist_edges: RATIO_EDGES,
+    mismatch_hist: s.mismatch_hist,
+    mismatch_hist_edges: RATIO_EDGES,
   };
 }

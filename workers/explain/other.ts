@@ -334,7 +334,7 @@ export function leafOf(b: ExplainBatch, n: number, tok: number, q: string): Deri
     logp: "log π(token | context) under the parameters of the update's last optimizer step (its forward pass)",
     logp_old: "log π_old(token | context): the policy at the start of the update (the first step's forward pass)",
     logp_ref: 'log π_ref(token | context): the reference policy (the initial weights, or those of ProRL\'s last reset)',
-    logp_rollout: 'log μ(token | context): the policy that sampled the rollout (older than π_old under staleness)',
+    logp_rollout: 'log μ(token | context): the distribution that sampled the rollout (older than π_old under staleness; the sampler\'s precision and top-k/top-p when set)',
     entropy: "the policy's entropy at this position at the last optimizer step",
     entropy_old: "the old policy's entropy at this position (EDGE-GRPO's P averages it over the trajectory)",
     sum_p2_old: 'Σ_v π_old(v)², the old policy\'s sum of squared probabilities at this position (OTB, VCPO\'s proxy)',

@@ -166,6 +166,7 @@ function verlOptions(x: Export): void {
   if (llm) notes.push(`data.train_batch_size=${prompts} prompts per step, as verl's examples use; the playground's ${cfg.batch} suits its toy tasks.`);
   set('actor_rollout_ref.rollout.n', cfg.group, ['group']);
   set('actor_rollout_ref.rollout.temperature', cfg.temperature, ['temperature']);
+  verlSampler(x);
   set('actor_rollout_ref.actor.optim.lr', llm ? LLM_LR : cfg.lr, ['lr']);
   if (llm) notes.push(`actor_rollout_ref.actor.optim.lr=${LLM_LR} for an LLM; the playground's ${cfg.lr} is for its tiny MLP and would wreck an LLM.`);
   set('actor_rollout_ref.actor.optim.betas', [cfg.beta1, cfg.beta2], ['beta1', 'beta2']);
@@ -208,6 +209,29 @@ function verlOptions(x: Export): void {
   notes.push('Add your own data.train_files, actor_rollout_ref.model.path, reward function and rollout engine settings (actor_rollout_ref.rollout.name, GPUs).');
 }
 
+/**
+ * The rollout's sampler (docs/METHODS.md 5.19): verl's rollout.dtype, top_p and top_k. verl's engine
+ * runs the whole model in its dtype (bfloat16 by default), where the playground rounds only the
+ * logits, and no dtype makes an engine's kernels the trainer's: fp32 here has no verl equivalent.
+ */
+function verlSampler(x: Export): void {
+  const { cfg, set, same, none, notes } = x;
+  const r = cfg.rollout;
+  if (r.precision === 'fp32') {
+    none('rollout.precision', "the playground's fp32 sampler is the trainer itself; verl's rollout engine is never that (its actor_rollout_ref.rollout.dtype is bfloat16 by default, and even in float32 its kernels are not the trainer's)");
+  } else {
+    set('actor_rollout_ref.rollout.dtype', r.precision === 'bf16' ? 'bfloat16' : 'float16', ['rollout.precision']);
+    notes.push(`actor_rollout_ref.rollout.dtype runs the whole rollout model in ${r.precision}; the playground rounds only the logits, so a real run's mismatch is larger.`);
+  }
+  if (r.topP < 1) set('actor_rollout_ref.rollout.top_p', r.topP, ['rollout.topP']);
+  else same('rollout.topP', "verl's top_p is 1 (off) by default, as here");
+  if (r.topK > 0) set('actor_rollout_ref.rollout.top_k', r.topK, ['rollout.topK']);
+  else same('rollout.topK', "off in both: verl's top_k is -1 by default, the playground's 0");
+  if (r.precision !== 'fp32' || r.topP < 1 || r.topK > 0) {
+    notes.push("verl measures the sampler's mismatch (its rollout_corr metrics) from the engine's own log-probs: set actor_rollout_ref.rollout.calculate_log_probs=True to get them.");
+  }
+}
+
 /** TRL's GRPOConfig options. */
 function trlOptions(x: Export): void {
   const { cfg, llm, plan, eff, M, Tp, set, none, notes } = x;
@@ -235,6 +259,9 @@ function trlOptions(x: Export): void {
     none('minibatches', `${M} minibatches do not divide the ${N} completions of a batch evenly; TRL needs equal optimizer steps per generation`);
   }
   set('temperature', cfg.temperature, ['temperature']);
+  for (const key of ['rollout.precision', 'rollout.topP', 'rollout.topK'] as const) {
+    none(key, "no TRL option for the rollout sampler's logit precision or truncation is checked in this repository; TRL's vLLM dtype sets the whole model's precision, not the logits'");
+  }
   set('learning_rate', llm ? LLM_LR : cfg.lr, ['lr']);
   if (llm) notes.push(`learning_rate=${LLM_LR} for an LLM; the playground's ${cfg.lr} is for its tiny MLP and would wreck an LLM.`);
   // The playground keeps the learning rate constant; TrainingArguments decays it linearly by default.

@@ -102,6 +102,8 @@ const rowSchema = z.object({
   adv_hist_edges: hist,
   ratio_hist: hist,
   ratio_hist_edges: hist,
+  mismatch_hist: hist,
+  mismatch_hist_edges: hist,
 });
 
 const tokenSchema = z.object({

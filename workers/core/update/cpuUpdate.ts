@@ -6,6 +6,7 @@
  */
 import type { ForwardOut } from '../../../kernels/model/mlp';
 import type { TokenStats } from '../../../kernels/softmax/tokenStats';
+import type { MismatchStats } from '../../../kernels/stats/mismatchStats';
 import type { StatsOut } from '../../../kernels/stats/stats';
 import type { TrajStats } from '../../../kernels/stats/trajStats';
 import type { AdvantageData, BatchTensors, RunShape } from '../backend';
@@ -83,6 +84,8 @@ export interface CpuUpdate {
   health: number;
   stats: StatsOut | null;
   negOutShare: number;
+  /** The sampler's distance from the trainer over the batch (kernels/stats/mismatchStats.ts). */
+  mismatch: MismatchStats | null;
 }
 
 /** What an update's state starts from; the rest starts empty. */
@@ -107,6 +110,7 @@ export function startCpuUpdate(start: CpuUpdateStart): CpuUpdate {
     health: 0,
     stats: null,
     negOutShare: 0,
+    mismatch: null,
   };
 }
 

@@ -5,6 +5,7 @@
 import { paramLayout } from '../../../kernels/model/mlp';
 import { PPO_ROW_WORDS } from '../../../kernels/loss/ppoLoss';
 import { HEALTH, nonFiniteCpu } from '../../../kernels/stats/finiteCheck';
+import { mismatchStatsCpu } from '../../../kernels/stats/mismatchStats';
 import { negOutShareCpu } from '../../../kernels/stats/negOutShare';
 import { statsCpu, statsKernel } from '../../../kernels/stats/stats';
 import { statsConfigFor } from '../gpuKernels';
@@ -68,6 +69,30 @@ export const negOutShare: UpdateStage = {
   cpu(c, inp) {
     const { t } = c;
     c.negOutShare = negOutShareCpu({ mask: inp.mask, adv: t.adv, logp: t.logp, logpOld: t.logpOld, dlogp: t.dlogp });
+  },
+};
+
+/**
+ * The sampler's distance from the trainer (kernels/stats/mismatchStats.ts): the old log-probs
+ * against the rollout's over the policy tokens. Measured every update, so a run whose sampler is the
+ * trainer's shows its zeros rather than nothing.
+ */
+export const mismatchStats: UpdateStage = {
+  name: 'mismatchStats',
+  phase: 'finish',
+  part: 'statistics',
+  reads: ['mask', 'logpOld', 'logpRollout'],
+  writes: ['mismatch'],
+  kernels: ['mismatchStats'],
+  reference: 'kernels/stats/mismatchStats.ts: mismatchStatsCpu',
+  enabled: () => true,
+  pipelines: (k) => k.mismatchStats.pipelines(),
+  gpu({ k, b, shape }) {
+    const call = k.mismatchStats.bind({ mask: b.mask, logpOld: b.logpOld, logpRollout: b.logpRollout, out: b.mismatchOut }, { numTraj: shape.N, tp: shape.Tp });
+    return { encode: (pass) => k.mismatchStats.encode(pass, call) };
+  },
+  cpu(c, inp) {
+    c.mismatch = mismatchStatsCpu({ mask: inp.mask, logpOld: c.t.logpOld, logpRollout: c.t.logpRollout, Tp: c.shape.Tp });
   },
 };
 

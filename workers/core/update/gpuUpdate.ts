@@ -7,11 +7,12 @@ import { paramLayout } from '../../../kernels/model/mlp';
 import { backwardScratchWords, slotTableWords } from '../../../kernels/model/mlpKernels';
 import { BufferUsage } from '../../../kernels/pipeline';
 import { PPO_ROW_WORDS } from '../../../kernels/loss/ppoLoss';
+import { MISMATCH_WORDS } from '../../../kernels/stats/mismatchStats';
 import { STATS_WORDS } from '../../../kernels/stats/stats';
 import { TRAJ_STATS_WORDS } from '../../../kernels/stats/trajStats';
 import { ESS_OUT_STRIDE } from '../../../kernels/optimizer/essScale';
 import type { KernelVariant } from '../../../kernels/selectors';
-import type { RunShape } from '../backend';
+import { rolloutLogprobsApart, type RunShape } from '../backend';
 import { createKernels, backendKernels } from '../gpuKernels';
 import { updateSteps, updateStepRefs, type StepRef } from './stage';
 
@@ -78,6 +79,7 @@ export interface GpuBuffers {
   seqLog: GPUBuffer;
   statsOut: GPUBuffer;
   negOutOut: GPUBuffer;
+  mismatchOut: GPUBuffer;
   /** PPO: the critic table, each row's state and the GAE returns ([1] without a critic). */
   criticTable: GPUBuffer;
   stateKey: GPUBuffer;
@@ -216,7 +218,7 @@ function createBuffers(device: GPUDevice, shape: RunShape, initialParams: Float3
     sumP2Old: f32('sumP2 (old)', R),
     scratchEntropy: f32('entropy (ref/rollout, unused)', R),
     scratchSumP2: f32('sumP2 (ref/rollout, unused)', R),
-    logpRollout: stale ? f32('logpRollout', R) : logpOld,
+    logpRollout: rolloutLogprobsApart(shape) ? f32('logpRollout', R) : logpOld,
     adv: f32('adv', R),
     dlogp: f32('dlogp', R),
     ppo: f32('ppo rows', R * PPO_ROW_WORDS),
@@ -231,6 +233,7 @@ function createBuffers(device: GPUDevice, shape: RunShape, initialParams: Float3
     seqLog: f32('seqLog', N * (shape.loss.ratio.mode === 'turn' || shape.loss.ratio.mode === 'step' ? T : 1)),
     statsOut: f32('stats', STATS_WORDS),
     negOutOut: f32('neg_out_grad_share', 1),
+    mismatchOut: f32('mismatch', MISMATCH_WORDS),
     criticTable: f32('critic table', shape.critic?.size ?? 0),
     stateKey: f32('state keys', shape.critic ? R : 1),
     returns: f32('returns', shape.critic ? R : 1),

@@ -6,6 +6,7 @@
  */
 import { infoGainCpu } from '../../../kernels/advantage/infoGain';
 import { tokenStatsCpu } from '../../../kernels/softmax/tokenStats';
+import { rolloutLogprobsApart } from '../backend';
 import type { UpdateStage } from './stage';
 
 /** IGPO: the answer log-probs under the rollout policy become the earlier turns' rewards. */
@@ -98,7 +99,12 @@ export const refLogprobs: UpdateStage = {
   },
 };
 
-/** Stale rollouts: the log-probs of the policy that sampled them, `staleness` updates old. */
+/**
+ * The log-probs of the rollout's tokens under the distribution that drew them: the parameters
+ * `staleness` updates old, through the sampler's precision and truncation. An inference engine
+ * returns these with its tokens; here they are recomputed from the same parameters and the same
+ * sampler code, which gives the draw's own distribution, so the rollout's readback stays the tokens.
+ */
 export const rolloutLogprobs: UpdateStage = {
   name: 'rolloutLogprobs',
   phase: 'prepare',
@@ -107,8 +113,8 @@ export const rolloutLogprobs: UpdateStage = {
   writes: ['h', 'z', 'logpRollout'],
   kernels: ['embedProject', 'forward', 'tokenStats'],
   reference: 'kernels/model/mlp.ts: forwardCpu; kernels/softmax/tokenStats.ts: tokenStatsCpu',
-  enabled: (s) => s.staleness > 0,
-  pipelines: (k, s) => [...k.embedProject.pipelines(), ...k.forward.pipelines(), ...k.tokenStats.pipelines({ vocab: s.dims.V, numRows: s.N * s.Tp })],
+  enabled: rolloutLogprobsApart,
+  pipelines: (k, s) => [...k.embedProject.pipelines(), ...k.forward.pipelines(), ...k.tokenStats.pipelines({ vocab: s.dims.V, numRows: s.N * s.Tp, sampler: s.sampler })],
   gpu({ k, b, shape, project }) {
     const R = shape.N * shape.Tp;
     const forward = k.forward.bind(
@@ -118,7 +124,7 @@ export const rolloutLogprobs: UpdateStage = {
     );
     const stats = k.tokenStats.bind(
       { z: b.z, seq: b.seq, rowPos: b.trainRowPos, logp: b.logpRollout, entropy: b.scratchEntropy, sumP2: b.scratchSumP2 },
-      { vocab: shape.dims.V, numRows: R },
+      { vocab: shape.dims.V, numRows: R, sampler: shape.sampler },
       'tokenStats rollout policy',
     );
     return {
@@ -132,7 +138,7 @@ export const rolloutLogprobs: UpdateStage = {
   cpu(c) {
     const rows = c.shape.trainRowPos;
     const f = c.forward(c.rolloutParams, rows);
-    c.rolloutLogp = tokenStatsCpu(f.z, c.shape.dims.V, c.t.seq, rows, f.firstOf).logp;
+    c.rolloutLogp = tokenStatsCpu(f.z, c.shape.dims.V, c.t.seq, rows, f.firstOf, c.shape.sampler).logp;
     c.t.logpRollout.set(c.rolloutLogp);
     c.progress();
   },

@@ -38,7 +38,7 @@ export const UPDATE_TENSORS = [
   ...UPDATE_INPUTS,
   'h', 'z', 'logpRef', 'logpRollout', 'logpOld', 'entropyOld', 'sumP2Old', 'answerLogp', 'turnReward', 'trajStats', 'g2',
   'adv', 'values', 'returns', 'essMinibatch', 'logp', 'entropy', 'sumP2', 'essStep', 'seqLog', 'ratio', 'clip', 'kl', 'loss', 'dlogp',
-  'grads', 'gradNorm', 'stats', 'negOutShare', 'health',
+  'grads', 'gradNorm', 'stats', 'negOutShare', 'mismatch', 'health',
 ] as const;
 export type Tensor = (typeof UPDATE_TENSORS)[number];
 

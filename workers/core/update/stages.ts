@@ -10,7 +10,7 @@ import type { KernelVariant } from '../../../kernels/selectors';
 import type { RunShape, UpdateInput } from '../backend';
 import { backendKernels } from '../gpuKernels';
 import { advantage, criticAdvantage, essScale, sftAdvantage, tokenBaseline, trajGradNorm, trajStats, whiten } from './advantageStages';
-import { finiteCheck, negOutShare, stats } from './finishStages';
+import { finiteCheck, mismatchStats, negOutShare, stats } from './finishStages';
 import { answerScores, oldLogprobs, refLogprobs, rolloutLogprobs } from './logprobStages';
 import { updateStepRefs, type KernelDefs, type StepRef, type UpdateStage } from './stage';
 import { backward, loss, optimizer, seqRatio, stepEss, stepForward, stepTokenStats } from './stepStages';
@@ -40,6 +40,7 @@ export const UPDATE_STAGES: readonly UpdateStage[] = [
   // After the last step.
   stats,
   negOutShare,
+  mismatchStats,
   finiteCheck,
 ];
 
