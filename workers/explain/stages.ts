@@ -33,7 +33,7 @@ export const ITERATION_STAGES = [
   { name: 'ratios', label: 'Ratios and clips', doc: 'Each optimizer step recomputes the log-probs and takes the ratio to the old policy, then clips it.', fields: ['tokens.logp', 'tokens.ratio', 'tokens.clip'], fromDump: true, engine: ['stepForward', 'stepTokenStats', 'seqRatio', 'loss'], perStep: true },
   { name: 'loss', label: 'Loss', doc: 'Each token\'s clipped surrogate plus the KL term, weighted by the loss aggregation, summed into the minibatch\'s loss.', fields: ['tokens.loss', 'tokens.kl', 'loss'], fromDump: true, engine: ['loss'], perStep: true },
   { name: 'gradnorm', label: 'Gradient norm', doc: "Backward through the model, then the global gradient norm of the optimizer step (clipped at maxGradNorm).", fields: [], fromDump: false, engine: ['backward', 'optimizer'], perStep: true },
-  { name: 'update', label: 'Update', doc: "Adam moves the parameters (VCPO scales each step's learning rate by the ESS); the next iteration's old policy is the result.", fields: ['lr', 'ess_minibatch', 'lr_minibatch'], fromDump: false, engine: ['stepEss', 'optimizer', 'stats', 'negOutShare', 'finiteCheck'], perStep: true },
+  { name: 'update', label: 'Update', doc: "Adam moves the parameters (VCPO scales each step's learning rate by the ESS); the next iteration's old policy is the result.", fields: ['lr', 'ess_minibatch', 'lr_minibatch'], fromDump: false, engine: ['stepEss', 'optimizer', 'stats', 'mismatchStats', 'negOutShare', 'finiteCheck'], perStep: true },
 ] as const satisfies readonly (IterationStage & { name: StageName })[];
 
 // The link's stage names (formats/explainLinkNames.ts) are these, in this order (tests/unit/explainLink.test.ts).
