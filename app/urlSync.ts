@@ -8,8 +8,8 @@
  */
 import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/formats/shareUrl';
 import { useAppStore, type AppState } from './store';
-import { useArenaStore, type ArenaState } from './store/arenaStore';
-import { useCompareStore, type CompareState } from './store/compareStore';
+import { useArenaStore, type ArenaState } from './arena/arenaStore';
+import { useCompareStore, type CompareState } from './compare/compareStore';
 
 /** 200 ms: typing "128" into a field writes the address once. */
 const WRITE_DEBOUNCE_MS = 200;

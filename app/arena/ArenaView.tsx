@@ -8,7 +8,7 @@
 import { memo, useState } from 'react';
 import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaSpecToText, parseArenaSpec, parseSeedsText, type ArenaDimId, type ArenaSpec } from '../../workers/content/arena/dimensions';
 import { TASK_IDS } from '../../workers/core/config';
-import { useArenaStore } from '../store/arenaStore';
+import { useArenaStore } from './arenaStore';
 import { crashText, FILTER_LABELS, FILTERS, filterCells, FINAL_WINDOW, SORT_KEYS, SORT_LABELS, sortCells, type CellFilter, type CellSummary, type SortKey } from './arenaModel';
 import { Sparkline } from './Sparkline';
 import './ArenaView.css';

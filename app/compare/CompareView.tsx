@@ -11,7 +11,7 @@ import { methodRegistry, type MethodDef } from '../../workers/core/methods';
 import type { ParamSpec } from '../../workers/core/methods/params';
 import type { BackendInfo } from '../../workers/entry/api';
 import { ParamControl } from '../panels/ParamControl';
-import { SIDE_NAME, SIDES, useCompareStore, type CompareRun } from '../store/compareStore';
+import { SIDE_NAME, SIDES, useCompareStore, type CompareRun } from './compareStore';
 import { CompareCharts, RUN_STYLE } from './CompareCharts';
 import { configDiff, legendText } from './diff';
 import { compareSummary } from './summary';

@@ -2,7 +2,7 @@
 import { useEffect, useRef } from 'react';
 import { LESSONS } from '../../workers/content/lessons';
 import { useAppStore } from '../store';
-import { useCompareStore } from '../store/compareStore';
+import { useCompareStore } from '../compare/compareStore';
 import { loadLessonStep } from './LessonPanel';
 import './LessonsMenu.css';
 

@@ -11,7 +11,7 @@
  * key pictures (reward, the two distributions over time, Collapse); the rest is under "More charts".
  */
 import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
-import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/core/metrics';
+import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, METRIC_NAMES, type MetricRow } from '../../workers/core/metrics';
 import { resolvePlan } from '../../workers/core/plan';
 import { ALARM_DOCS } from '../alarms';
 import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
@@ -173,19 +173,30 @@ function SeriesTable({ id, title, rows, keys }: { id: string; title: string; row
   );
 }
 
-const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series: MetricRow[]; markers: RunMarker[]; height: number; slot?: number; flush: boolean }) {
-  const { group, markers, height } = props;
+const SeriesChart = memo(function SeriesChart(props: {
+  group: ChartGroup;
+  series: MetricRow[];
+  markers: RunMarker[];
+  height: number;
+  slot?: number;
+  flush: boolean;
+  /** Default `chart-<group id>`; a copy outside the charts panel needs its own. */
+  testId?: string;
+  /** Without the explanation line (it stays in the chart's title). */
+  compact?: boolean;
+}) {
+  const { group, markers, height, compact } = props;
   const series = useStaggeredSeries(props.series, props.slot ?? 0, SLOTS, props.slot === undefined ? 0 : undefined, props.flush) as MetricRow[];
-  const testId = `chart-${group.id}`;
+  const testId = props.testId ?? `chart-${group.id}`;
   const keys = useMemo<XYSeries[]>(
     () =>
       group.metrics.map((m, i) => {
         const { color, dash } = seriesStyle(i);
-        return { key: m, name: m, color, dash, width: dash ? 2 : 1.5 };
+        return { key: m, name: METRIC_NAMES[m], color, dash, width: dash ? 2 : 1.5 };
       }),
     [group],
   );
-  const doc = group.metrics.map((m) => `${m}: ${METRIC_DOCS[m]}`);
+  const doc = group.metrics.map((m) => `${METRIC_NAMES[m]} (${m}): ${METRIC_DOCS[m]}`);
   const ref = useRef<HTMLElement>(null);
   const tableId = useId();
   const [table, setTable] = useState(false);
@@ -216,8 +227,8 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
   }, [drawn, markers, group]);
   const lastRow = series[series.length - 1];
   const label =
-    `${group.title} chart: ${group.metrics.join(', ')} over ${series.length} iterations` +
-    (lastRow ? `; at iteration ${lastRow.iter}: ${group.metrics.map((m) => `${m} ${fmt(lastRow[m] as number)}`).join(', ')}` : '');
+    `${group.title} chart: ${group.metrics.map((m) => METRIC_NAMES[m]).join(', ')} over ${series.length} iterations` +
+    (lastRow ? `; at iteration ${lastRow.iter}: ${group.metrics.map((m) => `${METRIC_NAMES[m]} ${fmt(lastRow[m] as number)}`).join(', ')}` : '');
   return (
     <figure
       className={`chart ${group.large ? 'chart-large' : ''}`}
@@ -231,9 +242,9 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
       ref={ref}
     >
       <Caption title={group.title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId}>
-        <ChartExport figure={ref} testId={testId} title={group.title} legend={keys.map((k) => ({ name: k.key, color: k.color }))} />
+        <ChartExport figure={ref} testId={testId} title={group.title} legend={keys.map((k) => ({ name: k.name, color: k.color }))} />
       </Caption>
-      <p className="chart-doc">{group.doc ?? (group.metrics.length === 1 ? METRIC_DOCS[group.metrics[0]!] : doc.join(' '))}</p>
+      {!compact && <p className="chart-doc">{group.doc ?? (group.metrics.length === 1 ? METRIC_DOCS[group.metrics[0]!] : doc.join(' '))}</p>}
       <Chart
         view="live"
         data={drawn}
@@ -434,6 +445,17 @@ function markersFor(group: ChartGroup, markers: RunMarker[]): RunMarker[] {
     const kind = alarmKindOf(m);
     return kind === null || group.large || ALARM_DOCS[kind].chart === group.id;
   });
+}
+
+/** One chart of the live run outside the charts panel: a lesson step's chart, beside the step's text. */
+export function LiveGroupChart({ id, testId, height = 120 }: { id: string; testId: string; height?: number }) {
+  const group = GROUPS.find((g) => g.id === id);
+  const series = useAppStore((s) => s.series);
+  const markers = useAppStore((s) => s.markers);
+  const flush = useAppStore((s) => s.phase !== 'running');
+  const shown = useMemo(() => (group ? markersFor(group, markers) : []), [group, markers]);
+  if (!group) return null;
+  return <SeriesChart group={group} series={series} markers={shown} height={height} flush={flush} testId={testId} compact />;
 }
 
 export function MetricsCharts() {

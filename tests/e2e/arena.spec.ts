@@ -9,7 +9,7 @@ import { expect, test, type Locator } from '@playwright/test';
 import { SCALAR_METRICS } from '../../workers/core/metrics';
 import { collectPageErrors, removeWebGpu, SCREENS_DIR } from './util';
 
-/** The diagnosis metric's name (app/store/arenaStore.ts DIAG_METRIC; that module starts workers, so it is not imported here). */
+/** The diagnosis metric's name (app/arena/arenaStore.ts DIAG_METRIC; that module starts workers, so it is not imported here). */
 const DIAG_METRIC = 'neg_out_grad_share';
 
 const SPEC = 'task=search;iters=15;seeds=1-2;clip=token,cispo;filter=none;advantage=trajectory;aggregation=seq-mean-token-mean;set.batch=4;set.group=4;set.epochs=2';

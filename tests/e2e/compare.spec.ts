@@ -228,7 +228,7 @@ test('a crashed run and a NaN are named; the other run keeps its data and goes o
 test('a CPU iteration longer than the hang timeout is busy, not hung, in Compare too: both runs finish it', async ({ page }) => {
   // As in reliability.spec.ts, for the Train tab: 8,192 rollouts, 1,024 hidden units, 16 epochs of 4
   // minibatches, here twice at once (a worker each). A blocked worker answers no ping but says it
-  // is working; the Compare view's heartbeat counts that (app/store/compareStore.ts). A machine
+  // is working; the Compare view's heartbeat counts that (app/compare/compareStore.ts). A machine
   // that finishes the iteration within 15 s shows only that such runs train.
   test.setTimeout(420_000);
   const errors = collectPageErrors(page);

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseArenaSpec } from '../../workers/content/arena/dimensions';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
-import { DIAG_METRIC, traceOf, useArenaStore } from '../../app/store/arenaStore';
-import { useCompareStore } from '../../app/store/compareStore';
+import { DIAG_METRIC, traceOf, useArenaStore } from '../../app/arena/arenaStore';
+import { useCompareStore } from '../../app/compare/compareStore';
 
 function row(iter: number, success: number, extra: Partial<Record<string, number>> = {}): MetricRow {
   const r = Object.fromEntries(SCALAR_METRICS.map((k) => [k, 0])) as Record<string, number>;

@@ -114,8 +114,14 @@ export interface TrainerApi {
    * Trains one lesson run on one seed, headless on the CPU backend, beside (not instead of) the
    * run this worker holds: the page's seed pool (app/lessons/seedPool.ts) trains a lesson's other
    * seeds so each line is checked on the mean over them. The last batch comes back only where a
-   * claim reads it (workers/content/lessons.ts needsDump).
+   * claim reads it (workers/content/lessons.ts needsDump). `onIter` hears each iteration as it ends.
+   * Other calls are served between its iterations.
    */
-  trainLessonSeed(lessonId: string, runId: string, seed: number): Promise<RunResult>;
+  trainLessonSeed(lessonId: string, runId: string, seed: number, onIter?: (iter: number) => void): Promise<RunResult>;
+  /**
+   * Stops the lesson seeds this worker trains, at their next iteration: their calls reject with
+   * "lesson seed stopped". The page takes its own worker back for the run on screen this way.
+   */
+  stopLessonSeeds(): Promise<void>;
   dispose(): Promise<void>;
 }

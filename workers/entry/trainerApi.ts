@@ -80,7 +80,12 @@ async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promi
 
 const PRETRAIN_PROGRESS_MS = 200;
 
+/** The message of a lesson seed stopped by stopLessonSeeds (the page queues it again). */
+export const LESSON_SEED_STOPPED = 'lesson seed stopped';
+
 export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as Navigator | undefined)?.gpu): TrainerApi {
+  /** Bumped by stopLessonSeeds: a lesson seed started under an older one stops at its next iteration. */
+  let seedGeneration = 0;
   let config: RunConfig | null = null;
   let handle: GpuHandle | null = null;
   let trainer: Trainer | null = null;
@@ -345,12 +350,21 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       const dump = await unpackBatchInSlices(pack, 50);
       return new Blob(await batchJsonParts(dump), { type: 'application/json' });
     },
-    async trainLessonSeed(lessonId, runId, seed) {
+    async trainLessonSeed(lessonId, runId, seed, onIter) {
       const lesson = lessonById(lessonId);
       if (!lesson) throw new Error(`no lesson "${lessonId}"`);
+      const generation = seedGeneration;
       // The CPU backend with this worker's progress events: the page hears it is busy, not hung.
-      const r = await trainLessonRun(lesson, runId, seed, factoryFor(null));
+      const r = await trainLessonRun(lesson, runId, seed, factoryFor(null), async (iter) => {
+        onIter?.(iter);
+        // Between iterations the worker serves the page's calls (a new run to build, a ping).
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        if (generation !== seedGeneration) throw new Error(LESSON_SEED_STOPPED);
+      });
       return { rows: r.rows, dump: r.dump };
+    },
+    async stopLessonSeeds() {
+      seedGeneration++;
     },
     async rescore(methodSets) {
       return onLiveDevice('rescoring the batch', async () => {

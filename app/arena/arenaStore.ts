@@ -10,11 +10,11 @@ import type { DebugFault, TrainerEvent } from '../../workers/entry/api';
 import { ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, type ArenaCell, type ArenaSpec } from '../../workers/content/arena/dimensions';
 import { detectCrash } from '../../workers/content/arena/crash';
 import type { MetricRow } from '../../workers/core/metrics';
-import { arenaWorkerCount, emptyTrace, summarize, type CellFilter, type CellSummary, type SeedTrace, type SortKey } from '../arena/arenaModel';
-import { createTrainerClient, eventsCallback, metricsCallback, type TrainerClient } from '../trainerClient';
-import { useAppStore } from '.';
-import { useCompareStore } from './compareStore';
-import { errorText } from './errorText';
+import { arenaWorkerCount, emptyTrace, summarize, type CellFilter, type CellSummary, type SeedTrace, type SortKey } from './arenaModel';
+import { useAppStore } from '../store';
+import { useCompareStore } from '../compare/compareStore';
+import { errorText } from '../store/errorText';
+import { createTrainerSession, type TrainerSession } from '../trainerSession';
 
 type ArenaPhase = 'idle' | 'running';
 
@@ -72,8 +72,8 @@ interface Live {
 }
 
 let generation = 0;
-/** Per pool slot; a slot whose worker crashed is empty until a job makes it a new one. */
-let clients: Array<TrainerClient | undefined> = [];
+/** Per pool slot: its trainer session (a crashed worker is replaced by the slot's next job). */
+let sessions: Array<TrainerSession | undefined> = [];
 let live = new Map<string, Live[]>();
 const dirty = new Set<string>();
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
@@ -127,8 +127,8 @@ function initialSpec(): ArenaSpec {
 export const useArenaStore = create<ArenaState>()((set, get) => {
   const initialCells = cellsOf(initialSpec());
   function killAll(): void {
-    for (const c of clients) c?.kill();
-    clients = [];
+    for (const s of sessions) s?.close();
+    sessions = [];
   }
 
   function flush(): void {
@@ -164,11 +164,11 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
     set({ summaries: emptySummaries(cells, spec.seeds), progress: emptyProgress(cells, spec) });
   }
 
-  /** The pool's worker in `slot`, created on first use and after a crash; `died` hears its crash. */
+  /** What a crash or hang of the worker in `slot` means for the job it runs. */
   const slotDeath: Array<((message: string) => void) | null> = [];
-  function slotClient(slot: number): TrainerClient {
-    clients[slot] ??= createTrainerClient((m) => slotDeath[slot]?.(m));
-    return clients[slot]!;
+  function slotSession(slot: number): TrainerSession {
+    sessions[slot] ??= createTrainerSession({ onFailure: (m) => slotDeath[slot]?.(m) });
+    return sessions[slot]!;
   }
 
   /**
@@ -187,50 +187,44 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
       return;
     }
     let died: string | null = null;
-    const gone = new Promise<void>((resolve) => {
-      slotDeath[slot] = (m) => {
-        died = m;
-        resolve();
-      };
-    });
-    const client = slotClient(slot);
+    slotDeath[slot] = (m) => (died = m);
+    const session = slotSession(slot);
     const alive = () => gen === generation && died === null;
     try {
-      const work = (async () => {
-        await client.trainer.configure(config, useAppStore.getState().backend);
-        await client.trainer.subscribe(
-          eventsCallback((e: TrainerEvent) => {
+      await session.call((t) => t.configure(config, useAppStore.getState().backend));
+      await session.call((t) =>
+        t.subscribe(
+          session.events((e: TrainerEvent) => {
             if (!alive() || e.type !== 'non-finite') return;
             l.rows = l.rows.filter((r) => r.iter <= e.rolledBackTo);
             l.nonFinite = { iter: e.iter, message: e.message };
             touch(job.cell.id);
           }),
-        );
-        await client.trainer.start(
-          metricsCallback((rows) => {
+        ),
+      );
+      // Watched while it trains (a pretrained start may be silent for longer while it is built).
+      session.watch();
+      await session.call((t) =>
+        t.start(
+          session.metrics((rows) => {
             if (!alive() || rows.length === 0) return;
             if (armedNaN && armedNaN.cell === job.cell.id && armedNaN.seed === job.seed && rows.some((r) => r.iter >= armedNaN!.afterIter)) {
               armedNaN = null;
-              void client.trainer.debug('nan');
+              void session.call((t2) => t2.debug('nan'));
             }
             l.rows.push(...rows);
             touch(job.cell.id);
           }),
           spec.iters,
-        );
-      })();
-      await Promise.race([work, gone]);
+        ),
+      );
       if (gen !== generation) return;
-      if (died !== null) l.error = `seed ${job.seed}: the trainer crashed: ${died}`;
-      else l.done = true;
+      l.done = true;
     } catch (e) {
-      if (gen === generation) l.error = `seed ${job.seed}: ${errorText(e)}`;
+      if (gen === generation) l.error = `seed ${job.seed}: ${died ?? errorText(e)}`;
     } finally {
       slotDeath[slot] = null;
-      if (died !== null && clients[slot] === client) {
-        client.kill();
-        clients[slot] = undefined;
-      }
+      session.unwatch();
     }
     if (gen === generation) touch(job.cell.id);
   }
@@ -320,7 +314,8 @@ declare global {
 }
 if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
   window.__arenaDebug = async (slot, fault, ms) => {
-    await clients[slot]?.trainer.debug(fault, ms);
+    const session = sessions[slot];
+    if (session?.live) await session.call((t) => t.debug(fault, ms));
   };
   window.__arenaArmNaN = (cell, seed, afterIter) => {
     armedNaN = { cell, seed, afterIter };
