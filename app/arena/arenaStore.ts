@@ -46,11 +46,12 @@ export interface ArenaState {
   filter: CellFilter;
   /** A new arena: the grid's results are cleared. */
   setSpec(spec: ArenaSpec): void;
-  /** Opens the view on this arena (a share link's `arena=`). */
-  restore(spec: ArenaSpec): void;
+  /** Opens the view on this arena (a share link's `arena=`) and, with `done`, runs its first `done` seeds of every cell. */
+  restore(spec: ArenaSpec, done?: number): void;
   setSort(sort: SortKey): void;
   setFilter(filter: CellFilter): void;
-  run(): void;
+  /** Runs the grid: every seed, or only the first `seeds` seeds of every cell (a link's progress). */
+  run(seeds?: number): void;
   stop(): void;
   /** The cell's config at its first seed, in the main view. */
   openCell(cellId: string): void;
@@ -248,22 +249,23 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
       clearResults(spec, next.cells);
     },
 
-    restore(spec) {
+    restore(spec, done) {
       get().setSpec(spec);
       useCompareStore.getState().setTab('arena');
+      if (done !== undefined && done > 0 && get().phase === 'idle') get().run(done);
     },
 
     setSort: (sort) => set({ sort }),
     setFilter: (filter) => set({ filter }),
 
-    run() {
+    run(seeds) {
       const { spec, cells, phase } = get();
       if (phase === 'running' || cells.length === 0) return;
       const gen = ++generation;
       clearResults(spec, cells);
       const jobs: Job[] = [];
       // Seed-major: the first seed of every cell comes in first, so the whole grid fills early.
-      spec.seeds.forEach((seed, k) => {
+      spec.seeds.slice(0, seeds ?? spec.seeds.length).forEach((seed, k) => {
         for (const cell of cells) jobs.push({ cell, seed, k });
       });
       const pool = Math.min(get().workers, jobs.length);
@@ -297,6 +299,15 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
     },
   };
 });
+
+/** How many of the arena's seeds (in order) every cell has finished: the progress a link carries. */
+export function arenaSeedsDone(a: Pick<ArenaState, 'cells' | 'summaries'>): number {
+  let k = Infinity;
+  for (const c of a.cells) {
+    k = Math.min(k, a.summaries[c.id]?.doneInOrder ?? 0);
+  }
+  return Number.isFinite(k) ? k : 0;
+}
 
 /** A NaN armed by a test for one (cell, seed) job: injected once that run reports `afterIter`. */
 let armedNaN: { cell: string; seed: number; afterIter: number } | null = null;

@@ -13,7 +13,7 @@ import type { BackendInfo } from '../../workers/entry/api';
 import { ParamControl } from '../panels/ParamControl';
 import { SIDE_NAME, SIDES, useCompareStore, type CompareRun } from './compareStore';
 import { CompareCharts, RUN_STYLE } from './CompareCharts';
-import { configDiff, legendText } from './diff';
+import { configDiff, fieldLabel, legendText, methodNames } from './diff';
 import { compareSummary } from './summary';
 import './CompareView.css';
 
@@ -180,7 +180,7 @@ function RunACard() {
       <dl className="compare-facts">
         <div className="compare-fact">
           <dt>methods</dt>
-          <dd>{(a.methods as string[]).join(', ')}</dd>
+          <dd>{methodNames(a.methods as string[])}</dd>
         </div>
         {A_KEYS.map((k) => (
           <div key={k} className="compare-fact">
@@ -204,7 +204,7 @@ function MethodsB({ config, disabled }: { config: RunConfig; disabled: boolean }
   const active = config.methods as string[];
   return (
     <details className="compare-methods">
-      <summary>B's methods: {active.join(', ')}</summary>
+      <summary>B's methods: {methodNames(active)}</summary>
       <p className="hint">A greyed method is not available with the methods that are on (hover it for why).</p>
       <div className="compare-toggles">
         {METHODS.map((m) => {
@@ -280,8 +280,16 @@ function RunBEditor() {
             <p className="compare-diff-title">B differs from A in:</p>
             <ul>
               {changes.map((c) => (
-                <li key={c.key}>
-                  <code>{c.key}</code> {c.a} → <strong>{c.b}</strong>
+                <li key={c.key} title={c.key}>
+                  {c.key === 'methods' ? (
+                    <>
+                      methods {methodNames(c.a.split('+'))} → <strong>{methodNames(c.b.split('+'))}</strong>
+                    </>
+                  ) : (
+                    <>
+                      {fieldLabel(c.key)} {c.a} → <strong>{c.b}</strong>
+                    </>
+                  )}
                 </li>
               ))}
             </ul>

@@ -47,8 +47,8 @@ export interface CompareState {
   notice: string | null;
   /** A = the playground's config now; B keeps its changes against A. */
   takeA(): void;
-  /** Opens the view on these two runs (a share link's `compare=`). */
-  restore(a: RunConfig, b: RunConfig): void;
+  /** Opens the view on these two runs (a share link's `compare=`) and, with `step`, runs both to that iteration. */
+  restore(a: RunConfig, b: RunConfig, step?: number): void;
   /** The seed both runs share. */
   setSeed(seed: number): string | null;
   /** Edits B; returns the ConfigError message (naming the key) when refused. */
@@ -277,13 +277,14 @@ export const useCompareStore = create<CompareState>()((set, get) => {
       }
     },
 
-    restore(a, b) {
+    restore(a, b, step) {
       set({ tab: 'compare', snapped: true, notice: null });
       for (const [side, config] of [['a', a], ['b', b]] as const) {
         if (JSON.stringify(config) === JSON.stringify(run(side).config)) continue;
         patch(side, { config });
         invalidate(side);
       }
+      if (step !== undefined && step > 0) void get().start(step);
     },
 
     setSeed(seed) {
@@ -404,4 +405,13 @@ if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
     const session = runners[side].session;
     if (session.live) await session.call((t) => t.debug(fault, ms));
   };
+}
+
+/** The iteration both runs have reached while neither is busy (what a link carries), else undefined. */
+export function pairStep(c: Pick<CompareState, 'a' | 'b'>): number | undefined {
+  const idle = (r: CompareRun) => r.phase === 'idle' || r.phase === 'failed';
+  if (!idle(c.a) || !idle(c.b)) return undefined;
+  const last = (r: CompareRun) => r.series[r.series.length - 1]?.iter ?? 0;
+  const step = Math.min(last(c.a), last(c.b));
+  return step > 0 ? step : undefined;
 }

@@ -6,7 +6,7 @@
  * its run as a share link and runs it to the iteration the claims measure.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { checkClaimOnSeeds, describeClaim, lessonById, lessonSeeds, type Claim, type Lesson, type LessonStep } from '../../workers/content/lessons';
+import { checkClaimOnSeeds, describeClaim, lessonById, lessonRun, lessonSeeds, type Claim, type Lesson, type LessonStep } from '../../workers/content/lessons';
 import { methodRegistry } from '../../workers/core/methods';
 import { decodeShareLink } from '../../workers/formats/shareUrl';
 import { copyText } from '../exporters';
@@ -258,8 +258,8 @@ export function LessonPanel() {
                   )}
                 </>
               ) : (
-                <button type="button" className="lesson-step-line" disabled={busy} onClick={() => go(i)} aria-label={`${loaded ? 'Run' : 'Load'} step ${i + 1}: ${step.text}`}>
-                  {step.text}
+                <button type="button" className="lesson-step-line" disabled={busy} onClick={() => go(i)} aria-label={`${loaded ? 'Run' : 'Load'} step ${i + 1}: ${lessonRun(lesson, step.run).label}`} title={step.text}>
+                  {lessonRun(lesson, step.run).label}
                 </button>
               )}
             </li>

@@ -306,6 +306,21 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
   );
 }
 
+/**
+ * The trajectory's advantage as its header says it: one number when every token has it, else per
+ * turn when each turn has one (IGPO, GiGPO), else the range over its tokens (a token baseline).
+ */
+export function advantageText(tokens: ReadonlyArray<{ turn: number; adv: number }>): string {
+  if (tokens.length === 0) return 'advantage –';
+  const same = (xs: readonly number[]) => xs.every((x) => Math.abs(x - xs[0]!) <= 1e-9);
+  const all = tokens.map((k) => k.adv);
+  if (same(all)) return `advantage ${fmt(all[0]!)}`;
+  const turns = [...new Set(tokens.map((k) => k.turn))].sort((a, b) => a - b);
+  const perTurn = turns.map((turn) => tokens.filter((k) => k.turn === turn).map((k) => k.adv));
+  if (perTurn.every(same)) return `advantage per turn: ${perTurn.map((xs) => fmt(xs[0]!)).join(', ')}`;
+  return `advantage per token: ${fmt(Math.min(...all))} to ${fmt(Math.max(...all))}`;
+}
+
 function clipText(c: number): string {
   return c < 0 ? 'low' : c > 0 ? 'high' : '';
 }
@@ -343,8 +358,8 @@ function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: numb
       {t && batch && (
         <>
           <p className="traj-summary" data-testid="traj-summary">
-            Iteration {batch.iter} · group {t.group}, rollout {rollout} of {groupSize} · reward <strong>{rewardText(t.reward)}</strong> · advantage{' '}
-            <strong>{t.tokens[0] ? fmt(t.tokens[0].adv) : '–'}</strong>
+            Iteration {batch.iter} · group {t.group}, rollout {rollout} of {groupSize} · reward <strong>{rewardText(t.reward)}</strong> ·{' '}
+            <strong data-testid="traj-advantage">{advantageText(t.tokens)}</strong>
           </p>
           <ol className="turns">
             <li className="turn prompt">

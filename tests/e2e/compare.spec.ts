@@ -78,10 +78,10 @@ test('A and B from the same seed: same first iteration, different curves after; 
   await b.getByText(/^B's methods/).click();
   await expect(b.getByRole('checkbox', { name: 'GRPO', exact: true })).toBeDisabled();
   await b.getByRole('checkbox', { name: 'RLOO', exact: true }).check();
-  await expect(b.getByTestId('compare-diff')).toContainText('methods grpo → rloo');
+  await expect(b.getByTestId('compare-diff')).toContainText('methods GRPO → RLOO');
   await b.getByRole('checkbox', { name: 'GRPO', exact: true }).check();
   await b.getByRole('checkbox', { name: 'DAPO', exact: true }).check();
-  await expect(b.getByTestId('compare-diff')).toContainText('methods grpo → grpo+dapo');
+  await expect(b.getByTestId('compare-diff')).toContainText('methods GRPO → GRPO + DAPO');
   await b.getByRole('checkbox', { name: 'DAPO', exact: true }).uncheck();
   await expect(b.getByTestId('compare-diff')).toContainText('Same settings as A');
 
@@ -91,13 +91,13 @@ test('A and B from the same seed: same first iteration, different curves after; 
   await expect(b.getByText(/^lr: /)).toBeVisible();
   await lr.fill('0.05');
   await lr.blur();
-  await expect(b.getByTestId('compare-diff')).toContainText('lr 0.005 → 0.05');
+  await expect(b.getByTestId('compare-diff')).toContainText('learning rate 0.005 → 0.05');
   await expect(view.getByLabel('seed (A and B)')).toHaveValue('1');
 
   await runTo(view, 15);
 
   // The legend names what differs; each run has its line style.
-  await expect(view.getByTestId('compare-reward_mean').locator('.recharts-legend-item-text')).toHaveText(['A: lr 0.005', 'B: lr 0.05']);
+  await expect(view.getByTestId('compare-reward_mean').locator('.recharts-legend-item-text')).toHaveText(['A: learning rate 0.005', 'B: learning rate 0.05']);
   await expect(view.getByTestId('compare-reward_mean').locator('.recharts-line-curve')).toHaveCount(2);
   const dashes = await view
     .getByTestId('compare-reward_mean')

@@ -4,8 +4,10 @@
  * that differ from the defaults, in a stable order. A lesson's step is a link too:
  * `#v=1&...&step=20&lesson=collapse:2&present=1` (workers/content/lessons.ts; `present=1` asks for presenter
  * mode). The Compare view's two runs ride along as `compare=seed:7|methods:grpo,dapo;dapo.clipHigh:0.3`
- * (A|B, each the config's non-default fields). The Arena view's arena rides along as `arena=<spec>`
- * (workers/content/arena/dimensions.ts arenaSpecToText). DOM-free: the app, the CLI and the tests share it.
+ * (A|B, each the config's non-default fields), with `|step:30` once they have run (both are run to
+ * that iteration when the link opens). The Arena view's arena rides along as `arena=<spec>`
+ * (workers/content/arena/dimensions.ts arenaSpecToText), with `|done:2` once the first 2 seeds of
+ * every cell have run (the link runs them again). DOM-free: the app, the CLI and the tests share it.
  *
  * A link is untrusted input. `decodeShareLink` never throws: it
  * caps the size first, validates every value through the config's zod-backed ParamSpecs (via
@@ -61,11 +63,15 @@ export interface LinkExtras {
   compare?: ComparePair;
   /** The Arena view open on this arena (`arena=<spec>`, as arenaSpecToText writes it). */
   arena?: ArenaSpec;
+  /** How many of the arena's seeds every cell had run (`arena=<spec>|done:<k>`): the link runs them. */
+  arenaDone?: number;
 }
 
 export interface ComparePair {
   a: RunConfig;
   b: RunConfig;
+  /** The iteration both runs had reached (`|step:<n>`): the link runs them to it and pauses. */
+  step?: number;
 }
 
 export interface LinkProblem {
@@ -173,8 +179,11 @@ export function encodeShareLink(config: RunConfig, extras: LinkExtras = {}): str
   if (extras.lesson) add('lesson', `${extras.lesson.id}:${extras.lesson.step}`);
   if (extras.present) add('present', '1');
   // Written as is: each side is already escaped, and `;`, `:` and `|` keep it readable.
-  if (extras.compare) parts.push(`compare=${compareSide(extras.compare.a)}|${compareSide(extras.compare.b)}`);
-  if (extras.arena) parts.push(`arena=${encodeArena(arenaSpecToText(extras.arena))}`);
+  if (extras.compare) {
+    const at = extras.compare.step ? `|step:${extras.compare.step}` : '';
+    parts.push(`compare=${compareSide(extras.compare.a)}|${compareSide(extras.compare.b)}${at}`);
+  }
+  if (extras.arena) parts.push(`arena=${encodeArena(arenaSpecToText(extras.arena))}${extras.arenaDone ? `|done:${extras.arenaDone}` : ''}`);
   return `#${parts.join('&')}`;
 }
 
@@ -196,10 +205,25 @@ function compareSide(config: RunConfig): string {
     .join(';');
 }
 
-/** Reads `compare=<A>|<B>`: both configs, or the problems (named `compare A: key`), with nothing applied. */
+/** `<text>|<name>:<n>`: the text and the count, or the problem with the count. */
+function splitCount(value: string, name: string): { text: string; count?: number } | string {
+  const bar = value.lastIndexOf('|');
+  const tail = bar >= 0 ? value.slice(bar + 1) : '';
+  if (!tail.startsWith(`${name}:`)) return { text: value };
+  const r = stepSchema.safeParse(tail.slice(name.length + 1));
+  if (!r.success) return `${name}: ${stepMessage}`;
+  return { text: value.slice(0, bar), ...(r.data > 0 ? { count: r.data } : {}) };
+}
+
+/**
+ * Reads `compare=<A>|<B>` or `compare=<A>|<B>|step:<n>`: both configs (and the iteration they ran
+ * to), or the problems (named `compare A: key`), with nothing applied.
+ */
 function parseCompare(value: string): ComparePair | LinkProblem[] {
-  const sides = value.split('|');
-  if (sides.length !== 2) return [{ key: 'compare', value: shorten(value), message: 'expected two runs, <A>|<B>, each key:value pairs joined by ;' }];
+  const counted = splitCount(value, 'step');
+  if (typeof counted === 'string') return [{ key: 'compare', value: shorten(value), message: counted }];
+  const sides = counted.text.split('|');
+  if (sides.length !== 2) return [{ key: 'compare', value: shorten(value), message: 'expected two runs, <A>|<B>, each key:value pairs joined by ;, then optionally |step:<iterations>' }];
   const problems: LinkProblem[] = [];
   const configs = sides.map((side, i) => {
     const name = `compare ${i === 0 ? 'A' : 'B'}`;
@@ -214,7 +238,8 @@ function parseCompare(value: string): ComparePair | LinkProblem[] {
     for (const e of link.errors) problems.push({ ...e, key: `${name}: ${e.key}` });
     return link.config;
   });
-  return problems.length > 0 ? problems : { a: configs[0]!, b: configs[1]! };
+  if (problems.length > 0) return problems;
+  return { a: configs[0]!, b: configs[1]!, ...(counted.count ? { step: counted.count } : {}) };
 }
 
 /** The part after '#' of a full link, a hash, or bare `k=v&...` text; null if a URL has no hash. */
@@ -414,7 +439,10 @@ export function decodeShareLink(input: unknown): DecodedLink {
         }
         case 'arena': {
           try {
-            out.arena = parseArenaSpec(value);
+            const counted = splitCount(value, 'done');
+            if (typeof counted === 'string') throw new Error(counted);
+            out.arena = parseArenaSpec(counted.text);
+            if (counted.count) out.arenaDone = counted.count;
           } catch (e) {
             errors.push({ key, value: shorten(value), message: e instanceof Error ? e.message : String(e) });
           }
