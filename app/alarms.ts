@@ -13,7 +13,7 @@
  * the wording follows the run's methods (`alarmExplain`): under per-turn rewards or a critic an
  * all-equal outcome no longer means zero advantages.
  */
-import { METHOD_IDS, methodDef, methodRegistry, type Pathology } from '../workers/core/methods';
+import { METHOD_IDS, methodDef, methodRegistry, type Pathology } from '../workers/meta';
 import type { MetricRow } from '../workers/core/metrics';
 
 export type AlarmKind = Pathology;
@@ -100,11 +100,13 @@ export interface AlarmState {
   /** The last values of the all-equal share and of the success rate (moving averages). */
   allEqual: number[];
   success: number[];
+  /** The iteration the run was first seen converged (alarms silent from then on unless large), or null. */
+  convergedAt: number | null;
 }
 
 export function initialAlarmState(): AlarmState {
   const no = { collapse: false, ess: false, grad: false, entropy: false };
-  return { open: { ...no }, calm: { collapse: 0, ess: 0, grad: 0, entropy: 0 }, entropy0: null, grads: [], gradPeak: 0, allEqual: [], success: [] };
+  return { open: { ...no }, calm: { collapse: 0, ess: 0, grad: 0, entropy: 0 }, entropy0: null, grads: [], gradPeak: 0, allEqual: [], success: [], convergedAt: null };
 }
 
 /** The alarm's one-line explanation, true for the run's methods. */
@@ -170,6 +172,7 @@ export function detectAlarms(rows: readonly MetricRow[], state: AlarmState): Ala
   for (const r of rows) {
     if (Number.isFinite(r.success_rate)) push(state.success, r.success_rate, T.convergedWindow);
     const converged = state.success.length >= T.convergedWindow && mean(state.success) >= T.converged;
+    if (converged) state.convergedAt ??= r.iter;
     const recentSuccess = state.success.length > 0 ? mean(state.success.slice(-T.smooth)) : 0;
 
     const f = r.groups_all_equal_frac;

@@ -12,7 +12,7 @@
  * - The run's last snapshots are kept, so a restart resumes in the fresh worker where the run
  *   stopped (`resumeFrom`).
  */
-import type { ResumeFrom, TrainerEvent } from '../workers/entry/api';
+import type { PageFault, ResumeFrom, TrainerEvent } from '../workers/entry/api';
 import type { MetricRow } from '../workers/core/metrics';
 import type { TrainerSnapshot } from '../workers/core/trainer';
 import { eventsCallback, metricsCallback, progressCallback, spawnTrainer, type Trainer, type TrainerClient } from './trainerClient';
@@ -214,7 +214,7 @@ declare global {
      * end of the worker). Test builds only (vitest, `vite build --mode e2e`): vite replaces
      * import.meta.env.MODE at build time, so a production bundle has neither the hook nor its name.
      */
-    __playgroundDebug?: (fault: import('../workers/entry/api').PageFault, ms?: number) => Promise<void>;
+    __playgroundDebug?: (fault: PageFault, ms?: number) => Promise<void>;
   }
 }
 if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {

@@ -8,7 +8,7 @@
  * (`arena=<spec>`, with `|done:<k>` once every cell has run k seeds), which a link opens on its
  * arena and runs to the same point.
  */
-import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/meta';
 import { useAppStore, type AppState } from './store';
 import { arenaSeedsDone, useArenaStore, type ArenaState } from './arena/arenaStore';
 import { pairStep, useCompareStore, type CompareState } from './compare/compareStore';

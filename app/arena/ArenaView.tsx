@@ -6,8 +6,7 @@
  * final success and cost. A card opens its run (first seed) in the Train view.
  */
 import { memo, useState } from 'react';
-import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaSpecToText, parseArenaSpec, parseSeedsText, type ArenaDimId, type ArenaSpec } from '../../workers/content/arena/dimensions';
-import { TASK_IDS } from '../../workers/core/config';
+import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaSpecToText, parseArenaSpec, parseSeedsText, TASK_IDS, type ArenaDimId, type ArenaSpec } from '../../workers/meta';
 import { useArenaStore } from './arenaStore';
 import { crashText, FILTER_LABELS, seedsText, FILTERS, filterCells, FINAL_WINDOW, SORT_KEYS, SORT_LABELS, sortCells, type CellFilter, type CellSummary, type SortKey } from './arenaModel';
 import { Sparkline } from './Sparkline';

@@ -7,8 +7,7 @@
  */
 import { create } from 'zustand';
 import type { DebugFault, TrainerEvent } from '../../workers/entry/api';
-import { ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, type ArenaCell, type ArenaSpec } from '../../workers/content/arena/dimensions';
-import { detectCrash } from '../../workers/content/arena/crash';
+import { ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, detectCrash, type ArenaCell, type ArenaSpec } from '../../workers/meta';
 import type { MetricRow } from '../../workers/core/metrics';
 import { arenaWorkerCount, emptyTrace, summarize, type CellFilter, type CellSummary, type SeedTrace, type SortKey } from './arenaModel';
 import { useAppStore } from '../store';

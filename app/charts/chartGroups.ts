@@ -5,7 +5,7 @@
  * workers/core/metrics.ts (SCALAR_METRICS, METRIC_NAMES, METRIC_DOCS). A metric that no group names
  * gets a chart of its own, so a new metric needs no UI code.
  */
-import { METRIC_NAMES, SCALAR_METRICS, type ScalarMetric } from '../../workers/core/metrics';
+import { METRIC_NAMES, SCALAR_METRICS, type ScalarMetric } from '../../workers/meta';
 import { niceScale, type AxisScale } from './scale';
 
 export interface ChartGroup {

@@ -14,7 +14,7 @@ import { fmt, thin, tickFmt } from '../charts/format';
 import { Chart } from '../charts/engine';
 import { useStaggeredSeries } from '../charts/stagger';
 import type { XYSeries } from '../charts/XYChart';
-import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/core/metrics';
+import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/meta';
 import './CompareCharts.css';
 
 /** The two runs' line styles: colour and dash both differ (colour-blind and greyscale safe). */

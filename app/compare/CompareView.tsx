@@ -5,9 +5,7 @@
  */
 import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { useMemo, useState } from 'react';
-import { CONFIG_FIELDS, getField, type ConfigKey, type RunConfig } from '../../workers/core/config';
-import { TASK_KNOBS } from '../../workers/core/envs';
-import { methodRegistry, type MethodDef } from '../../workers/core/methods';
+import { CONFIG_FIELDS, getField, methodRegistry, TASK_KNOBS, type ConfigKey, type MethodDef, type RunConfig } from '../../workers/meta';
 import type { ParamSpec } from '../../workers/core/methods/params';
 import type { BackendInfo } from '../../workers/entry/api';
 import { ParamControl } from '../panels/ParamControl';

@@ -7,7 +7,7 @@
  */
 import { create } from 'zustand';
 import type { BackendChoice, BackendInfo, DebugFault, TrainerEvent } from '../../workers/entry/api';
-import { ConfigError, withField, withMethods, type RunConfig } from '../../workers/core/config';
+import { ConfigError, withField, withMethods, type RunConfig } from '../../workers/meta';
 import type { MetricRow } from '../../workers/core/metrics';
 import type { ParamValue } from '../../workers/core/methods/params';
 import { useAppStore } from '../store';

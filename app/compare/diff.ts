@@ -2,8 +2,7 @@
  * What run B changes against run A, as flat config keys (`lr`, `grpo.eps`, `methods`): the legend
  * names it, and B's changes are carried onto a new A when A is taken again from the playground.
  */
-import { allFields, fieldSpec, getField, withField, withMethods, type RunConfig } from '../../workers/core/config';
-import { methodRegistry } from '../../workers/core/methods';
+import { allFields, fieldSpec, getField, methodRegistry, withField, withMethods, type RunConfig } from '../../workers/meta';
 import type { ParamValue } from '../../workers/core/methods/params';
 
 export interface ConfigChange {

@@ -6,9 +6,7 @@
  * its run as a share link and runs it to the iteration the claims measure.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { checkClaimOnSeeds, describeClaim, lessonById, lessonRun, lessonSeeds, type Claim, type Lesson, type LessonStep } from '../../workers/content/lessons';
-import { methodRegistry } from '../../workers/core/methods';
-import { decodeShareLink } from '../../workers/formats/shareUrl';
+import { checkClaimOnSeeds, decodeShareLink, describeClaim, lessonById, lessonRun, lessonSeeds, methodRegistry, type Claim, type Lesson, type LessonStep } from '../../workers/meta';
 import { copyText } from '../exporters';
 import { LiveGroupChart } from '../panels/MetricsCharts';
 import { useAppStore } from '../store';

@@ -1,6 +1,6 @@
 /** The Lessons menu in the header: each lesson opens its panel and loads its first step. */
 import { useEffect, useRef } from 'react';
-import { LESSONS } from '../../workers/content/lessons';
+import { LESSONS } from '../../workers/meta';
 import { useAppStore } from '../store';
 import { useCompareStore } from '../compare/compareStore';
 import { loadLessonStep } from './LessonPanel';

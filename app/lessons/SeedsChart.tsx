@@ -5,8 +5,7 @@
  * come from the same runs.
  */
 import { memo, useMemo } from 'react';
-import { isDumpStat, lessonRun, lessonSeeds, type Lesson, type LessonStep, type RunResult, type SeriesStat } from '../../workers/content/lessons';
-import { METRIC_DOCS, METRIC_NAMES, type ScalarMetric } from '../../workers/core/metrics';
+import { isDumpStat, lessonRun, lessonSeeds, METRIC_DOCS, METRIC_NAMES, type Lesson, type LessonStep, type RunResult, type ScalarMetric, type SeriesStat } from '../../workers/meta';
 import { seriesStyle } from '../charts/chartGroups';
 import { fmt, tickFmt } from '../charts/format';
 import { extent, niceScale } from '../charts/scale';

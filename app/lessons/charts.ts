@@ -1,5 +1,5 @@
 /** Chart ids a lesson may name for presenter mode (the scalar groups and the distribution charts), and a step's charts. */
-import { isDumpStat, type Lesson, type LessonStep, type SeriesStat } from '../../workers/content/lessons';
+import { isDumpStat, type Lesson, type LessonStep, type SeriesStat } from '../../workers/meta';
 import { chartGroups } from '../charts/chartGroups';
 
 /** Charts that are not scalar-metric groups (app/panels/MetricsCharts.tsx), by id (`chart-<id>`). */

@@ -7,8 +7,7 @@
  */
 import { useEffect } from 'react';
 import { create } from 'zustand';
-import { lessonById, lessonRunConfig, lessonSeeds, needsDump, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/content/lessons';
-import { encodeShareLink } from '../../workers/formats/shareUrl';
+import { encodeShareLink, lessonById, lessonRunConfig, lessonSeeds, needsDump, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/meta';
 import type { RunConfig } from '../../workers/core/config';
 import { currentBatch, useAppStore, type AppState } from '../store';
 

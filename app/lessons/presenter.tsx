@@ -3,7 +3,7 @@
  * `watch` list, else the charts of the metrics its lines read). The charts panel is left as it is;
  * a generated style rule hides the other figures (by their `chart-<id>` test ids).
  */
-import { lessonById } from '../../workers/content/lessons';
+import { lessonById } from '../../workers/meta';
 import { useAppStore } from '../store';
 import { stepCharts } from './charts';
 

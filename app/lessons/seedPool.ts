@@ -12,7 +12,7 @@
  * three on the extra worker.
  */
 import { create } from 'zustand';
-import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/content/lessons';
+import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/meta';
 import { useAppStore, type AppState } from '../store';
 import { createTrainerSession, mainSession, WorkerGone, type TrainerSession } from '../trainerSession';
 import { runOnScreen, useLessonResults } from './lessonResults';

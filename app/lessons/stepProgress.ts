@@ -4,7 +4,7 @@
  * panel shows it while the seeds train, so a class sees progress instead of the run on screen's
  * "paused" while the other seeds are still at work.
  */
-import { lessonRun, lessonSeeds, type Lesson, type LessonStep, type RunResult } from '../../workers/content/lessons';
+import { lessonRun, lessonSeeds, type Lesson, type LessonStep, type RunResult } from '../../workers/meta';
 import { runsOf } from './lessonResults';
 
 export type SeedStage = 'done' | 'on-screen' | 'training' | 'queued' | 'waiting';

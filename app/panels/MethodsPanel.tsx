@@ -6,9 +6,8 @@
  * their cards' names) beside it.
  */
 import { useMemo } from 'react';
-import { getField } from '../../workers/core/config';
+import { ESTIMATOR_IDS, getField, methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/meta';
 import { toggleBlocker, toggledMethods } from '../methodToggle';
-import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/core/methods';
 import type { ParamSpec } from '../../workers/core/methods/params';
 import { useAppStore } from '../store';
 import { MethodNoticeLine } from './EstimatorPicker';

@@ -11,8 +11,7 @@
  * key pictures (reward, the two distributions over time, Collapse); the rest is under "More charts".
  */
 import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
-import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, METRIC_NAMES, type MetricRow } from '../../workers/core/metrics';
-import { resolvePlan } from '../../workers/core/plan';
+import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, METRIC_NAMES, resolvePlan, type MetricRow } from '../../workers/meta';
 import { ALARM_DOCS } from '../alarms';
 import { chartGroups, groupYScale, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { fmt, thin, tickFmt } from '../charts/format';

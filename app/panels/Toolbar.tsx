@@ -4,8 +4,7 @@
  * Import run, and "Take it to a real run". Each part is a panel a link can hide.
  */
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
-import { createRunFile, metricsToCsv, serializeRunFile } from '../../workers/formats/runFile';
-import { PANEL_IDS, type PanelId } from '../../workers/formats/shareUrl';
+import { createRunFile, metricsToCsv, PANEL_IDS, serializeRunFile, type PanelId } from '../../workers/meta';
 import { copyText, downloadBlob, downloadText, fileStem } from '../exporters';
 import { currentBatch, useAppStore, type AppState } from '../store';
 import { wholeRun, WHOLE_RUN_CAP } from '../store/metricsSlice';

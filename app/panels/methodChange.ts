@@ -3,7 +3,7 @@
  * exactly one, so choosing one switches the other off) or a refusal is put in a notice, and a swap
  * can be undone in one click.
  */
-import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId } from '../../workers/core/methods';
+import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId } from '../../workers/meta';
 import { useAppStore } from '../store';
 
 const nameOf = (id: string) => (Object.hasOwn(methodRegistry, id) ? (methodRegistry[id as MethodId] as MethodDef).name : id);

@@ -10,9 +10,10 @@ import type { StateCreator } from 'zustand';
 import type { BackendInfo, PretrainSummary, TrainerApi, TrainerEvent } from '../../workers/entry/api';
 import type { RunCost } from '../../workers/core/runCost';
 import type { RunConfig } from '../../workers/core/config';
-import { unpackBatchInSlices } from '../../workers/formats/batchDump';
-import { parseRunFile } from '../../workers/formats/runFile';
+import { parseRunFile, unpackBatchInSlices } from '../../workers/meta';
 import type { DecodedLink } from '../../workers/formats/shareUrl';
+import type { FrameworkExport } from '../../workers/formats/frameworkExport';
+import type { Framework } from '../../workers/formats/frameworkNames';
 import { CONFIGURE_HANG_MS, HANG_MS, mainSession, watchMainSession, WorkerGone } from '../trainerSession';
 import type { AppState } from '.';
 import { errorText } from './errorText';
@@ -99,6 +100,10 @@ export interface RunSlice {
   batchJson(): Promise<Blob | null>;
   /** Re-scores the last batch under each method set (the batch lab), in the queue; null while a run is on. */
   rescore(methodSets: string[][]): Promise<Awaited<ReturnType<TrainerApi['rescore']>> | null>;
+  /** `config` in a framework's option names, written by the worker (outside the queue: it reads no run). */
+  frameworkExport(config: RunConfig, framework: Framework): Promise<FrameworkExport>;
+  /** `config`'s recipe as a zipped folder, written by the worker (outside the queue: it reads no run). */
+  recipeZip(config: RunConfig, episodes: number): Promise<Awaited<ReturnType<TrainerApi['recipeZip']>>>;
   /** Shows a run file's metrics without re-running; false (with importErrors set) if it is bad. */
   importRun(text: string, fileName: string): Promise<boolean>;
   /** Leaves an imported run: back to the previous config, or (`keepConfig`) live with its config. */
@@ -538,6 +543,8 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       return out;
     },
 
+    frameworkExport: (config, framework) => mainSession.call((t) => t.frameworkExport(config, framework)),
+    recipeZip: (config, episodes) => mainSession.call((t) => t.recipeZip(config, episodes)),
     importRun: (text, fileName) => importRun(c, text, fileName),
 
     closeImported: (keepConfig) =>

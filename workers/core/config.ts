@@ -7,9 +7,7 @@
 import { z } from 'zod';
 import { conflictsOf, ESTIMATOR_IDS, methodDef, methodRegistry, METHOD_IDS, type MethodId } from './methods';
 import { paramSchema, parseParamText, type ParamSpec, type ParamValue, type ParamValues } from './methods/params';
-import { NOISE_SCHEDULES, type NoiseSchedule } from './envs/search';
-import { SEQ_REWARDS, type SeqReward } from './envs/sequence';
-import { TOOL_REWARDS, type ToolReward } from './envs/tools';
+import { NOISE_SCHEDULES, SEQ_REWARDS, TOOL_REWARDS, type NoiseSchedule, type SeqReward, type ToolReward } from './envs/knobs';
 import { PLAN_PART_NAMES, planPartsOf } from './plan';
 
 /** The toy tasks (workers/core/envs/, docs/TASKS.md). */

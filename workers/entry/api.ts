@@ -9,6 +9,8 @@ import type { BatchPack } from '../formats/batchDump';
 import type { TrainerSnapshot } from '../core/trainer';
 import type { RunCost } from '../core/runCost';
 import type { RunResult } from '../content/lessons';
+import type { FrameworkExport } from '../formats/frameworkExport';
+import type { Framework } from '../formats/frameworkNames';
 
 export type BackendChoice = 'auto' | 'gpu' | 'cpu';
 
@@ -123,5 +125,13 @@ export interface TrainerApi {
    * "lesson seed stopped". The page takes its own worker back for the run on screen this way.
    */
   stopLessonSeeds(): Promise<void>;
+  /**
+   * "Take it to a real run": `config` as verl overrides or a TRL config, with what has no
+   * equivalent (workers/formats/frameworkExport.ts). Written here: it builds the task to read its
+   * layout, which the page does not load.
+   */
+  frameworkExport(config: RunConfig, framework: Framework): Promise<FrameworkExport>;
+  /** The recipe of `config` (workers/formats/recipe/) as a zipped folder, and its name and file count. */
+  recipeZip(config: RunConfig, episodes: number): Promise<{ name: string; files: number; zip: Blob }>;
   dispose(): Promise<void>;
 }

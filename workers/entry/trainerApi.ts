@@ -22,6 +22,7 @@ import { lessonById } from '../content/lessons';
 import { trainLessonRun } from '../content/lessonRunner';
 import { packBuffers, unpackBatchInSlices } from '../formats/batchDump';
 import { batchJsonParts } from '../formats/batchJsonText';
+import { exportToFramework } from '../formats/frameworkExport';
 import { createTrainer, modelDims, NonFiniteError, type Trainer, type TrainerSnapshot } from '../core/trainer';
 
 const CPU_LABEL = 'CPU (TypeScript reference kernels)';
@@ -365,6 +366,16 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
     },
     async stopLessonSeeds() {
       seedGeneration++;
+    },
+    async frameworkExport(cfg, framework) {
+      return exportToFramework(cfg, framework);
+    },
+    async recipeZip(cfg, episodes) {
+      // The generator and the Python it ships load on the first recipe, not with the worker.
+      const [{ buildRecipe }, { zipFiles }] = await Promise.all([import('../formats/recipe'), import('../formats/recipe/zip')]);
+      const recipe = buildRecipe(cfg, { episodes });
+      const zip = zipFiles(recipe.files.map((f) => ({ path: `${recipe.name}/${f.path}`, text: f.text, mode: f.executable ? 0o755 : 0o644 })));
+      return { name: recipe.name, files: recipe.files.length, zip: new Blob([zip], { type: 'application/zip' }) };
     },
     async rescore(methodSets) {
       return onLiveDevice('rescoring the batch', async () => {

@@ -25,8 +25,8 @@ import { hashUniform, type Rng } from '../rng';
 import { batchCore, createBatchState, createGrammar, RM_OFF, type RewardModelOptions } from './common';
 import { PAD, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnResult } from './types';
 
-export const NOISE_SCHEDULES = ['fixed', 'exp'] as const;
-export type NoiseSchedule = (typeof NOISE_SCHEDULES)[number];
+import type { NoiseSchedule } from './knobs';
+export { NOISE_SCHEDULES, type NoiseSchedule } from './knobs';
 
 export interface SearchNoiseOptions {
   /** p_e: the noise probability (fixed), or the final one of the curriculum. */
