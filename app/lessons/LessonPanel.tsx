@@ -119,7 +119,7 @@ function StepProgress({ lesson, step }: { lesson: Lesson; step: LessonStep }) {
   return (
     <div className="lesson-progress" role="status" data-testid="lesson-progress" data-done={done} data-fraction={fraction.toFixed(3)}>
       {done ? (
-        <p className="hint">
+        <p className="hint lesson-progress-done">
           Measured on {seeds} seeds ({lessonSeeds(lesson).join(', ')}): the lines below are their mean.
         </p>
       ) : (
@@ -233,7 +233,7 @@ export function LessonPanel() {
                       ))}
                     </div>
                   )}
-                  <div className="buttons lesson-step-buttons">
+                  <div className={`buttons lesson-step-buttons ${loaded ? 'loaded' : ''}`}>
                     <button type="button" className={!loaded ? 'primary' : 'mini'} disabled={busy} onClick={() => go(i)}>
                       {loaded ? `Run step ${i + 1} again` : `Load step ${i + 1}`}
                     </button>

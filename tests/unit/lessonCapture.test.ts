@@ -11,6 +11,7 @@ import { lessonById, type RunResult } from '../../workers/content/lessons';
 import { trainLessonRun } from '../../workers/content/lessonRunner';
 import type { MetricRow } from '../../workers/core/metrics';
 import { decodeShareLink } from '../../workers/formats/shareUrl';
+import { createTrainerApi } from '../../workers/entry/trainerApi';
 
 vi.mock('../../app/trainerClient', () => import('../helpers/inProcessTrainer'));
 
@@ -64,5 +65,20 @@ describe('the lesson capture', () => {
     expect(recorded(second.run)!.dump!.trajs.length).toBe(expected.dump!.trajs.length);
     // Step 1's record was not touched by step 2's run.
     expect(records.filter((x) => x.run === first.run)).toEqual([]);
+  }, 120_000);
+
+  it('a seed the page trains beside its run is the headless run, and stops when the page takes its worker back', async () => {
+    const lesson = lessonById('collapse')!;
+    const api = createTrainerApi(undefined);
+    const iters: number[] = [];
+    const whole = await api.trainLessonSeed(lesson.id, 'grpo', 2, (i) => iters.push(i));
+    expect(comparable(whole.rows)).toEqual(comparable((await trainLessonRun(lesson, 'grpo', 2)).rows));
+    // Progress came between iterations, in order.
+    expect(iters.length).toBeGreaterThan(0);
+    expect(iters).toEqual([...iters].sort((a, b) => a - b));
+    const stopped = api.trainLessonSeed(lesson.id, 'igpo', 2);
+    await new Promise((r) => setTimeout(r, 50));
+    await api.stopLessonSeeds();
+    await expect(stopped).rejects.toThrow('lesson seed stopped');
   }, 120_000);
 });

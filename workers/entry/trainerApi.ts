@@ -83,6 +83,8 @@ const PRETRAIN_PROGRESS_MS = 200;
 
 /** The message of a lesson seed stopped by stopLessonSeeds (the page queues it again). */
 export const LESSON_SEED_STOPPED = 'lesson seed stopped';
+/** A lesson seed yields to the page's calls (and reports its iteration) this often. */
+const SEED_YIELD_MS = 100;
 
 export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as Navigator | undefined)?.gpu): TrainerApi {
   /** Bumped by stopLessonSeeds: a lesson seed started under an older one stops at its next iteration. */
@@ -283,6 +285,8 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       loop = (async () => {
         let pending: MetricRow[] = [];
         let last = Date.now();
+        /** The last batch sent: through Comlink a call that returns a promise, settled once the page has taken the rows. */
+        let sent: unknown;
         try {
           while (running && (untilIter === undefined || requireTrainer().iter < untilIter)) {
             try {
@@ -298,7 +302,7 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
               throw e;
             }
             if (Date.now() - last >= FLUSH_MS) {
-              onMetrics(pending);
+              sent = onMetrics(pending);
               pending = [];
               last = Date.now();
             }
@@ -309,7 +313,9 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
           // Awaited: through Comlink the callback travels on its own port, so without waiting the
           // last rows could reach the UI after start() has already resolved (a counter ticking
           // after Pause). Awaiting a direct (non-Comlink) callback is harmless.
+          // The batch sent last is awaited too when nothing is left: its rows must not arrive after the end.
           if (pending.length) await onMetrics(pending);
+          else await sent;
           running = false;
         }
       })();
@@ -355,11 +361,15 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
       const lesson = lessonById(lessonId);
       if (!lesson) throw new Error(`no lesson "${lessonId}"`);
       const generation = seedGeneration;
+      let yielded = Date.now();
       // The CPU backend with this worker's progress events: the page hears it is busy, not hung.
       const r = await trainLessonRun(lesson, runId, seed, factoryFor(null), async (iter) => {
+        // Every SEED_YIELD_MS the worker serves the page's calls (a new run to build, a ping, a stop)
+        // and says how far the seed is; not after every iteration, which costs a timer each.
+        if (Date.now() - yielded < SEED_YIELD_MS) return;
         onIter?.(iter);
-        // Between iterations the worker serves the page's calls (a new run to build, a ping).
         await new Promise((resolve) => setTimeout(resolve, 0));
+        yielded = Date.now();
         if (generation !== seedGeneration) throw new Error(LESSON_SEED_STOPPED);
       });
       return { rows: r.rows, dump: r.dump };
