@@ -158,6 +158,8 @@ test('a non-finite update is a crash: marked on its cell, counted, sorted first 
   await expect(cispo.getByTestId('arena-crash')).toHaveText(/^✖ crashed on 1 of 2 seeds, at iteration \d+$/);
   await expect(cispo.locator('svg.sparkline line.sparkline-mark')).toHaveCount(1);
   await expect(cispo.getByTestId('arena-crash')).toHaveAttribute('title', /went non-finite/);
+  // The reason is on the card itself, not only in its tooltip.
+  await expect(cispo.getByTestId('arena-why')).toHaveText(/^Why: .*went non-finite/);
   await expect(token.getByTestId('arena-crash')).toHaveText('no crash on 2 seeds');
   await expect(grid.locator('.arena-cell-label')).toHaveText(['clip=token', 'clip=cispo']);
   await view.getByLabel('Sort by').selectOption('crashes');

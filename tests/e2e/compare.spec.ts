@@ -116,7 +116,7 @@ test('A and B from the same seed: same first iteration, different curves after; 
 
   // Read back from the tables: 15 rows with both values; iteration 1 identical (same seed, same
   // first batch); later iterations differ (B stepped further).
-  const reward = await table(view, 'reward_mean', 'Reward');
+  const reward = await table(view, 'reward_mean', 'Mean reward');
   await expect(view.getByTestId('compare-reward_mean').getByRole('table', { name: /Reward: A 15 iterations, B 15 iterations/ })).toBeVisible();
   expect(reward).toHaveLength(15);
   expect(reward.map((r) => r[0])).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
@@ -159,7 +159,7 @@ test('A and B from the same seed: same first iteration, different curves after; 
   await expect(view.getByTestId('compare-status-b')).toHaveAttribute('data-iter', '0');
   await idle(view);
   await runTo(view, 3);
-  const again = await table(view, 'reward_mean', 'Reward');
+  const again = await table(view, 'reward_mean', 'Mean reward');
   expect(again).toEqual(reward.slice(0, 3));
 
   // Dark theme and a phone: one column, nothing wider than the screen.
@@ -208,7 +208,7 @@ test('a crashed run and a NaN are named; the other run keeps its data and goes o
   await expect(alertB).toHaveCount(0);
   await idle(view);
   await runTo(view, 7);
-  const rows = await table(view, 'reward_mean', 'Reward');
+  const rows = await table(view, 'reward_mean', 'Mean reward');
   expect(rows.map((r) => r[0])).toEqual([1, 2, 3, 4, 5, 6, 7]);
   expect(rows.every((r) => Number.isFinite(r[1]) && Number.isFinite(r[2]))).toBe(true);
 
