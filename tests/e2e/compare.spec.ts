@@ -117,7 +117,7 @@ test('A and B from the same seed: same first iteration, different curves after; 
   // Read back from the tables: 15 rows with both values; iteration 1 identical (same seed, same
   // first batch); later iterations differ (B stepped further).
   const reward = await table(view, 'reward_mean', 'Mean reward');
-  await expect(view.getByTestId('compare-reward_mean').getByRole('table', { name: /Reward: A 15 iterations, B 15 iterations/ })).toBeVisible();
+  await expect(view.getByTestId('compare-reward_mean').getByRole('table', { name: /Mean reward: A 15 iterations, B 15 iterations/ })).toBeVisible();
   expect(reward).toHaveLength(15);
   expect(reward.map((r) => r[0])).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
   for (const r of reward) {
