@@ -105,8 +105,8 @@ export function startUrlSync(): void {
   });
   useCompareStore.subscribe((c, prev) => {
     const same = c.tab === prev.tab && c.snapped === prev.snapped && c.a.config === prev.a.config && c.b.config === prev.b.config;
-    // A pause (or the end of a run to N) writes the iteration both runs reached.
-    if (same && c.a.phase === prev.a.phase && c.b.phase === prev.b.phase) return;
+    // A "run to N" writes N at once; a pause writes the iteration both runs reached.
+    if (same && c.a.phase === prev.a.phase && c.b.phase === prev.b.phase && c.runUntil === prev.runUntil) return;
     later();
   });
   useArenaStore.subscribe((a, prev) => {

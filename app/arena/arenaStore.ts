@@ -38,6 +38,8 @@ export interface ArenaState {
   skipped: { label: string; why: string }[];
   specError: string | null;
   phase: ArenaPhase;
+  /** The seeds per cell the current or last run trains (a link's `done:`), or null for all of them. */
+  runSeeds: number | null;
   summaries: Record<string, CellSummary>;
   progress: ArenaProgress;
   workers: number;
@@ -233,6 +235,7 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
     spec: initialSpec(),
     ...initialCells,
     phase: 'idle',
+    runSeeds: null,
     summaries: emptySummaries(initialCells.cells, initialSpec().seeds),
     progress: emptyProgress(initialCells.cells, initialSpec()),
     workers: arenaWorkerCount(typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : undefined),
@@ -268,7 +271,7 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
         for (const cell of cells) jobs.push({ cell, seed, k });
       });
       const pool = Math.min(get().workers, jobs.length);
-      set({ phase: 'running' });
+      set({ phase: 'running', runSeeds: seeds ?? null });
       let next = 0;
       const worker = async (slot: number) => {
         while (gen === generation && next < jobs.length) await runJob(slot, jobs[next++]!, gen);
@@ -299,8 +302,12 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
   };
 });
 
-/** How many of the arena's seeds (in order) every cell has finished: the progress a link carries. */
-export function arenaSeedsDone(a: Pick<ArenaState, 'cells' | 'summaries'>): number {
+/**
+ * The progress a link carries: how many of the arena's seeds (in order) every cell has finished, or,
+ * while a run of the first k seeds is on (a link's own), k.
+ */
+export function arenaSeedsDone(a: Pick<ArenaState, 'cells' | 'summaries' | 'phase' | 'runSeeds'>): number {
+  if (a.phase === 'running' && a.runSeeds !== null) return a.runSeeds;
   let k = Infinity;
   for (const c of a.cells) {
     k = Math.min(k, a.summaries[c.id]?.doneInOrder ?? 0);

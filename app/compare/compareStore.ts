@@ -228,6 +228,8 @@ export const useCompareStore = create<CompareState>()((set, get) => {
   /** A config change: the run starts again from iteration 0 (built before its next start). */
   function invalidate(side: Side): void {
     runners[side].builtKey = null;
+    // The run starts again from 0: an earlier "run to" no longer says where the pair is going.
+    set({ runUntil: null });
     void enqueue(side, async () => {
       await stopRun(side);
       clearRows(side);
@@ -407,11 +409,14 @@ if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
   };
 }
 
-/** The iteration both runs have reached while neither is busy (what a link carries), else undefined. */
-export function pairStep(c: Pick<CompareState, 'a' | 'b'>): number | undefined {
-  const idle = (r: CompareRun) => r.phase === 'idle' || r.phase === 'failed';
-  if (!idle(c.a) || !idle(c.b)) return undefined;
+/**
+ * The iteration a link to the pair carries: where a "run to" (a link's own included) takes both
+ * runs, else the iteration both have reached while neither is busy; undefined before either.
+ */
+export function pairStep(c: Pick<CompareState, 'a' | 'b' | 'runUntil'>): number | undefined {
   const last = (r: CompareRun) => r.series[r.series.length - 1]?.iter ?? 0;
-  const step = Math.min(last(c.a), last(c.b));
+  const idle = (r: CompareRun) => r.phase === 'idle' || r.phase === 'failed';
+  const reached = idle(c.a) && idle(c.b) ? Math.min(last(c.a), last(c.b)) : 0;
+  const step = Math.max(reached, c.runUntil ?? 0);
   return step > 0 ? step : undefined;
 }
