@@ -77,7 +77,8 @@ for (const lesson of LESSONS) {
     await openFromMenu(page, lesson);
     const panel = page.getByTestId('lesson-panel');
     await expect(panel.getByRole('listitem').filter({ has: page.getByRole('button', { name: /^(Load|Run) step/ }) })).toHaveCount(lesson.steps.length);
-    // One paper link per method of the lesson.
+    // One paper link per method of the lesson, with the question, one click away.
+    await panel.locator('summary', { hasText: 'The question, and the papers' }).click();
     await expect(panel.getByRole('link', { name: /\(arXiv:\d{4}\.\d{4,5}\)$/ })).toHaveCount(lesson.methods.length);
 
     // Step 1 was loaded by the menu; the others by "Next step".
@@ -88,8 +89,10 @@ for (const lesson of LESSONS) {
     // The address is the last step's link.
     expect(new URL(page.url()).hash).toContain(`lesson=${lesson.id}:${lesson.steps.length}`);
     await expect(panel.getByText('Take-away:')).toBeVisible();
-    // A value on the page: the first line's measured number is shown with it.
-    const first = panel.getByTestId(`lesson-claim-${lesson.steps[0]!.claims[0]}`);
+    // A value on the page: the current (last) step's first line shows its measured number; the
+    // other steps are folded to one line each.
+    const first = panel.getByTestId(`lesson-claim-${lesson.steps[lesson.steps.length - 1]!.claims[0]}`);
+    await expect(panel.locator('.lesson-step.folded')).toHaveCount(lesson.steps.length - 1);
     expect(Number(await first.getAttribute('data-a'))).not.toBeNaN();
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: `${SCREENS_DIR}lesson-${lesson.id}.png` });
@@ -129,7 +132,7 @@ test('a lesson step trains on the lesson’s seeds: its lines on their mean, its
   expect(await band.getAttribute('d')).toMatch(/^M.*Z$/);
   // Without ?charts= the lesson charts are on VIEW_ENGINE.lesson's engine, the SVG chart (tests/unit/chartEngine.test.ts).
   await expect(step.locator('.recharts-wrapper')).toHaveCount(0);
-  await expect(page.getByTestId('lesson-pool')).toHaveAttribute('data-training', '0');
+  await expect(page.getByTestId('lesson-progress')).toHaveAttribute('data-done', 'true');
   await step.screenshot({ path: `${SCREENS_DIR}lesson-seeds-bands.png` });
   expect(errors).toEqual([]);
 });
