@@ -40,12 +40,12 @@ export default defineConfig({
   projects: [
     {
       name: 'webgpu',
-      testMatch: ['smoke.spec.ts', 'webgpu.spec.ts', 'share-webgpu.spec.ts', 'reliability-webgpu.spec.ts', 'hostile-webgpu.spec.ts', 'selftest.spec.ts'],
+      testMatch: ['smoke.spec.ts', 'webgpu.spec.ts', 'share-webgpu.spec.ts', 'reliability-webgpu.spec.ts', 'hostile-webgpu.spec.ts', 'selftest.spec.ts', 'explain-webgpu.spec.ts'],
       use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: WEBGPU_ARGS } },
     },
     {
       name: 'no-webgpu',
-      testMatch: ['smoke.spec.ts', 'cpuFallback.spec.ts', 'teacherScreen.spec.ts', 'security.spec.ts', 'share.spec.ts', 'reliability.spec.ts', 'hostile.spec.ts', 'ui.spec.ts', 'live-settings.spec.ts', 'compare.spec.ts', 'batchLab.spec.ts', 'selftest.spec.ts', 'lessons.spec.ts', 'recipe.spec.ts', 'arena.spec.ts', 'teacher.spec.ts'],
+      testMatch: ['smoke.spec.ts', 'cpuFallback.spec.ts', 'teacherScreen.spec.ts', 'security.spec.ts', 'share.spec.ts', 'reliability.spec.ts', 'hostile.spec.ts', 'ui.spec.ts', 'live-settings.spec.ts', 'compare.spec.ts', 'batchLab.spec.ts', 'selftest.spec.ts', 'lessons.spec.ts', 'recipe.spec.ts', 'importRun.spec.ts', 'arena.spec.ts', 'explain.spec.ts', 'hostile-limits.spec.ts', 'teacher.spec.ts'],
       use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: NO_WEBGPU_ARGS } },
     },
   ],

@@ -12,6 +12,8 @@ import { LessonPanel } from './lessons/LessonPanel';
 import { PresenterStyle } from './lessons/presenter';
 import { ViewTabs } from './compare/ViewTabs';
 import { BatchLab } from './batchLab/BatchLab';
+import { ExplainDialog } from './explain/ExplainDialog';
+import { StepThroughPanel } from './explain/StepThrough';
 import { AlarmsPanel } from './panels/AlarmsPanel';
 import { Inspector } from './panels/Inspector';
 import { EstimatorPicker } from './panels/EstimatorPicker';
@@ -166,6 +168,7 @@ export function App() {
       <ErrorAlert />
       <FailureAlert />
       <RecoveryNotice />
+      <ExplainDialog />
       {tab === 'compare' && <CompareView />}
       {tab === 'arena' && <ArenaView />}
       <div id="view-train" role="tabpanel" aria-labelledby="tab-train" hidden={tab !== 'train'}>
@@ -183,6 +186,7 @@ export function App() {
             {show('charts') && <MetricsCharts />}
             {show('charts') && <AlarmsPanel />}
             <Inspector />
+            <StepThroughPanel />
             {show('batchlab') && (
               <details className="one-click panel-disclosure" data-testid="batch-lab-disclosure">
                 <summary>Batch lab: one batch under several method sets, side by side</summary>

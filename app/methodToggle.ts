@@ -1,6 +1,6 @@
 import { ConfigError, ESTIMATOR_IDS, withMethods, type RunConfig } from '../workers/meta';
 
-const isEstimator = (m: string) => (ESTIMATOR_IDS as readonly string[]).includes(m);
+const isEstimator = (m: string) => ESTIMATOR_IDS.includes(m);
 
 /**
  * The method set after toggling `id`. An advantage estimator switched on replaces the active one
@@ -22,7 +22,7 @@ export interface ToggleBlocker {
 }
 
 export function toggleBlocker(config: RunConfig, id: string): ToggleBlocker | null {
-  const active = config.methods as string[];
+  const active = config.methods;
   // The config's own message for this case reads "...; none is active", true of the set after the
   // click, but beside the active estimator it read as if the run were broken.
   if (active.includes(id) && isEstimator(id) && active.filter(isEstimator).length === 1) {

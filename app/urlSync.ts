@@ -6,12 +6,14 @@
  * view is part of the link (`compare=<A>|<B>`, with `|step:<n>` once both have run), and a link
  * that carries one opens it on both runs and runs them to that iteration; so is an open Arena view
  * (`arena=<spec>`, with `|done:<k>` once every cell has run k seeds), which a link opens on its
- * arena and runs to the same point.
+ * arena and runs to the same point; so are an explained token (`explain=ITER.TRAJ.TOKEN`, opened
+ * once the page holds that iteration's batch) and step-through's stage (`stage=NAME`).
  */
 import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/meta';
 import { useAppStore, type AppState } from './store';
 import { arenaSeedsDone, useArenaStore, type ArenaState } from './arena/arenaStore';
 import { pairStep, useCompareStore, type CompareState } from './compare/compareStore';
+import { explainLinkOf, useExplainStore } from './explain/explainStore';
 
 /** 200 ms: typing "128" into a field writes the address once. */
 const WRITE_DEBOUNCE_MS = 200;
@@ -33,6 +35,9 @@ function openArena(c: CompareState, a: ArenaState): ArenaState['spec'] | undefin
 
 /** The hash that describes what the page shows now. */
 export function currentHash(s: AppState, c: CompareState = useCompareStore.getState(), a: ArenaState = useArenaStore.getState()): string {
+  const x = useExplainStore.getState();
+  // The explained token of the batch on screen, or a link's one still waiting for its iteration.
+  const explain = explainLinkOf(x.target) ?? x.pending ?? undefined;
   return encodeShareLink(s.config, {
     backend: s.backend,
     step: s.linkStep ?? undefined,
@@ -43,6 +48,8 @@ export function currentHash(s: AppState, c: CompareState = useCompareStore.getSt
     compare: comparePair(c),
     arena: openArena(c, a),
     arenaDone: c.tab === 'arena' ? arenaSeedsDone(a) || undefined : undefined,
+    explain,
+    stage: x.stage ?? undefined,
   });
 }
 
@@ -64,6 +71,10 @@ export function shareHash(s: AppState, c: CompareState = useCompareStore.getStat
 /** Applies a link to the page and, when it carries one, opens the Compare view on its two runs. */
 function applyLink(link: DecodedLink, initial: boolean): void {
   useAppStore.getState().applyLink(link, initial);
+  const x = useExplainStore.getState();
+  x.close();
+  x.setPending(link.explain ?? null);
+  x.setStage(link.stage ?? null);
   if (link.compare) useCompareStore.getState().restore(link.compare.a, link.compare.b, link.compare.step);
   if (link.arena) useArenaStore.getState().restore(link.arena, link.arenaDone);
 }
@@ -111,6 +122,9 @@ export function startUrlSync(): void {
   });
   useArenaStore.subscribe((a, prev) => {
     if (a.spec !== prev.spec || a.phase !== prev.phase) later();
+  });
+  useExplainStore.subscribe((x, prev) => {
+    if (x.target !== prev.target || x.pending !== prev.pending || x.stage !== prev.stage) later();
   });
   window.addEventListener('hashchange', () => {
     if (location.hash === currentHash(useAppStore.getState())) return;

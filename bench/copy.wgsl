@@ -1,10 +1,6 @@
 // The bandwidth ceiling of the kernel benchmark: a plain copy, one vec4<f32> per thread
 // (bench/page/kernels.ts times it at the same byte counts as each kernel).
 
-struct Copy {
-  n4: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: Copy;
 @group(0) @binding(1) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> dst: array<vec4<f32>>;

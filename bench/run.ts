@@ -18,7 +18,7 @@ import { chromium, type Browser, type Page } from 'playwright';
 import { createServer, type ViteDevServer } from 'vite';
 import { CHROMIUM_PATH, WEBGPU_ARGS } from '../tests/helpers/chromium';
 import { defaultConfig } from '../workers/core/config';
-import { encodeShareLink } from '../workers/formats/shareUrl';
+import { encodeShareLink } from '../workers/content/shareLink';
 import { configFor } from './lib/iteration';
 import { launchShapes } from './lib/kernelCases';
 import { sectionRunner } from './lib/section';

@@ -15,7 +15,7 @@ import { createTrainer, NonFiniteError } from '../workers/core/trainer';
 import { UsageError } from './args';
 import { ARENA_HELP, parseArenaArgs } from './arenaArgs';
 import { arenaJsonLines, arenaMarkdown, summarizeArena, type ArenaRun } from './arenaSummary';
-import { printable } from './printable';
+import { exitWithError } from './printable';
 import { runChild, runPool } from './sweepPool';
 
 interface Job {
@@ -75,8 +75,5 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((e) => {
-    process.stderr.write(`error: ${printable((e as Error).message)}\n`);
-    process.exit(e instanceof UsageError ? 2 : 1);
-  });
+  main().catch(exitWithError);
 }

@@ -1,7 +1,6 @@
 /** The flags of `npm run -s arena` (cli/arena.ts): a spec from a preset or text, then edits to it. */
-import { ARENA_DIM_IDS, ARENA_PRESETS, arenaDimension, checkArenaSpec, parseArenaSpec, type ArenaDimId, type ArenaSpec } from '../workers/content/arena/dimensions';
+import { ARENA_DIM_IDS, ARENA_PRESETS, arenaDimension, checkArenaSpec, parseArenaSpec, parseSeedsText, type ArenaDimId, type ArenaSpec } from '../workers/content/arena/dimensions';
 import { flagsOf, UsageError } from './args';
-import { parseSeeds } from './sweepArgs';
 
 export interface ArenaArgs {
   spec: ArenaSpec;
@@ -77,9 +76,10 @@ export function parseArenaArgs(argv: readonly string[]): ArenaArgs {
         const v = value();
         let seeds: number[];
         try {
-          seeds = parseSeeds(v);
+          // The link's reader: counted against the arena's budget before a seed is expanded.
+          seeds = parseSeedsText(v);
         } catch (e) {
-          throw new UsageError((e as Error).message);
+          throw new UsageError(`--seeds: ${(e as Error).message.replace(/^arena: seeds: /, '')}`);
         }
         edits.push((s) => void (s.seeds = seeds));
         break;

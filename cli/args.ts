@@ -2,16 +2,20 @@
  * Command-line parsing for `npm run -s train`. A bad flag, key or value throws UsageError with one
  * line naming it and saying what was expected; the CLI prints it and exits with status 2.
  */
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { allFields, ConfigError, defaultConfig, parseConfig, withFieldText, type RunConfig } from '../workers/core/config';
 import { CPU_BACKEND_MAX_BYTES } from '../workers/core/cpuBackend';
-import { methodRegistry, METHOD_IDS, type MethodDef } from '../workers/core/methods';
+import { methodDef, METHOD_IDS } from '../workers/core/methods';
 import { describeSpec } from '../workers/core/methods/params';
 import { parseNumberText } from '../workers/core/numberText';
-import { decodeShareLink, describeProblem, MAX_LINK_STEP } from '../workers/formats/shareUrl';
+import { decodeShareLink } from '../workers/content/shareLink';
+import { describeProblem, MAX_LINK_STEP } from '../workers/formats/shareUrl';
+import { checkOutFile, readInputFile } from './paths';
+import { UsageError } from './usageError';
 
-export class UsageError extends Error {}
+export { UsageError };
+
+/** Largest --config file read: a config is a few kilobytes of JSON. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 export interface CliOptions {
   config: RunConfig;
@@ -46,134 +50,124 @@ export function* flagsOf(argv: readonly string[]): Generator<{ arg: string; flag
   }
 }
 
+/** The flags as given: each checked on its own, nothing combined yet. */
+interface Flags {
+  file: string | null;
+  url: string | null;
+  itersGiven: boolean;
+  sets: Array<[string, string]>;
+  iters: number;
+  backend: 'cpu' | 'gpu';
+  dumpBatch: CliOptions['dumpBatch'];
+  seed: string | null;
+  cpuMaxBytes: number | null;
+  help: boolean;
+}
+
 export function parseArgs(argv: string[]): CliOptions {
-  let file: string | null = null;
-  let url: string | null = null;
-  let itersGiven = false;
-  const sets: Array<[string, string]> = [];
-  let iters = DEFAULT_ITERS;
-  let backend: 'cpu' | 'gpu' = 'cpu';
-  let dumpBatch: CliOptions['dumpBatch'] = null;
-  let seed: string | null = null;
-  let cpuMaxBytes: number | null = null;
-  let help = false;
-  for (const { arg, flag, value } of flagsOf(argv)) {
-    switch (flag) {
-      case '--help':
-      case '-h':
-        help = true;
-        break;
-      case '--config':
-        file = value();
-        break;
-      case '--url':
-        url = value();
-        break;
-      case '--set': {
-        const kv = value();
-        const k = kv.indexOf('=');
-        if (k <= 0) throw new UsageError(`--set ${kv}: expected key=value`);
-        sets.push([kv.slice(0, k), kv.slice(k + 1)]);
-        break;
-      }
-      case '--iters': {
-        const v = value();
-        // Parsed and capped as a link's step=N is: one number syntax, one longest run.
-        iters = parseNumberText(v);
-        if (!Number.isInteger(iters) || iters < 0 || iters > MAX_LINK_STEP) throw new UsageError(`--iters ${v}: expected a non-negative integer, at most ${MAX_LINK_STEP}`);
-        itersGiven = true;
-        break;
-      }
-      case '--backend': {
-        const v = value();
-        if (v !== 'cpu' && v !== 'gpu') throw new UsageError(`--backend ${v}: expected gpu or cpu`);
-        backend = v;
-        break;
-      }
-      case '--seed':
-        seed = value();
-        break;
-      case '--dump-batch': {
-        const v = value();
-        const m = /^(\d{1,7}):(.+)$/.exec(v);
-        if (!m) throw new UsageError(`--dump-batch ${v}: expected ITER:FILE.json`);
-        dumpBatch = { iter: Number(m[1]), file: m[2]! };
-        break;
-      }
-      case '--cpu-memory': {
-        const v = value();
-        const gib = parseNumberText(v);
-        if (!(gib > 0) || !Number.isFinite(gib)) throw new UsageError(`--cpu-memory ${v}: expected a positive number of GiB`);
-        cpuMaxBytes = gib * 2 ** 30;
-        break;
-      }
-      default:
-        throw new UsageError(`${arg}: unknown flag; expected --config, --url, --set, --iters, --backend, --seed, --dump-batch, --cpu-memory or --help`);
-    }
-  }
-  if (file !== null && url !== null) throw new UsageError('--url and --config: give one of them (a link holds a whole config)');
+  const f = readFlags(argv);
+  if (f.file !== null && f.url !== null) throw new UsageError('--url and --config: give one of them (a link holds a whole config)');
   let config = defaultConfig();
-  if (url !== null) {
+  let iters = f.iters;
+  if (f.url !== null) {
     // A CLI must be exact: any problem in the link (even an unknown key the app would skip) refuses it.
-    const link = decodeShareLink(url);
+    const link = decodeShareLink(f.url);
     const [first, ...rest] = link.errors;
     if (first) {
       const more = rest.length > 0 ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
       throw new UsageError(`--url: ${describeProblem(first)}${more}`);
     }
     config = link.config;
-    if (link.step !== undefined && !itersGiven) iters = link.step;
+    if (link.step !== undefined && !f.itersGiven) iters = link.step;
   }
   try {
-    if (file !== null) {
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch (e) {
-        throw new UsageError(`--config ${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (e) {
-        throw new UsageError(`--config ${file}: not valid JSON (${(e as Error).message})`);
-      }
-      config = parseConfig(json);
-    }
+    if (f.file !== null) config = parseConfig(readConfigFile(f.file));
     // The task first, then methods (which methods are allowed depends on the task), then the rest.
     const rank = (k: string) => (k === 'task' ? 0 : k === 'methods' ? 1 : 2);
-    for (const [k, v] of [...sets].sort((a, b) => rank(a[0]) - rank(b[0]))) config = withFieldText(config, k, v);
-    if (seed !== null) config = withFieldText(config, 'seed', seed);
+    for (const [k, v] of [...f.sets].sort((a, b) => rank(a[0]) - rank(b[0]))) config = withFieldText(config, k, v);
+    if (f.seed !== null) config = withFieldText(config, 'seed', f.seed);
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(`${e.key}: ${e.expected}`);
     throw e;
   }
-  if (dumpBatch) checkDumpBatch(dumpBatch, iters);
-  return { config, iters, backend, dumpBatch, cpuMaxBytes, help };
+  if (f.dumpBatch) checkDumpBatch(f.dumpBatch, iters);
+  return { config, iters, backend: f.backend, dumpBatch: f.dumpBatch, cpuMaxBytes: f.cpuMaxBytes, help: f.help };
+}
+
+/** The JSON of a --config file; a file that cannot be read or parsed is refused by name. */
+function readConfigFile(file: string): unknown {
+  const text = readInputFile('--config', file, MAX_CONFIG_BYTES);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`--config ${file}: not valid JSON (${(e as Error).message})`);
+  }
+}
+
+function readFlags(argv: string[]): Flags {
+  const f: Flags = { file: null, url: null, itersGiven: false, sets: [], iters: DEFAULT_ITERS, backend: 'cpu', dumpBatch: null, seed: null, cpuMaxBytes: null, help: false };
+  for (const { arg, flag, value } of flagsOf(argv)) {
+    switch (flag) {
+      case '--help':
+      case '-h':
+        f.help = true;
+        break;
+      case '--config':
+        f.file = value();
+        break;
+      case '--url':
+        f.url = value();
+        break;
+      case '--set': {
+        const kv = value();
+        const k = kv.indexOf('=');
+        if (k <= 0) throw new UsageError(`--set ${kv}: expected key=value`);
+        f.sets.push([kv.slice(0, k), kv.slice(k + 1)]);
+        break;
+      }
+      case '--iters': {
+        const v = value();
+        // Parsed and capped as a link's step=N is: one number syntax, one longest run.
+        f.iters = parseNumberText(v);
+        if (!Number.isInteger(f.iters) || f.iters < 0 || f.iters > MAX_LINK_STEP) throw new UsageError(`--iters ${v}: expected a non-negative integer, at most ${MAX_LINK_STEP}`);
+        f.itersGiven = true;
+        break;
+      }
+      case '--backend': {
+        const v = value();
+        if (v !== 'cpu' && v !== 'gpu') throw new UsageError(`--backend ${v}: expected gpu or cpu`);
+        f.backend = v;
+        break;
+      }
+      case '--seed':
+        f.seed = value();
+        break;
+      case '--dump-batch': {
+        const v = value();
+        const m = /^(\d{1,7}):(.+)$/.exec(v);
+        if (!m) throw new UsageError(`--dump-batch ${v}: expected ITER:FILE.json`);
+        f.dumpBatch = { iter: Number(m[1]), file: m[2]! };
+        break;
+      }
+      case '--cpu-memory': {
+        const v = value();
+        const gib = parseNumberText(v);
+        if (!(gib > 0) || !Number.isFinite(gib)) throw new UsageError(`--cpu-memory ${v}: expected a positive number of GiB`);
+        f.cpuMaxBytes = gib * 2 ** 30;
+        break;
+      }
+      default:
+        throw new UsageError(`${arg}: unknown flag; expected --config, --url, --set, --iters, --backend, --seed, --dump-batch, --cpu-memory or --help`);
+    }
+  }
+  return f;
 }
 
 /** A batch dump that could not be written is refused before training, not after it. */
 function checkDumpBatch(d: { iter: number; file: string }, iters: number): void {
   const flag = `--dump-batch ${d.iter}:${d.file}`;
   if (d.iter < 1 || d.iter > iters) throw new UsageError(`${flag}: the iteration must be in [1, ${iters}] (the run's --iters), or no batch would be written`);
-  const dir = dirname(resolve(d.file));
-  let isDir = false;
-  try {
-    isDir = statSync(dir).isDirectory();
-  } catch (e) {
-    throw new UsageError(`${flag}: the folder ${dir} cannot be used (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  if (!isDir) throw new UsageError(`${flag}: ${dir} is not a folder`);
-  try {
-    accessSync(dir, constants.W_OK);
-  } catch {
-    throw new UsageError(`${flag}: the folder ${dir} is not writable`);
-  }
-  try {
-    if (statSync(d.file).isDirectory()) throw new UsageError(`${flag}: ${d.file} is a folder; expected a file name`);
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-  }
+  checkOutFile('--dump-batch', d.file, flag);
 }
 
 export function helpText(): string {
@@ -196,7 +190,7 @@ export function helpText(): string {
     'Method ids for `methods` (the names on the playground\'s cards):',
   ];
   for (const id of METHOD_IDS) {
-    const def = methodRegistry[id] as MethodDef;
+    const def = methodDef(id);
     lines.push(`  ${id.padEnd(16)} ${def.name}${def.estimator ? ' (*)' : ''}: ${def.idea}`);
   }
   lines.push('', 'Other keys:');

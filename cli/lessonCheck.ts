@@ -13,12 +13,17 @@
  *
  * Each (lesson, run, seed) trains in its own child process at nice 10 (cli/sweepPool.ts).
  */
-import { flagsOf } from './args';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { flagsOf, UsageError } from './args';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { checkClaimOnSeeds, heldOutSeeds, lessonById, lessonSeeds, LESSONS, type Lesson, type RunResult, type SeedResults } from '../workers/content/lessons';
 import { trainLessonRun } from '../workers/content/lessonRunner';
+import { checkOutFile, readInputFile } from './paths';
+import { exitWithError } from './printable';
 import { runChild, runPool } from './sweepPool';
+
+/** Largest --load file read: every lesson's runs on both seed sets, rows and last batches, are tens of megabytes. */
+const MAX_LOAD_BYTES = 256 * 1024 * 1024;
 
 interface Job {
   lesson: string;
@@ -55,11 +60,14 @@ export function parse(argv: string[]): { only: string[] | null; jobs: number; jo
     switch (flag) {
       case '--only':
         a.only = v().split(',');
-        for (const id of a.only) if (!lessonById(id)) throw new Error(`--only: unknown lesson "${id}"; expected some of ${LESSONS.map((l) => l.id).join(', ')}`);
+        for (const id of a.only) if (!lessonById(id)) throw new UsageError(`--only: unknown lesson "${id.slice(0, 40)}"; expected some of ${LESSONS.map((l) => l.id).join(', ')}`);
         break;
-      case '--jobs':
-        a.jobs = Math.max(1, Number(v()));
+      case '--jobs': {
+        const x = v();
+        if (!/^\d{1,2}$/.test(x) || Number(x) < 1 || Number(x) > 64) throw new UsageError(`--jobs ${x}: expected a whole number in 1..64`);
+        a.jobs = Number(x);
         break;
+      }
       case '--job':
         a.job = v();
         break;
@@ -71,14 +79,16 @@ export function parse(argv: string[]): { only: string[] | null; jobs: number; jo
         break;
       case '--seeds': {
         const set = v();
-        if (!(SEED_SETS as readonly string[]).includes(set)) throw new Error(`--seeds: expected one of ${SEED_SETS.join(', ')}, got "${set}"`);
+        if (!(SEED_SETS as readonly string[]).includes(set)) throw new UsageError(`--seeds: expected one of ${SEED_SETS.join(', ')}, got "${set.slice(0, 40)}"`);
         a.seeds = set as SeedSet;
         break;
       }
       default:
-        throw new Error(`unknown flag ${arg} (flags: --only id,id  --seeds lesson|held-out|both|fresh  --jobs N  --save results.json  --load results.json)`);
+        throw new UsageError(`${arg}: unknown flag; expected --only id,id, --seeds lesson|held-out|both|fresh, --jobs N, --save results.json or --load results.json`);
     }
   }
+  // Checked before the runs: they take minutes, and their results must not be lost to a path that cannot be written.
+  if (a.save !== null && a.job === null) checkOutFile('--save', a.save);
   return a;
 }
 
@@ -105,17 +115,18 @@ export function report(lesson: Lesson, seeds: readonly number[], label: string, 
 
 /** The saved runs of `jobs`, from a `--save` file; names every job the file lacks. */
 function loadResults(path: string, jobs: Job[]): JobResult[] {
+  const text = readInputFile('--load', path, MAX_LOAD_BYTES);
   let saved: JobResult[];
   try {
-    saved = JSON.parse(readFileSync(path, 'utf8')) as JobResult[];
+    saved = JSON.parse(text) as JobResult[];
   } catch (e) {
-    throw new Error(`--load ${path}: not a file this command saved (${(e as Error).message}); write one with --save`);
+    throw new UsageError(`--load ${path}: not a file this command saved (${(e as Error).message}); write one with --save`);
   }
-  if (!Array.isArray(saved)) throw new Error(`--load ${path}: expected the list of runs --save writes, found ${typeof saved}`);
+  if (!Array.isArray(saved)) throw new UsageError(`--load ${path}: expected the list of runs --save writes, found ${typeof saved}`);
   const key = (j: Job) => `${j.lesson}/${j.run}/${j.seed}`;
   const byKey = new Map(saved.map((r) => [key(r), r]));
   const missing = jobs.filter((j) => !byKey.has(key(j)));
-  if (missing.length) throw new Error(`--load ${path}: no saved run for ${missing.slice(0, 5).map(key).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}; train them (drop --load) or pick the seeds that were saved (--seeds)`);
+  if (missing.length) throw new UsageError(`--load ${path}: no saved run for ${missing.slice(0, 5).map(key).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}; train them (drop --load) or pick the seeds that were saved (--seeds)`);
   return jobs.map((j) => byKey.get(key(j))!);
 }
 
@@ -154,8 +165,5 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((e) => {
-    process.stderr.write(`${(e as Error).message}\n`);
-    process.exit(1);
-  });
+  main().catch(exitWithError);
 }

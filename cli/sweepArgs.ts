@@ -1,6 +1,15 @@
-/** The flags both sweeps take (cli/sweepTasks.ts, cli/sweepMethods.ts). */
-import { flagsOf } from './args';
+/**
+ * The flags both sweeps take (cli/sweepTasks.ts, cli/sweepMethods.ts). A bad flag or value throws
+ * a UsageError naming it, and the output file is checked (cli/paths.ts) before any run starts: a
+ * sweep takes minutes to hours, and its table must not be lost to a path it could never write.
+ */
+import { parseSeedRanges, SeedTextError } from '../workers/core/seedRanges';
+import { flagsOf, UsageError } from './args';
 import { INTERVALS, type IntervalKind } from './pairedStats';
+import { checkOutFile } from './paths';
+
+/** Most seeds one sweep runs each setting on. */
+export const MAX_SWEEP_SEEDS = 1000;
 
 export interface SweepArgs {
   seeds: number[];
@@ -18,7 +27,17 @@ export interface SweepArgs {
   job: string | null;
 }
 
-export function parseSweepArgs(argv: string[], defaults: { seeds: number[]; out: string }, help: string): SweepArgs {
+/** A whole number in [lo, hi] for `flag`, or a UsageError naming it. */
+function wholeNumber(flag: string, text: string, lo: number, hi: number): number {
+  if (!/^\d{1,6}$/.test(text) || Number(text) < lo || Number(text) > hi) throw new UsageError(`${flag} ${text}: expected a whole number in ${lo}..${hi}`);
+  return Number(text);
+}
+
+/**
+ * The sweep's flags; `known` lists what --only may name (tasks or method ids). The output file is
+ * checked here, before the sweep runs; `-` is stdout.
+ */
+export function parseSweepArgs(argv: string[], defaults: { seeds: number[]; out: string }, help: string, known: readonly string[] = []): SweepArgs {
   const a: SweepArgs = { seeds: defaults.seeds, jobs: 2, out: defaults.out, scale: 1, only: null, interval: 't', job: null };
   for (const { arg, flag, value: v } of flagsOf(argv)) {
     switch (flag) {
@@ -27,22 +46,30 @@ export function parseSweepArgs(argv: string[], defaults: { seeds: number[]; out:
         break;
       case '--interval': {
         const x = v();
-        if (!(INTERVALS as readonly string[]).includes(x)) throw new Error(`--interval: expected one of ${INTERVALS.join(', ')}, got "${x}"`);
+        if (!(INTERVALS as readonly string[]).includes(x)) throw new UsageError(`--interval: expected one of ${INTERVALS.join(', ')}, got "${x}"`);
         a.interval = x as IntervalKind;
         break;
       }
       case '--jobs':
-        a.jobs = Math.max(1, Number(v()));
+        a.jobs = wholeNumber('--jobs', v(), 1, 64);
         break;
       case '--out':
         a.out = v();
         break;
-      case '--scale':
-        a.scale = Number(v());
+      case '--scale': {
+        const x = v();
+        const n = Number(x);
+        if (!/^\d*\.?\d+$/.test(x) || !(n > 0 && n <= 100)) throw new UsageError(`--scale ${x}: expected a number above 0, at most 100`);
+        a.scale = n;
         break;
-      case '--only':
-        a.only = v().split(',');
+      }
+      case '--only': {
+        const x = v();
+        a.only = x.split(',');
+        const bad = a.only.filter((id) => !known.includes(id));
+        if (known.length && bad.length) throw new UsageError(`--only: unknown "${bad[0]!.slice(0, 40)}"; expected some of ${known.join(', ')}`);
         break;
+      }
       case '--job':
         a.job = v();
         break;
@@ -52,23 +79,19 @@ export function parseSweepArgs(argv: string[], defaults: { seeds: number[]; out:
         process.exit(0);
         break;
       default:
-        throw new Error(`unknown flag ${arg}`);
+        throw new UsageError(`${arg}: unknown flag; expected --seeds, --jobs, --out, --scale, --only, --interval or --help`);
     }
   }
+  if (a.out !== '-' && a.job === null) checkOutFile('--out', a.out);
   return a;
 }
 
-/** `1,2,5-8` -> [1, 2, 5, 6, 7, 8]; anything else is an error naming the flag. */
-export function parseSeeds(text: string): number[] {
-  const out: number[] = [];
-  for (const part of text.split(',')) {
-    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
-    if (!m) throw new Error(`--seeds: expected seeds and ranges like 1,2,5-8, got "${part}"`);
-    const lo = Number(m[1]);
-    const hi = m[2] === undefined ? lo : Number(m[2]);
-    if (hi < lo || hi - lo > 10_000) throw new Error(`--seeds: bad range "${part}"`);
-    for (let x = lo; x <= hi; x++) out.push(x);
+/** `1,2,5-8` -> [1, 2, 5, 6, 7, 8], counted before it is expanded; anything else is a UsageError naming the flag. */
+export function parseSeeds(text: string, max = MAX_SWEEP_SEEDS): number[] {
+  try {
+    return parseSeedRanges(text, max);
+  } catch (e) {
+    if (e instanceof SeedTextError) throw new UsageError(`--seeds: ${e.message}`);
+    throw e;
   }
-  if (new Set(out).size !== out.length) throw new Error(`--seeds: a seed is listed twice in "${text}"`);
-  return out;
 }

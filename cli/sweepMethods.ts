@@ -20,6 +20,7 @@ import { defaultConfig, withFieldText, type RunConfig } from '../workers/core/co
 import { METHOD_IDS, methodDef } from '../workers/core/methods';
 import type { MetricRow } from '../workers/core/metrics';
 import { createTrainer } from '../workers/core/trainer';
+import { exitWithError, printable } from './printable';
 import { parseSweepArgs } from './sweepArgs';
 import { pairedDiff, verdict, type IntervalKind } from './pairedStats';
 import { runChild, runPool } from './sweepPool';
@@ -225,7 +226,7 @@ const HELP =
   '  --only keeps some methods (and their baselines); --interval: Student\'s t (default) or a seeded bootstrap.\n';
 
 async function main(): Promise<void> {
-  const args = parseSweepArgs(process.argv.slice(2), { seeds: [1, 2, 3, 4, 5, 6, 7, 8], out: 'docs/METHODS_RESULTS.md' }, HELP);
+  const args = parseSweepArgs(process.argv.slice(2), { seeds: [1, 2, 3, 4, 5, 6, 7, 8], out: 'docs/METHODS_RESULTS.md' }, HELP, METHOD_IDS.filter((id) => CLAIMS[id]));
   if (args.job) {
     const j = JSON.parse(args.job) as { key: string; seed: number; scale: number };
     process.stdout.write(JSON.stringify(await runOne(j.key, j.seed, j.scale)) + '\n');
@@ -238,15 +239,12 @@ async function main(): Promise<void> {
   const results = await runPool(jobs, args.jobs, (j) => runChild<typeof j, RunResult>(fileURLToPath(import.meta.url), j), (r) =>
     process.stderr.write(`${r.key} seed ${r.seed}: ${r.seconds.toFixed(0)} s (${++done}/${jobs.length})\n`),
   );
-  const command = `npm run -s sweep:methods -- ${process.argv.slice(2).join(' ')}`.trim();
+  const command = `npm run -s sweep:methods -- ${process.argv.slice(2).map(printable).join(' ')}`.trim();
   const table = renderTable(results, args.seeds, command, (Date.now() - t0) / 60000, args.interval);
   if (args.out === '-') process.stdout.write(table + '\n');
   else writeSection(args.out, table, 'cli/sweepMethods.ts');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((e) => {
-    process.stderr.write(`${(e as Error).message}\n`);
-    process.exit(1);
-  });
+  main().catch(exitWithError);
 }

@@ -15,6 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createCpuBackend } from '../workers/core/cpuBackend';
+import { exitWithError, printable } from './printable';
 import { parseSweepArgs } from './sweepArgs';
 import { runChild, runPool } from './sweepPool';
 import { defaultConfig, withFieldText, type RunConfig } from '../workers/core/config';
@@ -164,7 +165,7 @@ const HELP =
   '  --scale multiplies every setting\'s GRPO iterations (a quick look: 0.2); --only keeps some tasks (task,task).\n';
 
 async function main(): Promise<void> {
-  const a = parseSweepArgs(process.argv.slice(2), { seeds: [1, 2], out: 'docs/TASKS.md' }, HELP);
+  const a = parseSweepArgs(process.argv.slice(2), { seeds: [1, 2], out: 'docs/TASKS.md' }, HELP, [...new Set(SETTINGS.map((s) => s.task))]);
   if (a.job) {
     const j = JSON.parse(a.job) as { setting: number; seed: number; iters: number };
     const r = await runJob(SETTINGS[j.setting]!, j.seed, j.iters);
@@ -181,19 +182,16 @@ async function main(): Promise<void> {
         `GRPO ${r.iters} iters ${f2(r.success)} (all-equal ${f2(r.allEqualEnd)}), ${r.seconds.toFixed(0)} s\n`,
     ),
   );
-  const cmd = 'npx tsx --import ./cli/registerRaw.mjs cli/sweepTasks.ts' + process.argv.slice(2).map((x) => ` ${x}`).join('');
+  const cmd = 'npx tsx --import ./cli/registerRaw.mjs cli/sweepTasks.ts' + process.argv.slice(2).map((x) => ` ${printable(x)}`).join('');
   const table = renderTable(results, a.seeds, cmd, (Date.now() - t0) / 60000);
   if (a.out === '-') process.stdout.write(table + '\n');
   else {
     writeSection(a.out, table);
-    process.stderr.write(`table written to ${a.out}\n`);
+    process.stderr.write(`table written to ${printable(a.out)}\n`);
   }
 }
 
 const isMain = process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1];
 if (isMain) {
-  main().catch((e: unknown) => {
-    process.stderr.write(`error: ${(e as Error).stack ?? String(e)}\n`);
-    process.exit(1);
-  });
+  main().catch(exitWithError);
 }

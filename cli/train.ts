@@ -6,12 +6,13 @@ import { writeFileSync } from 'node:fs';
 import type { Backend, RunShape } from '../workers/core/backend';
 import { CpuMemoryError, createCpuBackend } from '../workers/core/cpuBackend';
 import { createTrainer, NonFiniteError } from '../workers/core/trainer';
+import { dumpBatch } from '../workers/formats/batchDump';
 import { helpText, parseArgs, UsageError, type CliOptions } from './args';
-import { printable } from './printable';
+import { errorLine, printable } from './printable';
 
 /** One line on stderr, escaped, then the exit: 2 for a bad input, 1 for a run that failed. */
 function fail(message: string, status: 1 | 2): never {
-  process.stderr.write(`error: ${printable(message)}\n`);
+  process.stderr.write(errorLine(message));
   process.exit(status);
 }
 
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setImmediate(r));
     if (opts.dumpBatch && opts.dumpBatch.iter === row.iter) {
       try {
-        writeFileSync(opts.dumpBatch.file, JSON.stringify(await trainer.dumpBatch(), null, 1));
+        writeFileSync(opts.dumpBatch.file, JSON.stringify(await dumpBatch(trainer), null, 1));
       } catch (e) {
         fail(`--dump-batch: could not write ${opts.dumpBatch.file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, 1);
       }

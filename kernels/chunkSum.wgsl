@@ -4,12 +4,6 @@
 // It overwrites its range of the destination bound as `grads` (the gradient of this minibatch, or
 // slotGrad's own G buffer), as the one-pass kernels did.
 
-struct ChunkSum {
-  outputs: u32,
-  chunks: u32,
-  dstOff: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: ChunkSum;
 @group(0) @binding(1) var<storage, read> partials: array<f32>;      // [chunks, outputs]
 @group(0) @binding(2) var<storage, read_write> grads: array<f32>;   // flat gradient (paramLayout)

@@ -1,7 +1,8 @@
 /**
- * Host-side plumbing shared by the kernel modules: WGSL source assembly (common.wgsl joined in
- * front of each kernel), a per-device pipeline cache, uniform structs mirrored from
- * WGSL as one field table, and 2-D dispatch grids (more than 65535 workgroups).
+ * Host-side plumbing shared by the kernel modules: WGSL source assembly (common.wgsl and the
+ * kernel's uniform structs joined in front of each kernel), a per-device pipeline cache, uniform
+ * structs declared once as a field table (the WGSL struct is written from it), and 2-D dispatch
+ * grids (more than 65535 workgroups).
  *
  * A kernel is `defineKernel({...})`; `spec.create(device)` gives `{ bind, encode, destroy }`. Each
  * `bind(buffers, config)` makes one dispatch configuration with its own uniform buffer and bind
@@ -27,9 +28,17 @@ export const MapMode = { READ: 0x1 } as const;
 
 export type ScalarType = 'u32' | 'i32' | 'f32';
 
-/** A WGSL uniform struct of 4-byte scalars, in declaration order. Mirror the WGSL struct exactly. */
+/**
+ * A WGSL uniform struct of 4-byte scalars, in declaration order: the one description of it. The
+ * WGSL declaration (`wgsl`) is written from it and joined in front of the kernels that bind it, so
+ * the WGSL files declare no uniform struct of their own.
+ */
 export interface UniformLayout<N extends string> {
+  /** The WGSL struct's name (the type of the kernel's `var<uniform>`). */
+  readonly struct: string;
   readonly fields: ReadonlyArray<readonly [N, ScalarType]>;
+  /** `struct <name> { field: type, ... }`, as WGSL declares it. */
+  readonly wgsl: string;
   /** Byte offset of each field. */
   readonly offsets: Readonly<Record<N, number>>;
   /** Buffer size in bytes (rounded up to 16). */
@@ -37,12 +46,14 @@ export interface UniformLayout<N extends string> {
   pack(values: Readonly<Record<N, number>>): ArrayBuffer;
 }
 
-export function uniformLayout<const N extends string>(fields: ReadonlyArray<readonly [N, ScalarType]>): UniformLayout<N> {
+export function uniformLayout<const N extends string>(struct: string, fields: ReadonlyArray<readonly [N, ScalarType]>): UniformLayout<N> {
   const offsets = {} as Record<N, number>;
   fields.forEach(([name], i) => (offsets[name] = 4 * i));
   const size = Math.max(16, Math.ceil((4 * fields.length) / 16) * 16);
   return {
+    struct,
     fields,
+    wgsl: `struct ${struct} {\n${fields.map(([name, type]) => `  ${name}: ${type},\n`).join('')}}\n`,
     offsets,
     size,
     pack(values) {
@@ -114,6 +125,11 @@ export interface KernelSpec<C, BN extends string, N extends string> {
    */
   bindings: ReadonlyArray<BN> | Readonly<Record<BN, number>>;
   uniform: UniformLayout<N>;
+  /**
+   * Every uniform struct the kernel's WGSL file reads, where it is more than the kernel's own: a
+   * file of several entry points declares each one's (their structs are joined in front of it).
+   */
+  fileUniforms?: ReadonlyArray<UniformLayout<string>>;
   values(c: C): Readonly<Record<N, number>>;
   /** Workgroups the dispatch needs in all. */
   workgroups(c: C): number;
@@ -265,13 +281,17 @@ export function grid2d(total: number, maxPerDim = 65535): [number, number] {
 }
 
 /**
- * A kernel's whole WGSL: the feature's directives, common.wgsl, a marker line, then its own source
- * (the layout wgslLocation maps compiler lines back through).
+ * A kernel's whole WGSL: the feature's directives, common.wgsl, the uniform structs written from
+ * their layouts, a marker line, then its own source (the layout wgslLocation maps compiler lines
+ * back through).
  */
-export function kernelSource(file: string, wgsl: string, requires?: KernelFeature): string {
+export function kernelSource(file: string, wgsl: string, requires?: KernelFeature, uniforms: ReadonlyArray<UniformLayout<string>> = []): string {
   const directives = requires ? FEATURE_DIRECTIVES[requires] : '';
-  return `${directives}${commonWGSL}\n// ---- ${file}.wgsl ----\n${wgsl}`;
+  const structs = uniforms.map((u) => u.wgsl).join('');
+  return `${directives}${commonWGSL}\n${structs}${fileMarker(file)}\n${wgsl}`;
 }
+
+const fileMarker = (file: string) => `// ---- ${file}.wgsl ----`;
 
 export function defineKernel<C, const BN extends string, const N extends string>(
   spec: KernelSpec<C, BN, N>,
@@ -279,7 +299,7 @@ export function defineKernel<C, const BN extends string, const N extends string>
   type B = Record<BN, BufferArg>;
   const wg = spec.workgroupSize;
   if (!(wg > 0 && (wg & (wg - 1)) === 0)) throw new Error(`${spec.label}: workgroup size ${wg} must be a power of two`);
-  const source = kernelSource(spec.file ?? spec.label, spec.wgsl, spec.requires);
+  const source = kernelSource(spec.file ?? spec.label, spec.wgsl, spec.requires, spec.fileUniforms ?? [spec.uniform]);
   const base = {
     label: spec.label,
     source,
@@ -362,15 +382,19 @@ export function defineKernel<C, const BN extends string, const N extends string>
   };
 }
 
-/** Lines that common.wgsl and the separator comment add in front of a kernel's own source. */
-const PREFIX_LINES = commonWGSL.split('\n').length + 1;
-
-/** File and line of a line number in a joined kernel source (`file`: the kernel's WGSL file, without .wgsl). */
-export function wgslLocation(file: string, lineNum: number, requires?: KernelFeature): string {
+/**
+ * File and line of a line number in a joined kernel source (kernelSource; `file`: the kernel's WGSL
+ * file, without .wgsl): its feature directives, common.wgsl, its uniform structs, or its own file.
+ */
+export function wgslLocation(source: string, file: string, lineNum: number, requires?: KernelFeature): string {
+  const lines = source.split('\n');
   const d = requires ? FEATURE_DIRECTIVES[requires].split('\n').length - 1 : 0;
+  const common = commonWGSL.split('\n').length;
+  const marker = lines.indexOf(fileMarker(file)) + 1;
   if (lineNum <= d) return `${file} directives:${lineNum}`;
-  const n = lineNum - d;
-  return n > PREFIX_LINES ? `${file}.wgsl:${n - PREFIX_LINES}` : `common.wgsl:${n}`;
+  if (lineNum <= d + common) return `common.wgsl:${lineNum - d}`;
+  if (lineNum <= marker) return `${file} uniform structs (kernels/*.ts uniformLayout):${lineNum - d - common}`;
+  return `${file}.wgsl:${lineNum - marker}`;
 }
 
 /** Kernels that did not compile, each with its WGSL file and line where the compiler gave one. */
@@ -428,7 +452,7 @@ export async function compileKernels(device: GPUDevice, kernels: ReadonlyArray<K
     const info = await (entry ? (entry.compilation ??= entry.module.getCompilationInfo()) : module.getCompilationInfo());
     const messages = info.messages
       .filter((m) => m.type === 'error')
-      .map((m) => `${wgslLocation(k.file ?? k.label, m.lineNum, k.requires)}:${m.linePos}: ${m.message}`);
+      .map((m) => `${wgslLocation(k.source, k.file ?? k.label, m.lineNum, k.requires)}:${m.linePos}: ${m.message}`);
     return [...messages, ...problems];
   });
   const problems = (await Promise.all(checks)).flat();

@@ -51,8 +51,8 @@ export interface ChunkSumConfig {
   dstOff: number;
 }
 
-/** Mirrors `struct ChunkSum` in chunkSum.wgsl. */
-export const CHUNK_SUM_UNIFORM = uniformLayout([['outputs', 'u32'], ['chunks', 'u32'], ['dstOff', 'u32']] as const);
+/** `struct ChunkSum` of chunkSum.wgsl. */
+export const CHUNK_SUM_UNIFORM = uniformLayout('ChunkSum', [['outputs', 'u32'], ['chunks', 'u32'], ['dstOff', 'u32']] as const);
 
 /** Pass 2: buffers partials [chunks, outputs] and grads (writes grads[dstOff .. dstOff + outputs)). */
 export const chunkSumKernel = defineKernel({

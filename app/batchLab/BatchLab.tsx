@@ -1,5 +1,5 @@
 /**
- * The Batch lab panel (issue 6): freeze the last iteration's batch, choose 1-4 method sets, and
+ * The Batch lab panel: freeze the last iteration's batch, choose 1-4 method sets, and
  * re-score the batch under all of them in the worker (api.rescore). One column per set, side by
  * side: a chosen group's trajectories as rows of tokens coloured by advantage, aggregation weight
  * or gradient weight (or their difference from the first column), per-turn rewards, a summary and
@@ -8,7 +8,7 @@
 import { useId, useMemo, useState, type CSSProperties } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { LabResult } from '../../workers/core/batchLab';
-import { methodRegistry, type MethodDef } from '../../workers/meta';
+import { methodRegistry } from '../../workers/meta';
 import { toggledMethods } from '../methodToggle';
 import { useAppStore } from '../store';
 import {
@@ -32,9 +32,18 @@ import {
   type Quantity,
 } from './labModel';
 import { frozenStale, useLabSets, useLabStore, type LabRun, type LiveRun } from './labStore';
+import { useExplainStore } from '../explain/explainStore';
+import { ExplainNum } from '../explain/ExplainDialog';
+
+/** Row i of trajectory n as an index into the set's token list (its policy rows, in order). */
+function tokenIndex(r: LabResult, n: number, i: number): number {
+  let k = 0;
+  for (let j = n * r.Tp; j < i; j++) if (r.mask[j]) k++;
+  return k;
+}
 import './batchLab.css';
 
-const METHODS = Object.values(methodRegistry) as MethodDef[];
+const METHODS = Object.values(methodRegistry);
 
 function useLive(): LiveRun {
   return useAppStore(
@@ -98,12 +107,12 @@ function SetsEditor() {
   const config = useAppStore((s) => s.config);
   const edited = useLabStore((s) => s.sets !== null);
   const { addSet, removeSet, resetSets } = useLabStore.getState();
-  const presets = useMemo(() => presetSets(config.methods as string[]), [config.methods]);
+  const presets = useMemo(() => presetSets(config.methods), [config.methods]);
   const [choice, setChoice] = useState('igpo');
   const preset = presets.find((p) => p.key === choice) ?? presets[0]!;
   const addBlocker =
     sets.length >= MAX_SETS ? `At most ${MAX_SETS} sets: remove one first.` : sets.some((s) => sameSet(s, preset.methods)) ? `${preset.label} is already a set.` : null;
-  const runSet = config.methods as string[];
+  const runSet = config.methods;
   const addReasonId = useId();
   const addId = useId();
   const add = () => {
@@ -227,10 +236,15 @@ function Legend({ quantity, scale, diff }: { quantity: Quantity; scale: number; 
 
 function TrajRow({ r, n, col, values, quantity, scale }: { r: LabResult; n: number; col: LabResult['columns'][number]; values: Float32Array; quantity: Quantity; scale: number }) {
   const q = QUANTITIES.find((x) => x.id === quantity)!;
+  const source = { kind: 'lab' as const, methods: col.methods, iter: r.iter };
+  const open = useExplainStore((s) => s.open);
   return (
     <div className="lab-traj" role="group" aria-label={`Trajectory ${n}, reward ${formatValue(r.reward[n]!, 2)}`}>
       <span className="lab-traj-label">
-        #{n} · R {formatValue(r.reward[n]!, 2)}
+        #{n} · R{' '}
+        <ExplainNum r={{ kind: 'reward', traj: n }} source={source} label={`reward of trajectory ${n} under ${col.methods.join(' + ')}: explain`}>
+          {formatValue(r.reward[n]!, 2)}
+        </ExplainNum>
       </span>
       {turnsOf(r, n).map(({ turn, rows }) => {
         const tr = col.turnRewards[n * r.maxTurns + turn] ?? 0;
@@ -240,15 +254,25 @@ function TrajRow({ r, n, col, values, quantity, scale }: { r: LabResult; n: numb
               const v = values[i]!;
               const text = r.vocab[r.tokens[i]!] ?? `#${r.tokens[i]}`;
               return (
-                <span key={i} className={`lab-tok ${v === 0 ? 'zero' : ''}`} style={tokenStyle(v, scale, UP_SIGN[quantity])} title={`${text} (turn ${turn + 1}): ${q.label} ${signed(v, 4)}`}>
+                <button
+                  type="button"
+                  key={i}
+                  className={`lab-tok ${v === 0 ? 'zero' : ''}`}
+                  style={tokenStyle(v, scale, UP_SIGN[quantity])}
+                  title={`${text} (turn ${turn + 1}): ${q.label} ${signed(v, 4)}`}
+                  onClick={() => open({ source, ref: { kind: 'token', q: quantity, traj: n, tok: tokenIndex(r, n, i) } })}
+                >
                   {text}
                   <span className="visually-hidden"> {signed(v, 4)};</span>
-                </span>
+                </button>
               );
             })}
             {tr !== 0 && (
               <span className="lab-turn-reward" title={`Turn ${turn + 1} reward under this set`}>
-                r{turn + 1} {signed(tr, 2)}
+                r{turn + 1}{' '}
+                <ExplainNum r={{ kind: 'turn_reward', traj: n, turn }} source={source} label={`turn ${turn + 1} reward of trajectory ${n} under ${col.methods.join(' + ')}: explain`}>
+                  {signed(tr, 2)}
+                </ExplainNum>
               </span>
             )}
           </span>
@@ -336,7 +360,15 @@ function DataTable({ id, run, group, views, quantity, diff }: { id: string; run:
                   <td>{turn + 1}</td>
                   <td className="lab-table-token">{r.vocab[r.tokens[i]!] ?? r.tokens[i]}</td>
                   {scored.map((v) => (
-                    <td key={v.index}>{formatValue(v.values![i]!, 6)}</td>
+                    <td key={v.index}>
+                      <ExplainNum
+                        r={{ kind: 'token', q: quantity, traj: n, tok: tokenIndex(r, n, i) }}
+                        source={{ kind: 'lab', methods: v.methods, iter: r.iter }}
+                        label={`${q.label} of trajectory ${n}, token ${tokenIndex(r, n, i)} under set ${v.index + 1}: explain`}
+                      >
+                        {formatValue(v.values![i]!, 6)}
+                      </ExplainNum>
+                    </td>
                   ))}
                   {scored.map((v) => (
                     <td key={`tr-${v.index}`}>{k === 0 ? formatValue(v.col!.turnRewards[n * r.maxTurns + turn] ?? 0, 6) : ''}</td>

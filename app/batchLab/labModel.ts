@@ -3,7 +3,7 @@
  * the groups of a re-scored batch, per-column summaries and the diverging colour scale. No React,
  * no training math: the numbers come from the worker's `rescore` (workers/core/batchLab.ts).
  */
-import { ConfigError, ESTIMATOR_IDS, methodRegistry, withMethods, type MethodDef, type RunConfig } from '../../workers/meta';
+import { ConfigError, ESTIMATOR_IDS, methodRegistry, withMethods, type RunConfig } from '../../workers/meta';
 import type { LabColumn, LabResult } from '../../workers/core/batchLab';
 
 export const MIN_SETS = 1;
@@ -30,7 +30,7 @@ export const QUANTITIES: Array<{ id: Quantity; label: string; short: string; doc
 /** Which sign is drawn blue ("pushed up"): a negative d(loss)/d(logp) raises the token. */
 export const UP_SIGN: Record<Quantity, 1 | -1> = { adv: 1, weight: 1, grad: -1 };
 
-const METHODS = methodRegistry as Record<string, MethodDef>;
+const METHODS = methodRegistry;
 
 export function methodName(id: string): string {
   return METHODS[id]?.name ?? id;
@@ -53,7 +53,7 @@ export function defaultSets(runMethods: readonly string[]): string[][] {
 
 /** Sets the "Add a set" menu offers: each advantage estimator alone, and the run's own set. */
 export function presetSets(runMethods: readonly string[]): Array<{ key: string; label: string; methods: string[] }> {
-  const out = (ESTIMATOR_IDS as readonly string[]).map((id) => ({ key: id, label: methodName(id), methods: [id] }));
+  const out = ESTIMATOR_IDS.map((id) => ({ key: id, label: methodName(id), methods: [id] }));
   out.unshift({ key: 'run', label: `The run’s set (${setLabel(runMethods)})`, methods: [...runMethods] });
   return out;
 }

@@ -51,7 +51,7 @@ export interface LabState {
 }
 
 function currentSets(s: LabState): string[][] {
-  return s.sets ?? defaultSets(useAppStore.getState().config.methods as string[]);
+  return s.sets ?? defaultSets(useAppStore.getState().config.methods);
 }
 
 export interface LiveRun {
@@ -150,6 +150,6 @@ export const useLabStore = create<LabState>()((set, get) => ({
 /** The sets the lab shows now (the defaults until the first edit). */
 export function useLabSets(): string[][] {
   const sets = useLabStore((s) => s.sets);
-  const methods = useAppStore((s) => s.config.methods) as string[];
+  const methods = useAppStore((s) => s.config.methods);
   return sets ?? defaultSets(methods);
 }

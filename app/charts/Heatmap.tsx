@@ -3,7 +3,8 @@
  * values at the bottom), each column scaled to its own maximum so the shape is visible whatever
  * the token count. Optional horizontal guide lines (the clip bounds) are drawn over it.
  */
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, type MouseEvent as ReactMouseEvent } from 'react';
+import { fractionAlong } from './scale';
 import './Heatmap.css';
 
 /** Viridis-like stops, dark (empty) to bright (the column's mode). */
@@ -33,9 +34,11 @@ export interface HeatmapProps {
   guides?: Array<{ value: number; color: string }>;
   height: number;
   label: string;
+  /** Called with the (column, bin) of a click on the map; the same cells are buttons in the chart's data table. */
+  onCell?: (column: number, bin: number) => void;
 }
 
-export function HeatmapCanvas({ columns, edges, guides = [], height, label }: HeatmapProps) {
+export function HeatmapCanvas({ columns, edges, guides = [], height, label, onCell }: HeatmapProps) {
   const ref = useRef<HTMLCanvasElement>(null);
   /** CSS pixels, from the ResizeObserver; 0 until its first callback. */
   const width = useRef(0);
@@ -61,7 +64,18 @@ export function HeatmapCanvas({ columns, edges, guides = [], height, label }: He
     return () => ro.disconnect();
   }, []);
 
-  return <canvas ref={ref} className="heatmap-canvas" style={{ height }} role="img" aria-label={label} />;
+  const click = onCell
+    ? (e: ReactMouseEvent<HTMLCanvasElement>) => {
+        const box = e.currentTarget.getBoundingClientRect();
+        const n = columns.length;
+        const bins = edges.length - 1;
+        if (n === 0 || bins <= 0 || box.width <= 0 || box.height <= 0) return;
+        const c = Math.min(n - 1, Math.max(0, Math.floor(((e.clientX - box.left) / box.width) * n)));
+        const b = bins - 1 - Math.min(bins - 1, Math.max(0, Math.floor(((e.clientY - box.top) / box.height) * bins)));
+        onCell(c, b);
+      }
+    : undefined;
+  return <canvas ref={ref} className={`heatmap-canvas ${onCell ? 'clickable' : ''}`} style={{ height }} role="img" aria-label={label} onClick={click} />;
 }
 
 function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, { columns, edges, guides = [], height }: Omit<HeatmapProps, 'label'>): void {
@@ -116,7 +130,8 @@ function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, { columns, edg
   ctx.setLineDash([4 * dpr, 3 * dpr]);
   for (const g of guides) {
     if (!Number.isFinite(g.value) || g.value <= lo || g.value >= hi) continue;
-    const y = h - ((g.value - lo) / (hi - lo)) * h;
+    const y = h - fractionAlong(g.value, lo, hi) * h;
+    if (!Number.isFinite(y)) continue;
     ctx.strokeStyle = g.color;
     ctx.beginPath();
     ctx.moveTo(0, y);

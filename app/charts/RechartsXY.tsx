@@ -17,8 +17,9 @@ import { useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
 import { Area, CartesianGrid, ComposedChart, Line, ReferenceArea, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
 import { queueDraw } from './drawQueue';
+import { fitLabel, rechartsInput } from './plot';
 import { ticksWithin } from './scale';
-import type { XYChartProps } from './XYChart';
+import type { XYBand, XYChartProps, XYMarker } from './XYChart';
 import { XYLegend } from './XYLegend';
 
 /** A band's opacity, as the SVG chart's (.xy-band). */
@@ -39,12 +40,15 @@ function rangeOf(range: [string, string]): (d: unknown) => [number, number] {
   return f;
 }
 
+const NO_MARKERS: XYMarker[] = [];
+const NO_BANDS: XYBand[] = [];
+
 /** Room Recharts leaves for the y axis and at the right (as the SVG chart's). */
 const Y_AXIS = 56;
 const RIGHT = 12;
 
 export default function RechartsXY(props: XYChartProps) {
-  const { data, xKey, series, x, y, height, markers = [], bands = [], tooltipTitle, valueFormat, label, legend, xGrid = true } = props;
+  const { data, xKey, series, x, y, height, markers = NO_MARKERS, bands = NO_BANDS, tooltipTitle, valueFormat, label, legend, xGrid = true } = props;
   const box = useRef<HTMLDivElement>(null);
   const [width, setWidth] = useState(0);
   useLayoutEffect(() => {
@@ -67,24 +71,28 @@ export default function RechartsXY(props: XYChartProps) {
       ro.disconnect();
     };
   }, []);
+  // Axes that can be drawn and every value held inside them (app/charts/plot.ts), as for the SVG
+  // chart: Recharts is never handed a 1e308 or a NaN to map.
+  const input = useMemo(() => rechartsInput({ data, xKey, series, x, y, height, markers, bands }), [data, xKey, series, x, y, height, markers, bands]);
   const xTicks = useMemo(() => {
-    if (x.ticks) return x.ticks;
+    if (input.xTicks) return input.xTicks;
     // Integer ticks as dense as their labels allow (about 7 px a digit, 20 px apart), as the SVG chart.
-    const chars = Math.max(x.format(x.domain[0]).length, x.format(x.domain[1]).length);
-    return ticksWithin(x.domain[0], x.domain[1], 1 + Math.max(1, Math.floor((width - Y_AXIS - RIGHT) / (chars * 7 + 20))), true);
-  }, [x, width]);
+    const [d0, d1] = input.xDomain;
+    const chars = Math.max(x.format(d0).length, x.format(d1).length);
+    return ticksWithin(d0, d1, 1 + Math.max(1, Math.floor((width - Y_AXIS - RIGHT) / (chars * 7 + 20))), true);
+  }, [input, x, width]);
   return (
     <div className="xy-chart">
       <div ref={box} role="img" aria-label={label} style={{ height }}>
         {width > 0 && (
-          <ComposedChart width={width} height={height} data={data as object[]} margin={{ top: 4, right: RIGHT, bottom: 0, left: 0 }}>
+          <ComposedChart width={width} height={height} data={input.data} margin={{ top: 4, right: RIGHT, bottom: 0, left: 0 }}>
             <CartesianGrid vertical={xGrid} stroke="#e6e8eb" />
-            <XAxis dataKey={xKey} type="number" domain={x.domain} ticks={xTicks} interval={0} tickFormatter={x.format} allowDataOverflow fontSize={11} />
-            <YAxis type="number" domain={y.domain} ticks={y.ticks} interval={0} tickFormatter={y.format} allowDataOverflow width={Y_AXIS} fontSize={11} />
-            {bands.map((b, i) => (
+            <XAxis dataKey={xKey} type="number" domain={input.xDomain} ticks={xTicks} interval={0} tickFormatter={(v: number) => fitLabel(x.format, v)} allowDataOverflow fontSize={11} />
+            <YAxis type="number" domain={input.yDomain} ticks={input.yTicks} interval={0} tickFormatter={(v: number) => fitLabel(y.format, v)} allowDataOverflow width={Y_AXIS} fontSize={11} />
+            {input.bands.map((b, i) => (
               <ReferenceArea key={`b${i}`} x1={b.x1} x2={b.x2} fill={b.fill} fillOpacity={b.opacity} ifOverflow="hidden" label={b.label} />
             ))}
-            {markers.map((m, i) => (
+            {input.markers.map((m, i) => (
               <ReferenceLine key={`m${i}`} x={m.x} stroke={m.color} strokeDasharray={m.dash} ifOverflow="hidden" label={m.label} />
             ))}
             {series.map(
@@ -118,7 +126,7 @@ export default function RechartsXY(props: XYChartProps) {
                   stroke={s.color}
                   strokeDasharray={s.dash}
                   strokeWidth={s.width ?? 1.5}
-                  dot={data.length === 1}
+                  dot={input.data.length === 1}
                   isAnimationActive={false}
                 />
               ),

@@ -15,8 +15,9 @@
  * recharts-reference-line, recharts-reference-area, recharts-cartesian-axis-tick-value,
  * recharts-legend-item-text. Colours are attributes, so an exported SVG looks the same on its own.
  */
-import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
-import { indexAt, linear, linePath, lonePoints, rangePath, stepPath, ticksWithin } from './scale';
+import { useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
+import { plotLayout } from './plot';
+import { indexAt } from './scale';
 import { XYLegend } from './XYLegend';
 import './xyChart.css';
 
@@ -78,16 +79,15 @@ export interface XYChartProps {
   xGrid?: boolean;
 }
 
-const TOP = 4;
-const RIGHT = 12;
-const Y_AXIS = 56;
-const X_AXIS = 30;
 const AXIS = '#666';
+/** Defaults that keep their identity between renders (the layout is memoised on them). */
+const NO_MARKERS: XYMarker[] = [];
+const NO_BANDS: XYBand[] = [];
 const GRID = '#e6e8eb';
 const FONT = 11;
 
 export function XYChart(props: XYChartProps) {
-  const { data, xKey, series, x, y, height, markers = [], bands = [], tooltipTitle, valueFormat, label, legend, xGrid = true } = props;
+  const { data, xKey, series, x, y, height, markers = NO_MARKERS, bands = NO_BANDS, tooltipTitle, valueFormat, label, legend, xGrid = true } = props;
   const box = useRef<HTMLDivElement>(null);
   const [width, setWidth] = useState(0);
   // The x value the tooltip shows (pointer or keys); null: no tooltip.
@@ -103,49 +103,25 @@ export function XYChart(props: XYChartProps) {
     return () => ro.disconnect();
   }, []);
 
-  const left = Y_AXIS;
-  const right = Math.max(left + 1, width - RIGHT);
-  const top = TOP;
-  const bottom = Math.max(top + 1, height - X_AXIS);
-  const sx = useMemo(() => linear(x.domain[0], x.domain[1], left, right), [x.domain, left, right]);
-  const sy = useMemo(() => linear(y.domain[0], y.domain[1], bottom, top), [y.domain, bottom, top]);
-  const xTicks = useMemo(() => {
-    if (x.ticks) return x.ticks;
-    // As many integer ticks as labels of this length fit (about 7 px a digit, 20 px apart).
-    const chars = Math.max(x.format(x.domain[0]).length, x.format(x.domain[1]).length);
-    return ticksWithin(x.domain[0], x.domain[1], 1 + Math.max(1, Math.floor((right - left) / (chars * 7 + 20))), true);
-  }, [x, left, right]);
-  const yTicks = y.ticks ?? [];
-  const paths = useMemo(
-    () =>
-      width > 0
-        ? series.map((s) => {
-            if (!s.stepArea) {
-              const band = s.range ? rangePath(data, xKey, s.range[0], s.range[1], sx, sy) : '';
-              return { line: linePath(data, xKey, s.key, sx, sy), area: '', band, dots: lonePoints(data, xKey, s.key, sx, sy) };
-            }
-            const line = stepPath(data, xKey, s.key, sx, sy);
-            if (data.length === 0) return { line, area: '', band: '', dots: [] };
-            const x0 = sx((data[0] as Record<string, number>)[xKey]!);
-            const x1 = sx((data[data.length - 1] as Record<string, number>)[xKey]!);
-            const base = Math.min(bottom, Math.max(top, sy(0)));
-            return { line, area: `${line}L${x1},${base}L${x0},${base}Z`, band: '', dots: [] };
-          })
-        : [],
-    [width, series, data, xKey, sx, sy, bottom, top],
-  );
+  // Every coordinate comes from plotLayout (app/charts/plot.ts): axes that can be drawn, values held
+  // inside them, so no value (an imported 1e308, a subnormal bin edge) draws outside the plot.
+  const layout = useMemo(() => plotLayout({ data, xKey, series, x, y, height, markers, bands }, width), [data, xKey, series, x, y, height, markers, bands, width]);
+  const { left, right, top, bottom, sx, paths } = layout;
+  // Strokes and dots at the plot's edge keep their width; nothing reaches further.
+  const clipId = `xy-clip-${useId().replace(/[^a-zA-Z0-9_-]/g, '')}`;
 
   const step = series.some((s) => s.stepArea);
   const index = active === null ? -1 : indexAt(data, xKey, active, step);
   const row = index >= 0 ? (data[index] as Record<string, unknown>) : null;
-  const cursorX = row ? sx(row[xKey] as number) : 0;
+  const cursorX = row && Number.isFinite(row[xKey]) ? sx(row[xKey] as number) : left;
 
   const onPointerMove = (e: PointerEvent<SVGSVGElement>) => {
     if (data.length === 0) return;
     const r = e.currentTarget.getBoundingClientRect();
     const px = e.clientX - r.left;
     if (px < left || px > right) return setActive(null);
-    setActive(x.domain[0] + ((px - left) / (right - left)) * (x.domain[1] - x.domain[0]));
+    const [d0, d1] = layout.xDomain;
+    setActive(d0 + ((px - left) / (right - left)) * (d1 - d0));
   };
   const onKeyDown = (e: KeyboardEvent<SVGSVGElement>) => {
     if (data.length === 0) return;
@@ -157,7 +133,6 @@ export function XYChart(props: XYChartProps) {
     setActive((data[Math.min(last, Math.max(0, to))] as Record<string, number>)[xKey]!);
   };
 
-  const clampX = (v: number) => Math.min(right, Math.max(left, sx(v)));
   return (
     <div className="xy-chart">
       <div ref={box} className="xy-chart-box" style={{ height }}>
@@ -176,74 +151,81 @@ export function XYChart(props: XYChartProps) {
             onFocus={() => data.length > 0 && setActive((data[data.length - 1] as Record<string, number>)[xKey]!)}
             onBlur={() => setActive(null)}
           >
+            <defs>
+              <clipPath id={clipId}>
+                <rect x={left - 4} y={top - 4} width={right - left + 8} height={bottom - top + 8} />
+              </clipPath>
+            </defs>
             <g className="recharts-cartesian-grid">
-              {yTicks.map((t) => (
-                <line key={`h${t}`} x1={left} x2={right} y1={sy(t)} y2={sy(t)} stroke={GRID} />
+              {layout.yTicks.map((t) => (
+                <line key={`h${t.value}`} x1={left} x2={right} y1={t.at} y2={t.at} stroke={GRID} />
               ))}
               {xGrid &&
-                xTicks.map((t) => (
-                  <line key={`v${t}`} x1={sx(t)} x2={sx(t)} y1={top} y2={bottom} stroke={GRID} />
+                layout.xTicks.map((t) => (
+                  <line key={`v${t.value}`} x1={t.at} x2={t.at} y1={top} y2={bottom} stroke={GRID} />
                 ))}
             </g>
-            {bands.map((b, i) => (
-              <g key={i} className="recharts-reference-area">
-                <rect x={clampX(b.x1)} y={top} width={Math.max(0, clampX(b.x2) - clampX(b.x1))} height={bottom - top} fill={b.fill} fillOpacity={b.opacity} />
-                {b.label && (
-                  <text x={(clampX(b.x1) + clampX(b.x2)) / 2} y={top + 12} textAnchor="middle" fontSize={10} fill={b.labelColor ?? AXIS}>
-                    {b.label}
-                  </text>
-                )}
-              </g>
-            ))}
-            {markers.map((m, i) => (
-              <g key={i} className="recharts-reference-line">
-                <line x1={sx(m.x)} x2={sx(m.x)} y1={top} y2={bottom} stroke={m.color} strokeDasharray={m.dash} />
-                {m.label && (
-                  <text x={sx(m.x) + 4} y={top + 12} fontSize={FONT} fill={m.color}>
-                    {m.label}
-                  </text>
-                )}
-              </g>
-            ))}
-            {series.map((s, i) => {
-              const p = paths[i];
-              return (
-                <g key={s.key}>
-                  {p?.area && <path d={p.area} fill={s.color} fillOpacity={0.55} stroke="none" />}
-                  {p?.band && <path className="xy-band" d={p.band} fill={s.color} fillOpacity={0.18} stroke="none" />}
-                  <path
-                    className={`recharts-curve ${s.stepArea ? 'recharts-area-curve' : 'recharts-line-curve'}`}
-                    name={s.name}
-                    d={p?.line ?? ''}
-                    fill="none"
-                    stroke={s.color}
-                    strokeWidth={s.width ?? 1.5}
-                    strokeDasharray={s.dash}
-                  />
-                  {p?.dots.map(([cx, cy], j) => (
-                    <circle key={j} className="xy-dot" cx={cx} cy={cy} r={(s.width ?? 1.5) + 1} fill={s.color} />
-                  ))}
+            <g clipPath={`url(#${clipId})`}>
+              {layout.bands.map(({ band: b, x: bx, width: bw }, i) => (
+                <g key={i} className="recharts-reference-area">
+                  <rect x={bx} y={top} width={bw} height={bottom - top} fill={b.fill} fillOpacity={b.opacity} />
+                  {b.label && (
+                    <text x={bx + bw / 2} y={top + 12} textAnchor="middle" fontSize={10} fill={b.labelColor ?? AXIS}>
+                      {b.label}
+                    </text>
+                  )}
                 </g>
-              );
-            })}
+              ))}
+              {layout.markers.map(({ marker: m, at }, i) => (
+                <g key={i} className="recharts-reference-line">
+                  <line x1={at} x2={at} y1={top} y2={bottom} stroke={m.color} strokeDasharray={m.dash} />
+                  {m.label && (
+                    <text x={at + 4} y={top + 12} fontSize={FONT} fill={m.color}>
+                      {m.label}
+                    </text>
+                  )}
+                </g>
+              ))}
+              {series.map((s, i) => {
+                const p = paths[i];
+                return (
+                  <g key={s.key}>
+                    {p?.area && <path d={p.area} fill={s.color} fillOpacity={0.55} stroke="none" />}
+                    {p?.band && <path className="xy-band" d={p.band} fill={s.color} fillOpacity={0.18} stroke="none" />}
+                    <path
+                      className={`recharts-curve ${s.stepArea ? 'recharts-area-curve' : 'recharts-line-curve'}`}
+                      name={s.name}
+                      d={p?.line ?? ''}
+                      fill="none"
+                      stroke={s.color}
+                      strokeWidth={s.width ?? 1.5}
+                      strokeDasharray={s.dash}
+                    />
+                    {p?.dots.map(([cx, cy], j) => (
+                      <circle key={j} className="xy-dot" cx={cx} cy={cy} r={(s.width ?? 1.5) + 1} fill={s.color} />
+                    ))}
+                  </g>
+                );
+              })}
+            </g>
             <g className="recharts-cartesian-axis recharts-xAxis">
               <line x1={left} x2={right} y1={bottom} y2={bottom} stroke={AXIS} />
-              {xTicks.map((t) => (
-                <g key={t}>
-                  <line x1={sx(t)} x2={sx(t)} y1={bottom} y2={bottom + 6} stroke={AXIS} />
-                  <text className="recharts-cartesian-axis-tick-value" x={sx(t)} y={bottom + 8} dy="0.71em" textAnchor="middle" fontSize={FONT} fill={AXIS}>
-                    {x.format(t)}
+              {layout.xTicks.map((t) => (
+                <g key={t.value}>
+                  <line x1={t.at} x2={t.at} y1={bottom} y2={bottom + 6} stroke={AXIS} />
+                  <text className="recharts-cartesian-axis-tick-value" x={t.at} y={bottom + 8} dy="0.71em" textAnchor="middle" fontSize={FONT} fill={AXIS}>
+                    {t.label}
                   </text>
                 </g>
               ))}
             </g>
             <g className="recharts-cartesian-axis recharts-yAxis">
               <line x1={left} x2={left} y1={top} y2={bottom} stroke={AXIS} />
-              {yTicks.map((t) => (
-                <g key={t}>
-                  <line x1={left - 6} x2={left} y1={sy(t)} y2={sy(t)} stroke={AXIS} />
-                  <text className="recharts-cartesian-axis-tick-value" x={left - 8} y={sy(t)} dy="0.355em" textAnchor="end" fontSize={FONT} fill={AXIS}>
-                    {y.format(t)}
+              {layout.yTicks.map((t) => (
+                <g key={t.value}>
+                  <line x1={left - 6} x2={left} y1={t.at} y2={t.at} stroke={AXIS} />
+                  <text className="recharts-cartesian-axis-tick-value" x={left - 8} y={t.at} dy="0.355em" textAnchor="end" fontSize={FONT} fill={AXIS}>
+                    {t.label}
                   </text>
                 </g>
               ))}

@@ -82,6 +82,74 @@ export function extent(rows: readonly object[], keys: readonly string[]): [numbe
   return lo <= hi ? [lo, hi] : [NaN, NaN];
 }
 
+/**
+ * Smallest span a drawn domain has: below it (subnormal histogram edges, 0 to 5e-324) the pixels
+ * per unit are not a finite number. A narrower domain is widened about its middle.
+ */
+const MIN_SPAN = 1e-290;
+
+/** Half of a + b without overflow: the middle of two values near the largest double. */
+export function midpoint(a: number, b: number): number {
+  return a / 2 + b / 2;
+}
+
+/**
+ * Where `v` lies along [lo, hi], as a fraction (0 at lo, 1 at hi), without overflow: a heatmap's
+ * bin edges may span ±1e308, whose difference is not a finite number. NaN when it has no place.
+ */
+export function fractionAlong(v: number, lo: number, hi: number): number {
+  const span = hi - lo;
+  if (span > 0 && Number.isFinite(span)) return (v - lo) / span;
+  // Halves: the span of ±1e308 overflows, the halves' does not (a subnormal span halves to 0: no place).
+  const half = hi / 2 - lo / 2;
+  return half > 0 && Number.isFinite(half) ? (v / 2 - lo / 2) / half : NaN;
+}
+
+/**
+ * A domain that can be drawn: finite, within ±AXIS_LIMIT, ascending, and wide enough that its
+ * pixels per unit are finite. Every chart engine maps through this, whatever its caller passed
+ * ([-1e308, 1e308], [0, 5e-324], [NaN, 3]).
+ */
+export function drawableDomain(domain: readonly [number, number]): [number, number] {
+  let [lo, hi] = domain;
+  if (Number.isNaN(lo) && Number.isNaN(hi)) [lo, hi] = [0, 1];
+  else if (Number.isNaN(lo)) lo = hi;
+  else if (Number.isNaN(hi)) hi = lo;
+  [lo, hi] = [clampAxis(lo), clampAxis(hi)];
+  if (lo > hi) [lo, hi] = [hi, lo];
+  const min = Math.max(MIN_SPAN, Math.max(Math.abs(lo), Math.abs(hi)) * 1e-12);
+  if (!(hi - lo >= min)) {
+    const mid = midpoint(lo, hi);
+    [lo, hi] = [clampAxis(mid - min / 2), clampAxis(mid + min / 2)];
+    if (!(hi > lo)) [lo, hi] = mid > 0 ? [mid - min, mid] : [mid, mid + min];
+  }
+  return [lo, hi];
+}
+
+/** The ticks that can be drawn on `domain` (a drawableDomain): finite, inside it, ascending, once each. */
+export function drawableTicks(ticks: readonly number[], domain: readonly [number, number]): number[] {
+  const [lo, hi] = domain;
+  const slack = (hi - lo) * 1e-9;
+  const out = ticks.filter((t) => Number.isFinite(t) && t >= lo - slack && t <= hi + slack).sort((a, b) => a - b);
+  return out.filter((t, i) => i === 0 || t !== out[i - 1]);
+}
+
+/**
+ * Maps [d0, d1] (a drawableDomain) onto [r0, r1], holding values outside the domain at its ends:
+ * a value of 1e308 on an axis that stops at 1e300 is drawn at the end of the axis, never 7e9 px
+ * away; ±Infinity likewise. NaN stays NaN (the path functions skip it).
+ */
+export function plotScale(d0: number, d1: number, r0: number, r1: number): (v: number) => number {
+  const k = (r1 - r0) / (d1 - d0);
+  return (v) => (v <= d0 ? r0 : v >= d1 ? r1 : r0 + (v - d0) * k);
+}
+
+/** A value held inside [lo, hi]; non-finite values (NaN, ±Infinity held by the comparison) as null. */
+export function clampToDomain(v: unknown, lo: number, hi: number): number | null {
+  if (typeof v !== 'number' || Number.isNaN(v)) return null;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
 /** Maps [d0, d1] linearly onto [r0, r1]; a zero-width domain maps to the middle. */
 export function linear(d0: number, d1: number, r0: number, r1: number): (v: number) => number {
   const k = d1 !== d0 ? (r1 - r0) / (d1 - d0) : 0;
@@ -99,7 +167,7 @@ export function linePath(rows: readonly object[], xKey: string, key: string, sx:
     const r = row as Record<string, unknown>;
     const x = r[xKey];
     const y = r[key];
-    if (typeof x !== 'number' || typeof y !== 'number' || !Number.isFinite(y)) {
+    if (typeof x !== 'number' || typeof y !== 'number' || !Number.isFinite(x) || !Number.isFinite(y)) {
       pen = false;
       continue;
     }
@@ -120,7 +188,7 @@ export function rangePath(rows: readonly object[], xKey: string, lo: string, hi:
     const x = r[xKey];
     const a = r[lo];
     const b = r[hi];
-    if (typeof x === 'number' && typeof a === 'number' && typeof b === 'number' && Number.isFinite(a) && Number.isFinite(b)) pts.push([r1(sx(x)), r1(sy(a)), r1(sy(b))]);
+    if (typeof x === 'number' && typeof a === 'number' && typeof b === 'number' && Number.isFinite(x) && Number.isFinite(a) && Number.isFinite(b)) pts.push([r1(sx(x)), r1(sy(a)), r1(sy(b))]);
   }
   if (pts.length < 2) return '';
   const top = pts.map(([x, , b], i) => `${i ? 'L' : 'M'}${x},${b}`).join('');
@@ -137,7 +205,7 @@ export function lonePoints(rows: readonly object[], xKey: string, key: string, s
     const r = rows[i] as Record<string, unknown> | undefined;
     const x = r?.[xKey];
     const y = r?.[key];
-    return typeof x === 'number' && typeof y === 'number' && Number.isFinite(y) ? [x, y] : null;
+    return typeof x === 'number' && typeof y === 'number' && Number.isFinite(x) && Number.isFinite(y) ? [x, y] : null;
   };
   const out: Array<[number, number]> = [];
   for (let i = 0; i < rows.length; i++) {
@@ -147,18 +215,20 @@ export function lonePoints(rows: readonly object[], xKey: string, key: string, s
   return out;
 }
 
-/** A step line (each value held until the next x) through `key`; non-finite values count as 0. */
+/** A step line (each value held until the next x) through `key`; non-finite values count as 0, rows without a finite x are left out. */
 export function stepPath(rows: readonly object[], xKey: string, key: string, sx: (v: number) => number, sy: (v: number) => number): string {
   let d = '';
   let prevY = 0;
-  rows.forEach((row, i) => {
+  for (const row of rows) {
     const r = row as Record<string, unknown>;
-    const x = r1(sx(r[xKey] as number));
+    const xv = r[xKey];
+    if (typeof xv !== 'number' || !Number.isFinite(xv)) continue;
+    const x = r1(sx(xv));
     const v = r[key];
     const y = r1(sy(typeof v === 'number' && Number.isFinite(v) ? v : 0));
-    d += i === 0 ? `M${x},${y}` : `L${x},${prevY}L${x},${y}`;
+    d += d === '' ? `M${x},${y}` : `L${x},${prevY}L${x},${y}`;
     prevY = y;
-  });
+  }
   return d;
 }
 

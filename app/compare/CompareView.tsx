@@ -5,7 +5,7 @@
  */
 import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { useMemo, useState } from 'react';
-import { CONFIG_FIELDS, getField, methodRegistry, TASK_KNOBS, type ConfigKey, type MethodDef, type RunConfig } from '../../workers/meta';
+import { CONFIG_FIELDS, getField, methodRegistry, TASK_KNOBS, type ConfigKey, type RunConfig } from '../../workers/meta';
 import type { ParamSpec } from '../../workers/core/methods/params';
 import type { BackendInfo } from '../../workers/entry/api';
 import { ParamControl } from '../panels/ParamControl';
@@ -15,7 +15,7 @@ import { configDiff, fieldLabel, legendText, methodNames } from './diff';
 import { compareSummary } from './summary';
 import './CompareView.css';
 
-const METHODS = Object.values(methodRegistry) as MethodDef[];
+const METHODS = Object.values(methodRegistry);
 /** B's settings shown first: the ones a comparison usually varies. */
 const MAIN_KEYS: ConfigKey[] = ['lr', 'clipLow', 'clipHigh', 'group', 'batch', 'epochs', 'minibatches', 'klCoef', 'lossAgg', 'temperature', 'maxGradNorm'];
 const ALL_TASK_KNOBS = new Set<string>(Object.values(TASK_KNOBS).flat());
@@ -178,7 +178,7 @@ function RunACard() {
       <dl className="compare-facts">
         <div className="compare-fact">
           <dt>methods</dt>
-          <dd>{methodNames(a.methods as string[])}</dd>
+          <dd>{methodNames(a.methods)}</dd>
         </div>
         {A_KEYS.map((k) => (
           <div key={k} className="compare-fact">
@@ -199,7 +199,7 @@ function MethodsB({ config, disabled }: { config: RunConfig; disabled: boolean }
   const setMethodsB = useCompareStore((s) => s.setMethodsB);
   const setFieldB = useCompareStore((s) => s.setFieldB);
   const [error, setError] = useState<string | null>(null);
-  const active = config.methods as string[];
+  const active = config.methods;
   return (
     <details className="compare-methods">
       <summary>B's methods: {methodNames(active)}</summary>

@@ -20,7 +20,7 @@ function show(v: ParamValue | undefined): string {
 }
 
 function methodsText(cfg: RunConfig): string {
-  return (cfg.methods as string[]).join('+');
+  return cfg.methods.join('+');
 }
 
 /** A method set by its cards' names: `GRPO + EDGE-GRPO`. */

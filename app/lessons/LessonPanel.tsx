@@ -6,7 +6,7 @@
  * its run as a share link and runs it to the iteration the claims measure.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { checkClaimOnSeeds, decodeShareLink, describeClaim, lessonById, lessonRun, lessonSeeds, methodRegistry, type Claim, type Lesson, type LessonStep } from '../../workers/meta';
+import { checkClaimOnSeeds, decodeShareLink, describeClaim, lessonById, lessonRun, lessonSeeds, methodDef, type Claim, type Lesson, type LessonStep } from '../../workers/meta';
 import { copyText } from '../exporters';
 import { LiveGroupChart } from '../panels/MetricsCharts';
 import { useAppStore } from '../store';
@@ -64,7 +64,7 @@ function PaperLinks({ lesson }: { lesson: Lesson }) {
     <p className="lesson-papers">
       Papers:{' '}
       {lesson.methods.map((id, i) => {
-        const m = methodRegistry[id];
+        const m = methodDef(id);
         return (
           <span key={id}>
             {i > 0 && ', '}

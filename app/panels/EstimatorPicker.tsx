@@ -4,7 +4,7 @@
  * active methods rule out is disabled with the reason as its title and in a line below.
  */
 import { useMemo } from 'react';
-import { ESTIMATOR_IDS, methodRegistry, type MethodDef } from '../../workers/meta';
+import { ESTIMATOR_IDS, methodDef } from '../../workers/meta';
 import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { useAppStore } from '../store';
 import { changeMethods } from './methodChange';
@@ -38,8 +38,8 @@ export function MethodNoticeLine() {
 export function EstimatorPicker() {
   const config = useAppStore((s) => s.config);
   const locked = useAppStore((s) => s.imported !== null);
-  const active = config.methods as string[];
-  const current = active.find((m) => (ESTIMATOR_IDS as readonly string[]).includes(m));
+  const active = config.methods;
+  const current = active.find((m) => ESTIMATOR_IDS.includes(m));
   const blockers = useMemo(
     () => new Map(ESTIMATOR_IDS.map((id) => [id, id === current ? null : toggleBlocker(config, id)])),
     [config, current],
@@ -49,7 +49,7 @@ export function EstimatorPicker() {
       <legend>Advantage estimator</legend>
       <div role="radiogroup" aria-label="Advantage estimator" className="estimator-options">
         {ESTIMATOR_IDS.map((id) => {
-          const def = methodRegistry[id] as MethodDef;
+          const def = methodDef(id);
           const blocker = blockers.get(id);
           return (
             <label key={id} className="estimator-option" title={blocker ? `Not available: ${blocker.text}` : def.idea}>

@@ -35,7 +35,7 @@ export function FrameworksDialog({ onClose }: { onClose: () => void }) {
   const out: FrameworkExport =
     current && 'out' in current
       ? current.out
-      : { framework: fw, settings: [], matches: [], noEquivalent: [], notes: [], text: current && 'error' in current ? `The export failed: ${current.error}` : 'Writing…' };
+      : { framework: fw, settings: [], matches: [], noEquivalent: [], notes: [], fallback: null, text: current && 'error' in current ? `The export failed: ${current.error}` : 'Writing…' };
   // Task knobs at their defaults are summarized in one row; changed ones are listed.
   const defaults = useMemo(() => defaultConfig(), []);
   const isDefaultTaskKnob = (key: string) => key.startsWith('env.') && getField(config, key) === getField(defaults, key);

@@ -7,15 +7,21 @@
 import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { BatchDump } from '../../workers/formats/batchDump';
 import { currentBatch, useAppStore } from '../store';
-import { useChunkedRows } from './chunkedRows';
+import { rowsPerChunk, useAdaptiveChunks, useChunkedRows } from './chunkedRows';
 import './Inspector.css';
 import './groupView.css';
 import { countsText, groupCounts, groupNote, groupRows, originMark, type GroupState } from './groupModel';
+import { ExplainNum } from '../explain/ExplainDialog';
+import { StepThroughButton } from '../explain/StepThrough';
 
 /** Batches up to this many trajectories load by themselves when the run pauses. */
 const AUTO_LOAD_TRAJS = 4096;
 /** Rows of the reward matrix drawn at once. */
 const MAX_ROWS = 64;
+/** Elements a token's row costs in a chunk (its cells); a turn's table and label cost twice that again. */
+const TOKEN_ROW_CELLS = 8;
+/** Elements a chunk of a trajectory draws: half the tables' budget, as each turn also lays out a table. */
+const TRAJ_CELLS_PER_TASK = 512;
 
 type Traj = BatchDump['trajs'][number];
 
@@ -95,6 +101,7 @@ function GroupView({ batch }: { batch: BatchDump | null }) {
   return (
     <section className="panel inspector" ref={ref} aria-labelledby="group-title" data-testid="group-view">
       <h2 id="group-title">Group view{batch ? `: rewards of iteration ${batch.iter}` : ''}</h2>
+      {batch && <StepThroughButton />}
       {empty && <p className="hint">{empty}</p>}
       {!batch && !empty && (
         <p className="hint">
@@ -272,6 +279,9 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
     <div className="group-detail" data-testid="group-detail" data-group={group}>
       <h3>
         Group {group}
+        <ExplainNum r={{ kind: 'group', group }} className="group-stats-link" label={`statistics of group ${group}: explain`}>
+          mean and std
+        </ExplainNum>
         <button type="button" className="link-button" onClick={() => setFocus(null)}>
           close
         </button>
@@ -294,8 +304,20 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
                   {t.id}
                 </button>
               </th>
-              <td className="num">{rewardText(t.reward)}</td>
-              <td className="num">{t.tokens[0] ? fmt(t.tokens[0].adv) : '–'}</td>
+              <td className="num">
+                <ExplainNum r={{ kind: 'reward', traj: t.id }} label={`reward ${rewardText(t.reward)} of trajectory ${t.id}: explain`}>
+                  {rewardText(t.reward)}
+                </ExplainNum>
+              </td>
+              <td className="num">
+                {t.tokens[0] ? (
+                  <ExplainNum r={{ kind: 'token', q: 'adv', traj: t.id, tok: 0 }} label={`advantage ${fmt(t.tokens[0].adv)} of trajectory ${t.id}: explain`}>
+                    {fmt(t.tokens[0].adv)}
+                  </ExplainNum>
+                ) : (
+                  '–'
+                )}
+              </td>
               <td>{t.kept === false ? 'not trained' : originMark(t) || 'policy'}</td>
               <td className="traj-text">{t.text}</td>
             </tr>
@@ -310,20 +332,190 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
  * The trajectory's advantage as its header says it: one number when every token has it, else per
  * turn when each turn has one (IGPO, GiGPO), else the range over its tokens (a token baseline).
  */
-export function advantageText(tokens: ReadonlyArray<{ turn: number; adv: number }>): string {
-  if (tokens.length === 0) return 'advantage –';
+/**
+ * The advantages a trajectory's tokens carry, as its header says them: one value when all tokens
+ * share it, one per turn when each turn's tokens do (turn-level estimators), else the range. Each
+ * value is the token `at` it was read from, so the header can explain it.
+ */
+export function advantageParts(tokens: ReadonlyArray<{ turn: number; adv: number }>): { kind: 'none' } | { kind: 'one' | 'turns'; values: Array<{ at: number; adv: number }> } | { kind: 'range'; min: number; max: number } {
+  if (tokens.length === 0) return { kind: 'none' };
   const same = (xs: readonly number[]) => xs.every((x) => Math.abs(x - xs[0]!) <= 1e-9);
   const all = tokens.map((k) => k.adv);
-  if (same(all)) return `advantage ${fmt(all[0]!)}`;
+  if (same(all)) return { kind: 'one', values: [{ at: 0, adv: all[0]! }] };
   const turns = [...new Set(tokens.map((k) => k.turn))].sort((a, b) => a - b);
-  const perTurn = turns.map((turn) => tokens.filter((k) => k.turn === turn).map((k) => k.adv));
-  if (perTurn.every(same)) return `advantage per turn: ${perTurn.map((xs) => fmt(xs[0]!)).join(', ')}`;
-  return `advantage per token: ${fmt(Math.min(...all))} to ${fmt(Math.max(...all))}`;
+  const firsts = turns.map((turn) => tokens.findIndex((k) => k.turn === turn));
+  if (turns.every((turn) => same(tokens.filter((k) => k.turn === turn).map((k) => k.adv)))) return { kind: 'turns', values: firsts.map((at) => ({ at, adv: tokens[at]!.adv })) };
+  return { kind: 'range', min: Math.min(...all), max: Math.max(...all) };
+}
+
+/** The header's advantage in words (`advantage per turn: 0.5, -0.25`): what advantageParts finds. */
+export function advantageText(tokens: ReadonlyArray<{ turn: number; adv: number }>): string {
+  const p = advantageParts(tokens);
+  if (p.kind === 'none') return 'advantage –';
+  if (p.kind === 'range') return `advantage per token: ${fmt(p.min)} to ${fmt(p.max)}`;
+  return `advantage ${p.kind === 'turns' ? 'per turn: ' : ''}${p.values.map((v) => fmt(v.adv)).join(', ')}`;
+}
+
+/** advantageText with each value a button that explains it (the token it was read from). */
+function AdvantageHead({ traj, tokens }: { traj: number; tokens: ReadonlyArray<{ turn: number; adv: number }> }) {
+  const p = advantageParts(tokens);
+  // The text is the same as advantageText's, so what is read aloud and what a test reads agree.
+  if (p.kind === 'none' || p.kind === 'range') return <strong data-testid="traj-advantage">{advantageText(tokens)}</strong>;
+  return (
+    <strong data-testid="traj-advantage">
+      advantage {p.kind === 'turns' ? 'per turn: ' : ''}
+      {p.values.map((v, i) => (
+        <span key={v.at}>
+          {i > 0 && ', '}
+          <ExplainNum r={{ kind: 'token', q: 'adv', traj, tok: v.at }} label={`advantage ${fmt(v.adv)}: explain`}>
+            {fmt(v.adv)}
+          </ExplainNum>
+        </span>
+      ))}
+    </strong>
+  );
 }
 
 function clipText(c: number): string {
   return c < 0 ? 'low' : c > 0 ? 'high' : '';
 }
+
+/** Rows of a turn's token table past which only the rows in view are drawn (a scrolling window). */
+const WINDOW_FROM = 200;
+/** The window: this many rows in view, each TOKEN_ROW_PX high (Inspector.css fixes the height). */
+const WINDOW_ROWS = 24;
+const TOKEN_ROW_PX = 22;
+/** Rows drawn above and below the view, so a scroll does not show blank rows before they come. */
+const OVERSCAN = 16;
+
+/** A token with its index in its trajectory's token list (what explain= names). */
+type TokAt = { k: Traj['tokens'][number]; at: number };
+
+function tokenRow({ k, at }: TokAt, traj: number) {
+  const tok = (q: 'adv' | 'ratio' | 'clip' | 'logp_old' | 'logp' | 'entropy' | 'loss', text: string) => (
+    <ExplainNum r={{ kind: 'token', q, traj, tok: at }} label={`${q} ${text} of token ${at}: explain`}>
+      {text}
+    </ExplainNum>
+  );
+  return (
+    <tr key={at}>
+      <td>
+        <code>{k.text}</code>
+      </td>
+      <td className={`num ${k.adv > 0 ? 'pos' : k.adv < 0 ? 'neg' : ''}`}>{tok('adv', fmt(k.adv))}</td>
+      <td className={`num ${k.clip !== 0 ? 'clipped' : ''}`}>{tok('ratio', fmt(k.ratio, 4))}</td>
+      <td>{tok('clip', clipText(k.clip) || '·')}</td>
+      <td className="num">
+        {tok('logp_old', fmt(k.logp_old))} → {tok('logp', fmt(k.logp))}
+      </td>
+      <td className="num">{tok('entropy', fmt(k.entropy))}</td>
+      <td className="num">{tok('loss', fmt(k.loss, 5))}</td>
+    </tr>
+  );
+}
+
+const TOKEN_HEAD = (
+  <thead>
+    <tr>
+      <th scope="col">token</th>
+      <th scope="col" title="Advantage of this token">
+        adv
+      </th>
+      <th scope="col" title="Importance ratio pi/pi_old at the last optimizer step">
+        ratio
+      </th>
+      <th scope="col" title="Clipped on the low or high side">
+        clip
+      </th>
+      <th scope="col">logp old → new</th>
+      <th scope="col">entropy</th>
+      <th scope="col" title="This token's contribution to the loss">
+        loss
+      </th>
+    </tr>
+  </thead>
+);
+
+/**
+ * A turn's tokens as a table. A long turn (a trajectory of thousands of tokens in one turn) shows
+ * its rows in a scrolling window and draws only those in view: a table of 4,096 rows, laid out again
+ * whenever rows were added, was the main thread's longest task when such a trajectory opened.
+ */
+function TokenTable({ toks, total, traj }: { toks: TokAt[]; total: number; traj: number }) {
+  const [top, setTop] = useState(0);
+  if (total <= WINDOW_FROM) {
+    return (
+      <table className="tokens">
+        {TOKEN_HEAD}
+        <tbody>{toks.map((x) => tokenRow(x, traj))}</tbody>
+      </table>
+    );
+  }
+  const first = Math.max(0, Math.floor(top / TOKEN_ROW_PX) - OVERSCAN);
+  const last = Math.min(toks.length, Math.floor(top / TOKEN_ROW_PX) + WINDOW_ROWS + OVERSCAN);
+  return (
+    <div
+      className="tokens-window"
+      style={{ maxHeight: (WINDOW_ROWS + 1) * TOKEN_ROW_PX }}
+      tabIndex={0}
+      role="region"
+      aria-label={`${total} tokens; scroll for more`}
+      data-testid="tokens-window"
+      onScroll={(e) => setTop(e.currentTarget.scrollTop)}
+    >
+      <table className="tokens windowed">
+        {TOKEN_HEAD}
+        <tbody>
+          {first > 0 && <tr aria-hidden="true" style={{ height: first * TOKEN_ROW_PX }} />}
+          {toks.slice(first, last).map((x) => tokenRow(x, traj))}
+          {last < toks.length && <tr aria-hidden="true" style={{ height: (toks.length - last) * TOKEN_ROW_PX }} />}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/**
+ * One turn of a trajectory and its tokens. Memoised: while a long trajectory is drawn a chunk at a
+ * time, the turns already drawn are not rendered again (their props keep their identity).
+ */
+const TurnItem = memo(function TurnItem(props: { traj: number; index: number; turn: number; text: string; role: string | undefined; reward: number | undefined; toks: TokAt[]; total: number }) {
+  const { traj, index, turn, text, role, reward, toks, total } = props;
+  return (
+    <li className="turn">
+      <span className="turn-label">turn {turn + 1}</span> <code>{text}</code>
+      {role !== undefined && <span className="turn-note"> role {role}</span>}
+      {reward !== undefined && (
+        <span className="turn-note">
+          {' '}
+          turn reward{' '}
+          <ExplainNum r={{ kind: 'turn_reward', traj, turn: index }} label={`turn ${index + 1} reward ${fmt(reward)}: explain`}>
+            {fmt(reward)}
+          </ExplainNum>
+        </span>
+      )}
+      <TokenTable toks={toks} total={total} traj={traj} />
+    </li>
+  );
+});
+
+/** Turns one group draws: while a trajectory is drawn a chunk per task, only the last group renders again. */
+const TURNS_PER_GROUP = 64;
+
+/** Turns `first` to `first + count - 1` of a trajectory, their first `drawn` tokens. Memoised: a group drawn whole keeps its props. */
+const TurnGroup = memo(function TurnGroup(props: { t: Traj; turns: number[]; byTurn: Map<number, TokAt[]>; parts: string[]; first: number; count: number; drawn: number }) {
+  const { t, turns, byTurn, parts, first, count } = props;
+  let left = props.drawn;
+  const items = [];
+  for (let i = first; i < first + count && left > 0; i++) {
+    const turn = turns[i]!;
+    const all = byTurn.get(turn)!;
+    const toks = all.length > left ? all.slice(0, left) : all;
+    left -= toks.length;
+    items.push(<TurnItem key={turn} traj={t.id} index={i} turn={turn} text={parts[i + 1] ?? ''} role={t.turn_roles?.[i]} reward={t.turn_rewards?.[i]} toks={toks} total={all.length} />);
+  }
+  return <>{items}</>;
+});
 
 function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: number }) {
   const setFocus = useAppStore((s) => s.setFocus);
@@ -335,8 +527,37 @@ function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: numb
     if (t) ref.current?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
   }, [t]);
 
-  const parts = t ? t.text.split(' | ') : [];
-  const turns = t ? [...new Set(t.tokens.map((k) => k.turn))].sort((a, b) => a - b) : [];
+  const parts = useMemo(() => (t ? t.text.split(' | ') : []), [t]);
+  // Tokens by turn in one pass (a filter per turn was quadratic: 4,096 turns of one token each).
+  const byTurn = useMemo(() => {
+    const m = new Map<number, TokAt[]>();
+    (t?.tokens ?? []).forEach((k, at) => {
+      const list = m.get(k.turn);
+      if (list) list.push({ k, at });
+      else m.set(k.turn, [{ k, at }]);
+    });
+    return m;
+  }, [t]);
+  const turns = useMemo(() => [...byTurn.keys()].sort((a, b) => a - b), [byTurn]);
+  // Turns in groups of TURNS_PER_GROUP, each with the index of its first token.
+  const groups = useMemo(() => {
+    const out: Array<{ first: number; count: number; tokenStart: number; tokens: number }> = [];
+    let at = 0;
+    for (let first = 0; first < turns.length; first += TURNS_PER_GROUP) {
+      const count = Math.min(TURNS_PER_GROUP, turns.length - first);
+      let tokens = 0;
+      for (let i = first; i < first + count; i++) tokens += byTurn.get(turns[i]!)!.length;
+      out.push({ first, count, tokenStart: at, tokens });
+      at += tokens;
+    }
+    return out;
+  }, [turns, byTurn]);
+  // Token rows drawn a chunk per task (chunkedRows.ts): a trajectory of 4,096 tokens drawn at once
+  // was one main-thread task of 3.5 s (one turn) to 10 s (a turn per token).
+  const total = t?.tokens.length ?? 0;
+  // A token's cost in elements: its row's cells, and its share of its turn's table and label.
+  const width = Math.ceil(TOKEN_ROW_CELLS * (1 + (2 * turns.length) / Math.max(1, total)));
+  const drawn = useAdaptiveChunks(total, rowsPerChunk(width, TRAJ_CELLS_PER_TASK), t);
   const groupSize = batch ? batch.trajs.filter((x) => x.group === t?.group).length : 0;
   const rollout = t && batch ? batch.trajs.filter((x) => x.group === t.group).findIndex((x) => x.id === t.id) : -1;
 
@@ -358,67 +579,33 @@ function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: numb
       {t && batch && (
         <>
           <p className="traj-summary" data-testid="traj-summary">
-            Iteration {batch.iter} · group {t.group}, rollout {rollout} of {groupSize} · reward <strong>{rewardText(t.reward)}</strong> ·{' '}
-            <strong data-testid="traj-advantage">{advantageText(t.tokens)}</strong>
+            Iteration {batch.iter} · group {t.group}, rollout {rollout} of {groupSize} · reward{' '}
+            <strong>
+              <ExplainNum r={{ kind: 'reward', traj: t.id }} label={`reward ${rewardText(t.reward)}: explain`}>
+                {rewardText(t.reward)}
+              </ExplainNum>
+            </strong>{' '}
+            · <AdvantageHead traj={t.id} tokens={t.tokens} />
           </p>
           <ol className="turns">
             <li className="turn prompt">
               <span className="turn-label">prompt</span> <code>{parts[0] ?? ''}</code>
             </li>
-            {turns.map((turn, i) => {
-              const toks = t.tokens.filter((k) => k.turn === turn);
-              return (
-                <li key={turn} className="turn">
-                  <span className="turn-label">turn {turn + 1}</span> <code>{parts[i + 1] ?? ''}</code>
-                  {t.turn_roles?.[i] !== undefined && <span className="turn-note"> role {t.turn_roles[i]}</span>}
-                  {t.turn_rewards?.[i] !== undefined && <span className="turn-note"> turn reward {fmt(t.turn_rewards[i]!)}</span>}
-                  <table className="tokens">
-                    <thead>
-                      <tr>
-                        <th scope="col">token</th>
-                        <th scope="col" title="Advantage of this token">
-                          adv
-                        </th>
-                        <th scope="col" title="Importance ratio pi/pi_old at the last optimizer step">
-                          ratio
-                        </th>
-                        <th scope="col" title="Clipped on the low or high side">
-                          clip
-                        </th>
-                        <th scope="col">logp old → new</th>
-                        <th scope="col">entropy</th>
-                        <th scope="col" title="This token's contribution to the loss">
-                          loss
-                        </th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {toks.map((k, j) => (
-                        <tr key={j}>
-                          <td>
-                            <code>{k.text}</code>
-                          </td>
-                          <td className={`num ${k.adv > 0 ? 'pos' : k.adv < 0 ? 'neg' : ''}`}>{fmt(k.adv)}</td>
-                          <td className={`num ${k.clip !== 0 ? 'clipped' : ''}`}>{fmt(k.ratio, 4)}</td>
-                          <td>{clipText(k.clip)}</td>
-                          <td className="num">
-                            {fmt(k.logp_old)} → {fmt(k.logp)}
-                          </td>
-                          <td className="num">{fmt(k.entropy)}</td>
-                          <td className="num">{fmt(k.loss, 5)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
+            {groups.map((g) =>
+              g.tokenStart < drawn ? <TurnGroup key={g.first} t={t} turns={turns} byTurn={byTurn} parts={parts} first={g.first} count={g.count} drawn={Math.min(g.tokens, drawn - g.tokenStart)} /> : null,
+            )}
+            {drawn >= total &&
+              parts.slice(turns.length + 1).map((p, i) => (
+                <li key={`end-${i}`} className="turn">
+                  <span className="turn-label">end</span> <code>{p}</code>
                 </li>
-              );
-            })}
-            {parts.slice(turns.length + 1).map((p, i) => (
-              <li key={`end-${i}`} className="turn">
-                <span className="turn-label">end</span> <code>{p}</code>
-              </li>
-            ))}
+              ))}
           </ol>
+          {drawn < total && (
+            <p className="hint" data-testid="traj-drawing">
+              Drawing the tokens: {drawn.toLocaleString('en-US')} of {total.toLocaleString('en-US')}…
+            </p>
+          )}
         </>
       )}
     </section>

@@ -6,7 +6,7 @@
  * their cards' names) beside it.
  */
 import { useMemo } from 'react';
-import { ESTIMATOR_IDS, getField, methodRegistry, type MethodDef, type MethodId, type Stage } from '../../workers/meta';
+import { ESTIMATOR_IDS, getField, methodDef, methodRegistry, type MethodDef, type Stage } from '../../workers/meta';
 import { toggleBlocker, toggledMethods } from '../methodToggle';
 import type { ParamSpec } from '../../workers/core/methods/params';
 import { useAppStore } from '../store';
@@ -15,7 +15,7 @@ import { changeMethods } from './methodChange';
 import { ParamControl } from './ParamControl';
 import './MethodsPanel.css';
 
-const METHODS = Object.values(methodRegistry) as MethodDef[];
+const METHODS = Object.values(methodRegistry);
 
 /** The stages in the order one iteration runs them (docs/ARCHITECTURE.md "One training iteration"). */
 const STAGES: Array<{ stage: Stage; title: string; doc: string }> = [
@@ -50,12 +50,12 @@ const GROUPED = byStage();
 function MethodCard({ method }: { method: MethodDef }) {
   const config = useAppStore((s) => s.config);
   const locked = useAppStore((s) => s.imported !== null);
-  const active = (config.methods as string[]).includes(method.id);
+  const active = config.methods.includes(method.id);
   const blocker = useMemo(() => toggleBlocker(config, method.id), [config, method.id]);
   const toggleId = `method-${method.id}`;
 
-  const toggle = () => changeMethods(toggledMethods(config.methods as string[], method.id));
-  const replaces = method.estimator && !active ? (config.methods as string[]).find((m) => (ESTIMATOR_IDS as readonly string[]).includes(m)) : undefined;
+  const toggle = () => changeMethods(toggledMethods(config.methods, method.id));
+  const replaces = method.estimator && !active ? config.methods.find((m) => ESTIMATOR_IDS.includes(m)) : undefined;
 
   return (
     <article className={`method ${active ? 'active' : ''}`}>
@@ -76,7 +76,7 @@ function MethodCard({ method }: { method: MethodDef }) {
       <p className="idea">{method.idea}</p>
       {blocker?.kind === 'estimator' && <p className="hint">{blocker.text}</p>}
       {blocker?.kind === 'refused' && <p className="hint conflict">{active ? blocker.text : `Not available: ${blocker.text}`}</p>}
-      {!blocker && replaces && <p className="hint">Advantage estimator: switching it on replaces {methodRegistry[replaces as MethodId].name}.</p>}
+      {!blocker && replaces && <p className="hint">Advantage estimator: switching it on replaces {methodDef(replaces).name}.</p>}
       {method.inferred && <p className="hint">Inferred reading: {method.inferred}</p>}
       <div className="knobs">
         {Object.entries(method.params).map(([p, spec]) => (
@@ -95,8 +95,8 @@ function MethodCard({ method }: { method: MethodDef }) {
 }
 
 export function MethodsPanel() {
-  const active = useAppStore((s) => s.config.methods as string[]);
-  const names = active.map((id) => (methodRegistry[id as MethodId] as MethodDef).name).join(', ');
+  const active = useAppStore((s) => s.config.methods);
+  const names = active.map((id) => methodDef(id).name).join(', ');
   return (
     <section className="panel" aria-labelledby="methods-title">
       <h2 id="methods-title">Methods</h2>
@@ -115,7 +115,7 @@ export function MethodsPanel() {
               {g.title}
             </h3>
             {g.methods.map((m) => (
-              <MethodCard key={m.id as MethodId} method={m} />
+              <MethodCard key={m.id} method={m} />
             ))}
           </section>
         ))}

@@ -11,14 +11,15 @@
  * key pictures (reward, the two distributions over time, Collapse); the rest is under "More charts".
  */
 import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
-import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, METRIC_NAMES, resolvePlan, type MetricRow } from '../../workers/meta';
+import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, logRatioBounds, METRIC_DOCS, METRIC_NAMES, resolvePlan, type MetricRow } from '../../workers/meta';
 import { ALARM_DOCS } from '../alarms';
 import { chartGroups, groupYScale, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { fmt, thin, tickFmt } from '../charts/format';
 import { HeatmapCanvas, heatmapSvg } from '../charts/Heatmap';
+import { useExplainStore } from '../explain/explainStore';
 import { OnPolicyHint } from './OnPolicyHint';
 import './keyCharts.css';
-import { extent, niceScale } from '../charts/scale';
+import { extent, midpoint, niceScale, type AxisScale } from '../charts/scale';
 import { Chart } from '../charts/engine';
 import type { XYBand, XYMarker, XYSeries } from '../charts/XYChart';
 import { useStaggeredSeries } from '../charts/stagger';
@@ -245,11 +246,6 @@ const SeriesChart = memo(function SeriesChart(props: {
   );
 });
 
-/** The clip bounds in log-ratio space: log(1 - clipLow) .. log(1 + clipHigh). */
-function clipBounds(clipLow: number, clipHigh: number): [number, number] {
-  return [clipLow < 1 ? Math.log(1 - clipLow) : -Infinity, Math.log(1 + clipHigh)];
-}
-
 const CLIPPED = { fill: '#dc2626', opacity: 0.12, label: 'clipped', labelColor: '#b91c1c' };
 const ZERO_LINE: XYMarker[] = [{ x: 0, color: '#9ca3af' }];
 const binTitle = (x: number) => `from ${tickFmt(x)}`;
@@ -367,6 +363,12 @@ function Heatmap(props: {
   const bins = edges.length - 1;
   const first = rows[0]?.iter;
   const last = rows[rows.length - 1]?.iter;
+  const hist = histKey === 'adv_hist' ? 'adv' : 'ratio';
+  // A cell is the count of the iteration's policy tokens in that bin: its explanation lists them.
+  const explainCell = (iter: number | undefined, bin: number) => {
+    if (iter === undefined) return;
+    useExplainStore.getState().open({ source: { kind: 'batch', iter }, ref: { kind: 'hist', hist, iter, bin } });
+  };
   const label =
     rows.length === 0
       ? `${title}: no iterations yet.`
@@ -380,10 +382,10 @@ function Heatmap(props: {
       <div className="heatmap-body">
         <div className="heatmap-y" aria-hidden="true">
           <span>{tickFmt(edges[bins]!)}</span>
-          <span>{tickFmt((edges[0]! + edges[bins]!) / 2)}</span>
+          <span>{tickFmt(midpoint(edges[0]!, edges[bins]!))}</span>
           <span>{tickFmt(edges[0]!)}</span>
         </div>
-        <HeatmapCanvas columns={columns} edges={edges} guides={guides} height={150} label={label} />
+        <HeatmapCanvas columns={columns} edges={edges} guides={guides} height={150} label={label} onCell={(c, b) => explainCell(rows[c]?.iter, b)} />
       </div>
       <div className="heatmap-x" aria-hidden="true">
         <span>{first !== undefined ? `iteration ${first}` : 'no iterations yet'}</span>
@@ -400,7 +402,7 @@ function Heatmap(props: {
                 <th scope="col">iter</th>
                 {Array.from({ length: bins }, (_, b) => (
                   <th key={b} scope="col">
-                    {tickFmt((edges[b]! + edges[b + 1]!) / 2)}
+                    {tickFmt(midpoint(edges[b]!, edges[b + 1]!))}
                   </th>
                 ))}
               </tr>
@@ -411,7 +413,9 @@ function Heatmap(props: {
                   <th scope="row">{r.iter}</th>
                   {r[histKey].map((c, b) => (
                     <td key={b} className="num">
-                      {c}
+                      <button type="button" className="explain-num" title="Explain this number" aria-label={`iteration ${r.iter}, bin ${b + 1}: ${c} tokens: explain`} onClick={() => explainCell(r.iter, b)}>
+                        {c}
+                      </button>
                     </td>
                   ))}
                 </tr>
@@ -460,7 +464,7 @@ export function MetricsCharts() {
   const last = liveSeries[liveSeries.length - 1];
   const iterLabel = last ? ` (iteration ${last.iter})` : '';
   const clip = useMemo<[number, number]>(
-    () => (ratio.mode === 'geometric' ? [-ratio.clipLow, ratio.clipHigh] : clipBounds(ratio.clipLow, ratio.clipHigh)),
+    () => logRatioBounds(ratio),
     [ratio],
   );
   const clipGuides = useMemo(

@@ -4,7 +4,9 @@
  * escapes it); nothing from a link or a file is ever inserted as HTML.
  */
 import { PANEL_IDS } from '../../workers/meta';
+import type { ImportedLog } from '../../workers/formats/importRun';
 import { useAppStore } from '../store';
+import type { ImportedRun } from '../store/viewSlice';
 import './Notices.css';
 
 export function LinkNotice() {
@@ -62,11 +64,37 @@ export function ImportErrors() {
   );
 }
 
+/** The banner of an imported verl or TRL log: what was read, which names were mapped, and that the settings are the page's. */
+function ImportedLogBanner({ fileName, run, log }: { fileName: string; run: ImportedRun['run']; log: ImportedLog }) {
+  const close = useAppStore((s) => s.closeImported);
+  const first = run.metrics[0];
+  const last = run.metrics[run.metrics.length - 1];
+  return (
+    <div className="banner" data-testid="imported-banner" aria-live="polite">
+      <div>
+        <strong>Viewing a {log.framework === 'trl' ? 'TRL' : 'verl'} run</strong> from “{fileName}” ({log.format}):{' '}
+        {run.metrics.length} step{run.metrics.length === 1 ? '' : 's'}
+        {first && last ? ` (${first.iter} to ${last.iter})` : ''}. The charts show its{' '}
+        <span data-testid="imported-log-mapped">{log.mapped.map((m) => `${m.metric} ← ${m.key}`).join(', ')}</span>, and the alarms run
+        on them with the playground’s rules.
+        {log.nonFinite > 0 ? ` ${log.nonFinite} value${log.nonFinite === 1 ? ' is' : 's are'} NaN or infinite.` : ''} The settings
+        panels show this page’s config, not the run’s.
+      </div>
+      <div className="banner-buttons">
+        <button type="button" onClick={() => void close(false)}>
+          Close imported run
+        </button>
+      </div>
+    </div>
+  );
+}
+
 export function ImportedBanner() {
   const imported = useAppStore((s) => s.imported);
   const close = useAppStore((s) => s.closeImported);
   if (!imported) return null;
   const { run, fileName } = imported;
+  if (imported.log) return <ImportedLogBanner fileName={fileName} run={run} log={imported.log} />;
   const last = run.metrics[run.metrics.length - 1];
   const when = new Date(run.createdAt);
   return (

@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { BackendChoice, BackendInfo } from '../../workers/entry/api';
 import type { MetricRow } from '../../workers/core/metrics';
+import { fmt as chartFmt, percentText } from '../charts/format';
 import { useAppStore, type RunPhase } from '../store';
 import './RunControls.css';
 import { addArrival, iterRate, rateText, type Arrival } from './throughput';
@@ -69,7 +70,8 @@ function workingText(working: { iter: number; since: number; at: number } | null
 }
 
 function fmt(v: number, digits = 3): string {
-  if (!Number.isFinite(v)) return String(v);
+  if (!Number.isFinite(v)) return chartFmt(v);
+  if (Math.abs(v) >= 1e6) return v.toExponential(2);
   return v !== 0 && Math.abs(v) < 10 ** -digits ? v.toExponential(1) : v.toFixed(digits);
 }
 
@@ -88,16 +90,18 @@ function useIterRate(iter: number, running: boolean): number | null {
   return running ? rate : null;
 }
 
-function lastMetricsText(row: MetricRow | undefined): string {
+/** `fromLog`: the row came from an imported verl or TRL log, where a metric it lacks is NaN and is left out. */
+function lastMetricsText(row: MetricRow | undefined, fromLog = false): string {
   if (!row) return 'No iterations yet: press Start or Step.';
-  return [
-    `reward ${fmt(row.reward_mean)}`,
-    `success ${(row.success_rate * 100).toFixed(1)}%`,
-    `all-equal groups ${fmt(row.groups_all_equal_frac, 2)}`,
-    `entropy ${fmt(row.entropy)}`,
-    `loss ${fmt(row.loss, 4)}`,
-    `${Math.round(row.ms)} ms compute/iter`,
-  ].join(' · ');
+  const parts: Array<[number, string]> = [
+    [row.reward_mean, `reward ${fmt(row.reward_mean)}`],
+    [row.success_rate, `success ${percentText(row.success_rate)}`],
+    [row.groups_all_equal_frac, `all-equal groups ${fmt(row.groups_all_equal_frac, 2)}`],
+    [row.entropy, `entropy ${fmt(row.entropy)}`],
+    [row.loss, `loss ${fmt(row.loss, 4)}`],
+    [row.ms, `${Math.round(row.ms)} ms compute/iter`],
+  ];
+  return parts.filter(([v]) => !fromLog || !Number.isNaN(v)).map(([, text]) => text).join(' · ');
 }
 
 /** The pace: the trainer waits this long between iterations. */
@@ -154,6 +158,7 @@ export function RunControls() {
   const status = held ? { text: "Not built yet: the link's run waits for your answer above", kind: 'none' as const } : backendStatus(info, phase, backend);
   const last = useAppStore((s) => s.series[s.series.length - 1]);
   const imported = useAppStore((s) => s.imported !== null);
+  const importedLog = useAppStore((s) => Boolean(s.imported?.log));
   const linkStep = useAppStore((s) => s.linkStep);
   const notes = useAppStore((s) => s.notes);
   const setNotes = useAppStore((s) => s.setNotes);
@@ -236,7 +241,7 @@ export function RunControls() {
       </p>
       <PretrainLine />
       <p className="last-metrics" data-testid="last-metrics">
-        {lastMetricsText(last)}
+        {lastMetricsText(last, importedLog)}
       </p>
       <details className="advanced notes-box">
         <summary>Notes{notes ? ' (saved in the run file)' : ''}</summary>

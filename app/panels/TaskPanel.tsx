@@ -106,6 +106,7 @@ function MethodOverrides() {
 
 export function TaskPanel() {
   const imported = useAppStore((s) => s.imported !== null);
+  const importedLog = useAppStore((s) => Boolean(s.imported?.log));
   const task = useAppStore((s) => s.config.task);
   const own = TASK_KNOBS[task] as readonly ConfigKey[];
   const advanced = (Object.keys(CONFIG_FIELDS) as ConfigKey[]).filter(
@@ -134,7 +135,9 @@ export function TaskPanel() {
       <MethodOverrides />
       <p className="hint">
         {imported
-          ? 'The imported run’s settings (read-only).'
+          ? importedLog
+            ? 'This page’s settings (read-only while the imported log is shown): a verl or TRL log does not hold the playground’s.'
+            : 'The imported run’s settings (read-only).'
           : 'A change applies from the next iteration (marked on the charts); one that alters the model’s shape or the task resets the run.'}
       </p>
     </section>

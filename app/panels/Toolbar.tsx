@@ -6,6 +6,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { createRunFile, metricsToCsv, PANEL_IDS, serializeRunFile, type PanelId } from '../../workers/meta';
 import { copyText, downloadBlob, downloadText, fileStem } from '../exporters';
+import { readRunFile } from '../runFileClient';
 import { currentBatch, useAppStore, type AppState } from '../store';
 import { wholeRun, WHOLE_RUN_CAP } from '../store/metricsSlice';
 import { currentHash, shareHash, shareLinkFor } from '../urlSync';
@@ -257,15 +258,27 @@ function ExportMenu() {
 function ImportButton() {
   const input = useRef<HTMLInputElement>(null);
   const importRun = useAppStore((s) => s.importRun);
+  // What the file reader is doing (read off the main thread, so a large file leaves the page responsive).
+  const [progress, setProgress] = useState<string | null>(null);
   return (
     <>
-      <button type="button" onClick={() => input.current?.click()}>
+      <button
+        type="button"
+        onClick={() => input.current?.click()}
+        disabled={progress !== null}
+        title="A run file exported here, or a real run's metric log: TRL's trainer_state.json, verl's console or file log, a W&B CSV"
+      >
         Import run…
       </button>
+      {progress && (
+        <span role="status" className="import-progress" data-testid="import-progress">
+          {progress}
+        </span>
+      )}
       <input
         ref={input}
         type="file"
-        accept="application/json,.json"
+        accept="application/json,.json,.jsonl,.log,.txt,.csv,text/csv,text/plain"
         hidden
         data-testid="import-file"
         aria-label="Import a run file"
@@ -277,7 +290,16 @@ function ImportButton() {
             useAppStore.setState({ importErrors: { fileName: file.name, errors: [{ path: '(file)', message: `too large (${file.size} bytes; at most 64 MiB)` }] } });
             return;
           }
-          await importRun(await file.text(), file.name);
+          setProgress(`Reading ${file.name}…`);
+          try {
+            const parsed = await readRunFile(file, file.name, useAppStore.getState().config, (p) =>
+              setProgress(p.stage === 'reading' ? `Reading ${file.name}: ${Math.floor((100 * p.read) / Math.max(1, p.total))} %` : `Checking ${file.name}…`),
+            );
+            setProgress(null);
+            await importRun(parsed, file.name);
+          } finally {
+            setProgress(null);
+          }
         }}
       />
     </>

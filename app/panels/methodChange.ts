@@ -3,11 +3,11 @@
  * exactly one, so choosing one switches the other off) or a refusal is put in a notice, and a swap
  * can be undone in one click.
  */
-import { ESTIMATOR_IDS, methodRegistry, type MethodDef, type MethodId } from '../../workers/meta';
+import { ESTIMATOR_IDS, isMethodId, methodDef } from '../../workers/meta';
 import { useAppStore } from '../store';
 
-const nameOf = (id: string) => (Object.hasOwn(methodRegistry, id) ? (methodRegistry[id as MethodId] as MethodDef).name : id);
-const isEstimator = (id: string) => (ESTIMATOR_IDS as readonly string[]).includes(id);
+const nameOf = (id: string) => (isMethodId(id) ? methodDef(id).name : id);
+const isEstimator = (id: string) => ESTIMATOR_IDS.includes(id);
 
 /** What a change from `prev` to `next` switched off besides what was asked, in words; null when nothing. */
 export function swapText(prev: readonly string[], next: readonly string[]): string | null {
@@ -22,7 +22,7 @@ export function swapText(prev: readonly string[], next: readonly string[]): stri
 /** Applies `next`; says a swap (with Undo) or a refusal in the methods notice. Returns whether it applied. */
 export function changeMethods(next: string[]): boolean {
   const s = useAppStore.getState();
-  const prev = [...(s.config.methods as string[])];
+  const prev = [...s.config.methods];
   if (!s.setMethods(next)) {
     const err = useAppStore.getState().configError;
     s.setMethodNotice({ text: `Not changed: ${err ? err.message.replace(/^methods: /, '') : 'the config refused it'}`, undo: null, kind: 'refused' });

@@ -10,8 +10,8 @@ import type { StateCreator } from 'zustand';
 import type { BackendInfo, PretrainSummary, TrainerApi, TrainerEvent } from '../../workers/entry/api';
 import type { RunCost } from '../../workers/core/runCost';
 import type { RunConfig } from '../../workers/core/config';
-import { parseRunFile, unpackBatchInSlices } from '../../workers/meta';
-import type { DecodedLink } from '../../workers/formats/shareUrl';
+import { readImport, unpackBatchInSlices, type ImportRead } from '../../workers/meta';
+import type { DecodedLink } from '../../workers/content/shareLink';
 import type { FrameworkExport } from '../../workers/formats/frameworkExport';
 import type { Framework } from '../../workers/formats/frameworkNames';
 import { CONFIGURE_HANG_MS, HANG_MS, mainSession, watchMainSession, WorkerGone } from '../trainerSession';
@@ -105,7 +105,7 @@ export interface RunSlice {
   /** `config`'s recipe as a zipped folder, written by the worker (outside the queue: it reads no run). */
   recipeZip(config: RunConfig, episodes: number): Promise<Awaited<ReturnType<TrainerApi['recipeZip']>>>;
   /** Shows a run file's metrics without re-running; false (with importErrors set) if it is bad. */
-  importRun(text: string, fileName: string): Promise<boolean>;
+  importRun(file: string | ImportRead, fileName: string): Promise<boolean>;
   /** Leaves an imported run: back to the previous config, or (`keepConfig`) live with its config. */
   closeImported(keepConfig: boolean): Promise<void>;
 }
@@ -220,6 +220,12 @@ async function configureNow(c: RunControl): Promise<void> {
   const { set, get } = c;
   c.reconfigureWanted = false;
   await stopRun(c);
+  // Start, Step or a settings change after the worker died builds the run on a new worker: the
+  // notice about the dead one goes, and the new one is watched as the first was.
+  if (get().failure) {
+    set({ failure: null });
+    mainSession.watch();
+  }
   set({ phase: 'configuring', working: null, pretrain: null, seriesConfig: null });
   get().clearMetrics();
   mainSession.resetSnapshots();
@@ -300,6 +306,8 @@ function workerFailed(c: RunControl, message: string): void {
     configured: false,
     // Rows the dead worker had already posted are dropped; the series keeps what was shown.
     metricsEpoch: s.metricsEpoch + 1,
+    // An imported run's batch is the file's, not the worker's: it stays on screen.
+    ...(s.imported && s.batchEpoch === s.metricsEpoch ? { batchEpoch: s.metricsEpoch + 1 } : {}),
   }));
 }
 
@@ -347,14 +355,16 @@ function applyLink(c: RunControl, link: DecodedLink, initial: boolean): void {
   if (link.step !== undefined && link.step > 0) void get().start(link.step);
 }
 
-async function importRun(c: RunControl, text: string, fileName: string): Promise<boolean> {
+async function importRun(c: RunControl, file: string | ImportRead, fileName: string): Promise<boolean> {
   const { set, get } = c;
-  const parsed = parseRunFile(text);
+  // A playground run file, or a verl / TRL / W&B metric log shown under the page's config. Text is
+  // read here; the page's Import reads its file in a worker (app/runFileClient.ts).
+  const parsed = typeof file === 'string' ? readImport(file, get().config, fileName) : file;
   if (!parsed.ok) {
     set({ importErrors: { fileName, errors: parsed.errors } });
     return false;
   }
-  const { run } = parsed;
+  const { run, log } = parsed;
   await enqueue(c, async () => {
     await stopRun(c);
     if (c.reconfigureTimer !== null) clearTimeout(c.reconfigureTimer);
@@ -364,7 +374,7 @@ async function importRun(c: RunControl, text: string, fileName: string): Promise
     get().loadRows(run.metrics);
     const epoch = get().metricsEpoch;
     set({
-      imported: { fileName, run },
+      imported: { fileName, run, log },
       importErrors: null,
       batch: run.batch,
       batchEpoch: epoch,
@@ -545,7 +555,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
 
     frameworkExport: (config, framework) => mainSession.call((t) => t.frameworkExport(config, framework)),
     recipeZip: (config, episodes) => mainSession.call((t) => t.recipeZip(config, episodes)),
-    importRun: (text, fileName) => importRun(c, text, fileName),
+    importRun: (file, fileName) => importRun(c, file, fileName),
 
     closeImported: (keepConfig) =>
       enqueue(c, async () => {

@@ -5,6 +5,7 @@
  */
 import type { StateCreator } from 'zustand';
 import type { RunFile, RunFileProblem } from '../../workers/formats/runFile';
+import type { ImportedLog } from '../../workers/formats/importRun';
 import type { Focus, LessonRef, LinkProblem, PanelId } from '../../workers/formats/shareUrl';
 import type { BatchDump } from '../../workers/formats/batchDump';
 import type { AppState } from '.';
@@ -12,6 +13,8 @@ import type { AppState } from '.';
 export interface ImportedRun {
   fileName: string;
   run: RunFile;
+  /** Set when the file was a verl or TRL metric log (its rows under the page's config), not a run file. */
+  log?: ImportedLog | null;
 }
 
 export type Theme = 'light' | 'dark';

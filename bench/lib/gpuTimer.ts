@@ -83,7 +83,7 @@ export const copyKernel = defineKernel({
   wgsl: copyWGSL,
   workgroupSize: 256,
   bindings: ['src', 'dst'],
-  uniform: uniformLayout([['n4', 'u32']] as const),
+  uniform: uniformLayout('Copy', [['n4', 'u32']] as const),
   values: (c: { n4: number }) => ({ n4: c.n4 }),
   workgroups: (c) => Math.ceil(c.n4 / 256),
 });

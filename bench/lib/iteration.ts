@@ -10,7 +10,7 @@
  */
 import type { Backend } from '../../workers/core/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
-import { dispatchCounts } from '../../workers/core/gpuBackend';
+import { dispatchCounts } from '../../workers/core/update/stages';
 import type { KernelVariant } from '../../kernels/selectors';
 import { createTrainer, type BackendFactory, type Trainer } from '../../workers/core/trainer';
 import { addCounts, diffCounts, scaleCounts, zeroCounts, type CountingDevice } from './counting';

@@ -345,18 +345,64 @@ function casesByLabel(
 
 /** Every kernel's case at the size of `d`, keyed by kernel label. */
 export function kernelCases(d: KernelData): Record<string, KernelCase> {
-  const { shape, dims, R, P } = d;
-  const { V, H } = dims;
-  const { N, L, Tp } = shape;
-  const T = shape.temperature;
+  const { shape, dims, R } = d;
+  const { N, Tp } = shape;
   const rows = `R=${R} rows`;
   const seqCopy = Int32Array.from(d.seq);
   const cost = kernelCosts(dims, R, N, shape.maxTurns);
-  const advShape = { numTraj: N, tp: Tp, maxTurns: shape.maxTurns, actionLen: shape.actionLen, nRoles: 1 };
-  // PPO's critic: a 4096-entry table and a state key per row.
-  const critic = Float32Array.from({ length: 4096 }, (_, k) => Math.sin(k));
-  const stateKeys = Uint32Array.from({ length: R }, (_, i) => (i * 2654435761) % 4096);
-  const cases: Array<Omit<KernelCase, 'bytes' | 'flops'>> = [
+  const x: CaseContext = {
+    rows,
+    seqCopy,
+    advShape: { numTraj: N, tp: Tp, maxTurns: shape.maxTurns, actionLen: shape.actionLen, nRoles: 1 },
+    // PPO's critic: a 4096-entry table and a state key per row.
+    critic: Float32Array.from({ length: 4096 }, (_, k) => Math.sin(k)),
+    stateKeys: Uint32Array.from({ length: R }, (_, i) => (i * 2654435761) % 4096),
+  };
+  const cases = [...rolloutCases(d, x), ...advantageStageCases(d, x), ...lossAndGradientCases(d, x), ...checkCases(d, x)];
+  // stats with the hardware variant's pass 2 (kernels/selectors.ts statsSpreadBins): same pipelines
+  // and bytes, the histogram bins added up by workgroups of their own. And that layout with pass 1's
+  // chunks of 512 rows, as on the H200 before chunks grew to STATS_CHUNK_ROWS: more records. And
+  // the hardware variant's whole configuration now, pass 1's histograms in copies too
+  // (kernels/selectors.ts statsHistCopies): same bytes, another pipeline of pass 1.
+  const stats = cases.find((c) => c.label === 'stats')!;
+  const spread = { ...stats, label: STATS_HARDWARE_CASE, config: { ...stats.config as object, spreadBins: true } };
+  const copies = { ...stats, label: STATS_HIST_COPIES_CASE, config: { ...stats.config as object, spreadBins: true, histCopies: STATS_MAX_HIST_COPIES } };
+  const chunk512 = { numTraj: N, tp: Tp, minibatches: 1, spreadBins: true, chunkRows: 512 };
+  const previous = {
+    ...stats, label: STATS_CHUNK512_CASE, config: chunk512,
+    buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
+  };
+  // advantage as the hardware variant binds it (kernels/selectors.ts advantageGroupSize): the run's group size
+  // compiled in, another pipeline of the same kernel, same bytes.
+  const advantage = cases.find((c) => c.label === 'advantage')!;
+  const fixedGroup = { ...advantage, label: ADVANTAGE_FIXED_GROUP_CASE, config: { ...advantage.config as object, groupSize: CONFIG_SELECTORS.advantageGroupSize.pick('subgroup', { vocab: dims.V, group: shape.group }) } };
+  return {
+    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'] }),
+    [ADVANTAGE_FIXED_GROUP_CASE]: { ...fixedGroup, ...cost.advantage! },
+    [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
+    [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
+    [STATS_HIST_COPIES_CASE]: { ...copies, ...cost.stats! },
+  };
+}
+
+/** What the cases of every family share. */
+interface CaseContext {
+  rows: string;
+  /** sample writes tokens into seq: a copy of its own, so other kernels keep their inputs. */
+  seqCopy: Int32Array;
+  advShape: { numTraj: number; tp: number; maxTurns: number; actionLen: number; nRoles: number };
+  critic: Float32Array;
+  stateKeys: Uint32Array;
+}
+
+/** The forward pass, sampling and the token statistics. */
+function rolloutCases(d: KernelData, x: CaseContext): Array<Omit<KernelCase, 'bytes' | 'flops'>> {
+  const { shape, dims, R } = d;
+  const V = dims.V;
+  const L = shape.L;
+  const T = shape.temperature;
+  const { rows, seqCopy } = x;
+  return [
     {
       label: 'forward',
       size: rows,
@@ -380,6 +426,15 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       buffers: { logp: { words: R }, entropy: { words: R } },
       cpu: () => void tokenStatsCpu(d.z, V, d.seq, d.rowPos),
     },
+  ];
+}
+
+/** The advantage stage: PPO's critic, IGPO's gain, the trajectory statistics, the estimators, whitening and the ESS. */
+function advantageStageCases(d: KernelData, x: CaseContext): Array<Omit<KernelCase, 'bytes' | 'flops'>> {
+  const { shape, R } = d;
+  const { N, Tp } = shape;
+  const { rows, advShape, critic, stateKeys } = x;
+  return [
     {
       label: 'gae',
       size: `N=${N}, ${rows}`,
@@ -436,6 +491,17 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       buffers: { out: { words: 2 } },
       cpu: () => void essScaleCpu(d.trajStats, { enabled: true, rule: 'sqrt', rhoBase: 1 }),
     },
+  ];
+}
+
+/** The optimizer step's loss (sequence ratios, the surrogate) and backward pass. */
+function lossAndGradientCases(d: KernelData, x: CaseContext): Array<Omit<KernelCase, 'bytes' | 'flops'>> {
+  const { dims, R, P } = d;
+  const { V, H } = dims;
+  const { N, L, Tp } = d.shape;
+  const T = d.shape.temperature;
+  const { rows } = x;
+  return [
     {
       label: 'seqRatio',
       size: `N=${N}, ${rows}`,
@@ -479,6 +545,15 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
       buffers: { grads: { words: slotTableWords(dims) }, partials: { words: slotGradKernel.scratchWords({ numRows: R, dims, seqLen: L }) } },
       cpu: () => void slotGradCpu(dims, d.seq, L, d.rowPos, d.da),
     },
+  ];
+}
+
+/** After the steps: the finite checks, ARLArena's diagnosis and the statistics. */
+function checkCases(d: KernelData, x: CaseContext): Array<Omit<KernelCase, 'bytes' | 'flops'>> {
+  const { R, P } = d;
+  const { N, Tp } = d.shape;
+  const { rows } = x;
+  return [
     {
       label: 'finiteCheck',
       size: `${rows}, P=${d.P} params`,
@@ -505,30 +580,6 @@ export function kernelCases(d: KernelData): Record<string, KernelCase> {
         }),
     },
   ];
-  // stats with the hardware variant's pass 2 (kernels/selectors.ts statsSpreadBins): same pipelines
-  // and bytes, the histogram bins added up by workgroups of their own. And that layout with pass 1's
-  // chunks of 512 rows, as on the H200 before chunks grew to STATS_CHUNK_ROWS: more records. And
-  // the hardware variant's whole configuration now, pass 1's histograms in copies too
-  // (kernels/selectors.ts statsHistCopies): same bytes, another pipeline of pass 1.
-  const stats = cases.find((c) => c.label === 'stats')!;
-  const spread = { ...stats, label: STATS_HARDWARE_CASE, config: { ...stats.config as object, spreadBins: true } };
-  const copies = { ...stats, label: STATS_HIST_COPIES_CASE, config: { ...stats.config as object, spreadBins: true, histCopies: STATS_MAX_HIST_COPIES } };
-  const chunk512 = { numTraj: N, tp: Tp, minibatches: 1, spreadBins: true, chunkRows: 512 };
-  const previous = {
-    ...stats, label: STATS_CHUNK512_CASE, config: chunk512,
-    buffers: { ...stats.buffers, partials: { words: statsKernel.scratchWords(chunk512) } },
-  };
-  // advantage as the hardware variant binds it (kernels/selectors.ts advantageGroupSize): the run's group size
-  // compiled in, another pipeline of the same kernel, same bytes.
-  const advantage = cases.find((c) => c.label === 'advantage')!;
-  const fixedGroup = { ...advantage, label: ADVANTAGE_FIXED_GROUP_CASE, config: { ...advantage.config as object, groupSize: CONFIG_SELECTORS.advantageGroupSize.pick('subgroup', { vocab: dims.V, group: shape.group }) } };
-  return {
-    ...casesByLabel(cases, cost, { sample: ['Subgroup', 'Unrolled'], tokenStats: ['Subgroup', 'Unrolled'], logitGrad: ['Subgroup'] }),
-    [ADVANTAGE_FIXED_GROUP_CASE]: { ...fixedGroup, ...cost.advantage! },
-    [STATS_HARDWARE_CASE]: { ...spread, ...cost.stats! },
-    [STATS_CHUNK512_CASE]: { ...previous, ...cost.stats! },
-    [STATS_HIST_COPIES_CASE]: { ...copies, ...cost.stats! },
-  };
 }
 
 /** The kernel table's row for advantage with the group size compiled in (AdvantageConfig.groupSize). */

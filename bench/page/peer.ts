@@ -51,64 +51,18 @@ async function initTf(name: string, wasmPath: string): Promise<string | null> {
 
 const relErr = (a: number, b: number) => Math.abs(a - b) / Math.max(1e-6, Math.abs(b));
 
+type Captured = Awaited<ReturnType<typeof captureUpdate>>;
+type Peer = { name: string; label: string; peer: TfPeer; check: { loss: number; gradNorm: number; pass: boolean }; times: number[] };
+
 export async function runPeerBench(o: PeerOptions, log: (m: string) => void): Promise<{ results: PeerResult[]; notes: string[] }> {
   const notes: string[] = [];
   const t0 = now();
   const c = await captureUpdate(configFor(o.set), o.prepIters);
   const { shape } = c;
   log(`peer: batch captured after ${o.prepIters} CPU iterations in ${(now() - t0).toFixed(0)} ms (N=${shape.N}, R=${shape.N * shape.Tp})`);
-
-  let gpu: Backend | null = null;
-  let gpuCheck: { loss: number; gradNorm: number } | null = null;
-  let device: GPUDevice | null = null;
-  try {
-    const g = await requestGpu(navigator.gpu);
-    device = g.device;
-    gpu = createGpuBackend(g.device, shape, c.params, { label: g.label });
-    gpu.writeSequences(c.seq);
-    const s = await gpu.update(c.inp);
-    gpuCheck = { loss: s.loss, gradNorm: s.grad_norm };
-  } catch (e) {
-    notes.push(`our GPU backend unavailable: ${(e as Error).message}`);
-  }
-  const cpu = createCpuBackend(shape, c.params);
-  cpu.writeSequences(c.seq);
-  await cpu.update(c.inp);
-
-  // Every TF.js backend that initializes (tfjs-backend-cpu only when no other one did) gets a peer
-  // on the same batch and weights; its first update is the correctness check.
+  const ours = await ourBackends(c, notes);
   const tried: string[] = [];
-  const peers: Array<{ name: string; label: string; peer: TfPeer; check: { loss: number; gradNorm: number; pass: boolean }; times: number[] }> = [];
-  for (const name of o.backends) {
-    if (name === 'cpu' && peers.length) continue;
-    const err = await initTf(name, o.wasmPath);
-    if (err) {
-      tried.push(`TF.js ${name} unavailable: ${err}`);
-      log(`peer: tfjs ${name} unavailable: ${err}`);
-      continue;
-    }
-    let label = name;
-    if (name === 'wasm') {
-      const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
-      const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
-      label = `wasm (${simd ? 'SIMD' : 'no SIMD'}, ${threads && globalThis.crossOriginIsolated ? 'multi-threaded' : 'single thread'})`;
-    }
-    for (const firstLayer of ['direct', 'factored'] as const) {
-      const peer = createTfPeer(shape, c.params, c.ref, firstLayer);
-      const what =
-        firstLayer === 'direct'
-          ? `first layer direct, embedding by ${peer.embeddingLookup}`
-          : `first layer factored, table rows by ${peer.embeddingLookup === 'gather' ? 'gather' : 'count matrix matmul'}`;
-      const full = `${label}; ${what}`;
-      peer.setBatch(c.seq);
-      const tc = await peer.update(c.inp);
-      const pass =
-        Number.isFinite(tc.loss) && Number.isFinite(tc.gradNorm) &&
-        relErr(tc.loss, c.loss) <= o.tolerance && relErr(tc.gradNorm, c.gradNorm) <= o.tolerance;
-      log(`peer: tfjs ${full} check: loss ${tc.loss} vs CPU ${c.loss}, grad norm ${tc.gradNorm} vs CPU ${c.gradNorm} -> ${pass ? 'PASS' : 'FAIL'}`);
-      peers.push({ name, label: full, peer, check: { ...tc, pass }, times: [] });
-    }
-  }
+  const peers = await tfPeers(o, c, tried, log);
 
   // Interleaved: each TF.js peer, our GPU backend, our CPU backend, then again.
   const gpuT: number[] = [];
@@ -121,17 +75,17 @@ export async function runPeerBench(o: PeerOptions, log: (m: string) => void): Pr
       await p.peer.update(c.inp);
       if (keep) p.times.push(now() - t);
     }
-    if (gpu) {
+    if (ours.gpu) {
       const t = now();
-      await gpu.update(c.inp);
+      await ours.gpu.update(c.inp);
       if (keep) gpuT.push(now() - t);
     }
     const t = now();
-    await cpu.update(c.inp);
+    await ours.cpu.update(c.inp);
     if (keep) cpuT.push(now() - t);
     log(`peer: rep ${i + 1}/${o.warmup + o.reps}${keep ? '' : ' (warm-up)'}`);
   }
-  const gpuS = gpu ? summarize(gpuT) : null;
+  const gpuS = ours.gpu ? summarize(gpuT) : null;
   const cpuS = summarize(cpuT);
   const results: PeerResult[] = peers.map((p) => {
     const tfS = summarize(p.times);
@@ -150,8 +104,8 @@ export async function runPeerBench(o: PeerOptions, log: (m: string) => void): Pr
       ratioVsGpu: gpuS ? tfS.median / gpuS.median : null,
       ratioVsCpu: tfS.median / cpuS.median,
       check: {
-        loss: { tfjs: p.check.loss, cpu: c.loss, gpu: gpuCheck?.loss ?? null },
-        gradNorm: { tfjs: p.check.gradNorm, cpu: c.gradNorm, gpu: gpuCheck?.gradNorm ?? null },
+        loss: { tfjs: p.check.loss, cpu: c.loss, gpu: ours.gpuCheck?.loss ?? null },
+        gradNorm: { tfjs: p.check.gradNorm, cpu: c.gradNorm, gpu: ours.gpuCheck?.gradNorm ?? null },
         tolerance: o.tolerance,
         pass: p.check.pass,
       },
@@ -163,8 +117,68 @@ export async function runPeerBench(o: PeerOptions, log: (m: string) => void): Pr
   }
   if (!results.length) notes.push(`no TF.js backend initialized: ${tried.join('; ')}`);
   else notes.push(...tried);
-  gpu?.destroy();
-  cpu.destroy();
-  device?.destroy();
+  ours.gpu?.destroy();
+  ours.cpu.destroy();
+  ours.device?.destroy();
   return { results, notes };
+}
+
+/** Our GPU backend (where there is an adapter; its first update is its check) and CPU backend, on the captured batch. */
+async function ourBackends(c: Captured, notes: string[]) {
+  let gpu: Backend | null = null;
+  let gpuCheck: { loss: number; gradNorm: number } | null = null;
+  let device: GPUDevice | null = null;
+  try {
+    const g = await requestGpu(navigator.gpu);
+    device = g.device;
+    gpu = createGpuBackend(g.device, c.shape, c.params, { label: g.label });
+    gpu.writeSequences(c.seq);
+    const s = await gpu.update(c.inp);
+    gpuCheck = { loss: s.loss, gradNorm: s.grad_norm };
+  } catch (e) {
+    notes.push(`our GPU backend unavailable: ${(e as Error).message}`);
+  }
+  const cpu = createCpuBackend(c.shape, c.params);
+  cpu.writeSequences(c.seq);
+  await cpu.update(c.inp);
+  return { gpu, gpuCheck, device, cpu };
+}
+
+/**
+ * Every TF.js backend that initializes (tfjs-backend-cpu only when no other one did) gets a peer
+ * on the same batch and weights, in both first-layer forms; its first update is the correctness check.
+ */
+async function tfPeers(o: PeerOptions, c: Captured, tried: string[], log: (m: string) => void): Promise<Peer[]> {
+  const peers: Peer[] = [];
+  for (const name of o.backends) {
+    if (name === 'cpu' && peers.length) continue;
+    const err = await initTf(name, o.wasmPath);
+    if (err) {
+      tried.push(`TF.js ${name} unavailable: ${err}`);
+      log(`peer: tfjs ${name} unavailable: ${err}`);
+      continue;
+    }
+    let label = name;
+    if (name === 'wasm') {
+      const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
+      const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
+      label = `wasm (${simd ? 'SIMD' : 'no SIMD'}, ${threads && globalThis.crossOriginIsolated ? 'multi-threaded' : 'single thread'})`;
+    }
+    for (const firstLayer of ['direct', 'factored'] as const) {
+      const peer = createTfPeer(c.shape, c.params, c.ref, firstLayer);
+      const what =
+        firstLayer === 'direct'
+          ? `first layer direct, embedding by ${peer.embeddingLookup}`
+          : `first layer factored, table rows by ${peer.embeddingLookup === 'gather' ? 'gather' : 'count matrix matmul'}`;
+      const full = `${label}; ${what}`;
+      peer.setBatch(c.seq);
+      const tc = await peer.update(c.inp);
+      const pass =
+        Number.isFinite(tc.loss) && Number.isFinite(tc.gradNorm) &&
+        relErr(tc.loss, c.loss) <= o.tolerance && relErr(tc.gradNorm, c.gradNorm) <= o.tolerance;
+      log(`peer: tfjs ${full} check: loss ${tc.loss} vs CPU ${c.loss}, grad norm ${tc.gradNorm} vs CPU ${c.gradNorm} -> ${pass ? 'PASS' : 'FAIL'}`);
+      peers.push({ name, label: full, peer, check: { ...tc, pass }, times: [] });
+    }
+  }
+  return peers;
 }

@@ -171,6 +171,21 @@ function required(o: AdvantageOptions): Array<keyof AdvantageInputs> {
   return need;
 }
 
+/** What every estimator of advantageCpu reads: the inputs, the options and the helpers over a group. */
+interface AdvContext {
+  inp: AdvantageInputs;
+  o: AdvantageOptions;
+  shape: AdvantageShape;
+  /** Turns member m took (at most maxTurns). */
+  turnsOf(m: number): number;
+  /** Member m's per-turn value at turn t. */
+  v(m: number, t: number): number;
+  /** Member m's reward (col < 0) or its reward as role `col`. */
+  colVal(m: number, col: number): number;
+  /** Centred, and divided by std + eps where `scaleStd` and the std is above stdMin. */
+  scale(x: number, mean: number, sd: number): number;
+}
+
 /**
  * Token advantages [N * Tp] (float64 math, rounded to f32 once at the end). Throws if an input the
  * options read is missing or a group does not contain its trajectory.
@@ -186,153 +201,22 @@ export function advantageCpu(inp: AdvantageInputs, o: AdvantageOptions, shape: A
   }
   const { reward, mask } = inp;
   const turnReward = inp.turnReward ?? new Float32Array(0);
-  const ts = inp.trajStats;
+  const c: AdvContext = {
+    inp,
+    o,
+    shape,
+    turnsOf: (m) => Math.min(inp.turns[m]!, T),
+    v: (m, t) => turnReward[m * T + t]!,
+    colVal: (m, col) => (col < 0 ? reward[m]! : inp.roleRewards![m * nRoles + col]!),
+    // A std of 0 means equal values, whose centred value is exactly 0 either way.
+    scale: (x, mean, sd) => (o.scaleStd && sd > o.stdMin ? (x - mean) / (sd + o.eps) : x - mean),
+  };
   const adv = new Float32Array(N * tp);
-  const turnsOf = (m: number) => Math.min(inp.turns[m]!, T);
-  const v = (m: number, t: number) => turnReward[m * T + t]!;
-  const colVal = (m: number, col: number) => (col < 0 ? reward[m]! : inp.roleRewards![m * nRoles + col]!);
-
-  /** Mean and std of a column over the group (mean 0, std 1 for a group of one). */
-  const meanStd = (g0: number, G: number, col: number): [number, number] => {
-    if (G <= 1) return [0, 1];
-    const r0 = colVal(g0, col);
-    let s = 0;
-    for (let m = g0; m < g0 + G; m++) s += colVal(m, col) - r0;
-    const mean = r0 + s / G;
-    let ss = 0;
-    for (let m = g0; m < g0 + G; m++) ss += (colVal(m, col) - mean) ** 2;
-    return [mean, Math.sqrt(ss / (o.unbiasedStd ? G - 1 : G))];
-  };
-  // A std of 0 means equal values, whose centred value is exactly 0 either way.
-  const scale = (x: number, mean: number, sd: number) => (o.scaleStd && sd > o.stdMin ? (x - mean) / (sd + o.eps) : x - mean);
-
-  /** Turns member m acted as role `col` (Dr. MAS: each is one element of the role's pool). */
-  const roleSteps = (m: number, col: number): number => {
-    let c = 0;
-    for (let t = 0; t < turnsOf(m); t++) if (inp.turnRole![m * T + t] === col) c++;
-    return c;
-  };
-  /**
-   * Mean and std of a column over a pool in which member m counts weight(m) times (Dr. MAS's agent
-   * steps, GiGPO's step rows); a pool of one element has mean 0 and std 1, an empty one too.
-   */
-  const weightedMeanStd = (g0: number, G: number, col: number, weight: (m: number) => number): [number, number, number] => {
-    let c = 0;
-    let r0 = 0;
-    let s = 0;
-    for (let m = g0; m < g0 + G; m++) {
-      const w = weight(m);
-      if (w === 0) continue;
-      if (c === 0) r0 = colVal(m, col);
-      s += w * (colVal(m, col) - r0);
-      c += w;
-    }
-    if (c <= 1) return [0, 1, c];
-    const mean = r0 + s / c;
-    let ss = 0;
-    for (let m = g0; m < g0 + G; m++) ss += weight(m) * (colVal(m, col) - mean) ** 2;
-    return [mean, Math.sqrt(ss / (o.unbiasedStd ? c - 1 : c)), c];
-  };
-
-  /** group / rloo / raw on one column of trajectory n. */
-  const trajValue = (n: number, g0: number, G: number, col: number): number => {
-    const x = colVal(n, col);
-    if (o.estimator === 'raw') return x;
-    if (col >= 0) {
-      // A role's pool is its steps: member m's reward counted once per turn it acted in that role.
-      const [mean, sd, c] = weightedMeanStd(g0, G, col, (m) => roleSteps(m, col));
-      if (o.estimator === 'rloo') return c <= 1 ? x : x - (mean * c - x) / (c - 1);
-      return scale(x, mean, sd);
-    }
-    if (o.estimator === 'rloo') {
-      if (G <= 1) return x;
-      const r0 = colVal(g0, col);
-      let s = 0;
-      for (let m = g0; m < g0 + G; m++) if (m !== n) s += colVal(m, col) - r0;
-      return x - (r0 + s / (G - 1));
-    }
-    const [mean, sd] = meanStd(g0, G, col);
-    return scale(x, mean, sd);
-  };
-
-  const opobValue = (n: number, g0: number, G: number): number => {
-    const s = ts!;
-    let b = 0;
-    let sd = 1;
-    if (G > 1) {
-      const logW = (m: number) => 2 * (o.isCap > 0 ? s.logIS[m]! : 0) + Math.log(s.g2[m]!);
-      let M = -Infinity;
-      for (let m = g0; m < g0 + G; m++) if (s.g2[m]! > 0) M = Math.max(M, logW(m));
-      const [mean, std] = meanStd(g0, G, -1);
-      sd = std;
-      if (M === -Infinity) b = mean;
-      else {
-        const r0 = reward[g0]!;
-        let num = 0;
-        let den = 0;
-        for (let m = g0; m < g0 + G; m++) {
-          if (!(s.g2[m]! > 0)) continue;
-          const e = Math.exp(logW(m) - M);
-          num += e * (reward[m]! - r0);
-          den += e;
-        }
-        b = r0 + num / den;
-      }
-    }
-    let a = scale(reward[n]!, b, sd);
-    if (o.isCap > 0) a *= Math.exp(Math.min(s.logIS[n]!, Math.log(o.isCap)));
-    return a;
-  };
-
-  const entropyFactor = (n: number, g0: number, G: number): number => {
-    const s = ts!;
-    let c = 0;
-    let p0 = 0;
-    let acc = 0;
-    for (let m = g0; m < g0 + G; m++) {
-      if (!(s.len[m]! > 0)) continue;
-      if (c === 0) p0 = s.entMean[m]!;
-      acc += s.entMean[m]! - p0;
-      c++;
-    }
-    if (c === 0) return 1;
-    const f = (p0 + acc / c) / Math.max(s.entMean[n]!, 1e-6);
-    return o.entropyClamp ? Math.min(Math.max(f, 0.1), 10) : f;
-  };
-
-  /** An IGPO turn boundary: the final turn, or an earlier one with a nonzero gain. */
-  const boundary = (m: number, t: number, tm: number) => t === tm - 1 || v(m, t) !== 0;
-  /** IGPO pool statistics over the boundary turns: kind 0 all, 1 final turns, 2 earlier turns. */
-  const poolStats = (g0: number, G: number, kind: 0 | 1 | 2): [number, number] => {
-    const vals: number[] = [];
-    for (let m = g0; m < g0 + G; m++) {
-      const tm = turnsOf(m);
-      for (let t = 0; t < tm; t++) {
-        const fin = t === tm - 1;
-        if ((kind === 1 && !fin) || (kind === 2 && fin) || !boundary(m, t, tm)) continue;
-        vals.push(v(m, t));
-      }
-    }
-    const c = vals.length;
-    if (c === 0) return [0, 1];
-    if (c === 1) return [vals[0]!, 1];
-    const r0 = vals[0]!;
-    const mu = r0 + vals.reduce((a, x) => a + (x - r0), 0) / c;
-    const varPop = vals.reduce((a, x) => a + (x - mu) ** 2, 0) / c;
-    return [mu, Math.sqrt(varPop + 1e-8) + 1e-6];
-  };
-
-  const stepReturn = (m: number, s: number): number => {
-    let acc = 0;
-    for (let k = turnsOf(m) - 1; k >= s; k--) acc = v(m, k) + o.gamma * acc;
-    return acc;
-  };
-
   for (let n = 0; n < N; n++) {
     const g0 = inp.groupStart[n]!;
     const G = inp.groupSize[n]!;
-    const tn = turnsOf(n);
-    const factor = o.entropyScale ? entropyFactor(n, g0, G) : 1;
+    const tn = c.turnsOf(n);
+    const factor = o.entropyScale ? entropyFactor(c, n, g0, G) : 1;
     const put = (j: number, a: number) => {
       const m = mask[n * tp + j]!;
       adv[n * tp + j] = m !== 0 ? a * factor * m : 0;
@@ -341,80 +225,242 @@ export function advantageCpu(inp: AdvantageInputs, o: AdvantageOptions, shape: A
       for (let j = t * aL; j < Math.min((t + 1) * aL, tp); j++) put(j, a);
     };
     const e = o.estimator;
-    if (e === 'reinforce') {
-      const Rp = reward[n]! - (o.baseline ? meanStd(g0, G, -1)[0] : 0);
-      let acc = 0;
-      let last = true;
-      for (let j = tp - 1; j >= 0; j--) {
-        const i = n * tp + j;
-        if (mask[i] === 0) continue;
-        let r = o.klInReward !== 0 ? o.klInReward * (inp.logpRef![i]! - inp.logpOld![i]!) : 0;
-        if (last) r += Rp;
-        last = false;
-        acc = r + o.gamma * acc;
-        put(j, acc);
-      }
-    } else if (e === 'turn') {
-      const joint = o.separate ? null : poolStats(g0, G, 0);
-      const fin = o.separate ? poolStats(g0, G, 1) : null;
-      const rest = o.separate ? poolStats(g0, G, 2) : null;
-      let acc = 0;
-      for (let t = tn - 1; t >= 0; t--) {
-        if (boundary(n, t, tn)) {
-          const [mu, sd] = joint ?? (t === tn - 1 ? fin! : rest!);
-          // The reference's boundaries are where the normalized reward is nonzero: a value that
-          // normalizes to exactly 0 (a pool of one) is skipped by the discounting.
-          const r = (v(n, t) - mu) / sd;
-          if (r !== 0) acc = r + o.gamma * acc;
-        }
-        putTurn(t, acc);
-      }
-    } else if (e === 'turnGroup') {
-      for (let t = 0; t < tn; t++) {
-        const vals: number[] = [];
-        for (let m = g0; m < g0 + G; m++) if (t < turnsOf(m)) vals.push(v(m, t));
-        const c = vals.length;
-        let mean = 0;
-        let sd = 1;
-        if (c > 1) {
-          const r0 = vals[0]!;
-          mean = r0 + vals.reduce((a, x) => a + (x - r0), 0) / c;
-          sd = Math.sqrt(vals.reduce((a, x) => a + (x - mean) ** 2, 0) / (o.unbiasedStd ? c - 1 : c));
-        }
-        putTurn(t, scale(v(n, t), mean, sd));
-      }
-    } else if (e === 'gigpo') {
-      const [mean, sd] = weightedMeanStd(g0, G, -1, turnsOf);
-      const AE = scale(reward[n]!, mean, sd);
-      for (let t = 0; t < tn; t++) {
-        const rs = stepReturn(n, t);
-        const key = inp.turnKey![n * T + t]!;
-        let s = 0;
-        let c = 0;
-        for (let m = g0; m < g0 + G; m++) {
-          const tm = turnsOf(m);
-          for (let k = 0; k < tm; k++) {
-            if (inp.turnKey![m * T + k] !== key) continue;
-            c++;
-            if (m !== n || k !== t) s += rs - stepReturn(m, k);
-          }
-        }
-        // A set of one is the step alone: its mean is its own return, so A^S is 0 (the reference's
-        // step_norm_reward takes the mean of the one value).
-        putTurn(t, AE + o.stepWeight * (s / c));
-      }
-    } else if (o.byRole && e !== 'opob') {
+    if (e === 'reinforce') reinforceRows(c, n, g0, G, put);
+    else if (e === 'turn') igpoTurns(c, n, g0, G, putTurn);
+    else if (e === 'turnGroup') for (let t = 0; t < tn; t++) putTurn(t, turnGroupValue(c, n, g0, G, t));
+    else if (e === 'gigpo') gigpoTurns(c, n, g0, G, putTurn);
+    else if (o.byRole && e !== 'opob') {
       for (let t = 0; t < tn; t++) {
         const role = inp.turnRole![n * T + t]!;
         if (role < 0 || role >= nRoles) continue;
-        putTurn(t, trajValue(n, g0, G, role));
+        putTurn(t, trajValue(c, n, g0, G, role));
       }
     } else {
-      const a = e === 'opob' ? opobValue(n, g0, G) : trajValue(n, g0, G, -1);
+      const a = e === 'opob' ? opobValue(c, n, g0, G) : trajValue(c, n, g0, G, -1);
       for (let j = 0; j < tp; j++) put(j, a);
     }
   }
   return adv;
+}
+
+/** Mean and std of a column over the group (mean 0, std 1 for a group of one). */
+function meanStd(c: AdvContext, g0: number, G: number, col: number): [number, number] {
+  if (G <= 1) return [0, 1];
+  const r0 = c.colVal(g0, col);
+  let s = 0;
+  for (let m = g0; m < g0 + G; m++) s += c.colVal(m, col) - r0;
+  const mean = r0 + s / G;
+  let ss = 0;
+  for (let m = g0; m < g0 + G; m++) ss += (c.colVal(m, col) - mean) ** 2;
+  return [mean, Math.sqrt(ss / (c.o.unbiasedStd ? G - 1 : G))];
+}
+
+/** Turns member m acted as role `col` (Dr. MAS: each is one element of the role's pool). */
+function roleSteps(c: AdvContext, m: number, col: number): number {
+  let k = 0;
+  for (let t = 0; t < c.turnsOf(m); t++) if (c.inp.turnRole![m * c.shape.maxTurns + t] === col) k++;
+  return k;
+}
+
+/**
+ * Mean and std of a column over a pool in which member m counts weight(m) times (Dr. MAS's agent
+ * steps, GiGPO's step rows); a pool of one element has mean 0 and std 1, an empty one too.
+ */
+function weightedMeanStd(c: AdvContext, g0: number, G: number, col: number, weight: (m: number) => number): [number, number, number] {
+  let k = 0;
+  let r0 = 0;
+  let s = 0;
+  for (let m = g0; m < g0 + G; m++) {
+    const w = weight(m);
+    if (w === 0) continue;
+    if (k === 0) r0 = c.colVal(m, col);
+    s += w * (c.colVal(m, col) - r0);
+    k += w;
+  }
+  if (k <= 1) return [0, 1, k];
+  const mean = r0 + s / k;
+  let ss = 0;
+  for (let m = g0; m < g0 + G; m++) ss += weight(m) * (c.colVal(m, col) - mean) ** 2;
+  return [mean, Math.sqrt(ss / (c.o.unbiasedStd ? k - 1 : k)), k];
+}
+
+/** group / rloo / raw on one column of trajectory n. */
+function trajValue(c: AdvContext, n: number, g0: number, G: number, col: number): number {
+  const { o } = c;
+  const x = c.colVal(n, col);
+  if (o.estimator === 'raw') return x;
+  if (col >= 0) {
+    // A role's pool is its steps: member m's reward counted once per turn it acted in that role.
+    const [mean, sd, k] = weightedMeanStd(c, g0, G, col, (m) => roleSteps(c, m, col));
+    if (o.estimator === 'rloo') return k <= 1 ? x : x - (mean * k - x) / (k - 1);
+    return c.scale(x, mean, sd);
+  }
+  if (o.estimator === 'rloo') {
+    if (G <= 1) return x;
+    const r0 = c.colVal(g0, col);
+    let s = 0;
+    for (let m = g0; m < g0 + G; m++) if (m !== n) s += c.colVal(m, col) - r0;
+    return x - (r0 + s / (G - 1));
+  }
+  const [mean, sd] = meanStd(c, g0, G, col);
+  return c.scale(x, mean, sd);
+}
+
+/** VCPO's off-policy optimal baseline, then the truncated IS weight. */
+function opobValue(c: AdvContext, n: number, g0: number, G: number): number {
+  const { o } = c;
+  const s = c.inp.trajStats!;
+  const reward = c.inp.reward;
+  let b = 0;
+  let sd = 1;
+  if (G > 1) {
+    const logW = (m: number) => 2 * (o.isCap > 0 ? s.logIS[m]! : 0) + Math.log(s.g2[m]!);
+    let M = -Infinity;
+    for (let m = g0; m < g0 + G; m++) if (s.g2[m]! > 0) M = Math.max(M, logW(m));
+    const [mean, std] = meanStd(c, g0, G, -1);
+    sd = std;
+    if (M === -Infinity) b = mean;
+    else {
+      const r0 = reward[g0]!;
+      let num = 0;
+      let den = 0;
+      for (let m = g0; m < g0 + G; m++) {
+        if (!(s.g2[m]! > 0)) continue;
+        const e = Math.exp(logW(m) - M);
+        num += e * (reward[m]! - r0);
+        den += e;
+      }
+      b = r0 + num / den;
+    }
+  }
+  let a = c.scale(reward[n]!, b, sd);
+  if (o.isCap > 0) a *= Math.exp(Math.min(s.logIS[n]!, Math.log(o.isCap)));
+  return a;
+}
+
+/** EDGE-GRPO's factor: the group's mean entropy over the trajectory's own. */
+function entropyFactor(c: AdvContext, n: number, g0: number, G: number): number {
+  const s = c.inp.trajStats!;
+  let k = 0;
+  let p0 = 0;
+  let acc = 0;
+  for (let m = g0; m < g0 + G; m++) {
+    if (!(s.len[m]! > 0)) continue;
+    if (k === 0) p0 = s.entMean[m]!;
+    acc += s.entMean[m]! - p0;
+    k++;
+  }
+  if (k === 0) return 1;
+  const f = (p0 + acc / k) / Math.max(s.entMean[n]!, 1e-6);
+  return c.o.entropyClamp ? Math.min(Math.max(f, 0.1), 10) : f;
+}
+
+/** REINFORCE++: the token rewards' discounted sum from each masked row to the end. */
+function reinforceRows(c: AdvContext, n: number, g0: number, G: number, put: (j: number, a: number) => void): void {
+  const { o, inp } = c;
+  const tp = c.shape.tp;
+  const Rp = inp.reward[n]! - (o.baseline ? meanStd(c, g0, G, -1)[0] : 0);
+  let acc = 0;
+  let last = true;
+  for (let j = tp - 1; j >= 0; j--) {
+    const i = n * tp + j;
+    if (inp.mask[i] === 0) continue;
+    let r = o.klInReward !== 0 ? o.klInReward * (inp.logpRef![i]! - inp.logpOld![i]!) : 0;
+    if (last) r += Rp;
+    last = false;
+    acc = r + o.gamma * acc;
+    put(j, acc);
+  }
+}
+
+/** An IGPO turn boundary: the final turn, or an earlier one with a nonzero gain. */
+const boundary = (c: AdvContext, m: number, t: number, tm: number) => t === tm - 1 || c.v(m, t) !== 0;
+
+/** IGPO pool statistics over the boundary turns: kind 0 all, 1 final turns, 2 earlier turns. */
+function poolStats(c: AdvContext, g0: number, G: number, kind: 0 | 1 | 2): [number, number] {
+  const vals: number[] = [];
+  for (let m = g0; m < g0 + G; m++) {
+    const tm = c.turnsOf(m);
+    for (let t = 0; t < tm; t++) {
+      const fin = t === tm - 1;
+      if ((kind === 1 && !fin) || (kind === 2 && fin) || !boundary(c, m, t, tm)) continue;
+      vals.push(c.v(m, t));
+    }
+  }
+  const k = vals.length;
+  if (k === 0) return [0, 1];
+  if (k === 1) return [vals[0]!, 1];
+  const r0 = vals[0]!;
+  const mu = r0 + vals.reduce((a, x) => a + (x - r0), 0) / k;
+  const varPop = vals.reduce((a, x) => a + (x - mu) ** 2, 0) / k;
+  return [mu, Math.sqrt(varPop + 1e-8) + 1e-6];
+}
+
+/** IGPO: z-scored turn values, discounted backwards over the boundary turns. */
+function igpoTurns(c: AdvContext, n: number, g0: number, G: number, putTurn: (t: number, a: number) => void): void {
+  const { o } = c;
+  const tn = c.turnsOf(n);
+  const joint = o.separate ? null : poolStats(c, g0, G, 0);
+  const fin = o.separate ? poolStats(c, g0, G, 1) : null;
+  const rest = o.separate ? poolStats(c, g0, G, 2) : null;
+  let acc = 0;
+  for (let t = tn - 1; t >= 0; t--) {
+    if (boundary(c, n, t, tn)) {
+      const [mu, sd] = joint ?? (t === tn - 1 ? fin! : rest!);
+      // The reference's boundaries are where the normalized reward is nonzero: a value that
+      // normalizes to exactly 0 (a pool of one) is skipped by the discounting.
+      const r = (c.v(n, t) - mu) / sd;
+      if (r !== 0) acc = r + o.gamma * acc;
+    }
+    putTurn(t, acc);
+  }
+}
+
+/** CM2 turn level: turn t's value against the members that took turn t. */
+function turnGroupValue(c: AdvContext, n: number, g0: number, G: number, t: number): number {
+  const vals: number[] = [];
+  for (let m = g0; m < g0 + G; m++) if (t < c.turnsOf(m)) vals.push(c.v(m, t));
+  const k = vals.length;
+  let mean = 0;
+  let sd = 1;
+  if (k > 1) {
+    const r0 = vals[0]!;
+    mean = r0 + vals.reduce((a, x) => a + (x - r0), 0) / k;
+    sd = Math.sqrt(vals.reduce((a, x) => a + (x - mean) ** 2, 0) / (c.o.unbiasedStd ? k - 1 : k));
+  }
+  return c.scale(c.v(n, t), mean, sd);
+}
+
+/** Member m's discounted return from turn s on. */
+function stepReturn(c: AdvContext, m: number, s: number): number {
+  let acc = 0;
+  for (let k = c.turnsOf(m) - 1; k >= s; k--) acc = c.v(m, k) + c.o.gamma * acc;
+  return acc;
+}
+
+/** GiGPO: the episode advantage plus the weighted step advantage over each turn's anchor set. */
+function gigpoTurns(c: AdvContext, n: number, g0: number, G: number, putTurn: (t: number, a: number) => void): void {
+  const T = c.shape.maxTurns;
+  const keys = c.inp.turnKey!;
+  const [mean, sd] = weightedMeanStd(c, g0, G, -1, c.turnsOf);
+  const AE = c.scale(c.inp.reward[n]!, mean, sd);
+  for (let t = 0; t < c.turnsOf(n); t++) {
+    const rs = stepReturn(c, n, t);
+    const key = keys[n * T + t]!;
+    let s = 0;
+    let k = 0;
+    for (let m = g0; m < g0 + G; m++) {
+      const tm = c.turnsOf(m);
+      for (let q = 0; q < tm; q++) {
+        if (keys[m * T + q] !== key) continue;
+        k++;
+        if (m !== n || q !== t) s += rs - stepReturn(c, m, q);
+      }
+    }
+    // A set of one is the step alone: its mean is its own return, so A^S is 0 (the reference's
+    // step_norm_reward takes the mean of the one value).
+    putTurn(t, AE + c.o.stepWeight * (s / k));
+  }
 }
 
 /** The old GRPO entry point (uniform groups of `group`), kept for the CPU backend: advantageCpu 'group'. */
@@ -438,8 +484,8 @@ export function grpoAdvantageCpu(rewards: Float32Array, mask: Float32Array, Tp: 
 
 export const ADVANTAGE_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct Advantage` in advantage.wgsl. */
-export const ADVANTAGE_UNIFORM = uniformLayout([
+/** `struct Advantage` of advantage.wgsl. */
+export const ADVANTAGE_UNIFORM = uniformLayout('Advantage', [
   ['numTraj', 'u32'], ['tp', 'u32'], ['maxTurns', 'u32'], ['actionLen', 'u32'], ['nRoles', 'u32'],
   ['estimator', 'u32'], ['scaleStd', 'u32'], ['unbiasedStd', 'u32'], ['eps', 'f32'],
   ['byRole', 'u32'], ['entropyScale', 'u32'], ['gamma', 'f32'], ['separate', 'u32'],
@@ -496,4 +542,3 @@ export const advantageKernel = defineKernel({
   workgroups: (c: AdvantageConfig) => Math.ceil(c.numTraj / ADVANTAGE_WORKGROUP_SIZE),
 });
 
-export const createAdvantageKernel = (device: GPUDevice) => advantageKernel.create(device);

@@ -9,28 +9,6 @@
 // trajectory's rows from its own thread (row by row, each depending on the ones before or on the
 // turn).
 
-struct Advantage {
-  numTraj: u32,
-  tp: u32,
-  maxTurns: u32,
-  actionLen: u32,
-  nRoles: u32,
-  estimator: u32,
-  scaleStd: u32,
-  unbiasedStd: u32,
-  eps: f32,
-  byRole: u32,
-  entropyScale: u32,
-  gamma: f32,
-  separate: u32,
-  stepWeight: f32,
-  baseline: u32,
-  klInReward: f32,
-  isCap: f32,
-  entropyClamp: u32,
-  stdMin: f32,
-}
-
 @group(0) @binding(0) var<uniform> u: Advantage;
 @group(0) @binding(1) var<storage, read> trajIn: array<TrajIn>;       // [N]
 @group(0) @binding(2) var<storage, read> turnIn: array<TurnIn>;       // [N * maxTurns]

@@ -60,7 +60,15 @@ export function criticUpdateCpu(critic: Float32Array, stateKey: Uint32Array, mas
   for (let k = 0; k < critic.length; k++) if (count[k]) critic[k] = critic[k]! + lr * (sum[k]! / count[k]! - critic[k]!);
 }
 
-export const GAE_UNIFORM = uniformLayout([['numTraj', 'u32'], ['tp', 'u32'], ['gamma', 'f32'], ['lambda', 'f32']] as const);
+export const GAE_UNIFORM = uniformLayout('Gae', [['numTraj', 'u32'], ['tp', 'u32'], ['gamma', 'f32'], ['lambda', 'f32']] as const);
+
+/** `struct CriticUpdate` of critic.wgsl criticUpdate. */
+export const CRITIC_UPDATE_UNIFORM = uniformLayout('CriticUpdate', [
+  ['tableSize', 'u32'], ['numRows', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'], ['lr', 'f32'],
+] as const);
+
+/** The uniform structs of critic.wgsl: GAE's and the critic update's. */
+const CRITIC_UNIFORMS = [GAE_UNIFORM, CRITIC_UPDATE_UNIFORM];
 
 type GaeConfig = { numTraj: number; tp: number } & GaeOptions;
 
@@ -68,6 +76,7 @@ type GaeConfig = { numTraj: number; tp: number } & GaeOptions;
 export const gaeKernel = defineKernel({
   label: 'gae',
   wgsl: criticWGSL,
+  fileUniforms: CRITIC_UNIFORMS,
   file: 'critic',
   entryPoint: 'gae',
   workgroupSize: 64,
@@ -100,10 +109,6 @@ export interface CriticUpdateConfig {
 export const criticUpdateScratchWords = (c: Pick<CriticUpdateConfig, 'tableSize' | 'numRows'>): number =>
   2 * c.tableSize * criticChunks(c.numRows, c.tableSize).chunks;
 
-/** Mirrors `struct CriticUpdate` in critic.wgsl criticUpdate. */
-export const CRITIC_UPDATE_UNIFORM = uniformLayout([
-  ['tableSize', 'u32'], ['numRows', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'], ['lr', 'f32'],
-] as const);
 
 const criticValues = (c: CriticUpdateConfig) => ({ tableSize: c.tableSize, numRows: c.numRows, lr: c.lr, ...criticChunks(c.numRows, c.tableSize) });
 
@@ -116,6 +121,7 @@ const checkCritic = (c: CriticUpdateConfig) => {
 export const criticPartialKernel = defineKernel({
   label: 'criticUpdate',
   wgsl: criticWGSL,
+  fileUniforms: CRITIC_UNIFORMS,
   file: 'critic',
   entryPoint: 'criticChunks',
   workgroupSize: 64,
@@ -130,6 +136,7 @@ export const criticPartialKernel = defineKernel({
 export const criticApplyKernel = defineKernel({
   label: 'criticApply',
   wgsl: criticWGSL,
+  fileUniforms: CRITIC_UNIFORMS,
   file: 'critic',
   entryPoint: 'criticApply',
   workgroupSize: 64,

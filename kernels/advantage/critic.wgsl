@@ -22,13 +22,6 @@ override workgroupSize: u32 = 64;
 //   A_j = delta_j + gamma lambda A_{next};  returns_j = A_j + V_j
 // Masked-out rows get A = 0 and returns = 0. Batch whitening of A follows (whiten.wgsl).
 
-struct Gae {
-  numTraj: u32,
-  tp: u32,
-  gamma: f32,
-  lambda: f32,
-}
-
 // One row of the backward walk: A and returns of row i from the row after it (vNext, aNext),
 // written; returns (V_i, A_i) for the row before. A masked-out row gets zeros and passes them on.
 fn gaeRow(i: u32, m: f32, v: f32, r: f32, next: vec2f) -> vec2f {
@@ -120,14 +113,6 @@ fn gae(
 // Layout [chunks, tableSize], chunk-major: the zeroing here (neighbouring invocations, neighbouring
 // entries of one table) and pass 2's reads (a thread per entry) are both coalesced; the scatter
 // goes where the states say in either layout. Entry-major would only help a one-invocation zeroing.
-
-struct CriticUpdate {
-  tableSize: u32,
-  numRows: u32,
-  rowsPerChunk: u32,
-  chunks: u32,
-  lr: f32,
-}
 
 @compute @workgroup_size(workgroupSize)
 fn criticChunks(

@@ -40,8 +40,8 @@ export function infoGainCpu(
   return out;
 }
 
-/** Mirrors `struct InfoGain` in infoGain.wgsl. */
-export const INFO_GAIN_UNIFORM = uniformLayout([['numTraj', 'u32'], ['maxTurns', 'u32'], ['span', 'u32'], ['logDiff', 'u32']] as const);
+/** `struct InfoGain` of infoGain.wgsl. */
+export const INFO_GAIN_UNIFORM = uniformLayout('InfoGain', [['numTraj', 'u32'], ['maxTurns', 'u32'], ['span', 'u32'], ['logDiff', 'u32']] as const);
 
 export interface InfoGainConfig {
   numTraj: number;

@@ -5,13 +5,6 @@
 //   turn t < T_n - 1: reward = p_{t+1} - p_t; the last turn keeps the outcome the host wrote.
 // The rewards go straight into turnIn, which the advantage kernel reads next: nothing leaves the GPU.
 
-struct InfoGain {
-  numTraj: u32,
-  maxTurns: u32,
-  span: u32,
-  logDiff: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: InfoGain;
 @group(0) @binding(1) var<storage, read> scoreLogp: array<f32>;    // [numTraj * maxTurns * span]
 @group(0) @binding(2) var<storage, read> trajIn: array<TrajIn>;     // [numTraj]

@@ -94,8 +94,13 @@ export function tokenBaselineCpu(inp: TokenBaselineInputs, Tp: number, zeroTail 
 
 export const TOKEN_BASELINE_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct TokenBaseline` in tokenBaseline.wgsl. */
-export const TOKEN_BASELINE_UNIFORM = uniformLayout([['numRows', 'u32'], ['tp', 'u32'], ['zeroTail', 'u32']] as const);
+/** `struct TokenBaseline` of tokenBaseline.wgsl. */
+export const TOKEN_BASELINE_UNIFORM = uniformLayout('TokenBaseline', [
+  ['numRows', 'u32'],
+  ['tp', 'u32'],
+  // verl's handle_zero_tail: baseline 0 where no other member has the position.
+  ['zeroTail', 'u32'],
+] as const);
 
 export interface TokenBaselineConfig {
   numTraj: number;

@@ -11,12 +11,6 @@
 // W_{m,p} = the cumulative logit-gradient proxy of member m up to its own position p (members
 // shorter than p + 1 positions, NO_POSITION in wpos, are left out).
 
-struct TokenBaseline {
-  numRows: u32,
-  tp: u32,
-  zeroTail: u32,   // verl's handle_zero_tail: baseline 0 where no other member has the position
-}
-
 @group(0) @binding(0) var<uniform> u: TokenBaseline;
 @group(0) @binding(1) var<storage, read> trajIn: array<TrajIn>;      // [N]
 @group(0) @binding(2) var<storage, read> mask: array<f32>;           // [N * tp] 0/1

@@ -102,8 +102,15 @@ function treeTopFor(slots: number): number {
  */
 export const whitenScratchWords = (numRows: number) => 4 * (whitenBlocks(numRows).blocks + 1);
 
-/** Mirrors `struct Whiten` in whiten.wgsl (all three dispatches bind it). */
-export const WHITEN_UNIFORM = uniformLayout([['numRows', 'u32'], ['block', 'u32'], ['blocks', 'u32'], ['treeTop', 'u32']] as const);
+/** `struct Whiten` of whiten.wgsl (all three dispatches bind it). */
+export const WHITEN_UNIFORM = uniformLayout('Whiten', [
+  ['numRows', 'u32'],
+  // Rows per block of pass 1 (whitenBlocks); ceil(numRows / block) blocks, at most the workgroup size.
+  ['block', 'u32'],
+  ['blocks', 'u32'],
+  // The combine's first tree stride: nextPow2(blocks) / 2 (0 for one block).
+  ['treeTop', 'u32'],
+] as const);
 
 const whitenValues = (c: WhitenConfig) => ({ numRows: c.numRows, ...whitenBlocks(c.numRows) });
 

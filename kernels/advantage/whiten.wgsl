@@ -19,13 +19,6 @@
 
 override workgroupSize: u32 = 256;
 
-struct Whiten {
-  numRows: u32,
-  block: u32,     // rows per block of pass 1 (whitenBlocks in whiten.ts)
-  blocks: u32,    // ceil(numRows / block) <= workgroupSize
-  treeTop: u32,   // the combine's first tree stride: nextPow2(blocks) / 2 (0 for one block)
-}
-
 // Masked moments of a set of rows, vec4f(n, pivot, off, m2): n rows, mean = pivot + off, m2 = the
 // sum of squared deviations from the mean. pivot is one of the set's f32 values, so every
 // difference rounded below (x - pivot, pivot - pivot, the offsets) is of the size of the

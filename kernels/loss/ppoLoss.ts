@@ -39,7 +39,8 @@
  * aggregated loss. Every clamp (lambda at +-20, log s at 10, k3) zeroes the gradient where it bites,
  * so dlogp is the exact derivative of the computed loss. Clips are taken in log space, exp once.
  */
-import { defineKernel, uniformLayout } from '../pipeline';
+import { defineKernel } from '../pipeline';
+import { LOSS_UNIFORMS, PPO_LOSS_UNIFORM } from './lossUniforms';
 import ppoLossWGSL from './ppoLoss.wgsl?raw';
 import { gmpoClip } from './seqRatio';
 
@@ -228,11 +229,6 @@ function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, log
 
 export const PPO_LOSS_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct PpoLoss` in ppoLoss.wgsl. */
-export const PPO_LOSS_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['loLog', 'f32'], ['hiLog', 'f32'], ['dualClip', 'f32'], ['klCoef', 'f32'],
-  ['ratioMode', 'u32'], ['klType', 'u32'], ['tp', 'u32'], ['actionLen', 'u32'], ['maxTurns', 'u32'], ['stage', 'u32'],
-] as const);
 
 /** `struct PpoRow` in ppoLoss.wgsl: 4 words per row, loss, ratio, kl (f32) and clip (i32). */
 export const PPO_ROW_WORDS = 4;
@@ -267,6 +263,7 @@ export interface PpoLossConfig extends PpoLossOptions {
 export const ppoLossKernel = defineKernel({
   label: 'ppoLoss',
   wgsl: ppoLossWGSL,
+  fileUniforms: LOSS_UNIFORMS,
   entryPoint: 'ppoLoss',
   workgroupSize: PPO_LOSS_WORKGROUP_SIZE,
   bindings: { logp: 2, logpOld: 3, logpRef: 6, adv: 4, weight: 7, seqLog: 8, dlogp: 9, out: 10 },
@@ -306,4 +303,3 @@ export const ppoLossKernel = defineKernel({
   },
   workgroups: (c) => Math.ceil(c.numRows / PPO_LOSS_WORKGROUP_SIZE),
 });
-export const createPpoLossKernel = (device: GPUDevice) => ppoLossKernel.create(device);

@@ -24,17 +24,6 @@ override workgroupSize: u32 = 64;
 // j / actionLen), 2 geometric (GMPO: lambda* = sign-aware clip of lambda to [loLog, hiLog]).
 // Rows are absolute (rowBase + r); seqOut is written at the absolute trajectory rowBase / tp + local.
 
-struct SeqRatio {
-  numSegments: u32,  // local trajectories * segments
-  rowBase: u32,      // first row of the call, a multiple of tp
-  tp: u32,           // policy-token rows per trajectory
-  actionLen: u32,    // rows per turn (turn mode)
-  segments: u32,     // outputs per trajectory: maxTurns in turn mode, else 1
-  mode: u32,         // 0 sequence, 1 turn, 2 geometric
-  loLog: f32,        // geometric: -clipLow
-  hiLog: f32,        // geometric: +clipHigh
-}
-
 @compute @workgroup_size(workgroupSize)
 fn seqRatio(
   @builtin(workgroup_id) wid: vec3u,
@@ -80,21 +69,6 @@ fn seqRatio(
 // 4 step (GSPO per step, as GiGPO's step rows make it), 5 sft (cross-entropy: ReGFT's fine-tuning).
 // Clips are taken in log space against [loLog, hiLog]: log(1 -+ eps) in modes 0, 1, 3, and GMPO's
 // [-eps_low, +eps_high] in mode 2 (the host fills them per mode); exp is applied once.
-
-struct PpoLoss {
-  numRows: u32,
-  rowBase: u32,
-  loLog: f32,
-  hiLog: f32,
-  dualClip: f32,
-  klCoef: f32,
-  ratioMode: u32,   // 0 token, 1 sequence, 2 geometric, 3 turn stage, 4 step, 5 sft, 6 cispo, 7 sapo
-  klType: u32,      // 0 k3, 1 k1, 2 k2
-  tp: u32,          // policy-token rows per trajectory
-  actionLen: u32,   // rows per turn
-  maxTurns: u32,    // T: seqLog entries per trajectory in mode 3
-  stage: u32,       // the turn k updated in mode 3
-}
 
 // Clipped surrogate on a log-ratio: loss, gradient factor (-A r on the unclipped branch), clip flag.
 struct Clipped {

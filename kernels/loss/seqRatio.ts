@@ -13,7 +13,8 @@
  * (whole trajectories) and writes the outputs of trajectories rowBase/Tp .. by ABSOLUTE index, so the
  * minibatches of one step fill one [N] (or [N * T]) buffer that ppoLoss reads as `seqLog`.
  */
-import { defineKernel, uniformLayout } from '../pipeline';
+import { defineKernel } from '../pipeline';
+import { LOSS_UNIFORMS, SEQ_RATIO_UNIFORM } from './lossUniforms';
 import lossWGSL from './ppoLoss.wgsl?raw';
 
 export type SeqRatioMode = 'sequence' | 'turn' | 'geometric';
@@ -98,11 +99,6 @@ export function seqRatioCpu<O extends Float32Array | Float64Array = Float32Array
 
 export const SEQ_RATIO_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct SeqRatio` in ppoLoss.wgsl seqRatio. */
-export const SEQ_RATIO_UNIFORM = uniformLayout([
-  ['numSegments', 'u32'], ['rowBase', 'u32'], ['tp', 'u32'], ['actionLen', 'u32'],
-  ['segments', 'u32'], ['mode', 'u32'], ['loLog', 'f32'], ['hiLog', 'f32'],
-] as const);
 
 export interface SeqRatioConfig extends SeqRatioOptions {
   /** Rows of the call (a multiple of tp). */
@@ -116,6 +112,7 @@ export interface SeqRatioConfig extends SeqRatioOptions {
 export const seqRatioKernel = defineKernel({
   label: 'seqRatio',
   wgsl: lossWGSL,
+  fileUniforms: LOSS_UNIFORMS,
   file: 'ppoLoss',
   entryPoint: 'seqRatio',
   workgroupSize: SEQ_RATIO_WORKGROUP_SIZE,
@@ -143,4 +140,3 @@ export const seqRatioKernel = defineKernel({
   },
   workgroups: (c) => Math.ceil(((c.numRows / c.tp) * seqRatioSegments(c)) / SEQ_RATIO_WORKGROUP_SIZE),
 });
-export const createSeqRatioKernel = (device: GPUDevice) => seqRatioKernel.create(device);

@@ -26,15 +26,6 @@ override workgroupSize: u32 = 64;
 // outputs = (hidden + 1) * vocab (W2 then b2, the gradient's own layout). chunkSum.wgsl then adds
 // the chunks in order.
 
-struct HeadGrad {
-  numRows: u32,
-  rowBase: u32,
-  vocab: u32,
-  hidden: u32,
-  rowsPerChunk: u32,
-  chunks: u32,
-}
-
 // Vocabulary entries per invocation (HEAD_GRAD_BLOCK in mlpKernels.ts).
 const VB: u32 = 4u;
 
@@ -88,14 +79,6 @@ fn headGrad(
 // summed over v in order. Row r is rowBase + r in h, dz and da. Nothing flows further back per row:
 // slotGrad.wgsl gathers da by context slot and token, and firstLayerGrad.wgsl takes it from there.
 
-struct HiddenGrad {
-  numRows: u32,
-  rowBase: u32,
-  vocab: u32,
-  hidden: u32,
-  w2Off: u32,
-}
-
 @compute @workgroup_size(workgroupSize)
 fn hiddenGrad(
   @builtin(workgroup_id) wid: vec3u,
@@ -127,17 +110,6 @@ fn hiddenGrad(
 // times that. Neighbouring invocations differ in j: their da reads and table writes are adjacent.
 // Chunk c holds rows rowBase + c * rowsPerChunk onwards (at most rowsPerChunk, never past
 // rowBase + numRows). chunkSum.wgsl then adds the chunks in order into G.
-
-struct SlotGrad {
-  numRows: u32,
-  rowBase: u32,
-  seqLen: u32,
-  vocab: u32,
-  context: u32,
-  hidden: u32,
-  rowsPerChunk: u32,
-  chunks: u32,
-}
 
 @compute @workgroup_size(workgroupSize)
 fn slotGrad(

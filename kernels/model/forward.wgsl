@@ -24,15 +24,6 @@ override workgroupSize: u32 = 64;
 // made once per parameter set. Thread o = (k * vocab + t) * hidden + j: neighbours share emb[t, d]
 // and read W1 along a row.
 
-struct EmbedProject {
-  vocab: u32,
-  context: u32,
-  embed: u32,
-  hidden: u32,
-  embOff: u32,
-  w1Off: u32,
-}
-
 @compute @workgroup_size(workgroupSize)
 fn embedProject(
   @builtin(workgroup_id) wid: vec3u,
@@ -65,17 +56,6 @@ fn embedProject(
 // No workgroup memory or barriers: neighbouring threads are neighbouring j of one row, so their
 // proj reads are adjacent and the row's context tokens are the same few words.
 
-struct ForwardHidden {
-  numRows: u32,
-  rowBase: u32,
-  outBase: u32,
-  seqLen: u32,
-  vocab: u32,
-  context: u32,
-  hidden: u32,
-  b1Off: u32,
-}
-
 @compute @workgroup_size(workgroupSize)
 fn forwardHidden(
   @builtin(workgroup_id) wid: vec3u,
@@ -105,18 +85,6 @@ fn forwardHidden(
 // sequence start, which rows never are); a forbidden token gets MASKED_LOGIT exactly. Row r is
 // rowPos[rowBase + r]; h and z are row outBase + r. Neighbouring threads are neighbouring v of one
 // row: they read adjacent W2 entries and the same h word.
-
-struct ForwardLogits {
-  numRows: u32,
-  rowBase: u32,
-  outBase: u32,
-  seqLen: u32,
-  vocab: u32,
-  hidden: u32,
-  w2Off: u32,
-  b2Off: u32,
-  temperature: f32,
-}
 
 @compute @workgroup_size(workgroupSize)
 fn forwardLogits(

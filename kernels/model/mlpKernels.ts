@@ -32,10 +32,25 @@ const perThread = (n: number) => Math.ceil(n / MLP_WORKGROUP_SIZE);
 /** Words of the factored first layer's tables: proj (embedProject) and the slot sums G (slotGrad), both [K, V, H]. */
 export const slotTableWords = ({ V, K, H }: MlpDims) => K * V * H;
 
-/** Mirrors `struct EmbedProject` in forward.wgsl embedProject. */
-export const EMBED_PROJECT_UNIFORM = uniformLayout([
+/** `struct EmbedProject` of forward.wgsl embedProject. */
+export const EMBED_PROJECT_UNIFORM = uniformLayout('EmbedProject', [
   ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['hidden', 'u32'], ['embOff', 'u32'], ['w1Off', 'u32'],
 ] as const);
+
+/** `struct ForwardHidden` of forward.wgsl forwardHidden. */
+export const FORWARD_HIDDEN_UNIFORM = uniformLayout('ForwardHidden', [
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
+  ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'], ['b1Off', 'u32'],
+] as const);
+
+/** `struct ForwardLogits` of forward.wgsl forwardLogits. */
+export const FORWARD_LOGITS_UNIFORM = uniformLayout('ForwardLogits', [
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
+  ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'], ['b2Off', 'u32'], ['temperature', 'f32'],
+] as const);
+
+/** The uniform structs of forward.wgsl, one per entry point. */
+const FORWARD_UNIFORMS = [EMBED_PROJECT_UNIFORM, FORWARD_HIDDEN_UNIFORM, FORWARD_LOGITS_UNIFORM];
 
 /**
  * embedProjectCpu on the GPU: buffers params, proj (output, `slotTableWords(dims)` words). Run it
@@ -44,6 +59,7 @@ export const EMBED_PROJECT_UNIFORM = uniformLayout([
 export const embedProjectKernel = defineKernel({
   label: 'embedProject',
   wgsl: forwardWGSL,
+  fileUniforms: FORWARD_UNIFORMS,
   file: 'forward',
   entryPoint: 'embedProject',
   workgroupSize: MLP_WORKGROUP_SIZE,
@@ -55,7 +71,6 @@ export const embedProjectKernel = defineKernel({
   },
   workgroups: (c) => perThread(slotTableWords(c.dims)),
 });
-export const createEmbedProjectKernel = (device: GPUDevice) => embedProjectKernel.create(device);
 
 export interface ForwardConfig {
   dims: MlpDims;
@@ -69,17 +84,7 @@ export interface ForwardConfig {
   temperature: number;
 }
 
-/** Mirrors `struct ForwardHidden` in forward.wgsl forwardHidden. */
-export const FORWARD_HIDDEN_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
-  ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'], ['b1Off', 'u32'],
-] as const);
 
-/** Mirrors `struct ForwardLogits` in forward.wgsl forwardLogits. */
-export const FORWARD_LOGITS_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['outBase', 'u32'], ['seqLen', 'u32'],
-  ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'], ['b2Off', 'u32'], ['temperature', 'f32'],
-] as const);
 
 const forwardRows = (c: ForwardConfig) => {
   const rowBase = c.rowBase ?? 0;
@@ -90,6 +95,7 @@ const forwardRows = (c: ForwardConfig) => {
 export const forwardHiddenKernel = defineKernel({
   label: 'forwardHidden',
   wgsl: forwardWGSL,
+  fileUniforms: FORWARD_UNIFORMS,
   file: 'forward',
   entryPoint: 'forwardHidden',
   workgroupSize: MLP_WORKGROUP_SIZE,
@@ -106,6 +112,7 @@ export const forwardHiddenKernel = defineKernel({
 export const forwardLogitsKernel = defineKernel({
   label: 'forwardLogits',
   wgsl: forwardWGSL,
+  fileUniforms: FORWARD_UNIFORMS,
   file: 'forward',
   entryPoint: 'forwardLogits',
   workgroupSize: MLP_WORKGROUP_SIZE,
@@ -128,7 +135,6 @@ export const forwardKernel = defineStages<Record<'params' | 'proj' | 'seq' | 'ro
   'forward',
   [forwardHiddenKernel, forwardLogitsKernel],
 );
-export const createForwardKernel = (device: GPUDevice) => forwardKernel.create(device);
 
 export interface RowsConfig {
   numRows: number;
@@ -151,10 +157,24 @@ export const SLOT_CHUNK_ROWS = 64;
  */
 export const HEAD_GRAD_BLOCK = 4;
 
-/** Mirrors `struct HeadGrad` in backward.wgsl headGrad. */
-export const HEAD_GRAD_UNIFORM = uniformLayout([
+/** `struct HeadGrad` of backward.wgsl headGrad. */
+export const HEAD_GRAD_UNIFORM = uniformLayout('HeadGrad', [
   ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
 ] as const);
+
+/** `struct HiddenGrad` of backward.wgsl hiddenGrad. */
+export const HIDDEN_GRAD_UNIFORM = uniformLayout('HiddenGrad', [
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'],
+] as const);
+
+/** `struct SlotGrad` of backward.wgsl slotGrad. */
+export const SLOT_GRAD_UNIFORM = uniformLayout('SlotGrad', [
+  ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'],
+  ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
+] as const);
+
+/** The uniform structs of backward.wgsl, one per entry point. */
+const BACKWARD_UNIFORMS = [HEAD_GRAD_UNIFORM, HIDDEN_GRAD_UNIFORM, SLOT_GRAD_UNIFORM];
 
 type HeadGradConfig = RowsConfig & { dims: MlpDims };
 const headOutputs = (d: MlpDims) => (d.H + 1) * d.V;
@@ -164,6 +184,7 @@ const headChunks = (c: HeadGradConfig) => rowChunks(c.numRows, headOutputs(c.dim
 export const headGradPartialKernel = defineKernel({
   label: 'headGrad',
   wgsl: backwardWGSL,
+  fileUniforms: BACKWARD_UNIFORMS,
   file: 'backward',
   entryPoint: 'headGrad',
   workgroupSize: MLP_WORKGROUP_SIZE,
@@ -185,17 +206,13 @@ export const headGradKernel = defineReduction({
   partial: headGradPartialKernel,
   layout: (c: HeadGradConfig) => ({ outputs: headOutputs(c.dims), chunks: headChunks(c).chunks, dstOff: paramLayout(c.dims).w2 }),
 });
-export const createHeadGradKernel = (device: GPUDevice) => headGradKernel.create(device);
 
-/** Mirrors `struct HiddenGrad` in backward.wgsl hiddenGrad. */
-export const HIDDEN_GRAD_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['hidden', 'u32'], ['w2Off', 'u32'],
-] as const);
 
 /** hiddenDaCpu on the GPU, one thread per (row, hidden unit): buffers params, h, dz, da (output). */
 export const hiddenGradKernel = defineKernel({
   label: 'hiddenGrad',
   wgsl: backwardWGSL,
+  fileUniforms: BACKWARD_UNIFORMS,
   file: 'backward',
   entryPoint: 'hiddenGrad',
   workgroupSize: MLP_WORKGROUP_SIZE,
@@ -206,13 +223,7 @@ export const hiddenGradKernel = defineKernel({
   }),
   workgroups: (c) => perThread(c.numRows * c.dims.H),
 });
-export const createHiddenGradKernel = (device: GPUDevice) => hiddenGradKernel.create(device);
 
-/** Mirrors `struct SlotGrad` in backward.wgsl slotGrad. */
-export const SLOT_GRAD_UNIFORM = uniformLayout([
-  ['numRows', 'u32'], ['rowBase', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['hidden', 'u32'],
-  ['rowsPerChunk', 'u32'], ['chunks', 'u32'],
-] as const);
 
 type SlotGradConfig = RowsConfig & { dims: MlpDims; seqLen: number };
 const slotChunks = (c: SlotGradConfig) => rowChunks(c.numRows, slotTableWords(c.dims), SLOT_CHUNK_ROWS);
@@ -225,6 +236,7 @@ const slotChunks = (c: SlotGradConfig) => rowChunks(c.numRows, slotTableWords(c.
 export const slotGradPartialKernel = defineKernel({
   label: 'slotGrad',
   wgsl: backwardWGSL,
+  fileUniforms: BACKWARD_UNIFORMS,
   file: 'backward',
   entryPoint: 'slotGrad',
   workgroupSize: MLP_WORKGROUP_SIZE,
@@ -250,10 +262,9 @@ export const slotGradKernel = defineReduction({
   partial: slotGradPartialKernel,
   layout: (c: SlotGradConfig) => ({ outputs: slotTableWords(c.dims), chunks: slotChunks(c).chunks, dstOff: 0 }),
 });
-export const createSlotGradKernel = (device: GPUDevice) => slotGradKernel.create(device);
 
-/** Mirrors `struct FirstLayerGrad` in firstLayerGrad.wgsl. */
-export const FIRST_LAYER_GRAD_UNIFORM = uniformLayout([
+/** `struct FirstLayerGrad` of firstLayerGrad.wgsl. */
+export const FIRST_LAYER_GRAD_UNIFORM = uniformLayout('FirstLayerGrad', [
   ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'], ['hidden', 'u32'], ['embOff', 'u32'], ['w1Off', 'u32'],
 ] as const);
 
@@ -323,7 +334,6 @@ export const firstLayerGradKernels: Record<KernelVariant, DefinedKernel<FirstLay
   thread: firstLayerGradKernel,
   subgroup: firstLayerGradSubgroupKernel,
 };
-export const createFirstLayerGradKernel = (device: GPUDevice) => firstLayerGradKernel.create(device);
 
 /**
  * Words of the scratch buffer the reductions of a backward pass share (they run one after

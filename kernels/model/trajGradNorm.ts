@@ -143,8 +143,8 @@ export function trajGradNormCpu(s: TrajGradNormInput, Tp: number): Float32Array 
 /** Lanes per trajectory; a power of two (their partial sums meet in a halving tree). */
 export const TRAJ_GRAD_NORM_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct TrajGradNorm` in trajGradNorm.wgsl. */
-export const TRAJ_GRAD_NORM_UNIFORM = uniformLayout([
+/** `struct TrajGradNorm` of trajGradNorm.wgsl. */
+export const TRAJ_GRAD_NORM_UNIFORM = uniformLayout('TrajGradNorm', [
   ['numTraj', 'u32'], ['tp', 'u32'], ['seqLen', 'u32'], ['vocab', 'u32'], ['context', 'u32'], ['embed', 'u32'],
   ['hidden', 'u32'], ['w1Off', 'u32'], ['isCap', 'f32'],
 ] as const);

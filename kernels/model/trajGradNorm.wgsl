@@ -6,18 +6,6 @@
 // dz and da are those of the loss sum_t m_t log pi(a_t) (logitGrad with dlogp = mask, then
 // hiddenGrad). The result replaces trajStats[n].g2, the weight VCPO's baseline reads.
 
-struct TrajGradNorm {
-  numTraj: u32,
-  tp: u32,
-  seqLen: u32,
-  vocab: u32,
-  context: u32,
-  embed: u32,
-  hidden: u32,
-  w1Off: u32,
-  isCap: f32,
-}
-
 @group(0) @binding(0) var<uniform> u: TrajGradNorm;
 @group(0) @binding(1) var<storage, read> params: array<f32>;
 @group(0) @binding(2) var<storage, read> h: array<f32>;      // [N * tp, hidden]

@@ -8,6 +8,7 @@
 import adamWGSL from './adam.wgsl?raw';
 import gradNormWGSL from './gradNorm.wgsl?raw';
 import { defineKernel, uniformLayout, type BufferArg } from '../pipeline';
+import { ADAM_FILE_UNIFORMS, ADAM_UNIFORM } from './adamUniforms';
 import { defineTwoPass } from '../reduce';
 import { defineStages, withScratchCheck } from '../stages';
 
@@ -28,8 +29,6 @@ export interface AdamOptions {
   /** 0 disables clipping. */
   maxGradNorm: number;
 }
-
-export const ADAM_EPS = 1e-8;
 
 export function clipScale(norm: number, maxGradNorm: number): number {
   return maxGradNorm > 0 ? Math.min(1, maxGradNorm / (norm + 1e-6)) : 1;
@@ -79,8 +78,8 @@ export const GRAD_NORM_BLOCK = 8192;
  */
 export const GRAD_NORM_BLOCK_HARDWARE = 2048;
 
-/** Mirrors `struct GradNorm` in gradNorm.wgsl. */
-export const GRAD_NORM_UNIFORM = uniformLayout([['n', 'u32'], ['block', 'u32'], ['blocks', 'u32']] as const);
+/** `struct GradNorm` of gradNorm.wgsl. */
+export const GRAD_NORM_UNIFORM = uniformLayout('GradNorm', [['n', 'u32'], ['block', 'u32'], ['blocks', 'u32']] as const);
 
 export interface GradNormConfig {
   /** Gradient entries. */
@@ -143,14 +142,7 @@ export const gradNormKernel = defineTwoPass({
   combineConfig: (c: GradNormConfig) => c,
   scratchWords: (c: GradNormConfig) => Math.max(1, gradNormValues(c).blocks),
 });
-export const createGradNormKernel = (device: GPUDevice) => gradNormKernel.create(device);
 
-/** Mirrors `struct Adam` in adam.wgsl. */
-export const ADAM_UNIFORM = uniformLayout([
-  ['n', 'u32'], ['lr', 'f32'], ['beta1', 'f32'], ['beta2', 'f32'],
-  ['eps', 'f32'], ['bc1', 'f32'], ['bc2', 'f32'], ['maxGradNorm', 'f32'],
-  ['oneMinusBeta1', 'f32'], ['oneMinusBeta2', 'f32'],
-] as const);
 
 /** An optimizer step's configuration: Adam's, the parameter count, and gradNorm's block. */
 export type AdamConfig = AdamOptions & GradNormConfig;
@@ -169,6 +161,7 @@ const adamValues = (c: AdamConfig) => ({
 export const adamKernel = defineKernel({
   label: 'adam',
   wgsl: adamWGSL,
+  fileUniforms: ADAM_FILE_UNIFORMS,
   entryPoint: 'adam',
   workgroupSize: ADAM_WORKGROUP_SIZE,
   bindings: { params: 3, grads: 4, m: 5, v: 6, norm: 7, health: 8, lrScale: 9 },
@@ -176,7 +169,6 @@ export const adamKernel = defineKernel({
   values: adamValues,
   workgroups: (c: AdamConfig) => Math.ceil(c.n / ADAM_WORKGROUP_SIZE),
 });
-export const createAdamKernel = (device: GPUDevice) => adamKernel.create(device);
 
 export type OptimizerStepBuffers = Record<'params' | 'grads' | 'm' | 'v' | 'partials' | 'norm' | 'health' | 'lrScale', BufferArg>;
 

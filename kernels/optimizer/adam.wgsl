@@ -25,14 +25,6 @@ override workgroupSize: u32 = 64;
 //   scale = min(1, rho / rhoBase), then sqrt (rule 0) or as is (rule 1); enabled 0 writes scale 1.
 // Output: out[0] = ESS/N, out[1] = the learning-rate factor Adam multiplies its lr by.
 
-struct EssScale {
-  numTraj: u32,
-  rule: u32,
-  rhoBase: f32,
-  enabled: u32,
-  trajBase: u32,   // first trajectory of the range (a minibatch: VCPO's ESS is per minibatch)
-}
-
 var<workgroup> red: array<f32, workgroupSize>;
 
 fn reduce(lid: u32, x: f32, isMax: bool) -> f32 {
@@ -118,19 +110,6 @@ fn essScale(@builtin(local_invocation_index) lid: u32) {
 // bc1 = 1 - b1^t and bc2 = 1 - b2^t come per optimizer step from the host (one uniform per step).
 // A NaN or Inf gradient norm skips the step (parameters and moments stay as they were) and sets
 // the gradients bit (2) of health[0], as mixed-precision loss scalers skip overflowing steps.
-
-struct Adam {
-  n: u32,
-  lr: f32,
-  beta1: f32,
-  beta2: f32,
-  eps: f32,
-  bc1: f32,
-  bc2: f32,
-  maxGradNorm: f32,
-  oneMinusBeta1: f32, // 1 - beta1 rounded once from float64: 1 - f32(0.999) is off by 1.3e-5 relative
-  oneMinusBeta2: f32,
-}
 
 @compute @workgroup_size(workgroupSize)
 fn adam(

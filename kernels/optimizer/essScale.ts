@@ -7,7 +7,8 @@
  * The factor stays on the GPU: Adam reads it from the same buffer.
  */
 import adamWGSL from './adam.wgsl?raw';
-import { defineKernel, uniformLayout } from '../pipeline';
+import { defineKernel } from '../pipeline';
+import { ADAM_FILE_UNIFORMS, ESS_SCALE_UNIFORM } from './adamUniforms';
 import type { TrajStats } from '../stats/trajStats';
 
 export interface EssScaleOptions {
@@ -38,8 +39,6 @@ export function essScaleCpu(stats: Pick<TrajStats, 'len' | 'logIS'>, o: EssScale
   return [rho, o.enabled ? (o.rule === 'sqrt' ? Math.sqrt(lin) : lin) : 1];
 }
 
-/** Mirrors `struct EssScale` in adam.wgsl essScale. */
-export const ESS_SCALE_UNIFORM = uniformLayout([['numTraj', 'u32'], ['rule', 'u32'], ['rhoBase', 'f32'], ['enabled', 'u32'], ['trajBase', 'u32']] as const);
 
 export interface EssScaleConfig extends EssScaleOptions {
   numTraj: number;
@@ -54,6 +53,7 @@ export const ESS_OUT_STRIDE = 64;
 export const essScaleKernel = defineKernel({
   label: 'essScale',
   wgsl: adamWGSL,
+  fileUniforms: ADAM_FILE_UNIFORMS,
   file: 'adam',
   entryPoint: 'essScale',
   workgroupSize: 256,

@@ -11,12 +11,6 @@
 // order; no blocks (n = 0) gives 0. `norm` is what adam.wgsl reads and the update's readback copies.
 // Every order depends on n and the constants only: the same bits on every run (no atomics).
 
-struct GradNorm {
-  n: u32,
-  block: u32,
-  blocks: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: GradNorm;
 @group(0) @binding(1) var<storage, read> grads: array<f32>;             // [n]
 @group(0) @binding(2) var<storage, read_write> partials: array<f32>;    // [blocks] sums of squares

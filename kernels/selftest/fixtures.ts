@@ -3,9 +3,8 @@
  * forward and backward kernels; masked-logit rows (ordinary, ±1e4, one dominant token, one allowed
  * token, all equal) for the row-softmax kernels; rollout batches in variable groups with padding
  * trajectories for the advantage stage (trajStats, advantage, tokenBaseline); log-prob rows and
- * trajectories for seqRatio and ppoLoss. The same generators and seeds as the GPU tests' fixtures
- * (tests/helpers/mlpFixture.ts, tests/helpers/logits.ts, tests/helpers/rlFixtures.ts), so a
- * self-test case and the test it came from see the same numbers.
+ * trajectories for seqRatio and ppoLoss. The GPU tests import their fixtures from here (and their
+ * buffer helpers from harness.ts), so a self-test case and the test it came from see the same numbers.
  */
 import { createRng, type Rng } from '../rng';
 import { groupLayout, packTrajIn, packTurnIn, type AdvantageInputs, type AdvantageShape } from '../advantage/advantage';

@@ -10,6 +10,8 @@
  *   absolute error into a relative one).
  * - logitGrad: dz = g (onehot - p) / T with p from an f32 log-sum-exp: atol 1e-6 + 1e-6 max|z|,
  *   rtol 1e-4. Forbidden tokens and rows with dlogp = 0 must be exactly 0.
+ * sample and tokenStats also run their sampler path (reduced-precision logits, top-k, top-p;
+ * kernels/softmax/sampler.ts) with the same tolerances, as tests/gpu/sampler.gpu.test.ts does.
  */
 import { createRng } from '../rng';
 import { MASKED_LOGIT } from '../model/mlp';
@@ -17,6 +19,7 @@ import { MLP_WORKGROUP_SIZE } from '../model/mlpKernels';
 import { logitGradCpu, logitGradKernels } from '../softmax/logitGrad';
 import { sampleCpu, sampleKernels, SAMPLE_WORKGROUP_SIZE } from '../softmax/sample';
 import { tokenStatsCpu, tokenStatsKernels, TOKEN_STATS_WORKGROUP_SIZE } from '../softmax/tokenStats';
+import type { SamplerOptions } from '../softmax/sampler';
 import { SUBGROUP_ROWS_PER_GROUP } from '../softmax/rowSubgroup';
 import { UNROLLED_MAX_VOCAB } from '../softmax/rowUnrolled';
 import type { KernelVariant, RowLayout } from '../selectors';
@@ -34,7 +37,7 @@ const EXTREME: RowKind[] = ['huge', 'dominant', 'single', 'flat'];
 
 // ---- sample ----
 
-function sampleCase(variant: RowLayout, name: string, input: () => SampleInput, seed: number, iter: number): SelfTestCase {
+function sampleCase(variant: RowLayout, name: string, input: () => SampleInput, seed: number, iter: number, sampler?: SamplerOptions): SelfTestCase {
   const sampleKernel = sampleKernels[variant];
   return {
     kernel: sampleKernel,
@@ -44,11 +47,11 @@ function sampleCase(variant: RowLayout, name: string, input: () => SampleInput, 
         const c = input();
         const rows = c.rowPos.length;
         const cpuSeq = new Int32Array(c.seqLen);
-        sampleCpu(c.z, c.V, c.rowPos, cpuSeq, seed, iter);
+        sampleCpu(c.z, c.V, c.rowPos, cpuSeq, seed, iter, sampler);
         const k = s.kernel(sampleKernel.create(device));
         const seq = s.upload(new Uint32Array(c.seqLen));
         const sampled = s.upload(new Uint32Array(rows));
-        const call = k.bind({ z: s.upload(c.z), rowPos: s.upload(c.rowPos), seq, sampled }, { vocab: c.V, numRows: rows, seed, iter });
+        const call = k.bind({ z: s.upload(c.z), rowPos: s.upload(c.rowPos), seq, sampled }, { vocab: c.V, numRows: rows, seed, iter, sampler });
         dispatch(device, [[k, call]]);
         const gpuSeq = await s.readU32(seq, c.seqLen);
         const out = await s.readU32(sampled, rows);
@@ -67,7 +70,7 @@ function sampleCase(variant: RowLayout, name: string, input: () => SampleInput, 
 
 // ---- tokenStats ----
 
-function tokenStatsCase(variant: RowLayout, name: string, c: () => LogitCase, rowBase = 0): SelfTestCase {
+function tokenStatsCase(variant: RowLayout, name: string, c: () => LogitCase, rowBase = 0, sampler?: SamplerOptions): SelfTestCase {
   const tokenStatsKernel = tokenStatsKernels[variant];
   return {
     kernel: tokenStatsKernel,
@@ -77,12 +80,12 @@ function tokenStatsCase(variant: RowLayout, name: string, c: () => LogitCase, ro
         const lc = c();
         const n = lc.rowPos.length;
         const rows = n - rowBase;
-        const ref = tokenStatsCpu(lc.z.subarray(rowBase * lc.V), lc.V, lc.seq, lc.rowPos.subarray(rowBase));
+        const ref = tokenStatsCpu(lc.z.subarray(rowBase * lc.V), lc.V, lc.seq, lc.rowPos.subarray(rowBase), undefined, sampler);
         const k = s.kernel(tokenStatsKernel.create(device));
         const [logp, entropy, sumP2] = [s.empty(n), s.empty(n), s.empty(n)];
         const call = k.bind(
           { z: s.upload(lc.z), seq: s.upload(lc.seq), rowPos: s.upload(lc.rowPos), logp, entropy, sumP2 },
-          { vocab: lc.V, numRows: rows, rowBase },
+          { vocab: lc.V, numRows: rows, rowBase, sampler },
         );
         dispatch(device, [[k, call]]);
         const got = [logp, entropy, sumP2].map(async (b) => (await s.readF32(b, n)).subarray(rowBase));
@@ -163,8 +166,16 @@ function rowCases(variant: RowLayout, rowBlock: number): SelfTestCase[] {
     tokenStatsCase(variant, 'vocab 1', () => logitCase(20, 1, 1)),
     tokenStatsCase(variant, `vocab ${wide}, rowBase 13`, () => logitCase(50, wide, 2), 13),
     ...EXTREME.map((kind) => tokenStatsCase(variant, KIND_NAMES[kind], () => logitCase(40, 16, 4, [kind]))),
+
+    sampleCase(variant, 'sampler bf16, top-k 5, top-p 0.8', () => randomSampleInput(rows, 19, 7), 99, 1, SAMPLER_CASE),
+    sampleCase(variant, 'sampler fp16, top-p 0.5: logits ±1e4, one dominant, one allowed, near-uniform', extremeSampleInput, 7, 3, SAMPLER_EXTREME),
+    tokenStatsCase(variant, 'sampler bf16, top-k 5, top-p 0.8', () => logitCase(rows, 23, 3), 0, SAMPLER_CASE),
+    tokenStatsCase(variant, 'sampler fp16, top-p 0.5: extreme rows', () => logitCase(40, 16, 5, EXTREME), 0, SAMPLER_EXTREME),
   ];
 }
+
+const SAMPLER_CASE: SamplerOptions = { precision: 'bf16', topK: 5, topP: 0.8 };
+const SAMPLER_EXTREME: SamplerOptions = { precision: 'fp16', topK: 0, topP: 0.5 };
 
 /** logitGrad's cases in one layout; `rowBlock` is its rows per workgroup, whose edges get a case. */
 function logitGradCases(layout: KernelVariant, rowBlock: number): SelfTestCase[] {

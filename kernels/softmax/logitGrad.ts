@@ -59,8 +59,8 @@ interface LogitGradConfig {
   temperature: number;
 }
 
-/** Mirrors `struct LogitGrad` in logitGrad.wgsl. */
-export const LOGIT_GRAD_UNIFORM = uniformLayout([
+/** `struct LogitGrad` of logitGrad.wgsl. */
+export const LOGIT_GRAD_UNIFORM = uniformLayout('LogitGrad', [
   ['numRows', 'u32'], ['rowBase', 'u32'], ['vocab', 'u32'], ['temperature', 'f32'],
 ] as const);
 
@@ -104,4 +104,3 @@ export const logitGradKernels: Record<KernelVariant, typeof logitGradKernel> = {
   subgroup: logitGradSubgroupKernel,
 };
 
-export const createLogitGradKernel = (device: GPUDevice) => logitGradKernel.create(device);

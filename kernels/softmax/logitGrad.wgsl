@@ -4,13 +4,6 @@
 // The uniform and bindings here are logitGradSubgroup.wgsl's too (a subgroup per four rows): its
 // source starts with this file.
 
-struct LogitGrad {
-  numRows: u32,
-  rowBase: u32,
-  vocab: u32,
-  temperature: f32,
-}
-
 @group(0) @binding(0) var<uniform> u: LogitGrad;
 @group(0) @binding(1) var<storage, read> z: array<f32>;            // [rows, vocab] masked logits
 @group(0) @binding(2) var<storage, read> seq: array<u32>;          // [N, seqLen] tokens

@@ -7,6 +7,17 @@ const NO_TOKEN: u32 = 0xffffffffu;
 
 // Rows r of the call (rowSubgroup.wgsl's entry point hands each subgroup four rows at a time).
 fn subgroupRows(r: vec4u, live: vec4<bool>, lanes: vec2u) {
+  // The sampler path: a lane per row runs the thread version's sampleRowSampler (its threshold
+  // search is a walk over the row for every token, not a scan across lanes), so the tokens are
+  // the thread version's bit for bit. samplerOn() is uniform, so every lane takes this or none.
+  if (samplerOn()) {
+    for (var j = lanes.x; j < 4u; j += lanes.y) {
+      if (live[j]) {
+        sampleRowSampler(r[j]);
+      }
+    }
+    return;
+  }
   let off = (u.zBase + r) * u.vocab;
   let p4 = u.rowBase + r;
   let pos = vec4u(rowPos[p4.x], rowPos[p4.y], rowPos[p4.z], rowPos[p4.w]);

@@ -18,6 +18,11 @@ fn sampleUnrolled(
   if (r >= u.numRows) {
     return;
   }
+  // The sampler path reads the row from memory as the thread version does: the same bits.
+  if (samplerOn()) {
+    sampleRowSampler(r);
+    return;
+  }
   let off = (u.zBase + r) * vocabSize;
   var row: array<f32, UNROLLED_MAX_VOCAB>;
   for (var v = 0u; v < vocabSize; v++) {

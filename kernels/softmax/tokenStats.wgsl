@@ -3,12 +3,9 @@
 // in the outputs; its sampled token is seq[rowPos[row]].
 // The uniform and bindings here are the other versions' too: their sources start with this file.
 // A subgroup per four rows instead: tokenStatsSubgroup.wgsl; the vocabulary compiled in: tokenStatsUnrolled.wgsl.
-
-struct TokenStats {
-  numRows: u32,
-  rowBase: u32,
-  vocab: u32,
-}
+// With sampler options (precision, topK, topP: sampler.ts) every version computes the three
+// statistics of the sampler's distribution with tokenStatsRowSampler below, the same code in each;
+// with the defaults that path is never taken.
 
 @group(0) @binding(0) var<uniform> u: TokenStats;
 @group(0) @binding(1) var<storage, read> z: array<f32>;                // [rows, vocab] masked logits
@@ -31,6 +28,10 @@ fn tokenStatsRows(
     return;
   }
   let row = u.rowBase + i;
+  if (samplerOn()) {
+    tokenStatsRowSampler(row);
+    return;
+  }
   let off = row * u.vocab;
   let ms = rowMaxSumExp(off, u.vocab);
   let m = ms.x;
@@ -56,4 +57,28 @@ fn tokenStatsRows(
   logp[row] = (z[off + a] - m) - ls;
   entropy[row] = ls - pd;
   sumP2[row] = s2 / (s * s);
+}
+
+// Row `row`'s statistics under the sampler's distribution (samplerDist.wgsl; reference:
+// tokenStatsCpu with sampler options): the kept tokens only, in the shifted logits as above.
+// logp is the rollout's own log-prob of its token; a token outside the kept set gets the same
+// formula (sampler.ts says why), never -inf.
+fn tokenStatsRowSampler(row: u32) {
+  let off = row * u.vocab;
+  let d = samplerRow(off, u.vocab);
+  var pd = 0.0;
+  var s2 = 0.0;
+  for (var v = 0u; v < u.vocab; v++) {
+    let zv = samplerLogit(off, v);
+    if (!samplerKept(zv, d)) {
+      continue;
+    }
+    let dz = zv - d.m;
+    pd += exp(dz - d.ls) * dz;
+    s2 += exp(2.0 * dz);
+  }
+  let a = min(seq[rowPos[row]], u.vocab - 1u);
+  logp[row] = (samplerLogit(off, a) - d.m) - d.ls;
+  entropy[row] = d.ls - pd;
+  sumP2[row] = s2 / (d.s * d.s);
 }

@@ -5,6 +5,16 @@
 // Rows r of the call (rowSubgroup.wgsl's entry point hands each subgroup four rows at a time).
 fn subgroupRows(r: vec4u, live: vec4<bool>, lanes: vec2u) {
   let row = u.rowBase + r;
+  // The sampler path: a lane per row runs the thread version's tokenStatsRowSampler (sample's
+  // subgroup version says why), the same bits. samplerOn() is uniform: every lane or none.
+  if (samplerOn()) {
+    for (var j = lanes.x; j < 4u; j += lanes.y) {
+      if (live[j]) {
+        tokenStatsRowSampler(row[j]);
+      }
+    }
+    return;
+  }
   let off = row * u.vocab;
   // Loaded before the reductions, so that no row waits for them afterwards.
   let tok = vec4u(seq[rowPos[row.x]], seq[rowPos[row.y]], seq[rowPos[row.z]], seq[rowPos[row.w]]);

@@ -17,6 +17,11 @@ fn tokenStatsUnrolled(
     return;
   }
   let row = u.rowBase + i;
+  // The sampler path reads the row from memory as the thread version does: the same bits.
+  if (samplerOn()) {
+    tokenStatsRowSampler(row);
+    return;
+  }
   let off = row * vocabSize;
   var zr: array<f32, UNROLLED_MAX_VOCAB>;
   for (var v = 0u; v < vocabSize; v++) {

@@ -24,7 +24,7 @@ export function healthNames(word: number): HealthQuantity[] {
   return (Object.keys(HEALTH) as HealthQuantity[]).filter((k) => (word & HEALTH[k]) !== 0);
 }
 
-export const FINITE_CHECK_UNIFORM = uniformLayout([
+export const FINITE_CHECK_UNIFORM = uniformLayout('FiniteCheck', [
   ['rows', 'u32'], ['rowWords', 'u32'], ['params', 'u32'], ['lossBit', 'u32'], ['paramBit', 'u32'],
 ] as const);
 

@@ -12,14 +12,6 @@
 // The test is on the bits (exponent all ones): compilers may assume floats are finite and fold
 // `x != x` away, and WGSL has no isNan. atomicOr is order-independent, so the result is deterministic.
 
-struct FiniteCheck {
-  rows: u32,
-  rowWords: u32,
-  params: u32,
-  lossBit: u32,
-  paramBit: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: FiniteCheck;
 @group(0) @binding(1) var<storage, read> logp: array<u32>;             // [rows] f32 bits
 @group(0) @binding(2) var<storage, read> ppo: array<u32>;              // [rows * rowWords] PpoRow words

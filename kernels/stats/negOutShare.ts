@@ -50,7 +50,7 @@ export function negOutShareCpu(x: NegOutInput): number {
 
 export const NEG_OUT_WORKGROUP_SIZE = 256;
 
-export const NEG_OUT_UNIFORM = uniformLayout([['numRows', 'u32'], ['loLog', 'f32'], ['hiLog', 'f32']] as const);
+export const NEG_OUT_UNIFORM = uniformLayout('NegOutShare', [['numRows', 'u32'], ['loLog', 'f32'], ['hiLog', 'f32']] as const);
 
 export interface NegOutConfig {
   numRows: number;

@@ -4,12 +4,6 @@
 // t + workgroupSize, ... in order, then a fixed tree adds the threads' sums, so the result is the
 // same bits on every run; out[0] = num / den, 0 when den is 0.
 
-struct NegOutShare {
-  numRows: u32,
-  loLog: f32,
-  hiLog: f32,
-}
-
 @group(0) @binding(0) var<uniform> u: NegOutShare;
 @group(0) @binding(1) var<storage, read> mask: array<f32>;     // [numRows] 0/1
 @group(0) @binding(2) var<storage, read> adv: array<f32>;      // [numRows]

@@ -204,10 +204,11 @@ export function decodeStats(words: Float32Array): StatsOut {
   return out as unknown as StatsOut;
 }
 
-/** Mirrors `struct Stats` in stats.wgsl (both passes bind it). */
-export const STATS_UNIFORM = uniformLayout([
+/** `struct Stats` of stats.wgsl (both passes bind it). */
+export const STATS_UNIFORM = uniformLayout('Stats', [
   ['numTraj', 'u32'], ['tp', 'u32'], ['trajPerChunk', 'u32'], ['chunks', 'u32'], ['minibatches', 'u32'],
-  ['advLo', 'f32'], ['advScale', 'f32'], ['ratioLo', 'f32'], ['ratioScale', 'f32'], ['spreadBins', 'u32'],
+  ['advLo', 'f32'], ['advScale', 'f32'], ['ratioLo', 'f32'], ['ratioScale', 'f32'],
+  ['spreadBins', 'u32'], // pass 2: histogram bins in workgroups of their own (StatsConfig.spreadBins)
 ] as const);
 
 export interface StatsConfig {
@@ -319,4 +320,3 @@ export const statsKernel = defineTwoPass({
   // One record even without trajectories: a runtime-sized array binding holds at least one.
   scratchWords: (c: StatsConfig) => Math.max(1, statsChunks(c.numTraj, c.tp, c.chunkRows).chunks) * STATS_CHUNK_WORDS,
 });
-export const createStatsKernel = (device: GPUDevice) => statsKernel.create(device);

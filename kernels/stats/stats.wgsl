@@ -35,19 +35,6 @@
 // 1 .. HIST_WORKGROUPS, four each (u.spreadBins: histogramWords), or by workgroup 0 (laneWordSum).
 // Masked means divide by max(tokens, 1); ratio mean, min and max are 1 without masked rows.
 
-struct Stats {
-  numTraj: u32,
-  tp: u32,
-  trajPerChunk: u32,
-  chunks: u32,
-  minibatches: u32,
-  advLo: f32,
-  advScale: f32,
-  ratioLo: f32,
-  ratioScale: f32,
-  spreadBins: u32,   // pass 2: histogram bins in workgroups of their own (StatsConfig.spreadBins)
-}
-
 // HIST_BINS in workers/core/metrics.ts (statsKernel refuses any other value).
 const HIST_BINS: u32 = 24u;
 

@@ -92,8 +92,8 @@ export function unpackTrajStats(words: Float32Array, N: number): TrajStats {
 
 export const TRAJ_STATS_WORKGROUP_SIZE = 64;
 
-/** Mirrors `struct TrajStatsParams` in trajStats.wgsl. */
-export const TRAJ_STATS_UNIFORM = uniformLayout([['numTraj', 'u32'], ['tp', 'u32']] as const);
+/** `struct TrajStatsParams` of trajStats.wgsl. */
+export const TRAJ_STATS_UNIFORM = uniformLayout('TrajStatsParams', [['numTraj', 'u32'], ['tp', 'u32']] as const);
 
 export interface TrajStatsConfig {
   numTraj: number;

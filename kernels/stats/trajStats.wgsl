@@ -2,11 +2,6 @@
 // masked token count, mean entropy, log sequence IS weight and the summed logit-gradient proxy.
 // Rows are walked in order, as the reference does.
 
-struct TrajStatsParams {
-  numTraj: u32,
-  tp: u32,
-}
-
 @group(0) @binding(0) var<uniform> u: TrajStatsParams;
 @group(0) @binding(1) var<storage, read> mask: array<f32>;          // [N * tp] 0/1
 @group(0) @binding(2) var<storage, read> logpOld: array<f32>;       // [N * tp]

@@ -1,5 +1,5 @@
 /**
- * The Batch lab (issue 6) on the CPU backend, on a hard setting (32 values: most groups all fail):
+ * The Batch lab on the CPU backend, on a hard setting (32 values: most groups all fail):
  * two iterations, freeze the batch, add IGPO and Dr. GRPO sets, re-score in the worker, and read
  * the page: in the all-equal group GRPO's gradient weights are all 0 while IGPO's are not. A set the
  * config refuses says why by name and is not re-scored. Screenshots go to

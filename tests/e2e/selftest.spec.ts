@@ -114,7 +114,10 @@ test.describe('self-test on WebGPU', () => {
     // Each failing row is followed by a line that says why: gradNorm's 4 cases with a nonzero norm
     // (kernels/selftest/optimizer.ts; all zeros stay 0 whatever the factor).
     await expect(page.getByRole('row', { name: /^1 of 1 values outside the tolerance/ })).toHaveCount(4);
-    await expect(page.getByRole('row', { name: /^Could not run: WebGPU kernels failed to compile:.*tokenStats\.wgsl/ })).toHaveCount(7);
+    // Every tokenStats case (however many the self-test lists) could not compile, and says so.
+    const tokenStatsCases = await page.locator('[data-testid="selftest-row"][data-kernel="tokenStats"]').count();
+    expect(tokenStatsCases).toBeGreaterThan(0);
+    await expect(page.getByRole('row', { name: /^Could not run: WebGPU kernels failed to compile:.*tokenStats\.wgsl/ })).toHaveCount(tokenStatsCases);
     await page.getByRole('button', { name: 'Copy report' }).click();
     const report = await page.evaluate(() => navigator.clipboard.readText());
     expect(report).toContain('FAILED: tokenStats, gradNorm');

@@ -1,7 +1,7 @@
 /** The page loads and its controls are rendered from the config table and the method registry. */
 import { expect, test } from '@playwright/test';
 import { CONFIG_FIELDS } from '../../workers/core/config';
-import { methodRegistry } from '../../workers/core/methods';
+import { methodDef } from '../../workers/core/methods';
 import { collectPageErrors } from './util';
 
 test('controls render from CONFIG_FIELDS and the method registry', async ({ page }) => {
@@ -21,7 +21,7 @@ test('controls render from CONFIG_FIELDS and the method registry', async ({ page
   }
   await expect(page.getByLabel('prompts per batch', { exact: true })).toHaveValue('16');
 
-  const grpo = methodRegistry.grpo;
+  const grpo = methodDef('grpo');
   // An estimator's card is one choice of a radio group (the run has exactly one estimator).
   const methods = page.locator('section[aria-labelledby="methods-title"]');
   await expect(methods.getByRole('radio', { name: grpo.name, exact: true })).toBeChecked();

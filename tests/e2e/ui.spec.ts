@@ -249,7 +249,7 @@ test('methods are grouped by stage, rendered from the registry', async ({ page }
   await ready(page);
   const panel = page.locator('section[aria-labelledby="methods-title"]');
   await panel.locator('summary', { hasText: 'All methods' }).click();
-  const methods = Object.values(methodRegistry) as MethodDef[];
+  const methods = Object.values(methodRegistry);
   // The advantage estimators are one choice (radio buttons); the others by the stage they act on.
   const sectionOf = (m: MethodDef) => (m.estimator ? 'estimator' : m.stage);
   const stages = [...new Set(methods.map(sectionOf))];
@@ -407,7 +407,7 @@ test('while training, the charts take new rows in separate commits, a few at a t
   const summary = `${tasks.length} long tasks during ${n} iterations (longest ${max.toFixed(0)} ms: ${tasks.map((t) => t.toFixed(0)).join(', ')}); ${commits.length} chart commits, at most ${widest} charts in one`;
   test.info().annotations.push({ type: 'main thread', description: summary });
   console.log(summary);
-  // The mechanism behind the goal of no long tasks (issue 6): the line charts and histograms are
+  // The mechanism behind the goal of no long tasks: the line charts and histograms are
   // plain SVG (app/charts/XYChart.tsx) and take new rows one chart at a time (app/charts/stagger.ts),
   // first rows included. All charts in one commit was a long task on every update with Recharts
   // (about 50 of 50-330 ms in this run) and, for the first rows, 50-70 ms with these charts.

@@ -28,8 +28,8 @@ import {
 } from '../../kernels/optimizer/adam';
 import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { edgeSizes } from '../helpers/mlpFixture';
+import { dispatch, edgeSizes, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
 
 const NORM_TOL = { atol: 0, rtol: 2e-6 };
@@ -38,11 +38,11 @@ async function gpuNorm(grads: Float32Array, block?: number): Promise<number> {
   const device = await requireGpu();
   const config = { n: grads.length, ...(block ? { block } : {}) };
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const kernel = gradNormKernel.create(device);
     const norm = g.empty(1);
     const partials = g.empty(gradNormKernel.scratchWords(config));
-    runCalls(device, [[kernel, kernel.bind({ grads: g.upload(grads), partials, norm }, config)]]);
+    dispatch(device, [[kernel, kernel.bind({ grads: g.upload(grads), partials, norm }, config)]]);
     const out = (await g.readF32(norm, 1))[0]!;
     g.destroy();
     kernel.destroy();
@@ -152,7 +152,7 @@ async function checkAdam(n: number, steps: number, o: Omit<AdamOptions, 'step'>,
   for (let s = 0; s < steps; s++) adamCpu(params, gradsPerStep[s]!, m, v, gradNormCpu(gradsPerStep[s]!), { ...o, lr: o.lr * scale, step: s + 1 });
 
   const got = await withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const normK = gradNormKernel.create(device);
     const adamK = adamKernel.create(device);
     const pB = g.upload(p0);
@@ -163,13 +163,13 @@ async function checkAdam(n: number, steps: number, o: Omit<AdamOptions, 'step'>,
     const lrScale = g.upload(Float32Array.of(1, scale));
     const partials = g.empty(gradNormKernel.scratchWords({ n }));
     // All steps in one pass: each step has its own gradient buffer, norm call and Adam uniform.
-    const items: Parameters<typeof runCalls>[1] = [];
+    const items: Parameters<typeof dispatch>[1] = [];
     for (let s = 0; s < steps; s++) {
       const grads = g.upload(gradsPerStep[s]!);
       items.push([normK, normK.bind({ grads, partials, norm }, { n })]);
       items.push([adamK, adamK.bind({ params: pB, grads, m: mB, v: vB, norm, health, lrScale }, { ...o, n, step: s + 1 })]);
     }
-    runCalls(device, items);
+    dispatch(device, items);
     const out = { params: await g.readF32(pB, n), m: await g.readF32(mB, n), v: await g.readF32(vB, n), health: (await g.readU32(health, 1))[0] };
     g.destroy();
     normK.destroy();
@@ -210,7 +210,7 @@ describe('adam.wgsl skips a step whose gradient norm is not finite', () => {
       const ref = Float32Array.from(p0);
       expect(adamCpu(ref, grads, new Float32Array(n), new Float32Array(n), gradNormCpu(grads), { ...BASE, maxGradNorm: 1, step: 1 })).toBe(false);
       const got = await withValidation(device, async () => {
-        const g = new GpuScratch(device);
+        const g = new Scratch(device);
         const normK = gradNormKernel.create(device);
         const adamK = adamKernel.create(device);
         const pB = g.upload(p0);
@@ -218,7 +218,7 @@ describe('adam.wgsl skips a step whose gradient norm is not finite', () => {
         const gB = g.upload(grads);
         const norm = g.empty(1);
         const health = g.upload(new Uint32Array(1));
-        runCalls(device, [
+        dispatch(device, [
           [normK, normK.bind({ grads: gB, partials: g.empty(gradNormKernel.scratchWords({ n })), norm }, { n })],
           [adamK, adamK.bind({ params: pB, grads: gB, m: mB, v: g.upload(new Float32Array(n)), norm, health, lrScale: g.upload(Float32Array.of(1, 1)) }, { ...BASE, maxGradNorm: 1, n, step: 1 })],
         ]);

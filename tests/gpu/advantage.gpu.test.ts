@@ -23,10 +23,11 @@ import {
   advantageKernel,
   type AdvantageOptions,
 } from '../../kernels/advantage/advantage';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
 import { advantageVariants, variantLabel as label } from '../helpers/advantageVariants';
-import { advantageBatch, advantageBuffers, type AdvantageBatch } from '../helpers/rlFixtures';
+import { advantageBatch, advantageBuffers, type AdvantageBatch } from '../../kernels/selftest/fixtures';
 
 const TOL = 2e-5;
 const TOL_OPOB_EXTREME = 1e-3;
@@ -106,14 +107,14 @@ async function runOptionSets(c: AdvantageBatch, extras: Array<{ groupSize?: numb
   const R = c.shape.numTraj * c.shape.tp;
   const opts = VARIANTS.map((v): AdvantageOptions => ({ ...ADVANTAGE_DEFAULTS, ...v }));
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const kernel = advantageKernel.create(device);
     const bufs = advantageBuffers((d) => g.upload(d), c);
     const out: Float32Array[][] = [];
     for (const extra of extras) {
       const advs = opts.map(() => g.empty(R));
       const calls = opts.map((o, k) => kernel.bind({ ...bufs, adv: advs[k]! }, { ...c.shape, ...o, ...extra }));
-      runCalls(device, calls.map((call) => [kernel, call] as [typeof kernel, typeof call]));
+      dispatch(device, calls.map((call) => [kernel, call] as [typeof kernel, typeof call]));
       const res: Float32Array[] = [];
       for (const b of advs) res.push(await g.readF32(b, R));
       out.push(res);

@@ -43,9 +43,10 @@ import {
 } from '../../kernels/advantage/whiten';
 import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
-import { groupedRollout, rolloutRows } from '../helpers/rlFixtures';
+import { groupedRollout, rolloutRows } from '../../kernels/selftest/fixtures';
 
 async function device(): Promise<GPUDevice> {
   const d = await requireGpu();
@@ -61,7 +62,7 @@ describe('trajStats.wgsl matches trajStatsCpu', () => {
       const inp = rolloutRows(createRng(N * 31 + tp), N, tp, 4);
       const ref = trajStatsCpu(inp, tp);
       const got = await withValidation(d, async () => {
-        const g = new GpuScratch(d);
+        const g = new Scratch(d);
         const k = trajStatsKernel.create(d);
         const out = g.empty(N * TRAJ_STATS_WORDS);
         const call = k.bind(
@@ -71,7 +72,7 @@ describe('trajStats.wgsl matches trajStatsCpu', () => {
           },
           { numTraj: N, tp },
         );
-        runCalls(d, [[k, call]]);
+        dispatch(d, [[k, call]]);
         const res = unpackTrajStats(await g.readF32(out, N * TRAJ_STATS_WORDS), N);
         g.destroy();
         k.destroy();
@@ -112,7 +113,7 @@ describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
       const ref = tokenBaselineCpu(c, tp, zeroTail);
       const R = c.N * tp;
       const got = await withValidation(d, async () => {
-        const g = new GpuScratch(d);
+        const g = new Scratch(d);
         const k = tokenBaselineKernel.create(d);
         const adv = g.empty(R);
         const trajIn = g.upload(packTrajIn({ ...c, turns: new Uint32Array(c.N) }));
@@ -120,7 +121,7 @@ describe('tokenBaseline.wgsl matches tokenBaselineCpu (OTB)', () => {
           { trajIn, mask: g.upload(c.mask), logpOld: g.upload(c.logpOld), sumP2Old: g.upload(c.sumP2Old), wpos: g.empty(R), adv },
           { numTraj: c.N, tp, zeroTail },
         );
-        runCalls(d, [[k, call]]);
+        dispatch(d, [[k, call]]);
         const res = await g.readF32(adv, R);
         g.destroy();
         k.destroy();
@@ -152,10 +153,10 @@ describe('tokenBaseline.wgsl tokenBaselineW (OTB pass 1) matches tokenBaselineWC
       const ref = tokenBaselineWCpu(c, c.N, tp);
       const R = c.N * tp;
       const got = await withValidation(d, async () => {
-        const g = new GpuScratch(d);
+        const g = new Scratch(d);
         const k = tokenBaselineWKernel.create(d);
         const wpos = g.upload(new Float32Array(R).fill(7));
-        runCalls(d, [[k, k.bind({ mask: g.upload(c.mask), logpOld: g.upload(c.logpOld), sumP2Old: g.upload(c.sumP2Old), wpos }, { numTraj: c.N, tp })]]);
+        dispatch(d, [[k, k.bind({ mask: g.upload(c.mask), logpOld: g.upload(c.logpOld), sumP2Old: g.upload(c.sumP2Old), wpos }, { numTraj: c.N, tp })]]);
         const res = await g.readF32(wpos, R);
         g.destroy();
         k.destroy();
@@ -212,7 +213,7 @@ describe('whiten (whiten.wgsl, whiten.wgsl whitenCombine, whiten.wgsl whitenAppl
 
   it('refuses a scratch buffer smaller than whitenScratchWords', async () => {
     const d = await device();
-    const g = new GpuScratch(d);
+    const g = new Scratch(d);
     const k = whitenKernel.create(d);
     const R = 3 * B;
     const buffers = { mask: g.empty(R), adv: g.empty(R) };
@@ -277,11 +278,11 @@ function normalRows(R: number, scale: number, offset: number): { adv: Float32Arr
 /** whitenKernel on a copy of adv over its first numRows rows, with a scratch buffer of the size it asks. */
 async function runWhiten(d: GPUDevice, adv: Float32Array, mask: Float32Array, numRows: number): Promise<Float32Array> {
   return withValidation(d, async () => {
-    const g = new GpuScratch(d);
+    const g = new Scratch(d);
     const k = whitenKernel.create(d);
     const buf = g.upload(adv);
     const partials = g.empty(whitenScratchWords(numRows));
-    runCalls(d, [[k, k.bind({ mask: g.upload(mask), adv: buf, partials }, { numRows })]]);
+    dispatch(d, [[k, k.bind({ mask: g.upload(mask), adv: buf, partials }, { numRows })]]);
     const res = await g.readF32(buf, adv.length);
     g.destroy();
     k.destroy();
@@ -318,7 +319,7 @@ describe('trajStats output feeds advantage.wgsl', () => {
       { ...ADVANTAGE_DEFAULTS, estimator: 'group' as const, entropyScale: true, scaleStd: false },
     ];
     await withValidation(d, async () => {
-      const g = new GpuScratch(d);
+      const g = new Scratch(d);
       const ts = trajStatsKernel.create(d);
       const ak = advantageKernel.create(d);
       const stats = g.empty(N * TRAJ_STATS_WORDS);
@@ -336,7 +337,7 @@ describe('trajStats output feeds advantage.wgsl', () => {
       };
       const outs = optsList.map(() => g.empty(N * tp));
       const calls = optsList.map((o, k) => ak.bind({ ...common, adv: outs[k]! }, { ...shape, ...o }));
-      runCalls(d, [[ts, tsCall], ...calls.map((call) => [ak, call] as [typeof ak, typeof call])]);
+      dispatch(d, [[ts, tsCall], ...calls.map((call) => [ak, call] as [typeof ak, typeof call])]);
       for (let k = 0; k < optsList.length; k++) {
         const o = optsList[k]!;
         results.push([o.estimator, await g.readF32(outs[k]!, N * tp), advantageCpu(inp, o, shape)]);

@@ -20,7 +20,8 @@ import { makeRowTables, type Backend, type RunShape, type UpdateStats } from '..
 import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { createSearchEnv } from '../../workers/core/envs/search';
 import { PAD, type TaskEnv } from '../../workers/core/envs/types';
-import { createGpuBackend, dispatchCounts } from '../../workers/core/gpuBackend';
+import { createGpuBackend } from '../../workers/core/gpuBackend';
+import { dispatchCounts } from '../../workers/core/update/stages';
 import { createRng } from '../../workers/core/rng';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
@@ -39,7 +40,7 @@ function buildShape(env: TaskEnv, prompts: number, group: number, dims: MlpDims)
     temperature: 1,
     epochs: 2,
     optim: { beta1: 0.9, beta2: 0.999, eps: 1e-8, maxGradNorm: 1 },
-    loss: { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.05, klType: 'k3', ratioMode: 'token', agg: 'seq-mean-token-mean' },
+    loss: { ratio: { mode: 'token', clipLow: 0.2, clipHigh: 0.28, dualClip: 3 }, klCoef: 0.05, klType: 'k3', agg: 'seq-mean-token-mean' },
     adv: { ...ADVANTAGE_DEFAULTS, unbiasedStd: false, otb: false, zeroTail: false },
     whiten: false,
     nRoles: 1,

@@ -1,5 +1,5 @@
 /**
- * A run compiles the pipelines it binds and nothing else (workers/core/gpuKernels.ts backendPipelines):
+ * A run compiles the pipelines it binds and nothing else (workers/core/update/stages.ts backendPipelines):
  * on a fresh device, after openGpuBackend, every pipeline was compiled ahead (none on first use
  * at a bind) and every one compiled was bound, for runs that take each conditional branch of the
  * backend (PPO's critic, OTB, whitening, IGPO's answer scoring, sequence and turn ratios, stale
@@ -15,7 +15,7 @@ import type { RunShape } from '../../workers/core/backend';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
 import { openGpuBackend } from '../../workers/core/gpuBackend';
 import { requestGpu } from '../../workers/core/gpuDevice';
-import { backendPipelines } from '../../workers/core/gpuKernels';
+import { backendPipelines } from '../../workers/core/update/stages';
 import { createTrainer } from '../../workers/core/trainer';
 import { createTrainerApi } from '../../workers/entry/trainerApi';
 import { requireFeature } from '../helpers/requireGpu';

@@ -32,8 +32,10 @@ import { logitGradCpu, logitGradKernel } from '../../kernels/softmax/logitGrad';
 import { REDUCE_MAX_CHUNKS, rowChunks } from '../../kernels/reduce';
 import { createRng } from '../../workers/core/rng';
 import { compareClose, expectClose, expectEqualArrays } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { backwardSetup, edgeSizes, makeMlpCase } from '../helpers/mlpFixture';
+import { dispatch, edgeSizes, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
+import { backwardSetup } from '../../kernels/selftest/backward';
+import { makeMlpCase } from '../../kernels/selftest/fixtures';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
 import type { KernelVariant } from '../../kernels/selectors';
 
@@ -48,7 +50,7 @@ async function runPieces({ c, h, dz, da, G }: Setup) {
   const R = c.rowPos.length;
   const P = paramLayout(dims).size;
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const k = {
       head: headGradKernel.create(device),
       hidden: hiddenGradKernel.create(device),
@@ -63,7 +65,7 @@ async function runPieces({ c, h, dz, da, G }: Setup) {
     const Gout = g.empty(slotTableWords(dims));
     const partials = g.empty(backwardScratchWords(dims, c.L, [R]));
     const cfg = { dims, numRows: R, seqLen: c.L };
-    runCalls(device, [
+    dispatch(device, [
       [k.head, k.head.bind({ h: hB, dz: dzB, partials, grads }, cfg)],
       [k.hidden, k.hidden.bind({ params, h: hB, dz: dzB, da: daOut }, cfg)],
       [k.slot, k.slot.bind({ seq: g.upload(c.seq), rowPos: g.upload(c.rowPos), da: g.upload(da), partials, grads: Gout }, cfg)],
@@ -133,7 +135,7 @@ describe('backward kernels match their references', () => {
     const c = makeMlpCase(dims, 20, createRng(3));
     const L = paramLayout(dims);
     const got = await withValidation(device, async () => {
-      const g = new GpuScratch(device);
+      const g = new Scratch(device);
       const k = { head: headGradKernel.create(device), slot: slotGradKernel.create(device), first: firstLayerGradKernel.create(device) };
       const [params, seq, rowPos] = [g.upload(c.params), g.upload(c.seq), g.upload(c.rowPos)];
       const [h, dz, da] = [20 * dims.H, 20 * dims.V, 20 * dims.H].map((n) => g.upload(new Float32Array(n).fill(1)));
@@ -141,7 +143,7 @@ describe('backward kernels match their references', () => {
       const G = g.empty(slotTableWords(dims));
       const partials = g.empty(16);
       const cfg = { dims, numRows: 0, rowBase: 5, seqLen: c.L };
-      runCalls(device, [
+      dispatch(device, [
         [k.head, k.head.bind({ h: h!, dz: dz!, partials, grads }, cfg)],
         [k.slot, k.slot.bind({ seq, rowPos, da: da!, partials, grads: G }, cfg)],
         [k.first, k.first.bind({ params, G, grads }, cfg)],
@@ -161,7 +163,7 @@ describe('backward kernels match their references', () => {
     const need = slotGradKernel.scratchWords(cfg);
     expect(need).toBe(5 * 3 * 13 * 8);
     expect(backwardScratchWords(dims, 7, [300, 100])).toBe(Math.max(need, headGradKernel.scratchWords(cfg)));
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const slot = slotGradKernel.create(device);
     try {
       const b = g.empty(16);
@@ -188,7 +190,7 @@ describe('backward kernels match their references', () => {
     const P = ref.length;
     const runOnce = (reverse = false) =>
       withValidation(device, async () => {
-        const g = new GpuScratch(device);
+        const g = new Scratch(device);
         const k = {
           lg: logitGradKernel.create(device),
           head: headGradKernel.create(device),
@@ -215,8 +217,8 @@ describe('backward kernels match their references', () => {
         const head = k.head.bind({ h, dz, partials, grads }, cfg);
         const slot = k.slot.bind({ seq, rowPos, da, partials, grads: G }, cfg);
         const first = k.first.bind({ params, G, grads }, cfg);
-        const reductions: Parameters<typeof runCalls>[1] = [[k.head, head], [k.slot, slot]];
-        runCalls(device, [[k.lg, lg], [k.hidden, hidden], ...(reverse ? reductions.reverse() : reductions), [k.first, first]]);
+        const reductions: Parameters<typeof dispatch>[1] = [[k.head, head], [k.slot, slot]];
+        dispatch(device, [[k.lg, lg], [k.hidden, hidden], ...(reverse ? reductions.reverse() : reductions), [k.first, first]]);
         const out = await g.readF32(grads, P);
         g.destroy();
         for (const x of Object.values(k)) x.destroy();
@@ -241,10 +243,10 @@ async function runFirstLayer(variant: KernelVariant, params: Float32Array, dims:
   if (kernel.requires) requireFeature(device, kernel.requires);
   const L = paramLayout(dims);
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const k = kernel.create(device);
     const grads = g.empty(L.size);
-    runCalls(device, [[k, k.bind({ params: g.upload(params), G: g.upload(G32), grads }, { dims })]]);
+    dispatch(device, [[k, k.bind({ params: g.upload(params), G: g.upload(G32), grads }, { dims })]]);
     const out = (await g.readF32(grads, L.size)).slice(L.emb, L.w2);
     g.destroy();
     k.destroy();

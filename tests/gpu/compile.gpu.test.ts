@@ -13,25 +13,6 @@ describe('every kernel compiles on the adapter', () => {
   });
 });
 
-/** Fields of the struct that binding 0 (`var<uniform> u: Name`) uses, parsed from the WGSL source. */
-function uniformStructFields(source: string, entryPoint = 'main'): Array<[string, string]> {
-  const code = source.replace(/\/\/.*$/gm, '');
-  const uniforms = [...code.matchAll(/var<uniform>\s+(\w+)\s*:\s*(\w+)\s*;/g)].map((m) => ({ v: m[1]!, struct: m[2]! }));
-  // A file of several entry points declares one uniform each: the entry point's function reads its own.
-  const start = code.indexOf(`fn ${entryPoint}(`);
-  const end = code.indexOf('\n}\n', start);
-  const body = start < 0 ? '' : code.slice(start, end < 0 ? undefined : end);
-  const name = (uniforms.length === 1 ? uniforms[0] : uniforms.find((u) => new RegExp(`\\b${u.v}\\.`).test(body)))?.struct;
-  if (!name) throw new Error(`no var<uniform> binding read by ${entryPoint}`);
-  const fields = new RegExp(`struct\\s+${name}\\s*\\{([^}]*)\\}`).exec(code)?.[1];
-  if (fields === undefined) throw new Error(`struct ${name} not found`);
-  return fields
-    .split(',')
-    .map((f) => f.trim())
-    .filter((f) => f.length > 0)
-    .map((f) => f.split(':').map((x) => x.trim()) as [string, string]);
-}
-
 /** A kernel joined as defineKernel joins one, so that error lines map back to its own source. */
 function joined(label: string, wgsl: string) {
   return { label, source: kernelSource(label, wgsl), workgroupSize: 64 };
@@ -78,18 +59,6 @@ describe('compileKernels: every failing kernel named at once, the others compile
     expect(uncaptured).toEqual([]);
     device.destroy();
   });
-});
-
-describe('uniform mirrors', () => {
-  for (const k of ALL_KERNELS) {
-    it(`${k.label}: the TS uniform layout lists the WGSL struct's fields in order, 4 bytes each`, () => {
-      const wgsl = uniformStructFields(k.source, k.entryPoint);
-      expect(k.uniform.fields.map(([n, t]) => [n, t])).toEqual(wgsl);
-      expect(k.uniform.size % 16).toBe(0);
-      expect(k.uniform.size).toBeGreaterThanOrEqual(4 * wgsl.length);
-      k.uniform.fields.forEach(([n], i) => expect(k.uniform.offsets[n]).toBe(4 * i));
-    });
-  }
 });
 
 /**

@@ -16,8 +16,8 @@ import { packTrajIn } from '../../kernels/advantage/advantage';
 import { CRITIC_CHUNK_ROWS, criticChunks, criticUpdateKernel, criticUpdateScratchWords, gaeKernel } from '../../kernels/advantage/critic';
 import { REDUCE_MAX_CHUNKS } from '../../kernels/reduce';
 import { criticCases, criticUpdateChecks, criticUpdateGpu, criticUpdateInput, type CriticUpdateInputOptions } from '../../kernels/selftest/critic';
-import { measure, Scratch } from '../../kernels/selftest/harness';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { dispatch, measure, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
 
 describe('critic kernels match their references', () => {
@@ -35,7 +35,7 @@ describe('critic kernels match their references', () => {
   it('empty and one-row trajectories; unvisited entries stay', async () => {
     const device = await requireGpu();
     const got = await withValidation(device, async () => {
-      const g = new GpuScratch(device);
+      const g = new Scratch(device);
       const gae = gaeKernel.create(device);
       const upd = criticUpdateKernel.create(device);
       const config = { tableSize: 3, numRows: 4, lr: 1 };
@@ -46,7 +46,7 @@ describe('critic kernels match their references', () => {
       const trajIn = g.upload(packTrajIn({ reward: Float32Array.of(1, 1), groupStart: Uint32Array.of(0, 1), groupSize: Uint32Array.of(1, 1), turns: Uint32Array.of(0, 1) }));
       const adv = g.empty(4);
       const ret = g.empty(4);
-      runCalls(device, [
+      dispatch(device, [
         [gae, gae.bind({ critic, stateKey, mask, trajIn, adv, ret }, { numTraj: 2, tp: 2, gamma: 1, lambda: 1 })],
         [upd, upd.bind({ stateKey, mask, ret, partials, critic }, config)],
       ]);
@@ -120,7 +120,7 @@ describe('the critic update in row chunks', () => {
 
   it('refuses a scratch buffer smaller than criticUpdateScratchWords', async () => {
     const device = await requireGpu();
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const upd = criticUpdateKernel.create(device);
     const config = { tableSize: C, numRows: 1000, lr: 0.1 };
     const bufs = { stateKey: g.empty(1000), mask: g.empty(1000), ret: g.empty(1000), critic: g.empty(C) };

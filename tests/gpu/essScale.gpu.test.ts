@@ -10,7 +10,8 @@ import { essScaleCpu, essScaleKernel, type EssScaleOptions } from '../../kernels
 import { packTrajStats, type TrajStats } from '../../kernels/stats/trajStats';
 import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
 
 function statsOf(logIS: number[], len?: number[]): TrajStats {
@@ -27,10 +28,10 @@ async function check(stats: TrajStats, o: EssScaleOptions, name: string): Promis
   const device = await requireGpu();
   const ref = essScaleCpu(stats, o);
   const got = await withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const k = essScaleKernel.create(device);
     const out = g.empty(2);
-    runCalls(device, [[k, k.bind({ stats: g.upload(packTrajStats(stats)), out }, { ...o, numTraj: stats.len.length })]]);
+    dispatch(device, [[k, k.bind({ stats: g.upload(packTrajStats(stats)), out }, { ...o, numTraj: stats.len.length })]]);
     const r = await g.readF32(out, 2);
     g.destroy();
     k.destroy();
@@ -74,12 +75,12 @@ describe('essScale.wgsl over a range of trajectories (a minibatch)', () => {
       len: all.len.subarray(n0, n1), entMean: all.entMean.subarray(n0, n1), logIS: all.logIS.subarray(n0, n1), g2: all.g2.subarray(n0, n1),
     });
     const got = await withValidation(device, async () => {
-      const g = new GpuScratch(device);
+      const g = new Scratch(device);
       const k = essScaleKernel.create(device);
       // 64 words (256 bytes) per range: the storage-binding offset alignment.
       const out = g.empty(64 * ranges.length);
       const stats = g.upload(packTrajStats(all));
-      runCalls(device, ranges.map(([n0, n1], i) => [k, k.bind({ stats, out: { buffer: out, offset: 256 * i, size: 8 } }, { ...SQRT, numTraj: n1 - n0, trajBase: n0 })] as const));
+      dispatch(device, ranges.map(([n0, n1], i) => [k, k.bind({ stats, out: { buffer: out, offset: 256 * i, size: 8 } }, { ...SQRT, numTraj: n1 - n0, trajBase: n0 })] as const));
       const r = await g.readF32(out, 64 * ranges.length);
       g.destroy();
       k.destroy();

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { FINITE_CHECK_WORKGROUP_SIZE, HEALTH, updateHealthCpu } from '../../kernels/stats/finiteCheck';
 import { PPO_ROW_WORDS } from '../../kernels/loss/ppoLoss';
 import { gpuHealth, healthInputs, type HealthInputs } from '../../kernels/selftest/finiteCheck';
-import { withValidation } from '../helpers/gpuBuffers';
-import { edgeSizes } from '../helpers/mlpFixture';
+import { withValidation } from '../helpers/validation';
+import { edgeSizes } from '../../kernels/selftest/harness';
 import { requireGpu } from '../helpers/requireGpu';
 
 async function health(x: HealthInputs, start = 0): Promise<number> {

@@ -13,8 +13,9 @@ import { embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../../k
 import { embedProjectKernel, forwardKernel, MLP_WORKGROUP_SIZE, slotTableWords } from '../../kernels/model/mlpKernels';
 import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { edgeSizes, makeMlpCase } from '../helpers/mlpFixture';
+import { dispatch, edgeSizes, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
+import { makeMlpCase } from '../../kernels/selftest/fixtures';
 import { requireGpu } from '../helpers/requireGpu';
 
 const TOL = { atol: 2e-5, rtol: 1e-4 };
@@ -37,7 +38,7 @@ async function runForward(dims: MlpDims, rows: number, seed: number, o: ForwardO
   const rowPosPadded = new Uint32Array(base + rows);
   rowPosPadded.set(c.rowPos, base);
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const project = embedProjectKernel.create(device);
     const kernel = forwardKernel.create(device);
     const params = g.upload(c.params);
@@ -48,7 +49,7 @@ async function runForward(dims: MlpDims, rows: number, seed: number, o: ForwardO
       { params, proj, seq: g.upload(c.seq), rowPos: g.upload(rowPosPadded), grammar: g.upload(Uint32Array.from(c.grammar)), h, z },
       { dims, seqLen: c.L, numRows: rows, rowBase: base, temperature: T },
     );
-    runCalls(device, [[project, project.bind({ params, proj }, { dims })], [kernel, call]]);
+    dispatch(device, [[project, project.bind({ params, proj }, { dims })], [kernel, call]]);
     const gh = (await g.readF32(h, (base + rows) * dims.H)).subarray(base * dims.H);
     const gz = (await g.readF32(z, (base + rows) * dims.V)).subarray(base * dims.V);
     g.destroy();
@@ -63,10 +64,10 @@ async function runEmbedProject(dims: MlpDims, seed: number) {
   const device = await requireGpu();
   const c = makeMlpCase(dims, 1, createRng(seed));
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const kernel = embedProjectKernel.create(device);
     const proj = g.empty(slotTableWords(dims));
-    runCalls(device, [[kernel, kernel.bind({ params: g.upload(c.params), proj }, { dims })]]);
+    dispatch(device, [[kernel, kernel.bind({ params: g.upload(c.params), proj }, { dims })]]);
     const got = await g.readF32(proj, slotTableWords(dims));
     g.destroy();
     kernel.destroy();

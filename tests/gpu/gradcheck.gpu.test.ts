@@ -18,8 +18,9 @@ import { ppoLossCpu } from '../../kernels/loss/ppoLoss';
 import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
 import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { makeMlpCase } from '../helpers/mlpFixture';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
+import { makeMlpCase } from '../../kernels/selftest/fixtures';
 import { requireGpu } from '../helpers/requireGpu';
 
 describe('finite differences of the loss match the GPU gradient', () => {
@@ -41,7 +42,7 @@ describe('finite differences of the loss match the GPU gradient', () => {
     const P = c.params.length;
 
     const grads = await withValidation(device, async () => {
-      const g = new GpuScratch(device);
+      const g = new Scratch(device);
       const k = {
         project: embedProjectKernel.create(device),
         fwd: forwardKernel.create(device),
@@ -60,7 +61,7 @@ describe('finite differences of the loss match the GPU gradient', () => {
       ) as [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer];
       const cfg = { dims, numRows: R, seqLen: c.L };
       const partials = g.empty(backwardScratchWords(dims, c.L, [R]));
-      runCalls(device, [
+      dispatch(device, [
         [k.project, k.project.bind({ params, proj }, cfg)],
         [k.fwd, k.fwd.bind({ params, proj, seq, rowPos, grammar, h, z }, { ...cfg, temperature: T })],
         [k.lg, k.lg.bind({ z, seq, rowPos, dlogp: g.upload(coef), dz }, { ...cfg, vocab: dims.V, temperature: T })],

@@ -10,7 +10,8 @@ import { packTrajIn, packTurnIn } from '../../kernels/advantage/advantage';
 import { infoGainCpu, infoGainKernel, type InfoGainType } from '../../kernels/advantage/infoGain';
 import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
 
 async function check(N: number, T: number, span: number, igType: InfoGainType, seed: number, extreme = false) {
@@ -24,11 +25,11 @@ async function check(N: number, T: number, span: number, igType: InfoGainType, s
   const host = new Float32Array(N * T);
   turns.forEach((Tn, n) => Tn > 0 && (host[n * T + Tn - 1] = outcome[n]!));
   const got = await withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const k = infoGainKernel.create(device);
     const turnIn = g.upload(packTurnIn({ turnReward: host }, N, T));
     const trajIn = g.upload(packTrajIn({ reward: outcome, groupStart: new Uint32Array(N), groupSize: new Uint32Array(N).fill(1), turns }));
-    runCalls(device, [[k, k.bind({ scoreLogp: g.upload(logp), trajIn, turnIn }, { numTraj: N, maxTurns: T, span, igType })]]);
+    dispatch(device, [[k, k.bind({ scoreLogp: g.upload(logp), trajIn, turnIn }, { numTraj: N, maxTurns: T, span, igType })]]);
     const words = await g.readF32(turnIn, 4 * N * T);
     g.destroy();
     k.destroy();

@@ -9,9 +9,9 @@ import { MLP_WORKGROUP_SIZE } from '../../kernels/model/mlpKernels';
 import { logitGradCpu, logitGradKernels } from '../../kernels/softmax/logitGrad';
 import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
-import { edgeSizes } from '../helpers/mlpFixture';
+import { dispatch, edgeSizes, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
+import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../../kernels/selftest/fixtures';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
 import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
 import type { KernelVariant } from '../../kernels/selectors';
@@ -27,14 +27,14 @@ async function check(variant: KernelVariant, c: LogitCase, name: string, zeroFra
   const dlogp = Float32Array.from({ length: rows }, () => (rng.next() < zeroFrac ? 0 : rng.normal()));
   const ref = logitGradCpu(c.z, c.V, c.seq, c.rowPos, dlogp, T);
   const dz = await withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const kernel = logitGradKernel.create(device);
     const out = g.empty(rows * c.V);
     const call = kernel.bind(
       { z: g.upload(c.z), seq: g.upload(c.seq), rowPos: g.upload(c.rowPos), dlogp: g.upload(dlogp), dz: out },
       { vocab: c.V, numRows: rows, temperature: T },
     );
-    runCalls(device, [[kernel, call]]);
+    dispatch(device, [[kernel, call]]);
     const res = await g.readF32(out, rows * c.V);
     g.destroy();
     kernel.destroy();

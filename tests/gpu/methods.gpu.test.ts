@@ -1,7 +1,6 @@
 /**
  * Every method of the registry through the shared trainer on the GPU backend against the CPU
- * backend (issue 5: "every method runs on the GPU backend and on the CPU backend with matching
- * numbers"): two iterations each, small batch, the same seed; the same tokens are sampled (so the
+ * backend (every method runs on both backends, with matching numbers): two iterations each, small batch, the same seed; the same tokens are sampled (so the
  * sampling and filtering stages took the same decisions) and the metrics agree.
  *
  * Tolerance: 1e-3 relative (absolute below 1), as in trainer.gpu.test.ts: metrics are means of f32
@@ -14,6 +13,7 @@ import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { createGpuBackend } from '../../workers/core/gpuBackend';
 import { SCALAR_METRICS } from '../../workers/core/metrics';
 import { createTrainer } from '../../workers/core/trainer';
+import { dumpBatch } from '../../workers/formats/batchDump';
 import { requireGpuHandle } from '../helpers/requireGpu';
 
 const BASE: Record<string, string> = { batch: '3', group: '4', seed: '3', epochs: '2', 'model.hidden': '16', lr: '0.02' };
@@ -88,7 +88,7 @@ describe('every method: GPU backend vs CPU backend through the trainer', () => {
             if (k === 'ms') continue;
             expect(Math.abs(rg[k] - rc[k]), `iter ${rc.iter} ${k}: gpu ${rg[k]} cpu ${rc[k]}`).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(rc[k])));
           }
-          const [dg, dc] = [await g.dumpBatch(), await c.dumpBatch()];
+          const [dg, dc] = [await dumpBatch(g), await dumpBatch(c)];
           expect(dg.trajs.map((t) => t.tokens.map((x) => x.tok))).toEqual(dc.trajs.map((t) => t.tokens.map((x) => x.tok)));
           const advG = dg.trajs.flatMap((t) => t.tokens.map((x) => x.adv));
           const advC = dc.trajs.flatMap((t) => t.tokens.map((x) => x.adv));

@@ -10,8 +10,8 @@ import { defaultConfig, withFieldText } from '../../workers/core/config';
 import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { createGpuBackend } from '../../workers/core/gpuBackend';
 import { createTrainer } from '../../workers/core/trainer';
-import { withValidation } from '../helpers/gpuBuffers';
-import { edgeSizes } from '../helpers/mlpFixture';
+import { withValidation } from '../helpers/validation';
+import { edgeSizes } from '../../kernels/selftest/harness';
 import { requireGpu } from '../helpers/requireGpu';
 
 describe('negOutShare.wgsl matches negOutShareCpu', () => {

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { adamCpu, GRAD_NORM_BLOCK, GRAD_NORM_BLOCK_HARDWARE, gradNormCpu, gradNormKernel, optimizerStepKernel, type AdamOptions } from '../../kernels/optimizer/adam';
 import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
 
 type Step = typeof optimizerStepKernel;
@@ -31,7 +32,7 @@ async function run(kernel: Step, p0: Float32Array, gradsPerStep: Float32Array[],
   const device = await requireGpu();
   const n = p0.length;
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const k = kernel.create(device);
     const params = g.upload(p0);
     const m = g.upload(new Float32Array(n));
@@ -41,7 +42,7 @@ async function run(kernel: Step, p0: Float32Array, gradsPerStep: Float32Array[],
     const partials = g.upload(new Float32Array(gradNormKernel.scratchWords({ n, block })).fill(123.5));
     const health = g.upload(new Uint32Array(1));
     const lrScale = g.upload(Float32Array.of(1, lrFactor));
-    runCalls(
+    dispatch(
       device,
       gradsPerStep.map((grads, s) => [k, k.bind({ params, grads: g.upload(grads), m, v, partials, norm, health, lrScale }, { ...o, n, block, step: s + 1 })]),
     );
@@ -128,7 +129,7 @@ describe("the optimizer step's scratch", () => {
   it('three dispatches', () => expect(optimizerStepKernel.dispatches).toBe(3));
   it('a partials buffer smaller than gradNormKernel.scratchWords is refused by name, at bind and update', async () => {
     const device = await requireGpu();
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     {
       const k = optimizerStepKernel.create(device);
       const n = 5 * GRAD_NORM_BLOCK_HARDWARE;

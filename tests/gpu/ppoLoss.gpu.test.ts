@@ -14,10 +14,10 @@ import { describe, expect, it } from 'vitest';
 import { KL_TYPES, PPO_LOSS_WORKGROUP_SIZE, RATIO_MODES, ppoLossCpu, ppoLossKernel, unpackPpoRows, PPO_ROW_WORDS, type PpoLossOptions } from '../../kernels/loss/ppoLoss';
 import { seqRatioCpu, seqRatioKernel, type SeqRatioMode } from '../../kernels/loss/seqRatio';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { edgeSizes } from '../helpers/mlpFixture';
+import { dispatch, edgeSizes, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
-import { ppoRows as inputs, ppoTrajInputs as trajInputs, RATIO_ACTION_LEN, RATIO_TP, RATIO_TURNS, type PpoInputs } from '../helpers/rlFixtures';
+import { ppoRows as inputs, ppoTrajInputs as trajInputs, RATIO_ACTION_LEN, RATIO_TP, RATIO_TURNS, type PpoInputs } from '../../kernels/selftest/fixtures';
 
 const OPTS: PpoLossOptions = { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.1 };
 
@@ -28,7 +28,7 @@ async function check(inp: PpoInputs, o: PpoLossOptions, name: string, rowBase = 
   const sub = (a: Float32Array) => a.subarray(rowBase);
   const ref = ppoLossCpu(sub(inp.logp), sub(inp.logpOld), sub(inp.logpRef), sub(inp.adv), sub(inp.weight), { ...o, rowBase }, seqLog);
   const got = await withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const kernel = ppoLossKernel.create(device);
     const dlogp = g.empty(R);
     const out = g.empty(R * PPO_ROW_WORDS);
@@ -39,7 +39,7 @@ async function check(inp: PpoInputs, o: PpoLossOptions, name: string, rowBase = 
       },
       { ...o, numRows: R - rowBase, rowBase },
     );
-    runCalls(device, [[kernel, call]]);
+    dispatch(device, [[kernel, call]]);
     const d = (await g.readF32(dlogp, R)).subarray(rowBase);
     const rows = unpackPpoRows(await g.read(out, R * PPO_ROW_WORDS), R);
     g.destroy();
@@ -153,20 +153,20 @@ describe('ppoLoss.wgsl: ratio modes x KL types', () => {
         ref.ratio.set(r.ratio, n0 * TP);
       }
       const got = await withValidation(device, async () => {
-        const g = new GpuScratch(device);
+        const g = new Scratch(device);
         const sk = seqRatioKernel.create(device);
         const pk = ppoLossKernel.create(device);
         const [mask, logp, logpOld, logpRef, adv, weight] = [inp.mask, inp.logp, inp.logpOld, inp.logpRef, inp.adv, inp.weight].map((a) => g.upload(a));
         const seqLog = g.empty(N * S);
         const dlogp = g.empty(N * TP);
         const out = g.empty(N * TP * PPO_ROW_WORDS);
-        const calls: Parameters<typeof runCalls>[1] = [];
+        const calls: Parameters<typeof dispatch>[1] = [];
         for (const [n0, n1] of minibatches) {
           const rows = { rowBase: n0 * TP, numRows: (n1 - n0) * TP };
           calls.push([sk, sk.bind({ mask: mask!, logp: logp!, logpOld: logpOld!, adv: adv!, out: seqLog }, { ...seqOpts, ...rows }) as never]);
           calls.push([pk, pk.bind({ logp: logp!, logpOld: logpOld!, logpRef: logpRef!, adv: adv!, weight: weight!, seqLog, dlogp, out }, { ...o, ...rows }) as never]);
         }
-        runCalls(device, calls);
+        dispatch(device, calls);
         const res = { seq: await g.readF32(seqLog, N * S), dlogp: await g.readF32(dlogp, N * TP), rows: unpackPpoRows(await g.read(out, N * TP * PPO_ROW_WORDS), N * TP) };
         g.destroy();
         sk.destroy();

@@ -11,8 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { UNROLLED_MAX_VOCAB } from '../../kernels/softmax/rowUnrolled';
 import { sampleKernel, sampleUnrolledKernel } from '../../kernels/softmax/sample';
 import { tokenStatsKernel, tokenStatsUnrolledKernel } from '../../kernels/softmax/tokenStats';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { logitCase, type LogitCase } from '../helpers/logits';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
+import { logitCase, type LogitCase } from '../../kernels/selftest/fixtures';
 import { requireGpu } from '../helpers/requireGpu';
 
 const KERNELS = {
@@ -26,7 +27,7 @@ const bits = (x: Float32Array | Uint32Array) => Array.from(new Uint32Array(x.buf
 async function runAll(layout: Layout, cs: LogitCase[], base: number) {
   const device = await requireGpu();
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const ks = { sample: KERNELS[layout].sample.create(device), stats: KERNELS[layout].stats.create(device) };
     const bufs = cs.map((c) => {
       const n = c.rowPos.length;
@@ -34,7 +35,7 @@ async function runAll(layout: Layout, cs: LogitCase[], base: number) {
       const z = g.upload(c.z);
       const rowPos = g.upload(c.rowPos);
       const b = { rows, n, seq: g.upload(new Uint32Array(c.seq.length)), sampled: g.upload(new Uint32Array(rows)), logp: g.empty(n), entropy: g.empty(n), sumP2: g.empty(n) };
-      runCalls(device, [
+      dispatch(device, [
         [ks.sample, ks.sample.bind({ z, rowPos, seq: b.seq, sampled: b.sampled }, { vocab: c.V, numRows: rows, rowBase: base, zBase: base, seed: 99, iter: 3 })],
         [ks.stats, ks.stats.bind({ z, seq: g.upload(c.seq), rowPos, logp: b.logp, entropy: b.entropy, sumP2: b.sumP2 }, { vocab: c.V, numRows: rows, rowBase: base })],
       ]);
@@ -86,7 +87,7 @@ describe('unrolled row kernels: the thread versions\' bits', () => {
   it('refuses a vocabulary past its limit, naming the limit', async () => {
     const device = await requireGpu();
     const k = tokenStatsUnrolledKernel.create(device);
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const b = g.empty(64);
     expect(() => k.bind({ z: b, seq: b, rowPos: b, logp: b, entropy: b, sumP2: b }, { vocab: 65, numRows: 1 })).toThrow(
       /tokenStatsUnrolled: vocabulary 65 is outside the unrolled kernels' 1\.\.64/,
@@ -98,7 +99,7 @@ describe('unrolled row kernels: the thread versions\' bits', () => {
   it('keeps a call to the vocabulary its pipeline was compiled for', async () => {
     const device = await requireGpu();
     const k = sampleUnrolledKernel.create(device);
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const b = g.empty(64);
     const call = k.bind({ z: b, rowPos: b, seq: b, sampled: b }, { vocab: 19, numRows: 1, seed: 1, iter: 0 });
     expect(() => call.update({ vocab: 19, numRows: 2, seed: 1, iter: 1 })).not.toThrow();

@@ -11,8 +11,8 @@ import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
 import type { KernelVariant } from '../../kernels/selectors';
 import { createRng, hashUniform, pcgHash } from '../../workers/core/rng';
 import { expectEqualArrays } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { edgeSizes } from '../helpers/mlpFixture';
+import { dispatch, edgeSizes, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { extremeSampleInput, randomSampleInput, type SampleInput } from '../../kernels/selftest/fixtures';
 import { requireGpu, requireFeature } from '../helpers/requireGpu';
 
@@ -34,7 +34,7 @@ describe('common.wgsl hashUniform and pcgHash are the bits of workers/core/rng.t
   outp[id.x] = vec2u(pcgHash(x.x), bitcast<u32>(hashUniform(x.x, x.y, x.z, x.w)));
 }`;
     await withValidation(device, async () => {
-      const g = new GpuScratch(device);
+      const g = new Scratch(device);
       const module = device.createShaderModule({ code });
       const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
       const inBuf = g.upload(Uint32Array.from(inputs.flat()));
@@ -71,7 +71,7 @@ async function runSample(variant: KernelVariant, c: SampleInput, seed: number, i
   sampleCpu(c.z, c.V, c.rowPos, cpuSeq, seed, iter);
   const expected = Int32Array.from(c.rowPos, (p) => cpuSeq[p]!);
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const kernel = sampleKernel.create(device);
     const seq = g.upload(new Uint32Array(c.seqLen));
     const sampled = g.upload(new Uint32Array(rows * outStride));
@@ -79,7 +79,7 @@ async function runSample(variant: KernelVariant, c: SampleInput, seed: number, i
       { z: g.upload(c.z), rowPos: g.upload(c.rowPos), seq, sampled },
       { vocab: c.V, numRows: rows, seed, iter, outStride, outOffset },
     );
-    runCalls(device, [[kernel, call]]);
+    dispatch(device, [[kernel, call]]);
     const gpuSeq = await g.readU32(seq, c.seqLen);
     const out = await g.readU32(sampled, rows * outStride);
     g.destroy();

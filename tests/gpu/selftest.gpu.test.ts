@@ -54,7 +54,7 @@ describe('the self-test runner reports what went wrong, per case', () => {
     wgsl: '@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }',
     workgroupSize: 1,
     bindings: [],
-    uniform: uniformLayout([['n', 'u32']] as const),
+    uniform: uniformLayout('BrokenSelftest', [['n', 'u32']] as const),
     values: () => ({ n: 0 }),
     workgroups: () => 1,
   });

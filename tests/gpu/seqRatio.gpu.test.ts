@@ -14,9 +14,10 @@ import { describe, expect, it } from 'vitest';
 import { seqRatioCpu, seqRatioKernel, seqRatioSegments, type SeqRatioMode, type SeqRatioOptions } from '../../kernels/loss/seqRatio';
 import { compileKernels } from '../../kernels/pipeline';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
-import { RATIO_ACTION_LEN, RATIO_TP, RATIO_TURNS, seqRatioInputs as inputs, type SeqRatioInputs } from '../helpers/rlFixtures';
+import { RATIO_ACTION_LEN, RATIO_TP, RATIO_TURNS, seqRatioInputs as inputs, type SeqRatioInputs } from '../../kernels/selftest/fixtures';
 
 const TP = RATIO_TP;
 const ACTION_LEN = RATIO_ACTION_LEN;
@@ -33,14 +34,14 @@ async function check(inp: SeqRatioInputs, o: Omit<SeqRatioOptions, 'tp'>, name: 
   seqRatioCpu(sub(inp.mask), sub(inp.logp), sub(inp.logpOld), sub(inp.adv), opts, ref);
   const got = await withValidation(device, async () => {
     await compileKernels(device, [seqRatioKernel]);
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const kernel = seqRatioKernel.create(device);
     const out = g.empty(N * S);
     const call = kernel.bind(
       { mask: g.upload(inp.mask), logp: g.upload(inp.logp), logpOld: g.upload(inp.logpOld), adv: g.upload(inp.adv), out },
       { ...opts, numRows: (n1 - n0) * TP },
     );
-    runCalls(device, [[kernel, call]]);
+    dispatch(device, [[kernel, call]]);
     const res = await g.readF32(out, N * S);
     g.destroy();
     kernel.destroy();

@@ -14,7 +14,8 @@ import { describe, expect, it } from 'vitest';
 import { makeStatsInput, statsPacked } from '../../kernels/selftest/stats';
 import { decodeStats, STATS_FIELDS, STATS_MAX_HIST_COPIES, STATS_WORDS, statsChunks, statsCpu, statsKernel, type StatsConfig, type StatsInput } from '../../kernels/stats/stats';
 import { expectClose, expectEqualArrays } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
+import { dispatch, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
 import { requireGpu } from '../helpers/requireGpu';
 
 type Layout = Pick<StatsConfig, 'spreadBins' | 'chunkRows' | 'histCopies'>;
@@ -24,7 +25,7 @@ async function gpuStats(s: StatsInput, layout: Layout = {}): Promise<Float32Arra
   const device = await requireGpu();
   const config = { numTraj: s.rewards.length, tp: s.Tp, minibatches: s.minibatches, ...layout };
   return withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const kernel = statsKernel.create(device);
     const packed = statsPacked(s);
     const out = g.empty(STATS_WORDS);
@@ -36,7 +37,7 @@ async function gpuStats(s: StatsInput, layout: Layout = {}): Promise<Float32Arra
       },
       config,
     );
-    runCalls(device, [[kernel, call]]);
+    dispatch(device, [[kernel, call]]);
     const res = await g.readF32(out, STATS_WORDS);
     g.destroy();
     kernel.destroy();

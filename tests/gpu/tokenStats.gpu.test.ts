@@ -8,9 +8,9 @@
 import { describe, it } from 'vitest';
 import { TOKEN_STATS_WORKGROUP_SIZE, tokenStatsCpu, tokenStatsKernels } from '../../kernels/softmax/tokenStats';
 import { expectClose } from '../helpers/expectClose';
-import { GpuScratch, runCalls, withValidation } from '../helpers/gpuBuffers';
-import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../helpers/logits';
-import { edgeSizes } from '../helpers/mlpFixture';
+import { dispatch, edgeSizes, Scratch } from '../../kernels/selftest/harness';
+import { withValidation } from '../helpers/validation';
+import { logitCase, maxAbsLogit, type LogitCase, type RowKind } from '../../kernels/selftest/fixtures';
 import { requireFeature, requireGpu } from '../helpers/requireGpu';
 import { SUBGROUP_ROWS_PER_GROUP } from '../../kernels/softmax/rowSubgroup';
 import type { KernelVariant } from '../../kernels/selectors';
@@ -22,7 +22,7 @@ async function check(variant: KernelVariant, c: LogitCase, name: string, rowBase
   const rows = c.rowPos.length - rowBase;
   const ref = tokenStatsCpu(c.z.subarray(rowBase * c.V), c.V, c.seq, c.rowPos.subarray(rowBase));
   const out = await withValidation(device, async () => {
-    const g = new GpuScratch(device);
+    const g = new Scratch(device);
     const kernel = tokenStatsKernel.create(device);
     const n = c.rowPos.length;
     const [logp, entropy, sumP2] = [g.empty(n), g.empty(n), g.empty(n)];
@@ -30,7 +30,7 @@ async function check(variant: KernelVariant, c: LogitCase, name: string, rowBase
       { z: g.upload(c.z), seq: g.upload(c.seq), rowPos: g.upload(c.rowPos), logp, entropy, sumP2 },
       { vocab: c.V, numRows: rows, rowBase },
     );
-    runCalls(device, [[kernel, call]]);
+    dispatch(device, [[kernel, call]]);
     const res = {
       logp: (await g.readF32(logp, n)).subarray(rowBase),
       entropy: (await g.readF32(entropy, n)).subarray(rowBase),

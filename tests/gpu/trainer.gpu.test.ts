@@ -8,6 +8,7 @@ import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { createGpuBackend } from '../../workers/core/gpuBackend';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
 import { createTrainer, type Trainer } from '../../workers/core/trainer';
+import { dumpBatch } from '../../workers/formats/batchDump';
 import { requireFeature, requireGpuHandle } from '../helpers/requireGpu';
 import type { KernelVariant } from '../../kernels/selectors';
 
@@ -28,7 +29,7 @@ async function runBoth(cfg: RunConfig, iters: number, kernelVariant: KernelVaria
 }
 
 async function sampledTokens(t: Trainer): Promise<number[][]> {
-  return (await t.dumpBatch()).trajs.map((tr) => tr.tokens.map((x) => x.tok));
+  return (await dumpBatch(t)).trajs.map((tr) => tr.tokens.map((x) => x.tok));
 }
 
 // Metrics are means of f32 quantities computed in different orders (GPU tree reductions vs CPU
@@ -79,7 +80,7 @@ for (const kernelVariant of ['thread', 'subgroup'] as const) describe(`trainer: 
         expect(Math.abs(rg[k] - rc[k]), `iter ${rc.iter} ${k}: gpu ${rg[k]} cpu ${rc[k]}`).toBeLessThanOrEqual(ATOL * Math.max(1, Math.abs(rc[k])));
       }
     }
-    const [dg, dc] = [await g.dumpBatch(), await c.dumpBatch()];
+    const [dg, dc] = [await dumpBatch(g), await dumpBatch(c)];
     expect(dg.trajs.map((t) => t.tokens.map((x) => x.tok))).toEqual(dc.trajs.map((t) => t.tokens.map((x) => x.tok)));
     const advG = dg.trajs.flatMap((t) => t.tokens.map((x) => x.adv));
     const advC = dc.trajs.flatMap((t) => t.tokens.map((x) => x.adv));

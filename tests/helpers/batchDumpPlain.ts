@@ -3,7 +3,7 @@
  * trainer's last batch: the code the packed path (workers/formats/batchDump.ts) replaced, kept as the
  * reference it must equal, key order included.
  */
-import type { BatchDump } from '../../workers/formats/batchDump';
+import { dumpPlan, type BatchDump } from '../../workers/formats/batchDump';
 import { ORIGINS } from '../../workers/core/origins';
 import { resolvePlan } from '../../workers/core/plan';
 import type { Trainer } from '../../workers/core/trainer';
@@ -62,9 +62,18 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
     }
     if (plan.essLr) extra.grad_norm = Math.fround(Math.sqrt(t.g2[n]!));
     if (b.drawWeight) extra.draw_weight = b.drawWeight[n]!;
+    if (plan.anchors) extra.anchor_keys = Array.from(b.adv.turnKey.subarray(n * shape.maxTurns, n * shape.maxTurns + taken));
     if (ep.checklist) {
       extra.checklist = ep.checklist[n]!.map((c) =>
-        c.items.map((it, i) => ({ item: it.id, weight: it.weight, sat: c.sat[i] === 1, sat_true: c.satTrue[i] === 1, strict: it.strict })),
+        c.items.map((it, i) => ({
+          item: it.id,
+          weight: it.weight,
+          sat: c.sat[i] === 1,
+          sat_true: c.satTrue[i] === 1,
+          strict: it.strict,
+          deps: it.deps.map((d) => c.items[d]!.id),
+          step: it.step,
+        })),
       );
     }
     if (ep.turnRole && env.roles) {
@@ -98,6 +107,8 @@ export async function plainBatchDump(trainer: Trainer): Promise<BatchDump> {
     loss: b.loss,
     ...(typeof noise === 'number' ? { noise_p: noise } : {}),
     ...(plan.essLr ? { ess_minibatch: b.essStep, lr_minibatch: b.lrStep } : {}),
+    plan: dumpPlan(plan),
+    layout: { tp: Tp, action_len: shape.actionLen, max_turns: shape.maxTurns },
     trajs,
   };
 }

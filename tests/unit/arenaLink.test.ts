@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ARENA_PRESETS, parseArenaSpec } from '../../workers/content/arena/dimensions';
 import { defaultConfig, withFieldText } from '../../workers/core/config';
-import { decodeShareLink, encodeShareLink } from '../../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
 
 const TEXT = 'task=search;iters=15;seeds=1-2;clip=token,cispo;filter=none;advantage=trajectory;aggregation=seq-mean-token-mean;set.batch=4;set.group=4';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { packBuffers, unpackBatch, unpackBatchInSlices, type BatchPack } from '../../workers/formats/batchDump';
+import { dumpBatch, packBatch, packBuffers, unpackBatch, unpackBatchInSlices, type BatchDump, type BatchPack } from '../../workers/formats/batchDump';
 import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core/config';
 import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { createTrainer, type Trainer } from '../../workers/core/trainer';
@@ -39,6 +39,7 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['PPO', { methods: 'ppo' }],
   ['VCPO, stale rollouts', { methods: 'vcpo', staleness: '2' }],
   ['EDGE-GRPO', { methods: 'grpo,edge' }],
+  ['GiGPO anchor keys', { methods: 'gigpo' }],
   ['search noise', { 'env.noise': '0.3' }],
 ];
 
@@ -46,7 +47,7 @@ describe('the packed batch dump', () => {
   for (const [name, set] of CASES) {
     it(`${name}: unpacks to the plain dump, key order included`, async () => {
       const t = await trained(set);
-      const [packed, plain] = [await t.dumpBatch(), await plainBatchDump(t)];
+      const [packed, plain] = [await dumpBatch(t), await plainBatchDump(t)];
       expect(JSON.stringify(packed)).toBe(JSON.stringify(plain));
       expect(packed).toEqual(plain); // NaN-aware, where JSON would write null
       t.destroy();
@@ -57,7 +58,7 @@ describe('the packed batch dump', () => {
     const seen = new Set<string>();
     for (const [, set] of CASES) {
       const t = await trained(set);
-      const d = await t.dumpBatch();
+      const d = await dumpBatch(t);
       for (const tr of d.trajs) {
         for (const k of Object.keys(tr)) seen.add(k);
         if (!tr.kept) seen.add('kept=false');
@@ -67,14 +68,14 @@ describe('the packed batch dump', () => {
       }
       t.destroy();
     }
-    for (const k of ['turn_rewards', 'checklist', 'turn_roles', 'role_rewards', 'kept=false', 'copies!=1', 'reward!=reward_true', 'ratio!=1']) {
+    for (const k of ['turn_rewards', 'checklist', 'turn_roles', 'role_rewards', 'anchor_keys', 'kept=false', 'copies!=1', 'reward!=reward_true', 'ratio!=1']) {
       expect(seen, k).toContain(k);
     }
   });
 
   it('packBuffers lists every array: a transfer detaches them all, and the copy unpacks the same', async () => {
     const t = await trained({ task: 'tools', methods: 'cm2' });
-    const pack = await t.packBatch();
+    const pack = await packBatch(t);
     const want = JSON.stringify(unpackBatch(pack));
     const moved: BatchPack = structuredClone(pack, { transfer: packBuffers(pack) });
     const views = (p: object): ArrayBufferView[] =>
@@ -88,7 +89,7 @@ describe('the packed batch dump', () => {
 
   it('in slices: the same dump, pausing between slices; a zero budget pauses after every 64 trajectories', async () => {
     const t = await trained({ batch: '40', group: '5' }, 1); // 200 trajectories
-    const pack = await t.packBatch();
+    const pack = await packBatch(t);
     let pauses = 0;
     const pause = async () => void pauses++;
     const sliced = await unpackBatchInSlices(pack, 0, pause);
@@ -103,7 +104,7 @@ describe('the packed batch dump', () => {
 
   it('text and token columns line up at the edges: first and last trajectory, and trajectories with no training token', async () => {
     const t = await trained({ methods: 'grpo,regft' });
-    const pack = await t.packBatch();
+    const pack = await packBatch(t);
     const d = unpackBatch(pack);
     const N = d.trajs.length;
     expect(d.trajs[0]!.text).toBe(t.lastBatch!.episodes.describe(0));
@@ -120,12 +121,12 @@ describe('the packed batch dump', () => {
 });
 
 describe('what every method uses is in the dump, and checks out', () => {
-  const tokensOf = (d: Awaited<ReturnType<Trainer['dumpBatch']>>) => d.trajs.flatMap((tr) => tr.tokens);
+  const tokensOf = (d: BatchDump) => d.trajs.flatMap((tr) => tr.tokens);
   const close = (a: number, b: number, tol = 1e-5) => expect(Math.abs(a - b)).toBeLessThanOrEqual(tol * Math.max(1, Math.abs(b)));
 
   it('old-policy entropy and sum p^2, rollout log-probs, the KL term and the minibatch of every row', async () => {
     // One epoch: the first minibatch's forward is the old policy's, so entropy = entropy_old there.
-    const d = await (await trained({ klType: 'k1', klCoef: '0.1', minibatches: '2' }, 1)).dumpBatch();
+    const d = await dumpBatch(await trained({ klType: 'k1', klCoef: '0.1', minibatches: '2' }, 1));
     for (const tr of d.trajs) {
       for (const k of tr.tokens) {
         if (tr.minibatch === 0) {
@@ -146,7 +147,7 @@ describe('what every method uses is in the dump, and checks out', () => {
     // The norm is taken under the parameters before the update: those of the snapshot before the step.
     const before = (await t.snapshotNow()).state.params;
     await t.step();
-    const d = await t.dumpBatch();
+    const d = await dumpBatch(t);
     expect(tokensOf(d).some((k) => Math.abs(k.logp_rollout! - k.logp_old) > 1e-4)).toBe(true);
     expect(d.ess_minibatch).toHaveLength(1);
     expect(d.lr_minibatch).toEqual([d.lr]);
@@ -165,7 +166,7 @@ describe('what every method uses is in the dump, and checks out', () => {
     // Not the closed-form proxy, which the option gradNorm = proxy still gives.
     expect(differs).toBe(true);
     t.destroy();
-    const p = await (await trained({ methods: 'vcpo', staleness: '2', lr: '0.05', 'vcpo.gradNorm': 'proxy' }, 3)).dumpBatch();
+    const p = await dumpBatch(await trained({ methods: 'vcpo', staleness: '2', lr: '0.05', 'vcpo.gradNorm': 'proxy' }, 3));
     for (const tr of p.trajs) {
       // |g|^2 = sum_t (1 - 2 pi_t + sum pi^2), pi_t = exp(logp_old).
       const proxy = tr.tokens.reduce((s, k) => s + Math.max(1 - 2 * Math.exp(k.logp_old) + k.sum_p2_old!, 0), 0);
@@ -174,7 +175,7 @@ describe('what every method uses is in the dump, and checks out', () => {
   });
 
   it("IGPO: p_answer before each turn taken, and each gain is the change of its log (log_prob_diff)", async () => {
-    const d = await (await trained({ methods: 'igpo', 'env.maxTurns': '3' }, 2)).dumpBatch();
+    const d = await dumpBatch(await trained({ methods: 'igpo', 'env.maxTurns': '3' }, 2));
     let gains = 0;
     for (const tr of d.trajs) {
       const turns = new Set(tr.tokens.map((k) => k.turn)).size;
@@ -189,13 +190,13 @@ describe('what every method uses is in the dump, and checks out', () => {
   });
 
   it('PPO: value and return per token; with gamma = lambda = 1 every return is the outcome', async () => {
-    const d = await (await trained({ methods: 'ppo' }, 3)).dumpBatch();
+    const d = await dumpBatch(await trained({ methods: 'ppo' }, 3));
     expect(tokensOf(d).some((k) => k.value !== 0)).toBe(true);
     for (const tr of d.trajs) for (const k of tr.tokens) expect(k.ret).toBe(Math.fround(tr.reward));
   });
 
   it('origins: corrected (EDGE-GRPO), hinted (ReGFT) and extra (DARS) rollouts are marked', async () => {
-    const origins = async (set: Record<string, string>) => new Set((await (await trained({ 'env.values': '16', ...set }, 1)).dumpBatch()).trajs.map((t) => t.origin));
+    const origins = async (set: Record<string, string>) => new Set((await dumpBatch(await trained({ 'env.values': '16', ...set }, 1))).trajs.map((t) => t.origin));
     const edge = await origins({ methods: 'grpo,edge' });
     expect(edge.has('gec_inject') || edge.has('gec_replace')).toBe(true);
     expect(await origins({ methods: 'grpo,regft' })).toContain('hint');
@@ -203,7 +204,7 @@ describe('what every method uses is in the dump, and checks out', () => {
   });
 
   it('PF-PPO: draw weights, and only rows with weight get drawn; search noise of the iteration', async () => {
-    const d = await (await trained({ methods: 'grpo,pfppo', 'env.rmNoise': '0.5', 'env.noise': '0.3' }, 1)).dumpBatch();
+    const d = await dumpBatch(await trained({ methods: 'grpo,pfppo', 'env.rmNoise': '0.5', 'env.noise': '0.3' }, 1));
     for (const tr of d.trajs) {
       expect(tr.draw_weight).toBeGreaterThan(0);
       if (tr.copies > 0) expect(tr.draw_weight).toBeGreaterThan(1e-6);

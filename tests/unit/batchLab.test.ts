@@ -1,5 +1,5 @@
 /**
- * Batch lab (issue 6): one frozen batch re-scored under several method sets. The columns share the
+ * Batch lab: one frozen batch re-scored under several method sets. The columns share the
  * batch (same tokens, mask, rewards) and differ exactly where the methods act: GRPO's all-equal
  * groups have zero advantage and zero gradient, Dr. GRPO drops the std, IGPO gives them a signal,
  * DAPO filters them out.

@@ -21,7 +21,7 @@ describe('run config', () => {
     cfg = withFieldText(cfg, 'grpo.scaleStd', 'false');
     cfg = withFieldText(cfg, 'lossAgg', 'token-mean');
     expect(cfg.model.hidden).toBe(32);
-    expect(cfg.methodParams.grpo.scaleStd).toBe(false);
+    expect(cfg.methodParams.grpo!.scaleStd).toBe(false);
     expect(cfg.lossAgg).toBe('token-mean');
   });
 
@@ -49,7 +49,7 @@ describe('run config', () => {
     expect(cfg.seed).toBe(5);
     expect(cfg.model.hidden).toBe(16);
     expect(cfg.model.embed).toBe(defaultConfig().model.embed);
-    expect(cfg.methodParams.grpo.eps).toBe(0.01);
+    expect(cfg.methodParams.grpo!.eps).toBe(0.01);
     expect(() => parseConfig({ model: { depth: 3 } })).toThrow(/model\.depth: unknown key/);
     expect(() => parseConfig([])).toThrow(/expected a JSON object/);
     expect(() => parseConfig({ seed: '5' })).toThrow(/seed: expected an integer/);

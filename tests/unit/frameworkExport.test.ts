@@ -6,8 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { allFields, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/core/config';
 import { exportedKeys, exportToTrl, exportToVerl, FRAMEWORKS, exportToFramework, LLM_LR, LLM_PROMPTS_PER_STEP, type FrameworkExport } from '../../workers/formats/frameworkExport';
-import { methodRegistry, METHOD_IDS } from '../../workers/core/methods';
-import type { MethodDef } from '../../workers/core/methods/registry';
+import { methodDef, METHOD_IDS } from '../../workers/core/methods';
 import type { ParamSpec, ParamValue } from '../../workers/core/methods/params';
 import { createEnv } from '../../workers/core/envs';
 import { createRng } from '../../workers/core/rng';
@@ -257,7 +256,7 @@ describe('both frameworks', () => {
 describe('every method of the registry', () => {
   it('exports real options, accounts for its parameters, and carries the values the run uses', () => {
     for (const id of METHOD_IDS) {
-      const def = methodRegistry[id] as MethodDef;
+      const def = methodDef(id);
       let cfg = defaultConfig();
       if (def.tasks) cfg = withField(cfg, 'task', def.tasks[0]!);
       cfg = withMethods(cfg, def.estimator ? [id] : ['grpo', id]);
@@ -279,7 +278,7 @@ describe('every method of the registry', () => {
 });
 
 describe('registry-driven method mappings', () => {
-  const grpo = methodRegistry.grpo as MethodDef;
+  const grpo = methodDef('grpo');
   const own = grpo.frameworks;
   afterEach(() => {
     grpo.frameworks = own;

@@ -9,7 +9,7 @@ import { defaultConfig, withFieldText, type RunConfig } from '../../workers/core
 import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { ESTIMATOR_IDS } from '../../workers/core/methods';
 import { createTrainer } from '../../workers/core/trainer';
-import type { BatchDump } from '../../workers/formats/batchDump';
+import { dumpBatch, type BatchDump } from '../../workers/formats/batchDump';
 import type { MetricRow } from '../../workers/core/metrics';
 
 function cfgOf(set: Record<string, string>): RunConfig {
@@ -24,7 +24,7 @@ async function lastBatch(set: Record<string, string>, iters = 3): Promise<{ dump
   const t = await createTrainer(cfgOf(set), createCpuBackend);
   let row: MetricRow | undefined;
   for (let i = 0; i < iters; i++) row = await t.step();
-  const dump = await t.dumpBatch();
+  const dump = await dumpBatch(t);
   t.destroy();
   return { dump, row: row! };
 }

@@ -11,9 +11,11 @@ import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
 import { createRng } from '../../workers/core/rng';
 import { createRunFile, MAX_RUN_ROWS, parseRunFile, serializeRunFile } from '../../workers/formats/runFile';
-import { decodeShareLink, MAX_LINK_STEP } from '../../workers/formats/shareUrl';
+import { decodeShareLink } from '../../workers/content/shareLink';
+import { MAX_LINK_STEP } from '../../workers/formats/shareUrl';
 import { parseNumberText } from '../../workers/core/numberText';
 import { createTrainer } from '../../workers/core/trainer';
+import { dumpBatch } from '../../workers/formats/batchDump';
 
 const EXTREME_NUMBERS = [1e308, -1e308, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, 0, -0, 2 ** 32 - 1, 2 ** 53, -(2 ** 53), 1e-300, 4294967294, 1e8];
 /** JSON text that is not a number JSON allows, or that overflows to ±Infinity when parsed. */
@@ -27,7 +29,7 @@ beforeAll(async () => {
   const trainer = await createTrainer(config, createCpuBackend);
   const metrics: MetricRow[] = [];
   for (let i = 0; i < 3; i++) metrics.push(await trainer.step());
-  const batch = await trainer.dumpBatch();
+  const batch = await dumpBatch(trainer);
   trainer.destroy();
   base = JSON.parse(serializeRunFile(createRunFile({ config, metrics, batch })));
 });

@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { lessonById, type RunResult } from '../../workers/content/lessons';
 import { trainLessonRun } from '../../workers/content/lessonRunner';
 import type { MetricRow } from '../../workers/core/metrics';
-import { decodeShareLink } from '../../workers/formats/shareUrl';
+import { decodeShareLink } from '../../workers/content/shareLink';
 import { createTrainerApi } from '../../workers/entry/trainerApi';
 
 vi.mock('../../app/trainerClient', () => import('../helpers/inProcessTrainer'));

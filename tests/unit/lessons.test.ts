@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { lessonStepHash } from '../../app/lessons/links';
 import { chartGroups } from '../../app/charts/chartGroups';
 import { lessonChartIds, stepCharts } from '../../app/lessons/charts';
-import { encodeShareLink, decodeShareLink, PANEL_IDS } from '../../workers/formats/shareUrl';
+import { encodeShareLink, decodeShareLink } from '../../workers/content/shareLink';
+import { PANEL_IDS } from '../../workers/formats/shareUrl';
 import {
   describeClaim,
   DUMP_STATS,

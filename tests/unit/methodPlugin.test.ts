@@ -6,10 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig, parseConfig, withFieldText, type RunConfig } from '../../workers/core/config';
 import { createCpuBackend } from '../../workers/core/cpuBackend';
-import { conflictsOf, defineMethod, METHOD_IDS, methodDef, registerMethod, type MethodId } from '../../workers/core/methods';
+import { conflictsOf, defineMethod, METHOD_IDS, methodDef, registerMethod } from '../../workers/core/methods';
 import { resolvePlan } from '../../workers/core/plan';
-import { decodeShareLink, encodeShareLink } from '../../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
 import { createTrainer } from '../../workers/core/trainer';
+import { dumpBatch } from '../../workers/formats/batchDump';
 
 /** A tight token clip with token-mean aggregation: new behaviour, no new kernel. */
 const tightClip = defineMethod({
@@ -25,13 +26,13 @@ const tightClip = defineMethod({
   },
   plan(plan, p) {
     // Typed params: p.eps is a number and p.agg one of its options, with no cast.
-    Object.assign(plan.ratio, { clipLow: p.eps, clipHigh: p.eps });
+    if (plan.ratio.mode === 'token') plan.ratio = { ...plan.ratio, clipLow: p.eps, clipHigh: p.eps };
     plan.lossAgg = p.agg;
   },
 });
 
 registerMethod(tightClip);
-const ID = 'tightclip' as MethodId;
+const ID = 'tightclip';
 
 function config(extra: Record<string, string>): RunConfig {
   let cfg = defaultConfig();
@@ -58,15 +59,15 @@ describe('a method registered from outside workers/core/methods', () => {
   it('its hook shapes the plan only while it is active', () => {
     const off = resolvePlan(config({}));
     const on = resolvePlan(config({ methods: 'grpo,tightclip', 'tightclip.eps': '0.05', 'tightclip.agg': 'seq-mean-token-mean' }));
-    expect([off.ratio.clipLow, off.ratio.clipHigh, off.lossAgg]).toEqual([0.2, 0.2, 'token-mean']);
-    expect([on.ratio.clipLow, on.ratio.clipHigh, on.lossAgg]).toEqual([0.05, 0.05, 'seq-mean-token-mean']);
+    expect([off.ratio, off.lossAgg]).toEqual([{ mode: 'token', clipLow: 0.2, clipHigh: 0.2, dualClip: 3 }, 'token-mean']);
+    expect([on.ratio, on.lossAgg]).toEqual([{ mode: 'token', clipLow: 0.05, clipHigh: 0.05, dualClip: 3 }, 'seq-mean-token-mean']);
   });
 
   it('trains, and its clip range is the one the loss applies', async () => {
     const t = await createTrainer(config({ methods: 'grpo,tightclip' }), createCpuBackend);
     // One iteration: its groups still differ (later ones of this tiny run collapse).
     expect(Number.isFinite((await t.step()).loss)).toBe(true);
-    const tokens = (await t.dumpBatch()).trajs.flatMap((tr) => tr.tokens.filter((k) => k.mask === 1 && k.adv !== 0));
+    const tokens = (await dumpBatch(t)).trajs.flatMap((tr) => tr.tokens.filter((k) => k.mask === 1 && k.adv !== 0));
     // Ratios between the tight range and GRPO's 0.2 are clipped only because this method is on.
     const between = tokens.filter((k) => Math.abs(k.ratio - 1) > 0.011 && Math.abs(k.ratio - 1) < 0.19);
     expect(between.filter((k) => k.clip !== 0).length).toBeGreaterThan(0);

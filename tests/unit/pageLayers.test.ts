@@ -2,7 +2,8 @@
  * The page without the engine: app/ imports values from workers/ only through workers/meta.ts (types
  * from anywhere), and what meta.ts imports, followed to the end, is descriptions and pure helpers: no
  * task simulator, trainer, backend, recipe generator or kernel but two tables of constants. The
- * trainer runs in the worker, which app/trainerClient.ts starts from its URL, never by importing it.
+ * trainer runs in the worker, which app/trainerClient.ts starts from its URL, never by importing it;
+ * so does the worker that reads an imported file (app/runFileClient.ts).
  * The ?selftest page (app/SelfTestPage.tsx, a chunk of its own) runs the kernels on the user's GPU in
  * the page on purpose, and is left out.
  */
@@ -18,8 +19,13 @@ const SELFTEST = 'app/SelfTestPage.tsx';
 /**
  * What meta.ts may reach: the config and its field table, the method entries and the plan they
  * compose (to validate a method set, say why two conflict and which settings a method overrides),
- * the tasks' knobs, the metrics, the lessons, presets and arena as data, the formats the page reads
- * and writes, and two kernel tables of constants (the advantage defaults, the histogram ranges).
+ * the tasks' knobs, the metrics and the alarm rules over them, the lessons, presets and arena as
+ * data (the arena's seed ranges with it), the formats the page reads and writes (the share link
+ * with the content it names, run files and metric logs, the batch dump), the backend choices (a
+ * list of names in the file of the backend interface, whose other imports are types), two kernel
+ * tables of constants (the advantage defaults, the histogram ranges), and the explainer: it
+ * rederives a batch's numbers from the dump in plain TypeScript, with no kernel or trainer behind
+ * it, so the page runs it on the main thread (its worker half, labDump.ts, is not allowed).
  */
 const ALLOWED = [
   /^workers\/meta\.ts$/,
@@ -29,11 +35,15 @@ const ALLOWED = [
   /^workers\/core\/numberText\.ts$/,
   /^workers\/core\/origins\.ts$/,
   /^workers\/core\/metrics\.ts$/,
+  /^workers\/core\/alarmRules\.ts$/,
+  /^workers\/core\/seedRanges\.ts$/,
+  /^workers\/core\/backend\.ts$/,
   /^workers\/core\/envs\/knobs\.ts$/,
-  /^workers\/content\/(lessons|presets)\.ts$/,
+  /^workers\/content\/(lessons|presets|shareLink)\.ts$/,
   /^workers\/content\/arena\/(dimensions|crash)\.ts$/,
-  /^workers\/formats\/(shareUrl|runFile|batchDump|frameworkNames)\.ts$/,
+  /^workers\/formats\/(shareUrl|explainLinkNames|runFile|runLog|importRun|batchDump|frameworkNames)\.ts$/,
   /^workers\/formats\/recipe\/limits\.ts$/,
+  /^workers\/explain\/(index|context|advantage|loss|other|stages|types)\.ts$/,
   /^kernels\/advantage\/options\.ts$/,
   /^kernels\/stats\/histograms\.ts$/,
 ];

@@ -14,13 +14,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   KL_TYPES,
-  PPO_LOSS_UNIFORM,
   RATIO_MODES,
   ppoLossCpu,
   ppoLossCpu64,
   type PpoLossOptions,
 } from '../../kernels/loss/ppoLoss';
-import { SEQ_RATIO_UNIFORM, seqRatioCpu, type SeqRatioMode } from '../../kernels/loss/seqRatio';
+import { PPO_LOSS_UNIFORM, SEQ_RATIO_UNIFORM } from '../../kernels/loss/lossUniforms';
+import { seqRatioCpu, type SeqRatioMode } from '../../kernels/loss/seqRatio';
 import { createRng } from '../../workers/core/rng';
 
 const f32 = (a: number[]) => Float32Array.from(a);

@@ -7,7 +7,7 @@ import { ConfigError, defaultConfig, getField, parseConfig, withFieldText, type 
 import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { createEnv } from '../../workers/core/envs';
 import { clearPretrainCache, demoConfig, isPretrainCached, pretrainKey } from '../../workers/core/pretrain';
-import { decodeShareLink, encodeShareLink } from '../../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
 import { createTrainer, initialParams, startParams } from '../../workers/core/trainer';
 
 function config(sets: Record<string, string>): RunConfig {

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseRecipeArgs } from '../../cli/recipeArgs';
 import { UsageError } from '../../cli/args';
-import { defaultConfig, withField, withFieldText, type RunConfig } from '../../workers/core/config';
+import { defaultConfig, withField, withFieldText, withMethods, type RunConfig } from '../../workers/core/config';
 import { buildRecipe, defaultEpisodes } from '../../workers/formats/recipe';
 import { UPSTREAM } from '../../workers/formats/recipe/readme';
 import { crc32, zipFiles } from '../../workers/formats/recipe/zip';
-import { encodeShareLink } from '../../workers/formats/shareUrl';
+import { encodeShareLink } from '../../workers/content/shareLink';
 
 const hasPython = spawnSync('python3', ['--version']).status === 0;
 const tmp = mkdtempSync(join(tmpdir(), 'recipe-'));
@@ -51,7 +51,8 @@ describe('buildRecipe', () => {
     const verl = file(cfg, 'verl_run/run.sh');
     expect(verl).toContain('  # playground: 0.01 for a tiny MLP; an LLM diverges at that rate\n  "actor_rollout_ref.actor.optim.lr=0.000001"');
     expect(verl).toContain('"data.max_response_length=1024"');
-    expect(verl).toContain('"actor_rollout_ref.rollout.multi_turn.max_assistant_turns=4"');
+    // One more than the toy's 4 turns: verl's loop stops at the limit before the environment sees that turn.
+    expect(verl).toContain('"actor_rollout_ref.rollout.multi_turn.max_assistant_turns=5"');
     expect(verl).toContain('"data.shuffle=False"');
     const trl = file(cfg, 'trl_run/train_grpo.py');
     expect(trl).toContain('learning_rate=0.000001,  # playground: 0.01');
@@ -83,6 +84,50 @@ describe('buildRecipe', () => {
       expect(readme).toContain(path);
     }
     expect(readme).not.toMatch(/METHODS\.md|DESIGN\.md|shared\//);
+  });
+
+  it("the scripts' headers say what runs: grpo+edge is GRPO with EDGE-GRPO named as not carried over, RLOO is GRPO on TRL", () => {
+    const edge = withMethods(defaultConfig(), ['grpo', 'edge']);
+    const head = (text: string) => text.split('\n').filter((l) => l.startsWith('# ')).join('\n');
+    const verl = head(file(edge, 'verl_run/run.sh'));
+    expect(verl).toContain("# What runs: verl's GRPO (algorithm.adv_estimator=grpo), with PPO's clipped surrogate.");
+    expect(verl).toContain('# Not carried over: EDGE-GRPO (edge): entropy-scaled advantages and error correction need the EDGE-GRPO reference code (a TRL fork).');
+    const trl = head(file(edge, 'trl_run/train_grpo.py'));
+    expect(trl).toContain("# What runs: TRL's GRPOTrainer: GRPO");
+    expect(trl).toContain('# Not carried over: EDGE-GRPO (edge)');
+    const rloo = withMethods(defaultConfig(), ['rloo']);
+    expect(head(file(rloo, 'verl_run/run.sh'))).toContain("# What runs: verl's RLOO (algorithm.adv_estimator=rloo)");
+    expect(head(file(rloo, 'trl_run/train_grpo.py'))).toContain("# In place of the playground's RLOO (rloo): TRL's GRPOTrainer has no leave-one-out baseline");
+    // No script header says GRPO alone where another estimator runs.
+    expect(file(rloo, 'verl_run/run.sh')).not.toMatch(/verl GRPO/);
+    const readme = file(rloo, 'README.md');
+    expect(readme).toContain("- What runs: verl's RLOO (algorithm.adv_estimator=rloo)");
+  });
+
+  it('an estimator verl lacks runs as GRPO, said in the script and the README; PPO gets a critic on the small model', () => {
+    const igpo = withMethods(defaultConfig(), ['igpo']);
+    const run = file(igpo, 'verl_run/run.sh');
+    expect(run).toContain("# In place of the playground's IGPO (igpo): information-gain turn rewards need the reference IGPO code");
+    expect(run).toContain('  # playground: IGPO (igpo), which verl has no estimator for; GRPO runs in its place (see the header)\n  "algorithm.adv_estimator=grpo"');
+    expect(file(igpo, 'README.md')).toContain('| `algorithm.adv_estimator` | grpo | IGPO (igpo), which verl has no estimator for;');
+    const ppo = file(withMethods(defaultConfig(), ['ppo']), 'verl_run/run.sh');
+    expect(ppo).toContain('"algorithm.adv_estimator=gae"');
+    expect(ppo).toContain('"critic.model.path=Qwen/Qwen2.5-0.5B-Instruct"');
+    expect(ppo).toContain('"actor_rollout_ref.model.path=Qwen/Qwen2.5-0.5B-Instruct"');
+    expect(ppo).toContain('"critic.ppo_micro_batch_size_per_gpu=4"');
+  });
+
+  it('the README has pinned install and launch steps: verl from source, TRL with jmespath, a Ray cluster, accelerate launch', () => {
+    const readme = file(cfgFor('search'), 'README.md');
+    expect(readme).toContain(`git checkout ${UPSTREAM.verl.commit}`);
+    expect(readme).toContain('pip install -e ".[sglang]"');
+    expect(readme).toContain(`"trl @ git+https://github.com/huggingface/trl.git@${UPSTREAM.trl.commit}" \\\n        "transformers>=5.2.0" datasets jmespath`);
+    expect(readme).toContain('trl/trainer/grpo_trainer.py`:600-604');
+    expect(readme).toContain('export PYTHONPATH=/mnt/recipe/verl_run:/mnt/recipe:$PYTHONPATH');
+    expect(readme).toContain('NNODES=2 GPUS=8 bash verl_run/run.sh');
+    expect(readme).toContain('accelerate launch --num_processes P trl_run/train_grpo.py');
+    expect(readme).toContain('(8 x 16 = 128 completions per optimizer step, 128 per generation: 16 prompts x 8)');
+    expect(file(cfgFor('search'), 'verl_run/run.sh')).toContain('"trainer.nnodes=${NNODES:-1}"');
   });
 
   it('refuses an episode count it cannot write, naming it', () => {
@@ -208,6 +253,53 @@ stopped.reset(row=data[0]["row"])
 out["stopped"] = train_grpo.toy_reward(prompts=[], completions=[], completion_ids=[], environments=[stopped])
 print(json.dumps(out))
 `;
+
+  const EVICT = `
+import asyncio, json, sys
+sys.path[:0] = ["shims", "verl_run", "."]
+from toy_interaction import ToyEnvInteraction
+rows = [json.loads(l) for l in open("data/train.jsonl")]
+out = {"sizes": [], "default": ToyEnvInteraction({}).max_live}
+async def main():
+    it = ToyEnvInteraction({"max_live_episodes": 3})
+    say = lambda r: [{"role": "assistant", "content": "SEARCH " + r["question"][1] + " " + r["question"][2]}]
+    await it.start_interaction("keep", row=json.dumps(rows[0]))
+    for k in range(1, 7):
+        # A rollout verl cuts off after one turn (its response budget): started, answered once, never again.
+        rid = "cut-%d" % k
+        await it.start_interaction(rid, row=json.dumps(rows[k]))
+        await it.generate_response(rid, say(rows[k]))
+        # A rollout still going is used between them.
+        done, _, _, _ = await it.generate_response("keep", say(rows[0]))
+        out["sizes"].append(it.live_episodes())
+    out["keep_done"] = done
+    try:
+        await it.generate_response("cut-1", say(rows[1]))
+    except KeyError as e:
+        out["dropped"] = str(e)
+asyncio.run(main())
+print(json.dumps(out))
+`;
+
+  it.skipIf(!hasPython)(hasPython ? 'the interaction does not keep the episodes verl cuts off: at most max_live_episodes, least recently used dropped, named if one comes back' : 'SKIPPED: python3 not on PATH', () => {
+    const cfg = withFieldText(withFieldText(defaultConfig(), 'task', 'search'), 'env.maxTurns', '8');
+    const dir = join(tmp, 'evict');
+    for (const f of buildRecipe(cfg, { episodes: 8 }).files) {
+      mkdirSync(join(dir, f.path, '..'), { recursive: true });
+      writeFileSync(join(dir, f.path), f.text);
+    }
+    for (const [p, text] of Object.entries(SHIMS)) {
+      mkdirSync(join(dir, p, '..'), { recursive: true });
+      writeFileSync(join(dir, p), text);
+    }
+    const run = spawnSync('python3', ['-c', EVICT], { cwd: dir, encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    const got = JSON.parse(run.stdout) as { sizes: number[]; keep_done: boolean; dropped: string; default: number };
+    expect(got.sizes).toEqual([2, 3, 3, 3, 3, 3]);
+    expect(got.keep_done).toBe(false);
+    expect(got.dropped).toContain('episode cut-1 was dropped: more than max_live_episodes=3 episodes were live');
+    expect(got.default).toBe(4096);
+  });
 
   it.skipIf(!hasPython)(hasPython ? 'verl interaction + compute_score and the TRL environment + reward give the toy rewards' : 'SKIPPED: python3 not on PATH', () => {
     const cfg = withFieldText(withFieldText(defaultConfig(), 'task', 'search'), 'env.formatPenalty', '0.5');

@@ -118,6 +118,51 @@ describe('recipe: the Python environment against the TypeScript tasks', () => {
     }
   });
 
+  it.skipIf(!hasPython)(hasPython ? 'a long noise curriculum (noiseIters 500, 2,000 rows over 500 iterations): make_data.py writes the same bytes' : 'SKIPPED: python3 not on PATH', () => {
+    const cfg = config('search', { noise: 0.5, noiseSchedule: 'exp', noiseStart: 0.1, noiseIters: 500 }, 29);
+    const dir = join(tmp, 'long-curriculum');
+    writeRecipe({ ...cfg, batch: 4 }, dir, 2000);
+    const r = spawnSync('python3', ['make_data.py', '--episodes', '2000', '--out', 'again.jsonl'], { cwd: dir, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const page = readFileSync(join(dir, 'data/train.jsonl'), 'utf8').split('\n');
+    const again = readFileSync(join(dir, 'again.jsonl'), 'utf8').split('\n');
+    expect(page).toHaveLength(2001);
+    expect(again.filter((line, i) => line !== page[i]).length).toBe(0);
+    expect(new Set(page.filter(Boolean).map((l) => (JSON.parse(l) as { search_noise: number }).search_noise)).size).toBe(500);
+  });
+
+  it.skipIf(!hasPython)(hasPython ? "the Python episode reads its search noise from its row, never from the config" : 'SKIPPED: python3 not on PATH', () => {
+    const dir = join(tmp, 'row-noise');
+    writeRecipe(config('search', { noise: 0 }, 31), dir, 8);
+    const py = [
+      'import json, sys',
+      'sys.path.insert(0, ".")',
+      'from toyenv.text import TextEpisode',
+      'config = json.load(open("config.json"))',
+      'rows = [json.loads(l) for l in open("data/train.jsonl")]',
+      'out = []',
+      'for p in (0, 1):',
+      '    seen = []',
+      '    for n, row in enumerate(rows):',
+      '        ep = TextEpisode(config, dict(row, search_noise=p), n)',
+      '        seen.append(ep.act("SEARCH %s %s" % (row["question"][1], row["question"][2])) == "RES v%d" % row["tables"]["truth"])',
+      '    out.append(seen)',
+      'missing = dict(rows[0]); del missing["search_noise"]',
+      'try:',
+      '    TextEpisode(config, missing, 0)',
+      'except ValueError as e:',
+      '    out.append(str(e))',
+      'print(json.dumps(out))',
+    ].join('\n');
+    const run = spawnSync('python3', ['-c', py], { cwd: dir, encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    const [clean, noisy, missing] = JSON.parse(run.stdout) as [boolean[], boolean[], string];
+    // config.json says noise 0; a row that says 1 makes every search return a wrong document.
+    expect(clean).toEqual(Array(8).fill(true));
+    expect(noisy).toEqual(Array(8).fill(false));
+    expect(missing).toBe("row 'search-1-0' has no search_noise: write the rows with make_data.py or the page");
+  });
+
   for (const [name, cfg] of CASES) {
     it.skipIf(!hasPython)(hasPython ? `${name}: 1,000 episodes, same rows, observations and rewards` : `SKIPPED: python3 not on PATH (${name})`, () => {
       const dir = join(tmp, name.replace(/[^a-z0-9]+/gi, '-'));

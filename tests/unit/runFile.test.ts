@@ -18,6 +18,7 @@ import {
   type RunFile,
 } from '../../workers/formats/runFile';
 import { createTrainer } from '../../workers/core/trainer';
+import { dumpBatch } from '../../workers/formats/batchDump';
 
 let run: RunFile;
 let text: string;
@@ -27,7 +28,7 @@ beforeAll(async () => {
   const trainer = await createTrainer(config, createCpuBackend);
   const metrics: MetricRow[] = [];
   for (let i = 0; i < 3; i++) metrics.push(await trainer.step());
-  const batch = await trainer.dumpBatch();
+  const batch = await dumpBatch(trainer);
   trainer.destroy();
   run = createRunFile({ config, metrics, notes: 'seed 11: <b>collapse</b> by iteration 3', backend: { kind: 'cpu', label: 'CPU (TypeScript reference kernels)' }, batch, createdAt: new Date('2026-01-02T03:04:05Z') });
   text = serializeRunFile(run);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig, withFieldText } from '../../workers/core/config';
-import { decodeShareLink, encodeShareLink } from '../../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
 
 const a = withFieldText(defaultConfig(), 'seed', '7');
 const b = withFieldText(withFieldText(a, 'methods', 'grpo,dapo'), 'lr', '0.01');

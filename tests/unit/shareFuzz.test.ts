@@ -10,7 +10,8 @@ import { METHOD_IDS } from '../../workers/core/methods';
 import { lessonById, LESSONS } from '../../workers/content/lessons';
 import { paramSchema, type ParamSpec, type ParamValue } from '../../workers/core/methods/params';
 import { createRng, type Rng } from '../../workers/core/rng';
-import { decodeShareLink, encodeShareLink, linkKeys, MAX_LINK_CHARS, PANEL_IDS, type DecodedLink } from '../../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink, type DecodedLink } from '../../workers/content/shareLink';
+import { linkKeys, MAX_LINK_CHARS, PANEL_IDS } from '../../workers/formats/shareUrl';
 
 const PAYLOADS = [
   '<img src=x onerror=alert(1)>',

@@ -5,13 +5,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { allFields, CONFIG_FIELDS, defaultConfig, getField, withField, withMethods, type RunConfig } from '../../workers/core/config';
-import { METHOD_IDS, methodRegistry } from '../../workers/core/methods';
+import { METHOD_IDS, methodDef } from '../../workers/core/methods';
 import type { ParamSpec, ParamValue } from '../../workers/core/methods/params';
 import { createRng } from '../../workers/core/rng';
+import { decodeShareLink, encodeShareLink } from '../../workers/content/shareLink';
 import {
-  decodeShareLink,
   describeProblem,
-  encodeShareLink,
   LINK_MIGRATIONS,
   LINK_VERSION,
   MAX_LINK_CHARS,
@@ -65,7 +64,7 @@ describe('encodeShareLink / decodeShareLink', () => {
     }
     // Every method in the registry contributed its parameters.
     for (const id of METHOD_IDS) {
-      for (const p of Object.keys(methodRegistry[id].params)) expect(allFields().some(([k]) => k === `${id}.${p}`)).toBe(true);
+      for (const p of Object.keys(methodDef(id).params)) expect(allFields().some(([k]) => k === `${id}.${p}`)).toBe(true);
     }
     expect(checked).toBeGreaterThan(allFields().length);
   });
@@ -238,7 +237,7 @@ describe('problems are named, and the rest of the link applies', () => {
     expect(d.config.seed).toBe(9);
     expect(d.config.batch).toBe(16);
     expect(d.config.model.hidden).toBe(32);
-    expect(d.config.methodParams.grpo.eps).toBe(0.01);
+    expect(d.config.methodParams.grpo!.eps).toBe(0.01);
     expect(d.step).toBe(4);
     expect(d.hide).toEqual(['charts']);
   });

@@ -99,6 +99,41 @@ describe('a dead or hung worker is noticed in every phase', () => {
     expect(store.getState().phase).toBe('idle');
   });
 
+  it('after the notice, Start (not Restart) trains on a new worker: the notice goes, and the new worker is watched too', async () => {
+    await store.getState().step();
+    killSilently();
+    await silence(24_000);
+    expect(store.getState().failure).not.toBeNull();
+    void store.getState().start();
+    // The run starts again from the beginning on the new worker: two of its iterations shown.
+    await until(() => expect(store.getState().phase === 'running' && lastIter() >= 2).toBe(true), 20_000);
+    expect(store.getState().failure).toBeNull();
+    await store.getState().pause();
+    killSilently();
+    await silence(24_000);
+    expect(store.getState().failure).not.toBeNull();
+  });
+
+  it('a worker that dies while an imported run is shown leaves the imported batch on screen', async () => {
+    await store.getState().step();
+    const { createRunFile, serializeRunFile } = await import('../../workers/formats/runFile');
+    const { currentBatch } = await import('../../app/store');
+    const trainer = await import('../../workers/core/trainer');
+    const { createCpuBackend } = await import('../../workers/core/cpuBackend');
+    const config = store.getState().config;
+    const t = await trainer.createTrainer(config, createCpuBackend);
+    const metrics = [await t.step()];
+    const { dumpBatch } = await import('../../workers/formats/batchDump');
+    const batch = await dumpBatch(t);
+    t.destroy();
+    expect(await store.getState().importRun(serializeRunFile(createRunFile({ config, metrics, batch })), 'run.json')).toBe(true);
+    await until(() => expect(currentBatch(store.getState())?.trajs.length).toBe(batch.trajs.length), 10_000);
+    killSilently();
+    await silence(24_000);
+    expect(store.getState().failure).not.toBeNull();
+    expect(currentBatch(store.getState())?.trajs.length).toBe(batch.trajs.length);
+  });
+
   it('idle and untouched, a dead worker is noticed by the heartbeat', async () => {
     killSilently();
     await silence(24_000);

@@ -9,7 +9,7 @@ import type { MetricRow } from '../../workers/core/metrics';
 import { createRng } from '../../workers/core/rng';
 import { createTrainer } from '../../workers/core/trainer';
 import { createTrainerApi } from '../../workers/entry/trainerApi';
-import { unpackBatch } from '../../workers/formats/batchDump';
+import { dumpBatch, unpackBatch } from '../../workers/formats/batchDump';
 
 function smallConfig(overrides: Record<string, string> = {}): RunConfig {
   let cfg = defaultConfig();
@@ -99,7 +99,7 @@ describe('trainer on the CPU backend', () => {
   it('records the batch dump contract, with masks matching the policy tokens', async () => {
     const t = await createTrainer(smallConfig(), createCpuBackend);
     await t.step();
-    const d = await t.dumpBatch();
+    const d = await dumpBatch(t);
     expect(d.trajs).toHaveLength(16);
     for (const tr of d.trajs) {
       expect(['SEARCH', 'ANSWER']).toContain(tr.tokens[0]!.text);

@@ -5,6 +5,7 @@
  * (app/lessons/lessonResults.ts).
  */
 import { createCpuBackend } from '../core/cpuBackend';
+import { dumpBatch } from '../formats/batchDump';
 import { lessonRun, lessonRunConfig, needsDump, type Lesson, type RunResult } from './lessons';
 import type { MetricRow } from '../core/metrics';
 import { createTrainer, type BackendFactory } from '../core/trainer';
@@ -31,7 +32,7 @@ export async function trainLessonRun(
       await onIter?.(i + 1);
     }
     // The batch is read back only where a claim reads it.
-    const dump = needsDump(lesson, runId) ? await t.dumpBatch() : null;
+    const dump = needsDump(lesson, runId) ? await dumpBatch(t) : null;
     return { rows, dump, seconds: (Date.now() - t0) / 1000 };
   } finally {
     t.destroy();

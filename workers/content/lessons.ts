@@ -1,5 +1,5 @@
 /**
- * Lessons (issue 8): guided classroom demonstrations, as data. A lesson is a handful of runs (share
+ * Lessons: guided classroom demonstrations, as data. A lesson is a handful of runs (share
  * links of the one RunConfig, fixed seed, a fixed number of iterations), numbered steps that load
  * them with a "what you should see" line each, and the claims behind those lines as checkable specs.
  *
@@ -12,7 +12,6 @@
  * by their contract names) and the batch dump of a run's last iteration (docs/ARCHITECTURE.md "The batch dump").
  */
 import { defaultConfig, withFieldText, type RunConfig } from '../core/config';
-import type { MethodId } from '../core/methods';
 import type { MetricRow, ScalarMetric } from '../core/metrics';
 import type { PanelId } from '../formats/shareUrl';
 import type { BatchDump } from '../formats/batchDump';
@@ -91,7 +90,7 @@ export interface Lesson {
   /** One or two sentences: the question the lesson answers. */
   summary: string;
   /** Methods whose papers the panel links (arXiv ids come from the registry). */
-  methods: MethodId[];
+  methods: string[];
   runs: LessonRun[];
   steps: LessonStep[];
   claims: Claim[];

@@ -3,13 +3,16 @@
  * and `cpu` (the kernels' TypeScript references). The trainer drives either the same way, and both
  * perform the same sequence of operations, so the same config and seed give the same numbers.
  */
-import type { AdvantageOptions } from '../../kernels/advantage/advantage';
 import type { EssScaleOptions } from '../../kernels/optimizer/essScale';
 import type { InfoGainType } from '../../kernels/advantage/infoGain';
 import type { MlpDims } from '../../kernels/model/mlp';
 import type { StatsOut } from '../../kernels/stats/stats';
 import type { KlType, LossAgg } from './config';
-import type { RatioMode } from './plan';
+import type { Plan, RatioPlan } from './plan';
+
+/** The backend a user asks for: 'auto' takes the GPU where there is a hardware adapter. */
+export const BACKEND_CHOICES = ['auto', 'gpu', 'cpu'] as const;
+export type BackendChoice = (typeof BACKEND_CHOICES)[number];
 
 /** Everything static for a run: shapes, row tables, hyperparameters. Made once per run. */
 export interface RunShape {
@@ -40,9 +43,10 @@ export interface RunShape {
   temperature: number;
   epochs: number;
   optim: { beta1: number; beta2: number; eps: number; maxGradNorm: number };
-  loss: { clipLow: number; clipHigh: number; dualClip: number; klCoef: number; klType: KlType; ratioMode: RatioMode; agg: LossAgg };
-  /** The advantage estimator (workers/core/plan.ts); `otb` runs the token-baseline kernel. */
-  adv: AdvantageOptions & { otb: boolean; zeroTail: boolean; trueGradNorm?: boolean };
+  /** The loss: its ratio and what bounds it (workers/core/plan.ts RatioPlan), the KL and the aggregation. */
+  loss: { ratio: RatioPlan; klCoef: number; klType: KlType; agg: LossAgg };
+  /** The advantage stage's options (workers/core/plan.ts Plan.advantage). */
+  adv: Plan['advantage'];
   /** REINFORCE++: whiten advantages over the batch. */
   whiten: boolean;
   /** Columns of the per-role rewards (1 for tasks without roles). */

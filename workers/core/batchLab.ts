@@ -9,24 +9,19 @@
  * loss stages to the same data. Sampling-stage methods (DARS, GEC, ReGFT, DAPO's refill) cannot
  * change rollouts that already happened; their notes say what they would do instead.
  */
-import { advantageCpu } from '../../kernels/advantage/advantage';
-import { infoGainCpu } from '../../kernels/advantage/infoGain';
 import { forwardCpu } from '../../kernels/model/mlp';
-import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../../kernels/loss/ppoLoss';
-import { seqRatioCpu } from '../../kernels/loss/seqRatio';
-import { tokenBaselineCpu } from '../../kernels/advantage/tokenBaseline';
-import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
-import { trajGradNormCpu } from '../../kernels/model/trajGradNorm';
-import { trajStatsCpu } from '../../kernels/stats/trajStats';
-import { whitenCpu } from '../../kernels/advantage/whiten';
+import type { AdvantageData, RunShape, UpdateInput } from './backend';
 import type { RunConfig } from './config';
 import { methodDef } from './methods';
 import { aggregationWeights } from './lossAgg';
-import { resolvePlan, usesSeqRatio } from './plan';
+import { resolvePlan, type Plan } from './plan';
 import { createRng } from './rng';
 import { groupAllEqual, pfppoCounts } from './selection';
-import type { Trainer } from './trainer';
-import { anchorKeys, answerContexts, outcomeOnLastTurn } from './turnRewards';
+import { planShape, type Trainer } from './trainer';
+import { rewardTurns } from './turnRewards';
+import { cpuTensors, seqLogSegments, startCpuUpdate, type CpuUpdate } from './update/cpuUpdate';
+import type { StagePart, StepRef } from './update/stage';
+import { stagesOf, UPDATE_STAGES, walkUpdate } from './update/stages';
 
 export interface LabColumn {
   /** The method set, as in the config. */
@@ -61,87 +56,105 @@ export interface LabResult {
 }
 
 
+/** What the lab runs of the update: no gradient, no optimizer step, no statistics. */
+const LAB_PARTS: ReadonlySet<StagePart> = new Set(['logprobs', 'reward', 'advantage', 'ratio', 'loss']);
+
 export async function rescoreBatch(t: Trainer, configs: RunConfig[]): Promise<LabResult> {
   const b = t.lastBatch;
   if (!b) throw new Error('batch lab: no batch yet; run at least one iteration');
   const { shape, env } = t;
-  const { N, Tp, L, dims } = shape;
-  const T = shape.maxTurns;
+  const { N, Tp } = shape;
   for (const cfg of configs) {
     if (cfg.task !== t.config.task) throw new Error(`batch lab: ${cfg.methods.join('+')} is for task ${cfg.task}, the batch is from ${t.config.task}`);
   }
-  const state = await t.snapshotNow();
-  const rows = shape.trainRowPos;
-  const seq = b.seq;
-  const cur = forwardCpu(state.state.params, dims, seq, L, rows, shape.grammar, shape.temperature);
-  const ts = tokenStatsCpu(cur.z, dims.V, seq, rows);
-  const logpRef = tokenStatsCpu(forwardCpu(state.state.ref, dims, seq, L, rows, shape.grammar, shape.temperature).z, dims.V, seq, rows).logp;
-  const mask = b.mask;
-  const tokens = Int32Array.from(rows, (p, i) => (mask[i] ? seq[p]! : 0));
-  const layout = { N, L, Tp, promptLen: shape.promptLen, actionLen: shape.actionLen, obsLen: shape.obsLen, maxTurns: T };
-  const stats = trajStatsCpu({ mask, logpOld: ts.logp, logpRollout: ts.logp, entropyOld: ts.entropy, sumP2Old: ts.sumP2 }, Tp);
-  const base = b.adv;
-
-  const columns: LabColumn[] = [];
-  for (const cfg of configs) {
-    const plan = resolvePlan(cfg);
-    const notes = cfg.methods.flatMap((m) => methodDef(m).labNote ?? []);
-    const ep = b.episodes;
-    // Reward stage.
-    let turnReward: Float32Array = new Float32Array(N * T);
-    let turnKey: Uint32Array = new Uint32Array(N * T);
-    if (plan.infoGain && ep.answerTokens && ep.answerSpan) {
-      const ctx = answerContexts(seq, ep.answerTokens, ep.answerSpan, layout);
-      const lp = tokenStatsCpu(forwardCpu(state.state.params, dims, ctx.seqs, L, ctx.rows, shape.grammar, shape.temperature).z, dims.V, ctx.seqs, ctx.rows).logp;
-      turnReward = infoGainCpu(lp, ctx.spanLen, base.turns, base.reward, T, plan.infoGain.igType);
-    } else if (plan.taskTurnRewards && ep.turnRewards) {
-      turnReward = Float32Array.from(ep.turnRewards);
-    } else if (plan.anchors) {
-      turnReward = outcomeOnLastTurn(base.reward, base.turns, T);
-      turnKey = anchorKeys(seq, layout);
-    }
-    // Filtering stage: drop all-equal groups (no refill on a frozen batch); PF-PPO's draws.
-    const live = Float32Array.from(b.live);
-    if (plan.dynamicSampling) {
-      let dropped = 0;
-      for (let n = 0; n < N; n++) {
-        if (base.groupStart[n] !== n || !live[n]) continue;
-        if (groupAllEqual(base.reward, n, base.groupSize[n]!)) {
-          for (let k = 0; k < base.groupSize[n]!; k++) live[n + k] = 0;
-          dropped++;
-        }
-      }
-      notes.push(`${dropped} all-equal group${dropped === 1 ? '' : 's'} filtered out.`);
-    }
-    const m = mask.map((x, i) => x * live[Math.floor(i / Tp)]!);
-    const mult = plan.resample ? Float32Array.from(pfppoCounts(base.reward, live, shape.group, plan.resample, createRng(cfg.seed).fork(b.iter))) : undefined;
-    // Advantage stage.
-    // VCPO's baseline weighs each trajectory by its own gradient norm under the current parameters.
-    const trajStats = plan.advantage.trueGradNorm
-      ? { ...stats, g2: trajGradNormCpu({ params: state.state.params, dims, seq, L, rowPos: rows, h: cur.h, z: cur.z, mask, temperature: shape.temperature, logIS: stats.logIS, isCap: plan.advantage.isCap }, Tp) }
-      : stats;
-    const advIn = { ...base, turnReward, turnKey, trajStats, mask: m, logpOld: ts.logp, logpRef };
-    const advShape = { numTraj: N, tp: Tp, maxTurns: T, actionLen: shape.actionLen, nRoles: shape.nRoles };
-    let adv = plan.advantage.otb
-      ? tokenBaselineCpu({ reward: base.reward, groupStart: base.groupStart, groupSize: base.groupSize, mask: m, logpOld: ts.logp, sumP2Old: ts.sumP2 }, Tp, plan.advantage.zeroTail)
-      : advantageCpu(advIn, plan.advantage, advShape);
-    if (plan.whiten) adv = whitenCpu(adv, m);
-    // Aggregation and loss: one minibatch, on-policy (every ratio is 1 on a frozen batch).
-    const weight = aggregationWeights(m, Tp, [[0, N]], plan.lossAgg, mult, plan.stepRows ? shape.actionLen : Tp);
-    const mode = plan.ratio.mode;
-    const seqLog = !usesSeqRatio(mode) ? undefined : seqRatioCpu(m, ts.logp, ts.logp, adv, { mode: mode === 'turn' || mode === 'step' ? 'turn' : mode, tp: Tp, actionLen: shape.actionLen, maxTurns: T, clipLow: plan.ratio.clipLow, clipHigh: plan.ratio.clipHigh });
-    // SeeUPO trains one turn per stage: each row's gradient weight is its own turn's stage's.
-    const grad = new Float32Array(N * Tp);
-    const stages = mode === 'turn' ? Array.from({ length: T }, (_, k) => k) : [0];
-    for (const stage of stages) {
-      const lo = ppoLossCpu(ts.logp, ts.logp, logpRef, adv, weight, { ...plan.ratio, klCoef: plan.kl.coef, ratioMode: RATIO_MODES[mode], klType: KL_TYPES[plan.kl.type], tp: Tp, actionLen: shape.actionLen, maxTurns: T, stage }, seqLog);
-      for (let i = 0; i < N * Tp; i++) if (mode !== 'turn' || Math.floor((i % Tp) / shape.actionLen) === stage) grad[i] = lo.dlogp[i]!;
-    }
-    if (mode === 'turn') notes.push('SeeUPO: each turn\'s weights are those of its own stage (the last turn is updated first).');
-    columns.push({ methods: [...cfg.methods], adv, weight, grad, turnRewards: turnReward, notes });
-  }
+  const { state } = await t.snapshotNow();
+  // The log-probs under the current and the reference parameters, once for every column: on a
+  // frozen batch the rollout and old policies are the current one.
+  const base = labUpdate({ ...shape, staleness: 0 }, state.params, state.ref, b.seq, b.adv);
+  const logprobs = UPDATE_STAGES.filter((s) => s.phase === 'prepare' && s.part === 'logprobs' && s.enabled(base.shape));
+  walkUpdate(logprobs, [], {}, (i) => logprobs[i]!.cpu(base, labInput(b.mask, b.adv, new Float32Array(N * Tp), shape), null));
+  const columns = configs.map((cfg) => rescoreColumn(t, base, cfg));
   const group = new Uint32Array(N);
   let g = -1;
-  for (let n = 0; n < N; n++) group[n] = base.groupStart[n] === n ? ++g : g;
-  return { iter: b.iter, N, Tp, maxTurns: T, actionLen: shape.actionLen, mask, tokens, group, reward: base.reward, vocab: env.vocab, columns };
+  for (let n = 0; n < N; n++) group[n] = b.adv.groupStart[n] === n ? ++g : g;
+  const mask = b.mask;
+  const tokens = Int32Array.from(shape.trainRowPos, (p, i) => (mask[i] ? b.seq[p]! : 0));
+  return { iter: b.iter, N, Tp, maxTurns: shape.maxTurns, actionLen: shape.actionLen, mask, tokens, group, reward: b.adv.reward, vocab: env.vocab, columns };
+}
+
+/** One method set on the frozen batch: its reward, filtering, advantage, aggregation and loss stages. */
+function rescoreColumn(t: Trainer, base: CpuUpdate, cfg: RunConfig): LabColumn {
+  const b = t.lastBatch!;
+  const { N, Tp } = t.shape;
+  const T = t.shape.maxTurns;
+  const plan = resolvePlan(cfg);
+  const notes = cfg.methods.flatMap((m) => methodDef(m).labNote ?? []);
+  // One minibatch, one epoch, on-policy (every ratio is 1 on a frozen batch), no critic.
+  const shape: RunShape = { ...t.shape, ...planShape(plan, N * T, b.episodes.answerSpan), minibatches: [[0, N]], epochs: 1, staleness: 0, critic: null };
+  const layout = { N, L: shape.L, Tp, promptLen: shape.promptLen, actionLen: shape.actionLen, obsLen: shape.obsLen, maxTurns: T };
+  const { turnReward, turnKey, score } = rewardTurns(plan, b.episodes, b.seq, b.adv.reward, b.adv.turns, layout);
+  const { mask, mult, note } = labFilter(plan, b.adv, b.live, b.mask, Tp, shape.group, createRng(cfg.seed).fork(b.iter));
+  if (note) notes.push(note);
+  const weight = aggregationWeights(mask, Tp, [[0, N]], plan.lossAgg, mult, plan.stepRows ? shape.actionLen : Tp);
+  const inp = { ...labInput(mask, { ...b.adv, turnReward, turnKey }, weight, shape), ...(score ? { score } : {}) };
+  const c: CpuUpdate = {
+    ...base,
+    shape,
+    adv: inp.adv,
+    seqLog: new Float32Array(N * seqLogSegments(shape)),
+    t: { ...cpuTensors(shape), seq: b.seq, logpOld: base.t.logpOld, logpRef: base.t.logpRef, entropyOld: base.t.entropyOld, sumP2Old: base.t.sumP2Old, logpRollout: base.t.logpRollout },
+  };
+  const stages = stagesOf(shape).filter((s) => LAB_PARTS.has(s.part) && !(s.phase === 'prepare' && s.part === 'logprobs'));
+  // SeeUPO trains one turn per stage: each row's gradient weight is its own turn's stage's.
+  const turnMode = shape.loss.ratio.mode === 'turn';
+  const grad = new Float32Array(N * Tp);
+  const steps: StepRef[] = (turnMode ? [...Array(T).keys()] : [0]).map((turn) => ({ index: 0, epoch: 0, turn, minibatch: 0, n0: 0, n1: N }));
+  walkUpdate(stages, steps, inp, (i, step) => {
+    stages[i]!.cpu(c, inp, step);
+    if (stages[i]!.part !== 'loss') return;
+    for (let r = 0; r < N * Tp; r++) if (!turnMode || Math.floor((r % Tp) / shape.actionLen) === step!.turn) grad[r] = c.t.dlogp[r]!;
+  });
+  if (turnMode) notes.push("SeeUPO: each turn's weights are those of its own stage (the last turn is updated first).");
+  return { methods: [...cfg.methods], adv: Float32Array.from(c.t.adv), weight, grad, turnRewards: c.adv.turnReward, notes };
+}
+
+/**
+ * The filtering stage on a frozen batch: all-equal groups dropped (no refill), PF-PPO's draws.
+ * Returns the mask of the rows left, each row's multiplicity and what was filtered.
+ */
+function labFilter(plan: Plan, base: AdvantageData, live0: Uint8Array, mask0: Float32Array, Tp: number, group: number, rng: ReturnType<typeof createRng>) {
+  const N = base.reward.length;
+  const live = Float32Array.from(live0);
+  let note: string | null = null;
+  if (plan.dynamicSampling) {
+    let dropped = 0;
+    for (let n = 0; n < N; n++) {
+      if (base.groupStart[n] !== n || !live[n]) continue;
+      if (groupAllEqual(base.reward, n, base.groupSize[n]!)) {
+        for (let k = 0; k < base.groupSize[n]!; k++) live[n + k] = 0;
+        dropped++;
+      }
+    }
+    note = `${dropped} all-equal group${dropped === 1 ? '' : 's'} filtered out.`;
+  }
+  const mask = mask0.map((x, i) => x * live[Math.floor(i / Tp)]!);
+  const mult = plan.resample ? Float32Array.from(pfppoCounts(base.reward, live, group, plan.resample, rng)) : undefined;
+  return { mask, mult, note };
+}
+
+/** An update input over the frozen batch: SeeUPO's stages all read the one set of weights. */
+function labInput(mask: Float32Array, adv: AdvantageData, weights: Float32Array, shape: RunShape): UpdateInput {
+  return { iter: 0, lr: 0, adv, mask, weights, ...(shape.loss.ratio.mode === 'turn' ? { stageWeights: Array.from({ length: shape.maxTurns }, () => weights) } : {}) };
+}
+
+/** The CPU update state of a frozen batch at parameters `params` (the rollout and old policy). */
+function labUpdate(shape: RunShape, params: Float32Array, ref: Float32Array, seq: Int32Array, adv: AdvantageData): CpuUpdate {
+  const none = new Float32Array(0);
+  return startCpuUpdate({
+    shape, params, ref, m: none, v: none, adamStep: 0, rolloutParams: params, critic: null, adv,
+    forward: (p, rowPos, tokens = seq) => forwardCpu(p, shape.dims, tokens, shape.L, rowPos, shape.grammar, shape.temperature),
+    paramsChanged: () => {},
+    progress: () => {},
+    t: { ...cpuTensors(shape), seq },
+  });
 }

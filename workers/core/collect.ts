@@ -164,15 +164,31 @@ function meanOf(a: ArrayLike<number>, rows: number[]): number {
   return rows.length ? rows.reduce((s, n) => s + a[n]!, 0) / rows.length : 0;
 }
 
+/** What the rounds of one iteration share: the layout, the task draws, the rollout, and the group table they edit. */
+interface Rounds {
+  l: RolloutLayout;
+  B: number;
+  G: number;
+  cap: number;
+  N: number;
+  iter: number;
+  /** 0 .. N - 1. */
+  all: number[];
+  /** The tasks of round `round` (round 0 draws the same tasks as a run without these methods). */
+  tasks(round: number): EpisodeBatch;
+  roll(s: RollState, key: number, active: Uint8Array | null, force?: (n: number, turn: number) => Int32Array | null): Promise<void>;
+  groupStart: Uint32Array;
+  groupSize: Uint32Array;
+  live: Uint8Array;
+  origin: Uint8Array;
+}
+
 export async function collectBatch(ctx: CollectContext, iter: number): Promise<Collected> {
   const { cfg, plan, env, backend, layout: l } = ctx;
   const B = cfg.batch;
-  const G = cfg.group;
   const cap = plan.groupCap;
   const N = l.N;
   const base = createRng(cfg.seed).fork(iter);
-  // Round 0 draws the same tasks as a run without these methods (same seed, same iteration).
-  const tasks = (round: number) => env.sample(B, cap, round === 0 ? createRng(cfg.seed).fork(iter) : base.fork(0x5eed + round), iter - 1);
   // Plain loops, not Array.from / Uint32Array.from with a callback: those were ~1 ms of a
   // 8,192-rollout iteration's host work (BENCHMARKS.md, the host side of a rollout).
   const all = new Array<number>(N);
@@ -180,128 +196,150 @@ export async function collectBatch(ctx: CollectContext, iter: number): Promise<C
   let rollouts = 0;
   // The state whose tokens the backend holds: a rollout leaves exactly the host copy on the device.
   let onDevice: RollState | null = null;
-  const roll = async (s: RollState, key: number, active: Uint8Array | null, force?: (n: number, turn: number) => Int32Array | null) => {
-    rollouts += await rollOut(backend, l, s, key, active, force);
-    onDevice = s;
-  };
-
   const groupStart = new Uint32Array(N);
   for (let n = 0; n < N; n++) groupStart[n] = Math.floor(n / cap) * cap;
-  const groupSize = new Uint32Array(N).fill(cap);
-  const live = new Uint8Array(N).fill(1);
-  const origin = new Uint8Array(N);
-  let st: RollState;
-  let first: RollState;
-  let firstRows = all;
-  let sft = false;
+  const r: Rounds = {
+    l, B, G: cfg.group, cap, N, iter, all,
+    tasks: (round) => env.sample(B, cap, round === 0 ? createRng(cfg.seed).fork(iter) : base.fork(0x5eed + round), iter - 1),
+    async roll(s, key, active, force) {
+      rollouts += await rollOut(backend, l, s, key, active, force);
+      onDevice = s;
+    },
+    groupStart,
+    groupSize: new Uint32Array(N).fill(cap),
+    live: new Uint8Array(N).fill(1),
+    origin: new Uint8Array(N),
+  };
 
-  if (plan.extraRollouts) {
-    // DARS: G rollouts per prompt first, then the schedule's extra rollouts for hard prompts.
-    st = first = newState(tasks(0), l);
-    const stage1 = Uint8Array.from(all, (n) => (n % cap < G ? 1 : 0));
-    await roll(st, roundKey(iter, 0), stage1);
-    firstRows = all.filter((n) => stage1[n]);
-    const extra = new Uint8Array(N);
-    for (let p = 0; p < B; p++) {
-      const rows = all.slice(p * cap, p * cap + G);
-      const dn = darsExtra(meanOf(st.ep.success, rows), G, plan.extraRollouts);
-      for (let k = G; k < G + dn; k++) {
-        extra[p * cap + k] = 1;
-        origin[p * cap + k] = ORIGINS.indexOf('extra');
-      }
-      for (let k = 0; k < cap; k++) groupSize[p * cap + k] = k < G + dn ? G + dn : 1;
-      for (let k = G + dn; k < cap; k++) {
-        groupStart[p * cap + k] = p * cap + k;
-        live[p * cap + k] = 0;
-        origin[p * cap + k] = ORIGINS.indexOf('unused');
-      }
-    }
-    if (extra.some((x) => x)) {
-      for (let n = 0; n < N; n++) if (extra[n]) st.ep.done[n] = 0;
-      await roll(st, roundKey(iter, 1), extra);
-    }
-    // Post-filter: prompts whose combined accuracy is 0 or at least `upper` are dropped.
-    for (let p = 0; p < B; p++) {
-      const size = groupSize[p * cap]!;
-      const acc = meanOf(st.ep.success, all.slice(p * cap, p * cap + size));
-      if (acc === 0 || acc >= plan.extraRollouts.upper) for (let k = 0; k < size; k++) live[p * cap + k] = 0;
-    }
-  } else if (plan.dynamicSampling && iter >= plan.dynamicSampling.from) {
-    // DAPO / SAMPO: keep groups whose rewards differ; new rounds until B groups or the round limit.
-    const keep: Array<{ st: RollState; n: number }> = [];
-    let round0: RollState | null = null;
-    const spare: Array<{ st: RollState; n: number }> = [];
-    for (let round = 0; round < plan.dynamicSampling.maxGenBatches && keep.length < N; round++) {
-      const s = newState(tasks(round), l);
-      await roll(s, roundKey(iter, round), null);
-      round0 ??= s;
-      for (let g = 0; g < B; g++) {
-        const rows = all.slice(g * G, (g + 1) * G).map((n) => ({ st: s, n }));
-        if (!groupAllEqual(s.ep.reward, g * G, G)) keep.push(...rows);
-        else spare.push(...rows);
-      }
-    }
-    // Still short after the last round: fill with all-equal groups (as SAMPO does).
-    const picks = [...keep.slice(0, N), ...spare.slice(0, Math.max(0, N - keep.length))];
-    first = round0!;
-    st = composeStates(picks, G, l);
-  } else {
-    st = first = newState(tasks(0), l);
-    await roll(st, roundKey(iter, 0), null);
-  }
+  let { st, first, firstRows } = plan.extraRollouts
+    ? await extraRollouts(r, plan.extraRollouts)
+    : plan.dynamicSampling && iter >= plan.dynamicSampling.from
+      ? await filteredRounds(r, plan.dynamicSampling.maxGenBatches)
+      : await plainRound(r);
   // The policy's own performance: the first round, before filtering, hints or corrections.
   const firstPass = { reward: meanOf(first.ep.reward, firstRows), success: meanOf(first.ep.success, firstRows) };
+  const sft = plan.hintedSft !== null && iter <= plan.hintedSft.iters;
+  if (plan.hintedSft && sft) st = await hintedRollouts(r, st, plan.hintedSft);
+  else if (plan.errorCorrection) st = await correctedRollouts(r, st, plan.errorCorrection, cfg.seed);
 
-  if (plan.hintedSft && iter <= plan.hintedSft.iters) {
-    // ReGFT: hard prompts are rolled out again with a reference prefix; the correct rollouts (hinted
-    // or found unaided) are the fine-tuning data.
-    sft = true;
-    const hard = new Uint8Array(N);
-    for (let g = 0; g < B; g++) {
-      const rows = all.slice(g * G, (g + 1) * G);
-      if (meanOf(st.ep.success, rows) <= plan.hintedSft.hardRate) for (const n of rows) hard[n] = 1;
-    }
-    if (hard.some((x) => x)) {
-      const st2 = newState(tasks(0), l);
-      const hint = plan.hintedSft.hintTurns;
-      await roll(st2, roundKey(iter, 1), hard, (n, turn) => (turn < hint ? st2.ep.oracle!(n, turn) : null));
-      st = composeStates(all.map((n) => ({ st: hard[n] ? st2 : st, n })), G, l);
-      for (let n = 0; n < N; n++) if (hard[n]) origin[n] = ORIGINS.indexOf('hint');
-    }
-    for (let n = 0; n < N; n++) if (!st.ep.success[n]) live[n] = 0;
-  } else if (plan.errorCorrection) {
-    // EDGE-GRPO GEC: some wrong rollouts are finished (inject) or replaced (replace) by the reference.
-    const mode = new Uint8Array(N);
-    for (let n = 0; n < N; n++) {
-      if (st.ep.success[n]) continue;
-      const u = hashUniform(cfg.seed, iter, n, 0x6ec);
-      mode[n] = u < plan.errorCorrection.inject ? 1 : u < plan.errorCorrection.inject + plan.errorCorrection.replace ? 2 : 0;
-    }
-    if (mode.some((x) => x)) {
-      const prev = st;
-      const st2 = newState(tasks(0), l);
-      const turns = Uint32Array.from(all, (n) => turnsTaken(prev.mask, n, l));
-      const force = (n: number, turn: number): Int32Array | null => {
-        if (mode[n] === 1 && turn + 1 < turns[n]!) {
-          return prev.actions.slice(n * l.Tp + turn * l.actionLen, n * l.Tp + (turn + 1) * l.actionLen);
-        }
-        return st2.ep.oracle!(n, turn);
-      };
-      await roll(st2, roundKey(iter, 1), Uint8Array.from(mode, (m) => (m ? 1 : 0)), force);
-      st = composeStates(all.map((n) => ({ st: mode[n] ? st2 : prev, n })), G, l);
-      for (let n = 0; n < N; n++) if (mode[n]) origin[n] = ORIGINS.indexOf(mode[n] === 1 ? 'gec_inject' : 'gec_replace');
-    }
-  }
-
+  const { live } = r;
   for (let n = 0; n < N; n++) if (!live[n]) st.mask.fill(0, n * l.Tp, (n + 1) * l.Tp);
   const mult = new Float32Array(N).fill(1);
   let drawWeight: Float64Array | null = null;
   if (plan.resample) {
-    const counts = pfppoCounts(st.ep.reward, live, G, plan.resample, base.fork(0x9f));
+    const counts = pfppoCounts(st.ep.reward, live, r.G, plan.resample, base.fork(0x9f));
     mult.set(counts);
-    drawWeight = pfppoWeights(st.ep.reward, live, G, plan.resample);
+    drawWeight = pfppoWeights(st.ep.reward, live, r.G, plan.resample);
   }
   // A batch assembled from several rounds or re-rolled rows is not on the device yet.
   if (st !== onDevice) backend.writeSequences(st.seq);
-  return { ...st, groupStart, groupSize, live, mult, drawWeight, origin, firstPass, rollouts, sft };
+  return { ...st, groupStart, groupSize: r.groupSize, live, mult, drawWeight, origin: r.origin, firstPass, rollouts, sft };
+}
+
+/** One round of G rollouts per prompt. */
+async function plainRound(r: Rounds): Promise<{ st: RollState; first: RollState; firstRows: number[] }> {
+  const st = newState(r.tasks(0), r.l);
+  await r.roll(st, roundKey(r.iter, 0), null);
+  return { st, first: st, firstRows: r.all };
+}
+
+/** DARS: G rollouts per prompt first, then the schedule's extra rollouts for hard prompts, then its post-filter. */
+async function extraRollouts(r: Rounds, o: NonNullable<Plan['extraRollouts']>): Promise<{ st: RollState; first: RollState; firstRows: number[] }> {
+  const { B, G, cap, N, all } = r;
+  const st = newState(r.tasks(0), r.l);
+  const stage1 = Uint8Array.from(all, (n) => (n % cap < G ? 1 : 0));
+  await r.roll(st, roundKey(r.iter, 0), stage1);
+  const firstRows = all.filter((n) => stage1[n]);
+  const extra = new Uint8Array(N);
+  for (let p = 0; p < B; p++) {
+    const rows = all.slice(p * cap, p * cap + G);
+    const dn = darsExtra(meanOf(st.ep.success, rows), G, o);
+    for (let k = G; k < G + dn; k++) {
+      extra[p * cap + k] = 1;
+      r.origin[p * cap + k] = ORIGINS.indexOf('extra');
+    }
+    for (let k = 0; k < cap; k++) r.groupSize[p * cap + k] = k < G + dn ? G + dn : 1;
+    for (let k = G + dn; k < cap; k++) {
+      r.groupStart[p * cap + k] = p * cap + k;
+      r.live[p * cap + k] = 0;
+      r.origin[p * cap + k] = ORIGINS.indexOf('unused');
+    }
+  }
+  if (extra.some((x) => x)) {
+    for (let n = 0; n < N; n++) if (extra[n]) st.ep.done[n] = 0;
+    await r.roll(st, roundKey(r.iter, 1), extra);
+  }
+  // Post-filter: prompts whose combined accuracy is 0 or at least `upper` are dropped.
+  for (let p = 0; p < B; p++) {
+    const size = r.groupSize[p * cap]!;
+    const acc = meanOf(st.ep.success, all.slice(p * cap, p * cap + size));
+    if (acc === 0 || acc >= o.upper) for (let k = 0; k < size; k++) r.live[p * cap + k] = 0;
+  }
+  return { st, first: st, firstRows };
+}
+
+/** DAPO / SAMPO: keep groups whose rewards differ; new rounds until B groups or the round limit. */
+async function filteredRounds(r: Rounds, maxGenBatches: number): Promise<{ st: RollState; first: RollState; firstRows: number[] }> {
+  const { B, G, N, all } = r;
+  const keep: Array<{ st: RollState; n: number }> = [];
+  let round0: RollState | null = null;
+  const spare: Array<{ st: RollState; n: number }> = [];
+  for (let round = 0; round < maxGenBatches && keep.length < N; round++) {
+    const s = newState(r.tasks(round), r.l);
+    await r.roll(s, roundKey(r.iter, round), null);
+    round0 ??= s;
+    for (let g = 0; g < B; g++) {
+      const rows = all.slice(g * G, (g + 1) * G).map((n) => ({ st: s, n }));
+      if (!groupAllEqual(s.ep.reward, g * G, G)) keep.push(...rows);
+      else spare.push(...rows);
+    }
+  }
+  // Still short after the last round: fill with all-equal groups (as SAMPO does).
+  const picks = [...keep.slice(0, N), ...spare.slice(0, Math.max(0, N - keep.length))];
+  return { st: composeStates(picks, G, r.l), first: round0!, firstRows: all };
+}
+
+/**
+ * ReGFT: hard prompts are rolled out again with a reference prefix; the correct rollouts (hinted
+ * or found unaided) are the fine-tuning data.
+ */
+async function hintedRollouts(r: Rounds, st: RollState, o: NonNullable<Plan['hintedSft']>): Promise<RollState> {
+  const { B, G, N, all } = r;
+  const hard = new Uint8Array(N);
+  for (let g = 0; g < B; g++) {
+    const rows = all.slice(g * G, (g + 1) * G);
+    if (meanOf(st.ep.success, rows) <= o.hardRate) for (const n of rows) hard[n] = 1;
+  }
+  if (hard.some((x) => x)) {
+    const st2 = newState(r.tasks(0), r.l);
+    const hint = o.hintTurns;
+    await r.roll(st2, roundKey(r.iter, 1), hard, (n, turn) => (turn < hint ? st2.ep.oracle!(n, turn) : null));
+    st = composeStates(all.map((n) => ({ st: hard[n] ? st2 : st, n })), G, r.l);
+    for (let n = 0; n < N; n++) if (hard[n]) r.origin[n] = ORIGINS.indexOf('hint');
+  }
+  for (let n = 0; n < N; n++) if (!st.ep.success[n]) r.live[n] = 0;
+  return st;
+}
+
+/** EDGE-GRPO GEC: some wrong rollouts are finished (inject) or replaced (replace) by the reference. */
+async function correctedRollouts(r: Rounds, prev: RollState, o: NonNullable<Plan['errorCorrection']>, seed: number): Promise<RollState> {
+  const { G, N, all, l } = r;
+  const mode = new Uint8Array(N);
+  for (let n = 0; n < N; n++) {
+    if (prev.ep.success[n]) continue;
+    const u = hashUniform(seed, r.iter, n, 0x6ec);
+    mode[n] = u < o.inject ? 1 : u < o.inject + o.replace ? 2 : 0;
+  }
+  if (!mode.some((x) => x)) return prev;
+  const st2 = newState(r.tasks(0), l);
+  const turns = Uint32Array.from(all, (n) => turnsTaken(prev.mask, n, l));
+  const force = (n: number, turn: number): Int32Array | null => {
+    if (mode[n] === 1 && turn + 1 < turns[n]!) {
+      return prev.actions.slice(n * l.Tp + turn * l.actionLen, n * l.Tp + (turn + 1) * l.actionLen);
+    }
+    return st2.ep.oracle!(n, turn);
+  };
+  await r.roll(st2, roundKey(r.iter, 1), Uint8Array.from(mode, (m) => (m ? 1 : 0)), force);
+  for (let n = 0; n < N; n++) if (mode[n]) r.origin[n] = ORIGINS.indexOf(mode[n] === 1 ? 'gec_inject' : 'gec_replace');
+  return composeStates(all.map((n) => ({ st: mode[n] ? st2 : prev, n })), G, l);
 }

@@ -4,10 +4,10 @@
  * and --help, and the share URL are derived from it. Method parameters join the same flat key space
  * as `<methodId>.<param>`.
  */
-import { z } from 'zod';
-import { conflictsOf, ESTIMATOR_IDS, methodDef, methodRegistry, METHOD_IDS, type MethodId } from './methods';
-import { paramSchema, parseParamText, type ParamSpec, type ParamValue, type ParamValues } from './methods/params';
-import { NOISE_SCHEDULES, SEQ_REWARDS, TOOL_REWARDS, type NoiseSchedule, type SeqReward, type ToolReward } from './envs/knobs';
+import { conflictsOf, ESTIMATOR_IDS, isMethodId, methodDef, METHOD_IDS } from './methods';
+import { paramSchema, parseParamText, type ParamSpec, type ParamValue, type ParamValues, type ValueOf } from './methods/params';
+import type { ParamSpecs } from './methods/registry';
+import { NOISE_SCHEDULES, SEQ_REWARDS, TOOL_REWARDS } from './envs/knobs';
 import { PLAN_PART_NAMES, planPartsOf } from './plan';
 
 /** The toy tasks (workers/core/envs/, docs/TASKS.md). */
@@ -81,67 +81,37 @@ export const CONFIG_FIELDS = {
 
 export type ConfigKey = keyof typeof CONFIG_FIELDS;
 
-export interface RunConfig {
-  task: TaskId;
-  seed: number;
-  init: { mode: InitMode; steps: number; demoNoise: number; demos: DemoSource };
-  env: {
-    entities: number;
-    attributes: number;
-    values: number;
-    maxTurns: number;
-    hops: number;
-    noise: number;
-    noiseSchedule: NoiseSchedule;
-    noiseStart: number;
-    noiseBase: number;
-    noiseIters: number;
-    formatPenalty: number;
-    toolSteps: number;
-    toolValues: number;
-    distractors: number;
-    judgeNoise: number;
-    strictArgs: boolean;
-    toolReward: ToolReward;
-    roleScale: number;
-    roleOffset: number;
-    symbols: number;
-    seqLen: number;
-    targets: number;
-    seqReward: SeqReward;
-    rmNoise: number;
-    rmNoiseFloor: number;
-  };
-  batch: number;
-  group: number;
-  model: { context: number; embed: number; hidden: number };
-  temperature: number;
-  lr: number;
-  epochs: number;
-  minibatches: number;
-  maxGradNorm: number;
-  beta1: number;
-  beta2: number;
-  clipLow: number;
-  clipHigh: number;
-  dualClip: number;
-  klCoef: number;
-  klType: KlType;
-  staleness: number;
-  lossAgg: LossAgg;
-  /** Active methods, in the order they were switched on. */
-  methods: MethodId[];
-  /** Parameters of every method (active or not), defaults filled in. */
-  methodParams: { [M in MethodId]: ParamValues<(typeof methodRegistry)[M]['params']> };
-}
-
 /**
  * Where a flat key lives in RunConfig when that is not the key itself: `init` is both a setting and
  * the prefix of its knobs, so its value sits at `init.mode`.
  */
-const KEY_PATHS: Readonly<Record<string, string>> = { init: 'init.mode' };
-const pathOf = (key: string): string => KEY_PATHS[key] ?? key;
-const keyOfPath = (path: string): string => Object.keys(KEY_PATHS).find((k) => KEY_PATHS[k] === path) ?? path;
+const KEY_PATHS = { init: 'init.mode' } as const;
+
+/** A field's path in RunConfig: its key, or where KEY_PATHS puts it. */
+type PathOfKey<K extends string> = K extends keyof typeof KEY_PATHS ? (typeof KEY_PATHS)[K] : K;
+/** `a.b.c` with value V as the nested object { a: { b: { c: V } } }. */
+type Nested<P extends string, V> = P extends `${infer Head}.${infer Rest}` ? { [H in Head]: Nested<Rest, V> } : { [H in P]: V };
+type Intersect<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+/** Intersections of nested objects written out as one object, level by level. */
+type Merged<T> = T extends object ? { [K in keyof T]: Merged<T[K]> } : T;
+type Fields = typeof CONFIG_FIELDS;
+/** The config fields as one nested object type: each path of CONFIG_FIELDS with its spec's value type. */
+type FieldTree = Merged<Intersect<{ [K in keyof Fields & string]: Nested<PathOfKey<K>, ValueOf<Fields[K]>> }[keyof Fields & string]>>;
+
+/**
+ * The run config: every field of CONFIG_FIELDS at its path (its type from its spec), the active
+ * methods and every method's parameters. Method ids are strings checked through the registry
+ * (withMethods refuses one that is not registered).
+ */
+export type RunConfig = FieldTree & {
+  /** Active methods, in the order they were switched on. */
+  methods: string[];
+  /** Parameters of every method (active or not), defaults filled in. */
+  methodParams: Record<string, ParamValues<ParamSpecs>>;
+};
+
+const pathOf = (key: string): string => (Object.hasOwn(KEY_PATHS, key) ? KEY_PATHS[key as keyof typeof KEY_PATHS] : key);
+const keyOfPath = (path: string): string => Object.entries(KEY_PATHS).find(([, p]) => p === path)?.[0] ?? path;
 
 function getPath(obj: unknown, path: string): unknown {
   return path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], obj);
@@ -205,10 +175,10 @@ export function withField(cfg: RunConfig, key: string, value: ParamValue): RunCo
   const parsed = paramSchema(spec).safeParse(value);
   if (!parsed.success) throw new ConfigError(key, parsed.error.issues[0]?.message ?? 'invalid value');
   if (key === 'task') checkTasks(cfg.methods, parsed.data as TaskId, 'task');
-  const next = structuredClone(cfg) as unknown as Record<string, unknown>;
+  const next = structuredClone(cfg);
   if (Object.hasOwn(CONFIG_FIELDS, key)) setPath(next, pathOf(key), parsed.data);
-  else setPath(next.methodParams as Record<string, unknown>, key, parsed.data);
-  return next as unknown as RunConfig;
+  else setPath(next.methodParams, key, parsed.data);
+  return next;
 }
 
 /** `key=value` text form (CLI --set, URL). */
@@ -226,15 +196,15 @@ export function withFieldText(cfg: RunConfig, key: string, text: string): RunCon
 
 export function withMethods(cfg: RunConfig, ids: string[]): RunConfig {
   for (const id of ids) {
-    if (!Object.hasOwn(methodRegistry, id)) throw new ConfigError('methods', `unknown method "${id}"; expected some of ${METHOD_IDS.join(', ')}`);
+    if (!isMethodId(id)) throw new ConfigError('methods', `unknown method "${id}"; expected some of ${METHOD_IDS.join(', ')}`);
   }
-  const unique = [...new Set(ids)] as MethodId[];
+  const unique = [...new Set(ids)];
   checkMethods(cfg, unique, cfg.task);
   return { ...structuredClone(cfg), methods: unique };
 }
 
 /** A method as its card names it: `GMPO`. */
-function cardName(id: MethodId): string {
+function cardName(id: string): string {
   return methodDef(id).name;
 }
 
@@ -244,18 +214,18 @@ function listed(parts: readonly string[]): string {
 }
 
 /** Why `a` and `b` cannot run together: both estimators, or the part of the iteration both set. */
-export function conflictWhy(cfg: RunConfig, a: MethodId, b: MethodId): string {
+export function conflictWhy(cfg: RunConfig, a: string, b: string): string {
   if (ESTIMATOR_IDS.includes(a) && ESTIMATOR_IDS.includes(b)) return 'both are advantage estimators, and a run has exactly one';
   const pa = planPartsOf(cfg, a).map((k) => PLAN_PART_NAMES[k]);
   const pb = planPartsOf(cfg, b).map((k) => PLAN_PART_NAMES[k]);
   const both = pa.filter((p) => pb.includes(p));
   if (both.length > 0) return `both set ${listed(both)}, each its own way`;
-  const what = (id: MethodId, parts: string[]) => (parts.length > 0 ? `${cardName(id)} sets ${listed(parts)}` : `${cardName(id)} acts on the ${methodDef(id).stage} stage`);
+  const what = (id: string, parts: string[]) => (parts.length > 0 ? `${cardName(id)} sets ${listed(parts)}` : `${cardName(id)} acts on the ${methodDef(id).stage} stage`);
   return `${what(a, pa)}; ${what(b, pb)}; their papers do not define the two together`;
 }
 
 /** The rules of a method set: no conflicting pair, exactly one advantage estimator, the right task. */
-function checkMethods(cfg: RunConfig, ids: readonly MethodId[], task: TaskId): void {
+function checkMethods(cfg: RunConfig, ids: readonly string[], task: TaskId): void {
   for (const a of ids) {
     for (const b of conflictsOf(a)) {
       if (ids.includes(b)) throw new ConfigError('methods', `${cardName(a)} conflicts with ${cardName(b)}: ${conflictWhy(cfg, a, b)}. Switch one of them off.`);
@@ -267,7 +237,7 @@ function checkMethods(cfg: RunConfig, ids: readonly MethodId[], task: TaskId): v
   checkTasks(ids, task, 'methods');
 }
 
-function checkTasks(ids: readonly MethodId[], task: TaskId, key: string): void {
+function checkTasks(ids: readonly string[], task: TaskId, key: string): void {
   for (const id of ids) {
     const tasks = methodDef(id).tasks;
     if (tasks && !tasks.includes(task)) throw new ConfigError(key, `${cardName(id)} needs the ${tasks.join(' or ')} task (the task is ${task})`);
@@ -325,13 +295,3 @@ function flatten(obj: Record<string, unknown>, prefix = '', depth = 1): Array<[s
   }
   return out;
 }
-
-/** The zod schema of a whole RunConfig, for callers that want zod's own parse. */
-export const runConfigSchema = z.unknown().transform((v, ctx) => {
-  try {
-    return parseConfig(v);
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: (e as Error).message });
-    return z.NEVER;
-  }
-});

@@ -1,28 +1,14 @@
 /**
- * The CPU backend: the same update as the GPU backend, computed by the kernels' TypeScript
- * references. It is the fallback where WebGPU is missing and the oracle in tests.
+ * The CPU backend: the update's stages (workers/core/update/stages.ts), each by its kernels'
+ * TypeScript reference. It is the fallback where WebGPU is missing and the oracle in tests.
  */
-import { negOutShareCpu } from '../../kernels/stats/negOutShare';
-import { usesSeqRatio } from './plan';
-import { adamCpu, gradNormCpu } from '../../kernels/optimizer/adam';
-import { HEALTH, nonFiniteCpu } from '../../kernels/stats/finiteCheck';
-import { advantageCpu } from '../../kernels/advantage/advantage';
-import { criticUpdateCpu, gaeCpu } from '../../kernels/advantage/critic';
-import { essScaleCpu } from '../../kernels/optimizer/essScale';
-import { infoGainCpu } from '../../kernels/advantage/infoGain';
-import { backwardCpu, embedProjectCpu, forwardCpu, paramLayout } from '../../kernels/model/mlp';
-import { logitGradCpu } from '../../kernels/softmax/logitGrad';
-import { KL_TYPES, ppoLossCpu, RATIO_MODES } from '../../kernels/loss/ppoLoss';
+import { embedProjectCpu, forwardCpu } from '../../kernels/model/mlp';
 import { sampleCpu } from '../../kernels/softmax/sample';
-import { seqRatioCpu } from '../../kernels/loss/seqRatio';
-import { statsCpu } from '../../kernels/stats/stats';
-import { tokenBaselineCpu } from '../../kernels/advantage/tokenBaseline';
-import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
-import { trajStatsCpu } from '../../kernels/stats/trajStats';
-import { trajGradNormCpu } from '../../kernels/model/trajGradNorm';
-import { whitenCpu } from '../../kernels/advantage/whiten';
-import { essOfUpdate, type Backend, type BatchTensors, type RunShape, type UpdateInput, type UpdateStats } from './backend';
+import { essOfUpdate, type Backend, type ModelState, type RunShape, type UpdateInput, type UpdateStats } from './backend';
 import { copyRows } from './rowCopy';
+import { copyTensors, cpuTensors, startCpuUpdate } from './update/cpuUpdate';
+import { updateStepRefs } from './update/stage';
+import { stagesOf, walkUpdate } from './update/stages';
 
 export interface CpuBackendOptions {
   /**
@@ -65,82 +51,123 @@ export class CpuMemoryError extends Error {
   }
 }
 
-export function createCpuBackend(shape: RunShape, initialParams: Float32Array, opts: CpuBackendOptions = {}): Backend {
-  const progress = opts.progress ?? (() => {});
+/** Refuses a run whose per-row arrays would take more than the budget, saying what to make smaller. */
+function checkCpuMemory(shape: RunShape, maxBytes: number): void {
   const bytes = cpuBackendBytes(shape);
-  const maxBytes = opts.maxBytes ?? CPU_BACKEND_MAX_BYTES;
-  if (bytes > maxBytes) {
-    const gib = (b: number) => (b < 2 ** 30 ? `${Math.ceil(b / 2 ** 20)} MiB` : `${(b / 2 ** 30).toFixed(1)} GiB`);
-    throw new CpuMemoryError(
-      `cpu backend: ${shape.N.toLocaleString('en-US')} rollouts of ${shape.Tp} training rows with ${shape.dims.H.toLocaleString('en-US')} hidden units need about ` +
-        `${gib(bytes)} for their activations and gradients, over the CPU backend's ${gib(maxBytes)}; use fewer prompts, ` +
-        `a smaller group, fewer turns or fewer hidden units (the GPU backend keeps them in GPU memory)`,
-      bytes,
-      maxBytes,
-    );
-  }
-  const { dims, N, L, Tp } = shape;
-  const P = paramLayout(dims).size;
-  const R = N * Tp;
-  const params = Float32Array.from(initialParams);
-  const ref = Float32Array.from(initialParams);
-  const m = new Float32Array(P);
-  const v = new Float32Array(P);
-  let adamStep = 0;
-  const seq = new Int32Array(N * L);
-  const t: Omit<BatchTensors, 'logpRollout' | 'entropyOld' | 'sumP2Old' | 'kl' | 'g2'> = {
-    seq,
-    logp: new Float32Array(R),
-    logpOld: new Float32Array(R),
-    logpRef: new Float32Array(R),
-    entropy: new Float32Array(R),
-    sumP2: new Float32Array(R),
-    adv: new Float32Array(R),
-    ratio: new Float32Array(R),
-    clip: new Int32Array(R),
-    loss: new Float32Array(R),
-    turnReward: new Float32Array(N * shape.maxTurns),
-  };
-  const kl = new Float32Array(R);
-  // Each row's gradient of its last loss evaluation: the last epoch's, for ARLArena's diagnosis.
-  const dlogpRows = new Float32Array(R);
-  // What the batch dump shows beyond the loss's own tensors (last update's values).
-  const extra: Pick<BatchTensors, 'logpRollout' | 'entropyOld' | 'sumP2Old' | 'g2' | 'value' | 'ret' | 'answerLogp'> = {
-    logpRollout: new Float32Array(R),
-    entropyOld: new Float32Array(R),
-    sumP2Old: new Float32Array(R),
-    g2: new Float32Array(N),
-  };
-  // Rollouts use the parameters of `staleness` updates ago: the oldest of the last staleness + 1.
-  let history: Float32Array[] = [Float32Array.from(initialParams)];
-  // PPO's critic table (zeros: no value known yet).
-  const critic = shape.critic ? new Float32Array(shape.critic.size) : null;
-  const rolloutParams = () => (shape.staleness > 0 ? history[0]! : params);
+  if (bytes <= maxBytes) return;
+  const gib = (b: number) => (b < 2 ** 30 ? `${Math.ceil(b / 2 ** 20)} MiB` : `${(b / 2 ** 30).toFixed(1)} GiB`);
+  throw new CpuMemoryError(
+    `cpu backend: ${shape.N.toLocaleString('en-US')} rollouts of ${shape.Tp} training rows with ${shape.dims.H.toLocaleString('en-US')} hidden units need about ` +
+      `${gib(bytes)} for their activations and gradients, over the CPU backend's ${gib(maxBytes)}; use fewer prompts, ` +
+      `a smaller group, fewer turns or fewer hidden units (the GPU backend keeps them in GPU memory)`,
+    bytes,
+    maxBytes,
+  );
+}
 
-  // The first layer's table (embedProjectCpu) per parameter array, kept until any parameters
-  // change: rollouts run several forwards per iteration with the same policy, and the reference
-  // changes only on a reset. `version` moves on every write to params, ref or history.
+/**
+ * The first layer's table (embedProjectCpu) per parameter array, kept until any parameters change:
+ * rollouts run several forwards per iteration with the same policy, and the reference changes only
+ * on a reset. `changed()` is called on every write to params, ref or the rollout history.
+ */
+function projectionCache(dims: RunShape['dims']) {
   let version = 0;
   const tables = new WeakMap<Float32Array, { version: number; proj: Float64Array }>();
-  const projOf = (p: Float32Array) => {
-    const hit = tables.get(p);
-    if (hit?.version === version) return hit.proj;
-    const proj = embedProjectCpu(p, dims);
-    tables.set(p, { version, proj });
-    return proj;
+  return {
+    of(p: Float32Array): Float64Array {
+      const hit = tables.get(p);
+      if (hit?.version === version) return hit.proj;
+      const proj = embedProjectCpu(p, dims);
+      tables.set(p, { version, proj });
+      return proj;
+    },
+    changed() {
+      version++;
+    },
   };
+}
+
+/**
+ * The model and optimizer state of a CPU run, with the parameter versions stale rollouts read
+ * (the oldest of the last staleness + 1) and PPO's critic table (zeros: no value known yet).
+ * `changed` is told of every write to parameters, so cached first-layer tables are remade.
+ */
+function cpuModel(shape: RunShape, initialParams: Float32Array, changed: () => void) {
+  const P = initialParams.length;
+  const model = {
+    params: Float32Array.from(initialParams),
+    ref: Float32Array.from(initialParams),
+    m: new Float32Array(P),
+    v: new Float32Array(P),
+    adamStep: 0,
+    critic: shape.critic ? new Float32Array(shape.critic.size) : null,
+    history: [Float32Array.from(initialParams)],
+    rolloutParams: () => (shape.staleness > 0 ? model.history[0]! : model.params),
+    /** After an update: this version joins the history. */
+    keepVersion() {
+      if (shape.staleness === 0) return;
+      model.history.push(Float32Array.from(model.params));
+      if (model.history.length > shape.staleness + 1) model.history.shift();
+    },
+    snapshot: (): ModelState => ({
+      params: Float32Array.from(model.params),
+      ref: Float32Array.from(model.ref),
+      m: Float32Array.from(model.m),
+      v: Float32Array.from(model.v),
+      adamStep: model.adamStep,
+      ...(model.critic ? { critic: Float32Array.from(model.critic) } : {}),
+    }),
+    restore(st: ModelState) {
+      changed();
+      if (model.critic) model.critic.set(st.critic ?? new Float32Array(model.critic.length));
+      model.params.set(st.params);
+      model.history = [Float32Array.from(st.params)];
+      model.ref.set(st.ref);
+      model.m.set(st.m);
+      model.v.set(st.v);
+      model.adamStep = st.adamStep;
+    },
+    /** ProRL: the reference becomes the current policy; Adam restarts. */
+    resetReference() {
+      changed();
+      model.ref.set(model.params);
+      model.m.fill(0);
+      model.v.fill(0);
+      model.adamStep = 0;
+    },
+  };
+  return model;
+}
+
+export function createCpuBackend(shape: RunShape, initialParams: Float32Array, opts: CpuBackendOptions = {}): Backend {
+  const progress = opts.progress ?? (() => {});
+  checkCpuMemory(shape, opts.maxBytes ?? CPU_BACKEND_MAX_BYTES);
+  const { dims, N, L } = shape;
+  const t = cpuTensors(shape);
+  const seq = t.seq;
+  const proj = projectionCache(dims);
+  const model = cpuModel(shape, initialParams, proj.changed);
   const forward = (p: Float32Array, rowPos: Uint32Array, tokens: Int32Array | Uint32Array = seq) =>
-    forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature, projOf(p), progress);
-  const T = shape.maxTurns;
-  const mode = shape.loss.ratioMode;
-  const snapshotNow = () => ({
-    params: Float32Array.from(params),
-    ref: Float32Array.from(ref),
-    m: Float32Array.from(m),
-    v: Float32Array.from(v),
-    adamStep,
-    ...(critic ? { critic: Float32Array.from(critic) } : {}),
-  });
+    forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature, proj.of(p), progress);
+  const stages = stagesOf(shape);
+  const steps = updateStepRefs(shape);
+
+  function update(inp: UpdateInput): UpdateStats {
+    t.turnReward.set(inp.adv.turnReward);
+    const { params, ref, m, v, adamStep, critic } = model;
+    const c = startCpuUpdate({ shape, params, ref, m, v, adamStep, rolloutParams: model.rolloutParams(), critic, forward, progress, t, paramsChanged: proj.changed, adv: inp.adv });
+    walkUpdate(stages, steps, inp, (i, step) => stages[i]!.cpu(c, inp, step));
+    model.adamStep = c.adamStep;
+    model.keepVersion();
+    return {
+      ...c.stats!,
+      grad_norm: c.gradNorm,
+      neg_out_grad_share: c.negOutShare,
+      ...essOfUpdate(c.essMinibatch, c.essSteps, c.adamStep - adamStep),
+      non_finite: c.health,
+      ...(inp.snapshot ? { state: model.snapshot() } : {}),
+    };
+  }
 
   return {
     kind: 'cpu',
@@ -152,7 +179,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       const out = new Int32Array(N * shape.actionLen);
       for (let a = 0; a < shape.actionLen; a++) {
         const rowPos = shape.rolloutRowPos[turn * shape.actionLen + a]!;
-        const { z } = forward(rolloutParams(), rowPos);
+        const { z } = forward(model.rolloutParams(), rowPos);
         sampleCpu(z, dims.V, rowPos, seq, shape.seed, iter);
         progress();
         for (let n = 0; n < N; n++) out[n * shape.actionLen + a] = seq[rowPos[n]!]!;
@@ -164,231 +191,23 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
       const start = shape.promptLen + turn * w;
       copyRows(seq, start, L, tokens, 0, w, w, N);
     },
-    async update(inp: UpdateInput): Promise<UpdateStats> {
-      const rows = shape.trainRowPos;
-      // ALGO LOGIC: reference, old (and, with stale rollouts, rollout) log-probs of the sampled tokens.
-      const refOut = forward(ref, rows);
-      t.logpRef.set(tokenStatsCpu(refOut.z, dims.V, seq, rows, refOut.firstOf).logp);
-      progress();
-      // Also the first optimizer step's forward: same params, and rows are independent.
-      const old = forward(params, rows);
-      const oldTs = tokenStatsCpu(old.z, dims.V, seq, rows, old.firstOf);
-      t.logpOld.set(oldTs.logp);
-      progress();
-      const stale = shape.staleness > 0 ? forward(rolloutParams(), rows) : null;
-      const logpRollout = stale ? tokenStatsCpu(stale.z, dims.V, seq, rows, stale.firstOf).logp : oldTs.logp;
-      if (stale) progress();
-      const ts = trajStatsCpu({ mask: inp.mask, logpOld: oldTs.logp, logpRollout, entropyOld: oldTs.entropy, sumP2Old: oldTs.sumP2 }, Tp);
-      if (shape.adv.trueGradNorm) {
-        // VCPO: each trajectory's own gradient norm under the old parameters replaces the proxy.
-        const gn = { params, dims, seq, L, rowPos: rows, h: old.h, z: old.z, mask: inp.mask, temperature: shape.temperature };
-        ts.g2 = trajGradNormCpu({ ...gn, logIS: ts.logIS, isCap: shape.adv.isCap }, Tp);
-        progress();
-      }
-      extra.logpRollout.set(logpRollout);
-      extra.entropyOld.set(oldTs.entropy);
-      extra.sumP2Old.set(oldTs.sumP2);
-      extra.g2.set(ts.g2);
-      let a = inp.adv;
-      if (inp.score) {
-        // IGPO: the answer log-probs under the rollout policy become the earlier turns' rewards.
-        const sf = forward(rolloutParams(), inp.score.rows, inp.score.seqs);
-        const lp = tokenStatsCpu(sf.z, dims.V, inp.score.seqs, inp.score.rows, sf.firstOf).logp;
-        extra.answerLogp = lp;
-        const outcome = Float32Array.from(a.turns, (Tn, n) => (Tn > 0 ? a.turnReward[n * T + Tn - 1]! : 0));
-        a = { ...a, turnReward: infoGainCpu(lp, shape.scoreSpan, a.turns, outcome, T, shape.igType) };
-      }
-      t.turnReward.set(a.turnReward);
-      const advIn = { ...a, trajStats: ts, mask: inp.mask, logpOld: t.logpOld, logpRef: t.logpRef };
-      const advShape = { numTraj: N, tp: Tp, maxTurns: T, actionLen: shape.actionLen, nRoles: shape.nRoles };
-      const gae = critic && shape.critic && !inp.raw ? gaeCpu(critic, inp.stateKey!, inp.mask, a.reward, Tp, shape.critic) : null;
-      if (gae && critic) {
-        extra.value = Float32Array.from(inp.stateKey!, (key) => critic[key]!);
-        extra.ret = gae.ret;
-      }
-      if (gae && critic && shape.critic) criticUpdateCpu(critic, inp.stateKey!, inp.mask, gae.ret, shape.critic.lr);
-      let adv = inp.raw
-        ? advantageCpu(advIn, { ...shape.adv, estimator: 'raw', byRole: false, entropyScale: false }, advShape)
-        : gae
-          ? gae.adv
-          : shape.adv.otb
-          ? tokenBaselineCpu({ reward: a.reward, groupStart: a.groupStart, groupSize: a.groupSize, mask: inp.mask, logpOld: oldTs.logp, sumP2Old: oldTs.sumP2 }, Tp, shape.adv.zeroTail)
-          : advantageCpu(advIn, shape.adv, advShape);
-      if (shape.whiten && !inp.raw) adv = whitenCpu(adv, inp.mask);
-      t.adv.set(adv);
-      // The ESS and VCPO's lr factor of each minibatch's trajectories.
-      const essMb = shape.minibatches.map(([n0, n1]) => essScaleCpu({ len: ts.len.subarray(n0, n1), logIS: ts.logIS.subarray(n0, n1) }, shape.essLr));
-
-      const seqMode = usesSeqRatio(mode) ? mode : null;
-      const segs = mode === 'turn' || mode === 'step' ? T : 1;
-      const seqLog = new Float32Array(N * segs);
-      const lossOpts = {
-        ...shape.loss,
-        // ReGFT's fine-tuning stage trains with token cross-entropy, not the clipped surrogate.
-        ratioMode: inp.raw ? RATIO_MODES.sft : RATIO_MODES[mode],
-        klType: KL_TYPES[shape.loss.klType],
-        tp: Tp,
-        actionLen: shape.actionLen,
-        maxTurns: T,
-      };
-      // SeeUPO trains one turn per stage, the last turn first; every other mode has one stage.
-      const stages = mode === 'turn' ? Array.from({ length: T }, (_, k) => T - 1 - k) : [0];
-      let gradNorm = 0;
-      let health = 0;
-      const firstStep = adamStep;
-      // VCPO: each optimizer step's ESS and lr factor, of its own minibatch at its own parameters.
-      const essSteps: Array<[number, number]> | null = shape.essLr.enabled ? [] : null;
-      for (let epoch = 0; epoch < shape.epochs; epoch++) {
-        for (const stage of stages) {
-          const weights = mode === 'turn' ? inp.stageWeights![stage]! : inp.weights;
-          for (const [mb, [n0, n1]] of shape.minibatches.entries()) {
-            const [r0, r1] = [n0 * Tp, n1 * Tp];
-            const mbRows = rows.subarray(r0, r1);
-            // The first step's parameters are the old ones: its forward and row statistics are
-            // those already computed, row for row.
-            const fresh = adamStep === firstStep ? null : forward(params, mbRows);
-            const f = fresh ?? { h: old.h.subarray(r0 * dims.H, r1 * dims.H), z: old.z.subarray(r0 * dims.V, r1 * dims.V) };
-            if (fresh) progress();
-            const tsNew = fresh
-              ? tokenStatsCpu(fresh.z, dims.V, seq, mbRows, fresh.firstOf)
-              : { logp: oldTs.logp.subarray(r0, r1), entropy: oldTs.entropy.subarray(r0, r1), sumP2: oldTs.sumP2.subarray(r0, r1) };
-            t.logp.set(tsNew.logp, r0);
-            t.entropy.set(tsNew.entropy, r0);
-            t.sumP2.set(tsNew.sumP2, r0);
-            let lrScale = essMb[mb]![1];
-            if (essSteps) {
-              const sub = { mask: inp.mask.subarray(r0, r1), logpOld: tsNew.logp, logpRollout: logpRollout.subarray(r0, r1), entropyOld: tsNew.entropy, sumP2Old: tsNew.sumP2 };
-              const e = essScaleCpu(trajStatsCpu(sub, Tp), shape.essLr);
-              essSteps.push(e);
-              lrScale = e[1];
-            }
-            if (seqMode) {
-              seqRatioCpu(inp.mask.subarray(r0, r1), tsNew.logp, t.logpOld.subarray(r0, r1), t.adv.subarray(r0, r1), {
-                mode: seqMode === 'turn' || seqMode === 'step' ? 'turn' : seqMode,
-                tp: Tp,
-                actionLen: shape.actionLen,
-                maxTurns: T,
-                clipLow: shape.loss.clipLow,
-                clipHigh: shape.loss.clipHigh,
-                rowBase: r0,
-              }, seqLog);
-            }
-            const lo = ppoLossCpu(
-              tsNew.logp,
-              t.logpOld.subarray(r0, r1),
-              t.logpRef.subarray(r0, r1),
-              t.adv.subarray(r0, r1),
-              weights.subarray(r0, r1),
-              { ...lossOpts, stage, rowBase: r0 },
-              seqLog,
-            );
-            t.loss.set(lo.loss, r0);
-            t.ratio.set(lo.ratio, r0);
-            t.clip.set(lo.clip, r0);
-            kl.set(lo.kl, r0);
-            dlogpRows.set(lo.dlogp, r0);
-            const dz = logitGradCpu(f.z, dims.V, seq, mbRows, lo.dlogp, shape.temperature);
-            const grads = backwardCpu(params, dims, seq, L, mbRows, f.h, dz, progress);
-            progress();
-            gradNorm = gradNormCpu(grads);
-            adamStep++;
-            version++;
-            const applied = adamCpu(params, grads, m, v, gradNorm, {
-              lr: inp.lr * lrScale,
-              beta1: shape.optim.beta1,
-              beta2: shape.optim.beta2,
-              eps: shape.optim.eps,
-              step: adamStep,
-              maxGradNorm: shape.optim.maxGradNorm,
-            });
-            if (!applied) health |= HEALTH.gradients;
-            progress();
-          }
-        }
-      }
-      if (nonFiniteCpu(t.logp) || nonFiniteCpu(t.loss) || nonFiniteCpu(t.ratio)) health |= HEALTH.loss;
-      if (nonFiniteCpu(params)) health |= HEALTH.parameters;
-      if (shape.staleness > 0) {
-        history.push(Float32Array.from(params));
-        if (history.length > shape.staleness + 1) history.shift();
-      }
-      // PLUMBING: statistics for the charts.
-      const stats = statsCpu({
-        mask: inp.mask,
-        adv: t.adv,
-        logp: t.logp,
-        logpOld: t.logpOld,
-        entropy: t.entropy,
-        kl,
-        clip: t.clip,
-        loss: t.loss,
-        rewards: a.reward,
-        groupStart: a.groupStart,
-        groupSize: a.groupSize,
-        turns: a.turns,
-        Tp,
-        minibatches: shape.minibatches.length,
-      });
-      const state = inp.snapshot ? snapshotNow() : undefined;
-      return {
-        ...stats,
-        grad_norm: gradNorm,
-        neg_out_grad_share: negOutShareCpu({ mask: inp.mask, adv: t.adv, logp: t.logp, logpOld: t.logpOld, dlogp: dlogpRows }),
-        ...essOfUpdate(essMb, essSteps, adamStep - firstStep),
-        non_finite: health,
-        ...(state ? { state } : {}),
-      };
+    async update(inp) {
+      return update(inp);
     },
-    resetReference() {
-      version++;
-      ref.set(params);
-      m.fill(0);
-      v.fill(0);
-      adamStep = 0;
-    },
+    resetReference: model.resetReference,
     async readParams() {
-      return Float32Array.from(params);
+      return Float32Array.from(model.params);
     },
     async snapshot() {
-      return snapshotNow();
+      return model.snapshot();
     },
-    restore(st) {
-      version++;
-      if (critic) critic.set(st.critic ?? new Float32Array(critic.length));
-      params.set(st.params);
-      history = [Float32Array.from(st.params)];
-      ref.set(st.ref);
-      m.set(st.m);
-      v.set(st.v);
-      adamStep = st.adamStep;
-    },
+    restore: model.restore,
     injectNaN() {
-      version++;
-      params[0] = NaN;
+      proj.changed();
+      model.params[0] = NaN;
     },
     async readBatch() {
-      // Copies by slice(): structuredClone serializes, about 0.27 s for 65,536 rollouts' 23 MB.
-      const { seq, logp, logpOld, logpRef, entropy, sumP2, adv, ratio, clip, loss, turnReward } = t;
-      return {
-        seq: seq.slice(),
-        logp: logp.slice(),
-        logpOld: logpOld.slice(),
-        logpRef: logpRef.slice(),
-        entropy: entropy.slice(),
-        sumP2: sumP2.slice(),
-        adv: adv.slice(),
-        ratio: ratio.slice(),
-        clip: clip.slice(),
-        loss: loss.slice(),
-        turnReward: turnReward.slice(),
-        logpRollout: extra.logpRollout.slice(),
-        entropyOld: extra.entropyOld.slice(),
-        sumP2Old: extra.sumP2Old.slice(),
-        kl: kl.slice(),
-        g2: extra.g2.slice(),
-        ...(extra.value ? { value: extra.value.slice(), ret: extra.ret!.slice() } : {}),
-        ...(extra.answerLogp ? { answerLogp: extra.answerLogp.slice() } : {}),
-      };
+      return copyTensors(t);
     },
     destroy() {},
   };

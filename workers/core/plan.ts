@@ -9,16 +9,61 @@
  * differently are declared as conflicting in the registry.
  */
 import { ADVANTAGE_DEFAULTS, type AdvantageOptions } from '../../kernels/advantage/options';
+import type { RolloutCorrectionConfig } from '../../kernels/loss/rolloutCorrection';
 import type { KlType, LossAgg, RunConfig } from './config';
 import { methodRegistry, type MethodDef } from './methods';
-import type { ParamValues } from './methods/params';
 
 /**
- * token, sequence (one ratio per trajectory), geometric, turn (sequential stages, last turn first),
- * step (one ratio per turn), and the tolerant token-level forms cispo (a clipped, stopped IS weight)
- * and sapo (a soft gate).
+ * The importance ratio of the loss and what bounds it, by mode: each mode's own parameters under
+ * their own names (docs/METHODS.md 6, the ratio hook).
  */
-export type RatioMode = 'token' | 'sequence' | 'geometric' | 'turn' | 'step' | 'cispo' | 'sapo';
+export type RatioPlan =
+  /** PPO's token ratio r, clipped to [1 - clipLow, 1 + clipHigh]; for A < 0 the loss is capped at -A dualClip. */
+  | { mode: 'token'; clipLow: number; clipHigh: number; dualClip: number }
+  /** One ratio per trajectory (GSPO), per step (SAMPO) or per turn stage (SeeUPO, last turn first), clipped as the token ratio. */
+  | { mode: 'sequence' | 'step' | 'turn'; clipLow: number; clipHigh: number }
+  /** GMPO: each token's log-ratio clipped to [-logClipLow, logClipHigh] (log-space bounds), then the geometric mean. */
+  | { mode: 'geometric'; logClipLow: number; logClipHigh: number }
+  /** CISPO: the IS weight itself clipped to [1 - weightLow, 1 + weightHigh], its gradient stopped (a tolerant clip). */
+  | { mode: 'cispo'; weightLow: number; weightHigh: number }
+  /** SAPO: no clip, a soft gate of temperature tauPos where A > 0 and tauNeg elsewhere (a tolerant clip). */
+  | { mode: 'sapo'; tauPos: number; tauNeg: number };
+export type RatioMode = RatioPlan['mode'];
+
+/**
+ * The loss kernel's three numbers of a ratio plan (kernels/loss/ppoLoss.ts clipLow, clipHigh,
+ * dualClip; kernels/loss/seqRatio.ts the first two): each mode's parameters in the slots that mode
+ * reads. The one place the modes' meanings share the kernel's slots.
+ */
+export function ratioSlots(r: RatioPlan): { clipLow: number; clipHigh: number; dualClip: number } {
+  // Only the token mode has a dual clip: the others never read the slot.
+  const NONE = 1e9;
+  switch (r.mode) {
+    case 'token':
+      return { clipLow: r.clipLow, clipHigh: r.clipHigh, dualClip: r.dualClip };
+    case 'sequence':
+    case 'step':
+    case 'turn':
+      return { clipLow: r.clipLow, clipHigh: r.clipHigh, dualClip: NONE };
+    case 'geometric':
+      return { clipLow: r.logClipLow, clipHigh: r.logClipHigh, dualClip: NONE };
+    case 'cispo':
+      return { clipLow: r.weightLow, clipHigh: r.weightHigh, dualClip: NONE };
+    case 'sapo':
+      return { clipLow: r.tauPos, clipHigh: r.tauNeg, dualClip: NONE };
+  }
+}
+
+/**
+ * Where the log-ratio log(pi / pi_old) is clipped, for the charts' shading: log(1 - low) and
+ * log(1 + high) for the ratio clips and CISPO's weight, GMPO's log-space bounds, nowhere for SAPO.
+ */
+export function logRatioBounds(r: RatioPlan): [number, number] {
+  if (r.mode === 'sapo') return [-Infinity, Infinity];
+  if (r.mode === 'geometric') return [-r.logClipLow, r.logClipHigh];
+  const [low, high] = r.mode === 'cispo' ? [r.weightLow, r.weightHigh] : [r.clipLow, r.clipHigh];
+  return [low < 1 ? Math.log(1 - low) : -Infinity, Math.log(1 + high)];
+}
 
 /** Whether a ratio mode reads segment log-ratios (the seqRatio kernel runs before the loss). */
 export const usesSeqRatio = (m: RatioMode): m is 'sequence' | 'geometric' | 'turn' | 'step' =>
@@ -35,7 +80,7 @@ export interface Plan {
   advantage: AdvantageOptions & { otb: boolean; zeroTail: boolean; trueGradNorm?: boolean };
   /** Whiten advantages over the batch after the estimator. */
   whiten: boolean;
-  ratio: { mode: RatioMode; clipLow: number; clipHigh: number; dualClip: number };
+  ratio: RatioPlan;
   kl: { coef: number; type: KlType };
   lossAgg: LossAgg;
   /** The loss aggregation's sequences are steps (turns), not trajectories (GiGPO/SAMPO). */
@@ -66,6 +111,12 @@ export interface Plan {
   critic: { size: number; gamma: number; lambda: number; lr: number } | null;
   /** Trajectories per prompt the buffers hold (the group size, or more for extra rollouts). */
   groupCap: number;
+  /**
+   * IS weights, rejection and veto of the sampler's tokens against the trainer's old log-probs
+   * (docs/METHODS.md 5.19; kernels/loss/rolloutCorrection.ts), composed by the correction
+   * entries' hooks; null: none.
+   */
+  rolloutCorrection: RolloutCorrectionConfig | null;
 }
 
 /** Each part of the plan in words, for saying why two methods conflict (both set the same part). */
@@ -90,10 +141,8 @@ export const PLAN_PART_NAMES: Record<keyof Plan, string> = {
   staleness: 'how stale the rollouts are',
   critic: 'the advantage',
   groupCap: 'how many rollouts a prompt gets',
+  rolloutCorrection: 'how the sampler’s tokens are reweighted or rejected',
 };
-
-/** Entries of PPO's critic table (policy contexts are hashed into it). */
-export const CRITIC_TABLE_SIZE = 4096;
 
 /** The plan of a run with only the config's own settings: what every hook starts from. */
 function basePlan(cfg: RunConfig): Plan {
@@ -119,21 +168,20 @@ function basePlan(cfg: RunConfig): Plan {
     staleness: cfg.staleness,
     critic: null,
     groupCap: cfg.group,
+    rolloutCorrection: null,
   };
 }
 
 /** The entries whose hooks run for `cfg`, in the order they run: base, estimator, the rest. */
 export function hookOrder(cfg: RunConfig): MethodDef[] {
-  const registry = methodRegistry as Record<string, MethodDef>;
-  const all = Object.values(registry);
-  const active = all.filter((d) => (cfg.methods as string[]).includes(d.id));
+  const all = Object.values(methodRegistry);
+  const active = all.filter((d) => cfg.methods.includes(d.id));
   return [...all.filter((d) => d.base), ...active.filter((d) => d.estimator && !d.base), ...active.filter((d) => !d.estimator && !d.base)];
 }
 
 export function resolvePlan(cfg: RunConfig): Plan {
   const plan = basePlan(cfg);
-  const params = cfg.methodParams as Record<string, ParamValues<MethodDef['params']>>;
-  for (const def of hookOrder(cfg)) def.plan?.(plan, params[def.id]!, cfg);
+  for (const def of hookOrder(cfg)) def.plan?.(plan, cfg.methodParams[def.id]!, cfg);
   // A fine-tuning stage comes first; filtering starts after it (DAPO after ReGFT, as in the paper).
   if (plan.dynamicSampling && plan.hintedSft) plan.dynamicSampling.from = Math.max(plan.dynamicSampling.from, plan.hintedSft.iters + 1);
   if (plan.extraRollouts) plan.groupCap = plan.extraRollouts.nMax;
@@ -145,12 +193,11 @@ export function resolvePlan(cfg: RunConfig): Plan {
  * (the base entry's hook run): what the method acts on, by plan key.
  */
 export function planPartsOf(cfg: RunConfig, id: string): Array<keyof Plan> {
-  const registry = methodRegistry as Record<string, MethodDef>;
-  const params = cfg.methodParams as Record<string, ParamValues<MethodDef['params']> | undefined>;
+  const params = cfg.methodParams;
   const start = basePlan(cfg);
-  for (const d of Object.values(registry)) if (d.base) d.plan?.(start, params[d.id]!, cfg);
+  for (const d of Object.values(methodRegistry)) if (d.base) d.plan?.(start, params[d.id]!, cfg);
   const after = structuredClone(start);
-  const def = registry[id];
+  const def = Object.hasOwn(methodRegistry, id) ? methodRegistry[id] : undefined;
   if (def?.plan && params[id]) def.plan(after, params[id], cfg);
   return (Object.keys(start) as Array<keyof Plan>).filter((k) => JSON.stringify(start[k]) !== JSON.stringify(after[k]));
 }
@@ -166,8 +213,9 @@ export function overriddenFields(cfg: RunConfig): Array<{ key: string; value: st
     if (configured !== used) out.push({ key, value: used });
   };
   // SAPO's gate has no clip: the config's range is unused while it is on.
-  check('clipLow', cfg.clipLow, p.ratio.mode === 'sapo' ? 'unused (soft gate)' : p.ratio.clipLow);
-  check('clipHigh', cfg.clipHigh, p.ratio.mode === 'sapo' ? 'unused (soft gate)' : p.ratio.clipHigh);
+  const slots = ratioSlots(p.ratio);
+  check('clipLow', cfg.clipLow, p.ratio.mode === 'sapo' ? 'unused (soft gate)' : slots.clipLow);
+  check('clipHigh', cfg.clipHigh, p.ratio.mode === 'sapo' ? 'unused (soft gate)' : slots.clipHigh);
   check('klCoef', cfg.klCoef, p.kl.coef);
   check('lossAgg', cfg.lossAgg, p.lossAgg);
   for (const k of Object.keys(cfg.env) as Array<keyof RunConfig['env']>) check(`env.${k}`, cfg.env[k], p.envConfig.env[k]);

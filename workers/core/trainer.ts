@@ -7,8 +7,7 @@
  */
 import { initParams, type MlpDims } from '../../kernels/model/mlp';
 import { healthNames, type HealthQuantity } from '../../kernels/stats/finiteCheck';
-import type { AdvantageData, Backend, ModelState, RunShape } from './backend';
-import { packBatch, unpackBatch, type BatchDump, type BatchPack } from '../formats/batchDump';
+import type { AdvantageData, Backend, ModelState, RunShape, UpdateInput, UpdateStats } from './backend';
 import { makeRowTables } from './backend';
 import { collectBatch, turnsTaken, type RolloutLayout } from './collect';
 import type { RunConfig } from './config';
@@ -18,7 +17,7 @@ import { ADV_HIST_RANGE, histEdges, LOGRATIO_HIST_RANGE, type MetricRow } from '
 import { resolvePlan, type Plan } from './plan';
 import { pretrainedStart, type PretrainProgress, type PretrainResult } from './pretrain';
 import { createRng } from './rng';
-import { anchorKeys, answerContexts, outcomeOnLastTurn, stateKeys } from './turnRewards';
+import { rewardTurns, stateKeys } from './turnRewards';
 
 export const ADAM_EPS = 1e-8;
 
@@ -32,8 +31,6 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
   const N = cfg.batch * plan.groupCap;
   const L = seqLen(l);
   const tables = makeRowTables({ N, L, ...l });
-  const span = env.sample(1, 1, createRng(0), 0).answerSpan;
-  const scoreSpan = plan.infoGain && span ? span.reduce((a, b) => a + b, 0) : 0;
   return {
     dims: modelDims(cfg, env),
     N,
@@ -52,18 +49,29 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
     temperature: cfg.temperature,
     epochs: cfg.epochs,
     optim: { beta1: cfg.beta1, beta2: cfg.beta2, eps: ADAM_EPS, maxGradNorm: cfg.maxGradNorm },
-    loss: { ...plan.ratio, klCoef: plan.kl.coef, klType: plan.kl.type, ratioMode: plan.ratio.mode, agg: plan.lossAgg },
+    ...planShape(plan, N * l.maxTurns, env.sample(1, 1, createRng(0), 0).answerSpan),
+    nRoles: Math.max(env.roles?.length ?? 1, 1),
+  };
+}
+
+/**
+ * What the plan decides of a run's shape: the update's stages and their options. `contexts`: the
+ * answer contexts IGPO would score (N * maxTurns), `answerSpan`: the task's answer slots, if any.
+ */
+export function planShape(plan: Plan, contexts: number, answerSpan: Uint8Array | undefined) {
+  const scoreSpan = plan.infoGain && answerSpan ? answerSpan.reduce((a, b) => a + b, 0) : 0;
+  return {
+    loss: { ratio: plan.ratio, klCoef: plan.kl.coef, klType: plan.kl.type, agg: plan.lossAgg },
     adv: plan.advantage,
     whiten: plan.whiten,
-    nRoles: Math.max(env.roles?.length ?? 1, 1),
     essLr: { enabled: plan.essLr !== null, rule: plan.essLr?.rule ?? 'sqrt', rhoBase: plan.essLr?.baseEss ?? 1 },
     staleness: plan.staleness,
-    scoreContexts: scoreSpan ? N * l.maxTurns : 0,
+    scoreContexts: scoreSpan ? contexts : 0,
     scoreSpan,
     igType: plan.infoGain?.igType ?? 'prob_diff',
     critic: plan.critic,
     sft: plan.hintedSft !== null,
-  };
+  } satisfies Partial<RunShape>;
 }
 
 /** The seeded random weights of a run (the same on every backend): the scratch start. */
@@ -141,6 +149,8 @@ export const DEFAULT_SNAPSHOT_EVERY = 10;
 export interface Trainer {
   readonly config: RunConfig;
   readonly env: TaskEnv;
+  /** What the active methods do to each stage (resolvePlan of the config). */
+  readonly plan: Plan;
   readonly shape: RunShape;
   readonly backend: Backend;
   /** The pretrained start's figures (init=pretrained), else null. */
@@ -153,10 +163,6 @@ export interface Trainer {
   readonly lastGood: TrainerSnapshot;
   /** A snapshot of the state right now (one readback), e.g. to carry the run into a changed config. */
   snapshotNow(): Promise<TrainerSnapshot>;
-  /** The last iteration's batch as the JSON contract of docs/ARCHITECTURE.md ("The batch dump"). */
-  dumpBatch(): Promise<BatchDump>;
-  /** The same, packed in columns for postMessage (batchDump.ts). */
-  packBatch(): Promise<BatchPack>;
   destroy(): void;
 }
 
@@ -169,11 +175,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   // The reference policy starts as the start itself: the SFT model, as in LLM RL.
   const { params: init, pretrain } = opts.resume ? { params: initialParams(cfg, env), pretrain: null } : startParams(cfg, env, opts.onPretrain);
   const backend = await makeBackend(shape, init);
-  const { N, Tp } = shape;
-  const T = shape.maxTurns;
-  const layout: RolloutLayout = { N, L: shape.L, Tp, promptLen: shape.promptLen, actionLen: shape.actionLen, obsLen: shape.obsLen, maxTurns: T };
-  const advEdges = histEdges(ADV_HIST_RANGE);
-  const ratioEdges = histEdges(LOGRATIO_HIST_RANGE);
+  const layout: RolloutLayout = { N: shape.N, L: shape.L, Tp: shape.Tp, promptLen: shape.promptLen, actionLen: shape.actionLen, obsLen: shape.obsLen, maxTurns: shape.maxTurns };
   const snapshotEvery = Math.max(1, opts.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY);
   let lastGood: TrainerSnapshot = opts.resume ?? {
     iter: 0,
@@ -183,32 +185,6 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   let iter = lastGood.iter;
   let lastBatch: LastBatch | null = null;
 
-  /** The reward stage: per-turn rewards, roles and anchor keys of the batch (docs/METHODS.md 6). */
-  async function rewardStage(c: Awaited<ReturnType<typeof collectBatch>>): Promise<{ adv: AdvantageData; score?: { seqs: Int32Array; rows: Uint32Array } }> {
-    const ep = c.ep;
-    const turns = new Uint32Array(N);
-    for (let n = 0; n < N; n++) if (c.live[n]) turns[n] = turnsTaken(c.mask, n, layout);
-    // ReGFT's fine-tuning stage: the kept (correct) rollouts get advantage 1.
-    const reward = c.sft ? Float32Array.from(ep.success) : Float32Array.from(ep.reward);
-    let turnReward: Float32Array = new Float32Array(N * T);
-    let turnKey: Uint32Array = new Uint32Array(N * T);
-    let score: { seqs: Int32Array; rows: Uint32Array } | undefined;
-    if (plan.infoGain && ep.answerTokens && ep.answerSpan) {
-      // The outcome on each last turn; the backend adds the information gain of the earlier turns.
-      const ctx = answerContexts(c.seq, ep.answerTokens, ep.answerSpan, layout);
-      score = { seqs: ctx.seqs, rows: ctx.rows };
-      turnReward = outcomeOnLastTurn(reward, turns, T);
-    } else if (plan.taskTurnRewards && ep.turnRewards) {
-      turnReward = Float32Array.from(ep.turnRewards);
-    } else if (plan.anchors) {
-      turnReward = outcomeOnLastTurn(reward, turns, T);
-      turnKey = anchorKeys(c.seq, layout);
-    }
-    const turnRole = ep.turnRole ? Int32Array.from(ep.turnRole) : new Int32Array(N * T).fill(-1);
-    const roleRewards = ep.roleReward ? Float32Array.from(ep.roleReward) : new Float32Array(N * shape.nRoles);
-    return { adv: { reward, groupStart: c.groupStart, groupSize: c.groupSize, turns, turnReward, turnRole, turnKey, roleRewards }, ...(score ? { score } : {}) };
-  }
-
   async function step(): Promise<MetricRow> {
     const t0 = now();
     iter++;
@@ -216,23 +192,14 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     if (plan.refResetEvery > 0 && iter > 1 && (iter - 1) % plan.refResetEvery === 0) backend.resetReference();
     // Sampling and filtering: tasks seeded by (seed, iter), so any iteration can be reproduced.
     const c = await collectBatch({ cfg, plan, env, backend, layout }, iter);
-    const { adv, score } = await rewardStage(c);
-
-    // Update.
-    const segLen = plan.stepRows ? shape.actionLen : Tp;
-    const weights = aggregationWeights(c.mask, Tp, shape.minibatches, plan.lossAgg, c.mult, segLen);
-    const stageWeights =
-      plan.ratio.mode === 'turn'
-        ? Array.from({ length: T }, (_, k) => aggregationWeights(turnMask(c.mask, Tp, shape.actionLen, k), Tp, shape.minibatches, plan.lossAgg, c.mult, segLen))
-        : undefined;
+    const { adv, score } = rewardStage(plan, shape, layout, c);
     const s = await backend.update({
       iter,
       lr: cfg.lr,
       adv,
       raw: c.sft,
       mask: c.mask,
-      weights,
-      ...(stageWeights ? { stageWeights } : {}),
+      ...lossWeights(plan, shape, c.mask, c.mult),
       ...(score ? { score } : {}),
       ...(plan.critic ? { stateKey: stateKeys(c.seq, shape.trainRowPos, c.mask, shape.L, cfg.model.context, plan.critic.size) } : {}),
       snapshot: iter % snapshotEvery === 0,
@@ -252,46 +219,13 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     const lr = cfg.lr * s.lr_scale;
     lastBatch = { iter, episodes: c.ep, rewards: adv.reward, mask: c.mask, lr, loss: s.loss, adv, seq: c.seq, live: c.live, mult: c.mult, drawWeight: c.drawWeight, origin: c.origin,
       essStep: s.ess_step, lrStep: s.lr_scale_step.map((x) => cfg.lr * x) };
-    return {
-      iter,
-      reward_mean: c.firstPass.reward,
-      success_rate: c.firstPass.success,
-      adv_mean: s.adv_mean,
-      adv_std: s.adv_std,
-      adv_zero_frac: s.adv_zero_frac,
-      groups_all_equal_frac: s.groups_all_equal_frac,
-      ratio_mean: s.ratio_mean,
-      ratio_min: s.ratio_min,
-      ratio_max: s.ratio_max,
-      clip_frac: s.clip_frac_low + s.clip_frac_high,
-      clip_frac_low: s.clip_frac_low,
-      clip_frac_high: s.clip_frac_high,
-      entropy: s.entropy,
-      kl_ref: s.kl_ref,
-      grad_norm: s.grad_norm,
-      ess: s.ess,
-      ess_rollout: s.ess_rollout,
-      lr,
-      loss: s.loss,
-      neg_out_grad_share: s.neg_out_grad_share,
-      tokens: s.tokens,
-      rollouts: c.rollouts,
-      ms: now() - t0,
-      adv_hist: s.adv_hist,
-      adv_hist_edges: advEdges,
-      ratio_hist: s.ratio_hist,
-      ratio_hist_edges: ratioEdges,
-    };
-  }
-
-  async function packLastBatch(): Promise<BatchPack> {
-    if (!lastBatch) throw new Error('no batch yet: run at least one iteration');
-    return packBatch(cfg, env, shape, plan, lastBatch, await backend.readBatch());
+    return metricRow(iter, c, s, lr, now() - t0);
   }
 
   return {
     config: cfg,
     env,
+    plan,
     shape,
     backend,
     pretrain,
@@ -308,9 +242,70 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     async snapshotNow() {
       return { iter, state: await backend.snapshot() };
     },
-    packBatch: packLastBatch,
-    dumpBatch: async () => unpackBatch(await packLastBatch()),
     destroy: () => backend.destroy(),
   };
 }
 
+type Collected = Awaited<ReturnType<typeof collectBatch>>;
+
+/** The reward stage: per-turn rewards, roles and anchor keys of the batch (docs/METHODS.md 6). */
+function rewardStage(plan: Plan, shape: RunShape, layout: RolloutLayout, c: Collected): { adv: AdvantageData; score?: { seqs: Int32Array; rows: Uint32Array } } {
+  const { N } = shape;
+  const T = shape.maxTurns;
+  const ep = c.ep;
+  const turns = new Uint32Array(N);
+  for (let n = 0; n < N; n++) if (c.live[n]) turns[n] = turnsTaken(c.mask, n, layout);
+  // ReGFT's fine-tuning stage: the kept (correct) rollouts get advantage 1.
+  const reward = c.sft ? Float32Array.from(ep.success) : Float32Array.from(ep.reward);
+  const { turnReward, turnKey, score } = rewardTurns(plan, ep, c.seq, reward, turns, layout);
+  const turnRole = ep.turnRole ? Int32Array.from(ep.turnRole) : new Int32Array(N * T).fill(-1);
+  const roleRewards = ep.roleReward ? Float32Array.from(ep.roleReward) : new Float32Array(N * shape.nRoles);
+  return { adv: { reward, groupStart: c.groupStart, groupSize: c.groupSize, turns, turnReward, turnRole, turnKey, roleRewards }, ...(score ? { score } : {}) };
+}
+
+/** The aggregation weights of the loss (and SeeUPO's, one set per turn stage). */
+function lossWeights(plan: Plan, shape: RunShape, mask: Float32Array, mult: Float32Array): Pick<UpdateInput, 'weights' | 'stageWeights'> {
+  const { Tp, minibatches } = shape;
+  const segLen = plan.stepRows ? shape.actionLen : Tp;
+  const weights = aggregationWeights(mask, Tp, minibatches, plan.lossAgg, mult, segLen);
+  if (plan.ratio.mode !== 'turn') return { weights };
+  const stageWeights = Array.from({ length: shape.maxTurns }, (_, k) => aggregationWeights(turnMask(mask, Tp, shape.actionLen, k), Tp, minibatches, plan.lossAgg, mult, segLen));
+  return { weights, stageWeights };
+}
+
+const ADV_EDGES = histEdges(ADV_HIST_RANGE);
+const RATIO_EDGES = histEdges(LOGRATIO_HIST_RANGE);
+
+/** One iteration's metrics row (docs/ARCHITECTURE.md "Metric names"), in the contract's key order. */
+function metricRow(iter: number, c: Collected, s: UpdateStats, lr: number, ms: number): MetricRow {
+  return {
+    iter,
+    reward_mean: c.firstPass.reward,
+    success_rate: c.firstPass.success,
+    adv_mean: s.adv_mean,
+    adv_std: s.adv_std,
+    adv_zero_frac: s.adv_zero_frac,
+    groups_all_equal_frac: s.groups_all_equal_frac,
+    ratio_mean: s.ratio_mean,
+    ratio_min: s.ratio_min,
+    ratio_max: s.ratio_max,
+    clip_frac: s.clip_frac_low + s.clip_frac_high,
+    clip_frac_low: s.clip_frac_low,
+    clip_frac_high: s.clip_frac_high,
+    entropy: s.entropy,
+    kl_ref: s.kl_ref,
+    grad_norm: s.grad_norm,
+    ess: s.ess,
+    ess_rollout: s.ess_rollout,
+    lr,
+    loss: s.loss,
+    neg_out_grad_share: s.neg_out_grad_share,
+    tokens: s.tokens,
+    rollouts: c.rollouts,
+    ms,
+    adv_hist: s.adv_hist,
+    adv_hist_edges: ADV_EDGES,
+    ratio_hist: s.ratio_hist,
+    ratio_hist_edges: RATIO_EDGES,
+  };
+}

@@ -3,8 +3,9 @@
  * backend scores them and turns the log-probs into information gain on the device, kernels/advantage/infoGain.ts),
  * GiGPO's step rewards and anchor keys.
  */
-import { PAD } from './envs';
+import { PAD, type EpisodeBatch } from './envs';
 import type { RolloutLayout } from './collect';
+import type { Plan } from './plan';
 import { pcgHash } from './rng';
 
 export interface AnswerContexts {
@@ -81,8 +82,33 @@ export function stateKeys(seq: Int32Array, trainRowPos: Uint32Array, mask: Float
   return out;
 }
 
+/**
+ * The reward stage's per-turn inputs of a batch under `plan`: IGPO's answer contexts for the backend
+ * to score, with the outcome on each last turn (the backend adds the earlier turns' information
+ * gain); the task's checklist turn rewards; or GiGPO's step rewards and anchor keys. The trainer and
+ * the batch lab both take them from here. [N * maxTurns] each, zeros where no method defines them.
+ */
+export function rewardTurns(
+  plan: Pick<Plan, 'infoGain' | 'taskTurnRewards' | 'anchors'>,
+  ep: EpisodeBatch,
+  seq: Int32Array,
+  reward: Float32Array,
+  turns: Uint32Array,
+  l: RolloutLayout,
+): { turnReward: Float32Array; turnKey: Uint32Array; score?: { seqs: Int32Array; rows: Uint32Array } } {
+  const T = l.maxTurns;
+  const none = { turnReward: new Float32Array(l.N * T), turnKey: new Uint32Array(l.N * T) };
+  if (plan.infoGain && ep.answerTokens && ep.answerSpan) {
+    const ctx = answerContexts(seq, ep.answerTokens, ep.answerSpan, l);
+    return { ...none, turnReward: outcomeOnLastTurn(reward, turns, T), score: { seqs: ctx.seqs, rows: ctx.rows } };
+  }
+  if (plan.taskTurnRewards && ep.turnRewards) return { ...none, turnReward: Float32Array.from(ep.turnRewards) };
+  if (plan.anchors) return { turnReward: outcomeOnLastTurn(reward, turns, T), turnKey: anchorKeys(seq, l) };
+  return none;
+}
+
 /** GiGPO step rewards [N * maxTurns]: the outcome on the last turn taken (the toys have no per-step reward). */
-export function outcomeOnLastTurn(outcome: Float32Array, turns: Uint32Array, T: number): Float32Array {
+function outcomeOnLastTurn(outcome: Float32Array, turns: Uint32Array, T: number): Float32Array {
   const out = new Float32Array(turns.length * T);
   turns.forEach((Tn, n) => {
     if (Tn > 0) out[n * T + Tn - 1] = outcome[n]!;

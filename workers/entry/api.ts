@@ -5,6 +5,7 @@
 import type { RunConfig } from '../core/config';
 import type { MetricRow } from '../core/metrics';
 import type { LabResult } from '../core/batchLab';
+import type { LabDump } from '../explain/types';
 import type { BatchPack } from '../formats/batchDump';
 import type { TrainerSnapshot } from '../core/trainer';
 import type { RunCost } from '../core/runCost';
@@ -12,7 +13,8 @@ import type { RunResult } from '../content/lessons';
 import type { FrameworkExport } from '../formats/frameworkExport';
 import type { Framework } from '../formats/frameworkNames';
 
-export type BackendChoice = 'auto' | 'gpu' | 'cpu';
+export type { BackendChoice } from '../core/backend';
+import type { BackendChoice } from '../core/backend';
 
 export interface BackendInfo {
   kind: 'gpu' | 'cpu';
@@ -112,6 +114,11 @@ export interface TrainerApi {
    * (with the reason) for a set the config refuses, or before the first iteration.
    */
   rescore(methodSets: string[][]): Promise<LabResult>;
+  /**
+   * One batch lab set as a batch the page's explainer reads (workers/explain/labDump.ts): the inputs
+   * the lab read and its numbers for that set, so a clicked lab number can be rederived and checked.
+   */
+  labDump(methods: string[]): Promise<LabDump>;
   /**
    * Trains one lesson run on one seed, headless on the CPU backend, beside (not instead of) the
    * run this worker holds: the page's seed pool (app/lessons/seedPool.ts) trains a lesson's other

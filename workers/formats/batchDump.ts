@@ -14,9 +14,71 @@ import type { BatchTensors, RunShape } from '../core/backend';
 import type { RunConfig } from '../core/config';
 import type { TaskEnv } from '../core/envs';
 import type { TurnChecklist } from '../core/envs/types';
-import type { LastBatch } from '../core/trainer';
-import type { Plan } from '../core/plan';
+import type { LastBatch, Trainer } from '../core/trainer';
+import { ratioSlots, type Plan, type RatioMode } from '../core/plan';
+import type { KlType, LossAgg } from '../core/config';
+import type { AdvantageOptions } from '../../kernels/advantage/options';
 import { ORIGINS, type Origin } from '../core/origins';
+
+/**
+ * What the active methods resolved to (workers/core/plan.ts), as the dump states it: which estimator
+ * with which options, which ratio mode and clip, which aggregation and KL, and the sampling-stage
+ * hooks. A reader (the page's explainer, workers/explain/) takes the formula of each number from
+ * here rather than re-deriving the plan from the method list.
+ */
+export interface DumpPlan {
+  advantage: AdvantageOptions & { otb: boolean; zeroTail: boolean; trueGradNorm: boolean };
+  /** Batch whitening after the estimator (REINFORCE++, PPO). */
+  whiten: boolean;
+  /** PPO's GAE over the critic table. */
+  critic: { gamma: number; lambda: number } | null;
+  ratio: { mode: RatioMode; clipLow: number; clipHigh: number; dualClip: number };
+  kl: { coef: number; type: KlType };
+  lossAgg: LossAgg;
+  /** The aggregation's sequences are turns (GiGPO/SAMPO's step rows). */
+  stepRows: boolean;
+  infoGain: { igType: 'prob_diff' | 'log_prob_diff' } | null;
+  essLr: { rule: 'sqrt' | 'linear'; baseEss: number } | null;
+  resample: { weighting: 'pow' | 'max_min' | 'max_random'; pow: number; scope: 'group' | 'batch' } | null;
+  extraRollouts: { schedule: 'ET' | 'HW'; nMax: number; useStd: boolean; upper: number } | null;
+  errorCorrection: { inject: number; replace: number } | null;
+  dynamicSampling: { maxGenBatches: number; from: number } | null;
+  /** ReGFT: iterations 1..iters are fine-tuning (advantage R, token cross-entropy). */
+  hintedSft: { iters: number; hintTurns: number; hardRate: number } | null;
+  staleness: number;
+  groupCap: number;
+}
+
+/** The plan's part the dump holds (a copy: the dump shares no object with the trainer). */
+export function dumpPlan(p: Plan): DumpPlan {
+  const copy = <T extends object | null>(o: T): T => (o === null ? o : ({ ...o } as T));
+  return {
+    advantage: { ...p.advantage, trueGradNorm: p.advantage.trueGradNorm ?? false },
+    whiten: p.whiten,
+    critic: p.critic ? { gamma: p.critic.gamma, lambda: p.critic.lambda } : null,
+    // The loss kernel's slots of the ratio plan (ratioSlots), as the explainer reads them.
+    ratio: { mode: p.ratio.mode, ...ratioSlots(p.ratio) },
+    kl: { ...p.kl },
+    lossAgg: p.lossAgg,
+    stepRows: p.stepRows,
+    infoGain: copy(p.infoGain),
+    essLr: copy(p.essLr),
+    resample: copy(p.resample),
+    extraRollouts: copy(p.extraRollouts),
+    errorCorrection: copy(p.errorCorrection),
+    dynamicSampling: copy(p.dynamicSampling),
+    hintedSft: copy(p.hintedSft),
+    staleness: p.staleness,
+    groupCap: p.groupCap,
+  };
+}
+
+/** Rows per trajectory: tp policy-token slots, max_turns turns of action_len slots each. */
+export interface DumpLayout {
+  tp: number;
+  action_len: number;
+  max_turns: number;
+}
 
 export interface BatchDump {
   version: 1;
@@ -33,6 +95,9 @@ export interface BatchDump {
    */
   ess_minibatch?: number[];
   lr_minibatch?: number[];
+  /** The resolved hooks of the active methods (absent in dumps made before it existed, as `layout`). */
+  plan?: DumpPlan;
+  layout?: DumpLayout;
   trajs: Array<{
     id: number;
     group: number;
@@ -48,8 +113,11 @@ export interface BatchDump {
      * on the last turn), GiGPO's step rewards, the tools task's checklist rewards R_t.
      */
     turn_rewards?: number[];
-    /** Per turn taken, the checklist with the judge's labels (tools task). */
-    checklist?: Array<Array<{ item: string; weight: number; sat: boolean; sat_true: boolean; strict: boolean }>>;
+    /**
+     * Per turn taken, the checklist with the judge's labels (tools task); `deps` the items (of the
+     * same turn) it needs first, `step` the action slot whose token decides it.
+     */
+    checklist?: Array<Array<{ item: string; weight: number; sat: boolean; sat_true: boolean; strict: boolean; deps?: string[]; step?: number }>>;
     /** Multi-agent tasks: the role that acted at each turn taken (roles are per turn, so `role` stays null). */
     turn_roles?: string[];
     /** Multi-agent tasks: each role's own reward, by role name. */
@@ -64,10 +132,12 @@ export interface BatchDump {
     minibatch?: number;
     /** IGPO: the teacher-forced probability of the true answer before each turn taken (p_0 = bare prompt). */
     p_answer?: number[];
-    /** VCPO: the trajectory's score norm |g| its baseline weighs by (closed form, sqrt of sum_t 1 - 2 pi + sum pi^2). */
+    /** VCPO: the gradient norm |g| its baseline weighs by (the trajectory's own over every parameter; with gradNorm = proxy, sqrt of sum_t 1 - 2 pi + sum pi^2). */
     grad_norm?: number;
     /** PF-PPO: the draw weight before resampling (`copies` is what the draws gave). */
     draw_weight?: number;
+    /** GiGPO/SAMPO: per turn taken, the key of the state the turn starts from (equal keys in a group: one anchor set). */
+    anchor_keys?: number[];
     text: string;
     tokens: Array<{
       tok: number;
@@ -152,6 +222,10 @@ export interface BatchPack {
   /** VCPO only: per optimizer step. */
   essMinibatch: number[] | null;
   lrMinibatch: number[] | null;
+  plan: DumpPlan;
+  layout: DumpLayout;
+  /** GiGPO/SAMPO only: per turn taken (turnEnd), the anchor key. */
+  anchorKeys: Uint32Array | null;
   /** Turns taken, for turn_rewards and turn_roles. */
   turnEnd: Uint32Array;
   turnRewards: Float32Array | null;
@@ -173,6 +247,10 @@ export interface ChecklistPack {
   weight: Float64Array;
   /** Bit 0 sat, bit 1 sat_true, bit 2 strict. */
   flags: Uint8Array;
+  /** Per item: the action slot that decides it, and its prerequisites (depEnd splits dep, item-local indices). */
+  step: Int32Array;
+  depEnd: Uint32Array;
+  dep: Int32Array;
 }
 
 /** Where trajectory (or turn) n's entries begin, given the ends. */
@@ -190,45 +268,26 @@ export function groupIndices(groupStart: Uint32Array, origin: Uint8Array): Int32
   return out;
 }
 
-/** Packs the last iteration's batch; `t` is the backend's readBatch() of it. */
-export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, b: LastBatch, t: BatchTensors): BatchPack {
-  const { N, Tp, maxTurns } = shape;
-  const ep = b.episodes;
-  const tokenEnd = new Uint32Array(N);
-  let count = 0;
-  for (let n = 0; n < N; n++) {
-    for (let j = 0; j < Tp; j++) if (b.mask[n * Tp + j]) count++;
-    tokenEnd[n] = count;
-  }
-  const tok = new Int32Array(count);
-  const turn = new Int32Array(count);
-  const rows = new Uint32Array(count);
-  for (let n = 0, k = 0; n < N; n++) {
-    for (let j = 0; j < Tp; j++) {
-      const r = n * Tp + j;
-      if (!b.mask[r]) continue;
-      rows[k] = r;
-      tok[k] = t.seq[shape.trainRowPos[r]!]!;
-      turn[k++] = Math.floor(j / shape.actionLen);
-    }
-  }
-  // A loop, not Float32Array.from(rows, fn): the mapping form is several times slower in V8.
-  const gather = <A extends Float32Array | Int32Array>(src: A, out: A = new Float32Array(count) as A): A => {
-    for (let k = 0; k < count; k++) out[k] = src[rows[k]!]!;
-    return out;
-  };
+/** The trainer's last iteration, packed in columns for postMessage (one readBatch of its backend). */
+export async function packBatch(trainer: Trainer): Promise<BatchPack> {
+  const b = trainer.lastBatch;
+  if (!b) throw new Error('no batch yet: run at least one iteration');
+  return packTensors(trainer.config, trainer.env, trainer.shape, trainer.plan, b, await trainer.backend.readBatch());
+}
 
-  const turnEnd = new Uint32Array(N);
-  let turns = 0;
-  for (let n = 0; n < N; n++) turnEnd[n] = turns += ep.turns(n).length;
-  // [N * maxTurns] -> the turns taken, trajectory after trajectory.
-  const perTurn = <A extends Float32Array | Int32Array>(src: A, out: A): A => {
-    for (let n = 0; n < N; n++) out.set(src.subarray(n * maxTurns, n * maxTurns + turnEnd[n]! - start(turnEnd, n)), start(turnEnd, n));
-    return out;
-  };
+/** The trainer's last iteration as the JSON contract of docs/ARCHITECTURE.md ("The batch dump"). */
+export async function dumpBatch(trainer: Trainer): Promise<BatchDump> {
+  return unpackBatch(await packBatch(trainer));
+}
+
+/** Packs the last iteration's batch; `t` is the backend's readBatch() of it. */
+function packTensors(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, b: LastBatch, t: BatchTensors): BatchPack {
+  const { N } = shape;
+  const ep = b.episodes;
+  const { tokenEnd, tok, turn, gather } = policyTokens(shape, b.mask, t.seq);
+  const { turnEnd, turns, perTurn } = turnsTaken(ep, N, shape.maxTurns);
   const methodTurnRewards = plan.infoGain !== null || plan.taskTurnRewards || plan.anchors;
   const turnRewardSrc = methodTurnRewards ? t.turnReward : ep.turnRewards;
-
   const texts: string[] = [];
   const textEnd = new Uint32Array(N);
   let chars = 0;
@@ -237,24 +296,11 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     texts.push(s);
     textEnd[n] = chars += s.length;
   }
-
   const multiAgent = ep.turnRole !== undefined && env.roles !== undefined;
   const minibatch = new Int32Array(N);
   shape.minibatches.forEach(([n0, n1], i) => minibatch.fill(i, n0, n1));
-  // IGPO: p_k = exp(mean answer-token log-prob of the context before turn k), for the turns taken.
-  let pAnswer: Float64Array | null = null;
-  if (plan.infoGain && t.answerLogp && shape.scoreSpan > 0) {
-    pAnswer = new Float64Array(turns);
-    const S = shape.scoreSpan;
-    for (let n = 0; n < N; n++) {
-      for (let k = 0; k < turnEnd[n]! - start(turnEnd, n); k++) {
-        let s = 0;
-        for (let i = 0; i < S; i++) s += t.answerLogp[(n * maxTurns + k) * S + i]!;
-        pAnswer[start(turnEnd, n) + k] = Math.exp(s / S);
-      }
-    }
-  }
   const noise = ep.info?.search_noise;
+  const anchorKeys = plan.anchors ? perTurn(b.adv.turnKey, new Uint32Array(turns)) : null;
   const roleRewards = ep.roleReward && env.roles ? Float32Array.from(ep.roleReward.subarray(0, N * env.roles.length)) : null;
   return {
     version: 1,
@@ -280,7 +326,7 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     sumP2: gather(t.sumP2),
     adv: gather(t.adv),
     ratio: gather(t.ratio),
-    clip: gather(t.clip, new Int32Array(count)),
+    clip: gather(t.clip, new Int32Array(tok.length)),
     lossTok: gather(t.loss),
     logpRollout: gather(t.logpRollout),
     entropyOld: gather(t.entropyOld),
@@ -292,10 +338,13 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     minibatch,
     gradNorm: plan.essLr ? Float32Array.from(t.g2.subarray(0, N), Math.sqrt) : null,
     drawWeight: b.drawWeight ? b.drawWeight.slice(0, N) : null,
-    pAnswer,
+    pAnswer: plan.infoGain && t.answerLogp && shape.scoreSpan > 0 ? answerProbabilities(t.answerLogp, shape, turnEnd, turns) : null,
     noiseP: typeof noise === 'number' ? noise : null,
     essMinibatch: plan.essLr ? b.essStep.slice() : null,
     lrMinibatch: plan.essLr ? b.lrStep.slice() : null,
+    plan: dumpPlan(plan),
+    layout: { tp: shape.Tp, action_len: shape.actionLen, max_turns: shape.maxTurns },
+    anchorKeys,
     turnEnd,
     turnRewards: turnRewardSrc ? perTurn(turnRewardSrc, new Float32Array(turns)) : null,
     turnRole: multiAgent ? perTurn(ep.turnRole!, new Int32Array(turns)) : null,
@@ -303,6 +352,64 @@ export function packBatch(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: P
     roleRewards,
     checklist: ep.checklist ? packChecklists(ep.checklist, N) : null,
   };
+}
+
+/**
+ * The policy tokens in the loss, trajectory after trajectory: where each trajectory's end, each
+ * token's id and turn, and `gather`, which takes a per-row tensor's values at those rows.
+ */
+function policyTokens(shape: RunShape, mask: Float32Array, seq: Int32Array) {
+  const { N, Tp } = shape;
+  const tokenEnd = new Uint32Array(N);
+  let count = 0;
+  for (let n = 0; n < N; n++) {
+    for (let j = 0; j < Tp; j++) if (mask[n * Tp + j]) count++;
+    tokenEnd[n] = count;
+  }
+  const tok = new Int32Array(count);
+  const turn = new Int32Array(count);
+  const rows = new Uint32Array(count);
+  for (let n = 0, k = 0; n < N; n++) {
+    for (let j = 0; j < Tp; j++) {
+      const r = n * Tp + j;
+      if (!mask[r]) continue;
+      rows[k] = r;
+      tok[k] = seq[shape.trainRowPos[r]!]!;
+      turn[k++] = Math.floor(j / shape.actionLen);
+    }
+  }
+  // A loop, not Float32Array.from(rows, fn): the mapping form is several times slower in V8.
+  const gather = <A extends Float32Array | Int32Array>(src: A, out: A = new Float32Array(count) as A): A => {
+    for (let k = 0; k < count; k++) out[k] = src[rows[k]!]!;
+    return out;
+  };
+  return { tokenEnd, tok, turn, gather };
+}
+
+/** Where each trajectory's turns end in the list of turns taken, and `perTurn`, which packs an [N * maxTurns] array into it. */
+function turnsTaken(ep: LastBatch['episodes'], N: number, maxTurns: number) {
+  const turnEnd = new Uint32Array(N);
+  let turns = 0;
+  for (let n = 0; n < N; n++) turnEnd[n] = turns += ep.turns(n).length;
+  const perTurn = <A extends Float32Array | Int32Array | Uint32Array>(src: A, out: A): A => {
+    for (let n = 0; n < N; n++) out.set(src.subarray(n * maxTurns, n * maxTurns + turnEnd[n]! - start(turnEnd, n)), start(turnEnd, n));
+    return out;
+  };
+  return { turnEnd, turns, perTurn };
+}
+
+/** IGPO: p_k = exp(mean answer-token log-prob of the context before turn k), for the turns taken. */
+function answerProbabilities(answerLogp: Float32Array, shape: RunShape, turnEnd: Uint32Array, turns: number): Float64Array {
+  const pAnswer = new Float64Array(turns);
+  const S = shape.scoreSpan;
+  for (let n = 0; n < shape.N; n++) {
+    for (let k = 0; k < turnEnd[n]! - start(turnEnd, n); k++) {
+      let s = 0;
+      for (let i = 0; i < S; i++) s += answerLogp[(n * shape.maxTurns + k) * S + i]!;
+      pAnswer[start(turnEnd, n) + k] = Math.exp(s / S);
+    }
+  }
+  return pAnswer;
 }
 
 function packChecklists(lists: readonly TurnChecklist[][], N: number): ChecklistPack {
@@ -313,6 +420,9 @@ function packChecklists(lists: readonly TurnChecklist[][], N: number): Checklist
   const item: number[] = [];
   const weight: number[] = [];
   const flags: number[] = [];
+  const step: number[] = [];
+  const depEnd: number[] = [];
+  const dep: number[] = [];
   for (let n = 0; n < N; n++) {
     for (const c of lists[n]!) {
       c.items.forEach((it, i) => {
@@ -321,6 +431,9 @@ function packChecklists(lists: readonly TurnChecklist[][], N: number): Checklist
         item.push(id);
         weight.push(it.weight);
         flags.push((c.sat[i] === 1 ? 1 : 0) | (c.satTrue[i] === 1 ? 2 : 0) | (it.strict ? 4 : 0));
+        step.push(it.step);
+        dep.push(...it.deps);
+        depEnd.push(dep.length);
       });
       itemEnd.push(item.length);
     }
@@ -333,6 +446,9 @@ function packChecklists(lists: readonly TurnChecklist[][], N: number): Checklist
     names,
     weight: Float64Array.from(weight),
     flags: Uint8Array.from(flags),
+    step: Int32Array.from(step),
+    depEnd: Uint32Array.from(depEnd),
+    dep: Int32Array.from(dep),
   };
 }
 
@@ -342,8 +458,8 @@ export function packBuffers(p: BatchPack): ArrayBuffer[] {
     p.group, p.reward, p.rewardTrue, p.kept, p.copies, p.textEnd, p.tokenEnd, p.tok, p.turn,
     p.logpOld, p.logp, p.logpRef, p.entropy, p.sumP2, p.adv, p.ratio, p.clip, p.lossTok, p.turnEnd,
     p.turnRewards, p.turnRole, p.roleRewards, p.logpRollout, p.entropyOld, p.sumP2Old, p.kl, p.value, p.ret,
-    p.origin, p.minibatch, p.gradNorm, p.drawWeight, p.pAnswer,
-    ...(p.checklist ? [p.checklist.turnEnd, p.checklist.itemEnd, p.checklist.item, p.checklist.weight, p.checklist.flags] : []),
+    p.origin, p.minibatch, p.gradNorm, p.drawWeight, p.pAnswer, p.anchorKeys,
+    ...(p.checklist ? [p.checklist.turnEnd, p.checklist.itemEnd, p.checklist.item, p.checklist.weight, p.checklist.flags, p.checklist.step, p.checklist.depEnd, p.checklist.dep] : []),
   ];
   const out = new Set<ArrayBuffer>();
   for (const a of arrays) if (a) out.add(a.buffer as ArrayBuffer);
@@ -381,14 +497,17 @@ function unpackTraj(p: BatchPack, n: number): Traj {
   if (p.pAnswer) extra.p_answer = Array.from(p.pAnswer.subarray(t0, t1));
   if (p.gradNorm) extra.grad_norm = p.gradNorm[n]!;
   if (p.drawWeight) extra.draw_weight = p.drawWeight[n]!;
+  if (p.anchorKeys) extra.anchor_keys = Array.from(p.anchorKeys.subarray(t0, t1));
   const c = p.checklist;
   if (c) {
     extra.checklist = [];
     for (let u = start(c.turnEnd, n); u < c.turnEnd[n]!; u++) {
       const items: NonNullable<Traj['checklist']>[number] = [];
-      for (let i = start(c.itemEnd, u); i < c.itemEnd[u]!; i++) {
+      const i0 = start(c.itemEnd, u);
+      for (let i = i0; i < c.itemEnd[u]!; i++) {
         const f = c.flags[i]!;
-        items.push({ item: c.names[c.item[i]!]!, weight: c.weight[i]!, sat: (f & 1) !== 0, sat_true: (f & 2) !== 0, strict: (f & 4) !== 0 });
+        const deps = Array.from(c.dep.subarray(i === 0 ? 0 : c.depEnd[i - 1]!, c.depEnd[i]!), (d) => c.names[c.item[i0 + d]!]!);
+        items.push({ item: c.names[c.item[i]!]!, weight: c.weight[i]!, sat: (f & 1) !== 0, sat_true: (f & 2) !== 0, strict: (f & 4) !== 0, deps, step: c.step[i]! });
       }
       extra.checklist.push(items);
     }
@@ -424,6 +543,8 @@ function header(p: BatchPack, trajs: Traj[]): BatchDump {
     loss: p.loss,
     ...(p.noiseP !== null ? { noise_p: p.noiseP } : {}),
     ...(p.essMinibatch && p.lrMinibatch ? { ess_minibatch: p.essMinibatch, lr_minibatch: p.lrMinibatch } : {}),
+    plan: p.plan,
+    layout: p.layout,
     trajs,
   };
 }

@@ -10,9 +10,11 @@
  */
 import { z } from 'zod';
 import { ORIGINS } from '../core/origins';
-import { ConfigError, parseConfig, type RunConfig } from '../core/config';
+import { ConfigError, KL_TYPES, LOSS_AGG_MODES, parseConfig, type RunConfig } from '../core/config';
+import { ADV_ESTIMATORS } from '../../kernels/advantage/options';
+import type { RatioMode } from '../core/plan';
 import { SCALAR_METRICS, type MetricRow } from '../core/metrics';
-import { encodeShareLink } from './shareUrl';
+import { encodeConfigLink } from './shareUrl';
 import type { BatchDump } from './batchDump';
 
 export const RUN_FILE_FORMAT = 'agentic-rl-playground/run';
@@ -62,7 +64,7 @@ export function createRunFile(parts: {
     format: RUN_FILE_FORMAT,
     version: RUN_FILE_VERSION,
     createdAt: (parts.createdAt ?? new Date()).toISOString(),
-    link: encodeShareLink(parts.config),
+    link: encodeConfigLink(parts.config),
     config: parts.config,
     backend: parts.backend ?? null,
     notes: parts.notes ?? '',
@@ -124,6 +126,48 @@ const tokenSchema = z.object({
   value: num.optional(),
   ret: num.optional(),
 });
+// The dump's plan and layout (batchDump.ts DumpPlan), kept so an imported batch can be explained.
+const RATIO_MODES = ['token', 'sequence', 'geometric', 'turn', 'step', 'cispo', 'sapo'] as const satisfies readonly RatioMode[];
+const bool = z.boolean();
+const count = z.number().int().min(0).max(1_000_000);
+const planSchema = z.object({
+  advantage: z.object({
+    estimator: z.enum(ADV_ESTIMATORS),
+    scaleStd: bool,
+    unbiasedStd: bool,
+    eps: finite,
+    byRole: bool,
+    entropyScale: bool,
+    entropyClamp: bool,
+    stdMin: finite,
+    gamma: finite,
+    separate: bool,
+    stepWeight: finite,
+    baseline: bool,
+    klInReward: finite,
+    isCap: finite,
+    otb: bool,
+    zeroTail: bool,
+    trueGradNorm: bool,
+  }),
+  whiten: bool,
+  critic: z.object({ gamma: finite, lambda: finite }).nullable(),
+  ratio: z.object({ mode: z.enum(RATIO_MODES), clipLow: finite, clipHigh: finite, dualClip: finite }),
+  kl: z.object({ coef: finite, type: z.enum(KL_TYPES) }),
+  lossAgg: z.enum(LOSS_AGG_MODES),
+  stepRows: bool,
+  infoGain: z.object({ igType: z.enum(['prob_diff', 'log_prob_diff']) }).nullable(),
+  essLr: z.object({ rule: z.enum(['sqrt', 'linear']), baseEss: finite }).nullable(),
+  resample: z.object({ weighting: z.enum(['pow', 'max_min', 'max_random']), pow: finite, scope: z.enum(['group', 'batch']) }).nullable(),
+  extraRollouts: z.object({ schedule: z.enum(['ET', 'HW']), nMax: count, useStd: bool, upper: finite }).nullable(),
+  errorCorrection: z.object({ inject: finite, replace: finite }).nullable(),
+  dynamicSampling: z.object({ maxGenBatches: count, from: count }).nullable(),
+  hintedSft: z.object({ iters: count, hintTurns: count, hardRate: finite }).nullable(),
+  staleness: count,
+  groupCap: count,
+});
+const layoutSchema = z.object({ tp: z.number().int().min(1).max(MAX_TOKENS), action_len: z.number().int().min(1).max(MAX_TOKENS), max_turns: z.number().int().min(1).max(MAX_TOKENS) });
+
 /** Role names: plain identifiers (never `__proto__`), as record keys. */
 const roleName = z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, { error: 'expected a role name' });
 const trajSchema = z.object({
@@ -138,7 +182,21 @@ const trajSchema = z.object({
   // Fields some tasks and methods add (docs/ARCHITECTURE.md "The batch dump"); others are dropped.
   turn_rewards: z.array(num).max(64).optional(),
   checklist: z
-    .array(z.array(z.object({ item: z.string().max(64), weight: num, sat: z.boolean(), sat_true: z.boolean(), strict: z.boolean() })).max(64))
+    .array(
+      z
+        .array(
+          z.object({
+            item: z.string().max(64),
+            weight: num,
+            sat: z.boolean(),
+            sat_true: z.boolean(),
+            strict: z.boolean(),
+            deps: z.array(z.string().max(64)).max(64).optional(),
+            step: z.number().int().min(0).max(64).optional(),
+          }),
+        )
+        .max(64),
+    )
     .max(64)
     .optional(),
   turn_roles: z.array(roleName).max(64).optional(),
@@ -148,6 +206,7 @@ const trajSchema = z.object({
   p_answer: z.array(num).max(64).optional(),
   grad_norm: num.optional(),
   draw_weight: num.optional(),
+  anchor_keys: z.array(z.number().int().min(0).max(2 ** 32 - 1)).max(64).optional(),
   text: z.string().max(10_000),
   tokens: z.array(tokenSchema).max(MAX_TOKENS),
 });
@@ -161,6 +220,8 @@ const batchSchema = z.object({
   // One per optimizer step: at most 16 epochs x 64 minibatches x 8 SeeUPO turn stages.
   ess_minibatch: z.array(num).max(8192).optional(),
   lr_minibatch: z.array(num).max(8192).optional(),
+  plan: planSchema.optional(),
+  layout: layoutSchema.optional(),
   trajs: z
     .array(trajSchema)
     .max(MAX_TRAJS)

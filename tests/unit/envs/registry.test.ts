@@ -6,6 +6,7 @@ import { createEnv, TASK_KNOBS } from '../../../workers/core/envs';
 import { searchNoiseAt } from '../../../workers/core/envs/search';
 import { createRng } from '../../../workers/core/rng';
 import { createTrainer } from '../../../workers/core/trainer';
+import { dumpBatch } from '../../../workers/formats/batchDump';
 import { rollout } from './rollout';
 
 function config(set: Record<string, string>): RunConfig {
@@ -87,7 +88,7 @@ describe('trainer with every task (CPU backend)', () => {
       const t = await createTrainer(config({ task, ...small }), createCpuBackend);
       const row = await t.step();
       expect(Number.isFinite(row.loss)).toBe(true);
-      const d = await t.dumpBatch();
+      const d = await dumpBatch(t);
       expect(d.trajs).toHaveLength(8);
       for (const tr of d.trajs) {
         expect(tr.reward_true).toBe(tr.reward);
@@ -121,7 +122,7 @@ describe('trainer with every task (CPU backend)', () => {
   it('noisy reward-model channel: trains on the noisy reward, the dump keeps the true one', async () => {
     const t = await createTrainer(config({ task: 'sequence', ...small, 'env.rmNoise': '0.5', 'env.seqReward': 'partial' }), createCpuBackend);
     await t.step();
-    const d = await t.dumpBatch();
+    const d = await dumpBatch(t);
     expect(d.trajs.some((tr) => tr.reward !== tr.reward_true)).toBe(true);
     for (const tr of d.trajs) expect([0, 1 / 3, 2 / 3, 1].some((v) => Math.abs(v - tr.reward_true) < 1e-6)).toBe(true);
     t.destroy();

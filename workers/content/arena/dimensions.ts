@@ -9,7 +9,9 @@
  * belongs to one dimension and may not also be in the spec's own `set`.
  */
 import { ConfigError, defaultConfig, TASK_IDS, withFieldText, type RunConfig } from '../../core/config';
+import { METHOD_IDS } from '../../core/methods';
 import { overriddenFields } from '../../core/plan';
+import { expandSeedRanges, readSeedRanges, seedCount, seedRangesText, SeedTextError, type SeedRange } from '../../core/seedRanges';
 
 export type ArenaDimId = 'clip' | 'filter' | 'advantage' | 'aggregation';
 export const ARENA_DIM_IDS: readonly ArenaDimId[] = ['clip', 'filter', 'advantage', 'aggregation'];
@@ -162,21 +164,62 @@ export function arenaLevel(dim: ArenaDimId, id: string): ArenaLevel {
   return l;
 }
 
-/** Checks a spec's shape and names; throws naming what is wrong. */
-export function checkArenaSpec(spec: ArenaSpec): void {
-  if (typeof spec.task !== 'string' || !(TASK_IDS as readonly string[]).includes(spec.task)) throw new Error(`arena: task: expected one of ${TASK_IDS.join(', ')}, got "${spec.task}"`);
+/**
+ * Most runs (cells x seeds) one arena holds. The page keeps a summary per run and the CLI a child
+ * process per run; a link of a few kilobytes can name millions of seeds (`0-10000,10001-20001,...`),
+ * so this is checked on the counts, before any seed is expanded or any cell drawn.
+ */
+export const MAX_ARENA_RUNS = 10_000;
+/** Most iterations one arena trains (cells x seeds x iterations): long, not endless (a single link's run is at most 100,000). */
+export const MAX_ARENA_ITERATIONS = 1_000_000;
+/** Most iterations of one run. */
+export const MAX_ARENA_ITERS = 100_000;
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** The spec's grid size before any combination is skipped: the product of its level counts. */
+function gridCells(levels: Record<ArenaDimId, string[]>): number {
+  return ARENA_DIM_IDS.reduce((n, d) => n * levels[d].length, 1);
+}
+
+/** Refuses an arena over the budget, naming the counts: its cells, seeds and iterations are counts here, nothing expanded. */
+function checkArenaBudget(cells: number, seeds: number, iters: number): void {
+  const runs = cells * seeds;
+  const grid = `${count(seeds)} seed${seeds === 1 ? '' : 's'} x ${count(cells)} cell${cells === 1 ? '' : 's'} = ${count(runs)} runs`;
+  if (runs > MAX_ARENA_RUNS) throw new Error(`arena: ${grid}; an arena holds at most ${count(MAX_ARENA_RUNS)} runs (seeds x cells)`);
+  if (runs * iters > MAX_ARENA_ITERATIONS) {
+    throw new Error(`arena: ${grid} of ${count(iters)} iterations = ${count(runs * iters)}; an arena trains at most ${count(MAX_ARENA_ITERATIONS)} iterations (seeds x cells x iterations)`);
+  }
+}
+
+/** The levels' names: known dimensions and levels, at least one each, none twice. */
+function checkArenaLevels(levels: Record<ArenaDimId, string[]>): void {
   for (const dim of ARENA_DIM_IDS) {
-    const ls = spec.levels[dim];
+    const ls = levels[dim];
     if (!Array.isArray(ls) || ls.length === 0) throw new Error(`arena: ${dim}: expected at least one level`);
     for (const l of ls) arenaLevel(dim, l);
     if (new Set(ls).size !== ls.length) throw new Error(`arena: ${dim}: a level is listed twice`);
   }
-  for (const k of Object.keys(spec.levels)) arenaDimension(k);
+  for (const k of Object.keys(levels)) arenaDimension(k);
+}
+
+function checkArenaIters(iters: number): void {
+  if (!(Number.isInteger(iters) && iters >= 1 && iters <= MAX_ARENA_ITERS)) throw new Error(`arena: iters: expected an integer in [1, ${MAX_ARENA_ITERS}], got ${iters}`);
+}
+
+/** Checks a spec's shape, names and budget; throws naming what is wrong. */
+export function checkArenaSpec(spec: ArenaSpec): void {
+  if (typeof spec.task !== 'string' || !(TASK_IDS as readonly string[]).includes(spec.task)) throw new Error(`arena: task: expected one of ${TASK_IDS.join(', ')}, got "${spec.task}"`);
+  checkArenaLevels(spec.levels);
+  checkArenaIters(spec.iters);
   if (!Array.isArray(spec.seeds) || spec.seeds.length === 0) throw new Error('arena: seeds: expected at least one seed');
+  checkArenaBudget(gridCells(spec.levels), spec.seeds.length, spec.iters);
   for (const s of spec.seeds) if (!(Number.isInteger(s) && s >= 0 && s < 2 ** 31)) throw new Error(`arena: seeds: ${s} is not a seed (an integer in [0, 2^31))`);
   if (new Set(spec.seeds).size !== spec.seeds.length) throw new Error('arena: seeds: a seed is listed twice');
-  if (!(Number.isInteger(spec.iters) && spec.iters >= 1 && spec.iters <= 100_000)) throw new Error(`arena: iters: expected an integer in [1, 100000], got ${spec.iters}`);
   if ('task' in spec.set || 'seed' in spec.set) throw new Error('arena: set: task and seed are the spec\'s own fields, not set keys');
+  // The spec's own methods join every cell's: each must be a method (the text form could not hold one with a ';' or '=').
+  const unknown = (spec.set.methods ?? '').split(',').filter((id) => id && !(METHOD_IDS as readonly string[]).includes(id));
+  if (unknown.length) throw new Error(`arena: set: methods: unknown method "${unknown[0]!.slice(0, 24)}"; expected some of ${METHOD_IDS.join(', ')}`);
   // The task and the spec's own keys alone, so that a bad one is named once, not as every cell's skip.
   let cfg = withFieldText(defaultConfig(), 'task', spec.task);
   for (const [k, v] of Object.entries(spec.set)) {
@@ -262,31 +305,33 @@ export function cellConfig(spec: ArenaSpec, cell: ArenaCell, seed: number): RunC
   }
 }
 
-/** 1,2,3,5 -> "1-3,5". */
-function seedsText(seeds: readonly number[]): string {
-  const out: string[] = [];
-  for (let i = 0; i < seeds.length; ) {
-    let j = i;
-    while (j + 1 < seeds.length && seeds[j + 1] === seeds[j]! + 1) j++;
-    out.push(j > i ? `${seeds[i]}-${seeds[j]}` : `${seeds[i]}`);
-    i = j + 1;
+/** Seed text read into ranges (nothing expanded); errors are `arena: seeds: ...`. */
+function arenaSeedRanges(text: string): SeedRange[] {
+  try {
+    return readSeedRanges(text);
+  } catch (e) {
+    throw e instanceof SeedTextError ? new Error(`arena: seeds: ${e.message}`) : e;
   }
-  return out.join(',');
 }
 
-/** "1-3,5" -> 1,2,3,5; throws naming the bad part. */
-export function parseSeedsText(text: string): number[] {
-  const out: number[] = [];
-  for (const part of text.split(',')) {
-    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
-    if (!m) throw new Error(`arena: seeds: expected seeds and ranges like 1,2,5-8, got "${part}"`);
-    const lo = Number(m[1]);
-    const hi = m[2] === undefined ? lo : Number(m[2]);
-    if (hi < lo || hi - lo > 10_000) throw new Error(`arena: seeds: bad range "${part}"`);
-    for (let x = lo; x <= hi; x++) out.push(x);
+/** Expands ranges whose count has been checked; errors are `arena: seeds: ...`. */
+function expandArenaSeeds(ranges: readonly SeedRange[]): number[] {
+  try {
+    return expandSeedRanges(ranges);
+  } catch (e) {
+    throw e instanceof SeedTextError ? new Error(`arena: seeds: ${e.message}`) : e;
   }
-  if (new Set(out).size !== out.length) throw new Error(`arena: seeds: a seed is listed twice in "${text}"`);
-  return out;
+}
+
+/**
+ * "1-3,5" -> 1,2,3,5 for an arena: more than the runs an arena holds is refused before a seed is
+ * expanded. Throws naming the bad part.
+ */
+export function parseSeedsText(text: string): number[] {
+  const ranges = arenaSeedRanges(text);
+  const n = seedCount(ranges);
+  if (n > MAX_ARENA_RUNS) throw new Error(`arena: seeds: ${count(n)} seeds; an arena holds at most ${count(MAX_ARENA_RUNS)} runs (seeds x cells)`);
+  return expandArenaSeeds(ranges);
 }
 
 /**
@@ -295,7 +340,7 @@ export function parseSeedsText(text: string): number[] {
  */
 export function arenaSpecToText(spec: ArenaSpec): string {
   checkArenaSpec(spec);
-  const parts = [`task=${spec.task}`, `iters=${spec.iters}`, `seeds=${seedsText(spec.seeds)}`];
+  const parts = [`task=${spec.task}`, `iters=${spec.iters}`, `seeds=${seedRangesText(spec.seeds)}`];
   for (const dim of ARENA_DIM_IDS) parts.push(`${dim}=${spec.levels[dim].join(',')}`);
   for (const [k, v] of Object.entries(spec.set)) {
     if (/[;=]/.test(k) || /[;=]/.test(v)) throw new Error(`arena: set: "${k}=${v}" has a ';' or '=' the text form cannot hold`);
@@ -304,9 +349,13 @@ export function arenaSpecToText(spec: ArenaSpec): string {
   return parts.join(';');
 }
 
-/** Parses arenaSpecToText's form; a dimension left out takes its first level. Errors name the part. */
+/**
+ * Parses arenaSpecToText's form; a dimension left out takes its first level. Errors name the part.
+ * The seeds are counted against the budget with the levels and iterations before they are expanded.
+ */
 export function parseArenaSpec(text: string): ArenaSpec {
   const spec: ArenaSpec = { task: 'search', set: {}, levels: { clip: [], filter: [], advantage: [], aggregation: [] }, seeds: [1], iters: 60 };
+  let seedRanges: SeedRange[] | null = null;
   const seen = new Set<string>();
   for (const part of text.split(';').filter((p) => p.trim())) {
     const eq = part.indexOf('=');
@@ -319,12 +368,18 @@ export function parseArenaSpec(text: string): ArenaSpec {
     else if (key === 'iters') {
       if (!/^\d+$/.test(value)) throw new Error(`arena: iters: expected a whole number, got "${value}"`);
       spec.iters = Number(value);
-    } else if (key === 'seeds') spec.seeds = parseSeedsText(value);
+    } else if (key === 'seeds') seedRanges = arenaSeedRanges(value);
     else if ((ARENA_DIM_IDS as readonly string[]).includes(key)) spec.levels[key as ArenaDimId] = value.split(',').filter((s) => s);
     else if (key.startsWith('set.') && key.length > 4) spec.set[key.slice(4)] = value;
     else throw new Error(`arena: unknown key "${key}"; expected task, iters, seeds, ${ARENA_DIM_IDS.join(', ')} or set.<config key>`);
   }
   for (const dim of ARENA_DIM_IDS) if (!seen.has(dim)) spec.levels[dim] = [arenaDimension(dim).levels[0]!.id];
+  if (seedRanges) {
+    checkArenaLevels(spec.levels);
+    checkArenaIters(spec.iters);
+    checkArenaBudget(gridCells(spec.levels), seedCount(seedRanges), spec.iters);
+    spec.seeds = expandArenaSeeds(seedRanges);
+  }
   checkArenaSpec(spec);
   return spec;
 }

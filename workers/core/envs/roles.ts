@@ -37,11 +37,12 @@ export const ROLE_NAMES = ['planner', 'executor'] as const;
 /** The fixed turn order: planner, executor, planner. */
 export const ROLE_OF_TURN = [0, 1, 0] as const;
 
-export function createRolesEnv(opts: RolesOptions): TaskEnv {
-  const { entities: E, attributes: A, values: Vv, roleScale, roleOffset } = opts;
-  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+/** Special tokens, in vocabulary order. */
+const [BOS, Q, RP, RX, TELL, LOOK, ANSWER, OKT] = [1, 2, 3, 4, 5, 6, 7, 8];
+
+/** The task's tokens and grammar for E entities, A attributes and Vv values. */
+function rolesLanguage(E: number, A: number, Vv: number) {
   const specials = ['·', '<s>', 'Q', '@P', '@X', 'TELL', 'LOOK', 'ANSWER', 'ok'];
-  const [, BOS, Q, RP, RX, TELL, LOOK, ANSWER, OKT] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
   const ent0 = specials.length;
   const att0 = ent0 + E;
   const val0 = att0 + A;
@@ -51,12 +52,10 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
     ...Array.from({ length: A }, (_, i) => `a${i}`),
     ...Array.from({ length: Vv }, (_, i) => `v${i}`),
   ];
-  const V = vocab.length;
   const layout: TaskLayout = { promptLen: 5, actionLen: 3, obsLen: 2, maxTurns: 3 };
-
   // Grammar: the role token fixes the planner's first move and the executor's; a returned value
   // opens the planner's answer. Attribute rows stay free (they never precede a sampled slot).
-  const g = createGrammar(V);
+  const g = createGrammar(vocab.length);
   g.allowList(RP, [TELL]);
   g.allowList(RX, [LOOK]);
   g.allow(TELL, ent0, E);
@@ -64,122 +63,136 @@ export function createRolesEnv(opts: RolesOptions): TaskEnv {
   for (let e = 0; e < E; e++) g.allow(ent0 + e, att0, A);
   for (let v = 0; v < Vv; v++) g.allowList(val0 + v, [ANSWER]);
   g.allow(ANSWER, val0, Vv);
-  const grammar = g.finish();
+  return { E, A, Vv, vocab, layout, grammar: g.finish(), ent0, att0, val0 };
+}
+type RolesLanguage = ReturnType<typeof rolesLanguage>;
 
-  const isIn = (t: number, lo: number, n: number) => t >= lo && t < lo + n;
+export function createRolesEnv(opts: RolesOptions): TaskEnv {
+  const lang = rolesLanguage(opts.entities, opts.attributes, opts.values);
+  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+  return { id: 'roles', vocab: lang.vocab, layout: lang.layout, grammar: lang.grammar, roles: ROLE_NAMES, sample: (prompts, group, rng) => sampleRoles(lang, opts, rm, prompts, group, rng) };
+}
+
+/** Each prompt's knowledge base and question (entity, attribute), and the rows' prompts. */
+function drawRoleQuestions(lang: RolesLanguage, prompts: number, group: number, rng: Rng) {
+  const { E, A, Vv, ent0, att0 } = lang;
+  const P = lang.layout.promptLen;
+  const kb: Int32Array[] = [];
+  const question = new Int32Array(prompts * 2);
+  for (let b = 0; b < prompts; b++) {
+    kb.push(Int32Array.from({ length: E * A }, () => rng.int(Vv)));
+    question[2 * b] = rng.int(E);
+    question[2 * b + 1] = rng.int(A);
+  }
+  const N = prompts * group;
+  const prompt = new Int32Array(N * P);
+  for (let n = 0; n < N; n++) {
+    const b = Math.floor(n / group);
+    // Index writes, no array literal per row (BENCHMARKS.md, the host side of a rollout).
+    prompt[n * P] = BOS;
+    prompt[n * P + 1] = Q;
+    prompt[n * P + 2] = ent0 + question[2 * b]!;
+    prompt[n * P + 3] = att0 + question[2 * b + 1]!;
+    prompt[n * P + 4] = RP;
+  }
+  return { kb, question, prompt, truth: (b: number) => kb[b]![question[2 * b]! * A + question[2 * b + 1]!]! };
+}
+
+function sampleRoles(lang: RolesLanguage, opts: RolesOptions, rm: RewardModelOptions, prompts: number, group: number, rng: Rng): EpisodeBatch {
+  const { E, A, Vv, ent0, att0, val0, vocab, layout } = lang;
+  const { roleScale, roleOffset } = opts;
+  const N = prompts * group;
+  const P = layout.promptLen;
+  const { kb, question, prompt, truth } = drawRoleQuestions(lang, prompts, group, rng);
   const execLo = Math.min(roleOffset, roleScale + roleOffset);
   const execHi = Math.max(roleOffset, roleScale + roleOffset);
+  const st = createBatchState({ N, rm, rewardRange: [execLo / 2, (1 + execHi) / 2], rng, maxTurns: layout.maxTurns, actionLen: layout.actionLen });
+  const turnRole = new Int32Array(N * 3).fill(-1);
+  const roleReward = new Float32Array(N * 2);
+  /** [N * 2] the planner's instruction (entity, attribute tokens). */
+  const told = new Int32Array(N * 2);
+  const followed = new Uint8Array(N);
+  const answerTokens = new Int32Array(N * 3);
+  for (let n = 0; n < N; n++) {
+    answerTokens[3 * n] = ANSWER;
+    answerTokens[3 * n + 1] = val0 + truth(Math.floor(n / group));
+    answerTokens[3 * n + 2] = PAD;
+  }
+  /** [N] 1 where the planner told, or the executor looked up, the fact the question asks. */
+  const toldRight = new Uint8Array(N);
+  const lookedRight = new Uint8Array(N);
+  const isIn = (t: number, lo: number, n: number) => t >= lo && t < lo + n;
+  const asked = (b: number, x: number, y: number) => (x - ent0 === question[2 * b] && y - att0 === question[2 * b + 1] ? 1 : 0);
 
-  function sample(prompts: number, group: number, rng: Rng): EpisodeBatch {
-    const N = prompts * group;
-    const P = layout.promptLen;
-    const kb: Int32Array[] = [];
-    const question = new Int32Array(prompts * 2);
-    for (let b = 0; b < prompts; b++) {
-      kb.push(Int32Array.from({ length: E * A }, () => rng.int(Vv)));
-      question[2 * b] = rng.int(E);
-      question[2 * b + 1] = rng.int(A);
-    }
-    const truth = (b: number) => kb[b]![question[2 * b]! * A + question[2 * b + 1]!]!;
-    const prompt = new Int32Array(N * P);
-    for (let n = 0; n < N; n++) {
-      const b = Math.floor(n / group);
-      // Index writes, no array literal per row (BENCHMARKS.md, the host side of a rollout).
-      prompt[n * P] = BOS;
-      prompt[n * P + 1] = Q;
-      prompt[n * P + 2] = ent0 + question[2 * b]!;
-      prompt[n * P + 3] = att0 + question[2 * b + 1]!;
-      prompt[n * P + 4] = RP;
-    }
-    const st = createBatchState({ N, rm, rewardRange: [execLo / 2, (1 + execHi) / 2], rng, maxTurns: layout.maxTurns, actionLen: layout.actionLen });
-    const turnRole = new Int32Array(N * 3).fill(-1);
-    const roleReward = new Float32Array(N * 2);
-    /** [N * 2] the planner's instruction (entity, attribute tokens). */
-    const told = new Int32Array(N * 2);
-    const followed = new Uint8Array(N);
-    const answerTokens = new Int32Array(N * 3);
-    for (let n = 0; n < N; n++) {
-      answerTokens[3 * n] = ANSWER;
-      answerTokens[3 * n + 1] = val0 + truth(Math.floor(n / group));
-      answerTokens[3 * n + 2] = PAD;
-    }
-
-    /** [N] 1 where the planner told, or the executor looked up, the fact the question asks. */
-    const toldRight = new Uint8Array(N);
-    const lookedRight = new Uint8Array(N);
-
-    function end(n: number, right: boolean): void {
-      const rP = (toldRight[n]! + (right ? 1 : 0)) / 2;
-      const rX = roleScale * lookedRight[n]! + roleOffset;
-      roleReward[2 * n] = rP;
-      roleReward[2 * n + 1] = rX;
-      st.finish(n, (rP + rX) / 2, right);
-    }
-
-    function step(turn: number, actions: Int32Array): TurnResult {
-      const obs = new Int32Array(N * 2);
-      const actionMask = new Uint8Array(N * 3);
-      for (let n = 0; n < N; n++) {
-        if (st.done[n]) continue;
-        const b = Math.floor(n / group);
-        // Plain reads and index writes, no array literals: this runs for every trajectory and turn.
-        const act = actions[3 * n]!;
-        const x = actions[3 * n + 1]!;
-        const y = actions[3 * n + 2]!;
-        const role = ROLE_OF_TURN[turn] ?? 0;
-        turnRole[n * 3 + turn] = role;
-        const fact = isIn(x, ent0, E) && isIn(y, att0, A);
-        if (turn === 0 && act === TELL && fact) {
-          told[2 * n] = x;
-          told[2 * n + 1] = y;
-          toldRight[n] = x - ent0 === question[2 * b] && y - att0 === question[2 * b + 1] ? 1 : 0;
-          obs[2 * n] = OKT;
-          obs[2 * n + 1] = RX;
-          for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
-          st.record(n, turn, actions, 3 * n, 3, OKT, RX, '', ROLE_NAMES[role]);
-        } else if (turn === 1 && act === LOOK && fact) {
-          followed[n] = x === told[2 * n] && y === told[2 * n + 1] ? 1 : 0;
-          lookedRight[n] = x - ent0 === question[2 * b] && y - att0 === question[2 * b + 1] ? 1 : 0;
-          const v = val0 + kb[b]![(x - ent0) * A + (y - att0)]!;
-          obs[2 * n] = RP;
-          obs[2 * n + 1] = v;
-          for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
-          st.record(n, turn, actions, 3 * n, 3, RP, v, followed[n] ? '(as told)' : '(not as told)', ROLE_NAMES[role]);
-        } else if (turn === 2 && act === ANSWER && isIn(x, val0, Vv)) {
-          const right = x - val0 === truth(b);
-          for (let a = 0; a < 2; a++) actionMask[3 * n + a] = 1;
-          st.record(n, turn, actions, 3 * n, 2, -1, -1, right ? '✓' : '✗', ROLE_NAMES[role]);
-          end(n, right);
-        } else {
-          // Unreachable under the grammar: a malformed turn ends the episode, the answer wrong.
-          for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
-          st.record(n, turn, actions, 3 * n, 3, -1, -1, 'malformed', ROLE_NAMES[role]);
-          end(n, false);
-        }
-      }
-      return { obs, actionMask };
-    }
-
-    /** Planner: TELL the asked fact, then ANSWER the truth; executor: LOOK the asked fact. */
-    function oracle(n: number, turn: number): Int32Array {
-      const out = new Int32Array(3);
-      if (st.done[n] || turn < 0 || turn >= layout.maxTurns) return out;
-      const b = Math.floor(n / group);
-      const [e, a] = [ent0 + question[2 * b]!, att0 + question[2 * b + 1]!];
-      out.set(turn === 0 ? [TELL, e, a] : turn === 1 ? [LOOK, e, a] : [ANSWER, val0 + truth(b), PAD]);
-      return out;
-    }
-
-    const header = (n: number) => `Q ${vocab[prompt[n * P + 2]!]} ${vocab[prompt[n * P + 3]!]}`;
-    return {
-      ...batchCore(st, { N, group, prompt, step, vocab, header: header }),
-      answerTokens,
-      answerSpan: Uint8Array.from([0, 1, 0]),
-      oracle,
-      turnRole,
-      roleReward,
-    };
+  function end(n: number, right: boolean): void {
+    const rP = (toldRight[n]! + (right ? 1 : 0)) / 2;
+    const rX = roleScale * lookedRight[n]! + roleOffset;
+    roleReward[2 * n] = rP;
+    roleReward[2 * n + 1] = rX;
+    st.finish(n, (rP + rX) / 2, right);
   }
 
-  return { id: 'roles', vocab, layout, grammar, roles: ROLE_NAMES, sample };
+  function step(turn: number, actions: Int32Array): TurnResult {
+    const obs = new Int32Array(N * 2);
+    const actionMask = new Uint8Array(N * 3);
+    for (let n = 0; n < N; n++) {
+      if (st.done[n]) continue;
+      const b = Math.floor(n / group);
+      // Plain reads and index writes, no array literals: this runs for every trajectory and turn.
+      const act = actions[3 * n]!;
+      const x = actions[3 * n + 1]!;
+      const y = actions[3 * n + 2]!;
+      const role = ROLE_OF_TURN[turn] ?? 0;
+      turnRole[n * 3 + turn] = role;
+      const fact = isIn(x, ent0, E) && isIn(y, att0, A);
+      if (turn === 0 && act === TELL && fact) {
+        told[2 * n] = x;
+        told[2 * n + 1] = y;
+        toldRight[n] = asked(b, x, y);
+        obs[2 * n] = OKT;
+        obs[2 * n + 1] = RX;
+        for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
+        st.record(n, turn, actions, 3 * n, 3, OKT, RX, '', ROLE_NAMES[role]);
+      } else if (turn === 1 && act === LOOK && fact) {
+        followed[n] = x === told[2 * n] && y === told[2 * n + 1] ? 1 : 0;
+        lookedRight[n] = asked(b, x, y);
+        const v = val0 + kb[b]![(x - ent0) * A + (y - att0)]!;
+        obs[2 * n] = RP;
+        obs[2 * n + 1] = v;
+        for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
+        st.record(n, turn, actions, 3 * n, 3, RP, v, followed[n] ? '(as told)' : '(not as told)', ROLE_NAMES[role]);
+      } else if (turn === 2 && act === ANSWER && isIn(x, val0, Vv)) {
+        const right = x - val0 === truth(b);
+        for (let a = 0; a < 2; a++) actionMask[3 * n + a] = 1;
+        st.record(n, turn, actions, 3 * n, 2, -1, -1, right ? '✓' : '✗', ROLE_NAMES[role]);
+        end(n, right);
+      } else {
+        // Unreachable under the grammar: a malformed turn ends the episode, the answer wrong.
+        for (let a = 0; a < 3; a++) actionMask[3 * n + a] = 1;
+        st.record(n, turn, actions, 3 * n, 3, -1, -1, 'malformed', ROLE_NAMES[role]);
+        end(n, false);
+      }
+    }
+    return { obs, actionMask };
+  }
+
+  /** Planner: TELL the asked fact, then ANSWER the truth; executor: LOOK the asked fact. */
+  function oracle(n: number, turn: number): Int32Array {
+    const out = new Int32Array(3);
+    if (st.done[n] || turn < 0 || turn >= layout.maxTurns) return out;
+    const b = Math.floor(n / group);
+    const [e, a] = [ent0 + question[2 * b]!, att0 + question[2 * b + 1]!];
+    out.set(turn === 0 ? [TELL, e, a] : turn === 1 ? [LOOK, e, a] : [ANSWER, val0 + truth(b), PAD]);
+    return out;
+  }
+
+  const header = (n: number) => `Q ${vocab[prompt[n * P + 2]!]} ${vocab[prompt[n * P + 3]!]}`;
+  return {
+    ...batchCore(st, { N, group, prompt, step, vocab, header }),
+    answerTokens,
+    answerSpan: Uint8Array.from([0, 1, 0]),
+    oracle,
+    turnRole,
+    roleReward,
+  };
 }

@@ -58,13 +58,9 @@ const [CUR, AMT, RATEK, MONEY, CODE] = [0, 1, 2, 3, 4];
  */
 const JUDGE_STREAM = 0x10d9e;
 
-export function createToolsEnv(opts: ToolsOptions): TaskEnv {
-  const S = opts.toolSteps;
-  const K = opts.toolValues;
-  const D = opts.distractors;
-  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+/** The task's tokens, tools and grammar for `toolSteps` plan tools, `toolValues` tokens per kind and `distractors`. */
+function toolsLanguage(S: number, K: number, D: number) {
   const specials = ['·', '<s>', 'REQ', '=', 'OK', 'ERR'];
-  const [, BOS, REQ, EQ, OK, ERR] = [0, 1, 2, 3, 4, 5];
   const tool0 = specials.length;
   const nTools = S + D;
   const kind0 = tool0 + nTools;
@@ -90,21 +86,37 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
   for (const prev of [...turnStart, OK, ERR]) g.allow(prev, tool0, nTools);
   for (let t = 0; t < nTools; t++) g.allow(tool0 + t, tok(sig[t]![0]!, 0), K);
   for (let i = 0; i < K; i++) g.allow(tok(AMT, i), tok(RATEK, 0), K);
-  const grammar = g.finish();
+  return {
+    S,
+    K,
+    vocab,
+    V,
+    layout,
+    grammar: g.finish(),
+    tool0,
+    nTools,
+    sig,
+    tok,
+    kindOf: (t: number) => (t >= kind0 && t < kind0 + 5 * K ? Math.floor((t - kind0) / K) : -1),
+    /** Item c of plan turn t's checklist is `<TOOL>.<this>`: the tool item, then one per argument kind. */
+    itemSuffix: (t: number, c: number) => (c === 0 ? 'tool' : KINDS[sig[t]![c - 1]!]!),
+    /** The value index of an argument token. */
+    idx: (t: number) => (t - kind0) % K,
+  };
+}
+type ToolsLanguage = ReturnType<typeof toolsLanguage>;
+/** Special tokens, in vocabulary order. */
+const [BOS, REQ, EQ, OK, ERR] = [1, 2, 3, 4, 5];
 
-  const kindOf = (t: number) => (t >= kind0 && t < kind0 + 5 * K ? Math.floor((t - kind0) / K) : -1);
-  /** Item c of plan turn t's checklist is `<TOOL>.<this>`: the tool item, then one per argument kind. */
-  const itemSuffix = (t: number, c: number) => (c === 0 ? 'tool' : KINDS[sig[t]![c - 1]!]!);
-  const idx = (t: number) => (t - kind0) % K;
-
-  /**
-   * The checklists built so far, by plan turn, request and reference arguments: a request's lists
-   * are the same objects whenever the same values come up again (at most K^2 + 3 K^3 lists: 90 at
-   * the default K = 3, 12,544 at K = 16), instead of some sixty strings built anew for every
-   * request of every batch. Nothing writes to them.
-   */
+/**
+ * The reference checklists of a request (CM2's items, per plan turn) and each checklist's reward
+ * table, both built once and shared: a request's lists are the same objects whenever the same values
+ * come up again (at most K^2 + 3 K^3 lists: 90 at the default K = 3, 12,544 at K = 16), instead of
+ * some sixty strings built anew for every request of every batch. Nothing writes to them.
+ */
+function createChecklists(lang: ToolsLanguage, strictArgs: boolean) {
+  const { S, K, V, vocab } = lang;
   const checklistCache = new Map<number, ChecklistItem[]>();
-
   /**
    * Each checklist's rewards for every label row (bit c: item c satisfied): the three step rewards as
    * a Float32Array accumulates them item by item (Eq. 2) and the turn reward, their float64 sum in
@@ -142,143 +154,194 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
       const key = (((t * K + cur) * K + amt) * V + args[0]!) * V + (args[1] ?? 0);
       let items = checklistCache.get(key);
       if (!items) {
-        items = turnChecklist(t, cur, amt, args);
+        items = turnChecklist(lang, t, cur, amt, args, vocab, strictArgs);
         checklistCache.set(key, items);
       }
       lists.push(items);
     }
     return lists;
   }
+  return { checklistFor, rewardTable };
+}
+type Checklists = ReturnType<typeof createChecklists>;
 
-  /** Plan turn t's checklist for a request of amount `amt` in currency `cur`, reference arguments `args`. */
-  function turnChecklist(t: number, cur: number, amt: number, args: number[]): ChecklistItem[] {
-    const name = PLAN_TOOLS[t]!;
-    const items: ChecklistItem[] = [
-      {
-        id: `${name}.${itemSuffix(t, 0)}`,
-        evidence: `reference turn ${t}: ${name}`,
-        focus: 'tool call',
-        question: `Is the call at turn ${t} ${name}?`,
-        pass: `the turn's tool token is ${name}`,
-        strict: true,
-        deps: [],
-        weight: 0.5,
-        step: 0,
-      },
-    ];
-    const src = [
-      [`prompt: requested currency c${cur}`],
-      [`prompt: requested amount n${amt}`, `turn 0 result: the rate of c${cur}`],
-      [`turn 1 result: the converted amount`],
-      [`turn 2 result: the booking code`],
-    ][t]!;
-    args.forEach((a, j) => {
-      const text = vocab[a]!;
-      items.push({
-        id: `${name}.${itemSuffix(t, j + 1)}`,
-        evidence: src[j]!,
-        focus: 'tool argument',
-        question: `Is argument ${j + 1} of ${name} ${text} (${src[j]})?`,
-        pass: `slot ${j + 1} of the call is ${text}`,
-        strict: opts.strictArgs,
-        deps: [0],
-        weight: 0.5 / args.length,
-        step: j + 1,
-      });
+/** Plan turn t's checklist for a request of amount `amt` in currency `cur`, reference arguments `args`. */
+function turnChecklist(lang: ToolsLanguage, t: number, cur: number, amt: number, args: number[], vocab: readonly string[], strictArgs: boolean): ChecklistItem[] {
+  const name = PLAN_TOOLS[t]!;
+  const items: ChecklistItem[] = [
+    {
+      id: `${name}.${lang.itemSuffix(t, 0)}`,
+      evidence: `reference turn ${t}: ${name}`,
+      focus: 'tool call',
+      question: `Is the call at turn ${t} ${name}?`,
+      pass: `the turn's tool token is ${name}`,
+      strict: true,
+      deps: [],
+      weight: 0.5,
+      step: 0,
+    },
+  ];
+  const src = [
+    [`prompt: requested currency c${cur}`],
+    [`prompt: requested amount n${amt}`, `turn 0 result: the rate of c${cur}`],
+    [`turn 1 result: the converted amount`],
+    [`turn 2 result: the booking code`],
+  ][t]!;
+  args.forEach((a, j) => {
+    const text = vocab[a]!;
+    items.push({
+      id: `${name}.${lang.itemSuffix(t, j + 1)}`,
+      evidence: src[j]!,
+      focus: 'tool argument',
+      question: `Is argument ${j + 1} of ${name} ${text} (${src[j]})?`,
+      pass: `slot ${j + 1} of the call is ${text}`,
+      strict: strictArgs,
+      deps: [0],
+      weight: 0.5 / args.length,
+      step: j + 1,
     });
-    return items;
+  });
+  return items;
+}
+
+export function createToolsEnv(opts: ToolsOptions): TaskEnv {
+  const lang = toolsLanguage(opts.toolSteps, opts.toolValues, opts.distractors);
+  const rm: RewardModelOptions = { rmNoise: opts.rmNoise ?? RM_OFF.rmNoise, rmNoiseFloor: opts.rmNoiseFloor ?? RM_OFF.rmNoiseFloor };
+  const checklists = createChecklists(lang, opts.strictArgs);
+  return {
+    id: 'tools',
+    vocab: lang.vocab,
+    layout: lang.layout,
+    grammar: lang.grammar,
+    sample: (prompts, group, rng) => sampleTools(lang, checklists, opts, rm, prompts, group, rng),
+  };
+}
+
+/**
+ * Each request's seeded tool tables, its reference calls and checklists, and the rows' prompts.
+ * Drawn in this order (rate, conv, code, then the request), as the batch's generator always has.
+ */
+function drawRequests(lang: ToolsLanguage, checklists: Checklists, prompts: number, group: number, rng: Rng) {
+  const { S, K, tok } = lang;
+  const P = lang.layout.promptLen;
+  // One flat array each: rate [K], conv [K * K], code [K] per request.
+  const rate = new Int32Array(prompts * K);
+  const conv = new Int32Array(prompts * K * K);
+  const code = new Int32Array(prompts * K);
+  /** [prompts][turn] the reference call's argument tokens. */
+  const correct: number[][][] = [];
+  const lists: ChecklistItem[][][] = [];
+  const prompt = new Int32Array(prompts * group * P);
+  for (let b = 0; b < prompts; b++) {
+    for (let i = 0; i < K; i++) rate[b * K + i] = rng.int(K);
+    for (let i = 0; i < K * K; i++) conv[b * K * K + i] = rng.int(K);
+    for (let i = 0; i < K; i++) code[b * K + i] = rng.int(K);
+    const cur = rng.int(K);
+    const amt = rng.int(K);
+    const x = rate[b * K + cur]!;
+    const m = conv[b * K * K + amt * K + x]!;
+    const k = code[b * K + m]!;
+    correct.push([[tok(CUR, cur)], [tok(AMT, amt), tok(RATEK, x)], [tok(MONEY, m)], [tok(CODE, k)]].slice(0, S));
+    lists.push(checklists.checklistFor(cur, amt, correct[b]!));
+    const p = Int32Array.of(BOS, REQ, tok(AMT, amt), tok(CUR, cur));
+    for (let i = 0; i < group; i++) prompt.set(p, (b * group + i) * P);
   }
-
-  function sample(prompts: number, group: number, rng: Rng): EpisodeBatch {
-    const N = prompts * group;
-    const P = layout.promptLen;
-    // Each request's tables, one flat array each: rate [K], conv [K * K], code [K] per request.
-    const rate = new Int32Array(prompts * K);
-    const conv = new Int32Array(prompts * K * K);
-    const code = new Int32Array(prompts * K);
-    /** [prompts][turn] the reference call's argument tokens. */
-    const correct: number[][][] = [];
-    const lists: ChecklistItem[][][] = [];
-    const prompt = new Int32Array(N * P);
-    for (let b = 0; b < prompts; b++) {
-      // Drawn in this order (rate, conv, code, then the request), as the batch's generator always has.
-      for (let i = 0; i < K; i++) rate[b * K + i] = rng.int(K);
-      for (let i = 0; i < K * K; i++) conv[b * K * K + i] = rng.int(K);
-      for (let i = 0; i < K; i++) code[b * K + i] = rng.int(K);
-      const cur = rng.int(K);
-      const amt = rng.int(K);
-      const x = rate[b * K + cur]!;
-      const m = conv[b * K * K + amt * K + x]!;
-      const k = code[b * K + m]!;
-      correct.push([[tok(CUR, cur)], [tok(AMT, amt), tok(RATEK, x)], [tok(MONEY, m)], [tok(CODE, k)]].slice(0, S));
-      lists.push(checklistFor(cur, amt, correct[b]!));
-      const p = Int32Array.of(BOS, REQ, tok(AMT, amt), tok(CUR, cur));
-      for (let i = 0; i < group; i++) prompt.set(p, (b * group + i) * P);
+  /** Tool t of request b called with arguments (a0, a1) (a1 unused by tools of one argument). */
+  function run(b: number, t: number, a0: number, a1: number): number {
+    if (t >= S) return ERR; // distractors
+    switch (t) {
+      case 0:
+        return tok(RATEK, rate[b * K + lang.idx(a0)]!);
+      case 1:
+        return tok(MONEY, conv[b * K * K + lang.idx(a0) * K + lang.idx(a1)]!);
+      case 2:
+        return tok(CODE, code[b * K + lang.idx(a0)]!);
+      case 3:
+        return a0 === correct[b]![3]![0] ? OK : ERR;
+      default:
+        return ERR;
     }
-    const judgeSeed = Math.floor(rng.fork(JUDGE_STREAM).next() * 4294967296);
-    const st = createBatchState({ N, rm, rewardRange: [0, 1], rng, maxTurns: layout.maxTurns, actionLen: layout.actionLen });
-    const turnRewards = new Float32Array(N * S);
-    const turnRewardsTrue = new Float32Array(N * S);
-    const stepRewards = new Float32Array(N * S * 3);
-    // The judge's labels of every row and turn in one array, CMAX judged then CMAX true ones per
-    // (row, turn), and which (row, turn) were judged; the checklists are built from them when read.
-    // Two label arrays and a record kept per row and turn cost ~10 ms of garbage collection a
-    // rollout at 8,192 rollouts (BENCHMARKS.md).
-    const CMAX = 1 + Math.max(...sig.slice(0, S).map((k) => k.length));
-    const labels = new Uint8Array(N * S * 2 * CMAX);
-    const judged = new Uint8Array(N * S);
-    let checklist: TurnChecklist[][] | null = null;
-    const allMet = new Uint8Array(N).fill(1);
-    const ended: string[] = new Array<string>(N).fill('');
-    const answerTokens = new Int32Array(N * 3);
-    const last = correct.map((c) => c[S - 1]!);
-    // A group's rows share their answer: built once per request, copied to each row.
-    for (let b = 0; b < prompts; b++) {
-      const answer = Int32Array.from([tool0 + S - 1, ...last[b]!, PAD].slice(0, 3));
-      for (let i = 0; i < group; i++) answerTokens.set(answer, 3 * (b * group + i));
-    }
-    const answerSpan = Uint8Array.from([0, 1, sig[S - 1]!.length > 1 ? 1 : 0]);
+  }
+  return { correct, lists, prompt, run };
+}
 
-    /** Tool t called with arguments (a0, a1) (a1 unused by tools of one argument). */
-    function run(b: number, t: number, a0: number, a1: number): number {
-      if (t >= S) return ERR; // distractors
-      switch (t) {
-        case 0:
-          return tok(RATEK, rate[b * K + idx(a0)]!);
-        case 1:
-          return tok(MONEY, conv[b * K * K + idx(a0) * K + idx(a1)]!);
-        case 2:
-          return tok(CODE, code[b * K + idx(a0)]!);
-        case 3:
-          return a0 === correct[b]![3]![0] ? OK : ERR;
-        default:
-          return ERR;
+/**
+ * The simulated judge of a batch: its labels of every row and turn in one array, CMAX judged then
+ * CMAX true ones per (row, turn), and which (row, turn) were judged; the checklists and the turn
+ * log's notes are built from them when read. Two label arrays and a record kept per row and turn cost ~10 ms of garbage
+ * collection a rollout at 8,192 rollouts (BENCHMARKS.md).
+ */
+function createJudge(lang: ToolsLanguage, checklists: Checklists, req: ReturnType<typeof drawRequests>, N: number, group: number, judgeNoise: number, judgeSeed: number) {
+  const { S } = lang;
+  const lists = req.lists;
+  const CMAX = 1 + Math.max(...lang.sig.slice(0, S).map((k) => k.length));
+  const labels = new Uint8Array(N * S * 2 * CMAX);
+  const judged = new Uint8Array(N * S);
+  const notes = new Map<number, string>();
+  /** Per (row, turn): the judged and the true turn rewards; per (row, turn, slot) the step rewards. */
+  const turnRewards = new Float32Array(N * S);
+  const turnRewardsTrue = new Float32Array(N * S);
+  const stepRewards = new Float32Array(N * S * 3);
+  return {
+    turnRewards,
+    turnRewardsTrue,
+    stepRewards,
+    /**
+     * Row n's call at `turn` (tool t, arguments a0, a1; `ok`: a known tool with the right argument
+     * kinds): true labels, then label-flip noise; the turn's rewards from its checklist's table.
+     */
+    judge(n: number, turn: number, ok: boolean, t: number, a0: number, a1: number): { items: readonly ChecklistItem[]; o: number } {
+      const b = Math.floor(n / group);
+      const items = lists[b]![turn]!;
+      const C = items.length;
+      const ref = req.correct[b]![turn]!;
+      const o = (n * S + turn) * 2 * CMAX;
+      const oT = o + CMAX;
+      labels[oT] = ok && t === turn ? 1 : 0;
+      for (let c = 1; c < C; c++) labels[oT + c] = labels[oT] && (c === 1 ? a0 : c === 2 ? a1 : -1) === ref[c - 1] ? 1 : 0;
+      for (let c = 0; c < C; c++) {
+        const flip = judgeNoise > 0 && hashUniform(judgeSeed, n, turn, c) < judgeNoise;
+        labels[o + c] = flip ? 1 - labels[oT + c]! : labels[oT + c]!;
       }
-    }
-
+      judged[n * S + turn] = 1;
+      // Step rewards (Eq. 2) of the judged labels, and the turn sums (Eq. 6) of the judged and the
+      // true ones, from the checklist's table (rewardTable: the same sums in the same order).
+      const table = checklists.rewardTable(items);
+      let row = 0;
+      let rowTrue = 0;
+      for (let c = 0; c < C; c++) {
+        row |= labels[o + c]! << c;
+        rowTrue |= labels[oT + c]! << c;
+      }
+      for (let s = 0; s < 3; s++) stepRewards[(n * S + turn) * 3 + s] = table.step[row * 3 + s]!;
+      turnRewards[n * S + turn] = table.turn[row]!;
+      turnRewardsTrue[n * S + turn] = table.turn[rowTrue]!;
+      return { items, o };
+    },
+    /** Whether judged item c (at label offset o) is met, and its true label. */
+    label: (o: number, c: number) => labels[o + c]!,
+    trueLabel: (o: number, c: number) => labels[o + CMAX + c]!,
     /**
      * The turn log's note, `[TOOL: tool✓ c✗(judge flip) ...]`: the items' ids after the tool name
-     * (itemSuffix, as checklistFor names them), the judged label and where it differs from the
+     * (itemSuffix, as the checklists name them), the judged label and where it differs from the
      * true one. A function of the turn and the two label rows, so each distinct note is built once
      * per batch.
      */
-    const notes = new Map<number, string>();
-    function judgeNote(items: readonly ChecklistItem[], turn: number, o: number): string {
+    note(items: readonly ChecklistItem[], turn: number, o: number): string {
       const t = o + CMAX;
       let bits = 0;
       for (let c = 0; c < items.length; c++) bits = bits * 4 + labels[o + c]! * 2 + labels[t + c]!;
       const key = bits * S + turn;
       let note = notes.get(key);
       if (note === undefined) {
-        const marks = items.map((_, c) => `${itemSuffix(turn, c)}${labels[o + c] ? '✓' : '✗'}${labels[o + c] !== labels[t + c] ? '(judge flip)' : ''}`).join(' ');
+        const marks = items.map((_, c) => `${lang.itemSuffix(turn, c)}${labels[o + c] ? '✓' : '✗'}${labels[o + c] !== labels[t + c] ? '(judge flip)' : ''}`).join(' ');
         note = `[${PLAN_TOOLS[turn]}: ${marks}]`;
         notes.set(key, note);
       }
       return note;
-    }
-
+    },
     /** Each row's checklists, turn by turn, from the labels judged so far. */
-    function checklists(): TurnChecklist[][] {
+    checklists(): TurnChecklist[][] {
       return Array.from({ length: N }, (_, n) => {
         const rows: TurnChecklist[] = [];
         for (let turn = 0; turn < S; turn++) {
@@ -289,105 +352,100 @@ export function createToolsEnv(opts: ToolsOptions): TaskEnv {
         }
         return rows;
       });
+    },
+  };
+}
+
+function sampleTools(lang: ToolsLanguage, checklists: Checklists, opts: ToolsOptions, rm: RewardModelOptions, prompts: number, group: number, rng: Rng): EpisodeBatch {
+  const { S, tool0, vocab, layout } = lang;
+  const N = prompts * group;
+  const P = layout.promptLen;
+  const req = drawRequests(lang, checklists, prompts, group, rng);
+  const judgeSeed = Math.floor(rng.fork(JUDGE_STREAM).next() * 4294967296);
+  const st = createBatchState({ N, rm, rewardRange: [0, 1], rng, maxTurns: layout.maxTurns, actionLen: layout.actionLen });
+  const judge = createJudge(lang, checklists, req, N, group, opts.judgeNoise, judgeSeed);
+  let checklist: TurnChecklist[][] | null = null;
+  const allMet = new Uint8Array(N).fill(1);
+  const ended: string[] = new Array<string>(N).fill('');
+  const answerTokens = new Int32Array(N * 3);
+  // A group's rows share their answer: built once per request, copied to each row.
+  for (let b = 0; b < prompts; b++) {
+    const answer = Int32Array.from([tool0 + S - 1, ...req.correct[b]![S - 1]!, PAD].slice(0, 3));
+    for (let i = 0; i < group; i++) answerTokens.set(answer, 3 * (b * group + i));
+  }
+  const answerSpan = Uint8Array.from([0, 1, lang.sig[S - 1]!.length > 1 ? 1 : 0]);
+
+  /** Ends row n's episode after `turn` where a strict item failed or the plan is done. */
+  function settle(n: number, turn: number, items: readonly ChecklistItem[], o: number): void {
+    let strictFail = false;
+    for (let c = 0; c < items.length; c++) {
+      if (judge.trueLabel(o, c) === 0) allMet[n] = 0;
+      if (items[c]!.strict && !judge.label(o, c)) strictFail = true;
     }
-
-    /** The call's argument tokens have tool t's argument kinds. */
-    function signatureMatches(t: number, actions: Int32Array, at: number): boolean {
-      const kinds = sig[t]!;
-      for (let j = 0; j < kinds.length; j++) if (kindOf(actions[at + j]!) !== kinds[j]) return false;
-      return true;
-    }
-
-    // Written as plain loops over typed arrays: at 8,192 trajectories this runs once per turn
-    // between two GPU round trips, and the host's time is then most of a GPU iteration.
-    function step(turn: number, actions: Int32Array): TurnResult {
-      checklist = null;
-      const obs = new Int32Array(N * 2);
-      const actionMask = new Uint8Array(N * 3);
-      for (let n = 0; n < N; n++) {
-        if (st.done[n]) continue;
-        const b = Math.floor(n / group);
-        const t = actions[3 * n]! - tool0;
-        const ok = t >= 0 && t < nTools && signatureMatches(t, actions, 3 * n + 1);
-        const arity = ok ? sig[t]!.length : 2;
-        // The call's arguments (-1 past its arity: no token equals it), read in place rather than
-        // collected into an array per trajectory and turn.
-        const a0 = actions[3 * n + 1]!;
-        const a1 = arity > 1 ? actions[3 * n + 2]! : -1;
-        actionMask[3 * n] = 1;
-        actionMask[3 * n + 1] = 1;
-        actionMask[3 * n + 2] = arity > 1 ? 1 : 0;
-        const result = ok ? run(b, t, a0, a1) : ERR;
-        obs[2 * n] = EQ;
-        obs[2 * n + 1] = result;
-
-        // The judge: true labels, then label-flip noise.
-        const items = lists[b]![turn]!;
-        const C = items.length;
-        const ref = correct[b]![turn]!;
-        // This row and turn's labels: judged at o, true at oT.
-        const o = (n * S + turn) * 2 * CMAX;
-        const oT = o + CMAX;
-        labels[oT] = ok && t === turn ? 1 : 0;
-        for (let c = 1; c < C; c++) labels[oT + c] = labels[oT] && (c === 1 ? a0 : c === 2 ? a1 : -1) === ref[c - 1] ? 1 : 0;
-        for (let c = 0; c < C; c++) {
-          const flip = opts.judgeNoise > 0 && hashUniform(judgeSeed, n, turn, c) < opts.judgeNoise;
-          labels[o + c] = flip ? 1 - labels[oT + c]! : labels[oT + c]!;
-        }
-        judged[n * S + turn] = 1;
-        // Step rewards (Eq. 2) of the judged labels, and the turn sums (Eq. 6) of the judged and the
-        // true ones, from the checklist's table (rewardTable: the same sums in the same order).
-        const table = rewardTable(items);
-        let row = 0;
-        let rowTrue = 0;
-        for (let c = 0; c < C; c++) {
-          row |= labels[o + c]! << c;
-          rowTrue |= labels[oT + c]! << c;
-        }
-        for (let s = 0; s < 3; s++) stepRewards[(n * S + turn) * 3 + s] = table.step[row * 3 + s]!;
-        turnRewards[n * S + turn] = table.turn[row]!;
-        turnRewardsTrue[n * S + turn] = table.turn[rowTrue]!;
-
-        let strictFail = false;
-        for (let c = 0; c < C; c++) {
-          if (labels[oT + c] === 0) allMet[n] = 0;
-          if (items[c]!.strict && !labels[o + c]) strictFail = true;
-        }
-        st.record(n, turn, actions, 3 * n, arity > 1 ? 3 : 2, EQ, result, judgeNote(items, turn, o));
-        if (strictFail || turn === S - 1) {
-          const solved = !strictFail && turn === S - 1 && allMet[n] === 1;
-          const R = checklistTrajectoryReward(turnRewards, S, n * S);
-          const RTrue = checklistTrajectoryReward(turnRewardsTrue, S, n * S);
-          // Checklist: the judged reward trains, the true-label one is kept for evaluation.
-          if (opts.toolReward === 'outcome') st.finish(n, solved ? 1 : 0, solved);
-          else st.finish(n, RTrue, solved, R);
-          ended[n] = strictFail ? ' | strict item failed: end' : solved ? ' | done ✓' : ' | done ✗';
-        }
-      }
-      return { obs, actionMask };
-    }
-
-    /** The reference call of `turn` with the reference arguments (whatever row n did before). */
-    function oracle(n: number, turn: number): Int32Array {
-      const out = new Int32Array(3);
-      if (st.done[n] || turn < 0 || turn >= S) return out;
-      out.set([tool0 + turn, ...correct[Math.floor(n / group)]![turn]!]);
-      return out;
-    }
-
-    const header = (n: number) => Array.from(prompt.subarray(n * P + 1, (n + 1) * P), (t) => vocab[t]).join(' ');
-    return {
-      ...batchCore(st, { N, group, prompt, step, vocab, header: header, tail: (n) => ended[n]! }),
-      answerTokens,
-      answerSpan,
-      oracle,
-      turnRewards,
-      stepRewards,
-      get checklist() {
-        return (checklist ??= checklists());
-      },
-    };
+    if (!strictFail && turn !== S - 1) return;
+    const solved = !strictFail && turn === S - 1 && allMet[n] === 1;
+    const R = checklistTrajectoryReward(judge.turnRewards, S, n * S);
+    const RTrue = checklistTrajectoryReward(judge.turnRewardsTrue, S, n * S);
+    // Checklist: the judged reward trains, the true-label one is kept for evaluation.
+    if (opts.toolReward === 'outcome') st.finish(n, solved ? 1 : 0, solved);
+    else st.finish(n, RTrue, solved, R);
+    ended[n] = strictFail ? ' | strict item failed: end' : solved ? ' | done ✓' : ' | done ✗';
   }
 
-  return { id: 'tools', vocab, layout, grammar, sample };
+  // Written as plain loops over typed arrays: at 8,192 trajectories this runs once per turn
+  // between two GPU round trips, and the host's time is then most of a GPU iteration.
+  function step(turn: number, actions: Int32Array): TurnResult {
+    checklist = null;
+    const obs = new Int32Array(N * 2);
+    const actionMask = new Uint8Array(N * 3);
+    for (let n = 0; n < N; n++) {
+      if (st.done[n]) continue;
+      const t = actions[3 * n]! - tool0;
+      const ok = t >= 0 && t < lang.nTools && signatureMatches(lang, t, actions, 3 * n + 1);
+      const arity = ok ? lang.sig[t]!.length : 2;
+      // The call's arguments (-1 past its arity: no token equals it), read in place rather than
+      // collected into an array per trajectory and turn.
+      const a0 = actions[3 * n + 1]!;
+      const a1 = arity > 1 ? actions[3 * n + 2]! : -1;
+      actionMask[3 * n] = 1;
+      actionMask[3 * n + 1] = 1;
+      actionMask[3 * n + 2] = arity > 1 ? 1 : 0;
+      const result = ok ? req.run(Math.floor(n / group), t, a0, a1) : ERR;
+      obs[2 * n] = EQ;
+      obs[2 * n + 1] = result;
+      const { items, o } = judge.judge(n, turn, ok, t, a0, a1);
+      st.record(n, turn, actions, 3 * n, arity > 1 ? 3 : 2, EQ, result, judge.note(items, turn, o));
+      settle(n, turn, items, o);
+    }
+    return { obs, actionMask };
+  }
+
+  /** The reference call of `turn` with the reference arguments (whatever row n did before). */
+  function oracle(n: number, turn: number): Int32Array {
+    const out = new Int32Array(3);
+    if (st.done[n] || turn < 0 || turn >= S) return out;
+    out.set([tool0 + turn, ...req.correct[Math.floor(n / group)]![turn]!]);
+    return out;
+  }
+
+  const prompt = req.prompt;
+  const header = (n: number) => Array.from(prompt.subarray(n * P + 1, (n + 1) * P), (t) => vocab[t]).join(' ');
+  return {
+    ...batchCore(st, { N, group, prompt, step, vocab, header, tail: (n) => ended[n]! }),
+    answerTokens,
+    answerSpan,
+    oracle,
+    turnRewards: judge.turnRewards,
+    stepRewards: judge.stepRewards,
+    get checklist() {
+      return (checklist ??= judge.checklists());
+    },
+  };
+}
+
+/** The call's argument tokens have tool t's argument kinds. */
+function signatureMatches(lang: ToolsLanguage, t: number, actions: Int32Array, at: number): boolean {
+  const kinds = lang.sig[t]!;
+  for (let j = 0; j < kinds.length; j++) if (lang.kindOf(actions[at + j]!) !== kinds[j]) return false;
+  return true;
 }

@@ -24,7 +24,7 @@ export const cispo = defineMethod({
     clipHigh: { kind: 'number', default: 0.2, min: 0, max: 10, label: 'weight ceiling offset', doc: 'The IS weight is clipped above at 1 + this.' },
   },
   plan(plan, p) {
-    Object.assign(plan.ratio, { mode: 'cispo', clipLow: p.clipLow, clipHigh: p.clipHigh });
+    plan.ratio = { mode: 'cispo', weightLow: p.clipLow, weightHigh: p.clipHigh };
   },
   frameworks: {
     verl: () => ({

@@ -26,7 +26,8 @@ export const dapo = defineMethod({
     maxGenBatches: { kind: 'int', default: 3, min: 1, max: 10, label: 'max generation batches', doc: 'Rollout rounds per iteration before giving up on refilling.' },
   },
   plan(plan, p) {
-    Object.assign(plan.ratio, { clipLow: p.clipLow, clipHigh: p.clipHigh });
+    // Clip-higher on the token ratio (DAPO conflicts with every other ratio mode); the dual clip stays.
+    if (plan.ratio.mode === 'token') plan.ratio = { ...plan.ratio, clipLow: p.clipLow, clipHigh: p.clipHigh };
     plan.lossAgg = 'token-mean';
     if (p.dynamicSampling) plan.dynamicSampling = { maxGenBatches: p.maxGenBatches, from: 1 };
   },

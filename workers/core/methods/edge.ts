@@ -20,7 +20,8 @@ export const edge = defineMethod({
   paper: '2507.21848',
   idea: 'Entropy-scaled advantages plus guided error correction that puts correct answers into failing groups.',
   stage: 'advantage',
-  conflicts: ['otb', 'reinforcepp', 'igpo', 'cm2', 'sampo', 'dars', 'dapo', 'regft'],
+  // PPO's GAE and OTB's token baseline are not group advantages: the entropy factor would be dropped.
+  conflicts: ['otb', 'ppo', 'reinforcepp', 'igpo', 'cm2', 'sampo', 'dars', 'dapo', 'regft'],
   inferred: 'GEC\'s reflection branch has no toy counterpart; the entropy is the old policy\'s, detached (the code lets gradient flow through it).',
   params: {
     eda: { kind: 'bool', default: true, label: 'entropy-driven advantage', doc: 'Scale each rollout\'s advantage by the group mean entropy over its own.' },

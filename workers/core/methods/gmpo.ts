@@ -19,7 +19,7 @@ export const gmpo = defineMethod({
     clip: { kind: 'number', default: 0.4, min: 0.01, max: 5, label: 'log-space clip', doc: 'Per-token log-ratio clip range [-clip, +clip] (GMPO: 0.4).' },
   },
   plan(plan, p) {
-    Object.assign(plan.ratio, { mode: 'geometric', clipLow: p.clip, clipHigh: p.clip });
+    plan.ratio = { mode: 'geometric', logClipLow: p.clip, logClipHigh: p.clip };
     plan.lossAgg = 'seq-mean-token-mean';
   },
   frameworks: {

@@ -21,7 +21,7 @@ export const gspo = defineMethod({
     clipHigh: { kind: 'number', default: 4e-4, min: 0, max: 10, scale: 'log', label: 'clip high', doc: 'Sequence-ratio ceiling 1 + clipHigh (GSPO: 4e-4).' },
   },
   plan(plan, p) {
-    Object.assign(plan.ratio, { mode: 'sequence', clipLow: p.clipLow, clipHigh: p.clipHigh });
+    plan.ratio = { mode: 'sequence', clipLow: p.clipLow, clipHigh: p.clipHigh };
     plan.lossAgg = 'seq-mean-token-mean';
   },
   frameworks: {

@@ -26,40 +26,47 @@ import { seeupo } from './seeupo';
 import { vcpo } from './vcpo';
 import { zerosearch } from './zerosearch';
 
-export const methodRegistry = {
+/**
+ * Every method by id, in registry order. A method id is a string that names an entry here (isMethodId):
+ * the built-in ones, then any that `registerMethod` adds at run time.
+ */
+export const methodRegistry: Record<string, MethodDef> = {
   grpo, drgrpo, ppo, dapo, gspo, rloo, reinforcepp,
   igpo, cm2, edge, regft, pfppo, zerosearch, dars, seeupo, sampo, vcpo, prorl, gmpo, otb, drmas, cispo, sapo, gigpo, dynfilter,
-} as const satisfies Record<string, MethodDef>;
-export type MethodId = keyof typeof methodRegistry;
+};
 /** Every method id, in registry order (live: `registerMethod` appends). */
-export const METHOD_IDS = Object.keys(methodRegistry) as MethodId[];
-export const ESTIMATOR_IDS = METHOD_IDS.filter((id) => (methodRegistry[id] as MethodDef).estimator === true);
+export const METHOD_IDS: string[] = Object.keys(methodRegistry);
+export const ESTIMATOR_IDS: string[] = METHOD_IDS.filter((id) => methodDef(id).estimator === true);
+
+/** Whether `id` names a registered method (an own key: `toString` or `__proto__` is none). */
+export function isMethodId(id: string): boolean {
+  return Object.hasOwn(methodRegistry, id);
+}
 
 /** The entry of a method id (registered ones included). */
 export function methodDef(id: string): MethodDef {
-  const def = (methodRegistry as Record<string, MethodDef>)[id];
+  const def = isMethodId(id) ? methodRegistry[id] : undefined;
   if (!def) throw new Error(`unknown method "${id}"`);
   return def;
 }
 
 /**
  * Adds a method at run time: a method defined outside this folder (a test's, or an experiment's)
- * joins the config schema, the share link, the CLI and the UI like the built-in ones. Its id is
- * not a `MethodId` to the type checker; at run time it is one.
+ * joins the config schema, the share link, the CLI and the UI like the built-in ones.
  */
 export function registerMethod(def: MethodDef): void {
   if (!/^[a-z][a-z0-9]*$/.test(def.id)) throw new Error(`method id "${def.id}": expected lowercase letters and digits`);
-  if (Object.hasOwn(methodRegistry, def.id)) throw new Error(`method "${def.id}" is already registered`);
+  if (isMethodId(def.id)) throw new Error(`method "${def.id}" is already registered`);
   if (def.base) throw new Error(`method "${def.id}": only one entry holds the base statistics`);
-  (methodRegistry as Record<string, MethodDef>)[def.id] = def;
-  (METHOD_IDS as string[]).push(def.id);
-  if (def.estimator) (ESTIMATOR_IDS as string[]).push(def.id);
+  methodRegistry[def.id] = def;
+  METHOD_IDS.push(def.id);
+  if (def.estimator) ESTIMATOR_IDS.push(def.id);
 }
 
 /** Every method `id` cannot be active with: its own list, the lists that name it, and (for an estimator) the other estimators. */
-export function conflictsOf(id: MethodId): MethodId[] {
+export function conflictsOf(id: string): string[] {
   const def = methodDef(id);
-  const out = new Set<MethodId>(def.conflicts as readonly MethodId[]);
+  const out = new Set<string>(def.conflicts);
   for (const other of METHOD_IDS) if (methodDef(other).conflicts.includes(id)) out.add(other);
   if (def.estimator) for (const e of ESTIMATOR_IDS) if (e !== id) out.add(e);
   out.delete(id);

@@ -9,8 +9,10 @@
  * into the table); each iteration moves every visited entry `valueLr` of the way to the mean return
  * of the rows that visited it. It needs no group: it works at group size 1, where GRPO has no baseline.
  */
-import { CRITIC_TABLE_SIZE } from '../plan';
 import { defineMethod } from './registry';
+
+/** Entries of PPO's critic table (policy contexts are hashed into it). */
+export const CRITIC_TABLE_SIZE = 4096;
 
 export const ppo = defineMethod({
   id: 'ppo',

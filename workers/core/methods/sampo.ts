@@ -34,7 +34,7 @@ export const sampo = defineMethod({
     klCoef: { kind: 'number', default: 0.01, min: 0, max: 1, label: 'KL coef', doc: 'beta of the k3 (low_var_kl) KL to the reference in the loss (replaces the global KL coef).' },
   },
   plan(plan, p) {
-    Object.assign(plan.ratio, { mode: 'step', clipLow: p.clipLow, clipHigh: p.clipHigh });
+    plan.ratio = { mode: 'step', clipLow: p.clipLow, clipHigh: p.clipHigh };
     plan.lossAgg = 'seq-mean-token-mean';
     plan.stepRows = true;
     plan.kl = { coef: p.klCoef, type: 'k3' };

@@ -20,8 +20,7 @@ export const sapo = defineMethod({
     tauNeg: { kind: 'number', default: 1.05, min: 0.01, max: 100, label: 'tau (A < 0)', doc: 'Temperature of the gate for negative advantages.' },
   },
   plan(plan, p) {
-    // The gate has no clip range: the ratio's two slots carry its temperatures.
-    Object.assign(plan.ratio, { mode: 'sapo', clipLow: p.tauPos, clipHigh: p.tauNeg });
+    plan.ratio = { mode: 'sapo', tauPos: p.tauPos, tauNeg: p.tauNeg };
     plan.lossAgg = 'seq-mean-token-mean';
   },
   frameworks: {

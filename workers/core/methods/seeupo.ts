@@ -21,7 +21,7 @@ export const seeupo = defineMethod({
     clip: { kind: 'number', default: 0.2, min: 0, max: 1, label: 'clip', doc: 'Per-turn ratio clip 1 +- clip.' },
   },
   plan(plan, p) {
-    Object.assign(plan.ratio, { mode: 'turn', clipLow: p.clip, clipHigh: p.clip });
+    plan.ratio = { mode: 'turn', clipLow: p.clip, clipHigh: p.clip };
   },
   frameworks: { verl: null, trl: null, noEquivalent: 'turn-by-turn reverse-order updates are not an option of either framework' },
   sweep: { toy: 'epochs', methods: 'grpo,seeupo', metric: 'success', dir: 1, claim: 'reverse-order per-turn updates: steadier improvement', also: ['ratioMax'], outcome: { toy: 'epochs', dir: 1, claim: 'steadier off-policy updates learn faster' } },

@@ -53,7 +53,7 @@ export const vcpo = defineMethod({
       estimator: 'opob', scaleStd: true, unbiasedStd: false, eps: 0, stdMin: 1e-8, isCap: p.isCap, trueGradNorm: p.gradNorm === 'reference',
     });
     // No ratio floor (1 - 1.0 = 0), no ceiling, no dual clip: only the IS truncation bounds it.
-    Object.assign(plan.ratio, { clipLow: 1, clipHigh: 1e9, dualClip: 1e9 });
+    plan.ratio = { mode: 'token', clipLow: 1, clipHigh: 1e9, dualClip: 1e9 };
     plan.lossAgg = 'seq-mean-token-mean';
     plan.essLr = { rule: p.rule, baseEss: p.baseEss };
   },

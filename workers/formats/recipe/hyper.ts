@@ -47,9 +47,25 @@ function withOverrides(base: FrameworkSetting[], over: Record<string, { value: F
 /** verl overrides for `python3 -m verl.trainer.main_ppo`, with the recipe's data, interaction and reward. */
 export function verlSettings(cfg: RunConfig, plan: RecipePlan): RecipeSetting[] {
   const responseLen = Math.max(512, TOKENS_PER_TURN * plan.maxTurns);
-  return withOverrides(exportToVerl(cfg, { scale: 'toy' }).settings, {
+  const exported = exportToVerl(cfg, { scale: 'toy' });
+  const adv = exported.settings.find((s) => s.key === 'algorithm.adv_estimator')?.value;
+  const fallback = exported.fallback;
+  // verl's critic defaults name a 7B model and no micro-batch, so PPO would not start
+  // (_generated_ppo_trainer.yaml critic.model.path; workers/config/critic.py:146-147).
+  const critic: Record<string, { value: FrameworkValue; note: string }> =
+    adv === 'gae'
+      ? {
+          'critic.model.path': { value: VERL_MODEL, note: "PPO's critic: the actor's small model (verl's default path names a 7B model)" },
+          'critic.ppo_micro_batch_size_per_gpu': { value: MICRO_BATCH_PER_GPU, note: 'memory only; verl refuses to start without it' },
+        }
+      : {};
+  return withOverrides(exported.settings, {
+    ...(fallback
+      ? { 'algorithm.adv_estimator': { value: 'grpo', note: `playground: ${fallback.name} (${fallback.method}), which verl has no estimator for; GRPO runs in its place (see the header)` } }
+      : {}),
+    ...critic,
     'actor_rollout_ref.actor.optim.lr': { value: LLM_LR, note: `playground: ${cfg.lr} for a tiny MLP; an LLM diverges at that rate` },
-    ...(exportToVerl(cfg, { scale: 'toy' }).settings.some((s) => s.key === 'actor_rollout_ref.actor.loss_scale_factor')
+    ...(exported.settings.some((s) => s.key === 'actor_rollout_ref.actor.loss_scale_factor')
       ? { 'actor_rollout_ref.actor.loss_scale_factor': { value: responseLen, note: `playground: ${plan.toyTokens} policy tokens; the response budget here` } }
       : {}),
     'data.max_prompt_length': { value: PROMPT_TOKENS, note: 'playground: a few toy tokens; the system prompt with the rules needs room' },
@@ -64,7 +80,10 @@ export function verlSettings(cfg: RunConfig, plan: RecipePlan): RecipeSetting[] 
     'actor_rollout_ref.rollout.tensor_model_parallel_size': { value: 1, note: 'a small model fits one GPU' },
     'actor_rollout_ref.rollout.gpu_memory_utilization': { value: 0.5, note: 'leaves room for the actor on the same GPU' },
     'actor_rollout_ref.rollout.multi_turn.enable': { value: true, note: 'one assistant message per toy turn' },
-    'actor_rollout_ref.rollout.multi_turn.max_assistant_turns': { value: plan.maxTurns, note: `playground: ${plan.maxTurns} turns` },
+    'actor_rollout_ref.rollout.multi_turn.max_assistant_turns': {
+      value: plan.maxTurns + 1,
+      note: `playground: ${plan.maxTurns} turns. One more here: verl's tool agent loop counts a message and stops at this many before the interaction sees it (tool_agent_loop.py:243, 256-257), and the environment ends every episode by its turn ${plan.maxTurns}`,
+    },
     'actor_rollout_ref.rollout.multi_turn.interaction_config_path': { value: '$HERE/interaction_config.yaml', note: 'the toy environment (toy_interaction.py)' },
     'actor_rollout_ref.rollout.agent.default_agent_loop': { value: 'tool_agent', note: 'the agent loop that drives interactions' },
     'custom_reward_function.path': { value: '$HERE/reward.py', note: 'reads the interaction\'s last turn score' },
@@ -74,7 +93,7 @@ export function verlSettings(cfg: RunConfig, plan: RecipePlan): RecipeSetting[] 
     'trainer.total_epochs': { value: 1, note: 'one pass: the episodes are the playground\'s iterations in order' },
     'trainer.total_training_steps': { value: plan.steps, note: `${plan.steps} steps of ${plan.batch} prompts (the episodes written)` },
     'trainer.n_gpus_per_node': { value: '${GPUS:-1}', note: 'GPUS=8 bash run.sh for a full node' },
-    'trainer.nnodes': { value: 1, note: 'one node is plenty for this model size' },
+    'trainer.nnodes': { value: '${NNODES:-1}', note: 'one node is plenty for this model size; NNODES=2 on a Ray cluster of two (README)' },
     'trainer.test_freq': { value: 10, note: 'validation every 10 steps' },
     'trainer.save_freq': { value: -1, note: 'no checkpoints' },
     'trainer.logger': { value: '[console]', note: 'add wandb if you use it' },
@@ -99,7 +118,7 @@ export function trlSettings(cfg: RunConfig, plan: RecipePlan): RecipeSetting[] {
   const over: Record<string, { value: FrameworkValue; note: string }> = {
     learning_rate: { value: LLM_LR, note: `playground: ${cfg.lr} for a tiny MLP; an LLM diverges at that rate` },
     max_completion_length: { value: completionLen, note: `playground: ${plan.toyTokens} policy tokens; ${TOKENS_PER_TURN} per turn here, tool results included` },
-    max_tool_calling_iterations: { value: plan.maxTurns, note: `playground: ${plan.maxTurns} turns` },
+    max_tool_calling_iterations: { value: plan.maxTurns, note: `playground: ${plan.maxTurns} turns (each round runs the tool calls of the message before it, grpo_trainer.py:1945)` },
     shuffle_dataset: { value: false, note: "keeps the playground's batch order (the search noise curriculum's clock)" },
     num_train_epochs: { value: 1, note: `one pass: ${plan.steps} generations of ${plan.batch} prompts` },
     bf16: { value: true, note: 'LLM training precision' },

@@ -33,6 +33,7 @@ export const PYTHON_FILES: Readonly<Record<string, string>> = {
   'verl_run/toy_interaction.py': toyInteraction,
 };
 
-/** trl_run/train_grpo.py up to the generated GRPOConfig, which replaces this marker. */
+/** trl_run/train_grpo.py with two markers: the header saying what runs, and the generated GRPOConfig. */
 export const TRL_TEMPLATE = trainGrpo;
 export const TRL_MARKER = '# @GENERATED@';
+export const TRL_RUNS_MARKER = '# @RUNS@';

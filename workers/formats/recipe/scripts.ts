@@ -15,12 +15,13 @@ function pythonValue(v: FrameworkValue): string {
   return String(v);
 }
 
-/** verl_run/run.sh: every override on its own line, with the playground's value beside the ones that differ. */
-export function verlRunScript(settings: RecipeSetting[], task: string): string {
+/** verl_run/run.sh: what runs, then every override on its own line, with the playground's value beside the ones that differ. */
+export function verlRunScript(settings: RecipeSetting[], task: string, runs: string[]): string {
   const lines = settings.flatMap((s) => [...(s.note ? [`  # ${s.note}`] : []), `  "${s.key}=${hydraValue(s.value)}"`]);
   return [
     '#!/usr/bin/env bash',
-    `# verl GRPO on the toy ${task} task: bash verl_run/run.sh [more overrides]  (GPUS=8 for a full node)`,
+    `# verl on the toy ${task} task: bash verl_run/run.sh [more overrides]  (GPUS=8 for a full node)`,
+    ...runs.map((l) => `# ${l}`),
     'set -euo pipefail',
     'HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
     'ROOT="$(dirname "$HERE")"',
@@ -33,6 +34,11 @@ export function verlRunScript(settings: RecipeSetting[], task: string): string {
     'python3 -m verl.trainer.main_ppo "${ARGS[@]}" "$@"',
     '',
   ].join('\n');
+}
+
+/** The head of trl_run/train_grpo.py: what runs, as comment lines. */
+export function trlRunsBlock(task: string, runs: string[]): string {
+  return [`# TRL on the toy ${task} task: python3 trl_run/train_grpo.py  (accelerate launch for several GPUs: see the README)`, ...runs.map((l) => `# ${l}`)].join('\n');
 }
 
 /** The generated tail of trl_run/train_grpo.py: the default model and GRPOConfig. */

@@ -14,16 +14,68 @@ SPECIALS = ["·", "<s>", "Q", "SEARCH", "ANSWER", "RES"]
 BOS, Q, SEARCH, ANSWER, RES = 1, 2, 3, 4, 5
 
 
+# The doubles nearest ln 2, sqrt 2 and sqrt 1/2 (the same literals as workers/core/envs/portableMath.ts).
+LN2 = 0.6931471805599453
+SQRT2 = 1.4142135623730951
+SQRT1_2 = 0.7071067811865476
+
+
+def portable_log(b):
+    """ln b from +, *, / only, in the playground's order of operations (portableMath.ts portableLog)."""
+    k = 0
+    r = b
+    while r >= SQRT2:
+        r = r / 2
+        k = k + 1
+    while r < SQRT1_2:
+        r = r * 2
+        k = k - 1
+    s = (r - 1) / (r + 1)
+    s2 = s * s
+    term = s
+    total = s
+    for n in range(3, 42, 2):
+        term = term * s2
+        total = total + term / n
+    return k * LN2 + 2 * total
+
+
+def portable_exp(y):
+    """e^y, as portableMath.ts portableExp computes it."""
+    k = math.floor(y / LN2 + 0.5)
+    r = y - k * LN2
+    term = 1.0
+    total = 1.0
+    for n in range(1, 28):
+        term = (term * r) / n
+        total = total + term
+    out = total
+    for _ in range(k):
+        out = out * 2
+    for _ in range(-k):
+        out = out / 2
+    return out
+
+
+def portable_pow(b, x):
+    """b^x as the playground computes it: math.pow (the C library's) differs from V8's Math.pow in the
+    last bit for about one exponent in ten, so both sides use the same basic operations instead."""
+    if x == 0 or b == 1:
+        return 1.0
+    return portable_exp(x * portable_log(b))
+
+
 def noise_at(i, cfg):
     """ZeroSearch's curriculum: p_i = p_s + (b^(i/m) - 1) / (b - 1) * (p_e - p_s), p_e once i >= m.
 
-    i is the training step, counted from 1 as ZeroSearch counts: iteration i's batch has p_i.
+    i is the training step, counted from 1 as ZeroSearch counts: iteration i's batch has p_i. Used
+    to write the rows (`search_noise`); an episode reads its noise from its row.
     """
     if cfg["noiseSchedule"] == "fixed" or i >= cfg["noiseIters"]:
         return cfg["noise"]
     x = max(0, i) / cfg["noiseIters"]
     b = cfg["noiseBase"]
-    f = x if abs(b - 1) < 1e-9 else (math.pow(b, x) - 1) / (b - 1)
+    f = x if abs(b - 1) < 1e-9 else (portable_pow(b, x) - 1) / (b - 1)
     return cfg["noiseStart"] + f * (cfg["noise"] - cfg["noiseStart"])
 
 
@@ -77,7 +129,10 @@ class Episode(EpisodeBase):
         super().__init__(row, cfg, n, (-penalty, 1))
         self.L = Layout(cfg)
         self.t = row["tables"]
-        self.p = noise_at(row["iteration"], cfg)
+        # The row's own noise (what the page wrote), never recomputed: the episode is the row's.
+        if "search_noise" not in row:
+            raise ValueError(f"row {row.get('id')!r} has no search_noise: write the rows with make_data.py or the page")
+        self.p = row["search_noise"]
         self.penalty = penalty
 
     def lookup(self, turn, right, kinds):

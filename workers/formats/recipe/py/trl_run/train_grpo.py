@@ -1,4 +1,5 @@
-"""GRPO on the toy task with TRL: python3 trl_run/train_grpo.py [--model MODEL] [--out DIR]
+# @RUNS@
+"""The toy task on TRL's GRPOTrainer: python3 trl_run/train_grpo.py [--model MODEL] [--out DIR]
 
 TRL's GRPOTrainer(environment_factory=ToyEnv) builds one ToyEnv per rollout, calls
 reset(**row) with the dataset row's columns, and exposes ToyEnv's public methods (here `act`) as
@@ -77,9 +78,17 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "data", "train.jsonl"))
     ap.add_argument("--out", default=os.path.join(ROOT, "runs", "trl"))
     args = ap.parse_args()
+    config = grpo_config(args.out)
+    # accelerate launch sets WORLD_SIZE; each process adds its own micro-batches to a step and a
+    # generation (grpo_config.py:1075-1091), so the values below hold on one process only.
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    per_step = config.per_device_train_batch_size * getattr(config, "gradient_accumulation_steps", 1) * world
+    per_gen = config.per_device_train_batch_size * getattr(config, "steps_per_generation", getattr(config, "gradient_accumulation_steps", 1)) * world
+    print(f"{world} process(es): {per_step} completions per optimizer step, {per_gen} per generation "
+          f"(the playground: {CONFIG['batch'] * CONFIG['group']} per generation)")
     trainer = GRPOTrainer(
         model=args.model,
-        args=grpo_config(args.out),
+        args=config,
         train_dataset=dataset(args.data),
         reward_funcs=[toy_reward],
         environment_factory=ToyEnv,

@@ -11,8 +11,6 @@ import json
 import os
 import sys
 
-import pandas as pd
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 from toyenv import batch_rows  # noqa: E402
@@ -37,6 +35,9 @@ def main():
     ap.add_argument("--val-episodes", type=int, default=64, help="held-out episodes, drawn from batches far past the training ones")
     ap.add_argument("--out", default=os.path.join(HERE, "..", "data"))
     args = ap.parse_args()
+    # Imported here so that verl_row can be used (and checked) where pandas is not installed.
+    import pandas as pd
+
     with open(args.config, encoding="utf-8") as f:
         config = json.load(f)
     with open(args.train, encoding="utf-8") as f:
