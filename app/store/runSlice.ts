@@ -350,7 +350,15 @@ function applyLink(c: RunControl, link: DecodedLink, initial: boolean): void {
       c.beforeImport = null;
       set({ imported: null });
     }
-    if (!(await holdCostlyLink(c))) await configureNow(c);
+    // The link is being built from here: while the worker is asked what it costs (an answer that
+    // waits behind a lesson seed's iteration) the page must not read as idle, or Next and Previous
+    // are offered for a moment and then taken back.
+    set({ phase: 'configuring' });
+    try {
+      if (!(await holdCostlyLink(c))) await configureNow(c);
+    } finally {
+      if (get().phase === 'configuring') set({ phase: 'idle' });
+    }
   });
   if (link.step !== undefined && link.step > 0) void get().start(link.step);
 }
