@@ -19,7 +19,7 @@ import { HeatmapCanvas, heatmapSvg } from '../charts/Heatmap';
 import { useExplainStore } from '../explain/explainStore';
 import { OnPolicyHint } from './OnPolicyHint';
 import './keyCharts.css';
-import { extent, midpoint, niceScale, type AxisScale } from '../charts/scale';
+import { extent, midpoint, niceScale } from '../charts/scale';
 import { Chart } from '../charts/engine';
 import type { XYBand, XYMarker, XYSeries } from '../charts/XYChart';
 import { useStaggeredSeries } from '../charts/stagger';
