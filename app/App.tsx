@@ -26,7 +26,7 @@ import { LinkCostPrompt } from './panels/LinkCostPrompt';
 import { TaskPanel } from './panels/TaskPanel';
 import { Toolbar } from './panels/Toolbar';
 import { useAppStore } from './store';
-import { useCompareStore } from './store/compareStore';
+import { useCompareStore } from './compare/compareStore';
 import { startUrlSync } from './urlSync';
 import './App.css';
 import './oneScreen.css';
@@ -148,7 +148,7 @@ export function App() {
   const sidebar = lesson || show('run') || show('task') || show('methods');
 
   return (
-    <div className={`app ${presenter ? 'presenting' : ''}`}>
+    <div className={`app ${presenter ? 'presenting' : ''} ${tab === 'train' ? 'on-train' : ''}`}>
       <PresenterStyle />
       <header className="app-header">
         <div>
@@ -174,7 +174,7 @@ export function App() {
       {tab === 'compare' && <CompareView />}
       {tab === 'arena' && <ArenaView />}
       <div id="view-train" role="tabpanel" aria-labelledby="tab-train" hidden={tab !== 'train'}>
-        <main className={`layout ${sidebar ? '' : 'no-sidebar'}`}>
+        <main className={`layout ${sidebar ? '' : 'no-sidebar'} ${lesson ? 'with-lesson' : ''}`}>
           {sidebar && (
             <div className="sidebar">
               {lesson && <LessonPanel />}

@@ -1,14 +1,14 @@
 /**
  * Alarms: the training pathologies the playground is about, detected from the metric rows as they
- * arrive and marked on the charts' timeline. The rules themselves (thresholds, rising edges with
- * hysteresis) live in workers/core/alarmRules.ts, shared with `npm run -s diagnose`, and are
- * re-exported here. Which methods address each alarm is said by the methods'
- * own entries (`remedies` in workers/core/methods/); a method the run already has on is never recommended
- * (`remediesFor`), and the wording follows the run's methods (`alarmExplain`): under per-turn rewards
- * or a critic an all-equal outcome no longer means zero advantages.
+ * arrive and marked on the charts' timeline, one marker per episode. The rules themselves (scale-aware
+ * thresholds, episodes that end only on a clear recovery, silence after convergence) live in
+ * workers/core/alarmRules.ts, shared with `npm run -s diagnose`, and are re-exported here. Which
+ * methods address each alarm is said by the methods' own entries (`remedies` in
+ * workers/core/methods/); a method the run already has on is never recommended (`remediesFor`), and
+ * the wording follows the run's methods (`alarmExplain`): under per-turn rewards or a critic an
+ * all-equal outcome no longer means zero advantages.
  */
-import { METHOD_IDS, methodDef, methodRegistry } from '../workers/core/methods';
-import { ALARM_DOCS, ALARM_THRESHOLDS, type AlarmKind } from '../workers/core/alarmRules';
+import { ALARM_DOCS, ALARM_THRESHOLDS, METHOD_IDS, methodDef, methodRegistry, type AlarmKind } from '../workers/meta';
 
 export {
   ALARM_DOCS,
@@ -20,7 +20,7 @@ export {
   type AlarmDoc,
   type AlarmKind,
   type AlarmState,
-} from '../workers/core/alarmRules';
+} from '../workers/meta';
 
 const T = ALARM_THRESHOLDS;
 
@@ -33,7 +33,7 @@ export function alarmExplain(kind: AlarmKind, methods: readonly string[]): strin
     }
   }
   if (kind === 'grad') {
-    return `The gradient norm jumped above ${T.gradSpike}x its recent median (never below ${T.gradFloor * 100}% of the run's typical size): one batch or a few tokens dominate the update.`;
+    return `The gradient norm jumped above ${T.gradSpike}x its typical size (its recent median, never below ${T.gradFloor * 100}% of the largest it had while learning): one batch or a few tokens dominate the update.`;
   }
   return ALARM_DOCS[kind].explain;
 }

@@ -1,5 +1,4 @@
-import { ConfigError, withMethods, type RunConfig } from '../workers/core/config';
-import { ESTIMATOR_IDS } from '../workers/core/methods';
+import { ConfigError, ESTIMATOR_IDS, withMethods, type RunConfig } from '../workers/meta';
 
 const isEstimator = (m: string) => ESTIMATOR_IDS.includes(m);
 

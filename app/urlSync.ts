@@ -3,16 +3,16 @@
  * (never trusted: decodeShareLink validates every key) and applied; afterwards the address bar
  * follows the config and the view with history.replaceState, debounced, so a slider drag adds no
  * history entries. Editing the hash by hand (a hashchange) applies the new link. An open Compare
- * view is part of the link (`compare=<A>|<B>`), and a link that carries one opens it on both runs;
- * so is an open Arena view (`arena=<spec>`), which a link opens on its arena without running it, and
- * an explained token (`explain=ITER.TRAJ.TOKEN`, opened once the page holds that iteration's batch)
- * and step-through's stage (`stage=NAME`).
+ * view is part of the link (`compare=<A>|<B>`, with `|step:<n>` once both have run), and a link
+ * that carries one opens it on both runs and runs them to that iteration; so is an open Arena view
+ * (`arena=<spec>`, with `|done:<k>` once every cell has run k seeds), which a link opens on its
+ * arena and runs to the same point; so are an explained token (`explain=ITER.TRAJ.TOKEN`, opened
+ * once the page holds that iteration's batch) and step-through's stage (`stage=NAME`).
  */
-import { decodeShareLink, encodeShareLink, type DecodedLink } from '../workers/content/shareLink';
-import type { ComparePair } from '../workers/formats/shareUrl';
+import { decodeShareLink, encodeShareLink, type ComparePair, type DecodedLink } from '../workers/meta';
 import { useAppStore, type AppState } from './store';
-import { useArenaStore, type ArenaState } from './store/arenaStore';
-import { useCompareStore, type CompareState } from './store/compareStore';
+import { arenaSeedsDone, useArenaStore, type ArenaState } from './arena/arenaStore';
+import { pairStep, useCompareStore, type CompareState } from './compare/compareStore';
 import { explainLinkOf, useExplainStore } from './explain/explainStore';
 
 /** 200 ms: typing "128" into a field writes the address once. */
@@ -21,9 +21,11 @@ const WRITE_DEBOUNCE_MS = 200;
 let started = false;
 let timer: ReturnType<typeof setTimeout> | null = null;
 
-/** The two compared runs while the Compare view is open, else undefined. */
+/** The two compared runs while the Compare view is open (and the iteration both reached), else undefined. */
 function comparePair(c: CompareState): ComparePair | undefined {
-  return c.tab === 'compare' && c.snapped ? { a: c.a.config, b: c.b.config } : undefined;
+  if (c.tab !== 'compare' || !c.snapped) return undefined;
+  const step = pairStep(c);
+  return { a: c.a.config, b: c.b.config, ...(step ? { step } : {}) };
 }
 
 /** The open Arena view's arena, else undefined. */
@@ -47,6 +49,7 @@ export function currentHash(s: AppState, c: CompareState = useCompareStore.getSt
     present: s.presenter || undefined,
     compare: comparePair(c),
     arena: openArena(c, a),
+    arenaDone: c.tab === 'arena' ? arenaSeedsDone(a) || undefined : undefined,
     explain,
     stage: x.stage ?? undefined,
   });
@@ -74,8 +77,8 @@ function applyLink(link: DecodedLink, initial: boolean): void {
   x.close();
   x.setPending(link.explain ?? null);
   x.setStage(link.stage ?? null);
-  if (link.compare) useCompareStore.getState().restore(link.compare.a, link.compare.b);
-  if (link.arena) useArenaStore.getState().restore(link.arena);
+  if (link.compare) useCompareStore.getState().restore(link.compare.a, link.compare.b, link.compare.step);
+  if (link.arena) useArenaStore.getState().restore(link.arena, link.arenaDone);
 }
 
 /** The full link (this page's address) for a hash. */
@@ -114,11 +117,13 @@ export function startUrlSync(): void {
     later();
   });
   useCompareStore.subscribe((c, prev) => {
-    if (c.tab === prev.tab && c.snapped === prev.snapped && c.a.config === prev.a.config && c.b.config === prev.b.config) return;
+    const same = c.tab === prev.tab && c.snapped === prev.snapped && c.a.config === prev.a.config && c.b.config === prev.b.config;
+    // A "run to N" writes N at once; a pause writes the iteration both runs reached.
+    if (same && c.a.phase === prev.a.phase && c.b.phase === prev.b.phase && c.runUntil === prev.runUntil) return;
     later();
   });
   useArenaStore.subscribe((a, prev) => {
-    if (a.spec !== prev.spec) later();
+    if (a.spec !== prev.spec || a.phase !== prev.phase) later();
   });
   useExplainStore.subscribe((x, prev) => {
     if (x.target !== prev.target || x.pending !== prev.pending || x.stage !== prev.stage || x.live !== prev.live) later();

@@ -6,10 +6,9 @@
  * final success and cost. A card opens its run (first seed) in the Train view.
  */
 import { memo, useState } from 'react';
-import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaSpecToText, parseArenaSpec, parseSeedsText, type ArenaDimId, type ArenaSpec } from '../../workers/content/arena/dimensions';
-import { TASK_IDS } from '../../workers/core/config';
-import { useArenaStore } from '../store/arenaStore';
-import { crashText, FILTER_LABELS, FILTERS, filterCells, FINAL_WINDOW, SORT_KEYS, SORT_LABELS, sortCells, type CellFilter, type CellSummary, type SortKey } from './arenaModel';
+import { ARENA_DIMENSIONS, ARENA_PRESETS, arenaSpecToText, parseArenaSpec, parseSeedsText, TASK_IDS, type ArenaDimId, type ArenaSpec } from '../../workers/meta';
+import { useArenaStore } from './arenaStore';
+import { crashText, FILTER_LABELS, seedsText, FILTERS, filterCells, FINAL_WINDOW, SORT_KEYS, SORT_LABELS, sortCells, type CellFilter, type CellSummary, type SortKey } from './arenaModel';
 import { Sparkline } from './Sparkline';
 import './ArenaView.css';
 
@@ -149,7 +148,7 @@ function ArenaSetup() {
             Stop
           </button>
         ) : (
-          <button type="button" className="primary" disabled={cells.length === 0} onClick={run}>
+          <button type="button" className="primary" disabled={cells.length === 0} onClick={() => run()}>
             Run {cells.length} × {spec.seeds.length} runs
           </button>
         )}
@@ -197,6 +196,11 @@ const CellCard = memo(function CellCard({ s, label, iters, onOpen }: { s: CellSu
         {crashed ? '✖ ' : ''}
         {crashText(s)}
       </p>
+      {crashed && s.crashWhy && (
+        <p className="arena-why" data-testid="arena-why">
+          Why: {s.crashWhy}
+        </p>
+      )}
       <dl className="arena-numbers">
         <div>
           <dt>final success</dt>
@@ -216,8 +220,8 @@ const CellCard = memo(function CellCard({ s, label, iters, onOpen }: { s: CellSu
         </div>
       </dl>
       {s.diag.iters.length > 1 && <Sparkline band={s.diag} xMax={iters} yRange={[0, 1]} label={`diagnosis of ${label}`} className="diag" />}
-      <p className="arena-seeds">
-        {s.done} of {s.seeds} seeds done
+      <p className="arena-seeds" data-testid="arena-seeds">
+        {seedsText(s)}
       </p>
       {s.errors.length > 0 && (
         <p role="alert" className="arena-error">

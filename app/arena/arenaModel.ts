@@ -33,8 +33,12 @@ export interface Band {
 export interface CellSummary {
   cellId: string;
   seeds: number;
-  /** Seeds whose run finished, and seeds still running or not started. */
+  /** Seeds whose run finished. */
   done: number;
+  /** Seeds whose run has begun (an iteration in, finished, or failed). */
+  started: number;
+  /** Seeds finished from the first on, up to the first that is not (what a link can run again). */
+  doneInOrder: number;
   success: Band;
   diag: Band;
   /** The highest mean diagnosis over the iterations, or null when no seed reports one. */
@@ -107,6 +111,8 @@ export function summarize(cellId: string, traces: readonly SeedTrace[]): CellSum
     cellId,
     seeds: traces.length,
     done: traces.filter((t) => t.done).length,
+    started: traces.filter((t) => t.done || t.error !== null || t.iters.length > 0).length,
+    doneInOrder: ((i) => (i < 0 ? traces.length : i))(traces.findIndex((t) => !t.done)),
     success,
     diag,
     diagPeak: diag.mean.length > 0 ? Math.max(...diag.mean) : null,
@@ -120,9 +126,18 @@ export function summarize(cellId: string, traces: readonly SeedTrace[]): CellSum
   };
 }
 
-/** "crashed on 2 of 4 seeds, at iterations 31, 40", or "no crash on 4 seeds". */
+const seedsWord = (n: number) => `${n} seed${n === 1 ? '' : 's'}`;
+
+/**
+ * "crashed on 2 of 4 seeds, at iterations 31, 40"; without a crash, only about the seeds that ran
+ * to the end: "no crash on 4 seeds", "no crash on the 1 seed done", "no crash so far".
+ */
 export function crashText(s: CellSummary): string {
-  if (s.crashed === 0) return `no crash on ${s.seeds} seed${s.seeds === 1 ? '' : 's'}`;
+  if (s.started === 0) return 'not run yet';
+  if (s.crashed === 0) {
+    if (s.done === 0) return 'no crash so far';
+    return s.done === s.seeds ? `no crash on ${seedsWord(s.seeds)}` : `no crash on the ${seedsWord(s.done)} done`;
+  }
   const at = s.crashAt.length > 0 ? `, at iteration${s.crashAt.length === 1 ? '' : 's'} ${s.crashAt.join(', ')}` : '';
   return `crashed on ${s.crashed} of ${s.seeds} seeds${at}`;
 }
@@ -183,4 +198,9 @@ const MAX_ARENA_WORKERS = 4;
 export function arenaWorkerCount(cores: number | undefined): number {
   const n = cores !== undefined && Number.isFinite(cores) ? Math.floor(cores) - 1 : 1;
   return Math.max(1, Math.min(MAX_ARENA_WORKERS, n));
+}
+
+/** "not run yet" before any seed has begun, else "k of n seeds done". */
+export function seedsText(s: CellSummary): string {
+  return s.started === 0 ? 'not run yet' : `${s.done} of ${s.seeds} seeds done`;
 }

@@ -8,7 +8,7 @@
 import { useId, useMemo, useState, type CSSProperties } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { LabResult } from '../../workers/core/batchLab';
-import { methodRegistry } from '../../workers/core/methods';
+import { methodRegistry } from '../../workers/meta';
 import { toggledMethods } from '../methodToggle';
 import { useAppStore } from '../store';
 import {

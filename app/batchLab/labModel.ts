@@ -3,9 +3,8 @@
  * the groups of a re-scored batch, per-column summaries and the diverging colour scale. No React,
  * no training math: the numbers come from the worker's `rescore` (workers/core/batchLab.ts).
  */
-import { ConfigError, withMethods, type RunConfig } from '../../workers/core/config';
+import { ConfigError, ESTIMATOR_IDS, methodRegistry, withMethods, type RunConfig } from '../../workers/meta';
 import type { LabColumn, LabResult } from '../../workers/core/batchLab';
-import { ESTIMATOR_IDS, methodRegistry } from '../../workers/core/methods';
 
 export const MIN_SETS = 1;
 export const MAX_SETS = 4;

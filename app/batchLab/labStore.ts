@@ -7,7 +7,6 @@
 import { create } from 'zustand';
 import type { LabResult } from '../../workers/core/batchLab';
 import { useAppStore } from '../store';
-import { getTrainer } from '../trainerClient';
 import { defaultSets, MAX_SETS, sameSet, setProblem, type Quantity } from './labModel';
 
 export interface FrozenBatch {
@@ -135,7 +134,9 @@ export const useLabStore = create<LabState>()((set, get) => ({
     if (!send.length) return set({ error: 'Every set is refused by the config (see each set’s reason).' });
     set({ busy: true, error: null });
     try {
-      const result = await getTrainer().rescore(send);
+      // In the run's queue, so a re-score never interleaves with a rebuild or a step.
+      const result = await useAppStore.getState().rescore(send);
+      if (!result) throw new Error('The run is busy: wait until it is paused.');
       if (result.iter !== frozen.iter) throw new Error(`The worker holds the batch of iteration ${result.iter}, not the frozen ${frozen.iter}: freeze again.`);
       set({ run: { result, sets } });
     } catch (e) {

@@ -139,3 +139,50 @@ function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, { columns, edg
     ctx.stroke();
   }
 }
+
+/** The heatmap as a standalone SVG: a rectangle per (iteration, bin), its guides, the axis ends, a title. */
+export function heatmapSvg(o: { columns: number[][]; edges: number[]; guides?: Array<{ value: number; color: string }>; title: string; first?: number; last?: number }): { svg: string; width: number; height: number } | null {
+  const { columns, edges, guides = [], title } = o;
+  const n = columns.length;
+  const bins = edges.length - 1;
+  if (n === 0 || bins <= 0) return null;
+  // Fixed size: 40 px for the value axis, 560 for the plot, a title line above and a label line below.
+  const [left, plotW, top, plotH, bottom] = [44, 560, 28, 200, 20];
+  const width = left + plotW + 8;
+  const height = top + plotH + bottom;
+  const cw = plotW / n;
+  const ch = plotH / bins;
+  const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const num = (x: number) => String(Number(x.toPrecision(3)));
+  const parts: string[] = [
+    `<rect width="100%" height="100%" fill="#ffffff"/>`,
+    `<text x="8" y="18" font-weight="600" font-size="13" fill="#1f2328">${esc(title)}</text>`,
+    `<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="rgb(68,1,84)"/>`,
+  ];
+  for (let c = 0; c < n; c++) {
+    const col = columns[c]!;
+    let max = 0;
+    for (const v of col) if (v > max) max = v;
+    if (max <= 0) continue;
+    for (let b = 0; b < bins; b++) {
+      const v = col[b] ?? 0;
+      if (v <= 0) continue;
+      const [r, g, bl] = colour(Math.sqrt(v / max));
+      const y = top + (bins - 1 - b) * ch;
+      parts.push(`<rect x="${(left + c * cw).toFixed(2)}" y="${y.toFixed(2)}" width="${(cw + 0.05).toFixed(2)}" height="${(ch + 0.05).toFixed(2)}" fill="rgb(${Math.round(r)},${Math.round(g)},${Math.round(bl)})"/>`);
+    }
+  }
+  const lo = edges[0]!;
+  const hi = edges[bins]!;
+  for (const g of guides) {
+    if (!Number.isFinite(g.value) || g.value <= lo || g.value >= hi) continue;
+    const y = (top + plotH - ((g.value - lo) / (hi - lo)) * plotH).toFixed(2);
+    parts.push(`<line x1="${left}" x2="${left + plotW}" y1="${y}" y2="${y}" stroke="${g.color}" stroke-dasharray="4 3"/>`);
+  }
+  const label = (x: number, y: number, text: string, anchor = 'end') => `<text x="${x}" y="${y}" font-size="11" fill="#5b6470" text-anchor="${anchor}">${esc(text)}</text>`;
+  parts.push(label(left - 4, top + 10, num(hi)), label(left - 4, top + plotH / 2 + 4, num((lo + hi) / 2)), label(left - 4, top + plotH, num(lo)));
+  if (o.first !== undefined) parts.push(label(left, height - 5, `iteration ${o.first}`, 'start'));
+  if (o.last !== undefined && o.last !== o.first) parts.push(label(left + plotW, height - 5, `iteration ${o.last}`));
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif">${parts.join('')}</svg>`;
+  return { svg, width, height };
+}

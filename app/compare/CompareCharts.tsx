@@ -1,16 +1,20 @@
 /**
  * Runs A and B overlaid, one line chart per metric (drawn by the Compare view's engine,
  * app/charts/engine.tsx): A solid blue, B dashed orange (told apart by dash as well as colour), the
- * legend naming what differs. Each chart can show its data as a table (iteration, A, B).
- * Containers carry data-points-a / data-points-b for the e2e tests.
+ * legend naming what differs. The metrics and their axes are the live charts' own list
+ * (app/charts/chartGroups.ts compareCharts). Each chart can show its data as a table (iteration,
+ * A, B) and download as PNG or SVG. Containers carry data-points-a / data-points-b for the e2e tests.
  */
-import { memo, useId, useMemo, useState } from 'react';
-import { extent, niceScale } from '../charts/scale';
+import { memo, useId, useMemo, useRef, useState } from 'react';
+import { ChartExport } from '../charts/ChartExport';
+import { compareCharts, groupYScale, type CompareChartSpec } from '../charts/chartGroups';
+import { extent } from '../charts/scale';
+import { chartSvg } from '../exporters';
 import { fmt, thin, tickFmt } from '../charts/format';
 import { Chart } from '../charts/engine';
 import { useStaggeredSeries } from '../charts/stagger';
 import type { XYSeries } from '../charts/XYChart';
-import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/core/metrics';
+import { METRIC_DOCS, type MetricRow, type ScalarMetric } from '../../workers/meta';
 import './CompareCharts.css';
 
 /** The two runs' line styles: colour and dash both differ (colour-blind and greyscale safe). */
@@ -19,23 +23,8 @@ export const RUN_STYLE = {
   b: { color: '#f97316', dash: '7 4', width: 2.5, look: 'dashed orange' },
 } as const;
 
-interface Spec {
-  metric: ScalarMetric;
-  title: string;
-  fraction?: boolean;
-}
-
-/** The compared metrics, in the order the issue lists them. */
-export const COMPARED: Spec[] = [
-  { metric: 'reward_mean', title: 'Reward' },
-  { metric: 'success_rate', title: 'Success rate', fraction: true },
-  { metric: 'groups_all_equal_frac', title: 'All-equal groups', fraction: true },
-  { metric: 'adv_zero_frac', title: 'Zero-advantage tokens', fraction: true },
-  { metric: 'entropy', title: 'Entropy' },
-  { metric: 'clip_frac', title: 'Clip fraction', fraction: true },
-  { metric: 'grad_norm', title: 'Gradient norm' },
-  { metric: 'kl_ref', title: 'KL to the reference' },
-];
+/** The compared metrics: the live charts' list. */
+export const COMPARED: CompareChartSpec[] = compareCharts();
 
 /** Points drawn per chart at most; longer runs are thinned (every k-th iteration, the last kept). */
 const MAX_DRAWN = 400;
@@ -57,8 +46,9 @@ function merge(a: MetricRow[], b: MetricRow[], metric: ScalarMetric): Point[] {
 
 const iterTitle = (x: number) => `iteration ${x}`;
 
-const CompareChart = memo(function CompareChart(props: { spec: Spec; slot: number; a: MetricRow[]; b: MetricRow[]; legendA: string; legendB: string }) {
+const CompareChart = memo(function CompareChart(props: { spec: CompareChartSpec; slot: number; a: MetricRow[]; b: MetricRow[]; legendA: string; legendB: string }) {
   const { spec, slot, a, b, legendA, legendB } = props;
+  const figure = useRef<HTMLElement>(null);
   const tableId = useId();
   const [table, setTable] = useState(false);
   const points = useMemo(() => merge(a, b, spec.metric), [a, b, spec.metric]);
@@ -85,13 +75,13 @@ const CompareChart = memo(function CompareChart(props: { spec: Spec; slot: numbe
     if (Number.isNaN(lo)) [lo, hi] = [0, 1];
     if (hi <= lo) hi = lo + 1;
     const [ylo, yhi] = extent(drawn, ['a', 'b']);
-    const y = spec.fraction ? niceScale(0, Math.max(1, Number.isNaN(yhi) ? 1 : yhi)) : niceScale(ylo, yhi);
+    const y = groupYScale(spec.domain, ylo, yhi);
     return { x: { domain: [lo, hi] as [number, number], format: String }, y: { ...y, format: tickFmt } };
-  }, [drawn, spec.fraction]);
+  }, [drawn, spec.domain]);
   const shown = points.slice(-TABLE_ROWS);
   const caption = `${spec.title}: A ${a.length} iterations, B ${b.length} iterations${shown.length < points.length ? ` (the last ${shown.length} shown)` : ''}`;
   return (
-    <figure className="chart" data-testid={`compare-${spec.metric}`} data-points-a={a.length} data-points-b={b.length} title={METRIC_DOCS[spec.metric]}>
+    <figure className="chart" data-testid={`compare-${spec.metric}`} data-points-a={a.length} data-points-b={b.length} title={`${spec.metric}: ${METRIC_DOCS[spec.metric]}`} ref={figure}>
       <figcaption>
         <span>{spec.title}</span>
         <span className="chart-tools">
@@ -105,6 +95,11 @@ const CompareChart = memo(function CompareChart(props: { spec: Spec; slot: numbe
           >
             Table
           </button>
+          <ChartExport
+            title={spec.title}
+            render={() => (figure.current ? chartSvg(figure.current, spec.title, series.map((x) => ({ name: x.name, color: x.color }))) : null)}
+            fileName={() => `rl-playground-compare-${spec.metric}`}
+          />
         </span>
       </figcaption>
       <p className="chart-doc">{METRIC_DOCS[spec.metric]}</p>

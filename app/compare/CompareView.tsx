@@ -5,15 +5,13 @@
  */
 import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { useMemo, useState } from 'react';
-import { CONFIG_FIELDS, getField, type ConfigKey, type RunConfig } from '../../workers/core/config';
-import { TASK_KNOBS } from '../../workers/core/envs';
-import { methodRegistry } from '../../workers/core/methods';
+import { CONFIG_FIELDS, getField, methodRegistry, TASK_KNOBS, type ConfigKey, type RunConfig } from '../../workers/meta';
 import type { ParamSpec } from '../../workers/core/methods/params';
 import type { BackendInfo } from '../../workers/entry/api';
 import { ParamControl } from '../panels/ParamControl';
-import { SIDE_NAME, SIDES, useCompareStore, type CompareRun } from '../store/compareStore';
+import { SIDE_NAME, SIDES, useCompareStore, type CompareRun } from './compareStore';
 import { CompareCharts, RUN_STYLE } from './CompareCharts';
-import { configDiff, legendText } from './diff';
+import { configDiff, fieldLabel, legendText, methodNames } from './diff';
 import { compareSummary } from './summary';
 import './CompareView.css';
 
@@ -180,7 +178,7 @@ function RunACard() {
       <dl className="compare-facts">
         <div className="compare-fact">
           <dt>methods</dt>
-          <dd>{a.methods.join(', ')}</dd>
+          <dd>{methodNames(a.methods)}</dd>
         </div>
         {A_KEYS.map((k) => (
           <div key={k} className="compare-fact">
@@ -204,7 +202,7 @@ function MethodsB({ config, disabled }: { config: RunConfig; disabled: boolean }
   const active = config.methods;
   return (
     <details className="compare-methods">
-      <summary>B's methods: {active.join(', ')}</summary>
+      <summary>B's methods: {methodNames(active)}</summary>
       <p className="hint">A greyed method is not available with the methods that are on (hover it for why).</p>
       <div className="compare-toggles">
         {METHODS.map((m) => {
@@ -280,8 +278,16 @@ function RunBEditor() {
             <p className="compare-diff-title">B differs from A in:</p>
             <ul>
               {changes.map((c) => (
-                <li key={c.key}>
-                  <code>{c.key}</code> {c.a} → <strong>{c.b}</strong>
+                <li key={c.key} title={c.key}>
+                  {c.key === 'methods' ? (
+                    <>
+                      methods {methodNames(c.a.split('+'))} → <strong>{methodNames(c.b.split('+'))}</strong>
+                    </>
+                  ) : (
+                    <>
+                      {fieldLabel(c.key)} {c.a} → <strong>{c.b}</strong>
+                    </>
+                  )}
                 </li>
               ))}
             </ul>

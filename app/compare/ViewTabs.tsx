@@ -1,6 +1,6 @@
 /** The page's views as tabs: Train (the playground), Compare (two runs side by side) and Arena (a grid of design choices over seeds). Arrow keys move between them. */
 import type { KeyboardEvent } from 'react';
-import { useCompareStore, type ViewTab } from '../store/compareStore';
+import { useCompareStore, type ViewTab } from './compareStore';
 import './ViewTabs.css';
 
 const TABS: Array<{ id: ViewTab; label: string }> = [

@@ -2,7 +2,7 @@
  * What run B changes against run A, as flat config keys (`lr`, `grpo.eps`, `methods`): the legend
  * names it, and B's changes are carried onto a new A when A is taken again from the playground.
  */
-import { allFields, getField, withField, withMethods, type RunConfig } from '../../workers/core/config';
+import { allFields, fieldSpec, getField, methodRegistry, withField, withMethods, type RunConfig } from '../../workers/meta';
 import type { ParamValue } from '../../workers/core/methods/params';
 
 export interface ConfigChange {
@@ -23,6 +23,23 @@ function methodsText(cfg: RunConfig): string {
   return cfg.methods.join('+');
 }
 
+/** A method set by its cards' names: `GRPO + EDGE-GRPO`. */
+export function methodNames(ids: readonly string[]): string {
+  return ids.map((id) => (Object.hasOwn(methodRegistry, id) ? (methodRegistry as Record<string, { name: string }>)[id]!.name : id)).join(' + ');
+}
+
+/** A setting in words (its field's label), the key where it has none. */
+export function fieldLabel(key: string): string {
+  return fieldSpec(key)?.label ?? key;
+}
+
+/** A change as a legend or a message says it: the methods by name, a setting by its label (`learning rate 0.01`). */
+export function changeText(c: ConfigChange, side: 'a' | 'b'): string {
+  const v = side === 'a' ? c.a : c.b;
+  if (c.key === 'methods') return methodNames(v.split('+'));
+  return `${fieldLabel(c.key)} ${v}`;
+}
+
 /** B's differences from A; parameters of a method that neither run has on are left out. */
 export function configDiff(a: RunConfig, b: RunConfig): ConfigChange[] {
   const out: ConfigChange[] = [];
@@ -40,10 +57,10 @@ export function configDiff(a: RunConfig, b: RunConfig): ConfigChange[] {
   return out;
 }
 
-/** One side's legend text: `B: lr 0.01, clipHigh 0.28` (at most `max` changes, then "+N more"). */
+/** One side's legend text: `B: GRPO + EDGE-GRPO, learning rate 0.01` (at most `max` changes, then "+N more"). */
 export function legendText(side: 'A' | 'B', changes: ConfigChange[], max = 3): string {
   if (changes.length === 0) return `${side}: same settings`;
-  const parts = changes.slice(0, max).map((c) => `${c.key} ${side === 'A' ? c.a : c.b}`);
+  const parts = changes.slice(0, max).map((c) => changeText(c, side === 'A' ? 'a' : 'b'));
   const more = changes.length > max ? ` +${changes.length - max} more` : '';
   return `${side}: ${parts.join(', ')}${more}`;
 }

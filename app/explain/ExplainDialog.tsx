@@ -5,7 +5,7 @@
  * Non-modal, beside the page, so another number can be clicked while it is open.
  */
 import { useEffect, useMemo, useRef, type ReactNode } from 'react';
-import { compositionOf, explain, explainBatch, refTitle, unexplainable, type ExplainBatch, type Explanation, type Input, type Ref, type Step } from '../../workers/explain';
+import { compositionOf, explain, explainBatch, refTitle, unexplainable, type ExplainBatch, type Explanation, type Input, type Ref, type Step } from '../../workers/meta';
 import type { BatchDump } from '../../workers/formats/batchDump';
 import { currentBatch, useAppStore } from '../store';
 import { useExplainStore, type ExplainSource } from './explainStore';

@@ -11,9 +11,7 @@
  * (it is the store's batch); leaving puts the iteration's final batch back.
  */
 import { useEffect, useMemo } from 'react';
-import { explainBatch, unexplainable, type Ref } from '../../workers/explain';
-import { ITERATION_STAGES, type StageName } from '../../workers/explain/stages';
-import { stageWords } from '../../workers/explain/stageDump';
+import { explainBatch, ITERATION_STAGES, stageWords, unexplainable, type Ref, type StageName } from '../../workers/meta';
 import type { BatchDump } from '../../workers/formats/batchDump';
 import { currentBatch, useAppStore } from '../store';
 import { ExplainNum } from './ExplainDialog';

@@ -7,7 +7,7 @@ import type { LabDump } from '../../workers/explain/types';
 import { useLabStore, frozenStale } from '../batchLab/labStore';
 import { useAppStore } from '../store';
 import { errorText } from '../store/errorText';
-import { getTrainer } from '../trainerClient';
+import { mainSession } from '../trainerSession';
 
 const cache = new Map<string, Promise<LabDump>>();
 
@@ -24,9 +24,10 @@ export function useLabDump(source: { kind: 'lab'; methods: string[]; iter: numbe
     if (!source || stale || source.iter !== frozen?.iter) return;
     let p = cache.get(key);
     if (!p) {
-      p = getTrainer().labDump(source.methods);
-      cache.set(key, p);
-      p.catch(() => cache.delete(key));
+      const asked = mainSession.call((t) => t.labDump(source.methods));
+      cache.set(key, asked);
+      asked.catch(() => cache.delete(key));
+      p = asked;
     }
     let live = true;
     p.then(

@@ -5,8 +5,7 @@
  * being loaded, is named in the link notice; the rest of the link has applied already.
  */
 import { useEffect } from 'react';
-import { refProblem, type Ref } from '../../workers/explain';
-import { explainText, type ExplainLink } from '../../workers/formats/shareUrl';
+import { explainText, refProblem, type ExplainLink, type Ref } from '../../workers/meta';
 import { currentBatch, useAppStore } from '../store';
 import { useExplainStore } from './explainStore';
 

@@ -1,19 +1,21 @@
 /**
- * The lesson side panel: the lesson's question, links to the papers, numbered steps (each loads its
- * run as a share link and runs it to the iteration the claims measure), a "what you should see"
- * line per step with the numbers measured here, presenter mode, and a link to the step.
+ * The lesson side panel, laid out for a screen in front of a class: the step navigation at the top,
+ * then the current step in full (its text, the live charts it tells you to watch, the progress of
+ * its seeds, "what you should see" with the numbers measured here) and the other steps folded to
+ * one line each, so after Next or Previous the step is on screen without scrolling. Each step loads
+ * its run as a share link and runs it to the iteration the claims measure.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { checkClaimOnSeeds, describeClaim, lessonById, lessonSeeds, type Claim, type Lesson } from '../../workers/content/lessons';
-import { methodDef } from '../../workers/core/methods';
-import { decodeShareLink } from '../../workers/content/shareLink';
+import { checkClaimOnSeeds, decodeShareLink, describeClaim, lessonById, lessonRun, lessonSeeds, methodDef, type Claim, type Lesson, type LessonStep } from '../../workers/meta';
 import { copyText } from '../exporters';
+import { LiveGroupChart } from '../panels/MetricsCharts';
 import { useAppStore } from '../store';
 import { shareLinkFor } from '../urlSync';
 import { allSeedsIn, bySeed, runOnScreen, runsOf, useLessonCapture, useLessonResults } from './lessonResults';
 import { SeedsCharts } from './SeedsChart';
 import { useSeedPool, watchSeedPool } from './seedPool';
 import { lessonStepHash } from './links';
+import { progressFraction, progressText, stepProgress } from './stepProgress';
 import './LessonPanel.css';
 
 /** Loads step `index` (0-based): its link's config, runs to its iteration count, keeps presenter mode. */
@@ -36,10 +38,16 @@ function ClaimLine({ lesson, claim }: { lesson: Lesson; claim: Claim }) {
   const words = state === 'ok' ? 'holds on the mean over the seeds' : state === 'fail' ? 'does not hold on the mean over the seeds' : 'not measured yet';
   const seeds = lessonSeeds(lesson);
   const got = Math.min(...runs.map((r) => seeds.filter((seed) => byRun?.[r]?.[seed] !== undefined).length));
-  const waiting = runs.every((r) => byRun?.[r] !== undefined) ? `measuring: ${got} of ${seeds.length} seeds` : 'load the steps it compares';
-  const values = !k ? waiting : typeof claim.b === 'number' ? `${fmt(k.a)} (${claim.op === '>' ? '≥' : '≤'} ${claim.b})` : `${fmt(k.a)} vs ${fmt(k.b)}`;
+  const values = !k ? `measuring: ${got} of ${seeds.length} seeds` : typeof claim.b === 'number' ? `${fmt(k.a)} (${claim.op === '>' ? '≥' : '≤'} ${claim.b})` : `${fmt(k.a)} vs ${fmt(k.b)}`;
   return (
-    <li className={`lesson-claim ${state}`} data-testid={`lesson-claim-${claim.id}`} data-state={state} data-a={k && Number.isFinite(k.a) ? k.a : ''} title={`${describeClaim(lesson, claim)}, on the mean over seeds ${seeds.join(', ')}`}>
+    <li
+      className={`lesson-claim ${state}`}
+      data-testid={`lesson-claim-${claim.id}`}
+      data-state={state}
+      data-a={k && Number.isFinite(k.a) ? k.a : ''}
+      data-b={k && Number.isFinite(k.b) ? k.b : ''}
+      title={`${describeClaim(lesson, claim)}, on the mean over seeds ${seeds.join(', ')}`}
+    >
       <span className="claim-mark" aria-hidden="true">
         {mark}
       </span>
@@ -87,15 +95,56 @@ function CopyStepLink({ lesson, index }: { lesson: Lesson; index: number }) {
   );
 }
 
-/** Which seeds are training now, and any that failed. */
-function PoolStatus({ lesson }: { lesson: Lesson }) {
-  const training = useSeedPool((s) => s.training).filter((k) => k.startsWith(`${lesson.id}/`));
+/** The step's measurement as it goes: seeds done, the iteration of each seed training, a bar. */
+function StepProgress({ lesson, step }: { lesson: Lesson; step: LessonStep }) {
+  const byRun = useLessonResults((s) => s.results[lesson.id]);
+  const training = useSeedPool((s) => s.training);
+  const queued = useSeedPool((s) => s.queued);
+  // The rows on screen count only once they are this config's (after Next they are the last step's until it is rebuilt).
+  const onScreen = useAppStore((s) => {
+    const run = runOnScreen(lesson, s);
+    const iter = s.seriesConfig === s.config ? (s.series[s.series.length - 1]?.iter ?? 0) : 0;
+    return run ? `${run.id}:${s.config.seed}:${iter}` : null;
+  });
+  const [runId, seed, iter] = onScreen?.split(':') ?? [];
+  const runs = stepProgress(lesson, step, {
+    byRun,
+    training: training.filter((t) => t.lessonId === lesson.id),
+    queued: queued.filter((q) => q.lessonId === lesson.id),
+    onScreen: runId !== undefined ? { runId, seed: Number(seed), iter: Number(iter) } : null,
+  });
+  const seeds = lessonSeeds(lesson).length;
+  const done = runs.every((r) => r.done === seeds);
+  const fraction = progressFraction(runs);
+  return (
+    <div className="lesson-progress" role="status" data-testid="lesson-progress" data-done={done} data-fraction={fraction.toFixed(3)}>
+      {done ? (
+        <p className="hint lesson-progress-done">
+          Measured on {seeds} seeds ({lessonSeeds(lesson).join(', ')}): the lines below are their mean.
+        </p>
+      ) : (
+        <>
+          <p className="lesson-progress-head">
+            <strong>Training this step on {seeds} seeds</strong>
+            <progress max={1} value={fraction} aria-label={`Step ${lesson.steps.indexOf(step) + 1}: ${Math.round(fraction * 100)}% of its seeds' iterations done`} />
+          </p>
+          <ul>
+            {runs.map((r) => (
+              <li key={r.runId} data-run={r.runId} data-done={r.done}>
+                {progressText(r)}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}
+
+function PoolErrors() {
   const errors = useSeedPool((s) => s.errors);
   return (
     <>
-      <p className="hint lesson-pool" role="status" data-testid="lesson-pool" data-training={training.length}>
-        {training.length > 0 ? `Training seeds ${training.map((k) => k.split('/')[2]).join(', ')} beside the run on screen…` : ''}
-      </p>
       {errors.map((e, i) => (
         <p key={i} className="error">
           {e}
@@ -116,9 +165,16 @@ export function LessonPanel() {
     return l ? (runOnScreen(l, s)?.id ?? null) : null;
   });
   const heading = useRef<HTMLHeadingElement>(null);
+  const panel = useRef<HTMLElement>(null);
   const lessonId = ref?.id;
+  const stepNo = ref?.step;
   const byRun = useLessonResults((s) => (lessonId ? s.results[lessonId] : undefined));
   useEffect(() => heading.current?.focus(), [lessonId]);
+  // After Next or Previous the page shows the top of the panel: the navigation and the new step.
+  useEffect(() => {
+    const top = panel.current?.getBoundingClientRect().top;
+    if (top !== undefined && top < 0) panel.current?.scrollIntoView({ block: 'start' });
+  }, [stepNo]);
   const lesson = ref ? lessonById(ref.id) : undefined;
   if (!ref || !lesson) return null;
   const { closeLesson, setPresenter, openLesson } = useAppStore.getState();
@@ -128,75 +184,92 @@ export function LessonPanel() {
     openLesson({ id: lesson.id, step: i + 1 });
     loadLessonStep(lesson, i);
   };
+  const last = lesson.steps.length - 1;
 
   return (
-    <section className="panel lesson-panel" aria-labelledby="lesson-title" data-testid="lesson-panel" data-lesson={lesson.id} data-step={ref.step}>
+    <section className="panel lesson-panel" aria-labelledby="lesson-title" data-testid="lesson-panel" data-lesson={lesson.id} data-step={ref.step} ref={panel}>
       <div className="panel-head">
         <h2 id="lesson-title" tabIndex={-1} ref={heading}>
           Lesson: {lesson.title}
         </h2>
-        <button type="button" className="mini" onClick={closeLesson} aria-label={`Close the lesson ${lesson.title}`}>
-          Close
-        </button>
+        <span className="lesson-head-tools">
+          <button type="button" className="mini-toggle" aria-pressed={presenter} onClick={() => setPresenter(!presenter, lesson.hide)}>
+            Presenter mode
+          </button>
+          <button type="button" className="mini" onClick={closeLesson} aria-label={`Close the lesson ${lesson.title}`}>
+            Close
+          </button>
+        </span>
       </div>
-      <p className="lesson-summary">{lesson.summary}</p>
-      <PaperLinks lesson={lesson} />
-      <div className="lesson-tools">
-        <button type="button" className="mini-toggle" aria-pressed={presenter} onClick={() => setPresenter(!presenter, lesson.hide)}>
-          Presenter mode
+      <nav className="lesson-nav" aria-label="Lesson steps">
+        <button type="button" disabled={current === 0 || busy} onClick={() => go(current - 1)}>
+          Previous step
         </button>
-        <CopyStepLink lesson={lesson} index={current} />
-      </div>
+        <span className="lesson-where" data-testid="lesson-where">
+          Step {current + 1} of {lesson.steps.length}
+        </span>
+        <button type="button" className="primary" disabled={current >= last || busy} onClick={() => go(current + 1)}>
+          Next step
+        </button>
+      </nav>
+      <details className="lesson-about">
+        <summary>The question, and the papers</summary>
+        <p className="lesson-summary">{lesson.summary}</p>
+        <PaperLinks lesson={lesson} />
+      </details>
       <ol className="lesson-steps">
         {lesson.steps.map((step, i) => {
           const isCurrent = i === current;
           const loaded = onScreen === step.run;
           return (
-            <li key={i} className={`lesson-step ${isCurrent ? 'current' : ''}`} aria-current={isCurrent ? 'step' : undefined} data-testid={`lesson-step-${i + 1}`}>
-              <p className="lesson-step-text">{step.text}</p>
-              <div className="buttons">
-                <button type="button" className={isCurrent && !loaded ? 'primary' : ''} disabled={busy} onClick={() => go(i)}>
-                  {loaded ? `Run step ${i + 1} again` : `Load step ${i + 1}`}
+            <li key={i} className={`lesson-step ${isCurrent ? 'current' : 'folded'}`} aria-current={isCurrent ? 'step' : undefined} data-testid={`lesson-step-${i + 1}`}>
+              {isCurrent ? (
+                <>
+                  <p className="lesson-step-text">{step.text}</p>
+                  {step.watch && step.watch.length > 0 && (
+                    <div className="lesson-watch" data-testid="lesson-watch">
+                      {step.watch.map((id) => (
+                        <LiveGroupChart key={id} id={id} testId={`lesson-chart-${id}`} />
+                      ))}
+                    </div>
+                  )}
+                  <div className={`buttons lesson-step-buttons ${loaded ? 'loaded' : ''}`}>
+                    <button type="button" className={!loaded ? 'primary' : 'mini'} disabled={busy} onClick={() => go(i)}>
+                      {loaded ? `Run step ${i + 1} again` : `Load step ${i + 1}`}
+                    </button>
+                    <CopyStepLink lesson={lesson} index={i} />
+                  </div>
+                  <StepProgress lesson={lesson} step={step} />
+                  <p className="lesson-see">
+                    <strong>What you should see:</strong> {step.see}
+                  </p>
+                  <ul className="lesson-claims" aria-label={`Measured for step ${i + 1}`}>
+                    {step.claims.map((id) => (
+                      <ClaimLine key={id} lesson={lesson} claim={lesson.claims.find((c) => c.id === id)!} />
+                    ))}
+                  </ul>
+                  <SeedsCharts lesson={lesson} step={step} byRun={byRun} />
+                  {i === last && (
+                    <p className="lesson-takeaway">
+                      <strong>Take-away:</strong> {lesson.takeaway}
+                    </p>
+                  )}
+                </>
+              ) : (
+                <button type="button" className="lesson-step-line" disabled={busy} onClick={() => go(i)} aria-label={`${loaded ? 'Run' : 'Load'} step ${i + 1}: ${lessonRun(lesson, step.run).label}`} title={step.text}>
+                  {lessonRun(lesson, step.run).label}
                 </button>
-                {!isCurrent && (
-                  <button type="button" className="link-button" onClick={() => openLesson({ id: lesson.id, step: i + 1 })}>
-                    Read step {i + 1}
-                  </button>
-                )}
-              </div>
-              <p className="lesson-see">
-                <strong>What you should see:</strong> {step.see}
-              </p>
-              {(isCurrent || !presenter) && (
-                <ul className="lesson-claims" aria-label={`Measured for step ${i + 1}`}>
-                  {step.claims.map((id) => (
-                    <ClaimLine key={id} lesson={lesson} claim={lesson.claims.find((c) => c.id === id)!} />
-                  ))}
-                </ul>
               )}
-              {isCurrent && <SeedsCharts lesson={lesson} step={step} byRun={byRun} />}
             </li>
           );
         })}
       </ol>
-      <div className="buttons lesson-nav">
-        <button type="button" disabled={current === 0 || busy} onClick={() => go(current - 1)}>
-          Previous step
-        </button>
-        <button type="button" disabled={current >= lesson.steps.length - 1 || busy} onClick={() => go(current + 1)}>
-          Next step
-        </button>
-      </div>
-      {current === lesson.steps.length - 1 && (
-        <p className="lesson-takeaway">
-          <strong>Take-away:</strong> {lesson.takeaway}
-        </p>
-      )}
-      <PoolStatus lesson={lesson} />
-      <p className="hint">
+      <PoolErrors />
+      <p className="hint lesson-how">
         Each step loads its run from a share link and trains it to the iteration its lines measure on screen; beside it the
-        lesson's other seeds (seeds {lessonSeeds(lesson).join(', ')} in all) train on the CPU backend, one worker per core. A line's numbers are the mean over those seeds and ✓ means the line held on that mean, as the tests check it; the
-        charts under the step show the mean over the seeds with a band from the lowest to the highest seed.
+        lesson's other seeds (seeds {lessonSeeds(lesson).join(', ')} in all) train on the CPU backend, one worker per core. A line's
+        numbers are the mean over those seeds and ✓ means the line held on that mean, as the tests check it; the charts under the
+        step show the mean over the seeds with a band from the lowest to the highest seed.
       </p>
     </section>
   );

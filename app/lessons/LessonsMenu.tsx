@@ -1,8 +1,8 @@
 /** The Lessons menu in the header: each lesson opens its panel and loads its first step. */
 import { useEffect, useRef } from 'react';
-import { LESSONS } from '../../workers/content/lessons';
+import { LESSONS } from '../../workers/meta';
 import { useAppStore } from '../store';
-import { useCompareStore } from '../store/compareStore';
+import { useCompareStore } from '../compare/compareStore';
 import { loadLessonStep } from './LessonPanel';
 import './LessonsMenu.css';
 

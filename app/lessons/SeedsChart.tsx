@@ -5,8 +5,7 @@
  * come from the same runs.
  */
 import { memo, useMemo } from 'react';
-import { isDumpStat, lessonRun, lessonSeeds, type Lesson, type LessonStep, type RunResult, type SeriesStat } from '../../workers/content/lessons';
-import { METRIC_DOCS, type ScalarMetric } from '../../workers/core/metrics';
+import { isDumpStat, lessonRun, lessonSeeds, METRIC_DOCS, METRIC_NAMES, type Lesson, type LessonStep, type RunResult, type ScalarMetric, type SeriesStat } from '../../workers/meta';
 import { seriesStyle } from '../charts/chartGroups';
 import { fmt, tickFmt } from '../charts/format';
 import { extent, niceScale } from '../charts/scale';
@@ -35,9 +34,9 @@ const MetricChart = memo(function MetricChart(props: { lesson: Lesson; byRun: By
   const y = niceScale(Number.isFinite(lo) ? lo : 0, Number.isFinite(hi) ? hi : 1, 4);
   const n = lessonSeeds(lesson).length;
   return (
-    <figure className="lesson-seeds-chart" data-testid={`lesson-seeds-chart-${metric}`} data-runs={runs.join(',')} data-seeds={n} data-points={data.length} title={METRIC_DOCS[metric]}>
+    <figure className="lesson-seeds-chart" data-testid={`lesson-seeds-chart-${metric}`} data-runs={runs.join(',')} data-seeds={n} data-points={data.length} title={`${metric}: ${METRIC_DOCS[metric]}`}>
       <figcaption>
-        {metric}: mean over {n} seeds, band min-max
+        {METRIC_NAMES[metric]}: mean over {n} seeds, band min-max
       </figcaption>
       <Chart
         view="lesson"
@@ -49,7 +48,7 @@ const MetricChart = memo(function MetricChart(props: { lesson: Lesson; byRun: By
         height={120}
         tooltipTitle={iterTitle}
         valueFormat={fmt}
-        label={`${metric} over iterations, mean over ${n} seeds with the min-max band, for ${series.map((s) => s.name).join(' and ')}`}
+        label={`${METRIC_NAMES[metric]} over iterations, mean over ${n} seeds with the min-max band, for ${series.map((s) => s.name).join(' and ')}`}
         legend
       />
     </figure>

@@ -7,8 +7,7 @@
  */
 import { useEffect } from 'react';
 import { create } from 'zustand';
-import { lessonById, lessonRunConfig, lessonSeeds, needsDump, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/content/lessons';
-import { encodeShareLink } from '../../workers/content/shareLink';
+import { encodeShareLink, lessonById, lessonRunConfig, lessonSeeds, needsDump, type Lesson, type LessonRun, type RunResult, type SeedResults, type Stat } from '../../workers/meta';
 import type { RunConfig } from '../../workers/core/config';
 import { currentBatch, useAppStore, type AppState } from '../store';
 
@@ -79,41 +78,48 @@ export function runOnScreen(lesson: Lesson, s: AppState): LessonRun | null {
 }
 
 
-/** Watches the run on screen and records it, at its seed, when it reaches its lesson run's iteration count. */
-export function useLessonCapture(): void {
-  useEffect(() => {
-    let asked = -1;
-    /** The metrics epoch each lesson run was recorded from (a reset or reload starts a new one). */
-    const recorded = new Map<string, number>();
-    const check = (s: AppState) => {
-      // Until the worker holds the new config, the rows on screen are the previous run's.
-      if (!s.lesson || s.phase !== 'idle' || s.imported || s.configPending || !s.configured) return;
-      const lesson = lessonById(s.lesson.id);
-      if (!lesson) return;
-      const run = runOnScreen(lesson, s);
-      if (!run) return;
-      const rows = s.series.filter((r) => r.iter <= run.iters);
-      if (rows.length !== run.iters || rows[rows.length - 1]?.iter !== run.iters) return;
-      // A live settings change or a restart mixes two runs: not this lesson run.
-      if (s.markers.some((m) => (m.kind === 'config' || m.kind === 'restart') && m.iter <= run.iters)) return;
-      const seed = s.config.seed;
-      const have = useLessonResults.getState().results[lesson.id]?.[run.id]?.[seed];
-      const last = s.series[s.series.length - 1];
-      const wantDump = needsDump(lesson, run.id) && last?.iter === run.iters;
-      const batch = wantDump ? currentBatch(s) : null;
-      if (wantDump && !batch) {
-        if (asked !== s.metricsEpoch) {
-          asked = s.metricsEpoch;
-          void s.loadBatch();
-        }
-        return;
+/**
+ * Watches the run on screen and records it, at its seed, when it reaches its lesson run's iteration
+ * count. Only rows built from the config on screen count: after Next or Previous the page holds the
+ * new step's config at once, while its rows are still the previous step's run until the worker has
+ * rebuilt (`seriesConfig`), and those rows must never be taken for the new step's.
+ */
+export function watchLessonCapture(): () => void {
+  let asked = -1;
+  /** The metrics epoch each lesson run was recorded from (a reset or reload starts a new one). */
+  const recorded = new Map<string, number>();
+  const check = (s: AppState) => {
+    if (!s.lesson || s.phase !== 'idle' || s.imported || !s.configured || s.seriesConfig !== s.config) return;
+    const lesson = lessonById(s.lesson.id);
+    if (!lesson) return;
+    const run = runOnScreen(lesson, s);
+    if (!run) return;
+    const rows = s.series.filter((r) => r.iter <= run.iters);
+    if (rows.length !== run.iters || rows[rows.length - 1]?.iter !== run.iters) return;
+    // A live settings change or a restart mixes two runs: not this lesson run.
+    if (s.markers.some((m) => (m.kind === 'config' || m.kind === 'restart') && m.iter <= run.iters)) return;
+    const seed = s.config.seed;
+    const have = useLessonResults.getState().results[lesson.id]?.[run.id]?.[seed];
+    const last = s.series[s.series.length - 1];
+    const wantDump = needsDump(lesson, run.id) && last?.iter === run.iters;
+    const batch = wantDump ? currentBatch(s) : null;
+    if (wantDump && !batch) {
+      if (asked !== s.metricsEpoch) {
+        asked = s.metricsEpoch;
+        void s.loadBatch();
       }
-      const key = `${lesson.id}/${run.id}/${seed}`;
-      if (have && recorded.get(key) === s.metricsEpoch && (have.dump !== null || batch === null)) return;
-      recorded.set(key, s.metricsEpoch);
-      useLessonResults.getState().record(lesson.id, run.id, seed, { rows, dump: batch });
-    };
-    check(useAppStore.getState());
-    return useAppStore.subscribe(check);
-  }, []);
+      return;
+    }
+    const key = `${lesson.id}/${run.id}/${seed}`;
+    if (have && recorded.get(key) === s.metricsEpoch && (have.dump !== null || batch === null)) return;
+    recorded.set(key, s.metricsEpoch);
+    useLessonResults.getState().record(lesson.id, run.id, seed, { rows, dump: batch });
+  };
+  check(useAppStore.getState());
+  return useAppStore.subscribe(check);
+}
+
+/** The capture while a component (the lesson panel) is mounted. */
+export function useLessonCapture(): void {
+  useEffect(() => watchLessonCapture(), []);
 }

@@ -4,8 +4,7 @@
  * the lesson's `hide=` list.
  */
 import type { BackendChoice } from '../../workers/entry/api';
-import { lessonRun, lessonRunConfig, type Lesson } from '../../workers/content/lessons';
-import { encodeShareLink } from '../../workers/content/shareLink';
+import { encodeShareLink, lessonRun, lessonRunConfig, type Lesson } from '../../workers/meta';
 
 export interface StepLinkOptions {
   present?: boolean;

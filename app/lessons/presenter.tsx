@@ -1,9 +1,11 @@
 /**
- * Presenter mode's chart filter: only the charts a lesson names stay visible. The charts panel is
- * left as it is; a generated style rule hides the other figures (by their `chart-<id>` test ids).
+ * Presenter mode's chart filter: only the charts the current step is about stay visible (its
+ * `watch` list, else the charts of the metrics its lines read). The charts panel is left as it is;
+ * a generated style rule hides the other figures (by their `chart-<id>` test ids).
  */
-import { lessonById } from '../../workers/content/lessons';
+import { lessonById } from '../../workers/meta';
 import { useAppStore } from '../store';
+import { stepCharts } from './charts';
 
 /** The CSS that hides every chart but `keep` inside the charts panel. */
 export function presenterCss(keep: readonly string[]): string {
@@ -13,8 +15,9 @@ export function presenterCss(keep: readonly string[]): string {
 
 export function PresenterStyle() {
   const presenter = useAppStore((s) => s.presenter);
-  const lessonId = useAppStore((s) => s.lesson?.id);
-  const lesson = lessonId ? lessonById(lessonId) : undefined;
-  if (!presenter || !lesson) return null;
-  return <style data-testid="presenter-style">{presenterCss(lesson.charts)}</style>;
+  const ref = useAppStore((s) => s.lesson);
+  const lesson = ref ? lessonById(ref.id) : undefined;
+  const step = lesson?.steps[(ref?.step ?? 1) - 1];
+  if (!presenter || !lesson || !step) return null;
+  return <style data-testid="presenter-style">{presenterCss(stepCharts(lesson, step))}</style>;
 }

@@ -4,17 +4,19 @@
  * checked on the mean over the lesson's seeds as the tests check it.
  *
  * Workers: at most one per core (navigator.hardwareConcurrency), the page's own trainer worker
- * counted, and never more than there are seeds to train at once. The extra workers start when a
- * lesson opens (a worker's start is then off the step's critical path) and stay while it is open,
- * so their compiled code and pretraining cache serve every step. The page's own worker takes a
- * queued seed once its run on screen is recorded and the page is idle: on a 2-core machine four
- * seeds are two runs per core instead of three on the extra worker.
+ * counted, and never more than there are seeds to train at once. The extra workers (trainer
+ * sessions of their own, app/trainerSession.ts) start when a lesson opens (a worker's start is then
+ * off the step's critical path) and stay while it is open, so their compiled code and pretraining
+ * cache serve every step. The page's own worker takes a queued seed once its run on screen is
+ * recorded and the page is idle: on a 2-core machine four seeds are two runs per core instead of
+ * three on the extra worker.
  */
 import { create } from 'zustand';
-import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/content/lessons';
+import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/meta';
 import { useAppStore, type AppState } from '../store';
-import { createTrainerClient, currentTrainer, getTrainer, type Trainer, type TrainerClient } from '../trainerClient';
+import { createTrainerSession, mainSession, WorkerGone, type TrainerSession } from '../trainerSession';
 import { runOnScreen, useLessonResults } from './lessonResults';
+import { stepRuns } from './stepProgress';
 import { workersFor } from './seedStats';
 
 interface Job {
@@ -25,31 +27,53 @@ interface Job {
 
 const keyOf = (j: Job) => `${j.lessonId}/${j.runId}/${j.seed}`;
 
-/** What the panel shows of the pool: the seeds training now and the failures. */
+/** A seed training now, and the last iteration it finished. */
+export interface SeedTraining extends Job {
+  iter: number;
+}
+
+/** What the panel shows of the pool: the seeds training now, those queued, and the failures. */
 interface SeedPoolState {
-  /** Keys lesson/run/seed of the jobs training now. */
-  training: string[];
+  training: SeedTraining[];
+  queued: Job[];
   errors: string[];
 }
 
-export const useSeedPool = create<SeedPoolState>()(() => ({ training: [], errors: [] }));
+export const useSeedPool = create<SeedPoolState>()(() => ({ training: [], queued: [], errors: [] }));
 
 interface Slot {
-  client: TrainerClient | null;
+  /** The slot's trainer session; the page's own for the main slot. */
+  session: TrainerSession;
   busy: Job | null;
-  /** The trainer the busy job runs on. */
-  on?: Trainer;
+  /** Set once the page asked this worker to stop its seed: the seed's rejection is that, not a failure. */
+  stopping?: boolean;
 }
 
 let openLesson: string | null = null;
 let extras: Slot[] = [];
-const main: Slot = { client: null, busy: null };
+const main: Slot = { session: mainSession, busy: null };
 let queue: Job[] = [];
+/** Iterations done per training job (by key), for the progress line. */
+const progress = new Map<string, number>();
 
-const setTraining = () => useSeedPool.setState({ training: [...extras, main].flatMap((s) => (s.busy ? [keyOf(s.busy)] : [])) });
+/** What was last published: the pool is checked on every store update, and most change nothing. */
+let published = '';
+
+function publish(): void {
+  const training = [...extras, main].flatMap((s) => (s.busy ? [{ ...s.busy, iter: progress.get(keyOf(s.busy)) ?? 0 }] : []));
+  const text = JSON.stringify([training, queue]);
+  if (text === published) return;
+  published = text;
+  useSeedPool.setState({ training, queued: [...queue] });
+}
+
+/** The page's worker is free for a seed: its run on screen is built from the config on screen and idle. */
+function mainIsFree(s: AppState): boolean {
+  return s.phase === 'idle' && s.seriesConfig === s.config && s.configured && !s.imported && !s.linkGate;
+}
 
 function mainMayTrain(s: AppState): boolean {
-  if (s.phase !== 'idle' || s.configPending || !s.configured || s.imported || s.linkGate) return false;
+  if (!mainIsFree(s)) return false;
   const lesson = s.lesson ? lessonById(s.lesson.id) : undefined;
   if (!lesson) return true;
   // The page's run first: the worker takes a seed only once the run on screen is recorded.
@@ -57,21 +81,36 @@ function mainMayTrain(s: AppState): boolean {
   return !run || useLessonResults.getState().results[lesson.id]?.[run.id]?.[s.config.seed] !== undefined;
 }
 
-function runJob(slot: Slot, trainer: Trainer, job: Job): void {
+function runJob(slot: Slot, job: Job): void {
   slot.busy = job;
-  slot.on = trainer;
-  setTraining();
+  const key = keyOf(job);
+  progress.set(key, 0);
+  publish();
   const lesson = lessonById(job.lessonId)!;
-  trainer
-    .trainLessonSeed(job.lessonId, job.runId, job.seed)
+  const onIter = slot.session.progress((iter) => {
+    progress.set(key, iter);
+    publish();
+  });
+  slot.session
+    .call((t) => t.trainLessonSeed(job.lessonId, job.runId, job.seed, onIter))
     .then(
       (r) => useLessonResults.getState().record(job.lessonId, job.runId, job.seed, r),
-      (e: unknown) => useSeedPool.setState((p) => ({ errors: [...p.errors, `${lessonRun(lesson, job.runId).label}, seed ${job.seed}: ${(e as Error).message}`] })),
+      (e: unknown) => {
+        // The worker crashed or hung (its session ended it), or the page took its worker back: the
+        // seed goes back to the queue.
+        if (e instanceof WorkerGone || slot.stopping) {
+          if (openLesson === job.lessonId) queue.unshift(job);
+          return;
+        }
+        useSeedPool.setState((p) => ({ errors: [...p.errors, `${lessonRun(lesson, job.runId).label}, seed ${job.seed}: ${(e as Error).message}`] }));
+      },
     )
     .finally(() => {
+      progress.delete(key);
       if (slot.busy !== job) return;
       slot.busy = null;
-      setTraining();
+      slot.stopping = false;
+      publish();
       pump();
     });
 }
@@ -79,11 +118,10 @@ function runJob(slot: Slot, trainer: Trainer, job: Job): void {
 /** Hands queued seeds to idle workers. */
 function pump(): void {
   const s = useAppStore.getState();
-  // The page killed a crashed or hung worker while it trained a seed: that call never answers.
-  if (main.busy && main.on !== currentTrainer()) {
-    queue.unshift(main.busy);
-    main.busy = null;
-    setTraining();
+  // The page wants its worker for a new run (a step's link, Start, Step): its seed stops at once.
+  if (main.busy && !main.stopping && !mainIsFree(s)) {
+    main.stopping = true;
+    void mainSession.call((t) => t.stopLessonSeeds()).catch(() => {});
   }
   for (const slot of [...extras, main]) {
     if (slot.busy || queue.length === 0) continue;
@@ -94,17 +132,19 @@ function pump(): void {
       pump();
       return;
     }
-    runJob(slot, slot === main ? getTrainer() : slot.client!.trainer, job);
+    runJob(slot, job);
   }
+  publish();
 }
 
 /** Ends the extra workers and forgets the queue (the lesson closed or another opened). */
 function stop(): void {
-  for (const slot of extras) slot.client?.kill();
+  const gone = extras;
   extras = [];
   queue = [];
   openLesson = null;
-  setTraining();
+  for (const slot of gone) slot.session.close();
+  publish();
 }
 
 function startFor(lesson: Lesson): void {
@@ -112,35 +152,51 @@ function startFor(lesson: Lesson): void {
   openLesson = lesson.id;
   const n = workersFor(typeof navigator === 'undefined' ? 1 : navigator.hardwareConcurrency, lessonSeeds(lesson).length) - 1;
   for (let i = 0; i < n; i++) {
-    const slot: Slot = { client: null, busy: null };
-    slot.client = createTrainerClient((message) => {
-      useSeedPool.setState((p) => ({ errors: [...p.errors, `a seed worker failed: ${message}`] }));
-      // Its job never answers: give the seed back to the queue and go on without this worker.
-      const job = slot.busy;
-      slot.client?.kill();
-      extras = extras.filter((x) => x !== slot);
-      slot.busy = null;
-      if (job) queue.unshift(job);
-      setTraining();
-      pump();
-    });
+    const slot: Slot = {
+      session: createTrainerSession({
+        onFailure: (message) => {
+          useSeedPool.setState((p) => ({ errors: [...p.errors, `a seed worker failed: ${message}`] }));
+          // Its job comes back through its rejected call; the pool goes on without this worker.
+          extras = extras.filter((x) => x !== slot);
+          publish();
+        },
+      }),
+      busy: null,
+    };
     extras.push(slot);
   }
 }
 
-/** Queues the seeds of the run on screen that are neither recorded, queued nor training. */
+/**
+ * Queues what the current step's lines still need: the seeds of the run on screen but its own seed
+ * (the page trains that one), then every seed of the other runs its lines compare (a step opened
+ * from a link, or reached by skipping, has not trained them). Queued seeds of other steps are
+ * dropped, so a class waits only for the step it looks at.
+ */
 function enqueue(s: AppState, lesson: Lesson): void {
-  // The link's config names the run: its seeds need not wait for the page's worker to build it.
-  if (s.imported) return;
-  const run = runOnScreen(lesson, s);
-  if (!run) return;
-  const have = useLessonResults.getState().results[lesson.id]?.[run.id] ?? {};
-  const taken = new Set([...queue, ...extras.map((x) => x.busy), main.busy].flatMap((j) => (j ? [keyOf(j)] : [])));
-  for (const seed of lessonSeeds(lesson)) {
-    // The seed on screen is the page's own run: it is recorded from there.
-    if (seed === s.config.seed || have[seed] !== undefined) continue;
-    const job = { lessonId: lesson.id, runId: run.id, seed };
-    if (!taken.has(keyOf(job))) queue.push(job);
+  if (s.imported || !s.lesson) return;
+  const step = lesson.steps[s.lesson.step - 1];
+  if (!step) return;
+  const onScreen = runOnScreen(lesson, s);
+  const results = useLessonResults.getState().results[lesson.id] ?? {};
+  const busy = new Set([...extras.map((x) => x.busy), main.busy].flatMap((j) => (j ? [keyOf(j)] : [])));
+  const wanted: Job[] = [];
+  for (const runId of stepRuns(lesson, step)) {
+    for (const seed of lessonSeeds(lesson)) {
+      if (onScreen?.id === runId && seed === s.config.seed) continue;
+      if (results[runId]?.[seed] !== undefined) continue;
+      const job = { lessonId: lesson.id, runId, seed };
+      if (!busy.has(keyOf(job))) wanted.push(job);
+    }
+  }
+  queue = wanted;
+  // A seed worker still on a step left behind gives its core to this one.
+  const runs = stepRuns(lesson, step);
+  for (const slot of extras) {
+    if (slot.busy && !slot.stopping && !(slot.busy.lessonId === lesson.id && runs.includes(slot.busy.runId))) {
+      slot.stopping = true;
+      void slot.session.call((t) => t.stopLessonSeeds()).catch(() => {});
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 /** Pure helpers of the page's lessons over seeds: the worker count and the mean-and-band series. */
-import { lessonRun, lessonSeeds, type Lesson, type RunResult } from '../../workers/content/lessons';
+import { lessonRun, lessonSeeds, type Lesson, type RunResult } from '../../workers/meta';
 import type { ScalarMetric } from '../../workers/core/metrics';
 
 /** Workers in all, the page's own one included: one per core, at least 1. */

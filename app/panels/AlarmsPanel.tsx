@@ -2,7 +2,7 @@
  * Alarms on the timeline (app/alarms.ts): each with the iteration and value that set it off, a
  * one-line explanation, and the methods that address it (those this build has are marked).
  */
-import { ALARM_DOCS, ALARM_KINDS, alarmExplain, remediesFor, type AlarmKind } from '../alarms';
+import { ALARM_DOCS, ALARM_KINDS, ALARM_THRESHOLDS, alarmExplain, remediesFor, type AlarmKind } from '../alarms';
 import { useAppStore } from '../store';
 import { alarmKindOf } from '../store/metricsSlice';
 import './AlarmsPanel.css';
@@ -35,14 +35,21 @@ function Remedies({ kind, methods }: { kind: AlarmKind; methods: readonly string
 export function AlarmsPanel() {
   const markers = useAppStore((s) => s.markers);
   const methods = useAppStore((s) => s.config.methods);
+  const convergedAt = useAppStore((s) => s.convergedAt);
   const alarms = markers.flatMap((m) => {
     const kind = alarmKindOf(m);
     return kind ? [{ ...m, alarm: kind }] : [];
   });
   const listed = alarms.slice(-MAX_LISTED).reverse();
   return (
-    <section className="panel alarms" aria-labelledby="alarms-title" data-testid="alarms" data-count={alarms.length}>
+    <section className="panel alarms" aria-labelledby="alarms-title" data-testid="alarms" data-count={alarms.length} data-converged-at={convergedAt ?? ''}>
       <h2 id="alarms-title">Alarms</h2>
+      {convergedAt !== null && (
+        <p className="hint" data-testid="alarms-converged">
+          The run converged at iteration {convergedAt} (success at least {ALARM_THRESHOLDS.converged} over {ALARM_THRESHOLDS.convergedWindow} iterations): from there an alarm
+          fires only on a large value, not on the ties, low entropy and tiny gradients of a solved task.
+        </p>
+      )}
       {listed.length === 0 ? (
         <p className="hint">
           None yet. Watched: {ALARM_KINDS.map((k) => ALARM_DOCS[k].title.toLowerCase()).join(', ')}; each is marked on the charts when it starts.

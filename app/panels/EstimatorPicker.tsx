@@ -4,7 +4,7 @@
  * active methods rule out is disabled with the reason as its title and in a line below.
  */
 import { useMemo } from 'react';
-import { ESTIMATOR_IDS, methodDef } from '../../workers/core/methods';
+import { ESTIMATOR_IDS, methodDef } from '../../workers/meta';
 import { toggleBlocker, toggledMethods } from '../methodToggle';
 import { useAppStore } from '../store';
 import { changeMethods } from './methodChange';

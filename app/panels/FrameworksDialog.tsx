@@ -1,11 +1,11 @@
 /**
  * "Take it to a real run": the current config as verl overrides and as a TRL GRPOConfig snippet
- * (workers/formats/frameworkExport.ts), with copy buttons, caveats, and the settings that have no
- * equivalent there.
+ * (workers/formats/frameworkExport.ts, written by the trainer worker), with copy buttons, caveats,
+ * and the settings that have no equivalent there.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { defaultConfig, getField } from '../../workers/core/config';
-import { exportToFramework, FRAMEWORK_NAMES, FRAMEWORKS, type Framework } from '../../workers/formats/frameworkExport';
+import type { FrameworkExport } from '../../workers/formats/frameworkExport';
+import { defaultConfig, FRAMEWORK_NAMES, FRAMEWORKS, getField, type Framework } from '../../workers/meta';
 import { copyText } from '../exporters';
 import { useAppStore } from '../store';
 import './FrameworksDialog.css';
@@ -16,7 +16,26 @@ export function FrameworksDialog({ onClose }: { onClose: () => void }) {
   const config = useAppStore((s) => s.config);
   const [fw, setFw] = useState<Framework>('verl');
   const [copied, setCopied] = useState<string | null>(null);
-  const out = useMemo(() => exportToFramework(config, fw), [config, fw]);
+  const [written, setWritten] = useState<{ key: string; out: FrameworkExport } | { key: string; error: string } | null>(null);
+  const key = `${fw}:${JSON.stringify(config)}`;
+  useEffect(() => {
+    let live = true;
+    useAppStore
+      .getState()
+      .frameworkExport(config, fw)
+      .then(
+        (out) => live && setWritten({ key, out }),
+        (e: unknown) => live && setWritten({ key, error: e instanceof Error ? e.message : String(e) }),
+      );
+    return () => {
+      live = false;
+    };
+  }, [config, fw, key]);
+  const current = written?.key === key ? written : null;
+  const out: FrameworkExport =
+    current && 'out' in current
+      ? current.out
+      : { framework: fw, settings: [], matches: [], noEquivalent: [], notes: [], fallback: null, text: current && 'error' in current ? `The export failed: ${current.error}` : 'Writing…' };
   // Task knobs at their defaults are summarized in one row; changed ones are listed.
   const defaults = useMemo(() => defaultConfig(), []);
   const isDefaultTaskKnob = (key: string) => key.startsWith('env.') && getField(config, key) === getField(defaults, key);

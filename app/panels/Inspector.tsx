@@ -332,6 +332,54 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
   );
 }
 
+/**
+ * The trajectory's advantage as its header says it: one number when every token has it, else per
+ * turn when each turn has one (IGPO, GiGPO), else the range over its tokens (a token baseline).
+ */
+/**
+ * The advantages a trajectory's tokens carry, as its header says them: one value when all tokens
+ * share it, one per turn when each turn's tokens do (turn-level estimators), else the range. Each
+ * value is the token `at` it was read from, so the header can explain it.
+ */
+export function advantageParts(tokens: ReadonlyArray<{ turn: number; adv: number }>): { kind: 'none' } | { kind: 'one' | 'turns'; values: Array<{ at: number; adv: number }> } | { kind: 'range'; min: number; max: number } {
+  if (tokens.length === 0) return { kind: 'none' };
+  const same = (xs: readonly number[]) => xs.every((x) => Math.abs(x - xs[0]!) <= 1e-9);
+  const all = tokens.map((k) => k.adv);
+  if (same(all)) return { kind: 'one', values: [{ at: 0, adv: all[0]! }] };
+  const turns = [...new Set(tokens.map((k) => k.turn))].sort((a, b) => a - b);
+  const firsts = turns.map((turn) => tokens.findIndex((k) => k.turn === turn));
+  if (turns.every((turn) => same(tokens.filter((k) => k.turn === turn).map((k) => k.adv)))) return { kind: 'turns', values: firsts.map((at) => ({ at, adv: tokens[at]!.adv })) };
+  return { kind: 'range', min: Math.min(...all), max: Math.max(...all) };
+}
+
+/** The header's advantage in words (`advantage per turn: 0.5, -0.25`): what advantageParts finds. */
+export function advantageText(tokens: ReadonlyArray<{ turn: number; adv: number }>): string {
+  const p = advantageParts(tokens);
+  if (p.kind === 'none') return 'advantage –';
+  if (p.kind === 'range') return `advantage per token: ${fmt(p.min)} to ${fmt(p.max)}`;
+  return `advantage ${p.kind === 'turns' ? 'per turn: ' : ''}${p.values.map((v) => fmt(v.adv)).join(', ')}`;
+}
+
+/** advantageText with each value a button that explains it (the token it was read from). */
+function AdvantageHead({ traj, tokens }: { traj: number; tokens: ReadonlyArray<{ turn: number; adv: number }> }) {
+  const p = advantageParts(tokens);
+  // The text is the same as advantageText's, so what is read aloud and what a test reads agree.
+  if (p.kind === 'none' || p.kind === 'range') return <strong data-testid="traj-advantage">{advantageText(tokens)}</strong>;
+  return (
+    <strong data-testid="traj-advantage">
+      advantage {p.kind === 'turns' ? 'per turn: ' : ''}
+      {p.values.map((v, i) => (
+        <span key={v.at}>
+          {i > 0 && ', '}
+          <ExplainNum r={{ kind: 'token', q: 'adv', traj, tok: v.at }} label={`advantage ${fmt(v.adv)}: explain`}>
+            {fmt(v.adv)}
+          </ExplainNum>
+        </span>
+      ))}
+    </strong>
+  );
+}
+
 function clipText(c: number): string {
   return c < 0 ? 'low' : c > 0 ? 'high' : '';
 }
@@ -544,16 +592,7 @@ function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: numb
                 {rewardText(t.reward)}
               </ExplainNum>
             </strong>{' '}
-            · advantage{' '}
-            <strong>
-              {t.tokens[0] ? (
-                <ExplainNum r={{ kind: 'token', q: 'adv', traj: t.id, tok: 0 }} label={`advantage ${fmt(t.tokens[0].adv)}: explain`}>
-                  {fmt(t.tokens[0].adv)}
-                </ExplainNum>
-              ) : (
-                '–'
-              )}
-            </strong>
+            · <AdvantageHead traj={t.id} tokens={t.tokens} />
           </p>
           <ol className="turns">
             <li className="turn prompt">

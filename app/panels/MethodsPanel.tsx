@@ -6,9 +6,8 @@
  * their cards' names) beside it.
  */
 import { useMemo } from 'react';
-import { getField } from '../../workers/core/config';
+import { ESTIMATOR_IDS, getField, methodDef, methodRegistry, type MethodDef, type Stage } from '../../workers/meta';
 import { toggleBlocker, toggledMethods } from '../methodToggle';
-import { ESTIMATOR_IDS, methodDef, methodRegistry, type MethodDef, type Stage } from '../../workers/core/methods';
 import type { ParamSpec } from '../../workers/core/methods/params';
 import { useAppStore } from '../store';
 import { MethodNoticeLine } from './EstimatorPicker';
@@ -26,7 +25,7 @@ const STAGES: Array<{ stage: Stage; title: string; doc: string }> = [
   { stage: 'reward', title: 'Reward', doc: 'Outcome and per-turn rewards.' },
   { stage: 'filtering', title: 'Filtering', doc: 'Which groups or rollouts are kept for the update.' },
   { stage: 'advantage', title: 'Advantage', doc: 'How rewards become per-token advantages.' },
-  { stage: 'ratio', title: 'IS ratio', doc: 'Importance ratios and their clipping.' },
+  { stage: 'ratio', title: 'Importance-sampling (IS) ratio', doc: 'Importance ratios and their clipping.' },
   { stage: 'loss', title: 'Loss aggregation', doc: 'How token losses are combined.' },
   { stage: 'optimizer', title: 'Optimizer and schedule', doc: 'Step size, its scaling, reference resets.' },
 ];

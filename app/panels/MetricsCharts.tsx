@@ -11,20 +11,20 @@
  * key pictures (reward, the two distributions over time, Collapse); the rest is under "More charts".
  */
 import { memo, useDeferredValue, useId, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
-import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, type MetricRow } from '../../workers/core/metrics';
-import { logRatioBounds, resolvePlan } from '../../workers/core/plan';
+import { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, logRatioBounds, METRIC_DOCS, METRIC_NAMES, resolvePlan, type MetricRow } from '../../workers/meta';
 import { ALARM_DOCS } from '../alarms';
-import { chartGroups, seriesStyle, type ChartGroup } from '../charts/chartGroups';
+import { chartGroups, groupYScale, seriesStyle, type ChartGroup } from '../charts/chartGroups';
 import { fmt, thin, tickFmt } from '../charts/format';
-import { HeatmapCanvas } from '../charts/Heatmap';
+import { HeatmapCanvas, heatmapSvg } from '../charts/Heatmap';
 import { useExplainStore } from '../explain/explainStore';
 import { OnPolicyHint } from './OnPolicyHint';
 import './keyCharts.css';
-import { extent, midpoint, niceScale, type AxisScale } from '../charts/scale';
+import { extent, midpoint, niceScale } from '../charts/scale';
 import { Chart } from '../charts/engine';
 import type { XYBand, XYMarker, XYSeries } from '../charts/XYChart';
 import { useStaggeredSeries } from '../charts/stagger';
-import { chartSvg, downloadBlob, downloadText, fileStem, svgToPng } from '../exporters';
+import { ChartExport } from '../charts/ChartExport';
+import { chartSvg, fileStem } from '../exporters';
 import { useAppStore } from '../store';
 import { alarmKindOf, isAlarm, type RunMarker } from '../store/metricsSlice';
 import './MetricsCharts.css';
@@ -40,6 +40,38 @@ const MARKER_COLORS: Record<RunMarker['kind'], string> = {
   'alarm-entropy': '#ca8a04',
 };
 
+/** What each kind of marker means, for the key under the charts. */
+const MARKER_NAMES: Record<RunMarker['kind'], string> = {
+  'device-lost': 'GPU device lost',
+  'non-finite': 'NaN: rolled back',
+  restart: 'worker restarted',
+  config: 'settings changed',
+  'alarm-collapse': ALARM_DOCS.collapse.title,
+  'alarm-ess': ALARM_DOCS.ess.title,
+  'alarm-grad': ALARM_DOCS.grad.title,
+  'alarm-entropy': ALARM_DOCS.entropy.title,
+};
+
+/** The key of the vertical markers on the charts: one entry per kind that is marked now. */
+function MarkerKey({ markers }: { markers: readonly RunMarker[] }) {
+  const kinds = [...new Set(markers.map((m) => m.kind))];
+  if (kinds.length === 0) return null;
+  return (
+    <p className="marker-key" data-testid="marker-key">
+      <span className="marker-key-title">Markers:</span>
+      {kinds.map((k) => (
+        <span key={k} className="marker-key-item" data-kind={k}>
+          <svg width="14" height="12" aria-hidden="true">
+            <line x1="7" x2="7" y1="0" y2="12" stroke={MARKER_COLORS[k]} strokeWidth="2" strokeDasharray={k.startsWith('alarm-') ? '1 3' : '3 3'} />
+          </svg>
+          {MARKER_NAMES[k]}
+          {k.startsWith('alarm-') ? ' (alarm)' : ''}
+        </span>
+      ))}
+    </p>
+  );
+}
+
 /** Points a line chart draws at most; longer series are thinned (every k-th point, the last kept). */
 const MAX_DRAWN = 400;
 /** Rows a data table shows (the latest ones). */
@@ -51,67 +83,16 @@ const GROUPS = chartGroups();
 /** Charts that take turns to update (the heatmaps and the small charts; the large one is live). */
 const SLOTS = GROUPS.length + 1;
 
-/** PNG and SVG download buttons for the chart in `figure`. */
-function ChartExport(props: { figure: RefObject<HTMLElement | null>; testId: string; title: string; legend: Array<{ name: string; color: string }> }) {
+/** PNG and SVG download buttons for the line chart in `figure` (a copy of the chart on screen). */
+function LineChartExport(props: { figure: RefObject<HTMLElement | null>; testId: string; title: string; legend: Array<{ name: string; color: string }> }) {
   const { figure, testId, title, legend } = props;
-  const [error, setError] = useState<string | null>(null);
-  const name = () => {
-    const s = useAppStore.getState();
-    return `${fileStem(s.config.seed, s.series[s.series.length - 1]?.iter ?? 0)}-${testId.replace(/^chart-/, '')}`;
-  };
-  const render = () => (figure.current ? chartSvg(figure.current, title, legend) : null);
-  return (
-    <span className="chart-export">
-      <button
-        type="button"
-        className="mini"
-        aria-label={`Download the ${title} chart as PNG`}
-        onClick={async () => {
-          const r = render();
-          if (!r) return setError('nothing drawn yet');
-          try {
-            downloadBlob(await svgToPng(r.svg, r.width, r.height), `${name()}.png`);
-            setError(null);
-          } catch (e) {
-            setError((e as Error).message);
-          }
-        }}
-      >
-        PNG
-      </button>
-      <button
-        type="button"
-        className="mini"
-        aria-label={`Download the ${title} chart as SVG`}
-        onClick={() => {
-          const r = render();
-          if (!r) return setError('nothing drawn yet');
-          downloadText(r.svg, `${name()}.svg`, 'image/svg+xml');
-          setError(null);
-        }}
-      >
-        SVG
-      </button>
-      {error && <span className="field-error">{error}</span>}
-    </span>
-  );
+  return <ChartExport title={title} render={() => (figure.current ? chartSvg(figure.current, title, legend) : null)} fileName={() => chartFileName(testId)} />;
 }
 
-/** The y axis of a group's chart over values in [lo, hi] (NaN when there are none). */
-function yScale(kind: ChartGroup['domain'], lo: number, hi: number): AxisScale {
-  switch (kind) {
-    case 'fraction':
-    case 'unit':
-      // 0 and 1 stay in view; a value past them widens the axis.
-      return niceScale(Number.isNaN(lo) ? 0 : Math.min(0, lo), Number.isNaN(hi) ? 1 : Math.max(1, hi));
-    case 'from-zero': {
-      const from = Number.isNaN(lo) ? 0 : Math.min(0, lo);
-      // All zeros: show [0, 1] rather than a range around 0.
-      return niceScale(from, hi > from ? hi : from + 1);
-    }
-    default:
-      return niceScale(lo, hi);
-  }
+/** `rl-playground-seed7-iter40-reward` style: the run's seed and iteration, then the chart. */
+function chartFileName(testId: string): string {
+  const s = useAppStore.getState();
+  return `${fileStem(s.config.seed, s.series[s.series.length - 1]?.iter ?? 0)}-${testId.replace(/^chart-/, '')}`;
 }
 
 const iterTitle = (x: number) => `iteration ${x}`;
@@ -174,19 +155,30 @@ function SeriesTable({ id, title, rows, keys }: { id: string; title: string; row
   );
 }
 
-const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series: MetricRow[]; markers: RunMarker[]; height: number; slot?: number; flush: boolean }) {
-  const { group, markers, height } = props;
+const SeriesChart = memo(function SeriesChart(props: {
+  group: ChartGroup;
+  series: MetricRow[];
+  markers: RunMarker[];
+  height: number;
+  slot?: number;
+  flush: boolean;
+  /** Default `chart-<group id>`; a copy outside the charts panel needs its own. */
+  testId?: string;
+  /** Without the explanation line (it stays in the chart's title). */
+  compact?: boolean;
+}) {
+  const { group, markers, height, compact } = props;
   const series = useStaggeredSeries(props.series, props.slot ?? 0, SLOTS, props.slot === undefined ? 0 : undefined, props.flush) as MetricRow[];
-  const testId = `chart-${group.id}`;
+  const testId = props.testId ?? `chart-${group.id}`;
   const keys = useMemo<XYSeries[]>(
     () =>
       group.metrics.map((m, i) => {
         const { color, dash } = seriesStyle(i);
-        return { key: m, name: m, color, dash, width: dash ? 2 : 1.5 };
+        return { key: m, name: METRIC_NAMES[m], color, dash, width: dash ? 2 : 1.5 };
       }),
     [group],
   );
-  const doc = group.metrics.map((m) => `${m}: ${METRIC_DOCS[m]}`);
+  const doc = group.metrics.map((m) => `${METRIC_NAMES[m]} (${m}): ${METRIC_DOCS[m]}`);
   const ref = useRef<HTMLElement>(null);
   const tableId = useId();
   const [table, setTable] = useState(false);
@@ -212,13 +204,13 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
     if (Number.isNaN(lo)) [lo, hi] = [0, 1];
     if (hi <= lo) hi = lo + 1;
     const [ylo, yhi] = extent(drawn, group.metrics);
-    const y = yScale(group.domain, ylo, yhi);
+    const y = groupYScale(group.domain, ylo, yhi);
     return { x: { domain: [lo, hi] as [number, number], format: intFmt }, y: { ...y, format: tickFmt } };
   }, [drawn, markers, group]);
   const lastRow = series[series.length - 1];
   const label =
-    `${group.title} chart: ${group.metrics.join(', ')} over ${series.length} iterations` +
-    (lastRow ? `; at iteration ${lastRow.iter}: ${group.metrics.map((m) => `${m} ${fmt(lastRow[m] as number)}`).join(', ')}` : '');
+    `${group.title} chart: ${group.metrics.map((m) => METRIC_NAMES[m]).join(', ')} over ${series.length} iterations` +
+    (lastRow ? `; at iteration ${lastRow.iter}: ${group.metrics.map((m) => `${METRIC_NAMES[m]} ${fmt(lastRow[m] as number)}`).join(', ')}` : '');
   return (
     <figure
       className={`chart ${group.large ? 'chart-large' : ''}`}
@@ -232,9 +224,9 @@ const SeriesChart = memo(function SeriesChart(props: { group: ChartGroup; series
       ref={ref}
     >
       <Caption title={group.title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId}>
-        <ChartExport figure={ref} testId={testId} title={group.title} legend={keys.map((k) => ({ name: k.key, color: k.color }))} />
+        <LineChartExport figure={ref} testId={testId} title={group.title} legend={keys.map((k) => ({ name: k.name, color: k.color }))} />
       </Caption>
-      <p className="chart-doc">{group.doc ?? (group.metrics.length === 1 ? METRIC_DOCS[group.metrics[0]!] : doc.join(' '))}</p>
+      {!compact && <p className="chart-doc">{group.doc ?? (group.metrics.length === 1 ? METRIC_DOCS[group.metrics[0]!] : doc.join(' '))}</p>}
       <Chart
         view="live"
         data={drawn}
@@ -297,7 +289,7 @@ function Histogram(props: {
       ref={ref}
     >
       <Caption title={title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId}>
-        <ChartExport figure={ref} testId={testId} title={title} legend={[{ name: 'count', color }]} />
+        <LineChartExport figure={ref} testId={testId} title={title} legend={[{ name: 'count', color }]} />
       </Caption>
       <p className="chart-doc">{doc}</p>
       <Chart
@@ -350,7 +342,9 @@ function Histogram(props: {
 function Heatmap(props: {
   testId: string;
   title: string;
+  /** One short line under the title; `detail` is the whole explanation, in the figure's tooltip. */
   doc: string;
+  detail: string;
   series: MetricRow[];
   slot: number;
   flush: boolean;
@@ -358,7 +352,7 @@ function Heatmap(props: {
   range: readonly [number, number];
   guides: Array<{ value: number; color: string }>;
 }) {
-  const { testId, title, doc, histKey, range, guides } = props;
+  const { testId, title, doc, detail, histKey, range, guides } = props;
   const series = useStaggeredSeries(props.series, props.slot, SLOTS, undefined, props.flush) as MetricRow[];
   const tableId = useId();
   const [table, setTable] = useState(false);
@@ -380,8 +374,10 @@ function Heatmap(props: {
       ? `${title}: no iterations yet.`
       : `${title}: ${rows.length} iterations (columns) by ${bins} bins from ${tickFmt(edges[0]!)} (bottom) to ${tickFmt(edges[bins]!)} (top); brighter is more tokens.`;
   return (
-    <figure className="chart heatmap" data-testid={testId} data-last-iter={series[series.length - 1]?.iter ?? 0} data-iterations={rows.length} data-bins={rows.length > 0 ? bins : 0} title={doc}>
-      <Caption title={title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId} />
+    <figure className="chart heatmap" data-testid={testId} data-last-iter={series[series.length - 1]?.iter ?? 0} data-iterations={rows.length} data-bins={rows.length > 0 ? bins : 0} title={detail}>
+      <Caption title={title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId}>
+        <ChartExport title={title} render={() => heatmapSvg({ columns, edges, guides, title, first, last })} fileName={() => chartFileName(testId)} />
+      </Caption>
       <p className="chart-doc">{doc}</p>
       <div className="heatmap-body">
         <div className="heatmap-y" aria-hidden="true">
@@ -438,6 +434,17 @@ function markersFor(group: ChartGroup, markers: RunMarker[]): RunMarker[] {
     const kind = alarmKindOf(m);
     return kind === null || group.large || ALARM_DOCS[kind].chart === group.id;
   });
+}
+
+/** One chart of the live run outside the charts panel: a lesson step's chart, beside the step's text. */
+export function LiveGroupChart({ id, testId, height = 120 }: { id: string; testId: string; height?: number }) {
+  const group = GROUPS.find((g) => g.id === id);
+  const series = useAppStore((s) => s.series);
+  const markers = useAppStore((s) => s.markers);
+  const flush = useAppStore((s) => s.phase !== 'running');
+  const shown = useMemo(() => (group ? markersFor(group, markers) : []), [group, markers]);
+  if (!group) return null;
+  return <SeriesChart group={group} series={series} markers={shown} height={height} flush={flush} testId={testId} compact />;
 }
 
 export function MetricsCharts() {
@@ -519,12 +526,14 @@ export function MetricsCharts() {
     <section className="panel charts" aria-labelledby="charts-title">
       <h2 id="charts-title">Training</h2>
       {large && <SeriesChart group={large} series={liveSeries} height={180} markers={groupMarkers.get(large.id)!} flush={flush} />}
+      <MarkerKey markers={markers} />
       <OnPolicyHint />
       <div className="chart-grid key-charts">
         <Heatmap
           testId="chart-adv-heatmap"
           title="Advantage distribution over iterations"
-          doc="Each column is one iteration's advantage histogram (scaled to its own maximum). A bright band at 0 means many advantages near 0: it is Advantage Collapse only where they are exactly 0 (the Collapse chart's zero-advantage share); under CM2 or IGPO small advantages light it too."
+          doc="Each column: one iteration's advantages. A bright band at 0: little signal."
+          detail="Each column is one iteration's advantage histogram (scaled to its own maximum). A bright band at 0 means many advantages near 0: it is Advantage Collapse only where they are exactly 0 (the Collapse chart's zero-advantage share); under CM2 or IGPO small advantages light it too."
           series={series}
           slot={0}
           flush={flush}
@@ -535,7 +544,8 @@ export function MetricsCharts() {
         <Heatmap
           testId="chart-ratio-heatmap"
           title="Log IS ratio distribution over iterations"
-          doc="Each column is one iteration's log-ratio histogram; dashed lines: the clip bounds. Spread beyond them means clipping, a widening fan means the policy moves fast."
+          doc="Each column: one iteration's log IS ratios; dashed: the clip bounds."
+          detail="Each column is one iteration's histogram of log importance-sampling (IS) ratios, log(pi/pi_old); dashed lines: the clip bounds. Spread beyond them means clipping, a widening fan means the policy moves fast."
           series={series}
           slot={1}
           flush={flush}

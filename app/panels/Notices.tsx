@@ -3,7 +3,7 @@
  * imported, and the "viewing an imported run" banner. Everything is rendered as text (React
  * escapes it); nothing from a link or a file is ever inserted as HTML.
  */
-import { PANEL_IDS } from '../../workers/formats/shareUrl';
+import { PANEL_IDS } from '../../workers/meta';
 import type { ImportedLog } from '../../workers/formats/importRun';
 import { useAppStore } from '../store';
 import type { ImportedRun } from '../store/viewSlice';

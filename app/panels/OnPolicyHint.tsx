@@ -17,7 +17,7 @@ export function OnPolicyHint() {
   return (
     <p className="hint chart-hint" data-testid="on-policy-hint">
       <span title="With 1 epoch, 1 minibatch and no staleness every update is on-policy, so every IS ratio is exactly 1.">
-        IS ratios are all 1 here (on-policy). See off-policy ratios:
+        Importance-sampling (IS) ratios are all 1 here (on-policy). See off-policy ratios:
       </span>{' '}
       <button type="button" onClick={() => setField('epochs', 2)}>
         2 epochs per batch

@@ -1,9 +1,10 @@
 /**
  * "Download recipe": the current experiment as a zipped folder that runs it on verl and TRL
- * (workers/formats/recipe/): the episodes, the task in Python, the run scripts and a README.
+ * (workers/formats/recipe/, built and zipped by the trainer worker): the episodes, the task in
+ * Python, the run scripts and a README.
  */
 import { useState } from 'react';
-import { defaultEpisodes, MAX_RECIPE_EPISODES } from '../../workers/formats/recipe/limits';
+import { defaultEpisodes, MAX_RECIPE_EPISODES } from '../../workers/meta';
 import { downloadBlob } from '../exporters';
 import { useAppStore } from '../store';
 
@@ -14,14 +15,12 @@ export function RecipeDownload() {
   const n = Number(episodes);
   const valid = /^\d+$/.test(episodes) && n >= 1 && n <= MAX_RECIPE_EPISODES;
 
-  // The generator (with the Python it ships) loads on the first download, not with the page.
   const download = async () => {
     try {
-      const [{ buildRecipe }, { zipFiles }] = await Promise.all([import('../../workers/formats/recipe'), import('../../workers/formats/recipe/zip')]);
-      const recipe = buildRecipe(config, { episodes: n });
-      const zip = zipFiles(recipe.files.map((f) => ({ path: `${recipe.name}/${f.path}`, text: f.text, mode: f.executable ? 0o755 : 0o644 })));
-      downloadBlob(new Blob([zip], { type: 'application/zip' }), `${recipe.name}.zip`);
-      setMessage(`${recipe.name}.zip: ${recipe.files.length} files, ${n} episodes.`);
+      setMessage('Writing the recipe…');
+      const recipe = await useAppStore.getState().recipeZip(config, n);
+      downloadBlob(recipe.zip, `${recipe.name}.zip`);
+      setMessage(`${recipe.name}.zip: ${recipe.files} files, ${n} episodes.`);
     } catch (e) {
       setMessage(`Recipe failed: ${(e as Error).message}`);
     }

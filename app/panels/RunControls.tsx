@@ -144,7 +144,7 @@ function RunTo({ iter, disabled }: { iter: number; disabled: boolean }) {
 }
 
 const BACKENDS: Array<{ value: BackendChoice; label: string }> = [
-  { value: 'auto', label: 'auto (WebGPU on a hardware adapter)' },
+  { value: 'auto', label: 'auto' },
   { value: 'gpu', label: 'WebGPU' },
   { value: 'cpu', label: 'CPU' },
 ];
@@ -208,6 +208,7 @@ export function RunControls() {
             value={backend}
             disabled={imported || (!idle && phase !== 'configuring')}
             onChange={(e) => setBackend(e.target.value as BackendChoice)}
+            title="auto: WebGPU on a hardware adapter, else the CPU (faster than a software adapter)"
           >
             {BACKENDS.map((b) => (
               <option key={b.value} value={b.value}>

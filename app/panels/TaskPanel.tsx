@@ -1,9 +1,6 @@
 /** The task, its own knobs (TASK_KNOBS) and the run's main settings, rendered from CONFIG_FIELDS. */
 import { useState } from 'react';
-import { CONFIG_FIELDS, getField, type ConfigKey, type TaskId } from '../../workers/core/config';
-import { TASK_KNOBS } from '../../workers/core/envs';
-import { overriddenFields } from '../../workers/core/plan';
-import { PRESET_IDS, PRESETS, presetConfig, type PresetId } from '../../workers/content/presets';
+import { CONFIG_FIELDS, getField, overriddenFields, PRESET_IDS, presetConfig, PRESETS, TASK_KNOBS, type ConfigKey, type PresetId, type TaskId } from '../../workers/meta';
 import type { ParamSpec } from '../../workers/core/methods/params';
 import { useAppStore } from '../store';
 import { ParamControl } from './ParamControl';

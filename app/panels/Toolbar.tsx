@@ -3,9 +3,8 @@
  * allowed, and options for a classroom link), Export (metrics CSV/JSON, batch JSON, run JSON),
  * Import run, and "Take it to a real run". Each part is a panel a link can hide.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from 'react';
-import { createRunFile, metricsToCsv, serializeRunFile } from '../../workers/formats/runFile';
-import { PANEL_IDS, type PanelId } from '../../workers/formats/shareUrl';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { createRunFile, metricsToCsv, PANEL_IDS, serializeRunFile, type PanelId } from '../../workers/meta';
 import { copyText, downloadBlob, downloadText, fileStem } from '../exporters';
 import { readRunFile } from '../runFileClient';
 import { currentBatch, useAppStore, type AppState } from '../store';
@@ -52,6 +51,14 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
   const [hide, setHide] = useState<PanelId[]>(s.hidden);
   const [copied, setCopied] = useState<CopyResult>(initial);
   useEffect(() => setCopied(initial), [initial]);
+  // Escape closes it, as it closes the other menus.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') onClose();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [onClose]);
   const stepValue = s.linkStep ?? iter;
   // What the address bar holds (an open Compare or Arena view included), with the popover's choices.
   const link = shareLinkFor(currentHash({ ...s, linkStep: withStep && stepValue > 0 ? stepValue : null, focus: withFocus ? focus : null, hidden: hide }));
@@ -115,6 +122,11 @@ function SharePopover({ onClose, initial }: { onClose: () => void; initial: Copy
 function ShareButton() {
   const [open, setOpen] = useState(false);
   const [copied, setCopied] = useState<CopyResult>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  const close = useCallback(() => {
+    setOpen(false);
+    button.current?.focus();
+  }, []);
   const share = () => {
     if (open) return setOpen(false);
     setCopied(null);
@@ -125,10 +137,10 @@ function ShareButton() {
   };
   return (
     <div className="menu-anchor">
-      <button type="button" onClick={share} aria-expanded={open}>
+      <button type="button" onClick={share} aria-expanded={open} ref={button}>
         Share
       </button>
-      {open && <SharePopover onClose={() => setOpen(false)} initial={copied} />}
+      {open && <SharePopover onClose={close} initial={copied} />}
     </div>
   );
 }

@@ -3,7 +3,7 @@
  * exactly one, so choosing one switches the other off) or a refusal is put in a notice, and a swap
  * can be undone in one click.
  */
-import { ESTIMATOR_IDS, isMethodId, methodDef } from '../../workers/core/methods';
+import { ESTIMATOR_IDS, isMethodId, methodDef } from '../../workers/meta';
 import { useAppStore } from '../store';
 
 const nameOf = (id: string) => (isMethodId(id) ? methodDef(id).name : id);

@@ -5,7 +5,7 @@
  */
 import type { StateCreator } from 'zustand';
 import type { BackendChoice } from '../../workers/entry/api';
-import { ConfigError, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/core/config';
+import { ConfigError, defaultConfig, withField, withMethods, type RunConfig } from '../../workers/meta';
 import type { ParamValue } from '../../workers/core/methods/params';
 import type { Focus } from '../../workers/formats/shareUrl';
 import type { AppState } from '.';

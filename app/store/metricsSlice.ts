@@ -7,7 +7,7 @@
  */
 import type { StateCreator } from 'zustand';
 import type { MetricRow } from '../../workers/core/metrics';
-import { MAX_RUN_ROWS } from '../../workers/formats/runFile';
+import { MAX_RUN_ROWS } from '../../workers/meta';
 import { ALARM_DOCS, detectAlarms, initialAlarmState, type AlarmKind, type AlarmState } from '../alarms';
 import type { AppState } from '.';
 
@@ -42,6 +42,8 @@ export function alarmKindOf(m: RunMarker): AlarmKind | null {
 
 export interface MetricsSlice {
   series: MetricRow[];
+  /** The iteration the run was first seen converged (app/alarms.ts), or null. */
+  convergedAt: number | null;
   markers: RunMarker[];
   addMarker(m: RunMarker): void;
   /** Drops rows after `iter` (a roll-back: the run recomputes them). */
@@ -113,6 +115,7 @@ function alarmMarkers(rows: readonly MetricRow[]): RunMarker[] {
 
 export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = (set, get) => ({
   series: [],
+  convergedAt: null,
   markers: [],
   metricsEpoch: 0,
   truncateAfter(iter) {
@@ -142,6 +145,7 @@ export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = 
       const trimmed = series[0] !== s.series[0];
       return {
         series,
+        convergedAt: alarmState.convergedAt,
         ...(alarms.length > 0 || trimmed ? { markers: boundMarkers([...s.markers, ...alarms], series[0]?.iter) } : {}),
       };
     });
@@ -153,12 +157,12 @@ export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = 
     whole = [];
     wholeDropped = 0;
     alarmState = initialAlarmState();
-    set((s) => ({ series: [], markers: [], metricsEpoch: s.metricsEpoch + 1 }));
+    set((s) => ({ series: [], markers: [], convergedAt: null, metricsEpoch: s.metricsEpoch + 1 }));
   },
   rescanAlarms() {
     alarmState = initialAlarmState();
     const alarms = alarmMarkers(get().series);
-    set((s) => ({ markers: boundMarkers([...s.markers.filter((m) => !isAlarm(m)), ...alarms], s.series[0]?.iter) }));
+    set((s) => ({ convergedAt: alarmState.convergedAt, markers: boundMarkers([...s.markers.filter((m) => !isAlarm(m)), ...alarms], s.series[0]?.iter) }));
   },
   loadRows(rows) {
     whole = rows.slice();

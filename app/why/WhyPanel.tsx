@@ -5,9 +5,7 @@
  * charts of the runs they compare over those seeds (mean and min-max band): the pathology first,
  * then the cure. Runs A and B of the Compare below are the baseline and the method on the first seed.
  */
-import { checkClaimOnSeeds, lessonSeeds, type Lesson, type RunResult } from '../../workers/content/lessons';
-import { statText, whyLessonById, whyOf, whyRunLabel, type WhyRegime, type WhyRunId } from '../../workers/content/why';
-import { methodDef } from '../../workers/core/methods';
+import { checkClaimOnSeeds, lessonSeeds, methodDef, statText, whyLessonById, whyOf, whyRunLabel, type Lesson, type RunResult, type WhyRegime, type WhyRunId } from '../../workers/meta';
 import { SeedsCharts } from '../lessons/SeedsChart';
 import { useWhyStore, whyBySeed } from './whyStore';
 import '../lessons/LessonPanel.css';

@@ -6,11 +6,10 @@
  * lines are checked on the mean over those seeds with the lessons' rule and drawn with their bands.
  */
 import { create } from 'zustand';
-import { lessonRunConfig, lessonSeeds, type RunResult } from '../../workers/content/lessons';
-import { whyLessonById, whyOf, WHY_RUN_IDS, type WhyRunId } from '../../workers/content/why';
-import { useCompareStore } from '../store/compareStore';
+import { lessonRunConfig, lessonSeeds, whyLessonById, whyOf, WHY_RUN_IDS, type RunResult, type WhyRunId } from '../../workers/meta';
+import { useCompareStore } from '../compare/compareStore';
 import { workersFor } from '../lessons/seedStats';
-import { createTrainerClient, type TrainerClient } from '../trainerClient';
+import { spawnTrainer, type TrainerClient } from '../trainerClient';
 
 interface WhyState {
   /** The method whose regime is open, or null. */
@@ -90,7 +89,7 @@ export const useWhyStore = create<WhyState>()((set) => {
       queue = (['sick', 'cure', 'healthy'] as const).flatMap((run) => seeds.map((seed) => ({ run, seed })));
       const n = workersFor(typeof navigator === 'undefined' ? 1 : navigator.hardwareConcurrency, queue.length);
       for (let i = 0; i < n; i++) {
-        const client = createTrainerClient((message) => set((s) => ({ errors: [...s.errors, `worker: ${message}`] })));
+        const client = spawnTrainer((message: string) => set((s) => ({ errors: [...s.errors, `worker: ${message}`] })));
         clients.push(client);
         work(client, lesson.id, mine);
       }

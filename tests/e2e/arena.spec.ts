@@ -9,7 +9,7 @@ import { expect, test, type Locator } from '@playwright/test';
 import { SCALAR_METRICS } from '../../workers/core/metrics';
 import { collectPageErrors, removeWebGpu, SCREENS_DIR } from './util';
 
-/** The diagnosis metric's name (app/store/arenaStore.ts DIAG_METRIC; that module starts workers, so it is not imported here). */
+/** The diagnosis metric's name (app/arena/arenaStore.ts DIAG_METRIC; that module starts workers, so it is not imported here). */
 const DIAG_METRIC = 'neg_out_grad_share';
 
 const SPEC = 'task=search;iters=15;seeds=1-2;clip=token,cispo;filter=none;advantage=trajectory;aggregation=seq-mean-token-mean;set.batch=4;set.group=4;set.epochs=2';
@@ -158,6 +158,8 @@ test('a non-finite update is a crash: marked on its cell, counted, sorted first 
   await expect(cispo.getByTestId('arena-crash')).toHaveText(/^✖ crashed on 1 of 2 seeds, at iteration \d+$/);
   await expect(cispo.locator('svg.sparkline line.sparkline-mark')).toHaveCount(1);
   await expect(cispo.getByTestId('arena-crash')).toHaveAttribute('title', /went non-finite/);
+  // The reason is on the card itself, not only in its tooltip.
+  await expect(cispo.getByTestId('arena-why')).toHaveText(/^Why: .*went non-finite/);
   await expect(token.getByTestId('arena-crash')).toHaveText('no crash on 2 seeds');
   await expect(grid.locator('.arena-cell-label')).toHaveText(['clip=token', 'clip=cispo']);
   await view.getByLabel('Sort by').selectOption('crashes');

@@ -78,10 +78,10 @@ test('A and B from the same seed: same first iteration, different curves after; 
   await b.getByText(/^B's methods/).click();
   await expect(b.getByRole('checkbox', { name: 'GRPO', exact: true })).toBeDisabled();
   await b.getByRole('checkbox', { name: 'RLOO', exact: true }).check();
-  await expect(b.getByTestId('compare-diff')).toContainText('methods grpo → rloo');
+  await expect(b.getByTestId('compare-diff')).toContainText('methods GRPO → RLOO');
   await b.getByRole('checkbox', { name: 'GRPO', exact: true }).check();
   await b.getByRole('checkbox', { name: 'DAPO', exact: true }).check();
-  await expect(b.getByTestId('compare-diff')).toContainText('methods grpo → grpo+dapo');
+  await expect(b.getByTestId('compare-diff')).toContainText('methods GRPO → GRPO + DAPO');
   await b.getByRole('checkbox', { name: 'DAPO', exact: true }).uncheck();
   await expect(b.getByTestId('compare-diff')).toContainText('Same settings as A');
 
@@ -91,13 +91,13 @@ test('A and B from the same seed: same first iteration, different curves after; 
   await expect(b.getByText(/^lr: /)).toBeVisible();
   await lr.fill('0.05');
   await lr.blur();
-  await expect(b.getByTestId('compare-diff')).toContainText('lr 0.005 → 0.05');
+  await expect(b.getByTestId('compare-diff')).toContainText('learning rate 0.005 → 0.05');
   await expect(view.getByLabel('seed (A and B)')).toHaveValue('1');
 
   await runTo(view, 15);
 
   // The legend names what differs; each run has its line style.
-  await expect(view.getByTestId('compare-reward_mean').locator('.recharts-legend-item-text')).toHaveText(['A: lr 0.005', 'B: lr 0.05']);
+  await expect(view.getByTestId('compare-reward_mean').locator('.recharts-legend-item-text')).toHaveText(['A: learning rate 0.005', 'B: learning rate 0.05']);
   await expect(view.getByTestId('compare-reward_mean').locator('.recharts-line-curve')).toHaveCount(2);
   const dashes = await view
     .getByTestId('compare-reward_mean')
@@ -116,8 +116,8 @@ test('A and B from the same seed: same first iteration, different curves after; 
 
   // Read back from the tables: 15 rows with both values; iteration 1 identical (same seed, same
   // first batch); later iterations differ (B stepped further).
-  const reward = await table(view, 'reward_mean', 'Reward');
-  await expect(view.getByTestId('compare-reward_mean').getByRole('table', { name: /Reward: A 15 iterations, B 15 iterations/ })).toBeVisible();
+  const reward = await table(view, 'reward_mean', 'Mean reward');
+  await expect(view.getByTestId('compare-reward_mean').getByRole('table', { name: /Mean reward: A 15 iterations, B 15 iterations/ })).toBeVisible();
   expect(reward).toHaveLength(15);
   expect(reward.map((r) => r[0])).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
   for (const r of reward) {
@@ -159,7 +159,7 @@ test('A and B from the same seed: same first iteration, different curves after; 
   await expect(view.getByTestId('compare-status-b')).toHaveAttribute('data-iter', '0');
   await idle(view);
   await runTo(view, 3);
-  const again = await table(view, 'reward_mean', 'Reward');
+  const again = await table(view, 'reward_mean', 'Mean reward');
   expect(again).toEqual(reward.slice(0, 3));
 
   // Dark theme and a phone: one column, nothing wider than the screen.
@@ -208,7 +208,7 @@ test('a crashed run and a NaN are named; the other run keeps its data and goes o
   await expect(alertB).toHaveCount(0);
   await idle(view);
   await runTo(view, 7);
-  const rows = await table(view, 'reward_mean', 'Reward');
+  const rows = await table(view, 'reward_mean', 'Mean reward');
   expect(rows.map((r) => r[0])).toEqual([1, 2, 3, 4, 5, 6, 7]);
   expect(rows.every((r) => Number.isFinite(r[1]) && Number.isFinite(r[2]))).toBe(true);
 
@@ -228,7 +228,7 @@ test('a crashed run and a NaN are named; the other run keeps its data and goes o
 test('a CPU iteration longer than the hang timeout is busy, not hung, in Compare too: both runs finish it', async ({ page }) => {
   // As in reliability.spec.ts, for the Train tab: 8,192 rollouts, 1,024 hidden units, 16 epochs of 4
   // minibatches, here twice at once (a worker each). A blocked worker answers no ping but says it
-  // is working; the Compare view's heartbeat counts that (app/store/compareStore.ts). A machine
+  // is working; the Compare view's heartbeat counts that (app/compare/compareStore.ts). A machine
   // that finishes the iteration within 15 s shows only that such runs train.
   test.setTimeout(420_000);
   const errors = collectPageErrors(page);

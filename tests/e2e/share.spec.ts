@@ -251,7 +251,8 @@ test('export a run as JSON and import it in a fresh page: the same metrics, with
   expect(Number(/^<svg[^>]* width="(\d+)"/.exec(svg.text)?.[1])).toBeGreaterThan(300);
   expect(svg.text).toContain('recharts-cartesian-grid');
   expect(svg.text).toMatch(/class="recharts-curve recharts-line-curve"/);
-  expect(svg.text).toContain('reward_mean');
+  // The legend names the metrics in words, as the chart on screen does.
+  expect(svg.text).toContain('>Mean reward</text>');
   // The loss chart is among "More charts", one click away on the one-screen page.
   await page.getByTestId('more-charts').locator('summary').click();
   const png = await download(page, () => page.getByRole('button', { name: 'Download the Loss chart as PNG' }).click());

@@ -133,7 +133,7 @@ test('the default page fits one 1366x900 screen; everything else is one click aw
 test('the ratio charts say why they are a spike at 1 epoch, and one click fills them', async ({ page }) => {
   await ready(page, '/#v=1&batch=4&group=4');
   const hint = page.getByTestId('on-policy-hint');
-  await expect(hint).toContainText('IS ratios are all 1 here (on-policy)');
+  await expect(hint).toContainText('Importance-sampling (IS) ratios are all 1 here (on-policy)');
   await hint.screenshot({ path: `${SCREENS_DIR}on-policy-hint.png` });
   await hint.getByRole('button', { name: '2 epochs per batch' }).click();
   await expect(page.getByLabel('epochs', { exact: true })).toHaveValue('2');

@@ -277,7 +277,7 @@ test('methods are grouped by stage, rendered from the registry', async ({ page }
   await expect(panel.getByRole('radio', { name: 'GRPO', exact: true })).toBeChecked();
   await panel.getByRole('checkbox', { name: 'GSPO', exact: true }).check();
   await expect(panel.getByRole('checkbox', { name: 'GMPO', exact: true })).toBeDisabled();
-  await expect(panel).toContainText('GSPO (gspo) conflicts with GMPO (gmpo)');
+  await expect(panel).toContainText('GSPO conflicts with GMPO: both set the importance ratio and its clip');
   // A method's parameters are named with the method ("DAPO clip high").
   await expect(panel.getByLabel('DAPO clip high', { exact: true })).toHaveValue('0.28');
 });

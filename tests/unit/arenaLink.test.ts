@@ -36,4 +36,15 @@ describe('arena= in the share link', () => {
     expect(decodeShareLink('#arena=task=search;colour=red').errors[0]!.message).toMatch(/unknown key "colour"/);
     expect(decodeShareLink('#arena=clip=token,hard').errors[0]!.message).toMatch(/clip level "hard"/);
   });
+
+  it('carries how many seeds every cell had run: done:<k> after the spec', () => {
+    const spec = parseArenaSpec(TEXT);
+    const hash = encodeShareLink(defaultConfig(), { arena: spec, arenaDone: 2 });
+    expect(hash).toBe(`#v=1&arena=${TEXT}|done:2`);
+    const link = decodeShareLink(hash);
+    expect(link.errors).toEqual([]);
+    expect(link.arena).toEqual(spec);
+    expect(link.arenaDone).toBe(2);
+    expect(decodeShareLink(`#arena=${TEXT}|done:x`).errors[0]!.message).toMatch(/^done: expected an integer/);
+  });
 });

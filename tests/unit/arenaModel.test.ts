@@ -1,6 +1,6 @@
 /** The Arena grid's numbers: mean and band over seeds, final success, crashes, cost, sorting and filtering. */
 import { describe, expect, it } from 'vitest';
-import { arenaWorkerCount, bandOf, crashText, emptyTrace, filterCells, finalSuccessOf, sortCells, summarize, type SeedTrace } from '../../app/arena/arenaModel';
+import { arenaWorkerCount, bandOf, crashText, emptyTrace, filterCells, finalSuccessOf, seedsText, sortCells, summarize, type SeedTrace } from '../../app/arena/arenaModel';
 
 function trace(seed: number, success: number[], extra: Partial<SeedTrace> = {}): SeedTrace {
   const t = emptyTrace(seed);
@@ -50,6 +50,19 @@ describe('summarize', () => {
     expect(s.crashWhy).toBe('success fell');
     expect(crashText(s)).toBe('crashed on 2 of 4 seeds, at iterations 12, 40');
     expect(crashText(summarize('d', [trace(1, [1])]))).toBe('no crash on 1 seed');
+  });
+
+  it('says what has run: not yet, so far, or on the seeds done; never about seeds that have not', () => {
+    const running = { ...trace(2, [0.5]), done: false };
+    expect(crashText(summarize('e', [emptyTrace(1), emptyTrace(2)]))).toBe('not run yet');
+    expect(seedsText(summarize('e', [emptyTrace(1), emptyTrace(2)]))).toBe('not run yet');
+    expect(crashText(summarize('e', [running, emptyTrace(3)]))).toBe('no crash so far');
+    expect(seedsText(summarize('e', [running, emptyTrace(3)]))).toBe('0 of 2 seeds done');
+    const half = summarize('e', [trace(1, [1]), running]);
+    expect(crashText(half)).toBe('no crash on the 1 seed done');
+    expect(seedsText(half)).toBe('1 of 2 seeds done');
+    expect(half.doneInOrder).toBe(1);
+    expect(summarize('e', [running, trace(1, [1])]).doneInOrder).toBe(0);
   });
 
   it('gives the cost as rollouts per iteration and wall seconds per seed', () => {

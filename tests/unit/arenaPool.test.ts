@@ -17,14 +17,19 @@ function row(iter: number): MetricRow {
 vi.mock('../../app/trainerClient', () => ({
   metricsCallback: <T>(fn: T) => fn,
   eventsCallback: <T>(fn: T) => fn,
-  createTrainerClient(onError: (message: string) => void) {
+  progressCallback: <T>(fn: T) => fn,
+  spawnTrainer(onError: (message: string) => void) {
     const index = made.length;
     const client = {
       killed: false,
       kill() {
         client.killed = true;
       },
+      terminate() {
+        client.killed = true;
+      },
       trainer: {
+        ping: async () => 0,
         configure: async () => {},
         subscribe: async () => {},
         debug: async () => {},
@@ -42,7 +47,7 @@ vi.mock('../../app/trainerClient', () => ({
 
 describe('the Arena pool', () => {
   it('a worker that dies on its last run: every worker ends, the arena goes idle, the run is named', async () => {
-    const { useArenaStore } = await import('../../app/store/arenaStore');
+    const { useArenaStore } = await import('../../app/arena/arenaStore');
     const { parseArenaSpec } = await import('../../workers/content/arena/dimensions');
     // Two cells, one seed, two workers: each slot trains one run, so slot 0 is not refilled.
     useArenaStore.setState({ workers: 2 });

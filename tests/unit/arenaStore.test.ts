@@ -6,8 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseArenaSpec } from '../../workers/content/arena/dimensions';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
-import { DIAG_METRIC, traceOf, useArenaStore } from '../../app/store/arenaStore';
-import { useCompareStore } from '../../app/store/compareStore';
+import { arenaSeedsDone, DIAG_METRIC, traceOf, useArenaStore } from '../../app/arena/arenaStore';
+import { summarize, emptyTrace } from '../../app/arena/arenaModel';
+import { pairStep, useCompareStore, type CompareRun } from '../../app/compare/compareStore';
+import { defaultConfig } from '../../workers/core/config';
 
 function row(iter: number, success: number, extra: Partial<Record<string, number>> = {}): MetricRow {
   const r = Object.fromEntries(SCALAR_METRICS.map((k) => [k, 0])) as Record<string, number>;
@@ -74,5 +76,28 @@ describe('useArenaStore', () => {
     expect(useCompareStore.getState().tab).toBe('arena');
     expect(useArenaStore.getState().spec.iters).toBe(20);
     expect(useArenaStore.getState().progress.itersTotal).toBe(2 * 2 * 20);
+  });
+});
+
+describe('what a link carries of runs in progress', () => {
+  const run = (phase: CompareRun['phase'], iters: number): CompareRun => ({ config: defaultConfig(), series: Array.from({ length: iters }, (_, i) => row(i + 1, 0)), phase, backendInfo: null, error: null });
+
+  it('Compare: the iteration a "run to" takes both runs to, from the start; else where both paused', () => {
+    expect(pairStep({ a: run('idle', 0), b: run('idle', 0), runUntil: null })).toBeUndefined();
+    // A link's run to 30 keeps step 30 in the address while the runs are built and train.
+    expect(pairStep({ a: run('configuring', 0), b: run('idle', 0), runUntil: 30 })).toBe(30);
+    expect(pairStep({ a: run('running', 12), b: run('running', 9), runUntil: 30 })).toBe(30);
+    expect(pairStep({ a: run('idle', 30), b: run('idle', 30), runUntil: 30 })).toBe(30);
+    // Started without a target and paused: where both are.
+    expect(pairStep({ a: run('idle', 14), b: run('idle', 12), runUntil: null })).toBe(12);
+    expect(pairStep({ a: run('running', 14), b: run('idle', 12), runUntil: null })).toBeUndefined();
+  });
+
+  it('Arena: the seeds a run of the first k is training, from the start; else the seeds every cell finished in order', () => {
+    const cells = [{ id: 'x' }, { id: 'y' }] as Parameters<typeof arenaSeedsDone>[0]['cells'];
+    const done = (k: number) => { const t = [emptyTrace(1), emptyTrace(2)]; for (let i = 0; i < k; i++) t[i]!.done = true; return t; };
+    const summaries = { x: summarize('x', done(2)), y: summarize('y', done(1)) };
+    expect(arenaSeedsDone({ cells, summaries, phase: 'idle', runSeeds: null })).toBe(1);
+    expect(arenaSeedsDone({ cells, summaries: { x: summarize('x', done(0)), y: summarize('y', done(0)) }, phase: 'running', runSeeds: 1 })).toBe(1);
   });
 });

@@ -47,7 +47,7 @@ describe('diagnose: reports', () => {
     expect(text.split('\n')).toEqual([
       "trl_trainer_state.json: TRL's trainer_state.json (log_history), TRL, 60 steps (1 to 60)",
       expect.stringMatching(/^charted: reward_mean <- reward, success_rate <- toy\/success, groups_all_equal_frac <- frac_reward_zero_std, entropy <- entropy, /),
-      'not checked: ESS drop (ess is not logged by TRL)',
+      'not checked: Effective sample size (ESS) drop (ess is not logged by TRL)',
       'non-finite: grad_norm NaN at step 60',
       'alarms (3):',
       '  step 22  Gradient-norm spike  grad_norm 4',
@@ -75,7 +75,7 @@ describe('diagnose: the CLI', () => {
     expect(human.stderr).toBe('');
     expect(human.status).toBe(0);
     expect(human.stdout).toContain("verl_console.txt: verl's console log (step:N - key:value lines), verl, 40 steps (1 to 40)");
-    expect(human.stdout).toContain('not checked: Advantage Collapse (groups_all_equal_frac is not logged by verl); ESS drop (ess is not logged by verl)');
+    expect(human.stdout).toContain('not checked: Advantage Collapse (groups_all_equal_frac is not logged by verl); Effective sample size (ESS) drop (ess is not logged by verl)');
     expect(human.stdout.trim().split('\n').slice(-2)).toEqual(['alarms (1):', '  step 30  Gradient-norm spike  grad_norm 6']);
     const json = cli(join(FIXTURES, 'trl_trainer_state.json'), '--json');
     expect(json.status).toBe(0);

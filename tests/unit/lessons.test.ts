@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { lessonStepHash } from '../../app/lessons/links';
-import { lessonChartIds } from '../../app/lessons/charts';
+import { chartGroups } from '../../app/charts/chartGroups';
+import { lessonChartIds, stepCharts } from '../../app/lessons/charts';
 import { encodeShareLink, decodeShareLink } from '../../workers/content/shareLink';
 import { PANEL_IDS } from '../../workers/formats/shareUrl';
 import {
@@ -39,6 +40,14 @@ describe('lesson data', () => {
       expect(l.hide, `${l.id}: presenter mode keeps the run controls and charts`).not.toContain('run');
       expect(l.hide).not.toContain('charts');
       for (const c of l.charts) expect(charts.has(c), `${l.id}: chart ${c}`).toBe(true);
+      // The charts a step's text names, and those presenter mode shows beside it, exist.
+      const groups = new Set(chartGroups().map((g) => g.id));
+      for (const s of l.steps) {
+        for (const c of s.watch ?? []) expect(groups.has(c), `${l.id}: step watches chart ${c}`).toBe(true);
+        const shown = stepCharts(l, s);
+        expect(shown.length, `${l.id}: a step's charts`).toBeGreaterThan(0);
+        for (const c of shown) expect(charts.has(c), `${l.id}: step chart ${c}`).toBe(true);
+      }
       expect(new Set(l.runs.map((r) => r.id)).size).toBe(l.runs.length);
       expect(new Set(l.claims.map((c) => c.id)).size).toBe(l.claims.length);
       const claimIds = new Set(l.claims.map((c) => c.id));

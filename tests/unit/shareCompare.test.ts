@@ -36,4 +36,20 @@ describe('compare= in a share link', () => {
     expect(link.compare).toBeUndefined();
     expect(link.errors[0]).toMatchObject({ key: 'compare', message: expect.stringMatching(/two runs/) });
   });
+
+  it('carries the iteration both runs reached, and a link without it still reads', () => {
+    const hash = encodeShareLink(a, { compare: { a, b, step: 30 } });
+    expect(hash).toMatch(/&compare=seed:7\|[^&]*\|step:30$/);
+    const link = decodeShareLink(hash);
+    expect(link.errors).toEqual([]);
+    expect(link.compare).toEqual({ a, b, step: 30 });
+    expect(decodeShareLink('#v=1&compare=|methods:grpo,edge').compare?.step).toBeUndefined();
+    expect(decodeShareLink('#v=1&compare=|methods:grpo,edge|step:0').compare?.step).toBeUndefined();
+  });
+
+  it('names a bad iteration count and applies neither run', () => {
+    const link = decodeShareLink('#v=1&compare=seed:7|seed:7|step:-4');
+    expect(link.compare).toBeUndefined();
+    expect(link.errors[0]).toMatchObject({ key: 'compare', message: expect.stringMatching(/^step: expected an integer/) });
+  });
 });

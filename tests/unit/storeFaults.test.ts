@@ -1,52 +1,13 @@
 /**
  * The page's store against a trainer that dies, hangs or is moved mid-run. The "worker" is the real
- * trainer API (CPU backend) in this process; killing it makes every call to it wait forever, as
- * calls to a terminated worker do. The heartbeat's interval and the clock are faked, so 15 s of
- * silence pass in an instant; everything else runs for real.
+ * trainer API (CPU backend) in this process (tests/helpers/inProcessTrainer.ts); killing it makes
+ * every call to it wait forever, as calls to a terminated worker do. The heartbeat's interval and
+ * the clock are faked, so 15 s of silence pass in an instant; everything else runs for real.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { MetricRow } from '../../workers/core/metrics';
 
-vi.mock('../../app/trainerClient', async () => {
-  const { createTrainerApi } = await import('../../workers/entry/trainerApi');
-  // Per page (module instance): a page left over from an earlier test never reaches this one's worker.
-  let current: { api: unknown; raw: Record<string, (...a: unknown[]) => unknown>; dead: boolean } | null = null;
-  let onError: ((message: string) => void) | null = null;
-  const spawn = () => {
-    const api = createTrainerApi(undefined) as unknown as Record<string, (...a: unknown[]) => unknown>;
-    const box = { api: null as unknown, raw: api, dead: false };
-    // A dead worker never answers: every call made after it died stays pending.
-    box.api = new Proxy(api, {
-      get: (o, k: string) => (...a: unknown[]) => (box.dead ? new Promise(() => {}) : o[k]!(...a)),
-    });
-    return box;
-  };
-  return {
-    getTrainer: () => (current ??= spawn()).api,
-    killWorker: () => {
-      if (current) current.dead = true;
-      current = null;
-    },
-    setWorkerErrorHandler: (fn: (m: string) => void) => (onError = fn),
-    // A dead worker posts nothing more: its callbacks go quiet with it.
-    eventsCallback: <T extends (...a: never[]) => unknown>(fn: T) => {
-      const box = current;
-      return ((...a: never[]) => (box?.dead ? undefined : fn(...a))) as T;
-    },
-    metricsCallback: <T extends (...a: never[]) => unknown>(fn: T) => {
-      const box = current;
-      return ((...a: never[]) => (box?.dead ? undefined : fn(...a))) as T;
-    },
-    /** The worker dies with no word (an out-of-memory kill): its run loop stops too, as a killed worker's does. */
-    killSilently: () => {
-      if (!current) return;
-      current.dead = true;
-      void current.raw.pause?.();
-    },
-    /** The worker raises an uncaught error (its `error` event). */
-    crash: (message: string) => onError?.(message),
-  };
-});
+vi.mock('../../app/trainerClient', () => import('../helpers/inProcessTrainer'));
 
 interface Faults {
   killSilently(): void;

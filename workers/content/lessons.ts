@@ -80,6 +80,8 @@ export interface LessonStep {
   claims: string[];
   /** Open the batch inspector's trajectory view on this step (its numbers live in the batch dump). */
   inspect?: boolean;
+  /** The live charts the text tells you to watch (chart ids as in `charts`): the panel shows them beside the text. */
+  watch?: string[];
 }
 
 export interface Lesson {
@@ -189,6 +191,7 @@ export const LESSONS: readonly Lesson[] = [
       {
         run: 'grpo',
         text: 'Load this step: a pretrained policy on a two-hop search task with 32 possible answers (16 prompts x 4 rollouts); GRPO runs 30 iterations and pauses. Watch the Advantage Collapse chart and the success curve.',
+        watch: ['groups_all_equal_frac', 'reward'],
         see: 'About 6 groups in 7 are all-equal (0.85) and as many tokens have an advantage of exactly 0. Success stays flat and low: about 1 in 25 (0.039 in iterations 1-10, 0.045 in 21-30; chance is 1 in 32). The few groups with a success are too thin a signal to take off within the lesson.',
         claims: ['grpo-collapse', 'grpo-zero', 'grpo-low', 'grpo-flat'],
       },
@@ -319,7 +322,8 @@ export const LESSONS: readonly Lesson[] = [
     steps: [
       {
         run: 'one',
-        text: 'Load GRPO with one optimizer step per batch (4 prompts x 8 rollouts, 12 iterations). Watch the IS ratio and ESS charts.',
+        text: 'Load GRPO with one optimizer step per batch (4 prompts x 8 rollouts, 12 iterations). Watch the importance-sampling (IS) ratio and effective sample size (ESS) charts.',
+        watch: ['ratio', 'ess'],
         see: 'Every ratio is exactly 1 (the largest is 1.00) and the ESS stays at 1: the policy being trained is the one that rolled out.',
         claims: ['one-ratio', 'one-ess'],
       },
@@ -351,7 +355,8 @@ export const LESSONS: readonly Lesson[] = [
       },
       {
         run: 'stale',
-        text: 'Another way to leave the policy: train on rollouts from the policy of 4 updates ago (asynchronous RL), at lr 0.01 with 2 minibatches. Watch ess_rollout and the learning rate.',
+        text: 'Another way to leave the policy: train on rollouts from the policy of 4 updates ago (asynchronous RL), at lr 0.01 with 2 minibatches. Watch the ESS of the stale rollouts and the learning rate.',
+        watch: ['ess_rollout', 'lr'],
         see: 'The ESS of the stale rollouts (ess_rollout) averages about 0.62 while the learning rate stays at 0.01.',
         claims: ['stale-ess', 'stale-lr'],
       },
@@ -531,6 +536,7 @@ export const LESSONS: readonly Lesson[] = [
       {
         run: 'kl',
         text: 'Now a KL penalty instead (coefficient 0.05, k3 estimator) to the initial policy, 40 iterations. Watch the KL chart.',
+        watch: ['kl'],
         see: 'The KL to the reference keeps growing: from about 0.055 on average over iterations 1-10 to 0.125 over iterations 31-40.',
         claims: ['kl-grows'],
       },

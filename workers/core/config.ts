@@ -8,10 +8,8 @@ import { SAMPLER_PRECISIONS } from '../../kernels/softmax/sampler';
 import { conflictsOf, ESTIMATOR_IDS, isMethodId, methodDef, METHOD_IDS } from './methods';
 import { paramSchema, parseParamText, type ParamSpec, type ParamValue, type ParamValues, type ValueOf } from './methods/params';
 import type { ParamSpecs } from './methods/registry';
-import { NOISE_SCHEDULES } from './envs/search';
-import { SEQ_REWARDS } from './envs/sequence';
-import { TOOL_REWARDS } from './envs/tools';
-import { RM_UNSURE_ON } from './envs/common';
+import { NOISE_SCHEDULES, RM_UNSURE_ON, SEQ_REWARDS, TOOL_REWARDS } from './envs/knobs';
+import { PLAN_PART_NAMES, planPartsOf } from './plan';
 
 /** The toy tasks (workers/core/envs/, docs/TASKS.md). */
 export const TASK_IDS = ['search', 'tools', 'roles', 'sequence'] as const;
@@ -208,20 +206,36 @@ export function withMethods(cfg: RunConfig, ids: string[]): RunConfig {
     if (!isMethodId(id)) throw new ConfigError('methods', `unknown method "${id}"; expected some of ${METHOD_IDS.join(', ')}`);
   }
   const unique = [...new Set(ids)];
-  checkMethods(unique, cfg.task);
+  checkMethods(cfg, unique, cfg.task);
   return { ...structuredClone(cfg), methods: unique };
 }
 
-/** A method as its card names it, with the id a link or the CLI uses: `GMPO (gmpo)`. */
+/** A method as its card names it: `GMPO`. */
 function cardName(id: string): string {
-  return `${methodDef(id).name} (${id})`;
+  return methodDef(id).name;
+}
+
+function listed(parts: readonly string[]): string {
+  const u = [...new Set(parts)];
+  return u.length <= 1 ? (u[0] ?? '') : `${u.slice(0, -1).join(', ')} and ${u[u.length - 1]}`;
+}
+
+/** Why `a` and `b` cannot run together: both estimators, or the part of the iteration both set. */
+export function conflictWhy(cfg: RunConfig, a: string, b: string): string {
+  if (ESTIMATOR_IDS.includes(a) && ESTIMATOR_IDS.includes(b)) return 'both are advantage estimators, and a run has exactly one';
+  const pa = planPartsOf(cfg, a).map((k) => PLAN_PART_NAMES[k]);
+  const pb = planPartsOf(cfg, b).map((k) => PLAN_PART_NAMES[k]);
+  const both = pa.filter((p) => pb.includes(p));
+  if (both.length > 0) return `both set ${listed(both)}, each its own way`;
+  const what = (id: string, parts: string[]) => (parts.length > 0 ? `${cardName(id)} sets ${listed(parts)}` : `${cardName(id)} acts on the ${methodDef(id).stage} stage`);
+  return `${what(a, pa)}; ${what(b, pb)}; their papers do not define the two together`;
 }
 
 /** The rules of a method set: no conflicting pair, exactly one advantage estimator, the right task. */
-function checkMethods(ids: readonly string[], task: TaskId): void {
+function checkMethods(cfg: RunConfig, ids: readonly string[], task: TaskId): void {
   for (const a of ids) {
     for (const b of conflictsOf(a)) {
-      if (ids.includes(b)) throw new ConfigError('methods', `${cardName(a)} conflicts with ${cardName(b)}; switch one of them off`);
+      if (ids.includes(b)) throw new ConfigError('methods', `${cardName(a)} conflicts with ${cardName(b)}: ${conflictWhy(cfg, a, b)}. Switch one of them off.`);
     }
   }
   if (!ids.some((id) => ESTIMATOR_IDS.includes(id))) {

@@ -1,6 +1,6 @@
 /**
  * Metric names are a contract (docs/ARCHITECTURE.md "Metric names"): the CLI prints them as JSON lines, the UI
- * charts them, tests read them. Add a metric here and in METRIC_DOCS; charts pick it up.
+ * charts them, tests read them. Add a metric here, in METRIC_DOCS and METRIC_NAMES; charts pick it up.
  */
 
 export const SCALAR_METRICS = [
@@ -66,6 +66,42 @@ export const METRIC_DOCS: Record<ScalarMetric, string> = {
   tokens: 'Policy tokens in the batch.',
   rollouts: 'Trajectories rolled out this iteration: the generation cost of dynamic sampling, DARS and corrections.',
   ms: 'Wall time of the iteration in milliseconds.',
+};
+
+/**
+ * Each metric's name in words, for chart titles, legends and menus (the id stays in tables, exports
+ * and tooltips). Short enough for a legend; IS is importance sampling, ESS effective sample size.
+ */
+export const METRIC_NAMES: Record<ScalarMetric, string> = {
+  iter: 'Iteration',
+  reward_mean: 'Mean reward',
+  success_rate: 'Success rate',
+  adv_mean: 'Mean advantage',
+  adv_std: 'Advantage spread (std)',
+  adv_zero_frac: 'Zero-advantage tokens',
+  groups_all_equal_frac: 'All-equal groups',
+  ratio_mean: 'Mean IS ratio',
+  ratio_min: 'Smallest IS ratio',
+  ratio_max: 'Largest IS ratio',
+  clip_frac: 'Clipped tokens',
+  clip_frac_low: 'Clipped low',
+  clip_frac_high: 'Clipped high',
+  entropy: 'Entropy',
+  kl_ref: 'KL to the reference',
+  grad_norm: 'Gradient norm',
+  ess: 'Effective sample size (ESS)',
+  ess_rollout: 'ESS of stale rollouts',
+  lr: 'Learning rate',
+  loss: 'Loss',
+  neg_out_grad_share: 'Crash diagnosis share',
+  tokens: 'Policy tokens',
+  rollouts: 'Rollouts',
+  mismatch_logratio: 'Mean log-ratio, trainer over sampler',
+  mismatch_k3_kl: 'Sampler mismatch KL (k3)',
+  mismatch_chi2_token: 'Sampler mismatch chi-square per token',
+  mismatch_chi2_seq: 'Sampler mismatch chi-square per trajectory',
+  mismatch_ppl_ratio: 'Perplexity ratio, trainer over sampler',
+  ms: 'Iteration time (ms)',
 };
 
 // The kernel side of the metrics (the zero tolerance and the histograms' bins) lives with the

@@ -119,6 +119,31 @@ export interface Plan {
   rolloutCorrection: RolloutCorrectionConfig | null;
 }
 
+/** Each part of the plan in words, for saying why two methods conflict (both set the same part). */
+export const PLAN_PART_NAMES: Record<keyof Plan, string> = {
+  envConfig: 'the task',
+  advantage: 'the advantage',
+  whiten: 'advantage whitening',
+  ratio: 'the importance ratio and its clip',
+  kl: 'the KL penalty',
+  lossAgg: 'how token losses are averaged',
+  stepRows: 'what counts as a sequence in the loss',
+  infoGain: 'the per-turn rewards',
+  taskTurnRewards: 'the per-turn rewards',
+  anchors: 'the per-turn rewards',
+  dynamicSampling: 'which groups are kept (dynamic sampling)',
+  extraRollouts: 'how many rollouts a prompt gets',
+  errorCorrection: 'which rollouts are corrected',
+  hintedSft: 'a fine-tuning stage before RL',
+  resample: 'which rollouts are trained on',
+  essLr: 'the learning rate',
+  refResetEvery: 'the reference policy',
+  staleness: 'how stale the rollouts are',
+  critic: 'the advantage',
+  groupCap: 'how many rollouts a prompt gets',
+  rolloutCorrection: 'how the sampler’s tokens are reweighted or rejected',
+};
+
 /** The plan of a run with only the config's own settings: what every hook starts from. */
 function basePlan(cfg: RunConfig): Plan {
   return {
@@ -161,6 +186,20 @@ export function resolvePlan(cfg: RunConfig): Plan {
   if (plan.dynamicSampling && plan.hintedSft) plan.dynamicSampling.from = Math.max(plan.dynamicSampling.from, plan.hintedSft.iters + 1);
   if (plan.extraRollouts) plan.groupCap = plan.extraRollouts.nMax;
   return plan;
+}
+
+/**
+ * The parts of the plan a method's hook changes, against the plan of the config's own settings
+ * (the base entry's hook run): what the method acts on, by plan key.
+ */
+export function planPartsOf(cfg: RunConfig, id: string): Array<keyof Plan> {
+  const params = cfg.methodParams;
+  const start = basePlan(cfg);
+  for (const d of Object.values(methodRegistry)) if (d.base) d.plan?.(start, params[d.id]!, cfg);
+  const after = structuredClone(start);
+  const def = Object.hasOwn(methodRegistry, id) ? methodRegistry[id] : undefined;
+  if (def?.plan && params[id]) def.plan(after, params[id], cfg);
+  return (Object.keys(start) as Array<keyof Plan>).filter((k) => JSON.stringify(start[k]) !== JSON.stringify(after[k]));
 }
 
 /**

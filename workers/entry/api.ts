@@ -10,6 +10,8 @@ import type { BatchPack } from '../formats/batchDump';
 import type { TrainerSnapshot } from '../core/trainer';
 import type { RunCost } from '../core/runCost';
 import type { RunResult } from '../content/lessons';
+import type { FrameworkExport } from '../formats/frameworkExport';
+import type { Framework } from '../formats/frameworkNames';
 
 export type { BackendChoice } from '../core/backend';
 import type { BackendChoice } from '../core/backend';
@@ -127,8 +129,22 @@ export interface TrainerApi {
    * Trains one lesson run on one seed, headless on the CPU backend, beside (not instead of) the
    * run this worker holds: the page's seed pool (app/lessons/seedPool.ts) trains a lesson's other
    * seeds so each line is checked on the mean over them. The last batch comes back only where a
-   * claim reads it (workers/content/lessons.ts needsDump).
+   * claim reads it (workers/content/lessons.ts needsDump). `onIter` hears each iteration as it ends.
+   * Other calls are served between its iterations.
    */
-  trainLessonSeed(lessonId: string, runId: string, seed: number): Promise<RunResult>;
+  trainLessonSeed(lessonId: string, runId: string, seed: number, onIter?: (iter: number) => void): Promise<RunResult>;
+  /**
+   * Stops the lesson seeds this worker trains, at their next iteration: their calls reject with
+   * "lesson seed stopped". The page takes its own worker back for the run on screen this way.
+   */
+  stopLessonSeeds(): Promise<void>;
+  /**
+   * "Take it to a real run": `config` as verl overrides or a TRL config, with what has no
+   * equivalent (workers/formats/frameworkExport.ts). Written here: it builds the task to read its
+   * layout, which the page does not load.
+   */
+  frameworkExport(config: RunConfig, framework: Framework): Promise<FrameworkExport>;
+  /** The recipe of `config` (workers/formats/recipe/) as a zipped folder, and its name and file count. */
+  recipeZip(config: RunConfig, episodes: number): Promise<{ name: string; files: number; zip: Blob }>;
   dispose(): Promise<void>;
 }

@@ -21,6 +21,7 @@ import { whyLessonById } from '../content/why';
 import { trainLessonRun } from '../content/lessonRunner';
 import { packBatch, packBuffers, packStages, unpackBatchInSlices } from '../formats/batchDump';
 import { batchJsonParts } from '../formats/batchJsonText';
+import { exportToFramework } from '../formats/frameworkExport';
 import { modelDims, NonFiniteError, type Trainer } from '../core/trainer';
 import type { GpuHandle } from '../core/gpuDevice';
 import type { MlpDims } from '../../kernels/model/mlp';
@@ -58,6 +59,11 @@ async function chooseBackend(choice: BackendChoice, gpu: GPU | undefined): Promi
   }
   return { info: { kind: 'gpu', label: g.label, isFallbackAdapter: g.isFallbackAdapter, fallbackReason: null }, gpu: g };
 }
+
+/** The message of a lesson seed stopped by stopLessonSeeds (the page queues it again). */
+export const LESSON_SEED_STOPPED = 'lesson seed stopped';
+/** A lesson seed yields to the page's calls (and reports its iteration) this often. */
+const SEED_YIELD_MS = 100;
 
 export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as Navigator | undefined)?.gpu): TrainerApi {
   const s = createSession(gpu);
@@ -175,6 +181,8 @@ function modelChange(before: MlpDims, cfg: RunConfig): string | null {
 async function trainLoop(s: Session, onMetrics: (rows: MetricRow[]) => void, untilIter: number | undefined, delayMs: number): Promise<void> {
   let pending: MetricRow[] = [];
   let last = Date.now();
+  /** The last batch sent: through Comlink a call that returns a promise, settled once the page has taken the rows. */
+  let sent: unknown;
   try {
     while (s.running && (untilIter === undefined || requireTrainer(s).iter < untilIter)) {
       try {
@@ -190,7 +198,7 @@ async function trainLoop(s: Session, onMetrics: (rows: MetricRow[]) => void, unt
         throw e;
       }
       if (Date.now() - last >= FLUSH_MS) {
-        onMetrics(pending);
+        sent = onMetrics(pending);
         pending = [];
         last = Date.now();
       }
@@ -201,13 +209,15 @@ async function trainLoop(s: Session, onMetrics: (rows: MetricRow[]) => void, unt
     // Awaited: through Comlink the callback travels on its own port, so without waiting the
     // last rows could reach the UI after start() has already resolved (a counter ticking
     // after Pause). Awaiting a direct (non-Comlink) callback is harmless.
+    // The batch sent last is awaited too when nothing is left: its rows must not arrive after the end.
     if (pending.length) await onMetrics(pending);
+    else await sent;
     s.running = false;
   }
 }
 
 /** What the page reads of the last batch, a lesson's runs, and the batch lab. */
-function batchQueries(s: Session): Pick<TrainerApi, 'describeTrajectory' | 'packBatch' | 'batchJson' | 'trainLessonSeed' | 'rescore' | 'labDump'> {
+function batchQueries(s: Session): Pick<TrainerApi, 'describeTrajectory' | 'packBatch' | 'batchJson' | 'trainLessonSeed' | 'stopLessonSeeds' | 'frameworkExport' | 'recipeZip' | 'rescore' | 'labDump'> {
   const lastPack = (what: string) => onLiveDevice(s, what, async () => (s.trainer?.lastBatch ? packBatch(s.trainer) : null));
   return {
     async describeTrajectory(n) {
@@ -228,13 +238,36 @@ function batchQueries(s: Session): Pick<TrainerApi, 'describeTrajectory' | 'pack
       const dump = await unpackBatchInSlices(pack, 50);
       return new Blob(await batchJsonParts(dump), { type: 'application/json' });
     },
-    async trainLessonSeed(lessonId, runId, seed) {
+    async trainLessonSeed(lessonId, runId, seed, onIter) {
       // A method's disease regime (app/why/) trains through the same call, as a lesson of its own.
       const lesson = lessonById(lessonId) ?? whyLessonById(lessonId);
       if (!lesson) throw new Error(`no lesson "${lessonId}"`);
+      const generation = s.seedGeneration;
+      let yielded = Date.now();
       // The CPU backend with this worker's progress events: the page hears it is busy, not hung.
-      const r = await trainLessonRun(lesson, runId, seed, factoryFor(s, null));
+      const r = await trainLessonRun(lesson, runId, seed, factoryFor(s, null), async (iter) => {
+        // Every SEED_YIELD_MS the worker serves the page's calls (a new run to build, a ping, a stop)
+        // and says how far the seed is; not after every iteration, which costs a timer each.
+        if (Date.now() - yielded < SEED_YIELD_MS) return;
+        onIter?.(iter);
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        yielded = Date.now();
+        if (generation !== s.seedGeneration) throw new Error(LESSON_SEED_STOPPED);
+      });
       return { rows: r.rows, dump: r.dump };
+    },
+    async stopLessonSeeds() {
+      s.seedGeneration++;
+    },
+    async frameworkExport(cfg, framework) {
+      return exportToFramework(cfg, framework);
+    },
+    async recipeZip(cfg, episodes) {
+      // The generator and the Python it ships load on the first recipe, not with the worker.
+      const [{ buildRecipe }, { zipFiles }] = await Promise.all([import('../formats/recipe'), import('../formats/recipe/zip')]);
+      const recipe = buildRecipe(cfg, { episodes });
+      const zip = zipFiles(recipe.files.map((f) => ({ path: `${recipe.name}/${f.path}`, text: f.text, mode: f.executable ? 0o755 : 0o644 })));
+      return { name: recipe.name, files: recipe.files.length, zip: new Blob([zip], { type: 'application/zip' }) };
     },
     async rescore(methodSets) {
       return onLiveDevice(s, 'rescoring the batch', async () => {

@@ -52,10 +52,12 @@ export interface Session {
   readonly retired: WeakSet<GPUDevice>;
   /** When the last 'working' event went out. */
   lastWorking: number;
+  /** Bumped by stopLessonSeeds: a lesson seed started under an older one stops at its next iteration. */
+  seedGeneration: number;
 }
 
 export function createSession(gpu: GPU | undefined): Session {
-  return { gpu, config: null, handle: null, trainer: null, running: false, loop: null, lastEmitted: 0, onEvent: null, retired: new WeakSet(), lastWorking: 0 };
+  return { gpu, config: null, handle: null, trainer: null, running: false, loop: null, lastEmitted: 0, onEvent: null, retired: new WeakSet(), lastWorking: 0, seedGeneration: 0 };
 }
 
 const emit = (s: Session, e: TrainerEvent): void => s.onEvent?.(e);

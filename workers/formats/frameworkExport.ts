@@ -17,9 +17,8 @@ import { methodDef } from '../core/methods';
 import { ratioSlots, resolvePlan } from '../core/plan';
 import type { FrameworkValue } from '../core/methods/registry';
 
-export type Framework = 'verl' | 'trl';
-export const FRAMEWORKS: Framework[] = ['verl', 'trl'];
-export const FRAMEWORK_NAMES: Record<Framework, string> = { verl: 'verl', trl: 'TRL' };
+import { FRAMEWORK_NAMES, type Framework } from './frameworkNames';
+export { FRAMEWORK_NAMES, FRAMEWORKS, type Framework } from './frameworkNames';
 
 export interface FrameworkSetting {
   /** The framework's option: a verl override path or a GRPOConfig argument. */

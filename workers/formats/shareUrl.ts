@@ -4,8 +4,10 @@
  * that differ from the defaults, in a stable order. A lesson's step is a link too:
  * `#v=1&...&step=20&lesson=collapse:2&present=1` (workers/content/lessons.ts; `present=1` asks for presenter
  * mode). The Compare view's two runs ride along as `compare=seed:7|methods:grpo,dapo;dapo.clipHigh:0.3`
- * (A|B, each the config's non-default fields). The Arena view's arena rides along as `arena=<spec>`
- * (workers/content/arena/dimensions.ts arenaSpecToText). An explained number rides along as
+ * (A|B, each the config's non-default fields), with `|step:30` once they have run (both are run to
+ * that iteration when the link opens). The Arena view's arena rides along as `arena=<spec>`
+ * (workers/content/arena/dimensions.ts arenaSpecToText), with `|done:2` once the first 2 seeds of
+ * every cell have run (the link runs them again). An explained number rides along as
  * `explain=ITER.TRAJ.TOKEN` (optionally `:ratio`, `:clip`, ...), step-through's stage as `stage=NAME`
  * (docs/EXPLAIN.md). DOM-free: the app, the CLI and the tests share it.
  * Lessons and arenas are content, a folder above this one: the reader and writer take them as a
@@ -89,6 +91,8 @@ export interface LinkExtrasOf<Arena> {
   compare?: ComparePair;
   /** The Arena view open on this arena (`arena=<spec>`, as arenaSpecToText writes it). */
   arena?: Arena;
+  /** How many of the arena's seeds every cell had run (`arena=<spec>|done:<k>`): the link runs them. */
+  arenaDone?: number;
   /** A number explained (docs/EXPLAIN.md): opened once the run has reached its iteration. */
   explain?: ExplainLink;
   /** Step-through open at this stage of the iteration (workers/explain/stages.ts). */
@@ -98,6 +102,8 @@ export interface LinkExtrasOf<Arena> {
 export interface ComparePair {
   a: RunConfig;
   b: RunConfig;
+  /** The iteration both runs had reached (`|step:<n>`): the link runs them to it and pauses. */
+  step?: number;
 }
 
 export interface LinkProblem {
@@ -215,8 +221,11 @@ export function encodeLink<Arena>(config: RunConfig, extras: LinkExtrasOf<Arena>
   if (extras.explain) add('explain', explainText(extras.explain));
   if (extras.stage) add('stage', extras.stage);
   // Written as is: each side is already escaped, and `;`, `:` and `|` keep it readable.
-  if (extras.compare) parts.push(`compare=${compareSide(extras.compare.a)}|${compareSide(extras.compare.b)}`);
-  if (extras.arena) parts.push(`arena=${encodeArena(content.arenaText(extras.arena))}`);
+  if (extras.compare) {
+    const at = extras.compare.step ? `|step:${extras.compare.step}` : '';
+    parts.push(`compare=${compareSide(extras.compare.a)}|${compareSide(extras.compare.b)}${at}`);
+  }
+  if (extras.arena) parts.push(`arena=${encodeArena(content.arenaText(extras.arena))}${extras.arenaDone ? `|done:${extras.arenaDone}` : ''}`);
   return `#${parts.join('&')}`;
 }
 
@@ -256,10 +265,25 @@ function compareSide(config: RunConfig): string {
     .join(';');
 }
 
-/** Reads `compare=<A>|<B>`: both configs, or the problems (named `compare A: key`), with nothing applied. */
+/** `<text>|<name>:<n>`: the text and the count, or the problem with the count. */
+function splitCount(value: string, name: string): { text: string; count?: number } | string {
+  const bar = value.lastIndexOf('|');
+  const tail = bar >= 0 ? value.slice(bar + 1) : '';
+  if (!tail.startsWith(`${name}:`)) return { text: value };
+  const r = stepSchema.safeParse(tail.slice(name.length + 1));
+  if (!r.success) return `${name}: ${stepMessage}`;
+  return { text: value.slice(0, bar), ...(r.data > 0 ? { count: r.data } : {}) };
+}
+
+/**
+ * Reads `compare=<A>|<B>` or `compare=<A>|<B>|step:<n>`: both configs (and the iteration they ran
+ * to), or the problems (named `compare A: key`), with nothing applied.
+ */
 function parseCompare(value: string, content: LinkContent<unknown>): ComparePair | LinkProblem[] {
-  const sides = value.split('|');
-  if (sides.length !== 2) return [{ key: 'compare', value: shorten(value), message: 'expected two runs, <A>|<B>, each key:value pairs joined by ;' }];
+  const counted = splitCount(value, 'step');
+  if (typeof counted === 'string') return [{ key: 'compare', value: shorten(value), message: counted }];
+  const sides = counted.text.split('|');
+  if (sides.length !== 2) return [{ key: 'compare', value: shorten(value), message: 'expected two runs, <A>|<B>, each key:value pairs joined by ;, then optionally |step:<iterations>' }];
   const problems: LinkProblem[] = [];
   const configs = sides.map((side, i) => {
     const name = `compare ${i === 0 ? 'A' : 'B'}`;
@@ -274,7 +298,8 @@ function parseCompare(value: string, content: LinkContent<unknown>): ComparePair
     for (const e of link.errors) problems.push({ ...e, key: `${name}: ${e.key}` });
     return link.config;
   });
-  return problems.length > 0 ? problems : { a: configs[0]!, b: configs[1]! };
+  if (problems.length > 0) return problems;
+  return { a: configs[0]!, b: configs[1]!, ...(counted.count ? { step: counted.count } : {}) };
 }
 
 /** The part after '#' of a full link, a hash, or bare `k=v&...` text; null if a URL has no hash. */
@@ -500,7 +525,10 @@ function applyExtra<Arena>(out: DecodedLinkOf<Arena>, key: string, value: string
     }
     case 'arena':
       try {
-        out.arena = content.parseArena(value);
+        const counted = splitCount(value, 'done');
+        if (typeof counted === 'string') throw new Error(counted);
+        out.arena = content.parseArena(counted.text);
+        if (counted.count) out.arenaDone = counted.count;
       } catch (e) {
         invalid(e instanceof Error ? e.message : String(e));
       }

@@ -5,6 +5,7 @@
  */
 import type { Rng } from '../rng';
 import { PAD, type EpisodeBatch, type TurnView } from './types';
+import type { RmUnsureOn } from './knobs';
 
 /** Builds a [V * V] grammar table: allowed[prev * V + next]. */
 export function createGrammar(V: number): {
@@ -58,8 +59,6 @@ export interface RewardModelOptions {
   rmUnsureOn?: RmUnsureOn;
 }
 
-export const RM_UNSURE_ON = ['any', 'unread'] as const;
-export type RmUnsureOn = (typeof RM_UNSURE_ON)[number];
 
 export const RM_OFF: RewardModelOptions = { rmNoise: 0, rmNoiseFloor: 0, rmUnsure: 0, rmUnsureOn: 'any' };
 

@@ -1,5 +1,5 @@
 /** The task registry: one file per toy task (docs/TASKS.md has the table of what each one shows). */
-import type { ConfigKey, RunConfig, TaskId } from '../config';
+import type { RunConfig } from '../config';
 import { createRolesEnv } from './roles';
 import { createSearchEnv } from './search';
 import { createSequenceEnv } from './sequence';
@@ -19,15 +19,5 @@ export function createEnv(cfg: RunConfig): TaskEnv {
   }
 }
 
-/** The noisy reward-model channel's knobs, read by every task. */
-const RM_KNOBS = ['env.rmNoise', 'env.rmNoiseFloor', 'env.rmUnsure'] as const;
-
-/** The `env.*` knobs each task reads (for a task panel that shows only the selected task's knobs). */
-export const TASK_KNOBS = {
-  search: ['env.entities', 'env.attributes', 'env.values', 'env.maxTurns', 'env.hops', 'env.noise', 'env.noiseSchedule', 'env.noiseStart', 'env.noiseBase', 'env.noiseIters', 'env.formatPenalty', ...RM_KNOBS, 'env.rmUnsureOn'],
-  tools: ['env.toolSteps', 'env.toolValues', 'env.distractors', 'env.judgeNoise', 'env.strictArgs', 'env.toolReward', ...RM_KNOBS],
-  roles: ['env.entities', 'env.attributes', 'env.values', 'env.roleScale', 'env.roleOffset', ...RM_KNOBS],
-  sequence: ['env.symbols', 'env.seqLen', 'env.targets', 'env.seqReward', 'env.think', ...RM_KNOBS],
-} as const satisfies Record<TaskId, readonly ConfigKey[]>;
-
+export { TASK_KNOBS } from './knobs';
 export * from './types';

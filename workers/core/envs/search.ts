@@ -26,8 +26,8 @@ import { batchCore, createBatchState, createGrammar, rewardModelOf, type RewardM
 import { portablePow } from './portableMath';
 import { PAD, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnResult } from './types';
 
-export const NOISE_SCHEDULES = ['fixed', 'exp'] as const;
-export type NoiseSchedule = (typeof NOISE_SCHEDULES)[number];
+import type { NoiseSchedule } from './knobs';
+export { NOISE_SCHEDULES, type NoiseSchedule } from './knobs';
 
 export interface SearchNoiseOptions {
   /** p_e: the noise probability (fixed), or the final one of the curriculum. */

@@ -20,8 +20,8 @@ import { createRng, type Rng } from '../rng';
 import { batchCore, createBatchState, createGrammar, rewardModelOf, type RewardModelOptions } from './common';
 import type { EpisodeBatch, TaskEnv, TaskLayout, TurnResult } from './types';
 
-export const SEQ_REWARDS = ['exact', 'partial'] as const;
-export type SeqReward = (typeof SEQ_REWARDS)[number];
+import type { SeqReward } from './knobs';
+export { SEQ_REWARDS, type SeqReward } from './knobs';
 
 export interface SequenceOptions extends Partial<RewardModelOptions> {
   symbols: number;

@@ -29,8 +29,8 @@ import { checklistLabelStepReward, checklistTrajectoryReward } from './checklist
 import { batchCore, createBatchState, createGrammar, rewardModelOf, type RewardModelOptions } from './common';
 import { PAD, type ChecklistItem, type EpisodeBatch, type TaskEnv, type TaskLayout, type TurnChecklist, type TurnResult } from './types';
 
-export const TOOL_REWARDS = ['checklist', 'outcome'] as const;
-export type ToolReward = (typeof TOOL_REWARDS)[number];
+import type { ToolReward } from './knobs';
+export { TOOL_REWARDS, type ToolReward } from './knobs';
 
 export interface ToolsOptions extends Partial<RewardModelOptions> {
   /** Reference calls per request (1..4): RATE, CONV, BOOK, CONFIRM, in that order. */

@@ -7,14 +7,13 @@
  */
 import { create } from 'zustand';
 import type { DebugFault, TrainerEvent } from '../../workers/entry/api';
-import { ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, type ArenaCell, type ArenaSpec } from '../../workers/content/arena/dimensions';
-import { detectCrash } from '../../workers/content/arena/crash';
+import { ARENA_PRESETS, arenaCells, arenaSpecToText, cellConfig, detectCrash, type ArenaCell, type ArenaSpec } from '../../workers/meta';
 import type { MetricRow } from '../../workers/core/metrics';
-import { arenaWorkerCount, emptyTrace, summarize, type CellFilter, type CellSummary, type SeedTrace, type SortKey } from '../arena/arenaModel';
-import { createTrainerClient, eventsCallback, metricsCallback, type TrainerClient } from '../trainerClient';
-import { useAppStore } from '.';
-import { useCompareStore } from './compareStore';
-import { errorText } from './errorText';
+import { arenaWorkerCount, emptyTrace, summarize, type CellFilter, type CellSummary, type SeedTrace, type SortKey } from './arenaModel';
+import { useAppStore } from '../store';
+import { useCompareStore } from '../compare/compareStore';
+import { errorText } from '../store/errorText';
+import { createTrainerSession, type TrainerSession } from '../trainerSession';
 
 type ArenaPhase = 'idle' | 'running';
 
@@ -39,6 +38,8 @@ export interface ArenaState {
   skipped: { label: string; why: string }[];
   specError: string | null;
   phase: ArenaPhase;
+  /** The seeds per cell the current or last run trains (a link's `done:`), or null for all of them. */
+  runSeeds: number | null;
   summaries: Record<string, CellSummary>;
   progress: ArenaProgress;
   workers: number;
@@ -46,11 +47,12 @@ export interface ArenaState {
   filter: CellFilter;
   /** A new arena: the grid's results are cleared. */
   setSpec(spec: ArenaSpec): void;
-  /** Opens the view on this arena (a share link's `arena=`). */
-  restore(spec: ArenaSpec): void;
+  /** Opens the view on this arena (a share link's `arena=`) and, with `done`, runs its first `done` seeds of every cell. */
+  restore(spec: ArenaSpec, done?: number): void;
   setSort(sort: SortKey): void;
   setFilter(filter: CellFilter): void;
-  run(): void;
+  /** Runs the grid: every seed, or only the first `seeds` seeds of every cell (a link's progress). */
+  run(seeds?: number): void;
   stop(): void;
   /** The cell's config at its first seed, in the main view. */
   openCell(cellId: string): void;
@@ -72,8 +74,8 @@ interface Live {
 }
 
 let generation = 0;
-/** Per pool slot; a slot whose worker crashed is empty until a job makes it a new one. */
-let clients: Array<TrainerClient | undefined> = [];
+/** Per pool slot: its trainer session (a crashed worker is replaced by the slot's next job). */
+let sessions: Array<TrainerSession | undefined> = [];
 let live = new Map<string, Live[]>();
 const dirty = new Set<string>();
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
@@ -127,8 +129,8 @@ function initialSpec(): ArenaSpec {
 export const useArenaStore = create<ArenaState>()((set, get) => {
   const initialCells = cellsOf(initialSpec());
   function killAll(): void {
-    for (const c of clients) c?.kill();
-    clients = [];
+    for (const s of sessions) s?.close();
+    sessions = [];
   }
 
   function flush(): void {
@@ -164,11 +166,11 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
     set({ summaries: emptySummaries(cells, spec.seeds), progress: emptyProgress(cells, spec) });
   }
 
-  /** The pool's worker in `slot`, created on first use and after a crash; `died` hears its crash. */
+  /** What a crash or hang of the worker in `slot` means for the job it runs. */
   const slotDeath: Array<((message: string) => void) | null> = [];
-  function slotClient(slot: number): TrainerClient {
-    clients[slot] ??= createTrainerClient((m) => slotDeath[slot]?.(m));
-    return clients[slot]!;
+  function slotSession(slot: number): TrainerSession {
+    sessions[slot] ??= createTrainerSession({ onFailure: (m) => slotDeath[slot]?.(m) });
+    return sessions[slot]!;
   }
 
   /**
@@ -187,50 +189,44 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
       return;
     }
     let died: string | null = null;
-    const gone = new Promise<void>((resolve) => {
-      slotDeath[slot] = (m) => {
-        died = m;
-        resolve();
-      };
-    });
-    const client = slotClient(slot);
+    slotDeath[slot] = (m) => (died = m);
+    const session = slotSession(slot);
     const alive = () => gen === generation && died === null;
     try {
-      const work = (async () => {
-        await client.trainer.configure(config, useAppStore.getState().backend);
-        await client.trainer.subscribe(
-          eventsCallback((e: TrainerEvent) => {
+      await session.call((t) => t.configure(config, useAppStore.getState().backend));
+      await session.call((t) =>
+        t.subscribe(
+          session.events((e: TrainerEvent) => {
             if (!alive() || e.type !== 'non-finite') return;
             l.rows = l.rows.filter((r) => r.iter <= e.rolledBackTo);
             l.nonFinite = { iter: e.iter, message: e.message };
             touch(job.cell.id);
           }),
-        );
-        await client.trainer.start(
-          metricsCallback((rows) => {
+        ),
+      );
+      // Watched while it trains (a pretrained start may be silent for longer while it is built).
+      session.watch();
+      await session.call((t) =>
+        t.start(
+          session.metrics((rows) => {
             if (!alive() || rows.length === 0) return;
             if (armedNaN && armedNaN.cell === job.cell.id && armedNaN.seed === job.seed && rows.some((r) => r.iter >= armedNaN!.afterIter)) {
               armedNaN = null;
-              void client.trainer.debug('nan');
+              void session.call((t2) => t2.debug('nan'));
             }
             l.rows.push(...rows);
             touch(job.cell.id);
           }),
           spec.iters,
-        );
-      })();
-      await Promise.race([work, gone]);
+        ),
+      );
       if (gen !== generation) return;
-      if (died !== null) l.error = `seed ${job.seed}: the trainer crashed: ${died}`;
-      else l.done = true;
+      l.done = true;
     } catch (e) {
-      if (gen === generation) l.error = `seed ${job.seed}: ${errorText(e)}`;
+      if (gen === generation) l.error = `seed ${job.seed}: ${died ?? errorText(e)}`;
     } finally {
       slotDeath[slot] = null;
-      if (died !== null && clients[slot] === client) {
-        client.kill();
-        clients[slot] = undefined;
-      }
+      session.unwatch();
     }
     if (gen === generation) touch(job.cell.id);
   }
@@ -239,6 +235,7 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
     spec: initialSpec(),
     ...initialCells,
     phase: 'idle',
+    runSeeds: null,
     summaries: emptySummaries(initialCells.cells, initialSpec().seeds),
     progress: emptyProgress(initialCells.cells, initialSpec()),
     workers: arenaWorkerCount(typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : undefined),
@@ -254,26 +251,27 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
       clearResults(spec, next.cells);
     },
 
-    restore(spec) {
+    restore(spec, done) {
       get().setSpec(spec);
       useCompareStore.getState().setTab('arena');
+      if (done !== undefined && done > 0 && get().phase === 'idle') get().run(done);
     },
 
     setSort: (sort) => set({ sort }),
     setFilter: (filter) => set({ filter }),
 
-    run() {
+    run(seeds) {
       const { spec, cells, phase } = get();
       if (phase === 'running' || cells.length === 0) return;
       const gen = ++generation;
       clearResults(spec, cells);
       const jobs: Job[] = [];
       // Seed-major: the first seed of every cell comes in first, so the whole grid fills early.
-      spec.seeds.forEach((seed, k) => {
+      spec.seeds.slice(0, seeds ?? spec.seeds.length).forEach((seed, k) => {
         for (const cell of cells) jobs.push({ cell, seed, k });
       });
       const pool = Math.min(get().workers, jobs.length);
-      set({ phase: 'running' });
+      set({ phase: 'running', runSeeds: seeds ?? null });
       let next = 0;
       const worker = async (slot: number) => {
         while (gen === generation && next < jobs.length) await runJob(slot, jobs[next++]!, gen);
@@ -304,6 +302,19 @@ export const useArenaStore = create<ArenaState>()((set, get) => {
   };
 });
 
+/**
+ * The progress a link carries: how many of the arena's seeds (in order) every cell has finished, or,
+ * while a run of the first k seeds is on (a link's own), k.
+ */
+export function arenaSeedsDone(a: Pick<ArenaState, 'cells' | 'summaries' | 'phase' | 'runSeeds'>): number {
+  if (a.phase === 'running' && a.runSeeds !== null) return a.runSeeds;
+  let k = Infinity;
+  for (const c of a.cells) {
+    k = Math.min(k, a.summaries[c.id]?.doneInOrder ?? 0);
+  }
+  return Number.isFinite(k) ? k : 0;
+}
+
 /** A NaN armed by a test for one (cell, seed) job: injected once that run reports `afterIter`. */
 let armedNaN: { cell: string; seed: number; afterIter: number } | null = null;
 
@@ -320,7 +331,8 @@ declare global {
 }
 if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
   window.__arenaDebug = async (slot, fault, ms) => {
-    await clients[slot]?.trainer.debug(fault, ms);
+    const session = sessions[slot];
+    if (session?.live) await session.call((t) => t.debug(fault, ms));
   };
   window.__arenaArmNaN = (cell, seed, afterIter) => {
     armedNaN = { cell, seed, afterIter };

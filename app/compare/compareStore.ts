@@ -7,16 +7,14 @@
  */
 import { create } from 'zustand';
 import type { BackendChoice, BackendInfo, DebugFault, TrainerEvent } from '../../workers/entry/api';
-import { ConfigError, withField, withMethods, type RunConfig } from '../../workers/core/config';
+import { ConfigError, withField, withMethods, type RunConfig } from '../../workers/meta';
 import type { MetricRow } from '../../workers/core/metrics';
 import type { ParamValue } from '../../workers/core/methods/params';
-import type { TrainerSnapshot } from '../../workers/core/trainer';
-import { carryChanges } from '../compare/diff';
-import { createTrainerClient, eventsCallback, metricsCallback, type TrainerClient } from '../trainerClient';
-import { useAppStore } from '.';
-import { FLUSH_MS, SERIES_CAP } from './metricsSlice';
-import { HANG_MS } from './runSlice';
-import { errorText } from './errorText';
+import { useAppStore } from '../store';
+import { FLUSH_MS, SERIES_CAP } from '../store/metricsSlice';
+import { errorText } from '../store/errorText';
+import { createTrainerSession, WorkerGone, type TrainerSession } from '../trainerSession';
+import { carryChanges } from './diff';
 
 export type Side = 'a' | 'b';
 export const SIDES: readonly Side[] = ['a', 'b'];
@@ -49,8 +47,8 @@ export interface CompareState {
   notice: string | null;
   /** A = the playground's config now; B keeps its changes against A. */
   takeA(): void;
-  /** Opens the view on these two runs (a share link's `compare=`). */
-  restore(a: RunConfig, b: RunConfig): void;
+  /** Opens the view on these two runs (a share link's `compare=`) and, with `step`, runs both to that iteration. */
+  restore(a: RunConfig, b: RunConfig, step?: number): void;
   /** The seed both runs share. */
   setSeed(seed: number): string | null;
   /** Edits B; returns the ConfigError message (naming the key) when refused. */
@@ -65,9 +63,9 @@ export interface CompareState {
   dismissNotice(): void;
 }
 
-/** Per run, outside React state: the worker, its call queue, the rows waiting for a flush. */
+/** Per run, outside React state: its trainer session, its call queue, the rows waiting for a flush. */
 interface Runner {
-  client: TrainerClient | null;
+  session: TrainerSession;
   chain: Promise<void>;
   runPromise: Promise<void> | null;
   /** The config and backend the worker's run was built from (null: build it before the next run). */
@@ -75,20 +73,9 @@ interface Runner {
   /** Bumped when the run's rows are cleared or its worker dies: older callbacks are ignored. */
   epoch: number;
   pending: MetricRow[];
-  snapshots: TrainerSnapshot[];
-  heartbeat: ReturnType<typeof setInterval> | null;
-  /** Date.now() of the worker's last 'working' event: a CPU iteration that blocks it is not a hang. */
-  workingAt: number;
 }
 
-const SNAPSHOTS_KEPT = 3;
-const PING_EVERY_MS = 3_000;
-
-function newRunner(): Runner {
-  return { client: null, chain: Promise.resolve(), runPromise: null, builtKey: null, epoch: 0, pending: [], snapshots: [], heartbeat: null, workingAt: 0 };
-}
-
-const runners: Record<Side, Runner> = { a: newRunner(), b: newRunner() };
+let runners: Record<Side, Runner>;
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
 
 function emptyRun(config: RunConfig): CompareRun {
@@ -104,7 +91,7 @@ export const useCompareStore = create<CompareState>()((set, get) => {
   const enqueue = (side: Side, op: () => Promise<void>): Promise<void> => {
     const r = runners[side];
     const p = r.chain.then(op).catch((e: unknown) => {
-      if (run(side).phase !== 'failed') patch(side, { error: `Run ${SIDE_NAME[side]}: ${errorText(e)}`, phase: 'idle' });
+      if (!(e instanceof WorkerGone) && run(side).phase !== 'failed') patch(side, { error: `Run ${SIDE_NAME[side]}: ${errorText(e)}`, phase: 'idle' });
     });
     r.chain = p;
     return p;
@@ -137,7 +124,7 @@ export const useCompareStore = create<CompareState>()((set, get) => {
     const r = runners[side];
     r.epoch++;
     r.pending = [];
-    r.snapshots = [];
+    r.session.resetSnapshots();
     patch(side, { series: [] });
   }
 
@@ -150,10 +137,8 @@ export const useCompareStore = create<CompareState>()((set, get) => {
   function onEvent(side: Side, epoch: number, e: TrainerEvent): void {
     const r = runners[side];
     if (epoch !== r.epoch) return;
-    if (e.type === 'working') {
-      r.workingAt = Date.now();
-    } else if (e.type === 'snapshot') {
-      r.snapshots = [...r.snapshots, e.snapshot].slice(-SNAPSHOTS_KEPT);
+    if (e.type === 'snapshot') {
+      r.session.keepSnapshot(e.snapshot);
     } else if (e.type === 'non-finite') {
       flush();
       patch(side, { series: run(side).series.filter((row) => row.iter <= e.rolledBackTo), error: `Run ${SIDE_NAME[side]}: ${e.message}` });
@@ -162,14 +147,11 @@ export const useCompareStore = create<CompareState>()((set, get) => {
     }
   }
 
-  /** The run's worker is gone: drop its pending calls, keep its data, offer a restart. */
+  /** The run's worker is gone (its session ended it): drop its pending calls, keep its data, offer a restart. */
   function failed(side: Side, message: string): void {
     if (run(side).phase === 'failed') return;
     const r = runners[side];
-    stopHeartbeat(side);
     flush();
-    r.client?.kill();
-    r.client = null;
     r.chain = Promise.resolve();
     r.runPromise = null;
     r.builtKey = null;
@@ -177,62 +159,42 @@ export const useCompareStore = create<CompareState>()((set, get) => {
     patch(side, { phase: 'failed', error: `Run ${SIDE_NAME[side]} failed: ${message}` });
   }
 
-  function client(side: Side): TrainerClient {
-    const r = runners[side];
-    r.client ??= createTrainerClient((m) => failed(side, `the trainer crashed: ${m}`));
-    return r.client;
-  }
-
-  function startHeartbeat(side: Side): void {
-    stopHeartbeat(side);
-    let waiting = false;
-    runners[side].heartbeat = setInterval(() => {
-      const c = runners[side].client;
-      if (waiting || !c) return;
-      waiting = true;
-      const seen = run(side).series.length + runners[side].pending.length;
-      const sentAt = Date.now();
-      const timeout = new Promise<'timeout'>((res) => setTimeout(() => res('timeout'), HANG_MS));
-      void Promise.race([c.trainer.ping(), timeout]).then((res) => {
-        waiting = false;
-        const now = run(side).series.length + runners[side].pending.length;
-        if (res === 'timeout' && run(side).phase === 'running' && now === seen && runners[side].workingAt < sentAt) {
-          failed(side, `the trainer stopped responding: no answer for ${HANG_MS / 1000} s.`);
-        }
-      });
-    }, PING_EVERY_MS);
-  }
-
-  function stopHeartbeat(side: Side): void {
-    const r = runners[side];
-    if (r.heartbeat !== null) clearInterval(r.heartbeat);
-    r.heartbeat = null;
-  }
+  const newRunner = (side: Side): Runner => ({
+    session: createTrainerSession({ onFailure: (m) => failed(side, m) }),
+    chain: Promise.resolve(),
+    runPromise: null,
+    builtKey: null,
+    epoch: 0,
+    pending: [],
+  });
+  runners = { a: newRunner('a'), b: newRunner('b') };
 
   // Each of these runs inside the side's queue.
   async function stopRun(side: Side): Promise<void> {
     const r = runners[side];
-    if (!r.runPromise || !r.client) return;
+    if (!r.runPromise || !r.session.live) return;
     patch(side, { phase: 'pausing' });
-    await r.client.trainer.pause();
-    await r.runPromise;
+    await r.session.call((t) => t.pause());
+    await r.session.call(() => r.runPromise!);
   }
 
   async function subscribe(side: Side): Promise<void> {
-    const epoch = runners[side].epoch;
-    await client(side).trainer.subscribe(eventsCallback((e) => onEvent(side, epoch, e)));
+    const r = runners[side];
+    const epoch = r.epoch;
+    await r.session.call((t) => t.subscribe(r.session.events((e) => onEvent(side, epoch, e))));
   }
 
   /** Builds the run from its config when the config or the backend choice changed. */
   async function ensureBuilt(side: Side): Promise<void> {
     const r = runners[side];
     const key = keyOf(side);
-    if (r.builtKey === key && r.client) return;
+    if (r.builtKey === key && r.session.live) return;
     await stopRun(side);
     clearRows(side);
     patch(side, { phase: 'configuring', backendInfo: null });
     try {
-      const info = await client(side).trainer.configure(run(side).config, backend());
+      const config = run(side).config;
+      const info = await r.session.call((t) => t.configure(config, backend()));
       await subscribe(side);
       r.builtKey = key;
       patch(side, { backendInfo: info });
@@ -244,17 +206,18 @@ export const useCompareStore = create<CompareState>()((set, get) => {
   function launch(side: Side, untilIter: number | undefined): void {
     const r = runners[side];
     const epoch = r.epoch;
-    const onMetrics = metricsCallback((rows) => append(side, rows, epoch));
+    const onMetrics = r.session.metrics((rows) => append(side, rows, epoch));
     patch(side, { phase: 'running' });
-    startHeartbeat(side);
-    const mine: Promise<void> = client(side)
-      .trainer.start(onMetrics, untilIter)
+    // Watched while it trains: building a run (a pretrained start) may be silent for longer.
+    r.session.watch();
+    const mine: Promise<void> = r.session
+      .call((t) => t.start(onMetrics, untilIter))
       .catch((e: unknown) => {
-        if (r.runPromise === mine) patch(side, { error: `Run ${SIDE_NAME[side]}: ${errorText(e)}` });
+        if (r.runPromise === mine && !(e instanceof WorkerGone)) patch(side, { error: `Run ${SIDE_NAME[side]}: ${errorText(e)}` });
       })
       .finally(() => {
         if (r.runPromise !== mine) return;
-        stopHeartbeat(side);
+        r.session.unwatch();
         flush();
         r.runPromise = null;
         patch(side, { phase: 'idle' });
@@ -265,6 +228,8 @@ export const useCompareStore = create<CompareState>()((set, get) => {
   /** A config change: the run starts again from iteration 0 (built before its next start). */
   function invalidate(side: Side): void {
     runners[side].builtKey = null;
+    // The run starts again from 0: an earlier "run to" no longer says where the pair is going.
+    set({ runUntil: null });
     void enqueue(side, async () => {
       await stopRun(side);
       clearRows(side);
@@ -314,13 +279,14 @@ export const useCompareStore = create<CompareState>()((set, get) => {
       }
     },
 
-    restore(a, b) {
+    restore(a, b, step) {
       set({ tab: 'compare', snapped: true, notice: null });
       for (const [side, config] of [['a', a], ['b', b]] as const) {
         if (JSON.stringify(config) === JSON.stringify(run(side).config)) continue;
         patch(side, { config });
         invalidate(side);
       }
+      if (step !== undefined && step > 0) void get().start(step);
     },
 
     setSeed(seed) {
@@ -393,10 +359,10 @@ export const useCompareStore = create<CompareState>()((set, get) => {
             clearRows(side);
             patch(side, { error: null });
             const r = runners[side];
-            if (!r.client || r.builtKey !== keyOf(side)) return;
+            if (!r.session.live || r.builtKey !== keyOf(side)) return;
             patch(side, { phase: 'resetting' });
             try {
-              await r.client.trainer.reset();
+              await r.session.call((t) => t.reset());
               // Events of the new run carry the new epoch (snapshots of the old one are dropped).
               await subscribe(side);
             } finally {
@@ -412,12 +378,11 @@ export const useCompareStore = create<CompareState>()((set, get) => {
         if (run(side).phase !== 'failed') return;
         const r = runners[side];
         const to = lastIter(side);
-        let from: TrainerSnapshot | undefined;
-        for (const s of r.snapshots) if (s.iter <= to) from = s;
         r.epoch++;
         patch(side, { phase: 'configuring', error: null });
         try {
-          const info = await client(side).trainer.configure(run(side).config, backend(), { ...(from ? { snapshot: from } : {}), replayTo: to });
+          const config = run(side).config;
+          const info = await r.session.call((t) => t.configure(config, backend(), r.session.resumeFrom(to)));
           await subscribe(side);
           r.builtKey = keyOf(side);
           patch(side, { backendInfo: info });
@@ -439,6 +404,19 @@ declare global {
 }
 if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {
   window.__compareDebug = async (side, fault, ms) => {
-    await runners[side].client?.trainer.debug(fault, ms);
+    const session = runners[side].session;
+    if (session.live) await session.call((t) => t.debug(fault, ms));
   };
+}
+
+/**
+ * The iteration a link to the pair carries: where a "run to" (a link's own included) takes both
+ * runs, else the iteration both have reached while neither is busy; undefined before either.
+ */
+export function pairStep(c: Pick<CompareState, 'a' | 'b' | 'runUntil'>): number | undefined {
+  const last = (r: CompareRun) => r.series[r.series.length - 1]?.iter ?? 0;
+  const idle = (r: CompareRun) => r.phase === 'idle' || r.phase === 'failed';
+  const reached = idle(c.a) && idle(c.b) ? Math.min(last(c.a), last(c.b)) : 0;
+  const step = Math.max(reached, c.runUntil ?? 0);
+  return step > 0 ? step : undefined;
 }
