@@ -42,6 +42,6 @@ export type { Framework } from './formats/frameworkNames';
 export { defaultEpisodes, MAX_RECIPE_EPISODES } from './formats/recipe/limits';
 export { compositionOf, explain, explainBatch, refProblem, refTitle, unexplainable } from './explain';
 export type { ExplainBatch, Explanation, Input, Ref, Step } from './explain';
-export { ITERATION_STAGES } from './explain/stages';
+export { ITERATION_STAGES, stagePositions } from './explain/stages';
 export { stageWords } from './explain/stageDump';
-export type { StageName } from './explain/stages';
+export type { StageName, StagePosition } from './explain/stages';

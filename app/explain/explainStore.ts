@@ -6,7 +6,7 @@
  */
 import { create } from 'zustand';
 import type { Ref, LinkQuantity } from '../../workers/explain/types';
-import { stagePositions, type StageName, type StagePosition } from '../../workers/explain/stages';
+import { stagePositions, type StageName, type StagePosition } from '../../workers/meta';
 import type { BatchDump } from '../../workers/formats/batchDump';
 import type { ExplainLink } from '../../workers/formats/shareUrl';
 

@@ -48,23 +48,8 @@ import samplerDistWGSL from './samplerDist.wgsl?raw';
 /** The WGSL of the sampler's distribution, joined after a kernel's own source (sample, tokenStats). */
 export const samplerWGSL = `${samplerDistWGSL}\n${precisionWGSL}`;
 
-export const SAMPLER_PRECISIONS = ['fp32', 'bf16', 'fp16'] as const;
-export type SamplerPrecision = (typeof SAMPLER_PRECISIONS)[number];
-
-export interface SamplerOptions {
-  precision: SamplerPrecision;
-  /** Nucleus mass in (0, 1]; 1 keeps every token. */
-  topP: number;
-  /** Tokens kept by rank, ties at the k-th kept; 0 keeps every token. */
-  topK: number;
-}
-
-/** The trainer's own distribution: f32 logits, nothing truncated. */
-export const SAMPLER_OFF: Readonly<SamplerOptions> = { precision: 'fp32', topP: 1, topK: 0 };
-
-/** Whether the sampler differs from the trainer (the kernels then take their sampler path). */
-export const samplerActive = (o: SamplerOptions | undefined): o is SamplerOptions =>
-  o !== undefined && (o.precision !== 'fp32' || o.topK !== 0 || o.topP < 1);
+export { SAMPLER_OFF, SAMPLER_PRECISIONS, samplerActive, type SamplerOptions, type SamplerPrecision } from './samplerOptions';
+import { SAMPLER_OFF, SAMPLER_PRECISIONS, type SamplerOptions, type SamplerPrecision } from './samplerOptions';
 
 /**
  * The uniform fields of the sampler options (kernels sample and tokenStats), after checking them.

@@ -19,11 +19,11 @@ const SELFTEST = 'app/SelfTestPage.tsx';
 /**
  * What meta.ts may reach: the config and its field table, the method entries and the plan they
  * compose (to validate a method set, say why two conflict and which settings a method overrides),
- * the tasks' knobs, the metrics and the alarm rules over them, the lessons, presets and arena as
- * data (the arena's seed ranges with it), the formats the page reads and writes (the share link
+ * the tasks' knobs, the metrics and the alarm rules over them, the lessons, presets, the methods'
+ * disease regimes (content/why.ts) and arena as data (the arena's seed ranges with it), the formats the page reads and writes (the share link
  * with the content it names, run files and metric logs, the batch dump), the backend choices (a
- * list of names in the file of the backend interface, whose other imports are types), two kernel
- * tables of constants (the advantage defaults, the histogram ranges), and the explainer: it
+ * list of names in the file of the backend interface, whose other imports are types), three kernel
+ * tables of constants (the advantage defaults, the histogram ranges, the sampler's settings), and the explainer: it
  * rederives a batch's numbers from the dump in plain TypeScript, with no kernel or trainer behind
  * it, so the page runs it on the main thread (its worker half, labDump.ts, is not allowed).
  */
@@ -39,13 +39,14 @@ const ALLOWED = [
   /^workers\/core\/seedRanges\.ts$/,
   /^workers\/core\/backend\.ts$/,
   /^workers\/core\/envs\/knobs\.ts$/,
-  /^workers\/content\/(lessons|presets|shareLink)\.ts$/,
+  /^workers\/content\/(lessons|presets|shareLink|why)\.ts$/,
   /^workers\/content\/arena\/(dimensions|crash)\.ts$/,
   /^workers\/formats\/(shareUrl|explainLinkNames|runFile|runLog|importRun|batchDump|frameworkNames)\.ts$/,
   /^workers\/formats\/recipe\/limits\.ts$/,
-  /^workers\/explain\/(index|context|advantage|loss|other|stages|types)\.ts$/,
+  /^workers\/explain\/(index|context|advantage|loss|other|stages|stageDump|types)\.ts$/,
   /^kernels\/advantage\/options\.ts$/,
   /^kernels\/stats\/histograms\.ts$/,
+  /^kernels\/softmax\/samplerOptions\.ts$/,
 ];
 
 function sources(dir: string): string[] {

@@ -6,7 +6,7 @@
 import type { EssScaleOptions } from '../../kernels/optimizer/essScale';
 import type { InfoGainType } from '../../kernels/advantage/infoGain';
 import type { MlpDims } from '../../kernels/model/mlp';
-import { samplerActive, type SamplerOptions } from '../../kernels/softmax/sampler';
+import { samplerActive, type SamplerOptions } from '../../kernels/softmax/samplerOptions';
 import type { MismatchStats } from '../../kernels/stats/mismatchStats';
 import type { StatsOut } from '../../kernels/stats/stats';
 import type { KlType, LossAgg } from './config';

@@ -4,7 +4,7 @@
  * and --help, and the share URL are derived from it. Method parameters join the same flat key space
  * as `<methodId>.<param>`.
  */
-import { SAMPLER_PRECISIONS } from '../../kernels/softmax/sampler';
+import { SAMPLER_PRECISIONS } from '../../kernels/softmax/samplerOptions';
 import { conflictsOf, ESTIMATOR_IDS, isMethodId, methodDef, METHOD_IDS } from './methods';
 import { paramSchema, parseParamText, type ParamSpec, type ParamValue, type ParamValues, type ValueOf } from './methods/params';
 import type { ParamSpecs } from './methods/registry';
