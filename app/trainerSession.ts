@@ -24,6 +24,16 @@ import { eventsCallback, metricsCallback, progressCallback, spawnTrainer, type T
 export const HANG_MS = 15_000;
 /** Building a run may compile GPU kernels one at a time, blocking the worker longer than an iteration does. */
 export const CONFIGURE_HANG_MS = 60_000;
+
+/**
+ * The hang limit outside a build: HANG_MS, or in test builds a shorter one a reliability test sets
+ * before the page loads (`window.__playgroundHangMs`), so that its "busy, not hung" and "hung" cases
+ * need iterations and waits of seconds, not of fifteen. A production bundle has only HANG_MS.
+ */
+export function hangLimitMs(): number {
+  if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined' && window.__playgroundHangMs) return window.__playgroundHangMs;
+  return HANG_MS;
+}
 const PING_EVERY_MS = 3_000;
 /** Snapshots kept: a snapshot event can arrive before the metric rows of the iterations it covers. */
 const SNAPSHOTS_KEPT = 3;
@@ -215,6 +225,8 @@ declare global {
      * import.meta.env.MODE at build time, so a production bundle has neither the hook nor its name.
      */
     __playgroundDebug?: (fault: PageFault, ms?: number) => Promise<void>;
+    /** Test builds: the hang limit in ms in place of HANG_MS (hangLimitMs). */
+    __playgroundHangMs?: number;
   }
 }
 if (import.meta.env.MODE !== 'production' && typeof window !== 'undefined') {

@@ -14,7 +14,7 @@ import { readImport, unpackBatchInSlices, type ImportRead } from '../../workers/
 import type { DecodedLink } from '../../workers/content/shareLink';
 import type { FrameworkExport } from '../../workers/formats/frameworkExport';
 import type { Framework } from '../../workers/formats/frameworkNames';
-import { CONFIGURE_HANG_MS, HANG_MS, mainSession, watchMainSession, WorkerGone } from '../trainerSession';
+import { CONFIGURE_HANG_MS, hangLimitMs, mainSession, watchMainSession, WorkerGone } from '../trainerSession';
 import type { AppState } from '.';
 import { errorText } from './errorText';
 import { dumpAt, liveIteration, useExplainStore } from '../explain/explainStore';
@@ -441,7 +441,7 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
       c.initialized = true;
       watchMainSession(
         (message) => workerFailed(c, message),
-        () => (get().phase === 'configuring' ? CONFIGURE_HANG_MS : HANG_MS),
+        () => (get().phase === 'configuring' ? CONFIGURE_HANG_MS : hangLimitMs()),
       );
       void enqueue(c, async () => {
         if (!(await holdCostlyLink(c))) await configureNow(c);

@@ -5,9 +5,9 @@
  */
 import { spawnSync, type SpawnSyncOptionsWithStringEncoding } from 'node:child_process';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const ROOT = join(__dirname, '../..');
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Node's arguments before a CLI's file: tsx's loader and the `?raw` import hook, by absolute path (a test may run from any folder). */
 export const CLI_NODE_ARGS: readonly string[] = [
