@@ -44,7 +44,7 @@ export class WorkerGone extends Error {}
 export interface SessionOptions {
   /** The worker crashed or hung ("the trainer crashed: ...", "the trainer stopped responding: ..."). */
   onFailure(message: string): void;
-  /** Silence that means a hang, now (default HANG_MS). */
+  /** Silence that means a hang, now (default hangLimitMs(): HANG_MS outside test builds). */
   hangMs?(): number;
 }
 
@@ -163,7 +163,7 @@ export function createTrainerSession(options: SessionOptions): TrainerSession {
       heard();
       heartbeat = setInterval(() => {
         const silent = Date.now() - heardAt;
-        if (client && silent > (options.hangMs?.() ?? HANG_MS)) {
+        if (client && silent > (options.hangMs?.() ?? hangLimitMs())) {
           fail(`the trainer stopped responding: no answer for ${Math.round(silent / 1000)} s.`);
           return;
         }

@@ -29,8 +29,8 @@ test.describe('no-webgpu faults', () => {
 
   test('a hung worker is noticed by the heartbeat and can be restarted', async ({ page }) => {
     test.setTimeout(180_000);
-    // The same heartbeat with a 3 s limit (a test build's; the page's is 15 s), so the hang shows sooner.
-    await page.addInitScript(() => (window.__playgroundHangMs = 3000));
+    // The same heartbeat with a 6 s limit (a test build's; the page's is 15 s), so the hang shows sooner.
+    await page.addInitScript(() => (window.__playgroundHangMs = 6000));
     await startAndWait(page, 'cpu', 3);
     await page.evaluate(() => window.__playgroundDebug!('hang', 120_000));
     const failure = page.getByTestId('worker-failure');
@@ -127,17 +127,17 @@ test.describe('no-webgpu faults', () => {
   });
 
   test('a CPU iteration longer than the hang timeout is busy, not hung: it finishes', async ({ page }) => {
-    // 8,192 rollouts, 1,024 hidden units, 6 epochs of 4 minibatches: ~10 s an iteration here, in
-    // about 1 GB (the CPU backend refuses runs over 4 GiB), against a hang limit of 3 s (a test
+    // 8,192 rollouts, 1,024 hidden units, 8 epochs of 4 minibatches: ~13 s an iteration here, in
+    // about 1 GB (the CPU backend refuses runs over 4 GiB), against a hang limit of 6 s (a test
     // build's; the page's is 15 s, which an iteration of 16 epochs outlasts the same way). The worker
     // answers no ping meanwhile, but says between its stages and every 1,024 rows that it is
     // working. Before, the heartbeat declared such a run hung at the limit and killed it.
     test.setTimeout(240_000);
     const errors = collectPageErrors(page);
-    await page.addInitScript(() => (window.__playgroundHangMs = 3000));
+    await page.addInitScript(() => (window.__playgroundHangMs = 6000));
     // step=1: the run starts by itself (with the heartbeat, as Start does) and pauses at iteration 1.
     const t0 = Date.now();
-    await page.goto('/#v=1&batch=1024&model.hidden=1024&epochs=6&minibatches=4&backend=cpu&step=1');
+    await page.goto('/#v=1&batch=1024&model.hidden=1024&epochs=8&minibatches=4&backend=cpu&step=1');
     await buildHeldLink(page);
     // Meanwhile the run line says which iteration is computing and for how long.
     await expect(page.getByTestId('phase')).toContainText(/· \d+ s into iteration 1/, { timeout: 60_000 });
