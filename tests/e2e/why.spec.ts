@@ -64,7 +64,9 @@ test('one click opens ProRL\'s disease regime as a Compare, its lines measured o
   // Run B is run A with the method and its own knobs: nothing else differs.
   const diff = page.getByTestId('compare-diff');
   await expect(diff).toContainText('B differs from A in:');
-  await expect(diff.locator('li code')).toHaveText(['methods', 'prorl.klCoef', 'prorl.resetEvery']);
+  // One item per setting, named by its key (its label and both values in words inside).
+  await expect(diff.getByRole('listitem')).toHaveCount(3);
+  for (const key of ['methods', 'prorl.klCoef', 'prorl.resetEvery']) await expect(diff.getByRole('listitem', { name: key, exact: true })).toBeVisible();
 
   // Both lines measured on every seed, and holding on the mean over them.
   const lesson = whyLessonById('why-prorl')!;
