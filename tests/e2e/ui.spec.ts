@@ -446,7 +446,7 @@ test('a sampler that is not the trainer: bf16 and top-p 0.8 set in the page, the
   for (const x of logratio) expect(x).toBeLessThan(-1e-3);
   // PPO's ratio stays 1 on-policy; the mismatch histogram holds the spread.
   const ratioTable = page.getByTestId('chart-ratio');
-  await ratioTable.getByRole('button', { name: 'Show the IS ratio data as a table' }).click();
+  await ratioTable.getByRole('button', { name: 'Show the Importance-sampling (IS) ratio data as a table' }).click();
   const ratioMeans = (await ratioTable.getByRole('table').locator('tbody tr td:nth-of-type(1)').allTextContents()).map(Number);
   expect(ratioMeans).toEqual([1, 1, 1]);
   const hist = page.getByTestId('chart-mismatch-hist');
