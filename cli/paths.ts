@@ -90,24 +90,25 @@ function checkNotEmpty(flag: string, path: string, what: string): void {
 }
 
 /**
- * A folder to be created and filled (the recipe's --out): a new folder, or an existing empty one,
- * on a disk, with a writable parent. Returns its absolute path.
+ * A folder a command writes into, on a disk, existing and writable or with a writable parent.
+ * `empty`: it must hold nothing yet (a folder to fill), or it may (a cache). Returns its absolute path.
  */
-export function checkOutFolder(flag: string, path: string, label = `${flag} ${path}`): string {
-  checkNotEmpty(flag, path, 'the folder to write');
+function checkFolder(flag: string, path: string, label: string, what: string, empty: boolean): string {
+  checkNotEmpty(flag, path, what);
   const abs = resolve(path);
+  const expected = empty ? 'a folder (a new one, or an empty one)' : 'a folder';
   let st: Stats | null;
   try {
     st = statOrNull(abs);
   } catch (e) {
     throw new UsageError(`${label}: cannot be used (${errnoOf(e)})`);
   }
-  if (st && oddKind(st)) throw new UsageError(`${label}: is ${oddKind(st)}; expected a folder (a new one, or an empty one)`);
+  if (st && oddKind(st)) throw new UsageError(`${label}: is ${oddKind(st)}; expected ${expected}`);
   refusePseudo(label, abs);
   if (st) {
-    if (!st.isDirectory()) throw new UsageError(`${label}: is ${oddKind(st) ?? 'a file'}; expected a folder (a new one, or an empty one)`);
+    if (!st.isDirectory()) throw new UsageError(`${label}: is a file; expected ${expected}`);
     writable(label, abs);
-    if (readdirSync(abs).length > 0) throw new UsageError(`${label}: the folder is not empty`);
+    if (empty && readdirSync(abs).length > 0) throw new UsageError(`${label}: the folder is not empty`);
     return abs;
   }
   writable(label, existingAncestor(label, abs));
@@ -115,27 +116,19 @@ export function checkOutFolder(flag: string, path: string, label = `${flag} ${pa
 }
 
 /**
+ * A folder to be created and filled (the recipe's --out): a new folder, or an existing empty one,
+ * on a disk, with a writable parent. Returns its absolute path.
+ */
+export function checkOutFolder(flag: string, path: string, label = `${flag} ${path}`): string {
+  return checkFolder(flag, path, label, 'the folder to write', true);
+}
+
+/**
  * A folder a command keeps reusable results in (why's --cache): like checkOutFolder, but one that
  * already holds files is the point of it, not a mistake. Returns its absolute path.
  */
 export function checkCacheFolder(flag: string, path: string, label = `${flag} ${path}`): string {
-  checkNotEmpty(flag, path, 'the folder to keep results in');
-  const abs = resolve(path);
-  let st: Stats | null;
-  try {
-    st = statOrNull(abs);
-  } catch (e) {
-    throw new UsageError(`${label}: cannot be used (${errnoOf(e)})`);
-  }
-  if (st && oddKind(st)) throw new UsageError(`${label}: is ${oddKind(st)}; expected a folder`);
-  refusePseudo(label, abs);
-  if (st) {
-    if (!st.isDirectory()) throw new UsageError(`${label}: is a file; expected a folder`);
-    writable(label, abs);
-    return abs;
-  }
-  writable(label, existingAncestor(label, abs));
-  return abs;
+  return checkFolder(flag, path, label, 'the folder to keep results in', false);
 }
 
 /**
