@@ -7,7 +7,9 @@
 import { infoGainCpu } from '../../../kernels/advantage/infoGain';
 import { tokenStatsCpu } from '../../../kernels/softmax/tokenStats';
 import { rolloutLogprobsApart } from '../backend';
-import type { UpdateStage } from './stage';
+import type { RunShape } from '../backend';
+import type { GpuStage, UpdateStage } from './stage';
+import type { GpuUpdate } from './gpuUpdate';
 
 /** IGPO: the answer log-probs under the rollout policy become the earlier turns' rewards. */
 export const answerScores: UpdateStage = {
@@ -71,26 +73,7 @@ export const refLogprobs: UpdateStage = {
   reference: 'kernels/model/mlp.ts: forwardCpu; kernels/softmax/tokenStats.ts: tokenStatsCpu',
   enabled: () => true,
   pipelines: (k, s) => [...k.embedProject.pipelines(), ...k.forward.pipelines(), ...k.tokenStats.pipelines({ vocab: s.dims.V, numRows: s.N * s.Tp })],
-  gpu({ k, b, shape, project }) {
-    const R = shape.N * shape.Tp;
-    const forward = k.forward.bind(
-      { params: b.ref, proj: b.proj, seq: b.seq, rowPos: b.trainRowPos, grammar: b.grammar, h: b.h, z: b.z },
-      { dims: shape.dims, seqLen: shape.L, numRows: R, rowBase: 0, temperature: shape.temperature },
-      'forward ref',
-    );
-    const stats = k.tokenStats.bind(
-      { z: b.z, seq: b.seq, rowPos: b.trainRowPos, logp: b.logpRef, entropy: b.scratchEntropy, sumP2: b.scratchSumP2 },
-      { vocab: shape.dims.V, numRows: R },
-      'tokenStats ref',
-    );
-    return {
-      encode(pass) {
-        k.embedProject.encode(pass, project.ref);
-        k.forward.encode(pass, forward);
-        k.tokenStats.encode(pass, stats);
-      },
-    };
-  },
+  gpu: (g) => policyStatsGpu(g, g.b.ref, g.project.ref, { logp: g.b.logpRef, entropy: g.b.scratchEntropy, sumP2: g.b.scratchSumP2 }, 'ref', undefined),
   cpu(c) {
     const rows = c.shape.trainRowPos;
     const f = c.forward(c.ref, rows);
@@ -115,26 +98,7 @@ export const rolloutLogprobs: UpdateStage = {
   reference: 'kernels/model/mlp.ts: forwardCpu; kernels/softmax/tokenStats.ts: tokenStatsCpu',
   enabled: rolloutLogprobsApart,
   pipelines: (k, s) => [...k.embedProject.pipelines(), ...k.forward.pipelines(), ...k.tokenStats.pipelines({ vocab: s.dims.V, numRows: s.N * s.Tp, sampler: s.sampler })],
-  gpu({ k, b, shape, project }) {
-    const R = shape.N * shape.Tp;
-    const forward = k.forward.bind(
-      { params: b.rollParams, proj: b.proj, seq: b.seq, rowPos: b.trainRowPos, grammar: b.grammar, h: b.h, z: b.z },
-      { dims: shape.dims, seqLen: shape.L, numRows: R, rowBase: 0, temperature: shape.temperature },
-      'forward rollout policy',
-    );
-    const stats = k.tokenStats.bind(
-      { z: b.z, seq: b.seq, rowPos: b.trainRowPos, logp: b.logpRollout, entropy: b.scratchEntropy, sumP2: b.scratchSumP2 },
-      { vocab: shape.dims.V, numRows: R, sampler: shape.sampler },
-      'tokenStats rollout policy',
-    );
-    return {
-      encode(pass) {
-        k.embedProject.encode(pass, project.rollout);
-        k.forward.encode(pass, forward);
-        k.tokenStats.encode(pass, stats);
-      },
-    };
-  },
+  gpu: (g) => policyStatsGpu(g, g.b.rollParams, g.project.rollout, { logp: g.b.logpRollout, entropy: g.b.scratchEntropy, sumP2: g.b.scratchSumP2 }, 'rollout policy', g.shape.sampler),
   cpu(c) {
     const rows = c.shape.trainRowPos;
     const f = c.forward(c.rolloutParams, rows);
@@ -155,26 +119,7 @@ export const oldLogprobs: UpdateStage = {
   reference: 'kernels/model/mlp.ts: forwardCpu; kernels/softmax/tokenStats.ts: tokenStatsCpu',
   enabled: () => true,
   pipelines: (k, s) => [...k.embedProject.pipelines(), ...k.forward.pipelines(), ...k.tokenStats.pipelines({ vocab: s.dims.V, numRows: s.N * s.Tp })],
-  gpu({ k, b, shape, project }) {
-    const R = shape.N * shape.Tp;
-    const forward = k.forward.bind(
-      { params: b.params, proj: b.proj, seq: b.seq, rowPos: b.trainRowPos, grammar: b.grammar, h: b.h, z: b.z },
-      { dims: shape.dims, seqLen: shape.L, numRows: R, rowBase: 0, temperature: shape.temperature },
-      'forward old',
-    );
-    const stats = k.tokenStats.bind(
-      { z: b.z, seq: b.seq, rowPos: b.trainRowPos, logp: b.logpOld, entropy: b.entropyOld, sumP2: b.sumP2Old },
-      { vocab: shape.dims.V, numRows: R },
-      'tokenStats old',
-    );
-    return {
-      encode(pass) {
-        k.embedProject.encode(pass, project.params);
-        k.forward.encode(pass, forward);
-        k.tokenStats.encode(pass, stats);
-      },
-    };
-  },
+  gpu: (g) => policyStatsGpu(g, g.b.params, g.project.params, { logp: g.b.logpOld, entropy: g.b.entropyOld, sumP2: g.b.sumP2Old }, 'old', undefined),
   cpu(c) {
     const rows = c.shape.trainRowPos;
     // Kept through the update: it is also the first optimizer step's forward, row for row.
@@ -187,3 +132,31 @@ export const oldLogprobs: UpdateStage = {
     c.progress();
   },
 };
+
+/**
+ * A policy's forward pass over every training row and its token statistics: the ref, rollout and
+ * old log-prob stages differ only in the parameters, their projection, the outputs and the sampler.
+ */
+function policyStatsGpu(
+  { k, b, shape }: GpuUpdate,
+  params: GPUBuffer,
+  project: Parameters<GpuUpdate['k']['embedProject']['encode']>[1],
+  out: { logp: GPUBuffer; entropy: GPUBuffer; sumP2: GPUBuffer },
+  label: string,
+  sampler: RunShape['sampler'],
+): GpuStage {
+  const R = shape.N * shape.Tp;
+  const forward = k.forward.bind(
+    { params, proj: b.proj, seq: b.seq, rowPos: b.trainRowPos, grammar: b.grammar, h: b.h, z: b.z },
+    { dims: shape.dims, seqLen: shape.L, numRows: R, rowBase: 0, temperature: shape.temperature },
+    `forward ${label}`,
+  );
+  const stats = k.tokenStats.bind({ z: b.z, seq: b.seq, rowPos: b.trainRowPos, ...out }, { vocab: shape.dims.V, numRows: R, ...(sampler ? { sampler } : {}) }, `tokenStats ${label}`);
+  return {
+    encode(pass) {
+      k.embedProject.encode(pass, project);
+      k.forward.encode(pass, forward);
+      k.tokenStats.encode(pass, stats);
+    },
+  };
+}
