@@ -12,7 +12,7 @@ import { cacheFile, trainOne, type JobResult } from '../../cli/why';
 import { parseWhyArgs } from '../../cli/whyArgs';
 import { rowHolds, statKey, whyRow, type WhyRunResult } from '../../cli/whySummary';
 import { checkClaimOnSeeds, lessonRunConfig, type RunResult } from '../../workers/content/lessons';
-import { scaledStat, WHY, WHY_RUN_IDS, whyIds, whyLesson, whyOf, whyRunSet, type WhyRegime } from '../../workers/content/why';
+import { heldOutFromCommit, scaledStat, WHY, WHY_ROUNDS, WHY_RUN_IDS, whyHeldOut, whyIds, whyLesson, whyOf, whyRunSet, type WhyRegime } from '../../workers/content/why';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
 
 /** The paper methods (every method but the baselines GRPO, PPO and RLOO). */
@@ -36,6 +36,22 @@ describe('the regime table', () => {
       // The healthy and diseased baselines differ, and only in the regime's knobs.
       expect(whyRunSet(r, 'healthy'), r.method).not.toEqual(whyRunSet(r, 'sick'));
     }
+  });
+
+  it('each round\'s held-out seeds are the draw from its commit\'s hash, apart from seeds 1-8 and every development seed', () => {
+    expect(heldOutFromCommit('39e847b8d8f0daae5c15b503fd485210a650c7b7')).toEqual([40188, 12072, 96538, 51077, 49439, 79482, 69197, 52127]);
+    expect(() => heldOutFromCommit('39e847b')).toThrow(/40 hex digits/);
+    const dev: number[] = Object.values(WHY_ROUNDS).flatMap((r) => [...r.devSeeds]);
+    for (const round of Object.values(WHY_ROUNDS)) {
+      if (round.commit === null) {
+        expect(round.heldOut).toEqual([]);
+        continue;
+      }
+      expect(round.heldOut).toEqual(heldOutFromCommit(round.commit));
+      for (const s of round.heldOut) expect(s > 8 && !dev.includes(s), String(s)).toBe(true);
+    }
+    expect(whyHeldOut(whyOf('cm2')!)).toEqual(WHY_ROUNDS[1].heldOut);
+    expect(whyHeldOut(whyOf('vcpo')!)).toEqual(WHY_ROUNDS[2].heldOut);
   });
 
   it('a window keeps its share of a shortened run', () => {
