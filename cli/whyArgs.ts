@@ -1,6 +1,6 @@
 /** The flags of `npm run -s why` (cli/why.ts). */
 import { isMethodId, methodDef, METHOD_IDS } from '../workers/core/methods';
-import { whyIds, whyOf } from '../workers/content/why';
+import { whyHeldOut, whyIds, whyOf } from '../workers/content/why';
 import { flagsOf, UsageError } from './args';
 import { checkCacheFolder } from './paths';
 import { parseSeeds } from './sweepArgs';
@@ -20,11 +20,12 @@ export interface WhyArgs {
 }
 
 export const WHY_HELP =
-  'npm run -s why -- --method ID [--seeds 1-8|LIST] [--jobs 2] [--json] [--iters N] [--cache DIR]\n' +
+  'npm run -s why -- --method ID [--seeds 1-8|LIST|held-out] [--jobs 2] [--json] [--iters N] [--cache DIR]\n' +
   '  Trains the paper\'s baseline healthy and diseased and the method in the diseased regime on each seed\n' +
   '  (workers/content/why.ts) and prints the disease row (diseased vs healthy baseline) and the cure row\n' +
   '  (method vs diseased baseline), paired by seed with 95 % intervals, and each row\'s verdict under its\n' +
-  '  committed margin. --seeds: seeds and ranges (default 1-8). --jobs: runs in parallel, each a child\n' +
+  '  committed margin. --seeds: seeds and ranges (default 1-8), or held-out (the seeds of the method\'s round,\n' +
+  '  drawn after its regime was committed). --jobs: runs in parallel, each a child\n' +
   '  process at nice 10. --json: one JSON object. --iters: a shorter run (its windows keep their share).\n' +
   '  --cache DIR: keep each run\'s rows there and read them back (regimes that share a run train it once).\n' +
   `  Methods: ${METHOD_IDS.filter((id) => whyOf(id)).join(', ')}.\n`;
@@ -36,6 +37,8 @@ export function parseWhyArgs(argv: readonly string[]): WhyArgs {
     if (!/^\d+$/.test(text.trim()) || !Number.isInteger(x) || x < lo || x > hi) throw new UsageError(`${flag} ${text}: expected a whole number in ${lo}..${hi}`);
     return x;
   };
+  // `--seeds held-out`: the method's round's held-out seeds, known once --method is read.
+  let heldOut = false;
   for (const { arg, flag, value } of flagsOf(argv)) {
     switch (flag) {
       case '--method': {
@@ -49,8 +52,14 @@ export function parseWhyArgs(argv: readonly string[]): WhyArgs {
         break;
       }
       case '--seeds':
+        heldOut = false;
         try {
-          a.seeds = parseSeeds(value());
+          const text = value();
+          if (text === 'held-out') {
+            heldOut = true;
+            break;
+          }
+          a.seeds = parseSeeds(text);
         } catch (e) {
           throw new UsageError((e as Error).message);
         }
@@ -81,6 +90,7 @@ export function parseWhyArgs(argv: readonly string[]): WhyArgs {
     }
   }
   if (!a.help && !a.job && !a.method) throw new UsageError(`--method: expected one of ${whyIds().join(', ')}`);
+  if (heldOut && a.method) a.seeds = [...whyHeldOut(whyOf(a.method)!)];
   // Checked before anything trains: a run's rows are written there as it finishes.
   if (a.cache !== null && !a.job && !a.help) a.cache = checkCacheFolder('--cache', a.cache);
   return a;

@@ -12,7 +12,7 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { statText, whyIds, whyOf } from '../workers/content/why';
+import { statText, WHY_ROUNDS, whyIds, whyOf } from '../workers/content/why';
 import { methodDef } from '../workers/core/methods';
 import { flagsOf, UsageError } from './args';
 import { checkOutFile, readInputFile } from './paths';
@@ -41,18 +41,24 @@ function rowCell(r: WhyRowResult | undefined): string {
 
 const verdictOf = (r: WhyRowResult | undefined) => (r ? (r.holds ? '✓' : '✗') : '·');
 
-export function whyTables(main: Record<string, WhyJson>, held: Record<string, WhyJson>, heldSeeds: readonly number[]): string {
+export function whyTables(main: Record<string, WhyJson>, held: Record<string, WhyJson>): string {
   const ids = whyIds();
   const lines: string[] = [];
   const anyMain = Object.values(main)[0];
+  // Each method's held-out seeds are its round's, read from its results where it has them.
+  const heldOf = (round: 1 | 2) => {
+    const j = ids.filter((id) => (whyOf(id)!.round ?? 1) === round).map((id) => held[id]).find((x) => x);
+    return j ? j.seeds : [...WHY_ROUNDS[round].heldOut];
+  };
+  const seedsText = (xs: readonly number[]) => (xs.length ? xs.join(', ') : '(not run)');
   lines.push(
-    `Seeds 1-8 (${anyMain ? `${anyMain.seeds.length} seeds` : 'not run'}) and the held-out seeds ${heldSeeds.length ? heldSeeds.join(', ') : '(not run)'}. ` +
+    `Seeds 1-8 (${anyMain ? `${anyMain.seeds.length} seeds` : 'not run'}) and the held-out seeds of each method's round: round one ${seedsText(heldOf(1))}; round two ${seedsText(heldOf(2))}. ` +
       'Each cell: the mean over seeds of the first run → the second, the mean paired difference (second − first, seed by seed) with its 95 % interval (Student\'s t), and the verdict: ✓ when the difference is past the committed margin on the predicted side and the interval excludes 0 there, ✗ otherwise.',
     '',
     '**Summary.** "Shown" when all four rows hold: the disease and the cure, on seeds 1-8 and on the held-out seeds.',
     '',
-    '| method | baseline | disease and cure found on the dev seeds | disease, seeds 1-8 | disease, held-out | cure, seeds 1-8 | cure, held-out | shown |',
-    '|---|---|---|---|---|---|---|---|',
+    '| method | baseline | round | disease and cure found on the dev seeds | disease, seeds 1-8 | disease, held-out | cure, seeds 1-8 | cure, held-out | shown |',
+    '|---|---|---|---|---|---|---|---|---|',
   );
   let shown = 0;
   for (const id of ids) {
@@ -61,7 +67,7 @@ export function whyTables(main: Record<string, WhyJson>, held: Record<string, Wh
     const h = held[id];
     const all = !!m && !!h && m.disease.holds && m.cure.holds && h.disease.holds && h.cure.holds;
     if (all) shown++;
-    lines.push(`| ${methodDef(id).name} (${id}) | ${r.baseline === 'ppo' ? 'PPO' : 'GRPO'} | ${r.found ? 'yes' : 'no'} | ${verdictOf(m?.disease)} | ${verdictOf(h?.disease)} | ${verdictOf(m?.cure)} | ${verdictOf(h?.cure)} | ${all ? '**yes**' : 'no'} |`);
+    lines.push(`| ${methodDef(id).name} (${id}) | ${r.baseline === 'ppo' ? 'PPO' : 'GRPO'} | ${r.round ?? 1} | ${r.found ? 'yes' : 'no'} | ${verdictOf(m?.disease)} | ${verdictOf(h?.disease)} | ${verdictOf(m?.cure)} | ${verdictOf(h?.cure)} | ${all ? '**yes**' : 'no'} |`);
   }
   lines.push('', `Shown on both seed sets: **${shown} of ${ids.length}** paper methods.`, '');
   lines.push(
@@ -179,8 +185,7 @@ function main(): void {
   if (a.out !== '-') checkOutFile('--out', a.out);
   const main = load(a.dir, a.main);
   const held = load(a.dir, a.held);
-  const heldSeeds = Object.values(held)[0]?.seeds ?? [];
-  const body = whyTables(main, held, heldSeeds);
+  const body = whyTables(main, held);
   if (a.out === '-') process.stdout.write(body + '\n');
   else writeWhySection(a.out, body);
 }

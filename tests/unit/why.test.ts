@@ -122,6 +122,9 @@ describe('npm run -s why', () => {
   it('flags: defaults, seeds, jobs, json, iters; bad input names the flag', () => {
     expect(parseWhyArgs(['--method', 'cm2'])).toMatchObject({ method: 'cm2', seeds: [1, 2, 3, 4, 5, 6, 7, 8], jobs: 2, json: false, iters: null });
     expect(parseWhyArgs(['--method=edge', '--seeds', '3,5-6', '--jobs', '1', '--json', '--iters', '9'])).toMatchObject({ method: 'edge', seeds: [3, 5, 6], jobs: 1, json: true, iters: 9 });
+    // held-out: the method's round's seeds, whichever flag comes first.
+    expect(parseWhyArgs(['--seeds', 'held-out', '--method', 'cm2']).seeds).toEqual([...WHY_ROUNDS[1].heldOut]);
+    expect(parseWhyArgs(['--method', 'vcpo', '--seeds', 'held-out']).seeds).toEqual([...WHY_ROUNDS[2].heldOut]);
     const cases: Array<[string[], RegExp]> = [
       [[], /--method: expected one of/],
       [['--method', 'nope'], /--method nope: unknown method; expected one of .*cm2/],
