@@ -229,7 +229,7 @@ export const WHY: Readonly<Record<string, WhyRegime>> = {
     },
     found: true,
     round: 2,
-    note: 'Round one read the cure at iterations 61-100 of a 100-iteration run (margin +0.08): -0.007 on seeds 1-8 and +0.026 on its held-out seeds, neither held. The extra rollouts find the first successes of a hard prompt; what they teach shows later, so round two trains 150 iterations (development seeds 301-308: +0.290 [+0.034, +0.547] in iterations 101-150, with a wide spread: two seeds near 0). DARS also draws more rollouts than GRPO (printed beside), which is its method, not a confound to remove.',
+    note: 'Round one read the cure at iterations 61-100 of a 100-iteration run (margin +0.08): -0.007 on seeds 1-8 and +0.026 on its held-out seeds, neither held. The extra rollouts find the first successes of a hard prompt; what they teach shows later, so round two trains 150 iterations (development seeds 301-308: +0.290 [+0.034, +0.547] in iterations 101-150, with a wide spread: three seeds between -0.11 and +0.03). DARS also draws more rollouts than GRPO (printed beside), which is its method, not a confound to remove.',
   },
   dynfilter: {
     method: 'dynfilter',
