@@ -20,6 +20,12 @@ const WRITE_DEBOUNCE_MS = 200;
 
 let started = false;
 let timer: ReturnType<typeof setTimeout> | null = null;
+/**
+ * The address as this page last wrote or applied it. An address that differs is a link on its way
+ * in (typed, pasted, Back) whose hashchange has not been handled yet: a debounced write of the old
+ * state must not replace it, or the handler finds the old address and the new link is lost.
+ */
+let known: string | null = null;
 
 /** The two compared runs while the Compare view is open (and the iteration both reached), else undefined. */
 function comparePair(c: CompareState): ComparePair | undefined {
@@ -93,8 +99,11 @@ function later(): void {
 
 function writeHash(): void {
   timer = null;
+  if (known !== null && location.hash !== known) return;
   const hash = currentHash(useAppStore.getState());
   if (hash !== location.hash) history.replaceState(history.state, '', hash);
+  // Read back: the browser may percent-encode what was written.
+  known = location.hash;
 }
 
 export function startUrlSync(): void {
@@ -129,6 +138,7 @@ export function startUrlSync(): void {
     if (x.target !== prev.target || x.pending !== prev.pending || x.stage !== prev.stage || x.live !== prev.live) later();
   });
   window.addEventListener('hashchange', () => {
+    known = location.hash;
     if (location.hash === currentHash(useAppStore.getState())) return;
     applyLink(decodeShareLink(location.hash), false);
   });

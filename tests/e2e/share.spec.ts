@@ -205,6 +205,21 @@ test('the address bar follows the knobs without adding history, and Share copies
   });
   await expect(batch).toHaveValue('5');
   await expect(page.getByLabel('group size', { exact: true })).toHaveValue('2');
+
+  // A link arriving while the page's own write of the address is due: a knob change schedules the
+  // write, the new hash is set, and the main thread is held past the write's delay, so the write and
+  // the hashchange are both due at once. The new link wins and stays in the address.
+  await batch.fill('6');
+  await batch.press('Tab');
+  await page.evaluate(() => {
+    location.hash = '#v=1&batch=7&group=3';
+    const until = performance.now() + 600;
+    while (performance.now() < until);
+  });
+  await expect(batch).toHaveValue('7');
+  await expect(page.getByLabel('group size', { exact: true })).toHaveValue('3');
+  await page.waitForTimeout(500);
+  expect(new URL(page.url()).hash).toBe('#v=1&batch=7&group=3');
   expect(errors).toEqual([]);
 });
 
