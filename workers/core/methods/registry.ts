@@ -31,6 +31,11 @@ export interface MethodDef<P extends ParamSpecs = ParamSpecs> {
   stage: Stage;
   /** Ids of methods that cannot be active together with this one. */
   conflicts: readonly string[];
+  /**
+   * Why, in words, for conflicts whose reason is not that both set the same part of the plan
+   * (the config's refusal says it; absent: the parts each sets).
+   */
+  conflictReasons?: Readonly<Record<string, string>>;
   params: P;
   /**
    * It supplies the advantage estimator. A run has exactly one; switching another estimator on
