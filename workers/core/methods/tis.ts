@@ -40,7 +40,9 @@ export const tis = defineMethod({
         { key: 'vllm_importance_sampling_mode', value: 'token_truncate', from: [] },
         { key: 'vllm_importance_sampling_clip_max', value: p.threshold, from: ['tis.threshold'] },
       ],
-      unsupported: p.batchNorm ? [{ param: 'batchNorm', reason: 'TRL does not normalize its importance weights over the batch' }] : [],
+      ...(p.batchNorm
+        ? { unsupported: [{ param: 'batchNorm', reason: 'TRL does not normalize its importance weights over the batch' }] }
+        : { matches: [{ param: 'batchNorm', reason: 'off, as TRL, which does not normalize its importance weights over the batch' }] }),
     }),
   },
 });
