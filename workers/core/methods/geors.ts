@@ -27,8 +27,8 @@ export const geors = defineMethod({
   frameworks: {
     verl: (p) => ({
       set: [
-        { key: `${VERL_RC}.rollout_rs`, value: 'seq_mean_k1', from: [] },
-        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec('seq_mean_k1', p.lower, p.upper), from: ['geors.lower', 'geors.upper'] },
+        { key: `${VERL_RC}.rollout_rs`, value: 'seq_mean_k1', from: [], chain: ',' },
+        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec('seq_mean_k1', p.lower, p.upper), from: ['geors.lower', 'geors.upper'], chain: ',' },
         CALCULATE_LOG_PROBS,
       ],
     }),

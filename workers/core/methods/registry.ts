@@ -100,7 +100,16 @@ export type FrameworkValue = number | boolean | string | readonly number[];
 
 export interface FrameworkMapped {
   /** Options to set: the framework's option name, its value, and the playground keys it carries. */
-  set: Array<{ key: string; value: FrameworkValue; from: string[] }>;
+  set: Array<{
+    key: string;
+    value: FrameworkValue;
+    from: string[];
+    /**
+     * The separator of an option that several methods extend (verl's comma lists of rollout_rs
+     * options and their thresholds): their values join in the order the methods are active.
+     */
+    chain?: string;
+  }>;
   /** Params that already match what the framework does (nothing to set), with why. */
   matches?: Array<{ param: string; reason: string }>;
   /** Params that cannot be expressed there, with why. */

@@ -32,8 +32,8 @@ export const seqrs = defineMethod({
   frameworks: {
     verl: (p) => ({
       set: [
-        { key: `${VERL_RC}.rollout_rs`, value: p.option, from: ['seqrs.option'] },
-        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec(p.option, p.lower, p.upper), from: ['seqrs.lower', 'seqrs.upper'] },
+        { key: `${VERL_RC}.rollout_rs`, value: p.option, from: ['seqrs.option'], chain: ',' },
+        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec(p.option, p.lower, p.upper), from: ['seqrs.lower', 'seqrs.upper'], chain: ',' },
         CALCULATE_LOG_PROBS,
       ],
     }),

@@ -30,8 +30,8 @@ export const tokenrs = defineMethod({
   frameworks: {
     verl: (p) => ({
       set: [
-        { key: `${VERL_RC}.rollout_rs`, value: `token_${p.estimator}`, from: ['tokenrs.estimator'] },
-        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec(`token_${p.estimator}`, p.lower, p.upper), from: ['tokenrs.lower', 'tokenrs.upper'] },
+        { key: `${VERL_RC}.rollout_rs`, value: `token_${p.estimator}`, from: ['tokenrs.estimator'], chain: ',' },
+        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec(`token_${p.estimator}`, p.lower, p.upper), from: ['tokenrs.lower', 'tokenrs.upper'], chain: ',' },
         CALCULATE_LOG_PROBS,
       ],
     }),
