@@ -31,6 +31,8 @@ export const PPO_LOSS_UNIFORM = uniformLayout('PpoLoss', [
   ['actionLen', 'u32'], // rows per turn
   ['maxTurns', 'u32'], // T: seqLog entries per trajectory in mode 3
   ['stage', 'u32'], // the turn k updated in mode 3
+  ['isWeights', 'u32'], // 1: weight[isBase + row] is the row's IS weight on its policy term
+  ['isBase', 'u32'],
 ] as const);
 
 /** Every uniform struct ppoLoss.wgsl reads, in the order its entry points come. */

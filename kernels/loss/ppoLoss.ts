@@ -35,8 +35,9 @@
  *   in clipLow and clipHigh), L = -f(r) A, dL/dl = -4 A s (1 - s) r with s the sigmoid; clip 0.
  * KL (klType, d = l - l_ref): 0 k3 = clamp(exp(k) - k - 1, -10, 10), k = clamp(-d, -20, 20), grad
  *   1 - exp(k); 1 k1 = d, grad 1; 2 k2 = d^2 / 2, grad d.
- * Token loss = w (L + beta kl), w = the aggregation weight (0 where masked): its contribution to the
- * aggregated loss. Every clamp (lambda at +-20, log s at 10, k3) zeroes the gradient where it bites,
+ * Token loss = w (c L + beta kl), w = the aggregation weight (0 where masked): its contribution to the
+ * aggregated loss; c = the rollout correction's stopped IS weight of the row (1 without one,
+ * docs/METHODS.md 5.19), on the policy term only as verl weights pg_losses and not its KL loss. Every clamp (lambda at +-20, log s at 10, k3) zeroes the gradient where it bites,
  * so dlogp is the exact derivative of the computed loss. Clips are taken in log space, exp once.
  */
 import { defineKernel } from '../pipeline';
@@ -96,6 +97,8 @@ type PpoLossArgs = [
   weight: ArrayLike<number>,
   o: PpoLossOptions,
   seqLog?: ArrayLike<number>,
+  /** The call's rows' IS weights on the policy term (absent: 1). */
+  isWeight?: ArrayLike<number>,
 ];
 
 /**
@@ -139,7 +142,7 @@ function clipped(logR: number, A: number, loLog: number, hiLog: number): [number
   return [Math.max(L1, L2), L1 >= L2 ? -A * r : 0, L2 > L1 ? (logR < 0 ? -1 : 1) : 0];
 }
 
-function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, logpOld, logpRef, adv, weight, o, seqLog]: PpoLossArgs): void {
+function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, logpOld, logpRef, adv, weight, o, seqLog, isWeight]: PpoLossArgs): void {
   const R = logp.length;
   const mode = o.ratioMode ?? RATIO_MODES.token;
   const klType = o.klType ?? KL_TYPES.k3;
@@ -219,8 +222,9 @@ function ppoLossInto(out: PpoLossOut<Float32Array | Float64Array>, ...[logp, log
     }
     const [kl, gk] = klTerm(klType, logp[r]!, logpRef[r]!);
     const w = weight[r]!;
-    out.loss[r] = active ? w * (L + o.klCoef * kl) : 0;
-    out.dlogp[r] = active ? w * (g + o.klCoef * gk) : 0;
+    const c = isWeight ? isWeight[r]! : 1;
+    out.loss[r] = active ? w * (c * L + o.klCoef * kl) : 0;
+    out.dlogp[r] = active ? w * (c * g + o.klCoef * gk) : 0;
     out.ratio[r] = ratio;
     out.clip[r] = w === 0 ? 0 : clip;
     out.kl[r] = kl;
@@ -251,11 +255,13 @@ export interface PpoLossConfig extends PpoLossOptions {
   numRows: number;
   /** Row r of the call is rowBase + r in every array (default 0). */
   rowBase?: number;
+  /** Absent: no IS weights; else absolute row i's IS weight is weight[isBase + i] (the weight buffer's second half). */
+  isBase?: number;
 }
 
 /**
  * ppoLossCpu on the GPU: buffers logp, logpOld, logpRef, adv, weight [R] (indexed by absolute row
- * rowBase + r), seqLog (seqRatio's output, [N] or [N * T] by absolute trajectory; any buffer of at
+ * rowBase + r; with isBase, the IS weights follow at isBase + r), seqLog (seqRatio's output, [N] or [N * T] by absolute trajectory; any buffer of at
  * least 4 bytes in mode 0, which never reads it), and the outputs dlogp [R] and out [R] PpoRow
  * (PPO_ROW_WORDS words per row; unpackPpoRows splits them). 8 storage buffers: the WebGPU default
  * maxStorageBuffersPerShaderStage.
@@ -299,6 +305,8 @@ export const ppoLossKernel = defineKernel({
       actionLen: c.actionLen ?? c.tp ?? 1,
       maxTurns: c.maxTurns ?? 1,
       stage: c.stage ?? 0,
+      isWeights: c.isBase === undefined ? 0 : 1,
+      isBase: c.isBase ?? 0,
     };
   },
   workgroups: (c) => Math.ceil(c.numRows / PPO_LOSS_WORKGROUP_SIZE),

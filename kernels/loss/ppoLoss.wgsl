@@ -11,7 +11,7 @@
 @group(0) @binding(4) var<storage, read> adv: array<f32>;  // [rows] (geometric mode)
 @group(0) @binding(5) var<storage, read_write> seqOut: array<f32>;  // [N * segments]
 @group(0) @binding(6) var<storage, read> logpRef: array<f32>;  // [rows]
-@group(0) @binding(7) var<storage, read> weight: array<f32>;  // [rows] aggregation weights
+@group(0) @binding(7) var<storage, read> weight: array<f32>;  // [rows] aggregation weights, then (isWeights) [rows] IS weights
 @group(0) @binding(8) var<storage, read> seqLog: array<f32>;  // [N] or [N * maxTurns] (modes 1-3)
 @group(0) @binding(9) var<storage, read_write> dlogp: array<f32>;  // [rows]
 @group(0) @binding(10) var<storage, read_write> out: array<PpoRow>;  // [rows]
@@ -175,6 +175,13 @@ fn ppoLoss(
     gk = select(0.0, 1.0 - ek, k == kArg && kl == k3raw);
   }
   let w = weight[i];
-  dlogp[i] = select(0.0, w * (c.g + uPpo.klCoef * gk), counts);
-  out[i] = PpoRow(select(0.0, w * (c.L + uPpo.klCoef * kl), counts), ratio, kl, select(c.clip, 0, w == 0.0));
+  // The rollout correction's IS weight scales the policy term only, as verl's pg_losses * weights:
+  // the KL term keeps its plain weight. It shares the weights' buffer because the kernel already
+  // binds the 8 storage buffers a stage may have.
+  var isw = 1.0;
+  if (uPpo.isWeights != 0u) {
+    isw = weight[uPpo.isBase + i];
+  }
+  dlogp[i] = select(0.0, w * (isw * c.g + uPpo.klCoef * gk), counts);
+  out[i] = PpoRow(select(0.0, w * (isw * c.L + uPpo.klCoef * kl), counts), ratio, kl, select(c.clip, 0, w == 0.0));
 }

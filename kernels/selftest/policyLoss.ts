@@ -95,6 +95,8 @@ interface PpoRun {
   o: PpoLossOptions;
   rowBase?: number;
   seqLog?: Float32Array;
+  /** [R] IS weights on the policy term, uploaded after the weights (the loss stage's layout). */
+  isWeight?: Float32Array;
 }
 
 /** The reference's seqLog for a trajectory input (modes 1-3), over the whole batch. */
@@ -116,18 +118,19 @@ function ppoLossCase(name: string, runs: () => PpoRun[], atol = 1e-6): SelfTestC
         const want: Float32Array[] = [];
         const gotClip: Int32Array[] = [];
         const wantClip: Int32Array[] = [];
-        for (const { inp, o, rowBase = 0, seqLog } of runs()) {
+        for (const { inp, o, rowBase = 0, seqLog, isWeight } of runs()) {
           const R = inp.logp.length;
           const sub = (a: Float32Array) => a.subarray(rowBase);
-          const ref = ppoLossCpu(sub(inp.logp), sub(inp.logpOld), sub(inp.logpRef), sub(inp.adv), sub(inp.weight), { ...o, rowBase }, seqLog);
+          const ref = ppoLossCpu(sub(inp.logp), sub(inp.logpOld), sub(inp.logpRef), sub(inp.adv), sub(inp.weight), { ...o, rowBase }, seqLog, isWeight && sub(isWeight));
+          const weight = isWeight ? Float32Array.of(...inp.weight, ...isWeight) : inp.weight;
           const dlogp = s.empty(R);
           const out = s.empty(R * PPO_ROW_WORDS);
           const call = k.bind(
             {
               logp: s.upload(inp.logp), logpOld: s.upload(inp.logpOld), logpRef: s.upload(inp.logpRef),
-              adv: s.upload(inp.adv), weight: s.upload(inp.weight), seqLog: s.upload(seqLog ?? new Float32Array(1)), dlogp, out,
+              adv: s.upload(inp.adv), weight: s.upload(weight), seqLog: s.upload(seqLog ?? new Float32Array(1)), dlogp, out,
             },
-            { ...o, numRows: R - rowBase, rowBase },
+            { ...o, numRows: R - rowBase, rowBase, ...(isWeight ? { isBase: R } : {}) },
           );
           dispatch(device, [[k, call]]);
           const d = (await s.readF32(dlogp, R)).subarray(rowBase);
@@ -152,6 +155,16 @@ function modeRun(mode: number, kl: number, from = 0, o: Partial<PpoLossOptions> 
     const inp = ppoTrajInputs(23, 100 + mode * 3 + kl);
     return [{ inp, o: opts, rowBase: from * TP, seqLog: seqLogOf(inp, opts) }];
   };
+}
+
+/** IS weights of a rollout correction on `R` rows: truncated ratios in (0, 2], some exactly 1. */
+function isWeights(R: number, seed: number): Float32Array {
+  let x = seed;
+  return Float32Array.from({ length: R }, () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const u = x / 2147483648;
+    return u < 0.2 ? 1 : Math.min(Math.exp(2 * (u - 0.5)), 2);
+  });
 }
 
 /** Mode `mode` past the ±20 clamp: 20 trajectories, logp spread 15 (the GPU test's seed). */
@@ -191,6 +204,9 @@ export const policyLossCases: SelfTestCase[] = [
       return { inp, o, seqLog: seqLogOf(inp, o) };
     });
   }),
+  ppoLossCase('token, k3: IS weights on the policy term, minibatch rowBase 17', () => [{ inp: ppoRows(300, 8, 0.6), o: OPTS, rowBase: 17, isWeight: isWeights(300, 8) }]),
+  ppoLossCase(`${modeName(2, KL_TYPES.k3)}: IS weights`, () => modeRun(2, KL_TYPES.k3)().map((r) => ({ ...r, isWeight: isWeights(r.inp.logp.length, 9) }))),
+  ppoLossCase(`${modeName(3, KL_TYPES.k1)}: IS weights`, () => modeRun(3, KL_TYPES.k1)().map((r) => ({ ...r, isWeight: isWeights(r.inp.logp.length, 10) }))),
   ppoLossCase('token, k3: log-ratios past the ±20 clamp', () => [{ inp: ppoRows(200, 6, 15), o: OPTS }]),
   ppoLossCase(`${modeName(1, KL_TYPES.k2)}: past the ±20 clamp`, pastClampRun(1, KL_TYPES.k2), 1e-5),
   ppoLossCase(`${modeName(2, KL_TYPES.k3)}: past the ±20 clamp`, pastClampRun(2, KL_TYPES.k3), 1e-5),

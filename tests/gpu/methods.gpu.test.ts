@@ -61,6 +61,14 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['grpo,drmas', { task: 'roles' }],
   ['rloo,drmas', { task: 'roles' }],
   ['grpo', { staleness: '1', klType: 'k2', klCoef: '0.1' }],
+  // The rollout corrections (docs/METHODS.md 5.19) against a bf16, top-3 sampler: weights and
+  // rejection from ℓ_old and ℓ_μ read back between two submits. A rejection flips only where a
+  // statistic lies within f32 noise of its bound, which these seeds avoid.
+  ['grpo,tis', { 'rollout.precision': 'bf16', 'rollout.topK': '3', klCoef: '0.05' }],
+  ['grpo,seqrs', { 'rollout.precision': 'bf16', 'rollout.topK': '3' }],
+  ['grpo,geors', { 'rollout.precision': 'bf16', 'rollout.topK': '3' }],
+  ['grpo,gmpo,seqis', { 'rollout.precision': 'bf16', 'rollout.topK': '3' }],
+  ['grpo,seeupo,tis,tokenrs', { 'rollout.precision': 'bf16', 'rollout.topK': '3', 'tokenrs.upper': '1.1' }],
 ];
 
 function config(methods: string, extra: Record<string, string>): RunConfig {
@@ -106,7 +114,7 @@ describe('every method: GPU backend vs CPU backend through the trainer', () => {
             tc.p_answer?.forEach((p, k) => near(tg.p_answer![k], p, `p_answer ${n}.${k}`));
             tc.tokens.forEach((kc, j) => {
               const kg = tg.tokens[j]!;
-              for (const f of ['logp_rollout', 'entropy_old', 'sum_p2_old', 'kl', 'value', 'ret'] as const) near(kg[f], kc[f], `${f} ${n}.${j}`);
+              for (const f of ['logp_rollout', 'entropy_old', 'sum_p2_old', 'kl', 'value', 'ret', 'is_weight', 'rs_keep'] as const) near(kg[f], kc[f], `${f} ${n}.${j}`);
             });
           });
           expect(dg.noise_p).toBe(dc.noise_p);

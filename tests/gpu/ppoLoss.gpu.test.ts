@@ -22,11 +22,13 @@ import { ppoRows as inputs, ppoTrajInputs as trajInputs, RATIO_ACTION_LEN, RATIO
 const OPTS: PpoLossOptions = { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, klCoef: 0.1 };
 
 /** Runs the kernel on rows rowBase.. of `inp` and compares with the reference; returns the reference. */
-async function check(inp: PpoInputs, o: PpoLossOptions, name: string, rowBase = 0, seqLog?: Float32Array, atol = 1e-6) {
+async function check(inp: PpoInputs, o: PpoLossOptions, name: string, rowBase = 0, seqLog?: Float32Array, atol = 1e-6, isWeight?: Float32Array) {
   const device = await requireGpu();
   const R = inp.logp.length;
   const sub = (a: Float32Array) => a.subarray(rowBase);
-  const ref = ppoLossCpu(sub(inp.logp), sub(inp.logpOld), sub(inp.logpRef), sub(inp.adv), sub(inp.weight), { ...o, rowBase }, seqLog);
+  const ref = ppoLossCpu(sub(inp.logp), sub(inp.logpOld), sub(inp.logpRef), sub(inp.adv), sub(inp.weight), { ...o, rowBase }, seqLog, isWeight && sub(isWeight));
+  // A rollout correction's IS weights follow the aggregation weights in the same buffer.
+  const weight = isWeight ? Float32Array.of(...inp.weight, ...isWeight) : inp.weight;
   const got = await withValidation(device, async () => {
     const g = new Scratch(device);
     const kernel = ppoLossKernel.create(device);
@@ -35,9 +37,9 @@ async function check(inp: PpoInputs, o: PpoLossOptions, name: string, rowBase = 
     const call = kernel.bind(
       {
         logp: g.upload(inp.logp), logpOld: g.upload(inp.logpOld), logpRef: g.upload(inp.logpRef),
-        adv: g.upload(inp.adv), weight: g.upload(inp.weight), seqLog: g.upload(seqLog ?? new Float32Array(1)), dlogp, out,
+        adv: g.upload(inp.adv), weight: g.upload(weight), seqLog: g.upload(seqLog ?? new Float32Array(1)), dlogp, out,
       },
-      { ...o, numRows: R - rowBase, rowBase },
+      { ...o, numRows: R - rowBase, rowBase, ...(isWeight ? { isBase: R } : {}) },
     );
     dispatch(device, [[kernel, call]]);
     const d = (await g.readF32(dlogp, R)).subarray(rowBase);
@@ -70,6 +72,26 @@ describe('ppoLoss.wgsl matches ppoLossCpu', () => {
   });
   it('clipLow = 1 (no floor), klCoef 0, rowBase offset', async () => {
     await check(inputs(90, 7), { clipLow: 1, clipHigh: 0.2, dualClip: 10, klCoef: 0 }, 'clipLow=1', 17);
+  });
+  it('IS weights on the policy term only (a rollout correction), minibatch offset', async () => {
+    // Weights in (0, 2] as Token-TIS truncates them, some exactly 1; the same tolerance: one more
+    // f32 product per row.
+    const inp = inputs(300, 9, 0.6);
+    const isWeight = Float32Array.from(inp.logp, (_, i) => (i % 5 === 0 ? 1 : Math.min(Math.exp(Math.sin(i)), 2)));
+    const ref = await check(inp, OPTS, 'IS weights', 17, undefined, 1e-6, isWeight);
+    // The KL term is not weighted: with klCoef alone the loss is the plain one.
+    const plain = ppoLossCpu(inp.logp, inp.logpOld, inp.logpRef, Float32Array.from(inp.adv, () => 0), inp.weight, OPTS);
+    const weighted = ppoLossCpu(inp.logp, inp.logpOld, inp.logpRef, Float32Array.from(inp.adv, () => 0), inp.weight, OPTS, undefined, isWeight);
+    expect(Array.from(weighted.loss)).toEqual(Array.from(plain.loss));
+    expect(ref.loss.some((x) => x !== 0)).toBe(true);
+  });
+  it('GMPO and SeeUPO with IS weights', async () => {
+    for (const mode of [2, 3]) {
+      const o = { ...MODE_OPTS[mode]!, tp: TP, actionLen: ACTION_LEN, maxTurns: TURNS };
+      const inp = trajInputs(23, 140 + mode);
+      const isWeight = Float32Array.from(inp.logp, (_, i) => Math.min(Math.exp(Math.cos(i)), 2));
+      await check(inp, o, `mode ${mode} IS weights`, 0, seqLogOf(inp, o), 1e-6, isWeight);
+    }
   });
   it('ratio exactly 1 everywhere (first epoch)', async () => {
     const inp = inputs(70, 8);

@@ -37,6 +37,8 @@ const SETS: Array<[string, Record<string, string>]> = [
   ['PPO (critic, GAE)', { methods: 'ppo' }],
   ['IGPO (answer scoring on the device)', { methods: 'igpo' }],
   ['SeeUPO (turn stages, last turn first)', { methods: 'grpo,seeupo' }],
+  // The captured pieces split at the correction's host step too.
+  ['Token-TIS and Seq-MIS against a bf16, top-3 sampler (a host step)', { methods: 'grpo,tis,seqrs', 'rollout.precision': 'bf16', 'rollout.topK': '3' }],
 ];
 
 /** Rows [r0, r1) of a per-row tensor. */
@@ -74,6 +76,11 @@ describe('step-through: GPU backend', () => {
       };
       expect(Array.from(cg.prepared.seq)).toEqual(Array.from(cc.prepared.seq));
       for (const k of ['logpOld', 'logpRef', 'adv'] as const satisfies readonly (keyof BatchTensors)[]) close(`advantages: ${k}`, cg.prepared[k], cc.prepared[k]);
+      expect(cg.prepared.isWeight === undefined).toBe(cc.prepared.isWeight === undefined);
+      if (cc.prepared.isWeight) {
+        close('advantages: isWeight', cg.prepared.isWeight!, cc.prepared.isWeight);
+        expect(Array.from(cg.prepared.rsKeep!)).toEqual(Array.from(cc.prepared.rsKeep!));
+      }
       expect(cg.steps.length).toBe(cc.steps.length);
       cg.steps.forEach((sg, i) => {
         const sc = cc.steps[i]!;

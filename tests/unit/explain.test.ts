@@ -54,6 +54,11 @@ function methodConfig(id: string): RunConfig {
   for (const [k, v] of Object.entries(OFF_POLICY)) cfg = withFieldText(cfg, k, v);
   // Stale rollouts for VCPO, so its IS weights and ESS leave 1.
   if (id === 'vcpo') cfg = withFieldText(cfg, 'staleness', '1');
+  // The rollout corrections against a sampler that is not the trainer, so their weights leave 1
+  // and their rejections take tokens out (the veto at a threshold this toy's ratios reach).
+  if (['tis', 'seqis', 'tokenrs', 'seqrs', 'geors', 'veto'].includes(id)) {
+    for (const [k, v] of Object.entries({ 'rollout.precision': 'bf16', 'rollout.topK': '3', 'veto.tau': '0.9' })) cfg = withFieldText(cfg, k, v);
+  }
   // A KL term in every loss, so it is checked too.
   cfg = withFieldText(cfg, 'klCoef', '0.01');
   return withFieldText(cfg, 'methods', def.estimator ? id : `grpo,${id}`);

@@ -42,6 +42,13 @@ const VERL_OPTIONS = new Set([
   'algorithm.use_pf_ppo',
   'algorithm.pf_ppo.reweight_method',
   'algorithm.pf_ppo.weight_pow',
+  // Rollout Correction (docs/METHODS.md 5.19: verl's algorithm.py RolloutCorrectionConfig, rollout.yaml).
+  'algorithm.rollout_correction.rollout_is',
+  'algorithm.rollout_correction.rollout_is_threshold',
+  'algorithm.rollout_correction.rollout_is_batch_normalize',
+  'algorithm.rollout_correction.rollout_rs',
+  'algorithm.rollout_correction.rollout_rs_threshold',
+  'actor_rollout_ref.rollout.calculate_log_probs',
 ]);
 
 /** Fields of TRL's GRPOConfig (`trl/trainer/grpo_config.py`) and the TrainingArguments it extends. */
@@ -59,6 +66,10 @@ const TRL_OPTIONS = new Set([
   'scale_rewards',
   'max_completion_length',
   'importance_sampling_level',
+  // The vLLM sampler's correction (grpo_config.py, docs/METHODS.md 5.19).
+  'vllm_importance_sampling_correction',
+  'vllm_importance_sampling_mode',
+  'vllm_importance_sampling_clip_max',
   // TrainingArguments
   'seed',
   'per_device_train_batch_size',

@@ -352,6 +352,43 @@ const DEFINING: Record<string, () => Promise<void> | void> = {
   otb() {
     expect(resolvePlan(cfgOf('otb')).advantage.otb).toBe(true);
   },
+  async tis() {
+    // Each token's loss is weighted by min(ρ, C): top-k truncation gives ρ < 1 on most tokens.
+    const trajs = await mismatched('grpo,tis', { 'tis.threshold': '1.5' });
+    for (const k of trajs.flat()) expect(k.is_weight!).toBeCloseTo(Math.min(Math.exp(k.lr), 1.5), 5);
+    expect(trajs.flat().some((k) => k.is_weight! < 0.99)).toBe(true);
+  },
+  async seqis() {
+    // One weight per rollout: min(∏ρ, C) on every token of it.
+    for (const tr of await mismatched('grpo,seqis')) {
+      const lr = tr.reduce((s, k) => s + k.lr, 0);
+      for (const k of tr) expect(k.is_weight!).toBeCloseTo(Math.min(Math.exp(lr), 2), 5);
+    }
+  },
+  async tokenrs() {
+    // k1 with ρ in [1/1.1, 2]: a token leaves the loss iff −lr > log 1.1 (or < log 0.5).
+    const toks = (await mismatched('grpo,tokenrs', { 'tokenrs.upper': '1.1' })).flat();
+    for (const k of toks) expect(k.rs_keep).toBe(-k.lr > Math.log(1.1) || -k.lr < Math.log(0.5) ? 0 : 1);
+    expect(toks.some((k) => k.rs_keep === 0) && toks.some((k) => k.rs_keep === 1)).toBe(true);
+  },
+  async seqrs() {
+    // Seq-MIS: a rollout leaves whole when ∏ρ leaves [0.5, 2].
+    const trajs = await mismatched('grpo,seqrs');
+    expect(wholeRows(trajs)).toBe(true);
+    for (const tr of trajs) expect(tr[0]!.rs_keep).toBe(Math.abs(tr.reduce((s, k) => s + k.lr, 0)) > Math.log(2) ? 0 : 1);
+  },
+  async geors() {
+    // Geo-RS: the rollout's geometric-mean ratio must stay within [0.999, 1.001].
+    const trajs = await mismatched('grpo,geors');
+    expect(wholeRows(trajs)).toBe(true);
+    for (const tr of trajs) expect(tr[0]!.rs_keep).toBe(Math.abs(tr.reduce((s, k) => s + k.lr, 0) / tr.length) > Math.log(1.001) ? 0 : 1);
+  },
+  async veto() {
+    // A rollout with any token whose ρ is below tau leaves the loss whole.
+    const trajs = await mismatched('grpo,veto', { 'veto.tau': '0.9' });
+    expect(wholeRows(trajs)).toBe(true);
+    for (const tr of trajs) expect(tr[0]!.rs_keep).toBe(tr.some((k) => k.lr < Math.log(0.9)) ? 0 : 1);
+  },
   async drmas() {
     // Per-role statistics: the executor's x5 + 2 rewards normalize to the planner's scale.
     const adv = advantageCpu(
@@ -371,6 +408,14 @@ const DEFINING: Record<string, () => Promise<void> | void> = {
     expect(Number.isFinite(rows[0]!.grad_norm)).toBe(true);
   },
 };
+
+/** One iteration with a bf16, top-3 sampler (docs/METHODS.md 5.19): each trajectory's tokens with lr = ℓ_old − ℓ_μ. */
+async function mismatched(methods: string, extra: Record<string, string> = {}) {
+  const { t } = await run(cfgOf(methods, { 'rollout.precision': 'bf16', 'rollout.topK': '3', ...extra }), 1);
+  return (await dumpBatch(t)).trajs.filter((tr) => tr.tokens.length > 0).map((tr) => tr.tokens.map((k) => ({ ...k, lr: k.logp_old - k.logp_rollout! })));
+}
+/** Whether every trajectory is kept or rejected whole, and some is rejected. */
+const wholeRows = (trajs: Array<Array<{ rs_keep?: number }>>) => trajs.every((tr) => tr.every((k) => k.rs_keep === tr[0]!.rs_keep)) && trajs.some((tr) => tr[0]!.rs_keep === 0);
 
 function shape(numTraj: number, tp: number, actionLen = tp, maxTurns = 1, nRoles = 1) {
   return { numTraj, tp, maxTurns, actionLen, nRoles };

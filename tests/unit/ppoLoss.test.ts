@@ -41,9 +41,10 @@ function one(lams: number[], A: number, o: PpoLossOptions, w = 1 / lams.length) 
 }
 
 describe('uniform layouts', () => {
-  it('ppoLoss: 12 words (48 bytes), seqRatio: 8 words (32 bytes)', () => {
-    expect(PPO_LOSS_UNIFORM.size).toBe(48);
+  it('ppoLoss: 14 words in 64 bytes, seqRatio: 8 words (32 bytes)', () => {
+    expect(PPO_LOSS_UNIFORM.size).toBe(64);
     expect(PPO_LOSS_UNIFORM.offsets.stage).toBe(44);
+    expect(PPO_LOSS_UNIFORM.offsets.isBase).toBe(52);
     expect(SEQ_RATIO_UNIFORM.size).toBe(32);
   });
 });

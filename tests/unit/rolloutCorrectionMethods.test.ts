@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseRolloutRs, rolloutCorrection } from '../../kernels/loss/rolloutCorrection';
-import { defaultConfig } from '../../workers/core/config';
+import { defaultConfig, withMethods } from '../../workers/core/config';
+import { exportToFramework } from '../../workers/formats/frameworkExport';
 import { resolvePlan, type Plan } from '../../workers/core/plan';
 import type { MethodDef } from '../../workers/core/methods/registry';
 import { ROLLOUT_CORRECTION_METHODS } from '../../workers/core/methods/rolloutCorrections';
@@ -94,6 +95,19 @@ describe('their framework mappings', () => {
     expect(verl(geors as MethodDef)).toMatchObject({ 'algorithm.rollout_correction.rollout_rs': 'seq_mean_k1', 'algorithm.rollout_correction.rollout_rs_threshold': '0.999_1.001' });
     expect(veto.frameworks!.verl).toBeNull();
     expect(veto.frameworks!.noEquivalent).toMatch(/97eac9048/);
+  });
+  it('chained in one run, export one verl comma list per rollout_rs key and each shared option once', () => {
+    const cfg = withMethods(defaultConfig(), ['grpo', 'tis', 'tokenrs', 'seqrs', 'geors']);
+    const out = exportToFramework(cfg, 'verl');
+    const keys = out.settings.map((x) => x.key);
+    expect(new Set(keys).size).toBe(keys.length);
+    const value = (k: string) => out.settings.find((x) => x.key === k)?.value;
+    expect(value('algorithm.rollout_correction.rollout_rs')).toBe('token_k1,seq_sum_k1,seq_mean_k1');
+    expect(value('algorithm.rollout_correction.rollout_rs_threshold')).toBe('0.5_2,0.5_2,0.999_1.001');
+    expect(value('actor_rollout_ref.rollout.calculate_log_probs')).toBe(true);
+    // The list is the one the run's plan composes.
+    const c = resolvePlan(cfg).rolloutCorrection!;
+    expect([c.rolloutRs, c.rolloutRsThreshold]).toEqual([value('algorithm.rollout_correction.rollout_rs'), value('algorithm.rollout_correction.rollout_rs_threshold')]);
   });
   it("map the truncated IS weights onto TRL's vllm_importance_sampling_mode, and nothing else", () => {
     const { tis, seqis, tokenrs, seqrs, geors } = ROLLOUT_CORRECTION_METHODS;

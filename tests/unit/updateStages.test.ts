@@ -44,7 +44,8 @@ describe('the update stage table', () => {
     expect(new Set(names).size).toBe(names.length);
     for (const s of UPDATE_STAGES) {
       for (const x of [...s.reads, ...s.writes]) expect(UPDATE_TENSORS, `${s.name}: ${x}`).toContain(x);
-      expect(s.kernels.length, s.name).toBeGreaterThan(0);
+      // The rollout correction is the host's work between two submits: no kernel of its own.
+      if (s.part !== 'correction') expect(s.kernels.length, s.name).toBeGreaterThan(0);
       expect(s.reference, s.name).toMatch(/^kernels\/[\w/]+\.ts: \w+/);
     }
   });

@@ -4,6 +4,7 @@
  * perform the same sequence of operations, so the same config and seed give the same numbers.
  */
 import type { EssScaleOptions } from '../../kernels/optimizer/essScale';
+import type { RolloutCorrectionConfig } from '../../kernels/loss/rolloutCorrection';
 import type { InfoGainType } from '../../kernels/advantage/infoGain';
 import type { MlpDims } from '../../kernels/model/mlp';
 import { samplerActive, type SamplerOptions } from '../../kernels/softmax/samplerOptions';
@@ -46,8 +47,16 @@ export interface RunShape {
   temperature: number;
   epochs: number;
   optim: { beta1: number; beta2: number; eps: number; maxGradNorm: number };
-  /** The loss: its ratio and what bounds it (workers/core/plan.ts RatioPlan), the KL and the aggregation. */
-  loss: { ratio: RatioPlan; klCoef: number; klType: KlType; agg: LossAgg };
+  /**
+   * The loss: its ratio and what bounds it (workers/core/plan.ts RatioPlan), the KL and the
+   * aggregation (with `stepRows`, GiGPO's and SAMPO's, a turn's rows count as one sequence).
+   */
+  loss: { ratio: RatioPlan; klCoef: number; klType: KlType; agg: LossAgg; stepRows?: boolean };
+  /**
+   * The rollout correction (plan.rolloutCorrection, docs/METHODS.md 5.19): IS weights and
+   * rejection of the sampler's tokens against the old log-probs; absent or null: none.
+   */
+  correction?: RolloutCorrectionConfig | null;
   /** The advantage stage's options (workers/core/plan.ts Plan.advantage). */
   adv: Plan['advantage'];
   /** REINFORCE++: whiten advantages over the batch. */
@@ -103,12 +112,20 @@ export interface UpdateInput {
   adv: AdvantageData;
   /** ReGFT's fine-tuning stage: the advantage is the reward itself (estimator raw), the loss token cross-entropy. */
   raw?: boolean;
-  /** [N * Tp] 0/1 loss mask. */
+  /**
+   * [N * Tp] 0/1 loss mask. With a rollout correction its stage replaces mask, weights and
+   * stageWeights, in the update's own copy of this input, by the mask with the rejected tokens
+   * out and the aggregation weights over it, and sets isWeight; the stages after it read those.
+   */
   mask: Float32Array;
   /** [N * Tp] aggregation weights (0 where masked; each minibatch's weights give its mean). */
   weights: Float32Array;
   /** SeeUPO: the aggregation weights of each turn's stage ([maxTurns] arrays of [N * Tp]). */
   stageWeights?: Float32Array[];
+  /** [N] how many times each trajectory counts in the aggregation (PF-PPO's draws; absent: 1). */
+  mult?: Float32Array;
+  /** [N * Tp] the rollout correction's stopped IS weight on each row's policy term (absent: 1). */
+  isWeight?: Float32Array;
   /**
    * IGPO: the teacher-forced answer contexts ([scoreContexts * L] tokens) and the flat positions of
    * their answer tokens. The backend scores them with the rollout policy and writes the information
@@ -239,6 +256,13 @@ export interface BatchTensors {
   ret?: Float32Array;
   /** IGPO: [N * maxTurns * span] the teacher-forced answer-token log-probs, (n, k, slot) order. */
   answerLogp?: Float32Array;
+  /**
+   * A rollout correction's (docs/METHODS.md 5.19): each row's IS weight as the reference gives it
+   * (1 without an IS level; GMPO's loss takes its trajectory's geometric mean), and 1 where the
+   * row stayed in the loss, 0 where its rejection took it out (or it never was in).
+   */
+  isWeight?: Float32Array;
+  rsKeep?: Float32Array;
 }
 
 export interface Backend {

@@ -223,6 +223,8 @@ function listed(parts: readonly string[]): string {
 /** Why `a` and `b` cannot run together: both estimators, or the part of the iteration both set. */
 export function conflictWhy(cfg: RunConfig, a: string, b: string): string {
   if (ESTIMATOR_IDS.includes(a) && ESTIMATOR_IDS.includes(b)) return 'both are advantage estimators, and a run has exactly one';
+  const said = methodDef(a).conflictReasons?.[b] ?? methodDef(b).conflictReasons?.[a];
+  if (said) return said;
   const pa = planPartsOf(cfg, a).map((k) => PLAN_PART_NAMES[k]);
   const pb = planPartsOf(cfg, b).map((k) => PLAN_PART_NAMES[k]);
   const both = pa.filter((p) => pb.includes(p));

@@ -153,7 +153,9 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
   const stages = stagesOf(shape);
   const steps = updateStepRefs(shape);
 
-  function update(inp: UpdateInput): UpdateStats {
+  function update(collected: UpdateInput): UpdateStats {
+    // The update's own copy: the rollout correction's stage replaces its mask and weights.
+    const inp = { ...collected };
     t.turnReward.set(inp.adv.turnReward);
     const { params, ref, m, v, adamStep, critic } = model;
     const c = startCpuUpdate({ shape, params, ref, m, v, adamStep, rolloutParams: model.rolloutParams(), critic, forward, progress, t, paramsChanged: proj.changed, adv: inp.adv });

@@ -15,12 +15,13 @@ import { paramLayout } from '../../kernels/model/mlp';
 import { BufferUsage, compileKernels, MapMode } from '../../kernels/pipeline';
 import type { SampleConfig } from '../../kernels/softmax/sample';
 import { defaultKernelVariant, type KernelVariant } from '../../kernels/selectors';
-import { paramStep, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
+import { paramStep, type Backend, type BatchTensors, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
 import { createReadbacks } from './gpuReadback';
 import { copyRows } from './rowCopy';
 import { createGpuUpdate, type GpuUpdate } from './update/gpuUpdate';
 import { ESS_OUT_STRIDE } from '../../kernels/optimizer/essScale';
 import { essSlots } from './update/gpuUpdate';
+import type { StepRef } from './update/stage';
 import { backendPipelines, stagesOf, updateBlocks, walkUpdate, type UpdateBlock } from './update/stages';
 
 export interface GpuBackendOptions {
@@ -57,19 +58,20 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
     return io.decodeState(await submit('snapshot', io.snapshot, (enc) => io.copyState(enc, io.snapshot)), adamStep);
   }
 
-  async function update(inp: UpdateInput): Promise<UpdateStats> {
+  async function update(collected: UpdateInput): Promise<UpdateStats> {
+    // The update's own copy: a host stage (the rollout correction) replaces its mask and weights.
+    const inp = { ...collected };
     writeUpdateInputs(g, inp);
+    g.host.corrected = null;
     for (const s of bound) s.upload?.(inp, adamStep);
     device.queue.writeBuffer(b.health, 0, new Uint32Array(1));
     const snap = inp.snapshot === true;
     const blocks = inp.capture ? updateBlocks(stages, g.steps, inp) : null;
     const capture = blocks ? await captureUpdate(blocks, inp) : null;
-    const bytes = await submit('update', io.updateRead(snap), (enc) => {
-      if (!blocks) io.beforeUpdate(enc);
-      const pass = enc.beginComputePass({ label: `update ${inp.iter}` });
-      if (blocks) encodeBlocks(pass, blocks.filter((bl) => bl.phase === 'finish'), inp);
-      else walkUpdate(stages, g.steps, inp, (i, step) => bound[i]!.encode(pass, inp, step));
-      pass.end();
+    const visits: Visit[] = [];
+    if (blocks) for (const bl of blocks) if (bl.phase === 'finish') visits.push(...bl.stages.map((i): Visit => [i, bl.step]));
+    if (!blocks) walkUpdate(stages, g.steps, inp, (i, step) => visits.push([i, step]));
+    const bytes = await submitVisits('update', visits, inp, !blocks, io.updateRead(snap), (enc) => {
       history.afterUpdate(enc);
       io.afterUpdate(enc, snap);
     });
@@ -78,9 +80,40 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
     return capture ? { ...stats, capture } : stats;
   }
 
-  function encodeBlocks(pass: GPUComputePassEncoder, blocks: readonly UpdateBlock[], inp: UpdateInput): void {
-    for (const bl of blocks) for (const i of bl.stages) bound[i]!.encode(pass, inp, bl.step);
+  /**
+   * Encodes `visits` (stage index, optimizer step) in order into compute passes and submits them:
+   * one submit, or, at each host stage, a submit up to it whose readback its `apply` takes before
+   * the rest is encoded. `first`: the update starts here (io.beforeUpdate). `tail` records what
+   * follows the last pass, `read` is what the last submit maps.
+   */
+  async function submitVisits(what: string, visits: readonly Visit[], inp: UpdateInput, first: boolean, read: GPUBuffer, tail: (enc: GPUCommandEncoder) => void): Promise<ArrayBuffer> {
+    let from = 0;
+    const encode = (enc: GPUCommandEncoder, to: number) => {
+      if (first) io.beforeUpdate(enc);
+      first = false;
+      const pass = enc.beginComputePass({ label: `update ${inp.iter}` });
+      for (let v = from; v < to; v++) bound[visits[v]![0]]!.encode(pass, inp, visits[v]![1]);
+      pass.end();
+      from = to;
+    };
+    for (let v = 0; v < visits.length; v++) {
+      const host = bound[visits[v]![0]]!.host;
+      if (!host) continue;
+      const bytes = await submit(`${what} (before ${stages[visits[v]![0]]!.name})`, host.read, (enc) => {
+        encode(enc, v);
+        host.copy(enc);
+      });
+      host.apply(bytes, inp);
+      from = v + 1;
+    }
+    return submit(what, read, (enc) => {
+      encode(enc, visits.length);
+      tail(enc);
+    });
   }
+
+  /** The batch tensors with what host stages computed of them. */
+  const withHost = (t: BatchTensors): BatchTensors => (g.host.corrected ? { ...t, ...g.host.corrected } : t);
 
   // Step-through only: the parameters, the gradient norm and the (ESS, lr factor) slots after a
   // piece of the update, staged on a buffer made at the first capture (a plain run never has it).
@@ -109,15 +142,7 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
    */
   async function captureUpdate(blocks: readonly UpdateBlock[], inp: UpdateInput): Promise<UpdateCapture> {
     const piece = async (what: readonly UpdateBlock[], first: boolean) =>
-      io.batch.decode(
-        await submit('capture', io.batch.buffer, (enc) => {
-          if (first) io.beforeUpdate(enc);
-          const pass = enc.beginComputePass({ label: `update ${inp.iter} (step-through)` });
-          encodeBlocks(pass, what, inp);
-          pass.end();
-          io.batch.copy(enc);
-        }),
-      );
+      withHost(io.batch.decode(await submitVisits('capture', what.flatMap((bl) => bl.stages.map((i): Visit => [i, bl.step])), inp, first, io.batch.buffer, io.batch.copy)));
     const prepared = await piece(blocks.filter((bl) => bl.phase === 'prepare'), true);
     let before = (await readExtras()).params;
     const steps: UpdateCapture['steps'] = [];
@@ -163,7 +188,7 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
     },
     snapshot,
     async readBatch() {
-      return io.batch.decode(await submit('readBatch', io.batch.buffer, (enc) => io.batch.copy(enc)));
+      return withHost(io.batch.decode(await submit('readBatch', io.batch.buffer, (enc) => io.batch.copy(enc))));
     },
     destroy() {
       if (!submit.destroy()) return;
@@ -172,6 +197,9 @@ export function createGpuBackend(device: GPUDevice, shape: RunShape, initialPara
     },
   };
 }
+
+/** One stage of an update as walkUpdate visits it: its index in the run's stages, and the optimizer step. */
+type Visit = [number, StepRef | null];
 
 type Submit = ((what: string, read: GPUBuffer, encode: (enc: GPUCommandEncoder) => void) => Promise<ArrayBuffer>) & {
   /** Refuses every later call; false if it was already destroyed. */
@@ -293,6 +321,7 @@ function writeUpdateInputs({ device, shape, b }: GpuUpdate, inp: UpdateInput): v
   device.queue.writeBuffer(b.turnIn, 0, packTurnIn(a, N, T));
   device.queue.writeBuffer(b.roleRewards, 0, a.roleRewards);
   device.queue.writeBuffer(b.mask, 0, inp.mask);
+  if (b.sampledMask !== b.mask) device.queue.writeBuffer(b.sampledMask, 0, inp.mask);
   device.queue.writeBuffer(b.weights, 0, inp.weights);
   b.stageWeights.forEach((buf, i) => device.queue.writeBuffer(buf, 0, inp.stageWeights![i]!));
   if (shape.critic) {

@@ -3,7 +3,25 @@
  * combination of token losses, so each token gets a weight and a minibatch's loss is sum(w * L).
  * Weights are normalized within each minibatch; masked tokens weigh 0.
  */
+import type { RunShape, UpdateInput } from './backend';
 import type { LossAgg } from './config';
+
+/**
+ * The aggregation weights of a run's loss over `mask` (and SeeUPO's, one set per turn stage): the
+ * trainer's for the collected batch, the rollout correction's again after its rejection.
+ */
+export function lossWeights(
+  shape: Pick<RunShape, 'Tp' | 'minibatches' | 'actionLen' | 'maxTurns' | 'loss'>,
+  mask: Float32Array,
+  mult?: Float32Array,
+): Pick<UpdateInput, 'weights' | 'stageWeights'> {
+  const { Tp, minibatches, loss } = shape;
+  const segLen = loss.stepRows ? shape.actionLen : Tp;
+  const weights = aggregationWeights(mask, Tp, minibatches, loss.agg, mult, segLen);
+  if (loss.ratio.mode !== 'turn') return { weights };
+  const stageWeights = Array.from({ length: shape.maxTurns }, (_, k) => aggregationWeights(turnMask(mask, Tp, shape.actionLen, k), Tp, minibatches, loss.agg, mult, segLen));
+  return { weights, stageWeights };
+}
 
 export function aggregationWeights(
   mask: Float32Array,

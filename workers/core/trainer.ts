@@ -12,7 +12,7 @@ import { makeRowTables } from './backend';
 import { collectBatch, turnsTaken, type RolloutLayout } from './collect';
 import type { RunConfig } from './config';
 import { createEnv, seqLen, type EpisodeBatch, type TaskEnv } from './envs';
-import { aggregationWeights, minibatchRanges, turnMask } from './lossAgg';
+import { lossWeights, minibatchRanges } from './lossAgg';
 import { ADV_HIST_RANGE, histEdges, LOGRATIO_HIST_RANGE, type MetricRow } from './metrics';
 import { resolvePlan, type Plan } from './plan';
 import { pretrainedStart, type PretrainProgress, type PretrainResult } from './pretrain';
@@ -62,7 +62,8 @@ export function buildShape(cfg: RunConfig, env: TaskEnv, plan: Plan = resolvePla
 export function planShape(plan: Plan, contexts: number, answerSpan: Uint8Array | undefined) {
   const scoreSpan = plan.infoGain && answerSpan ? answerSpan.reduce((a, b) => a + b, 0) : 0;
   return {
-    loss: { ratio: plan.ratio, klCoef: plan.kl.coef, klType: plan.kl.type, agg: plan.lossAgg },
+    loss: { ratio: plan.ratio, klCoef: plan.kl.coef, klType: plan.kl.type, agg: plan.lossAgg, stepRows: plan.stepRows },
+    correction: plan.rolloutCorrection,
     adv: plan.advantage,
     whiten: plan.whiten,
     essLr: { enabled: plan.essLr !== null, rule: plan.essLr?.rule ?? 'sqrt', rhoBase: plan.essLr?.baseEss ?? 1 },
@@ -209,7 +210,8 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
       adv,
       raw: c.sft,
       mask: c.mask,
-      ...lossWeights(plan, shape, c.mask, c.mult),
+      ...lossWeights(shape, c.mask, c.mult),
+      mult: c.mult,
       ...(score ? { score } : {}),
       ...(plan.critic ? { stateKey: stateKeys(c.seq, shape.trainRowPos, c.mask, shape.L, cfg.model.context, plan.critic.size) } : {}),
       snapshot: iter % snapshotEvery === 0,
@@ -279,16 +281,6 @@ function rewardStage(plan: Plan, shape: RunShape, layout: RolloutLayout, c: Coll
   const turnRole = ep.turnRole ? Int32Array.from(ep.turnRole) : new Int32Array(N * T).fill(-1);
   const roleRewards = ep.roleReward ? Float32Array.from(ep.roleReward) : new Float32Array(N * shape.nRoles);
   return { adv: { reward, groupStart: c.groupStart, groupSize: c.groupSize, turns, turnReward, turnRole, turnKey, roleRewards }, ...(score ? { score } : {}) };
-}
-
-/** The aggregation weights of the loss (and SeeUPO's, one set per turn stage). */
-function lossWeights(plan: Plan, shape: RunShape, mask: Float32Array, mult: Float32Array): Pick<UpdateInput, 'weights' | 'stageWeights'> {
-  const { Tp, minibatches } = shape;
-  const segLen = plan.stepRows ? shape.actionLen : Tp;
-  const weights = aggregationWeights(mask, Tp, minibatches, plan.lossAgg, mult, segLen);
-  if (plan.ratio.mode !== 'turn') return { weights };
-  const stageWeights = Array.from({ length: shape.maxTurns }, (_, k) => aggregationWeights(turnMask(mask, Tp, shape.actionLen, k), Tp, minibatches, plan.lossAgg, mult, segLen));
-  return { weights, stageWeights };
 }
 
 const ADV_EDGES = histEdges(ADV_HIST_RANGE);

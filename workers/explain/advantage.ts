@@ -9,6 +9,7 @@
  * where the trainer stores the advantage, and explains one token.
  */
 import { agrees, cached, clamp, f32, num, par, pivotMean, stdAround, trajStats, type ExplainBatch } from './context';
+import { inLoss } from './loss';
 import type { Input, Step } from './types';
 
 export interface AdvResult {
@@ -652,7 +653,10 @@ function preWhiten(b: ExplainBatch, n: number, tok: number, steps: Step[] | null
 function whitenStats(b: ExplainBatch): { count: number; mean: number; sd: number } {
   return cached(b, 'whiten', () => {
     const all: number[] = [];
-    for (let n = 0; n < b.N; n++) all.push(...preWhiten(b, n, 0, null, []));
+    for (let n = 0; n < b.N; n++) {
+      const toks = b.dump.trajs[n]!.tokens;
+      all.push(...preWhiten(b, n, 0, null, []).filter((_, j) => inLoss(toks[j]!)));
+    }
     const count = all.length;
     let sum = 0;
     for (const a of all) sum += a;
@@ -672,6 +676,11 @@ export function advantageOf(b: ExplainBatch, n: number, tok: number, withSteps =
   if (t.origin === 'gec_replace') notes.push('EDGE-GRPO guided error correction: this wrong rollout was replaced by the reference trajectory.');
   if (t.origin === 'extra') notes.push('DARS: an extra rollout for this hard prompt; its group is the prompt\'s enlarged group.');
   if (t.origin === 'hint') notes.push('ReGFT: a hinted rollout (the reference\'s first turns forced).');
+  if (!inLoss(t.tokens[tok]!)) {
+    // verl computes the advantage over the mask the correction left, which zeroes a rejected token's.
+    steps?.push({ label: "the rollout correction rejected this token: it is out of the loss mask, so the advantage stage gives it 0", value: 0 });
+    return { value: 0, method: estimatorName(b), steps: steps ?? [], notes, scale: 1 };
+  }
   const pre = preWhiten(b, n, tok, steps, notes);
   let value = pre[tok]!;
   const scale = Math.max(Math.abs(value), ...b.members(n).map((m) => Math.abs(rewardOf(b, m))));

@@ -36,9 +36,31 @@ export function clipBounds(b: ExplainBatch): { lo: number; hi: number } {
 }
 
 /** Segment log-ratios of trajectory n (float32, as the seqRatio kernel stores them): one, or one per turn. */
+/** Whether a token is in the loss: a rollout correction's rejection takes some out (docs/METHODS.md 5.19). */
+export const inLoss = (k: Token): boolean => k.rs_keep === undefined || k.rs_keep !== 0;
+
+/**
+ * The IS weight on a token's policy term (1 without a rollout correction's IS level): the token's
+ * own, or under GMPO its trajectory's geometric mean over the tokens in the loss, as verl's
+ * geo_mean loss takes it.
+ */
+export function isWeightOf(b: ExplainBatch, n: number, tok: number): number {
+  const toks = b.dump.trajs[n]!.tokens;
+  const k = toks[tok]!;
+  if (k.is_weight === undefined) return 1;
+  if (b.sft || b.plan.ratio.mode !== 'geometric') return k.is_weight;
+  let s = 0;
+  let c = 0;
+  for (const x of toks) if (inLoss(x)) {
+    s += Math.log(x.is_weight! + 1e-10);
+    c++;
+  }
+  return f32(c > 0 ? Math.exp(s / c) : 1);
+}
+
 export function segmentLogs(b: ExplainBatch, n: number): number[] {
   const mode = b.sft ? 'sft' : b.plan.ratio.mode;
-  const toks = b.dump.trajs[n]!.tokens;
+  const toks = b.dump.trajs[n]!.tokens.filter(inLoss);
   const T = b.layout.max_turns;
   if (mode === 'turn' || mode === 'step') {
     const sum = new Array<number>(T).fill(0);
@@ -78,7 +100,7 @@ export function weightOf(b: ExplainBatch, n: number, tok: number, steps: Step[] 
   // SeeUPO's stage trains one turn only (the last stage turn 1's; a step-through batch its step's):
   // its weights are those of that turn's rows alone.
   const st = turnStageOf(b);
-  const inStage = (k: Token) => !turnMode || k.turn === st;
+  const inStage = (k: Token) => (!turnMode || k.turn === st) && inLoss(k);
   const segOf = (k: Token) => (b.plan.stepRows ? k.turn : 0);
   let seqs = 0;
   let total = 0;
@@ -365,21 +387,31 @@ export function tokenLoss(b: ExplainBatch, n: number, tok: number, steps: Step[]
   const w = weightOf(b, n, tok, upTo === 'loss' ? steps : null);
   const { kl, gk, scale: klScale } = klOf(b, k, upTo === 'loss' ? steps : null, n, tok);
   const beta = b.plan.kl.coef;
-  const loss = active ? w * (L + beta * kl) : 0;
-  const grad = active ? w * (g + beta * gk) : 0;
+  const isw = isWeightOf(b, n, tok);
+  const loss = active ? w * (isw * L + beta * kl) : 0;
+  const grad = active ? w * (isw * g + beta * gk) : 0;
+  if (steps && upTo === 'loss' && k.is_weight !== undefined) {
+    steps.push({
+      label: !inLoss(k)
+        ? 'the rollout correction rejected this token: out of the loss (weight 0)'
+        : `the rollout correction's IS weight on the policy term, stopped${b.plan.ratio.mode === 'geometric' ? " (GMPO: the trajectory's geometric mean of its tokens' weights)" : ''}`,
+      formula: 'c = min(exp(clamp(ℓ_old − ℓ_μ, ±20)), C)',
+      value: isw,
+    });
+  }
   if (steps && upTo === 'loss') {
     steps.push({
       key: 'loss',
       label: `the token's loss: its weight times the surrogate plus β·KL (β = ${num(beta)})`,
-      formula: 'loss = w·(L + β·kl)',
-      subst: active ? `${num(w)}·(${num(L)} + ${num(beta)}·${par(kl)})` : 'outside the last stage: 0',
+      formula: isw === 1 ? 'loss = w·(L + β·kl)' : 'loss = w·(c·L + β·kl)',
+      subst: active ? `${num(w)}·(${isw === 1 ? '' : `${num(isw)}·`}${num(L)} + ${num(beta)}·${par(kl)})` : 'outside the last stage: 0',
       value: loss,
     });
     steps.push({
       key: 'grad',
       label: "the token's gradient weight: what it pushes on its own log-prob (negative raises it)",
-      formula: 'd(loss)/dℓ = w·(dL/dℓ + β·dkl/dℓ)',
-      subst: active ? `${num(w)}·(${num(g)} + ${num(beta)}·${par(gk)})` : '0',
+      formula: isw === 1 ? 'd(loss)/dℓ = w·(dL/dℓ + β·dkl/dℓ)' : 'd(loss)/dℓ = w·(c·dL/dℓ + β·dkl/dℓ)',
+      subst: active ? `${num(w)}·(${isw === 1 ? '' : `${num(isw)}·`}${num(g)} + ${num(beta)}·${par(gk)})` : '0',
       value: grad,
     });
   }

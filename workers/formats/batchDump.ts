@@ -165,6 +165,13 @@ export interface BatchDump {
       /** PPO: the critic's value of the token's state and the GAE return. */
       value?: number;
       ret?: number;
+      /**
+       * A rollout correction's (docs/METHODS.md 5.19): the token's IS weight, min(exp(clamp(lr)), C)
+       * or its rollout's, after batch normalization (1 without an IS level; GMPO's loss takes the
+       * rollout's geometric mean of these), and 1 if it stayed in the loss, 0 if rejected.
+       */
+      is_weight?: number;
+      rs_keep?: number;
     }>;
   }>;
 }
@@ -238,6 +245,9 @@ export interface BatchPack {
   /** PPO only, per token like the columns above. */
   value: Float32Array | null;
   ret: Float32Array | null;
+  /** A rollout correction only, per token like the columns above. */
+  isWeight?: Float32Array | null;
+  rsKeep?: Float32Array | null;
   /** Per trajectory: index into ORIGINS, and the minibatch. */
   origin: Uint8Array;
   minibatch: Int32Array;
@@ -366,7 +376,7 @@ export async function packStages(trainer: Trainer, capture: UpdateCapture): Prom
 
 /** What each optimizer step writes, row by row, and what the prepare phase writes. */
 const STEP_FIELDS = ['logp', 'entropy', 'sumP2', 'ratio', 'clip', 'loss', 'kl'] as const satisfies readonly (keyof BatchTensors)[];
-const ADVANTAGE_FIELDS = ['logpOld', 'logpRef', 'logpRollout', 'entropyOld', 'sumP2Old', 'adv', 'g2', 'value', 'ret'] as const satisfies readonly (keyof BatchTensors)[];
+const ADVANTAGE_FIELDS = ['logpOld', 'logpRef', 'logpRollout', 'entropyOld', 'sumP2Old', 'adv', 'g2', 'value', 'ret', 'isWeight', 'rsKeep'] as const satisfies readonly (keyof BatchTensors)[];
 type StepField = (typeof STEP_FIELDS)[number] | (typeof ADVANTAGE_FIELDS)[number];
 
 /** Packs the last iteration's batch; `t` is the backend's readBatch() of it. */
@@ -423,6 +433,8 @@ function packTensors(cfg: RunConfig, env: TaskEnv, shape: RunShape, plan: Plan, 
     kl: gather(t.kl),
     value: t.value ? gather(t.value) : null,
     ret: t.ret ? gather(t.ret) : null,
+    isWeight: t.isWeight ? gather(t.isWeight) : null,
+    rsKeep: t.rsKeep ? gather(t.rsKeep) : null,
     origin: b.origin.slice(0, N),
     minibatch,
     gradNorm: plan.essLr ? Float32Array.from(t.g2.subarray(0, N), Math.sqrt) : null,
@@ -546,7 +558,7 @@ export function packBuffers(p: BatchPack): ArrayBuffer[] {
   const arrays = [
     p.group, p.reward, p.rewardTrue, p.kept, p.copies, p.textEnd, p.tokenEnd, p.tok, p.turn,
     p.logpOld, p.logp, p.logpRef, p.entropy, p.sumP2, p.adv, p.ratio, p.clip, p.lossTok, p.turnEnd,
-    p.turnRewards, p.turnRole, p.roleRewards, p.logpRollout, p.entropyOld, p.sumP2Old, p.kl, p.value, p.ret,
+    p.turnRewards, p.turnRole, p.roleRewards, p.logpRollout, p.entropyOld, p.sumP2Old, p.kl, p.value, p.ret, p.isWeight, p.rsKeep,
     p.origin, p.minibatch, p.gradNorm, p.drawWeight, p.pAnswer, p.anchorKeys,
     ...(p.checklist ? [p.checklist.turnEnd, p.checklist.itemEnd, p.checklist.item, p.checklist.weight, p.checklist.flags, p.checklist.step, p.checklist.depEnd, p.checklist.dep] : []),
   ];
@@ -578,6 +590,7 @@ function unpackTraj(p: BatchPack, n: number): Traj {
       sum_p2_old: p.sumP2Old[k]!,
       kl: p.kl[k]!,
       ...(p.value && p.ret ? { value: p.value[k]!, ret: p.ret[k]! } : {}),
+      ...(p.isWeight && p.rsKeep ? { is_weight: p.isWeight[k]!, rs_keep: p.rsKeep[k]! } : {}),
     });
   }
   const [t0, t1] = [start(p.turnEnd, n), p.turnEnd[n]!];

@@ -321,7 +321,15 @@ function methodOptions(x: Export): void {
       continue;
     }
     const r = mapping(params);
-    for (const s of r.set) x.settings.push(s);
+    for (const s of r.set) {
+      // An option two methods set (the rollout corrections' shared ones) is written once: the
+      // same value carries both methods' keys, a chained one joins the values.
+      const prev = x.settings.find((p) => p.key === s.key);
+      if (!prev) x.settings.push({ ...s, from: [...s.from] });
+      else if (s.chain !== undefined) Object.assign(prev, { value: `${prev.value}${s.chain}${s.value}`, from: [...new Set([...prev.from, ...s.from])] });
+      else if (prev.value === s.value) prev.from = [...new Set([...prev.from, ...s.from])];
+      else throw new Error(`${FRAMEWORK_NAMES[fw]} export: ${s.key} is set to ${String(prev.value)} and by ${def.name} to ${String(s.value)}`);
+    }
     for (const m of r.matches ?? []) same(`${id}.${m.param}`, m.reason);
     for (const u of r.unsupported ?? []) none(`${id}.${u.param}`, u.reason);
   }

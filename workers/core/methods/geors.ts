@@ -7,7 +7,7 @@
  * 3.3.3); "0.999_1.001" as decoupled_geo_rs (algorithm.py:235-254).
  */
 import { defineMethod } from './registry';
-import { addRejection, CALCULATE_LOG_PROBS, FORCED_TOKEN_METHODS, rsSpec, VERL_RC } from './rolloutCorrectionShared';
+import { addRejection, CALCULATE_LOG_PROBS, CORRECTION_LAB_NOTE, REJECTION_CONFLICTS, rsSpec, VERL_RC } from './rolloutCorrectionShared';
 
 export const geors = defineMethod({
   id: 'geors',
@@ -15,7 +15,8 @@ export const geors = defineMethod({
   paper: '2512.23075',
   idea: 'Drop from the loss every rollout whose geometric-mean trainer/sampler ratio leaves a narrow band around 1.',
   stage: 'filtering',
-  conflicts: [...FORCED_TOKEN_METHODS],
+  labNote: CORRECTION_LAB_NOTE,
+  ...REJECTION_CONFLICTS,
   params: {
     lower: { kind: 'number', default: 0.999, min: 1e-6, max: 1, label: 'lower bound', doc: 'Lower bound of the geometric-mean ratio as verl\'s "lower_upper" gives it (it bounds pi_rollout / pi_train per token).' },
     upper: { kind: 'number', default: 1.001, min: 1, max: 1e6, label: 'upper bound', doc: 'Upper bound of the geometric-mean ratio (verl presets: 1.001).' },
@@ -26,8 +27,8 @@ export const geors = defineMethod({
   frameworks: {
     verl: (p) => ({
       set: [
-        { key: `${VERL_RC}.rollout_rs`, value: 'seq_mean_k1', from: [] },
-        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec('seq_mean_k1', p.lower, p.upper), from: ['geors.lower', 'geors.upper'] },
+        { key: `${VERL_RC}.rollout_rs`, value: 'seq_mean_k1', from: [], chain: ',' },
+        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec('seq_mean_k1', p.lower, p.upper), from: ['geors.lower', 'geors.upper'], chain: ',' },
         CALCULATE_LOG_PROBS,
       ],
     }),

@@ -19,6 +19,7 @@ import { prorl } from './prorl';
 import { regft } from './regft';
 import type { MethodDef } from './registry';
 import { reinforcepp } from './reinforcepp';
+import { ROLLOUT_CORRECTION_METHODS } from './rolloutCorrections';
 import { rloo } from './rloo';
 import { sampo } from './sampo';
 import { sapo } from './sapo';
@@ -33,6 +34,7 @@ import { zerosearch } from './zerosearch';
 export const methodRegistry: Record<string, MethodDef> = {
   grpo, drgrpo, ppo, dapo, gspo, rloo, reinforcepp,
   igpo, cm2, edge, regft, pfppo, zerosearch, dars, seeupo, sampo, vcpo, prorl, gmpo, otb, drmas, cispo, sapo, gigpo, dynfilter,
+  ...ROLLOUT_CORRECTION_METHODS,
 };
 /** Every method id, in registry order (live: `registerMethod` appends). */
 export const METHOD_IDS: string[] = Object.keys(methodRegistry);

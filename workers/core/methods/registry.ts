@@ -31,6 +31,11 @@ export interface MethodDef<P extends ParamSpecs = ParamSpecs> {
   stage: Stage;
   /** Ids of methods that cannot be active together with this one. */
   conflicts: readonly string[];
+  /**
+   * Why, in words, for conflicts whose reason is not that both set the same part of the plan
+   * (the config's refusal says it; absent: the parts each sets).
+   */
+  conflictReasons?: Readonly<Record<string, string>>;
   params: P;
   /**
    * It supplies the advantage estimator. A run has exactly one; switching another estimator on
@@ -95,7 +100,16 @@ export type FrameworkValue = number | boolean | string | readonly number[];
 
 export interface FrameworkMapped {
   /** Options to set: the framework's option name, its value, and the playground keys it carries. */
-  set: Array<{ key: string; value: FrameworkValue; from: string[] }>;
+  set: Array<{
+    key: string;
+    value: FrameworkValue;
+    from: string[];
+    /**
+     * The separator of an option that several methods extend (verl's comma lists of rollout_rs
+     * options and their thresholds): their values join in the order the methods are active.
+     */
+    chain?: string;
+  }>;
   /** Params that already match what the framework does (nothing to set), with why. */
   matches?: Array<{ param: string; reason: string }>;
   /** Params that cannot be expressed there, with why. */

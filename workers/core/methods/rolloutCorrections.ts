@@ -1,8 +1,7 @@
 /**
- * The rollout-correction entries (docs/METHODS.md 5.19), in the order their hooks run. They join
- * methodRegistry (methods/index.ts) together with the update stage that applies
- * plan.rolloutCorrection on both backends and the run settings of the sampler; until then no run
- * can switch them on, so none appears where it would do nothing.
+ * The rollout-correction entries (docs/METHODS.md 5.19), in the order their hooks run and their
+ * place in methodRegistry (methods/index.ts). Their stage (workers/core/update/correctionStages.ts)
+ * applies plan.rolloutCorrection on both backends.
  */
 import { geors } from './geors';
 import { seqis } from './seqis';

@@ -7,7 +7,7 @@
  * higher variance than Token-TIS.
  */
 import { defineMethod } from './registry';
-import { CALCULATE_LOG_PROBS, correctionOf, FORCED_TOKEN_METHODS, VERL_RC } from './rolloutCorrectionShared';
+import { CALCULATE_LOG_PROBS, CORRECTION_LAB_NOTE, correctionOf, FORCED_TOKEN_METHODS, IS_WEIGHT_WHY, VERL_RC } from './rolloutCorrectionShared';
 
 export const seqis = defineMethod({
   id: 'seqis',
@@ -15,7 +15,9 @@ export const seqis = defineMethod({
   paper: '2512.23075',
   idea: 'Weight each rollout by its whole-sequence trainer/sampler probability ratio, truncated at C.',
   stage: 'loss',
-  conflicts: ['tis', 'vcpo', ...FORCED_TOKEN_METHODS],
+  labNote: CORRECTION_LAB_NOTE,
+  conflicts: ['tis', 'vcpo', 'otb', ...FORCED_TOKEN_METHODS],
+  conflictReasons: { ...IS_WEIGHT_WHY, tis: 'verl has one rollout_is level: the token and the sequence IS weights are two corrections of the same ratio' },
   params: {
     threshold: { kind: 'number', default: 2, min: 1, max: 100, label: 'truncation C', doc: 'Sequence weights above C are truncated to C (verl rollout_is_threshold, default 2; typical 2-10).' },
     batchNorm: { kind: 'bool', default: false, label: 'batch-normalize', doc: 'Divide the truncated weights by their mean over the batch\'s rollouts (verl rollout_is_batch_normalize).' },
@@ -38,7 +40,9 @@ export const seqis = defineMethod({
         { key: 'vllm_importance_sampling_mode', value: 'sequence_truncate', from: [] },
         { key: 'vllm_importance_sampling_clip_max', value: p.threshold, from: ['seqis.threshold'] },
       ],
-      unsupported: p.batchNorm ? [{ param: 'batchNorm', reason: 'TRL does not normalize its importance weights over the batch' }] : [],
+      ...(p.batchNorm
+        ? { unsupported: [{ param: 'batchNorm', reason: 'TRL does not normalize its importance weights over the batch' }] }
+        : { matches: [{ param: 'batchNorm', reason: 'off, as TRL, which does not normalize its importance weights over the batch' }] }),
     }),
   },
 });

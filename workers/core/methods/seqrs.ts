@@ -9,7 +9,7 @@
  * The geometric mean, seq_mean_k1, is its own entry (geors).
  */
 import { defineMethod } from './registry';
-import { addRejection, CALCULATE_LOG_PROBS, FORCED_TOKEN_METHODS, rsSpec, VERL_RC } from './rolloutCorrectionShared';
+import { addRejection, CALCULATE_LOG_PROBS, CORRECTION_LAB_NOTE, REJECTION_CONFLICTS, rsSpec, VERL_RC } from './rolloutCorrectionShared';
 
 const OPTIONS = ['seq_sum_k1', 'seq_sum_k2', 'seq_sum_k3', 'seq_mean_k2', 'seq_mean_k3', 'seq_max_k2', 'seq_max_k3'] as const;
 
@@ -19,7 +19,8 @@ export const seqrs = defineMethod({
   paper: '2512.23075',
   idea: 'Drop from the loss every rollout whose sequence-level trainer/sampler divergence is out of bounds (sequence-level rejection).',
   stage: 'filtering',
-  conflicts: [...FORCED_TOKEN_METHODS],
+  labNote: CORRECTION_LAB_NOTE,
+  ...REJECTION_CONFLICTS,
   params: {
     option: { kind: 'choice', default: 'seq_sum_k1', options: OPTIONS, label: 'statistic', doc: 'verl\'s rollout_rs: the sum, mean or max over the rollout\'s tokens of k1 = -log rho, k2 = (log rho)^2 / 2 or k3 = rho - 1 - log rho.' },
     lower: { kind: 'number', default: 0.5, min: 1e-6, max: 1, scale: 'log', label: 'lower bound', doc: 'seq_sum_k1 only: the lower ratio bound of verl\'s "lower_upper" (it bounds prod pi_rollout / pi_train).' },
@@ -31,8 +32,8 @@ export const seqrs = defineMethod({
   frameworks: {
     verl: (p) => ({
       set: [
-        { key: `${VERL_RC}.rollout_rs`, value: p.option, from: ['seqrs.option'] },
-        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec(p.option, p.lower, p.upper), from: ['seqrs.lower', 'seqrs.upper'] },
+        { key: `${VERL_RC}.rollout_rs`, value: p.option, from: ['seqrs.option'], chain: ',' },
+        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec(p.option, p.lower, p.upper), from: ['seqrs.lower', 'seqrs.upper'], chain: ',' },
         CALCULATE_LOG_PROBS,
       ],
     }),

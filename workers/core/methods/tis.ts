@@ -7,7 +7,7 @@
  * (rollout_correction.yaml:9, algorithm.py:182-193).
  */
 import { defineMethod } from './registry';
-import { CALCULATE_LOG_PROBS, correctionOf, FORCED_TOKEN_METHODS, VERL_RC } from './rolloutCorrectionShared';
+import { CALCULATE_LOG_PROBS, CORRECTION_LAB_NOTE, correctionOf, FORCED_TOKEN_METHODS, IS_WEIGHT_WHY, VERL_RC } from './rolloutCorrectionShared';
 
 export const tis = defineMethod({
   id: 'tis',
@@ -15,7 +15,9 @@ export const tis = defineMethod({
   paper: '2512.23075',
   idea: 'Weight each token by its trainer/sampler probability ratio, truncated at C: corrects the sampler that is not the trainer, token by token.',
   stage: 'loss',
-  conflicts: ['seqis', 'vcpo', ...FORCED_TOKEN_METHODS],
+  labNote: CORRECTION_LAB_NOTE,
+  conflicts: ['seqis', 'vcpo', 'otb', ...FORCED_TOKEN_METHODS],
+  conflictReasons: { ...IS_WEIGHT_WHY, seqis: 'verl has one rollout_is level: the token and the sequence IS weights are two corrections of the same ratio' },
   params: {
     threshold: { kind: 'number', default: 2, min: 1, max: 100, label: 'truncation C', doc: 'Weights above C are truncated to C (verl rollout_is_threshold, default 2; typical 1.5-5). No lower truncation.' },
     batchNorm: { kind: 'bool', default: false, label: 'batch-normalize', doc: 'Divide the truncated weights by their mean over the batch\'s tokens (verl rollout_is_batch_normalize).' },
@@ -38,7 +40,9 @@ export const tis = defineMethod({
         { key: 'vllm_importance_sampling_mode', value: 'token_truncate', from: [] },
         { key: 'vllm_importance_sampling_clip_max', value: p.threshold, from: ['tis.threshold'] },
       ],
-      unsupported: p.batchNorm ? [{ param: 'batchNorm', reason: 'TRL does not normalize its importance weights over the batch' }] : [],
+      ...(p.batchNorm
+        ? { unsupported: [{ param: 'batchNorm', reason: 'TRL does not normalize its importance weights over the batch' }] }
+        : { matches: [{ param: 'batchNorm', reason: 'off, as TRL, which does not normalize its importance weights over the batch' }] }),
     }),
   },
 });

@@ -8,7 +8,7 @@
  * tokens train as they are (test_rollout_corr.py:311-365).
  */
 import { defineMethod } from './registry';
-import { addRejection, CALCULATE_LOG_PROBS, FORCED_TOKEN_METHODS, rsSpec, VERL_RC } from './rolloutCorrectionShared';
+import { addRejection, CALCULATE_LOG_PROBS, CORRECTION_LAB_NOTE, REJECTION_CONFLICTS, rsSpec, VERL_RC } from './rolloutCorrectionShared';
 
 export const tokenrs = defineMethod({
   id: 'tokenrs',
@@ -16,7 +16,8 @@ export const tokenrs = defineMethod({
   paper: '2512.23075',
   idea: 'Drop from the loss every token whose trainer/sampler ratio is out of bounds (token-level rejection).',
   stage: 'filtering',
-  conflicts: [...FORCED_TOKEN_METHODS],
+  labNote: CORRECTION_LAB_NOTE,
+  ...REJECTION_CONFLICTS,
   params: {
     estimator: { kind: 'choice', default: 'k1', options: ['k1', 'k2', 'k3'], label: 'statistic', doc: 'k1: -log rho within [log lower, log upper]; k2: (log rho)^2 / 2 <= upper; k3: rho - 1 - log rho <= upper (verl token_k1/k2/k3).' },
     lower: { kind: 'number', default: 0.5, min: 1e-6, max: 1, scale: 'log', label: 'lower bound', doc: 'k1 only: the lower ratio bound of verl\'s "lower_upper" (it bounds pi_rollout / pi_train).' },
@@ -29,8 +30,8 @@ export const tokenrs = defineMethod({
   frameworks: {
     verl: (p) => ({
       set: [
-        { key: `${VERL_RC}.rollout_rs`, value: `token_${p.estimator}`, from: ['tokenrs.estimator'] },
-        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec(`token_${p.estimator}`, p.lower, p.upper), from: ['tokenrs.lower', 'tokenrs.upper'] },
+        { key: `${VERL_RC}.rollout_rs`, value: `token_${p.estimator}`, from: ['tokenrs.estimator'], chain: ',' },
+        { key: `${VERL_RC}.rollout_rs_threshold`, value: rsSpec(`token_${p.estimator}`, p.lower, p.upper), from: ['tokenrs.lower', 'tokenrs.upper'], chain: ',' },
         CALCULATE_LOG_PROBS,
       ],
     }),

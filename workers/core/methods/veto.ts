@@ -7,7 +7,7 @@
  * it) and the two-sided seq_max_k2 / seq_max_k3 rejection (seqrs) took its place.
  */
 import { defineMethod } from './registry';
-import { correctionOf, FORCED_TOKEN_METHODS } from './rolloutCorrectionShared';
+import { CORRECTION_LAB_NOTE, correctionOf, REJECTION_CONFLICTS } from './rolloutCorrectionShared';
 
 export const veto = defineMethod({
   id: 'veto',
@@ -15,7 +15,8 @@ export const veto = defineMethod({
   paper: '2512.23075',
   idea: 'Drop a whole rollout from the loss when any of its tokens is far less likely under the trainer than under the sampler.',
   stage: 'filtering',
-  conflicts: [...FORCED_TOKEN_METHODS],
+  labNote: CORRECTION_LAB_NOTE,
+  ...REJECTION_CONFLICTS,
   params: {
     tau: { kind: 'number', default: 1e-4, min: 1e-12, max: 1, scale: 'log', label: 'veto threshold', doc: 'A token with pi_train / pi_rollout below tau vetoes its rollout (verl\'s removed rollout_token_veto_threshold; its presets used 1e-4).' },
   },

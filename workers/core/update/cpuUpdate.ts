@@ -39,6 +39,7 @@ export function cpuTensors(shape: RunShape): CpuTensors {
     kl: new Float32Array(R),
     g2: new Float32Array(shape.N),
     dlogp: new Float32Array(R),
+    ...(shape.correction ? { isWeight: new Float32Array(R), rsKeep: new Float32Array(R) } : {}),
   };
 }
 
@@ -86,6 +87,8 @@ export interface CpuUpdate {
   negOutShare: number;
   /** The sampler's distance from the trainer over the batch (kernels/stats/mismatchStats.ts). */
   mismatch: MismatchStats | null;
+  /** The collected loss mask, where the rollout correction replaced the update's (null: it did not). */
+  sampledMask: Float32Array | null;
 }
 
 /** What an update's state starts from; the rest starts empty. */
@@ -111,6 +114,7 @@ export function startCpuUpdate(start: CpuUpdateStart): CpuUpdate {
     stats: null,
     negOutShare: 0,
     mismatch: null,
+    sampledMask: null,
   };
 }
 
@@ -135,6 +139,7 @@ export function copyTensors(t: CpuTensors): BatchTensors {
     g2: t.g2.slice(),
     ...(t.value ? { value: t.value.slice(), ret: t.ret!.slice() } : {}),
     ...(t.answerLogp ? { answerLogp: t.answerLogp.slice() } : {}),
+    ...(t.isWeight && t.rsKeep ? { isWeight: t.isWeight.slice(), rsKeep: t.rsKeep.slice() } : {}),
   };
 }
 

@@ -75,7 +75,8 @@ export const negOutShare: UpdateStage = {
 /**
  * The sampler's distance from the trainer (kernels/stats/mismatchStats.ts): the old log-probs
  * against the rollout's over the policy tokens. Measured every update, so a run whose sampler is the
- * trainer's shows its zeros rather than nothing.
+ * trainer's shows its zeros rather than nothing. Over the collected mask, rejected tokens included,
+ * as verl measures it: a rollout correction's rejection would otherwise hide what it rejects.
  */
 export const mismatchStats: UpdateStage = {
   name: 'mismatchStats',
@@ -88,11 +89,11 @@ export const mismatchStats: UpdateStage = {
   enabled: () => true,
   pipelines: (k) => k.mismatchStats.pipelines(),
   gpu({ k, b, shape }) {
-    const call = k.mismatchStats.bind({ mask: b.mask, logpOld: b.logpOld, logpRollout: b.logpRollout, out: b.mismatchOut }, { numTraj: shape.N, tp: shape.Tp });
+    const call = k.mismatchStats.bind({ mask: b.sampledMask, logpOld: b.logpOld, logpRollout: b.logpRollout, out: b.mismatchOut }, { numTraj: shape.N, tp: shape.Tp });
     return { encode: (pass) => k.mismatchStats.encode(pass, call) };
   },
   cpu(c, inp) {
-    c.mismatch = mismatchStatsCpu({ mask: inp.mask, logpOld: c.t.logpOld, logpRollout: c.t.logpRollout, Tp: c.shape.Tp });
+    c.mismatch = mismatchStatsCpu({ mask: c.sampledMask ?? inp.mask, logpOld: c.t.logpOld, logpRollout: c.t.logpRollout, Tp: c.shape.Tp });
   },
 };
 

@@ -12,7 +12,7 @@ import { STATS_WORDS } from '../../../kernels/stats/stats';
 import { TRAJ_STATS_WORDS } from '../../../kernels/stats/trajStats';
 import { ESS_OUT_STRIDE } from '../../../kernels/optimizer/essScale';
 import type { KernelVariant } from '../../../kernels/selectors';
-import { rolloutLogprobsApart, type RunShape } from '../backend';
+import { rolloutLogprobsApart, type BatchTensors, type RunShape } from '../backend';
 import { createKernels, backendKernels } from '../gpuKernels';
 import { updateSteps, updateStepRefs, type StepRef } from './stage';
 
@@ -61,8 +61,11 @@ export interface GpuBuffers {
   /** [R * PPO_ROW_WORDS] the loss's rows (loss, ratio, clip, kl). */
   ppo: GPUBuffer;
   mask: GPUBuffer;
+  /** The collected mask, which the mismatch statistics read: mask itself unless a rollout correction rewrites that. */
+  sampledMask: GPUBuffer;
+  /** [R] aggregation weights, then, with a rollout correction's IS level, [R] IS weights (the loss reads both). */
   weights: GPUBuffer;
-  /** SeeUPO: one set of aggregation weights per turn stage. */
+  /** SeeUPO: one set of aggregation weights per turn stage (each with its IS half, as weights). */
   stageWeights: GPUBuffer[];
   /** Advantage inputs: per trajectory, per turn, per role. */
   trajIn: GPUBuffer;
@@ -107,6 +110,10 @@ export interface GpuUpdate {
   readonly project: { params: EmbedProjectCall; ref: EmbedProjectCall; rollout: EmbedProjectCall };
   /** A buffer of this run for a stage's own use, destroyed with the backend. */
   f32(name: string, words: number): GPUBuffer;
+  /** A map-readable buffer of this run (a host stage's readback), destroyed with the backend. */
+  mapRead(name: string, words: number): GPUBuffer;
+  /** What a host stage computed of the last update for the batch dump (the rollout correction's weights and keeps). */
+  readonly host: { corrected: Required<Pick<BatchTensors, 'isWeight' | 'rsKeep'>> | null };
 }
 
 /** ESS slots: one per minibatch, and one per optimizer step with VCPO's per-step lr. */
@@ -148,6 +155,12 @@ export function createGpuUpdate(
     essAt: (i) => ({ buffer: b.essOut, offset: 4 * ESS_OUT_STRIDE * i, size: 8 }),
     project: { params: projParams, ref: project(b.ref, 'ref'), rollout: shape.staleness > 0 ? project(b.rollParams, 'rollout policy') : projParams },
     f32,
+    mapRead(name, words) {
+      const buf = device.createBuffer({ label: `${name} (${label})`, size: Math.max(16, 4 * Math.ceil(words)), usage: BufferUsage.MAP_READ | BufferUsage.COPY_DST });
+      owned.push(buf);
+      return buf;
+    },
+    host: { corrected: null },
   };
 }
 
@@ -190,6 +203,9 @@ function createBuffers(device: GPUDevice, shape: RunShape, initialParams: Float3
   const M = shape.scoreContexts;
   const scoreRows = M * shape.scoreSpan;
   const params = upload('params', initialParams);
+  const mask = f32('mask', R);
+  // A rollout correction's IS weights follow the aggregation weights in the same buffer.
+  const weightWords = R * (shape.correction?.rolloutIs ? 2 : 1);
   return {
     params,
     ref: upload('ref params', initialParams),
@@ -222,9 +238,10 @@ function createBuffers(device: GPUDevice, shape: RunShape, initialParams: Float3
     adv: f32('adv', R),
     dlogp: f32('dlogp', R),
     ppo: f32('ppo rows', R * PPO_ROW_WORDS),
-    mask: f32('mask', R),
-    weights: f32('weights', R),
-    stageWeights: shape.loss.ratio.mode === 'turn' ? Array.from({ length: T }, (_, k) => f32(`weights turn ${k}`, R)) : [],
+    mask,
+    sampledMask: shape.correction ? f32('mask (as collected)', R) : mask,
+    weights: f32('weights', weightWords),
+    stageWeights: shape.loss.ratio.mode === 'turn' ? Array.from({ length: T }, (_, k) => f32(`weights turn ${k}`, weightWords)) : [],
     trajIn: f32('trajIn', 4 * N),
     turnIn: f32('turnIn', 4 * N * T),
     roleRewards: f32('roleRewards', N * shape.nRoles),

@@ -21,7 +21,7 @@ export type Phase = 'prepare' | 'step' | 'finish';
  * What a stage computes. The batch lab re-scores a frozen batch with the log-prob, reward,
  * advantage, ratio and loss stages; it takes no gradient and no optimizer step.
  */
-export type StagePart = 'logprobs' | 'reward' | 'advantage' | 'ratio' | 'loss' | 'gradient' | 'optimizer' | 'statistics';
+export type StagePart = 'logprobs' | 'correction' | 'reward' | 'advantage' | 'ratio' | 'loss' | 'gradient' | 'optimizer' | 'statistics';
 
 /** The kernels a backend selects for a run (kernels/selectors.ts), by the stage names of KERNEL_SELECTORS. */
 export type KernelDefs = ReturnType<typeof selectKernels>;
@@ -32,7 +32,7 @@ export type KernelName = keyof KernelDefs;
  * (the batch, its loss weights and advantage inputs) or the model state; stages write the rest.
  */
 export const UPDATE_INPUTS = [
-  'seq', 'params', 'ref', 'rolloutParams', 'mask', 'weights', 'stageWeights', 'advInputs', 'answerContexts', 'stateKeys', 'critic', 'lr',
+  'seq', 'params', 'ref', 'rolloutParams', 'mask', 'weights', 'stageWeights', 'mult', 'advInputs', 'answerContexts', 'stateKeys', 'critic', 'lr',
 ] as const;
 export const UPDATE_TENSORS = [
   ...UPDATE_INPUTS,
@@ -60,6 +60,12 @@ export interface GpuStage {
   upload?(inp: UpdateInput, adamStep: number): void;
   /** Records its dispatches into the update's compute pass (`step`: null outside the step phase). */
   encode(pass: GPUComputePassEncoder, inp: UpdateInput, step: StepRef | null): void;
+  /**
+   * A stage whose work is the host's (the rollout correction): the backend submits what the update
+   * encoded before it, with `copy`'s copies into `read`, waits for `read`, hands its bytes to
+   * `apply` (which writes what the later stages read), and encodes the rest after it.
+   */
+  host?: { read: GPUBuffer; copy(enc: GPUCommandEncoder): void; apply(bytes: ArrayBuffer, inp: UpdateInput): void };
 }
 
 export interface UpdateStage {

@@ -11,6 +11,7 @@ import type { RunShape, UpdateInput } from '../backend';
 import { backendKernels } from '../gpuKernels';
 import { advantage, criticAdvantage, essScale, sftAdvantage, tokenBaseline, trajGradNorm, trajStats, whiten } from './advantageStages';
 import { finiteCheck, mismatchStats, negOutShare, stats } from './finishStages';
+import { rolloutCorrection } from './correctionStages';
 import { answerScores, oldLogprobs, refLogprobs, rolloutLogprobs } from './logprobStages';
 import { updateStepRefs, type KernelDefs, type StepRef, type UpdateStage } from './stage';
 import { backward, loss, optimizer, seqRatio, stepEss, stepForward, stepTokenStats } from './stepStages';
@@ -21,6 +22,8 @@ export const UPDATE_STAGES: readonly UpdateStage[] = [
   refLogprobs,
   rolloutLogprobs,
   oldLogprobs,
+  // The rollout correction's weights and rejection, before anything reads the mask.
+  rolloutCorrection,
   trajStats,
   trajGradNorm,
   sftAdvantage,

@@ -205,7 +205,10 @@ const seqRatioOptions = (s: RunShape) => {
   };
 };
 
-/** The policy loss of every row of the step (the ratio mode's surrogate plus the KL), and its gradient in logp. */
+/**
+ * The policy loss of every row of the step (the ratio mode's surrogate plus the KL), and its
+ * gradient in logp; with a rollout correction, each row's policy term times its IS weight.
+ */
 export const loss: UpdateStage = {
   name: 'loss',
   phase: 'step',
@@ -217,13 +220,15 @@ export const loss: UpdateStage = {
   enabled: hasSteps,
   pipelines: (k) => k.ppoLoss.pipelines(),
   gpu({ k, b, shape }) {
+    // A rollout correction's IS weights: the second half of the weights' buffers (correctionStages.ts).
+    const isBase = shape.correction?.rolloutIs ? shape.N * shape.Tp : undefined;
     const call = perMinibatch(shape, (turn, _, n0, n1, tag) => {
       const rows = { numRows: (n1 - n0) * shape.Tp, rowBase: n0 * shape.Tp };
       // SeeUPO: stage k's loss reads its own turn's weights.
       const weight = shape.loss.ratio.mode === 'turn' ? b.stageWeights[turn]! : b.weights;
       const buffers = { logp: b.logp, logpOld: b.logpOld, logpRef: b.logpRef, adv: b.adv, weight, seqLog: b.seqLog, dlogp: b.dlogp, out: b.ppo };
       return {
-        rl: k.ppoLoss.bind(buffers, { ...rows, ...lossOptions(shape), stage: turn }, `ppoLoss ${tag}`),
+        rl: k.ppoLoss.bind(buffers, { ...rows, ...lossOptions(shape), stage: turn, ...(isBase !== undefined ? { isBase } : {}) }, `ppoLoss ${tag}`),
         // ReGFT's fine-tuning stage: the same rows with the cross-entropy loss.
         sft: shape.sft ? k.ppoLoss.bind(buffers, { ...rows, ...lossOptions(shape, true), stage: turn }, `sft loss ${tag}`) : null,
       };
@@ -248,6 +253,7 @@ export const loss: UpdateStage = {
       weights.subarray(r0, r1),
       { ...lossOptions(c.shape, inp.raw), stage: step!.turn, rowBase: r0 },
       c.seqLog,
+      inp.isWeight?.subarray(r0, r1),
     );
     t.loss.set(lo.loss, r0);
     t.ratio.set(lo.ratio, r0);
