@@ -196,7 +196,9 @@ describe('share-link fuzzing', () => {
     const rng = createRng(0x5eed);
     let withErrors = 0;
     const pool = Array.from({ length: 300 }, () => validLink(rng));
-    for (let n = 0; n < 3000; n++) {
+    // 1,000 links: each decodes, re-encodes and decodes again (about 13 ms here), and 3,000 took
+    // 40-90 s of the unit suite, past its limit under load.
+    for (let n = 0; n < 1000; n++) {
       let link = pick(rng, pool);
       const edits = 1 + rng.int(4);
       for (let k = 0; k < edits; k++) link = mutate(rng, link);
@@ -205,8 +207,8 @@ describe('share-link fuzzing', () => {
       if (d.errors.length) withErrors++;
     }
     // The mutations mostly break something, and some leave the link valid.
-    expect(withErrors).toBeGreaterThan(1500);
-    expect(withErrors).toBeLessThan(3000);
+    expect(withErrors).toBeGreaterThan(500);
+    expect(withErrors).toBeLessThan(1000);
   });
 
   it('random text and random key=value soup: never throw', () => {
