@@ -9,7 +9,7 @@
  * This module holds the CPU model, forward and backward; the WGSL versions are in mlpKernels.ts
  * (logitGrad's in kernels/softmax/logitGrad.ts) and are checked against these. The same functions are
  * the CPU backend, so they are written for speed where that changes no bit: sums blocked in
- * registers, each distinct row computed once, rows of zero gradient left out.
+ * registers, each distinct row computed once, rows and (slot, token) blocks of zero gradient left out.
  * mlpPlain.ts has the textbook loops they are checked against, bit for bit.
  */
 import { nonFiniteCpu } from '../stats/finiteCheck';
@@ -107,13 +107,41 @@ export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Arr
   const { V, K, D, H } = dims;
   const P = paramLayout(dims);
   const proj = new Float64Array(K * V * H);
+  // Eight outputs at a time held in registers over d: each still sums its D terms in d order from
+  // +0, as a running sum in proj would, without a load and a store of proj per term.
   for (let k = 0; k < K; k++) {
+    const w1 = P.w1 + k * D * H;
     for (let t = 0; t < V; t++) {
       const out = (k * V + t) * H;
-      for (let d = 0; d < D; d++) {
-        const x = params[P.emb + t * D + d]!;
-        const row = P.w1 + (k * D + d) * H;
-        for (let j = 0; j < H; j++) proj[out + j]! += x * params[row + j]!;
+      const e = P.emb + t * D;
+      let j = 0;
+      for (; j + 7 < H; j += 8) {
+        let a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+        for (let d = 0; d < D; d++) {
+          const x = params[e + d]!;
+          const w = w1 + d * H + j;
+          a0 += x * params[w]!;
+          a1 += x * params[w + 1]!;
+          a2 += x * params[w + 2]!;
+          a3 += x * params[w + 3]!;
+          a4 += x * params[w + 4]!;
+          a5 += x * params[w + 5]!;
+          a6 += x * params[w + 6]!;
+          a7 += x * params[w + 7]!;
+        }
+        proj[out + j] = a0;
+        proj[out + j + 1] = a1;
+        proj[out + j + 2] = a2;
+        proj[out + j + 3] = a3;
+        proj[out + j + 4] = a4;
+        proj[out + j + 5] = a5;
+        proj[out + j + 6] = a6;
+        proj[out + j + 7] = a7;
+      }
+      for (; j < H; j++) {
+        let a = 0;
+        for (let d = 0; d < D; d++) a += params[e + d]! * params[w1 + d * H + j]!;
+        proj[out + j] = a;
       }
     }
   }
@@ -430,28 +458,91 @@ export function slotGradCpu(
 export function firstLayerGradCpu(params: Float32Array, dims: MlpDims, G: Float64Array, g: Float32Array): Float32Array {
   const { V, K, D, H } = dims;
   const P = paramLayout(dims);
+  // The (slot, token) blocks of G with a nonzero entry, per slot: a token no row has in slot k
+  // leaves G[k, t] all +0. Its terms are then +-0 where the weight they multiply is finite, and a
+  // float64 sum that starts at +0 is never -0, so leaving them out gives the same bits (liveRows);
+  // with a non-finite weight (NaN * 0 is NaN) every block stays.
+  const w1Finite = !nonFiniteCpu(params, 1, P.w1, P.w1 + K * D * H);
+  const embFinite = !nonFiniteCpu(params, 1, P.emb, P.emb + V * D);
+  const tokens: Int32Array[] = [];
+  for (let k = 0; k < K; k++) {
+    const ts = new Int32Array(V);
+    let n = 0;
+    for (let t = 0; t < V; t++) if (!embFinite || !zeroBlock(G, (k * V + t) * H, H)) ts[n++] = t;
+    tokens.push(ts.subarray(0, n));
+  }
+  // demb: four embedding columns at a time share each G load; each sum still runs over k, then j.
   for (let t = 0; t < V; t++) {
-    for (let d = 0; d < D; d++) {
+    let d = 0;
+    for (; d + 3 < D; d += 4) {
+      let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      for (let k = 0; k < K; k++) {
+        const s = (k * V + t) * H;
+        if (w1Finite && zeroBlock(G, s, H)) continue;
+        const w = P.w1 + (k * D + d) * H;
+        for (let j = 0; j < H; j++) {
+          const x = G[s + j]!;
+          a0 += params[w + j]! * x;
+          a1 += params[w + H + j]! * x;
+          a2 += params[w + 2 * H + j]! * x;
+          a3 += params[w + 3 * H + j]! * x;
+        }
+      }
+      g[P.emb + t * D + d] = a0;
+      g[P.emb + t * D + d + 1] = a1;
+      g[P.emb + t * D + d + 2] = a2;
+      g[P.emb + t * D + d + 3] = a3;
+    }
+    for (; d < D; d++) {
       let acc = 0;
       for (let k = 0; k < K; k++) {
-        const w = P.w1 + (k * D + d) * H;
         const s = (k * V + t) * H;
+        if (w1Finite && zeroBlock(G, s, H)) continue;
+        const w = P.w1 + (k * D + d) * H;
         for (let j = 0; j < H; j++) acc += params[w + j]! * G[s + j]!;
       }
       g[P.emb + t * D + d] = acc;
     }
   }
-  const w1 = new Float64Array(H);
+  // dW1: eight weights at a time held in registers over the tokens; each still sums over t in order.
   for (let k = 0; k < K; k++) {
+    const ts = tokens[k]!;
+    const n = ts.length;
     for (let d = 0; d < D; d++) {
-      w1.fill(0);
-      // Tokens outer so G is read along its rows; each weight still sums over t in order.
-      for (let t = 0; t < V; t++) {
-        const x = params[P.emb + t * D + d]!;
-        const s = (k * V + t) * H;
-        for (let j = 0; j < H; j++) w1[j]! += x * G[s + j]!;
+      const out = P.w1 + (k * D + d) * H;
+      let j = 0;
+      for (; j + 7 < H; j += 8) {
+        let a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+        for (let i = 0; i < n; i++) {
+          const t = ts[i]!;
+          const x = params[P.emb + t * D + d]!;
+          const s = (k * V + t) * H + j;
+          a0 += x * G[s]!;
+          a1 += x * G[s + 1]!;
+          a2 += x * G[s + 2]!;
+          a3 += x * G[s + 3]!;
+          a4 += x * G[s + 4]!;
+          a5 += x * G[s + 5]!;
+          a6 += x * G[s + 6]!;
+          a7 += x * G[s + 7]!;
+        }
+        g[out + j] = a0;
+        g[out + j + 1] = a1;
+        g[out + j + 2] = a2;
+        g[out + j + 3] = a3;
+        g[out + j + 4] = a4;
+        g[out + j + 5] = a5;
+        g[out + j + 6] = a6;
+        g[out + j + 7] = a7;
       }
-      g.set(w1, P.w1 + (k * D + d) * H);
+      for (; j < H; j++) {
+        let a = 0;
+        for (let i = 0; i < n; i++) {
+          const t = ts[i]!;
+          a += params[P.emb + t * D + d]! * G[(k * V + t) * H + j]!;
+        }
+        g[out + j] = a;
+      }
     }
   }
   for (let j = 0; j < H; j++) {
@@ -460,6 +551,11 @@ export function firstLayerGradCpu(params: Float32Array, dims: MlpDims, G: Float6
     g[P.b1 + j] = acc;
   }
   return g;
+}
+
+function zeroBlock(a: Float64Array, off: number, n: number): boolean {
+  for (let i = off; i < off + n; i++) if (a[i] !== 0) return false;
+  return true;
 }
 
 /**
