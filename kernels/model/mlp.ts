@@ -180,6 +180,7 @@ export function forwardCpu(
   temperature: number,
   proj: Float64Array = embedProjectCpu(params, dims),
   progress?: Progress,
+  memo?: RowMemo,
 ): ForwardOut {
   const { V, K, H } = dims;
   const P = paramLayout(dims);
@@ -206,6 +207,12 @@ export function forwardCpu(
       continue;
     }
     if (seen === undefined) firstRow.set(key, r);
+    const kept = memo?.first.get(key);
+    if (kept !== undefined && memoHas(memo!, kept, ctx)) {
+      h.set(memo!.h.subarray(kept * H, (kept + 1) * H), r * H);
+      z.set(memo!.z.subarray(kept * V, (kept + 1) * V), r * V);
+      continue;
+    }
     for (let j = 0; j < H; j++) hid[j] = params[P.b1 + j]!;
     for (let k = 0; k < K; k++) {
       const row = (k * V + ctx[k]!) * H;
@@ -215,8 +222,59 @@ export function forwardCpu(
     logitsRow(h, r * H, w2, params, P.b2, H, V, out);
     const allowed = seq[pos - 1]! * V;
     for (let v = 0; v < V; v++) z[r * V + v] = grammar[allowed + v] ? out[v]! / temperature : MASKED_LOGIT;
+    if (memo && kept === undefined) memoAdd(memo, key, ctx, h, r * H, H, z, r * V, V);
   }
   return { h, z, firstOf };
+}
+
+/**
+ * Rows forward passes computed, kept for later calls with the same parameters, grammar and
+ * temperature (the CPU backend keeps one per parameter set: a rollout's rows are its old-policy
+ * pass's, the reference's repeat every iteration). A row is a function of its context tokens and
+ * previous token alone, so a later call that has one copies the bits it would compute.
+ */
+export interface RowMemo {
+  /** Context hash (rowContext) -> the first kept row with it. */
+  first: Map<number, number>;
+  /** [n, K + 1] each kept row's tokens, as rowContext writes them. */
+  ctx: Int32Array;
+  h: Float32Array;
+  z: Float32Array;
+  n: number;
+}
+
+/** Floats (h and z) a memo keeps at most, 8 MiB: past it, new rows are computed and not kept. */
+const MEMO_FLOATS = 1 << 21;
+
+export function rowMemo(): RowMemo {
+  return { first: new Map(), ctx: new Int32Array(0), h: new Float32Array(0), z: new Float32Array(0), n: 0 };
+}
+
+function memoHas(m: RowMemo, i: number, ctx: Int32Array): boolean {
+  const w = ctx.length;
+  for (let k = 0; k < w; k++) if (m.ctx[i * w + k] !== ctx[k]) return false;
+  return true;
+}
+
+function memoAdd(m: RowMemo, key: number, ctx: Int32Array, h: Float32Array, ho: number, H: number, z: Float32Array, zo: number, V: number): void {
+  if ((m.n + 1) * (H + V) > MEMO_FLOATS) return;
+  const w = ctx.length;
+  if ((m.n + 1) * H > m.h.length) {
+    const rows = Math.max(64, m.n * 2);
+    const grow = <T extends Int32Array | Float32Array>(a: T, width: number, make: (n: number) => T): T => {
+      const b = make(rows * width);
+      b.set(a);
+      return b;
+    };
+    m.ctx = grow(m.ctx, w, (n) => new Int32Array(n));
+    m.h = grow(m.h, H, (n) => new Float32Array(n));
+    m.z = grow(m.z, V, (n) => new Float32Array(n));
+  }
+  m.ctx.set(ctx, m.n * w);
+  m.h.set(h.subarray(ho, ho + H), m.n * H);
+  m.z.set(z.subarray(zo, zo + V), m.n * V);
+  m.first.set(key, m.n);
+  m.n++;
 }
 
 /**
