@@ -187,7 +187,7 @@ export function forwardCpu(
   const R = rowPos.length;
   const h = new Float32Array(R * H);
   const z = new Float32Array(R * V);
-  const hid = new Float64Array(H);
+  const slot = new Int32Array(K);
   const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
   const out = new Float64Array(V);
   const ctx = new Int32Array(K + 1);
@@ -213,12 +213,8 @@ export function forwardCpu(
       z.set(memo!.z.subarray(kept * V, (kept + 1) * V), r * V);
       continue;
     }
-    for (let j = 0; j < H; j++) hid[j] = params[P.b1 + j]!;
-    for (let k = 0; k < K; k++) {
-      const row = (k * V + ctx[k]!) * H;
-      for (let j = 0; j < H; j++) hid[j]! += proj[row + j]!;
-    }
-    for (let j = 0; j < H; j++) h[r * H + j] = safeTanh(hid[j]!);
+    for (let k = 0; k < K; k++) slot[k] = (k * V + ctx[k]!) * H;
+    hiddenRow(params, P.b1, proj, slot, K, H, h, r * H);
     logitsRow(h, r * H, w2, params, P.b2, H, V, out);
     const allowed = seq[pos - 1]! * V;
     for (let v = 0; v < V; v++) z[r * V + v] = grammar[allowed + v] ? out[v]! / temperature : MASKED_LOGIT;
@@ -332,10 +328,74 @@ function logitsRow(h: Float32Array, hr: number, w2: Float64Array, params: Float3
     out[v + 6] = a6;
     out[v + 7] = a7;
   }
+  // The last V mod 8 logits four, then two, at a time: one running sum alone waits on each add.
+  for (; v + 3 < V; v += 4) {
+    const b = b2 + v;
+    let a0 = params[b]!, a1 = params[b + 1]!, a2 = params[b + 2]!, a3 = params[b + 3]!;
+    for (let j = 0; j < H; j++) {
+      const hj = h[hr + j]!;
+      const w = j * V + v;
+      a0 += hj * w2[w]!;
+      a1 += hj * w2[w + 1]!;
+      a2 += hj * w2[w + 2]!;
+      a3 += hj * w2[w + 3]!;
+    }
+    out[v] = a0;
+    out[v + 1] = a1;
+    out[v + 2] = a2;
+    out[v + 3] = a3;
+  }
+  for (; v + 1 < V; v += 2) {
+    let a0 = params[b2 + v]!, a1 = params[b2 + v + 1]!;
+    for (let j = 0; j < H; j++) {
+      const hj = h[hr + j]!;
+      a0 += hj * w2[j * V + v]!;
+      a1 += hj * w2[j * V + v + 1]!;
+    }
+    out[v] = a0;
+    out[v + 1] = a1;
+  }
   for (; v < V; v++) {
     let a = params[b2 + v]!;
     for (let j = 0; j < H; j++) a += h[hr + j]! * w2[j * V + v]!;
     out[v] = a;
+  }
+}
+
+/**
+ * h[o + j] = tanh(b1[j] + sum_k proj[slot[k] + j]) for j < H, each sum in k order from b1 as a
+ * running sum would add it (the same bits), eight units at a time held in registers.
+ */
+function hiddenRow(params: Float32Array, b1: number, proj: Float64Array, slot: Int32Array, K: number, H: number, h: Float32Array, o: number): void {
+  let j = 0;
+  for (; j + 7 < H; j += 8) {
+    const b = b1 + j;
+    let a0 = params[b]!, a1 = params[b + 1]!, a2 = params[b + 2]!, a3 = params[b + 3]!;
+    let a4 = params[b + 4]!, a5 = params[b + 5]!, a6 = params[b + 6]!, a7 = params[b + 7]!;
+    for (let k = 0; k < K; k++) {
+      const s = slot[k]! + j;
+      a0 += proj[s]!;
+      a1 += proj[s + 1]!;
+      a2 += proj[s + 2]!;
+      a3 += proj[s + 3]!;
+      a4 += proj[s + 4]!;
+      a5 += proj[s + 5]!;
+      a6 += proj[s + 6]!;
+      a7 += proj[s + 7]!;
+    }
+    h[o + j] = safeTanh(a0);
+    h[o + j + 1] = safeTanh(a1);
+    h[o + j + 2] = safeTanh(a2);
+    h[o + j + 3] = safeTanh(a3);
+    h[o + j + 4] = safeTanh(a4);
+    h[o + j + 5] = safeTanh(a5);
+    h[o + j + 6] = safeTanh(a6);
+    h[o + j + 7] = safeTanh(a7);
+  }
+  for (; j < H; j++) {
+    let a = params[b1 + j]!;
+    for (let k = 0; k < K; k++) a += proj[slot[k]! + j]!;
+    h[o + j] = safeTanh(a);
   }
 }
 
@@ -375,6 +435,43 @@ export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float
   const w2 = new Float64Array(H * V);
   const b2 = new Float64Array(V);
   let i = 0;
+  // Eight rows at a time while eight are left: each accumulator then takes eight terms per load
+  // and store.
+  for (; i + 7 < n; i += 8) {
+    if (i % PROGRESS_ROWS === PROGRESS_ROWS - 8) progress?.();
+    const r0 = live[i]!, r1 = live[i + 1]!, r2 = live[i + 2]!, r3 = live[i + 3]!;
+    const r4 = live[i + 4]!, r5 = live[i + 5]!, r6 = live[i + 6]!, r7 = live[i + 7]!;
+    const d0 = r0 * V, d1 = r1 * V, d2 = r2 * V, d3 = r3 * V;
+    const d4 = r4 * V, d5 = r5 * V, d6 = r6 * V, d7 = r7 * V;
+    for (let j = 0; j < H; j++) {
+      const h0 = h[r0 * H + j]!, h1 = h[r1 * H + j]!, h2 = h[r2 * H + j]!, h3 = h[r3 * H + j]!;
+      const h4 = h[r4 * H + j]!, h5 = h[r5 * H + j]!, h6 = h[r6 * H + j]!, h7 = h[r7 * H + j]!;
+      for (let v = 0; v < V; v++) {
+        let w = w2[j * V + v]!;
+        w += h0 * dz[d0 + v]!;
+        w += h1 * dz[d1 + v]!;
+        w += h2 * dz[d2 + v]!;
+        w += h3 * dz[d3 + v]!;
+        w += h4 * dz[d4 + v]!;
+        w += h5 * dz[d5 + v]!;
+        w += h6 * dz[d6 + v]!;
+        w += h7 * dz[d7 + v]!;
+        w2[j * V + v] = w;
+      }
+    }
+    for (let v = 0; v < V; v++) {
+      let b = b2[v]!;
+      b += dz[d0 + v]!;
+      b += dz[d1 + v]!;
+      b += dz[d2 + v]!;
+      b += dz[d3 + v]!;
+      b += dz[d4 + v]!;
+      b += dz[d5 + v]!;
+      b += dz[d6 + v]!;
+      b += dz[d7 + v]!;
+      b2[v] = b;
+    }
+  }
   for (; i + 3 < n; i += 4) {
     if (i % PROGRESS_ROWS === PROGRESS_ROWS - 4) progress?.();
     const r0 = live[i]!;
