@@ -537,6 +537,13 @@ export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: F
       for (let j = 0; j < H; j++) da[r * H + j] = 0 * (1 - h[r * H + j]! * h[r * H + j]!);
       continue;
     }
+    if (r + 1 < R && !(w2Finite && zeroRow(dz, d + V, V))) {
+      // The next row needs its sums too: both rows' four units share each W2 load.
+      hiddenDaPair(w2, dz, d, h, da, r * H, H, V);
+      r++;
+      if (r % PROGRESS_ROWS === PROGRESS_ROWS - 1) progress?.();
+      continue;
+    }
     // Four hidden units at a time share each dz load; every sum still runs over v in order.
     let j = 0;
     for (; j + 3 < H; j += 4) {
@@ -570,6 +577,56 @@ export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: F
     }
   }
   return da;
+}
+
+/** hiddenDaCpu's sums for two adjacent rows (dz at d and d + V, h and da at o and o + H) at once. */
+function hiddenDaPair(w2: Float64Array, dz: Float32Array, d: number, h: Float32Array, da: Float32Array, o: number, H: number, V: number): void {
+  const e = d + V;
+  const p = o + H;
+  let j = 0;
+  for (; j + 3 < H; j += 4) {
+    const w = j * V;
+    let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    let b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+    for (let v = 0; v < V; v++) {
+      const x = dz[d + v]!;
+      const y = dz[e + v]!;
+      const w0 = w2[w + v]!;
+      const w1 = w2[w + V + v]!;
+      const ww2 = w2[w + 2 * V + v]!;
+      const w3 = w2[w + 3 * V + v]!;
+      a0 += w0 * x;
+      a1 += w1 * x;
+      a2 += ww2 * x;
+      a3 += w3 * x;
+      b0 += w0 * y;
+      b1 += w1 * y;
+      b2 += ww2 * y;
+      b3 += w3 * y;
+    }
+    const g0 = h[o + j]!, g1 = h[o + j + 1]!, g2 = h[o + j + 2]!, g3 = h[o + j + 3]!;
+    da[o + j] = a0 * (1 - g0 * g0);
+    da[o + j + 1] = a1 * (1 - g1 * g1);
+    da[o + j + 2] = a2 * (1 - g2 * g2);
+    da[o + j + 3] = a3 * (1 - g3 * g3);
+    const k0 = h[p + j]!, k1 = h[p + j + 1]!, k2 = h[p + j + 2]!, k3 = h[p + j + 3]!;
+    da[p + j] = b0 * (1 - k0 * k0);
+    da[p + j + 1] = b1 * (1 - k1 * k1);
+    da[p + j + 2] = b2 * (1 - k2 * k2);
+    da[p + j + 3] = b3 * (1 - k3 * k3);
+  }
+  for (; j < H; j++) {
+    let a = 0;
+    let b = 0;
+    for (let v = 0; v < V; v++) {
+      a += w2[j * V + v]! * dz[d + v]!;
+      b += w2[j * V + v]! * dz[e + v]!;
+    }
+    const g = h[o + j]!;
+    const k = h[p + j]!;
+    da[o + j] = a * (1 - g * g);
+    da[p + j] = b * (1 - k * k);
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The CPU backend's second layer runs blocked (forwardCpu eight logits at a time, headGradCpu four
- * and eight rows at a time, hiddenDaCpu four hidden units at a time; the logits past the last eight four and two
+ * and eight rows at a time, hiddenDaCpu four hidden units of one row or of two rows at a time; the logits past the last eight four and two
  * at a time, the hidden units eight at a time) for speed. Blocking must not change a
  * single bit: every sum adds the same float64 terms in the same order as the textbook loops
  * written out below, so the comparison is exact (Object.is on every entry, NaN included). The
