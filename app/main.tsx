@@ -1,11 +1,15 @@
 /**
- * Entry point: mounts the React app. The trainer worker is created on first use (trainerClient).
+ * Entry point: mounts the React app. The trainer worker is created on first use (trainerClient),
+ * which for the page's own is before the first render.
  * `?selftest` mounts the kernel self-test page instead, loaded as its own chunk.
  */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import './styles.css';
 import { App } from './App';
+import { watchSeedPoolEarly } from './lessons/seedPool';
+import { useAppStore } from './store';
+import { startUrlSync } from './urlSync';
 
 const root = createRoot(document.getElementById('root')!);
 
@@ -25,6 +29,11 @@ if (new URLSearchParams(location.search).has('selftest')) {
       ),
   );
 } else {
+  // The link is applied and its run built before the first render (App's effect would do both after
+  // it): the page's worker loads, and a lesson's seeds train, while React draws the page.
+  startUrlSync();
+  useAppStore.getState().init();
+  watchSeedPoolEarly();
   root.render(
     <StrictMode>
       <App />

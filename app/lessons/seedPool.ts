@@ -6,7 +6,7 @@
  * Workers: at most one per core (navigator.hardwareConcurrency), the page's own trainer worker
  * counted, and never more than there are seeds to train at once. The extra workers (trainer
  * sessions of their own, app/trainerSession.ts) start when a lesson opens (a worker's start is then
- * off the step's critical path) and stay while it is open, so their compiled code and pretraining
+ * off the step's critical path; for a lesson link, before the page's first render) and stay while it is open, so their compiled code and pretraining
  * cache serve every step. The page's own worker takes a queued seed once its run on screen is
  * recorded and the page is idle: on a 2-core machine four seeds are two runs per core instead of
  * three on the extra worker.
@@ -200,8 +200,39 @@ function enqueue(s: AppState, lesson: Lesson): void {
   }
 }
 
+/** The subscriptions of the watch, while anyone watches; and how many do. */
+let watching: (() => void) | null = null;
+let watchers = 0;
+/** The watch taken before the page's first render, until the lesson panel's takes over. */
+let early: (() => void) | null = null;
+
 /** Follows the page: starts and stops the pool with the lesson, queues each step's seeds. */
 export function watchSeedPool(): () => void {
+  if (watchers++ === 0) watching = subscribe();
+  // The panel is up: the watch it holds replaces the one taken before it rendered.
+  const e = early;
+  early = null;
+  e?.();
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--watchers > 0) return;
+    watching?.();
+    watching = null;
+    stop();
+  };
+}
+
+/**
+ * Watches from before the page's first render (app/main.tsx): a lesson link's seeds start
+ * training while the page is still being drawn, not once the lesson panel is mounted.
+ */
+export function watchSeedPoolEarly(): void {
+  if (!early && watchers === 0) early = watchSeedPool();
+}
+
+function subscribe(): () => void {
   const check = (s: AppState) => {
     const lesson = s.lesson ? lessonById(s.lesson.id) : undefined;
     if (!lesson) {
@@ -219,6 +250,5 @@ export function watchSeedPool(): () => void {
   return () => {
     a();
     b();
-    stop();
   };
 }

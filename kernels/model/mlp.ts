@@ -9,7 +9,7 @@
  * This module holds the CPU model, forward and backward; the WGSL versions are in mlpKernels.ts
  * (logitGrad's in kernels/softmax/logitGrad.ts) and are checked against these. The same functions are
  * the CPU backend, so they are written for speed where that changes no bit: sums blocked in
- * registers, each distinct row computed once, rows of zero gradient left out.
+ * registers, each distinct row computed once, rows and (slot, token) blocks of zero gradient left out.
  * mlpPlain.ts has the textbook loops they are checked against, bit for bit.
  */
 import { nonFiniteCpu } from '../stats/finiteCheck';
@@ -107,13 +107,41 @@ export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Arr
   const { V, K, D, H } = dims;
   const P = paramLayout(dims);
   const proj = new Float64Array(K * V * H);
+  // Eight outputs at a time held in registers over d: each still sums its D terms in d order from
+  // +0, as a running sum in proj would, without a load and a store of proj per term.
   for (let k = 0; k < K; k++) {
+    const w1 = P.w1 + k * D * H;
     for (let t = 0; t < V; t++) {
       const out = (k * V + t) * H;
-      for (let d = 0; d < D; d++) {
-        const x = params[P.emb + t * D + d]!;
-        const row = P.w1 + (k * D + d) * H;
-        for (let j = 0; j < H; j++) proj[out + j]! += x * params[row + j]!;
+      const e = P.emb + t * D;
+      let j = 0;
+      for (; j + 7 < H; j += 8) {
+        let a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+        for (let d = 0; d < D; d++) {
+          const x = params[e + d]!;
+          const w = w1 + d * H + j;
+          a0 += x * params[w]!;
+          a1 += x * params[w + 1]!;
+          a2 += x * params[w + 2]!;
+          a3 += x * params[w + 3]!;
+          a4 += x * params[w + 4]!;
+          a5 += x * params[w + 5]!;
+          a6 += x * params[w + 6]!;
+          a7 += x * params[w + 7]!;
+        }
+        proj[out + j] = a0;
+        proj[out + j + 1] = a1;
+        proj[out + j + 2] = a2;
+        proj[out + j + 3] = a3;
+        proj[out + j + 4] = a4;
+        proj[out + j + 5] = a5;
+        proj[out + j + 6] = a6;
+        proj[out + j + 7] = a7;
+      }
+      for (; j < H; j++) {
+        let a = 0;
+        for (let d = 0; d < D; d++) a += params[e + d]! * params[w1 + d * H + j]!;
+        proj[out + j] = a;
       }
     }
   }
@@ -152,13 +180,14 @@ export function forwardCpu(
   temperature: number,
   proj: Float64Array = embedProjectCpu(params, dims),
   progress?: Progress,
+  memo?: RowMemo,
 ): ForwardOut {
   const { V, K, H } = dims;
   const P = paramLayout(dims);
   const R = rowPos.length;
   const h = new Float32Array(R * H);
   const z = new Float32Array(R * V);
-  const hid = new Float64Array(H);
+  const slot = new Int32Array(K);
   const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
   const out = new Float64Array(V);
   const ctx = new Int32Array(K + 1);
@@ -178,17 +207,70 @@ export function forwardCpu(
       continue;
     }
     if (seen === undefined) firstRow.set(key, r);
-    for (let j = 0; j < H; j++) hid[j] = params[P.b1 + j]!;
-    for (let k = 0; k < K; k++) {
-      const row = (k * V + ctx[k]!) * H;
-      for (let j = 0; j < H; j++) hid[j]! += proj[row + j]!;
+    const kept = memo?.first.get(key);
+    if (kept !== undefined && memoHas(memo!, kept, ctx)) {
+      h.set(memo!.h.subarray(kept * H, (kept + 1) * H), r * H);
+      z.set(memo!.z.subarray(kept * V, (kept + 1) * V), r * V);
+      continue;
     }
-    for (let j = 0; j < H; j++) h[r * H + j] = safeTanh(hid[j]!);
+    for (let k = 0; k < K; k++) slot[k] = (k * V + ctx[k]!) * H;
+    hiddenRow(params, P.b1, proj, slot, K, H, h, r * H);
     logitsRow(h, r * H, w2, params, P.b2, H, V, out);
     const allowed = seq[pos - 1]! * V;
     for (let v = 0; v < V; v++) z[r * V + v] = grammar[allowed + v] ? out[v]! / temperature : MASKED_LOGIT;
+    if (memo && kept === undefined) memoAdd(memo, key, ctx, h, r * H, H, z, r * V, V);
   }
   return { h, z, firstOf };
+}
+
+/**
+ * Rows forward passes computed, kept for later calls with the same parameters, grammar and
+ * temperature (the CPU backend keeps one per parameter set: a rollout's rows are its old-policy
+ * pass's, the reference's repeat every iteration). A row is a function of its context tokens and
+ * previous token alone, so a later call that has one copies the bits it would compute.
+ */
+export interface RowMemo {
+  /** Context hash (rowContext) -> the first kept row with it. */
+  first: Map<number, number>;
+  /** [n, K + 1] each kept row's tokens, as rowContext writes them. */
+  ctx: Int32Array;
+  h: Float32Array;
+  z: Float32Array;
+  n: number;
+}
+
+/** Floats (h and z) a memo keeps at most, 8 MiB: past it, new rows are computed and not kept. */
+const MEMO_FLOATS = 1 << 21;
+
+export function rowMemo(): RowMemo {
+  return { first: new Map(), ctx: new Int32Array(0), h: new Float32Array(0), z: new Float32Array(0), n: 0 };
+}
+
+function memoHas(m: RowMemo, i: number, ctx: Int32Array): boolean {
+  const w = ctx.length;
+  for (let k = 0; k < w; k++) if (m.ctx[i * w + k] !== ctx[k]) return false;
+  return true;
+}
+
+function memoAdd(m: RowMemo, key: number, ctx: Int32Array, h: Float32Array, ho: number, H: number, z: Float32Array, zo: number, V: number): void {
+  if ((m.n + 1) * (H + V) > MEMO_FLOATS) return;
+  const w = ctx.length;
+  if ((m.n + 1) * H > m.h.length) {
+    const rows = Math.max(64, m.n * 2);
+    const grow = <T extends Int32Array | Float32Array>(a: T, width: number, make: (n: number) => T): T => {
+      const b = make(rows * width);
+      b.set(a);
+      return b;
+    };
+    m.ctx = grow(m.ctx, w, (n) => new Int32Array(n));
+    m.h = grow(m.h, H, (n) => new Float32Array(n));
+    m.z = grow(m.z, V, (n) => new Float32Array(n));
+  }
+  m.ctx.set(ctx, m.n * w);
+  m.h.set(h.subarray(ho, ho + H), m.n * H);
+  m.z.set(z.subarray(zo, zo + V), m.n * V);
+  m.first.set(key, m.n);
+  m.n++;
 }
 
 /**
@@ -246,10 +328,74 @@ function logitsRow(h: Float32Array, hr: number, w2: Float64Array, params: Float3
     out[v + 6] = a6;
     out[v + 7] = a7;
   }
+  // The last V mod 8 logits four, then two, at a time: one running sum alone waits on each add.
+  for (; v + 3 < V; v += 4) {
+    const b = b2 + v;
+    let a0 = params[b]!, a1 = params[b + 1]!, a2 = params[b + 2]!, a3 = params[b + 3]!;
+    for (let j = 0; j < H; j++) {
+      const hj = h[hr + j]!;
+      const w = j * V + v;
+      a0 += hj * w2[w]!;
+      a1 += hj * w2[w + 1]!;
+      a2 += hj * w2[w + 2]!;
+      a3 += hj * w2[w + 3]!;
+    }
+    out[v] = a0;
+    out[v + 1] = a1;
+    out[v + 2] = a2;
+    out[v + 3] = a3;
+  }
+  for (; v + 1 < V; v += 2) {
+    let a0 = params[b2 + v]!, a1 = params[b2 + v + 1]!;
+    for (let j = 0; j < H; j++) {
+      const hj = h[hr + j]!;
+      a0 += hj * w2[j * V + v]!;
+      a1 += hj * w2[j * V + v + 1]!;
+    }
+    out[v] = a0;
+    out[v + 1] = a1;
+  }
   for (; v < V; v++) {
     let a = params[b2 + v]!;
     for (let j = 0; j < H; j++) a += h[hr + j]! * w2[j * V + v]!;
     out[v] = a;
+  }
+}
+
+/**
+ * h[o + j] = tanh(b1[j] + sum_k proj[slot[k] + j]) for j < H, each sum in k order from b1 as a
+ * running sum would add it (the same bits), eight units at a time held in registers.
+ */
+function hiddenRow(params: Float32Array, b1: number, proj: Float64Array, slot: Int32Array, K: number, H: number, h: Float32Array, o: number): void {
+  let j = 0;
+  for (; j + 7 < H; j += 8) {
+    const b = b1 + j;
+    let a0 = params[b]!, a1 = params[b + 1]!, a2 = params[b + 2]!, a3 = params[b + 3]!;
+    let a4 = params[b + 4]!, a5 = params[b + 5]!, a6 = params[b + 6]!, a7 = params[b + 7]!;
+    for (let k = 0; k < K; k++) {
+      const s = slot[k]! + j;
+      a0 += proj[s]!;
+      a1 += proj[s + 1]!;
+      a2 += proj[s + 2]!;
+      a3 += proj[s + 3]!;
+      a4 += proj[s + 4]!;
+      a5 += proj[s + 5]!;
+      a6 += proj[s + 6]!;
+      a7 += proj[s + 7]!;
+    }
+    h[o + j] = safeTanh(a0);
+    h[o + j + 1] = safeTanh(a1);
+    h[o + j + 2] = safeTanh(a2);
+    h[o + j + 3] = safeTanh(a3);
+    h[o + j + 4] = safeTanh(a4);
+    h[o + j + 5] = safeTanh(a5);
+    h[o + j + 6] = safeTanh(a6);
+    h[o + j + 7] = safeTanh(a7);
+  }
+  for (; j < H; j++) {
+    let a = params[b1 + j]!;
+    for (let k = 0; k < K; k++) a += proj[slot[k]! + j]!;
+    h[o + j] = safeTanh(a);
   }
 }
 
@@ -289,6 +435,43 @@ export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float
   const w2 = new Float64Array(H * V);
   const b2 = new Float64Array(V);
   let i = 0;
+  // Eight rows at a time while eight are left: each accumulator then takes eight terms per load
+  // and store.
+  for (; i + 7 < n; i += 8) {
+    if (i % PROGRESS_ROWS === PROGRESS_ROWS - 8) progress?.();
+    const r0 = live[i]!, r1 = live[i + 1]!, r2 = live[i + 2]!, r3 = live[i + 3]!;
+    const r4 = live[i + 4]!, r5 = live[i + 5]!, r6 = live[i + 6]!, r7 = live[i + 7]!;
+    const d0 = r0 * V, d1 = r1 * V, d2 = r2 * V, d3 = r3 * V;
+    const d4 = r4 * V, d5 = r5 * V, d6 = r6 * V, d7 = r7 * V;
+    for (let j = 0; j < H; j++) {
+      const h0 = h[r0 * H + j]!, h1 = h[r1 * H + j]!, h2 = h[r2 * H + j]!, h3 = h[r3 * H + j]!;
+      const h4 = h[r4 * H + j]!, h5 = h[r5 * H + j]!, h6 = h[r6 * H + j]!, h7 = h[r7 * H + j]!;
+      for (let v = 0; v < V; v++) {
+        let w = w2[j * V + v]!;
+        w += h0 * dz[d0 + v]!;
+        w += h1 * dz[d1 + v]!;
+        w += h2 * dz[d2 + v]!;
+        w += h3 * dz[d3 + v]!;
+        w += h4 * dz[d4 + v]!;
+        w += h5 * dz[d5 + v]!;
+        w += h6 * dz[d6 + v]!;
+        w += h7 * dz[d7 + v]!;
+        w2[j * V + v] = w;
+      }
+    }
+    for (let v = 0; v < V; v++) {
+      let b = b2[v]!;
+      b += dz[d0 + v]!;
+      b += dz[d1 + v]!;
+      b += dz[d2 + v]!;
+      b += dz[d3 + v]!;
+      b += dz[d4 + v]!;
+      b += dz[d5 + v]!;
+      b += dz[d6 + v]!;
+      b += dz[d7 + v]!;
+      b2[v] = b;
+    }
+  }
   for (; i + 3 < n; i += 4) {
     if (i % PROGRESS_ROWS === PROGRESS_ROWS - 4) progress?.();
     const r0 = live[i]!;
@@ -354,6 +537,13 @@ export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: F
       for (let j = 0; j < H; j++) da[r * H + j] = 0 * (1 - h[r * H + j]! * h[r * H + j]!);
       continue;
     }
+    if (r + 1 < R && !(w2Finite && zeroRow(dz, d + V, V))) {
+      // The next row needs its sums too: both rows' four units share each W2 load.
+      hiddenDaPair(w2, dz, d, h, da, r * H, H, V);
+      r++;
+      if (r % PROGRESS_ROWS === PROGRESS_ROWS - 1) progress?.();
+      continue;
+    }
     // Four hidden units at a time share each dz load; every sum still runs over v in order.
     let j = 0;
     for (; j + 3 < H; j += 4) {
@@ -387,6 +577,56 @@ export function hiddenDaCpu(params: Float32Array, dims: MlpDims, R: number, h: F
     }
   }
   return da;
+}
+
+/** hiddenDaCpu's sums for two adjacent rows (dz at d and d + V, h and da at o and o + H) at once. */
+function hiddenDaPair(w2: Float64Array, dz: Float32Array, d: number, h: Float32Array, da: Float32Array, o: number, H: number, V: number): void {
+  const e = d + V;
+  const p = o + H;
+  let j = 0;
+  for (; j + 3 < H; j += 4) {
+    const w = j * V;
+    let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    let b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+    for (let v = 0; v < V; v++) {
+      const x = dz[d + v]!;
+      const y = dz[e + v]!;
+      const w0 = w2[w + v]!;
+      const w1 = w2[w + V + v]!;
+      const ww2 = w2[w + 2 * V + v]!;
+      const w3 = w2[w + 3 * V + v]!;
+      a0 += w0 * x;
+      a1 += w1 * x;
+      a2 += ww2 * x;
+      a3 += w3 * x;
+      b0 += w0 * y;
+      b1 += w1 * y;
+      b2 += ww2 * y;
+      b3 += w3 * y;
+    }
+    const g0 = h[o + j]!, g1 = h[o + j + 1]!, g2 = h[o + j + 2]!, g3 = h[o + j + 3]!;
+    da[o + j] = a0 * (1 - g0 * g0);
+    da[o + j + 1] = a1 * (1 - g1 * g1);
+    da[o + j + 2] = a2 * (1 - g2 * g2);
+    da[o + j + 3] = a3 * (1 - g3 * g3);
+    const k0 = h[p + j]!, k1 = h[p + j + 1]!, k2 = h[p + j + 2]!, k3 = h[p + j + 3]!;
+    da[p + j] = b0 * (1 - k0 * k0);
+    da[p + j + 1] = b1 * (1 - k1 * k1);
+    da[p + j + 2] = b2 * (1 - k2 * k2);
+    da[p + j + 3] = b3 * (1 - k3 * k3);
+  }
+  for (; j < H; j++) {
+    let a = 0;
+    let b = 0;
+    for (let v = 0; v < V; v++) {
+      a += w2[j * V + v]! * dz[d + v]!;
+      b += w2[j * V + v]! * dz[e + v]!;
+    }
+    const g = h[o + j]!;
+    const k = h[p + j]!;
+    da[o + j] = a * (1 - g * g);
+    da[p + j] = b * (1 - k * k);
+  }
 }
 
 /**
@@ -430,28 +670,91 @@ export function slotGradCpu(
 export function firstLayerGradCpu(params: Float32Array, dims: MlpDims, G: Float64Array, g: Float32Array): Float32Array {
   const { V, K, D, H } = dims;
   const P = paramLayout(dims);
+  // The (slot, token) blocks of G with a nonzero entry, per slot: a token no row has in slot k
+  // leaves G[k, t] all +0. Its terms are then +-0 where the weight they multiply is finite, and a
+  // float64 sum that starts at +0 is never -0, so leaving them out gives the same bits (liveRows);
+  // with a non-finite weight (NaN * 0 is NaN) every block stays.
+  const w1Finite = !nonFiniteCpu(params, 1, P.w1, P.w1 + K * D * H);
+  const embFinite = !nonFiniteCpu(params, 1, P.emb, P.emb + V * D);
+  const tokens: Int32Array[] = [];
+  for (let k = 0; k < K; k++) {
+    const ts = new Int32Array(V);
+    let n = 0;
+    for (let t = 0; t < V; t++) if (!embFinite || !zeroBlock(G, (k * V + t) * H, H)) ts[n++] = t;
+    tokens.push(ts.subarray(0, n));
+  }
+  // demb: four embedding columns at a time share each G load; each sum still runs over k, then j.
   for (let t = 0; t < V; t++) {
-    for (let d = 0; d < D; d++) {
+    let d = 0;
+    for (; d + 3 < D; d += 4) {
+      let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      for (let k = 0; k < K; k++) {
+        const s = (k * V + t) * H;
+        if (w1Finite && zeroBlock(G, s, H)) continue;
+        const w = P.w1 + (k * D + d) * H;
+        for (let j = 0; j < H; j++) {
+          const x = G[s + j]!;
+          a0 += params[w + j]! * x;
+          a1 += params[w + H + j]! * x;
+          a2 += params[w + 2 * H + j]! * x;
+          a3 += params[w + 3 * H + j]! * x;
+        }
+      }
+      g[P.emb + t * D + d] = a0;
+      g[P.emb + t * D + d + 1] = a1;
+      g[P.emb + t * D + d + 2] = a2;
+      g[P.emb + t * D + d + 3] = a3;
+    }
+    for (; d < D; d++) {
       let acc = 0;
       for (let k = 0; k < K; k++) {
-        const w = P.w1 + (k * D + d) * H;
         const s = (k * V + t) * H;
+        if (w1Finite && zeroBlock(G, s, H)) continue;
+        const w = P.w1 + (k * D + d) * H;
         for (let j = 0; j < H; j++) acc += params[w + j]! * G[s + j]!;
       }
       g[P.emb + t * D + d] = acc;
     }
   }
-  const w1 = new Float64Array(H);
+  // dW1: eight weights at a time held in registers over the tokens; each still sums over t in order.
   for (let k = 0; k < K; k++) {
+    const ts = tokens[k]!;
+    const n = ts.length;
     for (let d = 0; d < D; d++) {
-      w1.fill(0);
-      // Tokens outer so G is read along its rows; each weight still sums over t in order.
-      for (let t = 0; t < V; t++) {
-        const x = params[P.emb + t * D + d]!;
-        const s = (k * V + t) * H;
-        for (let j = 0; j < H; j++) w1[j]! += x * G[s + j]!;
+      const out = P.w1 + (k * D + d) * H;
+      let j = 0;
+      for (; j + 7 < H; j += 8) {
+        let a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+        for (let i = 0; i < n; i++) {
+          const t = ts[i]!;
+          const x = params[P.emb + t * D + d]!;
+          const s = (k * V + t) * H + j;
+          a0 += x * G[s]!;
+          a1 += x * G[s + 1]!;
+          a2 += x * G[s + 2]!;
+          a3 += x * G[s + 3]!;
+          a4 += x * G[s + 4]!;
+          a5 += x * G[s + 5]!;
+          a6 += x * G[s + 6]!;
+          a7 += x * G[s + 7]!;
+        }
+        g[out + j] = a0;
+        g[out + j + 1] = a1;
+        g[out + j + 2] = a2;
+        g[out + j + 3] = a3;
+        g[out + j + 4] = a4;
+        g[out + j + 5] = a5;
+        g[out + j + 6] = a6;
+        g[out + j + 7] = a7;
       }
-      g.set(w1, P.w1 + (k * D + d) * H);
+      for (; j < H; j++) {
+        let a = 0;
+        for (let i = 0; i < n; i++) {
+          const t = ts[i]!;
+          a += params[P.emb + t * D + d]! * G[(k * V + t) * H + j]!;
+        }
+        g[out + j] = a;
+      }
     }
   }
   for (let j = 0; j < H; j++) {
@@ -460,6 +763,11 @@ export function firstLayerGradCpu(params: Float32Array, dims: MlpDims, G: Float6
     g[P.b1 + j] = acc;
   }
   return g;
+}
+
+function zeroBlock(a: Float64Array, off: number, n: number): boolean {
+  for (let i = off; i < off + n; i++) if (a[i] !== 0) return false;
+  return true;
 }
 
 /**

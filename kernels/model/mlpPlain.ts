@@ -3,12 +3,12 @@
  * (blocked sums, repeated rows copied, rows of zeros left out): each output sums the same float64
  * terms in the same order, so the two agree bit for bit.
  */
-import { contextToken, embedProjectCpu, MASKED_LOGIT, paramLayout, safeTanh, vocabToken, type MlpDims } from './mlp';
+import { contextToken, MASKED_LOGIT, paramLayout, safeTanh, vocabToken, type MlpDims } from './mlp';
 
 export function forwardPlain(p: Float32Array, dims: MlpDims, seq: Int32Array, L: number, rowPos: Uint32Array, grammar: Uint8Array, temperature: number) {
   const { V, K, H } = dims;
   const P = paramLayout(dims);
-  const proj = embedProjectCpu(p, dims);
+  const proj = embedProjectPlain(p, dims);
   const h = new Float32Array(rowPos.length * H);
   const z = new Float32Array(rowPos.length * V);
   rowPos.forEach((pos, r) => {
@@ -68,4 +68,48 @@ export function slotGradPlain(dims: MlpDims, seq: Int32Array, L: number, rowPos:
     }
   }
   return G;
+}
+
+export function embedProjectPlain(p: Float32Array, dims: MlpDims): Float64Array {
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims);
+  const proj = new Float64Array(K * V * H);
+  for (let k = 0; k < K; k++) {
+    for (let t = 0; t < V; t++) {
+      for (let j = 0; j < H; j++) {
+        let a = 0;
+        for (let d = 0; d < D; d++) a += p[P.emb + t * D + d]! * p[P.w1 + (k * D + d) * H + j]!;
+        proj[(k * V + t) * H + j] = a;
+      }
+    }
+  }
+  return proj;
+}
+
+export function firstLayerGradPlain(p: Float32Array, dims: MlpDims, G: Float64Array): Float32Array {
+  const { V, K, D, H } = dims;
+  const P = paramLayout(dims);
+  const g = new Float32Array(P.size);
+  for (let t = 0; t < V; t++) {
+    for (let d = 0; d < D; d++) {
+      let a = 0;
+      for (let k = 0; k < K; k++) for (let j = 0; j < H; j++) a += p[P.w1 + (k * D + d) * H + j]! * G[(k * V + t) * H + j]!;
+      g[P.emb + t * D + d] = a;
+    }
+  }
+  for (let k = 0; k < K; k++) {
+    for (let d = 0; d < D; d++) {
+      for (let j = 0; j < H; j++) {
+        let a = 0;
+        for (let t = 0; t < V; t++) a += p[P.emb + t * D + d]! * G[(k * V + t) * H + j]!;
+        g[P.w1 + (k * D + d) * H + j] = a;
+      }
+    }
+  }
+  for (let j = 0; j < H; j++) {
+    let a = 0;
+    for (let t = 0; t < V; t++) a += G[t * H + j]!;
+    g[P.b1 + j] = a;
+  }
+  return g;
 }

@@ -4,10 +4,12 @@
  * textbook forward: on rows that repeat most of the time, on rows that differ only in what the
  * copy must not ignore (the previous token, a context token past the vocabulary, the start of a
  * sequence), and on two different contexts whose hashes collide. tokenStatsCpu, given firstOf,
- * computes a repeated row's log-sum-exp, entropy and sum of squares once: the same bits too.
+ * computes a repeated row's log-sum-exp, entropy and sum of squares once: the same bits too. With a
+ * row memo (the CPU backend keeps one per parameter set), a row an earlier call computed is copied
+ * from it: the same bits again, also when the earlier call read other sequences.
  */
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, forwardCpu, initParams, rowContext, type MlpDims } from '../../kernels/model/mlp';
+import { backwardCpu, forwardCpu, initParams, rowContext, rowMemo, type MlpDims } from '../../kernels/model/mlp';
 import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
 import { createRng } from '../../workers/core/rng';
 import { forwardPlain } from '../../kernels/model/mlpPlain';
@@ -108,6 +110,59 @@ describe('forwardCpu: repeated rows', () => {
     expectSameBits(got.h, want.h, 'h');
     expectSameBits(got.z, want.z, 'z');
     expect(Array.from(got.h.subarray(5, 10))).not.toEqual(Array.from(got.h.subarray(0, 5)));
+  });
+});
+
+describe('forwardCpu: rows kept from earlier calls (rowMemo)', () => {
+  it('calls over overlapping rows of changing sequences: the textbook forward, bit for bit', () => {
+    const dims: MlpDims = { V: 4, K: 2, D: 3, H: 9 };
+    const { p, rng, grammar } = setup(dims, 17);
+    const L = 9;
+    const memo = rowMemo();
+    let hits = 0;
+    for (let call = 0; call < 12; call++) {
+      // Fresh sequences each call, as a rollout writes tokens between its forwards.
+      const { seq, rowPos } = randomRows(rng, dims.V, 3 + (call % 4), L);
+      const before = memo.n;
+      const got = forwardCpu(p, dims, seq, L, rowPos, grammar, 0.8, undefined, undefined, memo);
+      const want = forwardPlain(p, dims, seq, L, rowPos, grammar, 0.8);
+      expectSameBits(got.h, want.h, `call ${call} h`);
+      expectSameBits(got.z, want.z, `call ${call} z`);
+      const distinct = new Set(got.firstOf).size;
+      hits += distinct - (memo.n - before);
+    }
+    // The previous token is the last context token: at most 4^2 distinct rows.
+    expect(memo.n).toBeLessThanOrEqual(16);
+    expect(hits).toBeGreaterThan(0);
+  });
+
+  it('a kept row with the same hash but other tokens is not copied', () => {
+    const dims: MlpDims = { V: 1024, K: 3, D: 2, H: 5 };
+    const { p, rng, grammar } = setup(dims, 19);
+    const L = 8;
+    const probe = new Int32Array(L);
+    const ctx = new Int32Array(dims.K + 1);
+    const byHash = new Map<number, number[]>();
+    let pair: [number[], number[]] | null = null;
+    for (let i = 0; i < 400_000 && !pair; i++) {
+      const t = [rng.int(dims.V), rng.int(dims.V), rng.int(dims.V)];
+      probe.set(t, 0);
+      const key = rowContext(probe, 3, L, dims.K, dims.V, ctx);
+      const seen = byHash.get(key);
+      if (seen && seen.join() !== t.join()) pair = [seen, t];
+      else byHash.set(key, t);
+    }
+    expect(pair, 'a hash collision among 400,000 random contexts').not.toBeNull();
+    const memo = rowMemo();
+    // One call keeps context a; the next reads b (same hash), then a.
+    for (const [first, rows] of [[pair![0], [3]], [pair![1], [3]], [pair![0], [3, 3]]] as Array<[number[], number[]]>) {
+      const seq = Int32Array.from([...first, 1, 2, 3, 4, 5]);
+      const rowPos = Uint32Array.from(rows);
+      const got = forwardCpu(p, dims, seq, L, rowPos, grammar, 1, undefined, undefined, memo);
+      const want = forwardPlain(p, dims, seq, L, rowPos, grammar, 1);
+      expectSameBits(got.h, want.h, `${first} h`);
+      expectSameBits(got.z, want.z, `${first} z`);
+    }
   });
 });
 

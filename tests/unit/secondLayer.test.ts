@@ -1,9 +1,10 @@
 /**
  * The CPU backend's second layer runs blocked (forwardCpu eight logits at a time, headGradCpu four
- * rows at a time, hiddenDaCpu four hidden units at a time) for speed. Blocking must not change a
+ * and eight rows at a time, hiddenDaCpu four hidden units of one row or of two rows at a time; the logits past the last eight four and two
+ * at a time, the hidden units eight at a time) for speed. Blocking must not change a
  * single bit: every sum adds the same float64 terms in the same order as the textbook loops
  * written out below, so the comparison is exact (Object.is on every entry, NaN included). The
- * shapes straddle each block size (V around 8, H around 4, R around 4), and hold two or more
+ * shapes straddle each block size (V around 8, H around 4 and 8, R around 4 and 8), and hold two or more
  * cancelling triples (below), where any reordering shows.
  *
  * The backward pieces also leave out rows whose gradient is all zero (masked rows, zero
@@ -71,7 +72,7 @@ function fixture(V: number, H: number, R: number, scale: number) {
 
 describe('second layer, blocked: the textbook loops, bit for bit', () => {
   const shapes: Array<[number, number, number]> = [];
-  for (const V of [1, 7, 8, 9, 12, 16, 19]) for (const H of [1, 3, 4, 5, 6, 12, 13]) for (const R of [1, 3, 4, 5, 6, 9]) shapes.push([V, H, R]);
+  for (const V of [1, 6, 7, 8, 9, 12, 14, 15, 16, 19]) for (const H of [1, 3, 4, 5, 6, 12, 13]) for (const R of [1, 3, 4, 5, 6, 9, 13]) shapes.push([V, H, R]);
 
   for (const scale of [1, 40, 1e15]) {
     it(`${shapes.length} shapes at scale ${scale}`, () => {

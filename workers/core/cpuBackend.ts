@@ -2,7 +2,7 @@
  * The CPU backend: the update's stages (workers/core/update/stages.ts), each by its kernels'
  * TypeScript reference. It is the fallback where WebGPU is missing and the oracle in tests.
  */
-import { embedProjectCpu, forwardCpu } from '../../kernels/model/mlp';
+import { embedProjectCpu, forwardCpu, paramLayout, rowMemo, type RowMemo } from '../../kernels/model/mlp';
 import { sampleCpu } from '../../kernels/softmax/sample';
 import { essOfUpdate, paramStep, rolloutLogprobsApart, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
 import { copyRows } from './rowCopy';
@@ -67,25 +67,44 @@ function checkCpuMemory(shape: RunShape, maxBytes: number): void {
 }
 
 /**
- * The first layer's table (embedProjectCpu) per parameter array, kept until any parameters change:
- * rollouts run several forwards per iteration with the same policy, and the reference changes only
- * on a reset. `changed()` is called on every write to params, ref or the rollout history.
+ * The first layer's table (embedProjectCpu) and the rows computed so far (rowMemo) per parameter
+ * array, kept until its parameters change: rollouts run several forwards per iteration with the
+ * same policy, the old-policy pass then reads the rollout's rows again, and the reference changes
+ * only on a reset. `changed()` is called on every write to params, ref or the rollout history; it
+ * does not say which, so an array's table and rows are then kept only if the parameters they were
+ * made from are still the same bits (the table reads only the embeddings and W1): the reference's
+ * last the run instead of one iteration.
  */
 function projectionCache(dims: RunShape['dims']) {
+  const { emb, b1 } = paramLayout(dims);
   let version = 0;
-  const tables = new WeakMap<Float32Array, { version: number; proj: Float64Array }>();
+  const tables = new WeakMap<Float32Array, { version: number; proj: Float64Array; memo: RowMemo; from: Int32Array }>();
   return {
-    of(p: Float32Array): Float64Array {
+    of(p: Float32Array): { proj: Float64Array; memo: RowMemo } {
       const hit = tables.get(p);
-      if (hit?.version === version) return hit.proj;
-      const proj = embedProjectCpu(p, dims);
-      tables.set(p, { version, proj });
-      return proj;
+      if (hit?.version === version) return hit;
+      const now = new Int32Array(p.buffer, p.byteOffset, p.length);
+      if (hit && sameBits(hit.from, now, emb, b1)) {
+        if (!sameBits(hit.from, now, 0, emb) || !sameBits(hit.from, now, b1, now.length)) {
+          hit.memo = rowMemo();
+          hit.from = Int32Array.from(now);
+        }
+        hit.version = version;
+        return hit;
+      }
+      const table = { version, proj: embedProjectCpu(p, dims), memo: rowMemo(), from: Int32Array.from(now) };
+      tables.set(p, table);
+      return table;
     },
     changed() {
       version++;
     },
   };
+}
+
+function sameBits(a: Int32Array, b: Int32Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -148,8 +167,10 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
   const seq = t.seq;
   const proj = projectionCache(dims);
   const model = cpuModel(shape, initialParams, proj.changed);
-  const forward = (p: Float32Array, rowPos: Uint32Array, tokens: Int32Array | Uint32Array = seq) =>
-    forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature, proj.of(p), progress);
+  const forward = (p: Float32Array, rowPos: Uint32Array, tokens: Int32Array | Uint32Array = seq) => {
+    const table = proj.of(p);
+    return forwardCpu(p, dims, tokens, L, rowPos, shape.grammar, shape.temperature, table.proj, progress, table.memo);
+  };
   const stages = stagesOf(shape);
   const steps = updateStepRefs(shape);
 
