@@ -160,6 +160,18 @@ const ROLES = { ...SMALL, task: 'roles', 'env.roleScale': '5', 'env.roleOffset':
  */
 const PRESSURE = { ...PARTIAL, epochs: '8', minibatches: '2', lr: '0.02' } as const;
 
+/**
+ * The sampler lesson's first part: the search task from a pretrained start, one optimizer step per
+ * batch, so PPO's ratio is exactly 1 and any gap between sampler and trainer is the sampler's.
+ */
+const SAMPLER_ON = { init: 'pretrained' } as const;
+/**
+ * Its second part, an asynchronous engine: the regime of the corrections' entries in
+ * workers/content/whyCorrections.ts (2 minibatches per batch at lr 0.03, a bf16 sampler), fresh or
+ * 8 updates behind the trainer.
+ */
+const ASYNC = { init: 'pretrained', minibatches: '2', lr: '0.03', 'rollout.precision': 'bf16' } as const;
+
 /** Lesson 4's margin: about half the rise the lesson seeds showed (0.95), docs/LESSONS.md. */
 const CLEAN_BY = 0.45;
 const mean = (run: string, metric: ScalarMetric, from?: number, to?: number): SeriesStat => ({
@@ -616,6 +628,75 @@ export const LESSONS: readonly Lesson[] = [
     charts: ['reward', 'neg_out_grad_share', 'entropy', 'kl'],
     takeaway:
       'A clip is also a brake. Under heavy reuse of each batch the tolerant clips let the first updates run far: entropy collapses at once, success is briefly ahead, and the collapsed policy then falls (CISPO on most seeds) or stalls (SAPO). The token clip is slower at first and ends near 1; the sequence clip does not fall.',
+  },
+  {
+    id: 'sampler',
+    title: 'When the sampler is not the trainer',
+    summary:
+      'In a real run an inference engine draws the rollouts (in bf16, with top-p, often a few updates behind) and a training framework computes the update. How far apart are the two, which ratio sees the gap, and what do the rollout corrections do when it grows?',
+    methods: ['grpo', 'veto', 'seqis', 'tis'],
+    runs: [
+      { id: 'trainer', label: 'GRPO, the sampler is the trainer', set: { ...SAMPLER_ON }, iters: 20 },
+      { id: 'bf16', label: 'GRPO, bf16 sampler', set: { ...SAMPLER_ON, 'rollout.precision': 'bf16' }, iters: 20 },
+      { id: 'topp', label: 'GRPO, bf16 sampler with top-p 0.8', set: { ...SAMPLER_ON, 'rollout.precision': 'bf16', 'rollout.topP': '0.8' }, iters: 20 },
+      { id: 'fresh', label: 'GRPO, fresh bf16 sampler, lr 0.03', set: { ...ASYNC }, iters: 60 },
+      { id: 'stale', label: 'GRPO, sampler 8 updates behind', set: { ...ASYNC, staleness: '8' }, iters: 60 },
+      { id: 'veto', label: 'GRPO + veto, sampler 8 updates behind', set: { ...ASYNC, staleness: '8', methods: 'grpo,veto' }, iters: 60 },
+    ],
+    steps: [
+      {
+        run: 'trainer',
+        text: 'Load GRPO on the search task from a pretrained start, one optimizer step per batch, the sampler exactly the trainer (f32, the whole distribution). Watch the sampler-mismatch chart and the importance-sampling (IS) ratio.',
+        watch: ['mismatch', 'ratio'],
+        see: 'Every mismatch line is exactly 0 and every PPO ratio exactly 1: the tokens were drawn from the distribution the trainer computes.',
+        claims: ['trainer-zero', 'trainer-ratio'],
+      },
+      {
+        run: 'bf16',
+        text: 'Round the sampler\'s logits to bf16, as an inference engine stores them. The trainer keeps f32.',
+        watch: ['mismatch', 'ratio'],
+        see: 'The mismatch is no longer 0 but tiny (a k3 KL of about 4e-7, mean of seeds 1-4): this toy\'s logits are small, where bf16 rounds finely. PPO\'s ratios are still exactly 1: they compare the trainer with itself and never see the sampler.',
+        claims: ['bf16-gap', 'bf16-small', 'bf16-ratio'],
+      },
+      {
+        run: 'topp',
+        text: 'Add top-p 0.8: the sampler draws only from the smallest set of tokens holding 80 % of the probability. Watch the mismatch and entropy (the sampler mismatch histogram is under More charts).',
+        watch: ['mismatch', 'entropy'],
+        see: 'The drawn tokens are more likely under the sampler than under the trainer (mean log-ratio about -0.07; the histogram sits left of 0), PPO\'s ratios are still 1, and entropy stays high (0.23 against 0.05 in iterations 11-20): the sampler never draws the tail, so the update never pushes it down.',
+        claims: ['topp-gap', 'topp-ratio', 'topp-entropy'],
+      },
+      {
+        run: 'stale',
+        text: 'An asynchronous engine: the sampler runs 8 updates behind the trainer (2 minibatches per batch at lr 0.03, bf16). Watch the mismatch and success.',
+        watch: ['mismatch', 'reward'],
+        see: 'A mismatch a million times bf16\'s (a k3 KL of about 1.0 against 2e-7 with a fresh sampler), and success in iterations 21-60 of about 0.43 against 0.99 with a fresh sampler at the same lr; on most seeds the run crashes by the arena\'s rule.',
+        claims: ['stale-gap', 'stale-fails'],
+      },
+      {
+        run: 'veto',
+        text: 'Switch on the veto: a trajectory with any token whose ratio to the sampler falls below 1e-4 is left out of the update.',
+        watch: ['reward', 'mismatch'],
+        see: 'Success stays up (0.86 against 0.43 in iterations 21-60): the trajectories with a token the trainer now finds near impossible are the ones whose gradients threw the stale run off.',
+        claims: ['veto-cures'],
+      },
+    ],
+    claims: [
+      { id: 'trainer-zero', see: 'Sampler = trainer: no mismatch', a: { run: 'trainer', metric: 'mismatch_k3_kl', agg: 'max' }, op: '<', b: 1e-12, by: 0 },
+      { id: 'trainer-ratio', see: 'Sampler = trainer: ratios exactly 1', a: { run: 'trainer', metric: 'ratio_max', agg: 'max' }, op: '<', b: 1.0001, by: 0 },
+      { id: 'bf16-gap', see: 'bf16: a mismatch above 0', a: mean('bf16', 'mismatch_k3_kl'), op: '>', b: 1e-9, by: 0 },
+      { id: 'bf16-small', see: 'bf16: the mismatch is tiny', a: mean('bf16', 'mismatch_k3_kl'), op: '<', b: 1e-5, by: 0 },
+      { id: 'bf16-ratio', see: 'bf16: PPO\'s ratios still exactly 1', a: { run: 'bf16', metric: 'ratio_max', agg: 'max' }, op: '<', b: 1.0001, by: 0 },
+      { id: 'topp-gap', see: 'Top-p: the trainer gives the drawn tokens less probability than the sampler', a: mean('topp', 'mismatch_logratio'), op: '<', b: -0.03, by: 0 },
+      { id: 'topp-ratio', see: 'Top-p: PPO\'s ratios still exactly 1', a: { run: 'topp', metric: 'ratio_max', agg: 'max' }, op: '<', b: 1.0001, by: 0 },
+      { id: 'topp-entropy', see: 'Top-p: entropy stays higher', a: mean('topp', 'entropy', 11, 20), op: '>', b: mean('bf16', 'entropy', 11, 20), times: 2 },
+      { id: 'stale-gap', see: '8 updates behind: a large mismatch', a: mean('stale', 'mismatch_k3_kl'), op: '>', b: mean('fresh', 'mismatch_k3_kl'), by: 0.5 },
+      { id: 'stale-fails', see: '8 updates behind: success falls', a: mean('stale', 'success_rate', 21, 60), op: '<', b: mean('fresh', 'success_rate', 21, 60), by: 0.3 },
+      { id: 'veto-cures', see: 'Veto: success stays up', a: mean('veto', 'success_rate', 21, 60), op: '>', b: mean('stale', 'success_rate', 21, 60), by: 0.2 },
+    ],
+    hide: ['task', 'methods', 'export', 'frameworks'],
+    charts: ['mismatch', 'mismatch-hist', 'ratio', 'reward', 'entropy'],
+    takeaway:
+      'PPO\'s ratio compares the trainer with itself, so the gap to the sampler is invisible to its clip: measure it separately (the mismatch charts). Precision and top-p gaps are small on this toy (top-p mainly keeps entropy up); a sampler several updates behind is a large gap, and dropping the trajectories with catastrophic tokens (the veto) kept training stable where weighting them (token or sequence IS) did not.',
   },
 ];
 
