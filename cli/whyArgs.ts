@@ -1,6 +1,6 @@
 /** The flags of `npm run -s why` (cli/why.ts). */
 import { isMethodId, methodDef, METHOD_IDS } from '../workers/core/methods';
-import { whyHeldOut, whyIds, whyOf } from '../workers/content/why';
+import { whyCorrectionIds, whyHeldOut, whyIds, whyOf } from '../workers/content/why';
 import { flagsOf, UsageError } from './args';
 import { checkCacheFolder } from './paths';
 import { parseSeeds } from './sweepArgs';
@@ -42,10 +42,11 @@ export function parseWhyArgs(argv: readonly string[]): WhyArgs {
   for (const { arg, flag, value } of flagsOf(argv)) {
     switch (flag) {
       case '--method': {
+        const expected = `expected one of ${whyIds().join(', ')}, or a rollout correction: ${whyCorrectionIds().join(', ')}`;
         const id = value();
         if (!whyOf(id)) {
           throw new UsageError(
-            isMethodId(id) ? `--method ${id}: ${methodDef(id).name} is a baseline, not a paper method with a disease regime; expected one of ${whyIds().join(', ')}` : `--method ${id}: unknown method; expected one of ${whyIds().join(', ')}`,
+            isMethodId(id) ? `--method ${id}: ${methodDef(id).name} is a baseline, not a paper method with a disease regime; ${expected}` : `--method ${id}: unknown method; ${expected}`,
           );
         }
         a.method = id;

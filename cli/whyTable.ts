@@ -12,7 +12,7 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { statText, WHY_ROUNDS, whyIds, whyOf } from '../workers/content/why';
+import { statText, WHY_ROUNDS, whyCorrectionIds, whyIds, whyOf } from '../workers/content/why';
 import { methodDef } from '../workers/core/methods';
 import { flagsOf, UsageError } from './args';
 import { checkOutFile, readInputFile } from './paths';
@@ -41,18 +41,23 @@ function rowCell(r: WhyRowResult | undefined): string {
 
 const verdictOf = (r: WhyRowResult | undefined) => (r ? (r.holds ? '✓' : '✗') : '·');
 
-export function whyTables(main: Record<string, WhyJson>, held: Record<string, WhyJson>): string {
-  const ids = whyIds();
+/**
+ * The tables of one group of regimes: the paper methods (the default) or the rollout corrections
+ * (`whyCorrectionIds()`, noun 'rollout corrections'), each its own section of the document.
+ */
+export function whyTables(main: Record<string, WhyJson>, held: Record<string, WhyJson>, ids: readonly string[] = whyIds(), noun = 'paper methods'): string {
   const lines: string[] = [];
   const anyMain = Object.values(main)[0];
   // Each method's held-out seeds are its round's, read from its results where it has them.
-  const heldOf = (round: 1 | 2) => {
+  const heldOf = (round: 1 | 2 | 3) => {
     const j = ids.filter((id) => (whyOf(id)!.round ?? 1) === round).map((id) => held[id]).find((x) => x);
     return j ? j.seeds : [...WHY_ROUNDS[round].heldOut];
   };
   const seedsText = (xs: readonly number[]) => (xs.length ? xs.join(', ') : '(not run)');
+  const rounds = ([1, 2, 3] as const).filter((k) => ids.some((id) => (whyOf(id)!.round ?? 1) === k));
+  const roundName = { 1: 'one', 2: 'two', 3: 'three' } as const;
   lines.push(
-    `Seeds 1-8 (${anyMain ? `${anyMain.seeds.length} seeds` : 'not run'}) and the held-out seeds of each method's round: round one ${seedsText(heldOf(1))}; round two ${seedsText(heldOf(2))}. ` +
+    `Seeds 1-8 (${anyMain ? `${anyMain.seeds.length} seeds` : 'not run'}) and the held-out seeds of each method's round: ${rounds.map((k) => `round ${roundName[k]} ${seedsText(heldOf(k))}`).join('; ')}. ` +
       'Each cell: the mean over seeds of the first run → the second, the mean paired difference (second − first, seed by seed) with its 95 % interval (Student\'s t), and the verdict: ✓ when the difference is past the committed margin on the predicted side and the interval excludes 0 there, ✗ otherwise.',
     '',
     '**Summary.** "Shown" when all four rows hold: the disease and the cure, on seeds 1-8 and on the held-out seeds.',
@@ -69,7 +74,7 @@ export function whyTables(main: Record<string, WhyJson>, held: Record<string, Wh
     if (all) shown++;
     lines.push(`| ${methodDef(id).name} (${id}) | ${r.baseline === 'ppo' ? 'PPO' : 'GRPO'} | ${r.round ?? 1} | ${r.found ? 'yes' : 'no'} | ${verdictOf(m?.disease)} | ${verdictOf(h?.disease)} | ${verdictOf(m?.cure)} | ${verdictOf(h?.cure)} | ${all ? '**yes**' : 'no'} |`);
   }
-  lines.push('', `Shown on both seed sets: **${shown} of ${ids.length}** paper methods.`, '');
+  lines.push('', `Shown on both seed sets: **${shown} of ${ids.length}** ${noun}.`, '');
   lines.push(
     '**The regimes** (workers/content/why.ts; every run is the baseline\'s or the method\'s config on the CPU backend, the budget in iterations).',
     '',
@@ -101,7 +106,7 @@ export function whyTables(main: Record<string, WhyJson>, held: Record<string, Wh
   lines.push('**Crashes** (the arena\'s rule, docs/ARENA.md), runs crashed of those run: healthy baseline / diseased baseline / method.', '', '| method | seeds 1-8 | held-out |', '|---|---|---|');
   const crashText = (j: WhyJson | undefined) => (j ? `${j.crashes.healthy} / ${j.crashes.sick} / ${j.crashes.cure} of ${j.seeds.length}` : 'not run');
   for (const id of ids) lines.push(`| ${id} | ${crashText(main[id])} | ${crashText(held[id])} |`);
-  lines.push('', ...notShown(main, held));
+  lines.push('', ...notShown(main, held, ids));
   return lines.join('\n');
 }
 
@@ -110,10 +115,10 @@ export function whyTables(main: Record<string, WhyJson>, held: Record<string, Wh
  * method with no disease found on the development seeds, what was tried and what the toy lacks; for
  * the others, its caveat where it has one.
  */
-export function notShown(main: Record<string, WhyJson>, held: Record<string, WhyJson>): string[] {
-  const lines = ['**The methods not shown**, each with the rows that did not hold and what its entry in workers/content/why.ts says.', ''];
+export function notShown(main: Record<string, WhyJson>, held: Record<string, WhyJson>, ids: readonly string[] = whyIds()): string[] {
+  const lines = ['**The methods not shown**, each with the rows that did not hold and what its entry in workers/content/why.ts (or whyCorrections.ts) says.', ''];
   const caveats: string[] = [];
-  for (const id of whyIds()) {
+  for (const id of ids) {
     const r = whyOf(id)!;
     const rows = [
       ['disease, seeds 1-8', main[id]?.disease],
@@ -142,13 +147,13 @@ export function notShown(main: Record<string, WhyJson>, held: Record<string, Why
   return lines;
 }
 
-const BEGIN = '<!-- why:begin (generated by cli/whyTable.ts; edits inside are overwritten) -->';
-const END = '<!-- why:end -->';
-
-export function writeWhySection(file: string, body: string): void {
+/** Rewrites the section between `<!-- NAME:begin ...` and `<!-- NAME:end -->` (NAME why or whycorr), or appends one. */
+export function writeWhySection(file: string, body: string, name = 'why'): void {
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const BEGIN = `<!-- ${name}:begin (generated by cli/whyTable.ts; edits inside are overwritten) -->`;
+  const END = `<!-- ${name}:end -->`;
   const block = `${BEGIN}\n${body}\n${END}`;
-  const a = text.indexOf('<!-- why:begin');
+  const a = text.indexOf(`<!-- ${name}:begin`);
   const b = text.indexOf(END);
   text = a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + END.length) : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, text);
@@ -156,7 +161,7 @@ export function writeWhySection(file: string, body: string): void {
 
 function load(dir: string, tag: string): Record<string, WhyJson> {
   const out: Record<string, WhyJson> = {};
-  for (const id of whyIds()) {
+  for (const id of [...whyIds(), ...whyCorrectionIds()]) {
     const f = join(dir, `${tag}-${id}.json`);
     if (!existsSync(f)) continue;
     // A result is a few KiB; the cap stops a device or a stray huge file.
@@ -186,8 +191,12 @@ function main(): void {
   const main = load(a.dir, a.main);
   const held = load(a.dir, a.held);
   const body = whyTables(main, held);
-  if (a.out === '-') process.stdout.write(body + '\n');
-  else writeWhySection(a.out, body);
+  const corrections = whyTables(main, held, whyCorrectionIds(), 'rollout corrections');
+  if (a.out === '-') process.stdout.write(body + '\n\n' + corrections + '\n');
+  else {
+    writeWhySection(a.out, body);
+    writeWhySection(a.out, corrections, 'whycorr');
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

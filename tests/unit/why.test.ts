@@ -12,7 +12,9 @@ import { cacheFile, trainOne, type JobResult } from '../../cli/why';
 import { parseWhyArgs } from '../../cli/whyArgs';
 import { rowHolds, statKey, whyRow, type WhyRunResult } from '../../cli/whySummary';
 import { checkClaimOnSeeds, lessonRunConfig, type RunResult } from '../../workers/content/lessons';
-import { heldOutFromCommit, scaledStat, WHY, WHY_ROUNDS, WHY_RUN_IDS, whyHeldOut, whyIds, whyLesson, whyOf, whyRunSet, type WhyRegime } from '../../workers/content/why';
+import { heldOutFromCommit, scaledStat, WHY, WHY_ROUNDS, WHY_RUN_IDS, whyCorrectionIds, whyHeldOut, whyIds, whyLesson, whyOf, whyRunSet, type WhyRegime } from '../../workers/content/why';
+import { WHY_CORRECTIONS } from '../../workers/content/whyCorrections';
+import { ROLLOUT_CORRECTION_METHODS } from '../../workers/core/methods/rolloutCorrections';
 import { SCALAR_METRICS, type MetricRow } from '../../workers/core/metrics';
 
 /** The paper methods (every method but the baselines GRPO, PPO and RLOO). */
@@ -21,7 +23,14 @@ const PAPER_METHODS = ['drgrpo', 'dapo', 'gspo', 'reinforcepp', 'igpo', 'cm2', '
 describe('the regime table', () => {
   it('every paper method has a regime; each run builds a valid config; windows fit the budget; margins are positive', () => {
     expect([...whyIds()].sort()).toEqual([...PAPER_METHODS].sort());
-    for (const r of Object.values(WHY) as WhyRegime[]) {
+    // The rollout corrections have their own table, all of them in round three's one regime.
+    expect([...whyCorrectionIds()].sort()).toEqual(Object.keys(ROLLOUT_CORRECTION_METHODS).sort());
+    for (const r of Object.values(WHY_CORRECTIONS)) {
+      expect(r.round, r.method).toBe(3);
+      expect(whyOf(r.method), r.method).toBe(r);
+      expect(whyRunSet(r, 'sick'), r.method).toEqual({ ...whyRunSet(r, 'healthy'), staleness: '8' });
+    }
+    for (const r of [...Object.values(WHY), ...Object.values(WHY_CORRECTIONS)] as WhyRegime[]) {
       for (const run of WHY_RUN_IDS) expect(() => lessonRunConfig({ id: run, label: run, set: whyRunSet(r, run), iters: r.iters }, 1), `${r.method} ${run}`).not.toThrow();
       expect(lessonRunConfig({ id: 'cure', label: '', set: whyRunSet(r, 'cure'), iters: 1 }).methods, r.method).toContain(r.method);
       expect(lessonRunConfig({ id: 'sick', label: '', set: whyRunSet(r, 'sick'), iters: 1 }).methods, r.method).toEqual([r.baseline]);
@@ -147,7 +156,7 @@ describe('npm run -s why', () => {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     // The echoed input is escaped: no control character reaches the terminal.
-    expect(r.stderr).toMatch(/^error: --method nope\\x1b\[2J: unknown method; expected one of [a-z0-9, ]+\n$/);
+    expect(r.stderr).toMatch(/^error: --method nope\\x1b\[2J: unknown method; expected one of [a-z0-9, ]+, or a rollout correction: [a-z0-9, ]+\n$/);
   }, 120_000);
 
   it('one run trains in process and keeps a scalar row per iteration', async () => {

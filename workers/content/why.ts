@@ -22,6 +22,7 @@
  */
 import { methodDef } from '../core/methods';
 import type { ScalarMetric } from '../core/metrics';
+import { WHY_CORRECTIONS } from './whyCorrections';
 import { checkClaimOnSeeds, LESSON_SEEDS, type Claim, type Lesson, type LessonRun, type SeedResults, type SeriesStat } from './lessons';
 
 /** A statistic of one run's metric rows: `agg` of `metric` over iterations from..to (1-based, inclusive). */
@@ -79,7 +80,7 @@ export interface WhyRegime {
    * The round whose development seeds chose the regime and its margins (WHY_ROUNDS); absent: the
    * first. Each round has its own held-out seeds, drawn after its regimes were committed.
    */
-  round?: 2;
+  round?: 2 | 3;
 }
 
 /**
@@ -92,6 +93,8 @@ export interface WhyRegime {
 export const WHY_ROUNDS = {
   1: { devSeeds: [201, 202, 203, 204, 205, 206, 207, 208], commit: '39e847b8d8f0daae5c15b503fd485210a650c7b7', heldOut: [40188, 12072, 96538, 51077, 49439, 79482, 69197, 52127] },
   2: { devSeeds: [301, 302, 303, 304, 305, 306, 307, 308], commit: '8e196bfd001938c8300ce8bcbbd5541d6b2ba1c4' as string | null, heldOut: [88038, 93664, 5308, 42588, 63291, 83508, 22498, 70308] as number[] },
+  /** The rollout corrections' regime (whyCorrections.ts), piloted on 501-508. */
+  3: { devSeeds: [501, 502, 503, 504, 505, 506, 507, 508], commit: null as string | null, heldOut: [] as number[] },
 } as const;
 
 /**
@@ -603,8 +606,15 @@ export function whyIds(): string[] {
   return Object.keys(WHY);
 }
 
+/** A paper method's regime or a rollout correction's (whyCorrections.ts). */
 export function whyOf(id: string): WhyRegime | undefined {
-  return Object.hasOwn(WHY, id) ? WHY[id] : undefined;
+  if (Object.hasOwn(WHY, id)) return WHY[id];
+  return Object.hasOwn(WHY_CORRECTIONS, id) ? WHY_CORRECTIONS[id] : undefined;
+}
+
+/** The rollout corrections that have a regime (docs/METHODS.md 5.19), apart from the paper methods' table. */
+export function whyCorrectionIds(): string[] {
+  return Object.keys(WHY_CORRECTIONS);
 }
 
 export type WhyRunId = 'healthy' | 'sick' | 'cure';
