@@ -94,7 +94,7 @@ export const WHY_ROUNDS = {
   1: { devSeeds: [201, 202, 203, 204, 205, 206, 207, 208], commit: '39e847b8d8f0daae5c15b503fd485210a650c7b7', heldOut: [40188, 12072, 96538, 51077, 49439, 79482, 69197, 52127] },
   2: { devSeeds: [301, 302, 303, 304, 305, 306, 307, 308], commit: '8e196bfd001938c8300ce8bcbbd5541d6b2ba1c4' as string | null, heldOut: [88038, 93664, 5308, 42588, 63291, 83508, 22498, 70308] as number[] },
   /** The rollout corrections' regime (whyCorrections.ts), piloted on 501-508. */
-  3: { devSeeds: [501, 502, 503, 504, 505, 506, 507, 508], commit: null as string | null, heldOut: [] as number[] },
+  3: { devSeeds: [501, 502, 503, 504, 505, 506, 507, 508], commit: '72e517cc964a17c6e25fb9b27349ef30b6da52f7' as string | null, heldOut: [75609, 17126, 7484, 56167, 68615, 18535, 2533, 83599] as number[] },
 } as const;
 
 /**
