@@ -121,9 +121,9 @@ const SEEDS_1_8 = [1, 2, 3, 4, 5, 6, 7, 8];
 const SAMPO_LEVELS: Record<ArenaDimId, string[]> = { clip: ['sequence'], filter: ['dynamic'], advantage: ['step'], aggregation: ['seq-mean-token-mean'], correction: [NO_CORRECTION] };
 
 /**
- * The sampler-mismatch preset's regime, in one place: a sampler that rounds its logits to bf16 and
- * truncates to top-p 0.8 against the f32 trainer over the whole vocabulary, from a pretrained start
- * (a policy sharp enough that the truncation cuts real mass), two optimizer steps per batch.
+ * The sampler-mismatch preset's regime, one constant so that the regime changes in one place: a
+ * sampler that rounds its logits to bf16 and truncates to top-p 0.8 against the f32 trainer over
+ * the whole vocabulary.
  */
 export const SAMPLER_MISMATCH_SET: Readonly<Record<string, string>> = { init: 'pretrained', minibatches: '2', lr: '0.03', 'rollout.precision': 'bf16', 'rollout.topP': '0.8' };
 
