@@ -16,6 +16,7 @@ export const ARENA_HELP =
   `  --preset: one of ${ARENA_PRESETS.map((p) => p.id).join(', ')} (default clipping).\n` +
   '  --spec: the share link\'s arena= text (docs/ARENA.md), e.g. task=search;clip=token,cispo;set.epochs=4.\n' +
   `  --levels dim=a,b: the levels of one dimension (${ARENA_DIM_IDS.join(', ')}); repeat for others.\n` +
+  `    correction (not one of ARLArena's four: the sampler/trainer mismatch): ${arenaDimension('correction').levels.map((l) => l.id).join(', ')}; default none.\n` +
   '  --set key=value: a config setting every cell gets (repeatable). --seeds: seeds and ranges. --iters: iterations per run.\n' +
   '  --jobs: runs in parallel, each a child process at nice 10. --json: JSON lines instead of a markdown table.\n';
 

@@ -1,6 +1,6 @@
 /**
  * The Arena tab: ARLArena's four design dimensions (IS clipping, dynamic filtering, advantage
- * assignment, loss aggregation) as a grid of runs. The left column picks the arena (a preset, or a
+ * assignment, loss aggregation) and the rollout correction as a grid of runs. The left column picks the arena (a preset, or a
  * task and the levels of each dimension, seeds and iterations) and runs it; the right shows one card
  * per combination: success over the seeds (mean line, min-max band), crashes, the diagnosis,
  * final success and cost. A card opens its run (first seed) in the Train view.
@@ -67,36 +67,38 @@ function ArenaSetup() {
   return (
     <section className="panel arena-setup" aria-label="Arena setup">
       <h2>Arena</h2>
-      <label className="arena-field">
-        Preset
-        <select
-          value={presetId}
-          disabled={running}
-          onChange={(e) => {
-            const p = ARENA_PRESETS.find((x) => x.id === e.target.value);
-            if (p) {
-              setSeedText(null);
-              // Its design on this arena's seeds and iterations (a preset's own 8 seeds are for the CLI's tables).
-              edit({ ...structuredClone(p.spec), seeds: spec.seeds, iters: spec.iters });
-            }
-          }}
-        >
-          <option value="">custom</option>
-          {ARENA_PRESETS.map((p) => (
-            <option key={p.id} value={p.id} title={p.doc}>
-              {p.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label className="arena-field">
-        Task
-        <select value={spec.task} disabled={running} onChange={(e) => edit({ ...spec, task: e.target.value })}>
-          {TASK_IDS.map((t) => (
-            <option key={t}>{t}</option>
-          ))}
-        </select>
-      </label>
+      <div className="arena-row">
+        <label className="arena-field arena-wide">
+          Preset
+          <select
+            value={presetId}
+            disabled={running}
+            onChange={(e) => {
+              const p = ARENA_PRESETS.find((x) => x.id === e.target.value);
+              if (p) {
+                setSeedText(null);
+                // Its design on this arena's seeds and iterations (a preset's own 8 seeds are for the CLI's tables).
+                edit({ ...structuredClone(p.spec), seeds: spec.seeds, iters: spec.iters });
+              }
+            }}
+          >
+            <option value="">custom</option>
+            {ARENA_PRESETS.map((p) => (
+              <option key={p.id} value={p.id} title={p.doc}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="arena-field">
+          Task
+          <select value={spec.task} disabled={running} onChange={(e) => edit({ ...spec, task: e.target.value })}>
+            {TASK_IDS.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+      </div>
       {ARENA_DIMENSIONS.map((dim) => (
         <fieldset key={dim.id} className="arena-dim" disabled={running}>
           <legend title={dim.doc}>{dim.name}</legend>
@@ -142,7 +144,7 @@ function ArenaSetup() {
           {editError ?? specError}
         </p>
       )}
-      <div className="arena-row">
+      <div className="arena-row arena-run">
         {running ? (
           <button type="button" onClick={stop}>
             Stop

@@ -172,3 +172,31 @@ test('a non-finite update is a crash: marked on its cell, counted, sorted first 
   await view.getByLabel('Show').selectOption('stable');
   await expect(grid.locator('.arena-cell-label')).toHaveText(['clip=token']);
 });
+
+test('the rollout correction is a fifth level picker: picking Token-TIS adds its cell, both run, and the link carries it', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  // Written before the dimension existed: it opens at no correction. A bf16, top-p 0.8 sampler gives the weights something to do.
+  const old = 'task=search;iters=3;seeds=1;clip=token;filter=none;advantage=trajectory;aggregation=token-mean;set.batch=4;set.group=4;set.rollout.precision=bf16;set.rollout.topP=0.8';
+  await page.goto(`/#v=1&arena=${old}`);
+  const view = page.getByRole('tabpanel', { name: 'Arena' });
+  const dim = view.getByRole('group', { name: 'rollout correction' });
+  await expect(dim.getByRole('checkbox')).toHaveCount(7);
+  // The one level picked cannot be unpicked (a dimension needs one).
+  await expect(dim.getByRole('checkbox', { name: 'no correction', exact: true })).toBeChecked();
+  await expect(dim.getByRole('checkbox', { name: 'no correction', exact: true })).toBeDisabled();
+  const grid = view.getByRole('list', { name: 'Cells' });
+  await expect(grid.locator('[data-cell="token.none.trajectory.token-mean"]')).toHaveCount(1);
+
+  await dim.getByRole('checkbox', { name: 'token IS weight (Token-TIS)', exact: true }).check();
+  await expect(grid.locator('.arena-cell-label')).toHaveText(['correction=none', 'correction=tis']);
+  await expect(grid.locator('[data-cell="token.none.trajectory.token-mean.tis"]')).toHaveCount(1);
+  await expect.poll(() => decodeURIComponent(new URL(page.url()).hash)).toContain(`arena=${old.replace(';set.', ';correction=none,tis;set.')}`);
+
+  await view.getByRole('button', { name: 'Run 2 × 1 runs' }).click();
+  await expect(view.getByTestId('arena-progress')).toHaveText(/2 of 2 runs, 6 of 6 iterations/, { timeout: 120_000 });
+  await expect(view.getByTestId('arena-seeds')).toHaveText(['1 of 1 seeds done', '1 of 1 seeds done']);
+  await expect(view.getByRole('alert')).toHaveCount(0);
+  await view.screenshot({ path: `${SCREENS_DIR}arena-correction.png` });
+  expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThanOrEqual(900);
+  expect(errors).toEqual([]);
+});

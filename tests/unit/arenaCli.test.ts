@@ -31,6 +31,7 @@ describe('arena CLI', () => {
       [['--bogus'], /--bogus: unknown flag/],
       [['--levels', 'clip=token,nope'], /unknown clip level "nope"/],
       [['--levels', 'color=red'], /unknown dimension "color"/],
+      [['--levels', 'correction=tis,ips'], /unknown correction level "ips"; expected one of none, tis, seqis, tokenrs, seqrs, geors, veto/],
       [['--preset', 'nope'], /--preset nope: expected one of clipping, grid/],
       [['--set', 'epochs=99'], /set: epochs: expected an integer in \[1, 16\]/],
       [['--seeds', 'x'], /--seeds: expected seeds and ranges/],
@@ -49,6 +50,15 @@ describe('arena CLI', () => {
   it('flags edit the preset: task, levels, set, seeds, iters', () => {
     const a = parseArenaArgs(['--preset', 'sampo-parts', '--task', 'tools', '--levels', 'clip=cispo', '--set', 'env.toolSteps=2', '--seeds', '3,5', '--iters', '9']);
     expect(a.spec).toMatchObject({ task: 'tools', seeds: [3, 5], iters: 9, levels: { clip: ['cispo'], filter: ['none', 'dynamic'] }, set: { epochs: '4', 'env.toolSteps': '2' } });
+  });
+
+  it('the correction: none unless asked for, from a preset, --levels or a --spec written before it existed', () => {
+    expect(parseArenaArgs([]).spec.levels.correction).toEqual(['none']);
+    expect(parseArenaArgs(['--spec', 'task=search;clip=token,cispo;set.epochs=4']).spec.levels.correction).toEqual(['none']);
+    expect(parseArenaArgs(['--levels', 'correction=none,seqrs']).spec.levels.correction).toEqual(['none', 'seqrs']);
+    const m = parseArenaArgs(['--preset', 'sampler-mismatch', '--set', 'rollout.topP=0.9']).spec;
+    expect(m.levels.correction).toEqual(['none', 'tis', 'seqis', 'tokenrs', 'seqrs', 'geors', 'veto']);
+    expect(m.set).toMatchObject({ 'rollout.precision': 'bf16', 'rollout.topP': '0.9' });
   });
 });
 

@@ -11,6 +11,7 @@ import {
   ARENA_DIM_IDS,
   MAX_ARENA_ITERATIONS,
   MAX_ARENA_RUNS,
+  arenaCells,
   checkArenaSpec,
   parseArenaSpec,
   type ArenaDimId,
@@ -189,6 +190,53 @@ describe('links the page writes', () => {
     }
     expect(accepted).toBeGreaterThan(100);
     expect(refused).toBeGreaterThan(20);
+  });
+});
+
+describe('arena links from before the rollout-correction dimension', () => {
+  // Written by a page that had four dimensions: no correction= key.
+  const OLD = [
+    'task=search;iters=15;seeds=1-2;clip=token,cispo;filter=none;advantage=trajectory;aggregation=seq-mean-token-mean;set.batch=4;set.group=4;set.epochs=2',
+    'task=search;iters=60;seeds=1-3;clip=token,cispo,sapo,sequence;filter=none,dynamic;advantage=trajectory,step,token;aggregation=token-mean,seq-mean-token-mean,seq-mean-token-sum,seq-mean-token-sum-norm;set.epochs=4;set.minibatches=2',
+    'task=tools;clip=sapo;set.env.toolSteps=2',
+  ];
+
+  it('open as correction=none, with the cells, ids and labels they had, and are written back unchanged', () => {
+    for (const text of OLD) {
+      const d = decodeShareLink(`#v=1&arena=${text}`);
+      expect(d.errors, text).toEqual([]);
+      expect(d.arena!.levels.correction, text).toEqual(['none']);
+      const cells = arenaCells(d.arena!);
+      for (const c of cells.cells) expect(c.id.split('.'), c.id).toHaveLength(4);
+      for (const c of [...cells.cells, ...cells.skipped]) expect(c.label, text).not.toContain('correction');
+      // Read again from what this page writes: the same text, the same cells.
+      const written = encodeShareLink(d.config, { arena: d.arena });
+      if (text.startsWith('task=search;iters=')) expect(decodeURIComponent(written), text).toBe(`#v=1&arena=${text}`);
+      const again = decodeShareLink(written);
+      expect(again.arena, written).toEqual(d.arena);
+      expect(arenaCells(again.arena!), written).toEqual(cells);
+    }
+    const first = arenaCells(decodeShareLink(`#v=1&arena=${OLD[0]}`).arena!).cells;
+    expect(first.map((c) => [c.id, c.label])).toEqual([
+      ['token.none.trajectory.seq-mean-token-mean', 'clip=token'],
+      ['cispo.none.trajectory.seq-mean-token-mean', 'clip=cispo'],
+    ]);
+  });
+
+  it('a link with corrections carries them, and one with a level that does not exist names it', () => {
+    const text = `${OLD[0]!.replace(';set.', ';correction=none,tis,veto;set.')}`;
+    const d = decodeShareLink(`#v=1&arena=${text}`);
+    expect(d.errors).toEqual([]);
+    expect(d.arena!.levels.correction).toEqual(['none', 'tis', 'veto']);
+    expect(decodeURIComponent(encodeShareLink(d.config, { arena: d.arena }))).toBe(`#v=1&arena=${text}`);
+    expect(arenaCells(d.arena!).cells.map((c) => c.id)).toEqual([
+      'token.none.trajectory.seq-mean-token-mean', 'token.none.trajectory.seq-mean-token-mean.tis', 'token.none.trajectory.seq-mean-token-mean.veto',
+      'cispo.none.trajectory.seq-mean-token-mean', 'cispo.none.trajectory.seq-mean-token-mean.tis', 'cispo.none.trajectory.seq-mean-token-mean.veto',
+    ]);
+    const bad = decodeShareLink('#v=1&seed=4&arena=correction=tis,mis');
+    expect(bad.arena).toBeUndefined();
+    expect(bad.errors.map((e) => [e.key, e.message])).toEqual([['arena', 'arena: unknown correction level "mis"; expected one of none, tis, seqis, tokenrs, seqrs, geors, veto']]);
+    expect(bad.config.seed).toBe(4);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * ARLArena's four design dimensions of policy-gradient training (docs/ARENA.md) as levels of the one
  * trainer's config: importance-sampling clipping, dynamic filtering, advantage assignment and loss
- * aggregation. An arena spec picks levels per dimension; its cells are their cartesian product, each
+ * aggregation; and a fifth that is not ARLArena's, the rollout correction for a sampler that is not
+ * the trainer. An arena spec picks levels per dimension; its cells are their cartesian product, each
  * run on several seeds. No React and no WGSL here: the page and Node's CLI (cli/arena.ts) load it.
  *
  * A level is config field texts as withFieldText takes them. `methods` is the one key several levels
@@ -13,8 +14,16 @@ import { METHOD_IDS } from '../../core/methods';
 import { overriddenFields } from '../../core/plan';
 import { expandSeedRanges, readSeedRanges, seedCount, seedRangesText, SeedTextError, type SeedRange } from '../../core/seedRanges';
 
-export type ArenaDimId = 'clip' | 'filter' | 'advantage' | 'aggregation';
-export const ARENA_DIM_IDS: readonly ArenaDimId[] = ['clip', 'filter', 'advantage', 'aggregation'];
+export type ArenaDimId = 'clip' | 'filter' | 'advantage' | 'aggregation' | 'correction';
+export const ARENA_DIM_IDS: readonly ArenaDimId[] = ['clip', 'filter', 'advantage', 'aggregation', 'correction'];
+
+/**
+ * The correction level every arena had before the dimension existed. A spec at it writes no
+ * `correction=` and its cells' ids and labels leave it out, so links, CLI output and ids from
+ * before read and compare as they did.
+ */
+const NO_CORRECTION = 'none';
+const atNoCorrection = (levels: readonly string[]) => levels.length === 1 && levels[0] === NO_CORRECTION;
 
 export interface ArenaLevel {
   id: string;
@@ -72,6 +81,20 @@ export const ARENA_DIMENSIONS: readonly ArenaDimension[] = [
       { id: 'seq-mean-token-sum-norm', name: 'seq-mean-token-sum-norm', doc: 'Token sums over a constant, the padded length (Dr. GRPO).', set: { lossAgg: 'seq-mean-token-sum-norm' } },
     ],
   },
+  {
+    id: 'correction',
+    name: 'rollout correction',
+    doc: "Not one of ARLArena's four: how the update treats tokens drawn by a sampler that is not the trainer (rollout.precision, rollout.topP, rollout.topK, staleness), through the ratio rho = pi_old / pi_sampler of each drawn token (docs/METHODS.md 5.19). With the sampler at the trainer's settings rho is 1 and every level trains exactly as none.",
+    levels: [
+      { id: 'none', name: 'no correction', doc: "The sampler's tokens are trained on as they came; the gap between sampler and trainer is left in.", set: {} },
+      { id: 'tis', name: 'token IS weight (Token-TIS)', doc: "Each token's loss is multiplied by its own rho, capped at 2, as a constant (no gradient through it).", set: { methods: 'tis' } },
+      { id: 'seqis', name: 'sequence IS weight (Seq-TIS)', doc: "Every token of a rollout is weighted by the product of its tokens' rho, capped at 2: unbiased up to the cap, noisier than the token weight.", set: { methods: 'seqis' } },
+      { id: 'tokenrs', name: 'token rejection (Token RS)', doc: 'A token whose rho is outside [0.5, 2] leaves the loss; the tokens kept train unweighted.', set: { methods: 'tokenrs' } },
+      { id: 'seqrs', name: 'sequence rejection (Seq-MIS)', doc: "A rollout whose product of its tokens' rho is outside [0.5, 2] leaves the loss whole.", set: { methods: 'seqrs' } },
+      { id: 'geors', name: 'geometric rejection (Geo-RS)', doc: "A rollout whose geometric mean of its tokens' rho is outside [0.999, 1.001] leaves the loss whole: a narrow band that does not tighten with length.", set: { methods: 'geors' } },
+      { id: 'veto', name: 'catastrophic-token veto', doc: 'A rollout with any token whose rho is below 1e-4 (a token the trainer all but rules out) leaves the loss whole.', set: { methods: 'veto' } },
+    ],
+  },
 ];
 
 export interface ArenaSpec {
@@ -95,7 +118,15 @@ const OFF_POLICY: Record<string, string> = { epochs: '4', minibatches: '2' };
 const SEEDS_1_8 = [1, 2, 3, 4, 5, 6, 7, 8];
 
 /** SAMPO's choice in every dimension: the base ARLArena's ablations vary one dimension from. */
-const SAMPO_LEVELS: Record<ArenaDimId, string[]> = { clip: ['sequence'], filter: ['dynamic'], advantage: ['step'], aggregation: ['seq-mean-token-mean'] };
+const SAMPO_LEVELS: Record<ArenaDimId, string[]> = { clip: ['sequence'], filter: ['dynamic'], advantage: ['step'], aggregation: ['seq-mean-token-mean'], correction: [NO_CORRECTION] };
+
+/**
+ * The sampler-mismatch preset's regime, one constant so that the regime changes in one place: a
+ * sampler that rounds its logits to bf16 and truncates to top-p 0.8 against the f32 trainer over
+ * the whole vocabulary.
+ */
+export const SAMPLER_MISMATCH_SET: Readonly<Record<string, string>> = { init: 'pretrained', minibatches: '2', lr: '0.03', 'rollout.precision': 'bf16', 'rollout.topP': '0.8' };
+
 const ablation = (dim: ArenaDimId, note = '', base: Partial<Record<ArenaDimId, string[]>> = {}): ArenaPreset => ({
   id: `ablate-${dim}`,
   name: `ablation: ${dim}`,
@@ -114,16 +145,17 @@ export const ARENA_PRESETS: readonly ArenaPreset[] = [
     id: 'clipping',
     name: 'clipping comparison',
     doc: 'Token clip, the tolerant clips CISPO and SAPO, and the sequence clip, everything else fixed (no filtering, trajectory advantages, seq-mean-token-mean, which SAPO and GSPO set themselves), off-policy (4 epochs, 2 minibatches).',
-    spec: { task: 'search', set: OFF_POLICY, levels: { clip: ['token', 'cispo', 'sapo', 'sequence'], filter: ['none'], advantage: ['trajectory'], aggregation: ['seq-mean-token-mean'] }, seeds: SEEDS_1_8, iters: 60 },
+    spec: { task: 'search', set: OFF_POLICY, levels: { clip: ['token', 'cispo', 'sapo', 'sequence'], filter: ['none'], advantage: ['trajectory'], aggregation: ['seq-mean-token-mean'], correction: [NO_CORRECTION] }, seeds: SEEDS_1_8, iters: 60 },
   },
   {
     id: 'grid',
     name: 'full grid',
-    doc: 'Every level of every dimension (combinations the config refuses or overrides are skipped with the reason).',
+    doc: "Every level of ARLArena's four dimensions, no rollout correction (combinations the config refuses or overrides are skipped with the reason).",
     spec: {
       task: 'search',
       set: OFF_POLICY,
-      levels: Object.fromEntries(ARENA_DIMENSIONS.map((d) => [d.id, d.levels.map((l) => l.id)])) as Record<ArenaDimId, string[]>,
+      // The correction is left out: on this preset's sampler (the trainer's) every correction level is the none cell again.
+      levels: { ...(Object.fromEntries(ARENA_DIMENSIONS.map((d) => [d.id, d.levels.map((l) => l.id)])) as Record<ArenaDimId, string[]>), correction: [NO_CORRECTION] },
       seeds: [1, 2, 3],
       iters: 60,
     },
@@ -137,14 +169,26 @@ export const ARENA_PRESETS: readonly ArenaPreset[] = [
     id: 'sampo-parts',
     name: 'SAMPO against its parts',
     doc: "SAMPO's three choices (sequence clip, dynamic filtering, step advantages) each on and off against the GRPO baseline, seq-mean-token-mean throughout. The composed cell is SAMPO's design, not the `sampo` method bit for bit: that one also clips per step (3e-3 / 4e-3), trains on step rows and adds a KL of 0.01.",
-    spec: { task: 'search', set: OFF_POLICY, levels: { clip: ['token', 'sequence'], filter: ['none', 'dynamic'], advantage: ['trajectory', 'step'], aggregation: ['seq-mean-token-mean'] }, seeds: SEEDS_1_8, iters: 60 },
+    spec: { task: 'search', set: OFF_POLICY, levels: { clip: ['token', 'sequence'], filter: ['none', 'dynamic'], advantage: ['trajectory', 'step'], aggregation: ['seq-mean-token-mean'], correction: [NO_CORRECTION] }, seeds: SEEDS_1_8, iters: 60 },
+  },
+  {
+    id: 'sampler-mismatch',
+    name: 'when the sampler is not the trainer',
+    doc: 'Every rollout correction against none, on a sampler that rounds its logits to bf16 and truncates to top-p 0.8 while the trainer keeps f32 and the whole distribution; from a pretrained start, 2 minibatches, lr 0.03, token clip, no filtering, trajectory advantages, token-mean.',
+    spec: {
+      task: 'search',
+      set: { ...SAMPLER_MISMATCH_SET },
+      levels: { clip: ['token'], filter: ['none'], advantage: ['trajectory'], aggregation: ['token-mean'], correction: arenaDimension('correction').levels.map((l) => l.id) },
+      seeds: SEEDS_1_8,
+      iters: 100,
+    },
   },
 ];
 
 export interface ArenaCell {
-  /** The four level ids joined by dots, in dimension order. */
+  /** The level ids joined by dots, in dimension order; the correction's only when it is not none. */
   id: string;
-  /** The levels of the dimensions the spec varies (all four when it varies none). */
+  /** The levels of the dimensions the spec varies (when it varies none, all of them but a correction of none). */
   label: string;
   levels: Record<ArenaDimId, string>;
   /** The levels' config texts merged: methods united, the other keys as the levels set them. */
@@ -260,14 +304,15 @@ function mergeLevels(spec: ArenaSpec, levels: Record<ArenaDimId, string>): Recor
 export function arenaCells(spec: ArenaSpec): { cells: ArenaCell[]; skipped: { label: string; why: string }[] } {
   checkArenaSpec(spec);
   const varied = ARENA_DIM_IDS.filter((d) => spec.levels[d].length > 1);
-  const shown = varied.length ? varied : ARENA_DIM_IDS;
+  const shown = varied.length ? varied : ARENA_DIM_IDS.filter((d) => d !== 'correction' || !atNoCorrection(spec.levels.correction));
   let combos: Array<Record<ArenaDimId, string>> = [{} as Record<ArenaDimId, string>];
   for (const dim of ARENA_DIM_IDS) combos = combos.flatMap((c) => spec.levels[dim].map((l) => ({ ...c, [dim]: l })));
   const cells: ArenaCell[] = [];
   const skipped: { label: string; why: string }[] = [];
   for (const levels of combos) {
     const cell: ArenaCell = {
-      id: ARENA_DIM_IDS.map((d) => levels[d]).join('.'),
+      // Ids name runs in the CLI's JSON lines and the page's test hooks: a correction of none keeps the four-part id they had.
+      id: ARENA_DIM_IDS.filter((d) => d !== 'correction' || levels[d] !== NO_CORRECTION).map((d) => levels[d]).join('.'),
       label: shown.map((d) => `${d}=${levels[d]}`).join(' '),
       levels,
       set: mergeLevels(spec, levels),
@@ -336,12 +381,16 @@ export function parseSeedsText(text: string): number[] {
 
 /**
  * The compact text of a spec (the share link's `arena=` parameter, the CLI's --spec):
- * `task=search;iters=60;seeds=1-8;clip=token,cispo;filter=none;advantage=trajectory;aggregation=token-mean;set.epochs=4`.
+ * `task=search;iters=60;seeds=1-8;clip=token,cispo;filter=none;advantage=trajectory;aggregation=token-mean;correction=none,tis;set.epochs=4`.
  */
 export function arenaSpecToText(spec: ArenaSpec): string {
   checkArenaSpec(spec);
   const parts = [`task=${spec.task}`, `iters=${spec.iters}`, `seeds=${seedRangesText(spec.seeds)}`];
-  for (const dim of ARENA_DIM_IDS) parts.push(`${dim}=${spec.levels[dim].join(',')}`);
+  for (const dim of ARENA_DIM_IDS) {
+    // Left out at none, as a link from before the dimension reads it: such a link is written as it was.
+    if (dim === 'correction' && atNoCorrection(spec.levels[dim])) continue;
+    parts.push(`${dim}=${spec.levels[dim].join(',')}`);
+  }
   for (const [k, v] of Object.entries(spec.set)) {
     if (/[;=]/.test(k) || /[;=]/.test(v)) throw new Error(`arena: set: "${k}=${v}" has a ';' or '=' the text form cannot hold`);
     parts.push(`set.${k}=${v}`);
@@ -350,11 +399,12 @@ export function arenaSpecToText(spec: ArenaSpec): string {
 }
 
 /**
- * Parses arenaSpecToText's form; a dimension left out takes its first level. Errors name the part.
+ * Parses arenaSpecToText's form; a dimension left out takes its first level (the correction's is
+ * none, so a spec from before that dimension means what it meant). Errors name the part.
  * The seeds are counted against the budget with the levels and iterations before they are expanded.
  */
 export function parseArenaSpec(text: string): ArenaSpec {
-  const spec: ArenaSpec = { task: 'search', set: {}, levels: { clip: [], filter: [], advantage: [], aggregation: [] }, seeds: [1], iters: 60 };
+  const spec: ArenaSpec = { task: 'search', set: {}, levels: { clip: [], filter: [], advantage: [], aggregation: [], correction: [] }, seeds: [1], iters: 60 };
   let seedRanges: SeedRange[] | null = null;
   const seen = new Set<string>();
   for (const part of text.split(';').filter((p) => p.trim())) {
