@@ -165,7 +165,7 @@ describe('the rollout-correction dimension', () => {
     expect(() => parseArenaSpec('correction=tis,tis')).toThrow(/correction: a level is listed twice/);
   });
 
-  it('the sampler-mismatch preset: every correction against none, on the bf16 top-p 0.8 sampler, all seven cells run', () => {
+  it('the sampler-mismatch preset: every correction against none, on a bf16 sampler 8 updates behind, all seven cells run', () => {
     const p = ARENA_PRESETS.find((x) => x.id === 'sampler-mismatch')!;
     expect(p.spec.set).toEqual(SAMPLER_MISMATCH_SET);
     expect(p.spec).toMatchObject({ task: 'search', iters: 100, seeds: [1, 2, 3, 4, 5, 6, 7, 8] });
@@ -173,6 +173,6 @@ describe('the rollout-correction dimension', () => {
     expect(skipped).toEqual([]);
     expect(cells.map((c) => c.label)).toEqual(LEVELS.map((l) => `correction=${l}`));
     const cfg = cellConfig(p.spec, cells[1]!, 3);
-    expect([cfg.init.mode, cfg.minibatches, cfg.lr, cfg.rollout.precision, cfg.rollout.topP, cfg.lossAgg, cfg.methods]).toEqual(['pretrained', 2, 0.03, 'bf16', 0.8, 'token-mean', ['grpo', 'tis']]);
+    expect([cfg.init.mode, cfg.minibatches, cfg.lr, cfg.rollout.precision, cfg.staleness, cfg.lossAgg, cfg.methods]).toEqual(['pretrained', 2, 0.03, 'bf16', 8, 'token-mean', ['grpo', 'tis']]);
   });
 });
