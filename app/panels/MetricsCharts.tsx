@@ -628,7 +628,7 @@ export function MetricsCharts() {
       </div>
       {/* Presenter mode opens it: the lesson's own charts may be among these (its style hides the rest). */}
       <details className="more-charts" data-testid="more-charts" open={presenter || undefined}>
-        <summary>More charts: the latest iteration's histograms, the sampler mismatch over iterations and {rest.length} more metrics</summary>
+        <summary>More charts: the latest histograms, the sampler mismatch heatmap and {rest.length} more metrics</summary>
         <div className="chart-grid hist-charts">
           {dist('adv-hist')}
           {dist('ratio-hist')}
