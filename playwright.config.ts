@@ -45,7 +45,7 @@ export default defineConfig({
     },
     {
       name: 'no-webgpu',
-      testMatch: ['smoke.spec.ts', 'cpuFallback.spec.ts', 'teacherScreen.spec.ts', 'security.spec.ts', 'share.spec.ts', 'reliability.spec.ts', 'hostile.spec.ts', 'ui.spec.ts', 'live-settings.spec.ts', 'compare.spec.ts', 'batchLab.spec.ts', 'selftest.spec.ts', 'lessons.spec.ts', 'recipe.spec.ts', 'importRun.spec.ts', 'arena.spec.ts', 'explain.spec.ts', 'hostile-limits.spec.ts', 'why.spec.ts', 'teacher.spec.ts'],
+      testMatch: ['smoke.spec.ts', 'cpuFallback.spec.ts', 'teacherScreen.spec.ts', 'security.spec.ts', 'share.spec.ts', 'reliability.spec.ts', 'hostile.spec.ts', 'ui.spec.ts', 'live-settings.spec.ts', 'compare.spec.ts', 'batchLab.spec.ts', 'selftest.spec.ts', 'lessons.spec.ts', 'recipe.spec.ts', 'importRun.spec.ts', 'arena.spec.ts', 'explain.spec.ts', 'hostile-limits.spec.ts', 'why.spec.ts', 'teacher.spec.ts', 'samplerViews.spec.ts'],
       use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: NO_WEBGPU_ARGS } },
     },
   ],

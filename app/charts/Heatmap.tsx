@@ -36,20 +36,22 @@ export interface HeatmapProps {
   label: string;
   /** Called with the (column, bin) of a click on the map; the same cells are buttons in the chart's data table. */
   onCell?: (column: number, bin: number) => void;
+  /** What an empty map says on the canvas (default: no iterations yet). */
+  empty?: string;
 }
 
-export function HeatmapCanvas({ columns, edges, guides = [], height, label, onCell }: HeatmapProps) {
+export function HeatmapCanvas({ columns, edges, guides = [], height, label, onCell, empty }: HeatmapProps) {
   const ref = useRef<HTMLCanvasElement>(null);
   /** CSS pixels, from the ResizeObserver; 0 until its first callback. */
   const width = useRef(0);
   const draw = useRef(() => {});
   draw.current = () => {
-    if (ref.current && width.current > 0) drawHeatmap(ref.current, width.current, { columns, edges, guides, height });
+    if (ref.current && width.current > 0) drawHeatmap(ref.current, width.current, { columns, edges, guides, height, empty });
   };
 
   // New data: draw with the width already known. Reading clientWidth here instead would force a
   // layout of the whole page React has just changed, after every commit.
-  useEffect(() => draw.current(), [columns, edges, guides, height]);
+  useEffect(() => draw.current(), [columns, edges, guides, height, empty]);
 
   useEffect(() => {
     const canvas = ref.current;
@@ -78,7 +80,7 @@ export function HeatmapCanvas({ columns, edges, guides = [], height, label, onCe
   return <canvas ref={ref} className={`heatmap-canvas ${onCell ? 'clickable' : ''}`} style={{ height }} role="img" aria-label={label} onClick={click} />;
 }
 
-function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, { columns, edges, guides = [], height }: Omit<HeatmapProps, 'label'>): void {
+function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, { columns, edges, guides = [], height, empty = 'No iterations yet' }: Omit<HeatmapProps, 'label' | 'onCell'>): void {
   const dpr = window.devicePixelRatio || 1;
   const w = Math.max(1, Math.round(cssWidth * dpr));
   const h = Math.max(1, Math.round(height * dpr));
@@ -99,7 +101,7 @@ function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, { columns, edg
     ctx.font = `${Math.round(12 * dpr)}px system-ui, sans-serif`;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
-    ctx.fillText('No iterations yet', w / 2, h / 2);
+    ctx.fillText(empty, w / 2, h / 2);
     return;
   }
   // One pixel per (iteration, bin), scaled up without smoothing.

@@ -139,7 +139,9 @@ export function ExplainDialog() {
     return explain(b, target.ref, {
       histCounts: (hist, iter) => {
         const row = series.find((r) => r.iter === iter);
-        return row ? (hist === 'adv' ? row.adv_hist : row.ratio_hist) : null;
+        // Rows of older runs have no sampler histogram: the cell is then derived, not checked.
+        const counts = row ? (hist === 'adv' ? row.adv_hist : hist === 'ratio' ? row.ratio_hist : row.mismatch_hist) : undefined;
+        return counts?.length ? counts : null;
       },
     });
   }, [target, b, series]);

@@ -8,7 +8,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { checkClaimOnSeeds, decodeShareLink, describeClaim, lessonById, lessonRun, lessonSeeds, methodDef, type Claim, type Lesson, type LessonStep } from '../../workers/meta';
 import { copyText } from '../exporters';
-import { LiveGroupChart } from '../panels/MetricsCharts';
+import { LiveChart } from '../panels/MetricsCharts';
 import { useAppStore } from '../store';
 import { shareLinkFor } from '../urlSync';
 import { allSeedsIn, bySeed, runOnScreen, runsOf, useLessonCapture, useLessonResults } from './lessonResults';
@@ -229,7 +229,7 @@ export function LessonPanel() {
                   {step.watch && step.watch.length > 0 && (
                     <div className="lesson-watch" data-testid="lesson-watch">
                       {step.watch.map((id) => (
-                        <LiveGroupChart key={id} id={id} testId={`lesson-chart-${id}`} />
+                        <LiveChart key={id} id={id} testId={`lesson-chart-${id}`} />
                       ))}
                     </div>
                   )}

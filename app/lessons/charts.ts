@@ -3,7 +3,7 @@ import { isDumpStat, type Lesson, type LessonStep, type SeriesStat } from '../..
 import { chartGroups } from '../charts/chartGroups';
 
 /** Charts that are not scalar-metric groups (app/panels/MetricsCharts.tsx), by id (`chart-<id>`). */
-export const EXTRA_CHART_IDS = ['adv-hist', 'ratio-hist', 'adv-heatmap', 'ratio-heatmap', 'mismatch-hist'] as const;
+export const EXTRA_CHART_IDS = ['adv-hist', 'ratio-hist', 'mismatch-hist', 'adv-heatmap', 'ratio-heatmap', 'mismatch-heatmap'] as const;
 
 export function lessonChartIds(): string[] {
   return [...chartGroups().map((g) => g.id), ...EXTRA_CHART_IDS];

@@ -1,10 +1,10 @@
 /**
  * Live charts, rendered from data: one line chart per group of scalar metrics
  * (app/charts/chartGroups.ts over SCALAR_METRICS, with METRIC_DOCS as the explanations), the latest
- * advantage and log-ratio histograms (the clipped region shaded), and both distributions as canvas
- * heatmaps over iterations. Every chart can show its data as a table. Containers carry data-testid,
- * data-points (iterations shown), data-last-iter (the latest iteration shown), data-markers (run
- * events) and data-alarms for the e2e tests.
+ * advantage, log-ratio and sampler mismatch histograms (the clipped region shaded), and the three
+ * distributions as canvas heatmaps over iterations. Every chart can show its data as a table.
+ * Containers carry data-testid, data-points (iterations shown), data-last-iter (the latest iteration
+ * shown), data-markers (run events) and data-alarms for the e2e tests.
  * The line charts and histograms are drawn by app/charts/engine.tsx: the plain SVG chart by
  * default (with Recharts, chart re-renders were the main thread's long tasks while training;
  * bench/pageCharts.ts measures both), Recharts with `?charts=recharts`. The first screen holds the
@@ -17,6 +17,8 @@ import { chartGroups, groupYScale, seriesStyle, type ChartGroup } from '../chart
 import { fmt, thin, tickFmt } from '../charts/format';
 import { HeatmapCanvas, heatmapSvg } from '../charts/Heatmap';
 import { useExplainStore } from '../explain/explainStore';
+import { EXTRA_CHART_IDS } from '../lessons/charts';
+import type { HistName } from '../../workers/explain/types';
 import { OnPolicyHint } from './OnPolicyHint';
 import './keyCharts.css';
 import { extent, midpoint, niceScale } from '../charts/scale';
@@ -80,8 +82,10 @@ const TABLE_ROWS = 100;
 const HEATMAP_TABLE_ROWS = 30;
 
 const GROUPS = chartGroups();
+/** The heatmaps take the first update slots, the small charts the ones after. */
+const HEATMAP_SLOTS = 3;
 /** Charts that take turns to update (the heatmaps and the small charts; the large one is live). */
-const SLOTS = GROUPS.length + 1;
+const SLOTS = HEATMAP_SLOTS + GROUPS.length - 1;
 
 /** PNG and SVG download buttons for the line chart in `figure` (a copy of the chart on screen). */
 function LineChartExport(props: { figure: RefObject<HTMLElement | null>; testId: string; title: string; legend: Array<{ name: string; color: string }> }) {
@@ -262,8 +266,10 @@ function Histogram(props: {
   clip?: [number, number];
   /** The iteration the histogram is of (0 before the first). */
   iter: number;
+  /** Without the explanation line (it stays in the figure's tooltip). */
+  compact?: boolean;
 }) {
-  const { testId, title, doc, counts, edges, range, color, clip, iter } = props;
+  const { testId, title, doc, counts, edges, range, color, clip, iter, compact } = props;
   const ref = useRef<HTMLElement>(null);
   const tableId = useId();
   const [table, setTable] = useState(false);
@@ -291,7 +297,7 @@ function Histogram(props: {
       <Caption title={title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId}>
         <LineChartExport figure={ref} testId={testId} title={title} legend={[{ name: 'count', color }]} />
       </Caption>
-      <p className="chart-doc">{doc}</p>
+      {!compact && <p className="chart-doc">{doc}</p>}
       <Chart
         view="live"
         data={data}
@@ -339,6 +345,13 @@ function Histogram(props: {
   );
 }
 
+/** Each heatmap's histogram in the metric rows: its edges, and the histogram a cell's explanation bins. */
+const HEATMAP_KEYS = {
+  adv_hist: { edges: 'adv_hist_edges', hist: 'adv' },
+  ratio_hist: { edges: 'ratio_hist_edges', hist: 'ratio' },
+  mismatch_hist: { edges: 'mismatch_hist_edges', hist: 'mismatch' },
+} as const satisfies Record<string, { edges: keyof MetricRow; hist: HistName }>;
+
 function Heatmap(props: {
   testId: string;
   title: string;
@@ -348,22 +361,26 @@ function Heatmap(props: {
   series: MetricRow[];
   slot: number;
   flush: boolean;
-  histKey: 'adv_hist' | 'ratio_hist';
+  histKey: keyof typeof HEATMAP_KEYS;
   range: readonly [number, number];
   guides: Array<{ value: number; color: string }>;
+  /** Without the one-line doc (`detail` stays in the tooltip). */
+  compact?: boolean;
 }) {
-  const { testId, title, doc, detail, histKey, range, guides } = props;
+  const { testId, title, doc, detail, histKey, range, guides, compact } = props;
   const series = useStaggeredSeries(props.series, props.slot, SLOTS, undefined, props.flush) as MetricRow[];
   const tableId = useId();
   const [table, setTable] = useState(false);
-  const edgesKey = histKey === 'adv_hist' ? 'adv_hist_edges' : 'ratio_hist_edges';
-  const rows = useMemo(() => series.filter((r) => Array.isArray(r[histKey]) && r[histKey].length > 0), [series, histKey]);
+  const { edges: edgesKey, hist } = HEATMAP_KEYS[histKey];
+  // Rows read from older run files may lack a histogram (the sampler's): the map skips them.
+  const rows = useMemo(() => series.filter((r) => (r[histKey]?.length ?? 0) > 0), [series, histKey]);
   const edges = rows[rows.length - 1]?.[edgesKey] ?? [range[0], range[1]];
-  const columns = useMemo(() => rows.map((r) => r[histKey]), [rows, histKey]);
+  const columns = useMemo(() => rows.map((r) => r[histKey]!), [rows, histKey]);
   const bins = edges.length - 1;
   const first = rows[0]?.iter;
   const last = rows[rows.length - 1]?.iter;
-  const hist = histKey === 'adv_hist' ? 'adv' : 'ratio';
+  // Iterations shown but none with this histogram: say so, not "no iterations yet".
+  const absent = rows.length === 0 && series.length > 0 ? `none of the ${series.length} iterations holds this histogram (a run file from before it was recorded, or an imported log)` : undefined;
   // A cell is the count of the iteration's policy tokens in that bin: its explanation lists them.
   const explainCell = (iter: number | undefined, bin: number) => {
     if (iter === undefined) return;
@@ -371,24 +388,24 @@ function Heatmap(props: {
   };
   const label =
     rows.length === 0
-      ? `${title}: no iterations yet.`
+      ? `${title}: ${absent ?? 'no iterations yet'}.`
       : `${title}: ${rows.length} iterations (columns) by ${bins} bins from ${tickFmt(edges[0]!)} (bottom) to ${tickFmt(edges[bins]!)} (top); brighter is more tokens.`;
   return (
     <figure className="chart heatmap" data-testid={testId} data-last-iter={series[series.length - 1]?.iter ?? 0} data-iterations={rows.length} data-bins={rows.length > 0 ? bins : 0} title={detail}>
       <Caption title={title} tableOpen={table} onTable={() => setTable(!table)} tableId={tableId}>
         <ChartExport title={title} render={() => heatmapSvg({ columns, edges, guides, title, first, last })} fileName={() => chartFileName(testId)} />
       </Caption>
-      <p className="chart-doc">{doc}</p>
+      {!compact && <p className="chart-doc">{doc}</p>}
       <div className="heatmap-body">
         <div className="heatmap-y" aria-hidden="true">
           <span>{tickFmt(edges[bins]!)}</span>
           <span>{tickFmt(midpoint(edges[0]!, edges[bins]!))}</span>
           <span>{tickFmt(edges[0]!)}</span>
         </div>
-        <HeatmapCanvas columns={columns} edges={edges} guides={guides} height={150} label={label} onCell={(c, b) => explainCell(rows[c]?.iter, b)} />
+        <HeatmapCanvas columns={columns} edges={edges} guides={guides} height={150} label={label} onCell={(c, b) => explainCell(rows[c]?.iter, b)} empty={absent ? 'No histogram in this run' : undefined} />
       </div>
       <div className="heatmap-x" aria-hidden="true">
-        <span>{first !== undefined ? `iteration ${first}` : 'no iterations yet'}</span>
+        <span>{first !== undefined ? `iteration ${first}` : absent ? 'not in this run' : 'no iterations yet'}</span>
         <span>{last !== undefined && last !== first ? `iteration ${last}` : ''}</span>
       </div>
       {table && (
@@ -411,7 +428,7 @@ function Heatmap(props: {
               {rows.slice(-HEATMAP_TABLE_ROWS).map((r) => (
                 <tr key={r.iter}>
                   <th scope="row">{r.iter}</th>
-                  {r[histKey].map((c, b) => (
+                  {r[histKey]!.map((c, b) => (
                     <td key={b} className="num">
                       <button type="button" className="explain-num" title="Explain this number" aria-label={`iteration ${r.iter}, bin ${b + 1}: ${c} tokens: explain`} onClick={() => explainCell(r.iter, b)}>
                         {c}
@@ -436,89 +453,165 @@ function markersFor(group: ChartGroup, markers: RunMarker[]): RunMarker[] {
   });
 }
 
+type DistributionId = (typeof EXTRA_CHART_IDS)[number];
+
+const CLIP_GUIDE = '#ffffff';
+const ZERO_GUIDE = [{ value: 0, color: 'rgba(255,255,255,0.6)' }];
+
+/**
+ * A distribution chart by its id (EXTRA_CHART_IDS): the charts panel's, or a lesson step's copy.
+ * `last` is the live run's latest row (the histograms show it at once), `series` the rows the
+ * heatmaps take in their update slots.
+ */
+function DistributionChart(props: { id: DistributionId; testId?: string; series: MetricRow[]; last: MetricRow | undefined; flush: boolean; clip: [number, number]; compact?: boolean }) {
+  const { id, series, last, flush, clip, compact } = props;
+  const testId = props.testId ?? `chart-${id}`;
+  const iterLabel = last ? ` (iteration ${last.iter})` : '';
+  const iter = last?.iter ?? 0;
+  const clipGuides = useMemo(
+    () => [
+      { value: clip[0], color: CLIP_GUIDE },
+      { value: clip[1], color: CLIP_GUIDE },
+    ],
+    [clip],
+  );
+  switch (id) {
+    case 'adv-hist':
+      return (
+        <Histogram
+          testId={testId}
+          title={`Advantage histogram${iterLabel}`}
+          doc={`Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`}
+          counts={last?.adv_hist}
+          edges={last?.adv_hist_edges}
+          range={ADV_HIST_RANGE}
+          color="#7c3aed"
+          iter={iter}
+          compact={compact}
+        />
+      );
+    case 'ratio-hist':
+      return (
+        <Histogram
+          testId={testId}
+          title={`Log IS ratio histogram${iterLabel}`}
+          doc={`log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
+          counts={last?.ratio_hist}
+          edges={last?.ratio_hist_edges}
+          range={LOGRATIO_HIST_RANGE}
+          color="#0891b2"
+          clip={clip}
+          iter={iter}
+          compact={compact}
+        />
+      );
+    // Beside PPO's ratio: the sampler's, which PPO's ratio does not see (verl's decoupled mode).
+    case 'mismatch-hist':
+      return (
+        <Histogram
+          testId={testId}
+          title={`Sampler mismatch histogram${iterLabel}`}
+          doc={`log(pi_old/pi_rollout) over policy tokens of the latest iteration: the trainer's log-prob over the rollout sampler's (its precision, top-p, top-k; stale parameters). All at 0 when the sampler is the trainer. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
+          counts={last?.mismatch_hist}
+          edges={last?.mismatch_hist_edges}
+          range={LOGRATIO_HIST_RANGE}
+          color="#ea580c"
+          iter={iter}
+          compact={compact}
+        />
+      );
+    case 'adv-heatmap':
+      return (
+        <Heatmap
+          testId={testId}
+          title="Advantage distribution over iterations"
+          doc="Each column: one iteration's advantages. A bright band at 0: little signal."
+          detail="Each column is one iteration's advantage histogram (scaled to its own maximum). A bright band at 0 means many advantages near 0: it is Advantage Collapse only where they are exactly 0 (the Collapse chart's zero-advantage share); under CM2 or IGPO small advantages light it too."
+          series={series}
+          slot={0}
+          flush={flush}
+          histKey="adv_hist"
+          range={ADV_HIST_RANGE}
+          guides={ZERO_GUIDE}
+          compact={compact}
+        />
+      );
+    case 'ratio-heatmap':
+      return (
+        <Heatmap
+          testId={testId}
+          title="Log IS ratio distribution over iterations"
+          doc="Each column: one iteration's log IS ratios; dashed: the clip bounds."
+          detail="Each column is one iteration's histogram of log importance-sampling (IS) ratios, log(pi/pi_old); dashed lines: the clip bounds. Spread beyond them means clipping, a widening fan means the policy moves fast."
+          series={series}
+          slot={1}
+          flush={flush}
+          histKey="ratio_hist"
+          range={LOGRATIO_HIST_RANGE}
+          guides={clipGuides}
+          compact={compact}
+        />
+      );
+    case 'mismatch-heatmap':
+      return (
+        <Heatmap
+          testId={testId}
+          title="Sampler mismatch distribution over iterations"
+          doc="Each column: one iteration's log pi_old/pi_rollout; a single band at 0 when the sampler is the trainer."
+          detail={`Each column is one iteration's histogram of log(pi_old/pi_rollout) over policy tokens (scaled to its own maximum): the trainer's log-prob of each token over the rollout sampler's. All at 0 when the sampler is the trainer; a lower sampler precision (bf16, fp16) scatters it a little around 0; top-p or top-k truncation puts it below 0 (the sampler gives the tokens it keeps more probability than the trainer does); stale rollouts spread it to both sides. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
+          series={series}
+          slot={2}
+          flush={flush}
+          histKey="mismatch_hist"
+          range={LOGRATIO_HIST_RANGE}
+          guides={ZERO_GUIDE}
+          compact={compact}
+        />
+      );
+  }
+}
+
+/** The clip the run applies: a method may set its own (DAPO, GSPO, GMPO's log-space range). */
+function useClip(): [number, number] {
+  const config = useAppStore((s) => s.config);
+  return useMemo(() => logRatioBounds(resolvePlan(config).ratio), [config]);
+}
+
+const isDistribution = (id: string): id is DistributionId => (EXTRA_CHART_IDS as readonly string[]).includes(id);
+
 /** One chart of the live run outside the charts panel: a lesson step's chart, beside the step's text. */
-export function LiveGroupChart({ id, testId, height = 120 }: { id: string; testId: string; height?: number }) {
+export function LiveChart({ id, testId, height = 120 }: { id: string; testId: string; height?: number }) {
   const group = GROUPS.find((g) => g.id === id);
   const series = useAppStore((s) => s.series);
   const markers = useAppStore((s) => s.markers);
   const flush = useAppStore((s) => s.phase !== 'running');
+  const clip = useClip();
   const shown = useMemo(() => (group ? markersFor(group, markers) : []), [group, markers]);
-  if (!group) return null;
-  return <SeriesChart group={group} series={series} markers={shown} height={height} flush={flush} testId={testId} compact />;
+  if (group) return <SeriesChart group={group} series={series} markers={shown} height={height} flush={flush} testId={testId} compact />;
+  if (isDistribution(id)) return <DistributionChart id={id} testId={testId} series={series} last={series[series.length - 1]} flush={flush} clip={clip} compact />;
+  return null;
 }
 
 export function MetricsCharts() {
   const liveSeries = useAppStore((s) => s.series);
   const markers = useAppStore((s) => s.markers);
-  const config = useAppStore((s) => s.config);
   const presenter = useAppStore((s) => s.presenter);
   // Paused (or one step taken): every chart takes the latest rows at once, so all show one iteration.
   const flush = useAppStore((s) => s.phase !== 'running');
-  // The clip the run applies: a method may set its own (DAPO, GSPO, GMPO's log-space range).
-  const ratio = useMemo(() => resolvePlan(config).ratio, [config]);
+  const clip = useClip();
   // The small charts render at a lower priority, so a burst of rows never blocks the page; paused,
   // they take the live rows in the same commit as the large chart (a deferred render that new rows
   // kept interrupting could be tens of iterations behind).
   const deferred = useDeferredValue(liveSeries);
   const series = flush ? liveSeries : deferred;
   const last = liveSeries[liveSeries.length - 1];
-  const iterLabel = last ? ` (iteration ${last.iter})` : '';
-  const clip = useMemo<[number, number]>(
-    () => logRatioBounds(ratio),
-    [ratio],
-  );
-  const clipGuides = useMemo(
-    () => [
-      { value: clip[0], color: '#ffffff' },
-      { value: clip[1], color: '#ffffff' },
-    ],
-    [clip],
-  );
-  const zeroGuide = useMemo(() => [{ value: 0, color: 'rgba(255,255,255,0.6)' }], []);
   const [large, ...small] = GROUPS;
   const groupMarkers = useMemo(() => new Map(GROUPS.map((g) => [g.id, markersFor(g, markers)])), [markers]);
 
   const collapse = small.find((g) => g.id === 'groups_all_equal_frac');
   const rest = small.filter((g) => g !== collapse);
-  const slotOf = (g: ChartGroup) => small.indexOf(g) + 2;
-  const advHist = (
-    <Histogram
-      testId="chart-adv-hist"
-      title={`Advantage histogram${iterLabel}`}
-      doc={`Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`}
-      counts={last?.adv_hist}
-      edges={last?.adv_hist_edges}
-      range={ADV_HIST_RANGE}
-      color="#7c3aed"
-      iter={last?.iter ?? 0}
-    />
-  );
-  const ratioHist = (
-    <Histogram
-      testId="chart-ratio-hist"
-      title={`Log IS ratio histogram${iterLabel}`}
-      doc={`log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
-      counts={last?.ratio_hist}
-      edges={last?.ratio_hist_edges}
-      range={LOGRATIO_HIST_RANGE}
-      color="#0891b2"
-      clip={clip}
-      iter={last?.iter ?? 0}
-    />
-  );
-  // Beside PPO's ratio: the sampler's, which PPO's ratio does not see (verl's decoupled mode).
-  const mismatchHist = (
-    <Histogram
-      testId="chart-mismatch-hist"
-      title={`Sampler mismatch histogram${iterLabel}`}
-      doc={`log(pi_old/pi_rollout) over policy tokens of the latest iteration: the trainer's log-prob over the rollout sampler's (its precision, top-p, top-k; stale parameters). All at 0 when the sampler is the trainer. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
-      counts={last?.mismatch_hist}
-      edges={last?.mismatch_hist_edges}
-      range={LOGRATIO_HIST_RANGE}
-      color="#ea580c"
-      iter={last?.iter ?? 0}
-    />
-  );
+  const slotOf = (g: ChartGroup) => small.indexOf(g) + HEATMAP_SLOTS;
+  const dist = (id: DistributionId) => <DistributionChart id={id} series={series} last={last} flush={flush} clip={clip} />;
 
   // The key pictures on the first screen (reward, the advantage and IS-ratio distributions over
   // time, Advantage Collapse); every other chart one click away under "More charts".
@@ -529,39 +622,18 @@ export function MetricsCharts() {
       <MarkerKey markers={markers} />
       <OnPolicyHint />
       <div className="chart-grid key-charts">
-        <Heatmap
-          testId="chart-adv-heatmap"
-          title="Advantage distribution over iterations"
-          doc="Each column: one iteration's advantages. A bright band at 0: little signal."
-          detail="Each column is one iteration's advantage histogram (scaled to its own maximum). A bright band at 0 means many advantages near 0: it is Advantage Collapse only where they are exactly 0 (the Collapse chart's zero-advantage share); under CM2 or IGPO small advantages light it too."
-          series={series}
-          slot={0}
-          flush={flush}
-          histKey="adv_hist"
-          range={ADV_HIST_RANGE}
-          guides={zeroGuide}
-        />
-        <Heatmap
-          testId="chart-ratio-heatmap"
-          title="Log IS ratio distribution over iterations"
-          doc="Each column: one iteration's log IS ratios; dashed: the clip bounds."
-          detail="Each column is one iteration's histogram of log importance-sampling (IS) ratios, log(pi/pi_old); dashed lines: the clip bounds. Spread beyond them means clipping, a widening fan means the policy moves fast."
-          series={series}
-          slot={1}
-          flush={flush}
-          histKey="ratio_hist"
-          range={LOGRATIO_HIST_RANGE}
-          guides={clipGuides}
-        />
+        {dist('adv-heatmap')}
+        {dist('ratio-heatmap')}
         {collapse && <SeriesChart group={collapse} series={series} height={150} markers={groupMarkers.get(collapse.id)!} slot={slotOf(collapse)} flush={flush} />}
       </div>
       {/* Presenter mode opens it: the lesson's own charts may be among these (its style hides the rest). */}
       <details className="more-charts" data-testid="more-charts" open={presenter || undefined}>
-        <summary>More charts: the latest iteration's histograms and {rest.length} more metrics</summary>
-        <div className="chart-grid">
-          {advHist}
-          {ratioHist}
-          {mismatchHist}
+        <summary>More charts: the latest histograms, the sampler mismatch heatmap and {rest.length} more metrics</summary>
+        <div className="chart-grid hist-charts">
+          {dist('adv-hist')}
+          {dist('ratio-hist')}
+          {dist('mismatch-hist')}
+          {dist('mismatch-heatmap')}
         </div>
         <div className="chart-grid small">
           {rest.map((g) => (

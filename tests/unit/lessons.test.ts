@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { lessonStepHash } from '../../app/lessons/links';
-import { chartGroups } from '../../app/charts/chartGroups';
-import { lessonChartIds, stepCharts } from '../../app/lessons/charts';
+import { EXTRA_CHART_IDS, lessonChartIds, stepCharts } from '../../app/lessons/charts';
+import { presenterCss } from '../../app/lessons/presenter';
 import { encodeShareLink, decodeShareLink } from '../../workers/content/shareLink';
 import { PANEL_IDS } from '../../workers/formats/shareUrl';
 import {
@@ -41,9 +41,8 @@ describe('lesson data', () => {
       expect(l.hide).not.toContain('charts');
       for (const c of l.charts) expect(charts.has(c), `${l.id}: chart ${c}`).toBe(true);
       // The charts a step's text names, and those presenter mode shows beside it, exist.
-      const groups = new Set(chartGroups().map((g) => g.id));
       for (const s of l.steps) {
-        for (const c of s.watch ?? []) expect(groups.has(c), `${l.id}: step watches chart ${c}`).toBe(true);
+        for (const c of s.watch ?? []) expect(charts.has(c), `${l.id}: step watches chart ${c}`).toBe(true);
         const shown = stepCharts(l, s);
         expect(shown.length, `${l.id}: a step's charts`).toBeGreaterThan(0);
         for (const c of shown) expect(charts.has(c), `${l.id}: step chart ${c}`).toBe(true);
@@ -76,6 +75,17 @@ describe('lesson data', () => {
       const links = l.runs.map((r) => encodeShareLink(lessonRunConfig(r)));
       expect(new Set(links).size, `${l.id}: two runs with the same config`).toBe(l.runs.length);
     }
+  });
+
+  it('a step may watch the distribution charts, the sampler mismatch ones included; presenter mode keeps them by test id', () => {
+    expect(lessonChartIds()).toEqual(expect.arrayContaining(['mismatch-hist', 'mismatch-heatmap', 'adv-heatmap']));
+    const lesson = LESSONS[0]!;
+    const step = { ...lesson.steps[0]!, watch: ['mismatch-heatmap', 'mismatch-hist'] };
+    expect(stepCharts(lesson, step)).toEqual(['mismatch-heatmap', 'mismatch-hist']);
+    // The panel's figures carry `chart-<id>` (tests/e2e/samplerViews.spec.ts finds each one there).
+    const css = presenterCss(stepCharts(lesson, step));
+    expect(css).toBe('.presenting .charts figure.chart:not([data-testid="chart-mismatch-heatmap"]):not([data-testid="chart-mismatch-hist"]) { display: none; }');
+    for (const id of EXTRA_CHART_IDS) expect(presenterCss([id])).toContain(`[data-testid="chart-${id}"]`);
   });
 
   it('every step is a share link that decodes to its run, step count, lesson and presenter view', () => {

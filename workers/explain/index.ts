@@ -9,7 +9,7 @@ import { advantageOf, estimatorName } from './advantage';
 import { agrees, explainBatch, num, type ExplainBatch } from './context';
 import { ratioModeName, tokenLoss, weightOf } from './loss';
 import { batchLossOf, groupOf, histCellOf, leafOf, optStepOf, rewardOf, turnRewardOf, type Derived } from './other';
-import type { Explanation, LabDump, Ref, Status, Step } from './types';
+import type { Explanation, HistName, LabDump, Ref, Status, Step } from './types';
 import { stageProblem, stageWords } from './stageDump';
 
 export { explainBatch, unexplainable, type ExplainBatch } from './context';
@@ -18,7 +18,7 @@ export * from './types';
 
 export interface ExplainOptions {
   /** The metric row's histogram counts of an iteration (for a heatmap cell), or null when unknown. */
-  histCounts?: (hist: 'adv' | 'ratio', iter: number) => number[] | null;
+  histCounts?: (hist: HistName, iter: number) => number[] | null;
 }
 
 function status(value: number | null, trainer: number | null, scale: number): Status {
@@ -53,6 +53,8 @@ const QUANTITY_NAMES: Record<string, string> = {
   ret: 'Return',
 };
 
+const HIST_TITLES: Record<HistName, string> = { adv: 'Advantage', ratio: 'Log-ratio', mismatch: 'Sampler mismatch' };
+
 /** The title of a ref, without computing anything ("Advantage of token 2 (SEARCH) of trajectory 5"). */
 export function refTitle(dump: ExplainBatch['dump'], ref: Ref): string {
   switch (ref.kind) {
@@ -73,7 +75,7 @@ export function refTitle(dump: ExplainBatch['dump'], ref: Ref): string {
     case 'batch_loss':
       return `Loss of iteration ${dump.iter}`;
     case 'hist':
-      return `${ref.hist === 'adv' ? 'Advantage' : 'Log-ratio'} histogram, iteration ${ref.iter}, bin ${ref.bin + 1}`;
+      return `${HIST_TITLES[ref.hist]} histogram, iteration ${ref.iter}, bin ${ref.bin + 1}`;
   }
 }
 

@@ -3,8 +3,8 @@
  * CM2's checklist, GiGPO's step reward), a group's statistics, VCPO's per-step ESS and learning
  * rate, the batch's loss, and a heatmap cell's token count.
  */
-import { f32, num, pivotMean, stdAround, trajStats, type ExplainBatch } from './context';
-import type { Input, Step } from './types';
+import { clamp, f32, num, pivotMean, stdAround, trajStats, type ExplainBatch, type Token } from './context';
+import type { HistName, Input, Step, TokenQuantity } from './types';
 
 export interface Derived {
   value: number | null;
@@ -299,22 +299,40 @@ export function histBin(x: number, lo: number, hi: number, bins = HIST.bins): nu
   return Math.min(Math.max(t, 0), bins - 1);
 }
 
-/** A heatmap cell: the policy tokens of iteration `iter` whose advantage (or log-ratio) falls in `bin`. */
-export function histCellOf(b: ExplainBatch, hist: 'adv' | 'ratio', iter: number, bin: number, shown: number | null): Derived {
-  const [lo, hi] = HIST[hist];
+/** What each histogram bins per policy token, in words, and the token quantity a listed token opens. */
+const HIST_OF: Record<HistName, { what: string; chart: string; q: TokenQuantity }> = {
+  adv: { what: 'advantage', chart: 'advantage', q: 'adv' },
+  ratio: { what: 'log-ratio log(π/π_old)', chart: 'log IS ratio', q: 'ratio' },
+  // The leaf names the sampler and carries the trainer's log-prob beside it (leafOf's note).
+  mismatch: { what: 'sampler log-ratio log(π_old/μ)', chart: 'sampler mismatch', q: 'logp_rollout' },
+};
+
+/** A token's value in histogram `hist`, as the stats kernels bin it (log-ratios clamped to ±20), or null when the dump lacks it. */
+function histValue(hist: HistName, k: Token): number | null {
+  if (hist === 'adv') return k.adv;
+  if (hist === 'ratio') return clamp(k.logp - k.logp_old, -20, 20);
+  return k.logp_rollout === undefined ? null : clamp(k.logp_old - k.logp_rollout, -20, 20);
+}
+
+/** A heatmap cell: the policy tokens of iteration `iter` whose advantage (or IS or sampler log-ratio) falls in `bin`. */
+export function histCellOf(b: ExplainBatch, hist: HistName, iter: number, bin: number, shown: number | null): Derived {
+  // The sampler's log-ratios share the IS ratio's bins (kernels/stats/mismatchStats.ts).
+  const [lo, hi] = HIST[hist === 'adv' ? 'adv' : 'ratio'];
   const edge = (i: number) => lo + ((hi - lo) * i) / HIST.bins;
-  const what = hist === 'adv' ? 'advantage' : 'log-ratio log(π/π_old)';
-  const method = `the ${hist === 'adv' ? 'advantage' : 'log IS ratio'} histogram of iteration ${iter}: policy tokens per bin (end bins catch what lies outside)`;
-  if (iter !== b.dump.iter) {
-    return { value: null, trainer: shown, scale: 1, method, steps: [], notes: [], unavailable: `the page holds the batch of iteration ${b.dump.iter} only; iteration ${iter}'s tokens are gone` };
-  }
+  const { what, chart, q } = HIST_OF[hist];
+  const method = `the ${chart} histogram of iteration ${iter}: policy tokens per bin (end bins catch what lies outside)`;
+  const none = (unavailable: string): Derived => ({ value: null, trainer: shown, scale: 1, method, steps: [], notes: [], unavailable });
+  if (iter !== b.dump.iter) return none(`the page holds the batch of iteration ${b.dump.iter} only; iteration ${iter}'s tokens are gone`);
   const inside: Input[] = [];
+  let missing = false;
   b.dump.trajs.forEach((t, n) =>
     t.tokens.forEach((k, j) => {
-      const x = hist === 'adv' ? k.adv : Math.min(Math.max(k.logp - k.logp_old, -20), 20);
-      if (histBin(x, lo, hi) === bin) inside.push({ label: `#${n} t${j} ${k.text}`, value: x, ref: { kind: 'token', q: hist === 'adv' ? 'adv' : 'ratio', traj: n, tok: j } });
+      const x = histValue(hist, k);
+      if (x === null) missing = true;
+      else if (histBin(x, lo, hi) === bin) inside.push({ label: `#${n} t${j} ${k.text}`, value: x, ref: { kind: 'token', q, traj: n, tok: j } });
     }),
   );
+  if (missing) return none("the batch dump holds no sampler log-probs (logp_rollout): it was saved before they were recorded");
   const range = `[${bin === 0 ? '−∞' : num(edge(bin))}, ${bin === HIST.bins - 1 ? '∞' : num(edge(bin + 1))})`;
   return {
     value: inside.length,
@@ -322,7 +340,7 @@ export function histCellOf(b: ExplainBatch, hist: 'adv' | 'ratio', iter: number,
     scale: 1,
     method,
     steps: [{ label: `tokens with ${what} in ${range}${inside.length > 200 ? ' (the first 200 listed)' : ''}`, value: inside.length, inputs: inside.slice(0, 200) }],
-    notes: [],
+    notes: hist === 'mismatch' ? ['Each token is the trainer\'s log-prob over the sampler\'s (log π_old − log μ, clamped to ±20); all at 0 when the sampler is the trainer.'] : [],
   };
 }
 
@@ -342,6 +360,10 @@ export function leafOf(b: ExplainBatch, n: number, tok: number, q: string): Deri
   };
   const notes: string[] = [];
   if (q === 'entropy_old' || q === 'sum_p2_old') notes.push(`Trajectory mean of the old entropy: ${num(trajStats(b, n).entMean)}.`);
+  // The sampler mismatch heatmap's cells list tokens by this leaf: its number is the difference of the two.
+  if (q === 'logp_rollout' && k.logp_rollout !== undefined) {
+    notes.push(`The trainer's log-prob of the same token, log π_old: ${num(k.logp_old)}; log π_old − log μ = ${num(k.logp_old - k.logp_rollout)} (0 when the sampler is the trainer).`);
+  }
   return { value: null, trainer: v ?? null, scale: 1, method: where[q] ?? q, steps: [], notes, input: true };
 }
 

@@ -10,6 +10,9 @@ export type TokenQuantity = (typeof TOKEN_QUANTITIES)[number];
 
 export { LINK_QUANTITIES, type LinkQuantity } from '../formats/explainLinkNames';
 
+/** The per-iteration histograms a heatmap cell explains: advantages, log IS ratios, the sampler's log-ratios. */
+export type HistName = 'adv' | 'ratio' | 'mismatch';
+
 
 /** A number of the batch that can be explained. `traj` is the index in the dump's trajectories, `tok` in its token list. */
 export type Ref =
@@ -21,7 +24,7 @@ export type Ref =
   /** Step-through: an optimizer step's gradient norm, or the size of its parameter change. */
   | { kind: 'opt_update'; step: number; q: 'grad_norm' | 'delta_norm' }
   | { kind: 'batch_loss' }
-  | { kind: 'hist'; hist: 'adv' | 'ratio'; iter: number; bin: number };
+  | { kind: 'hist'; hist: HistName; iter: number; bin: number };
 
 /** One value a step reads, shown beside it; clickable where it has a ref of its own. */
 export interface Input {
