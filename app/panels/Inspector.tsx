@@ -4,10 +4,11 @@
  * turn by turn, with each policy token's advantage, IS ratio and clipping). Both read the batch dump
  * (api.packBatch, unpacked in slices), loaded when the run is paused; a link's focus=group:G / traj:T opens them.
  */
-import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { memo, useEffect, useMemo, useRef, useState, type FocusEvent, type KeyboardEvent, type ReactNode } from 'react';
 import type { BatchDump } from '../../workers/formats/batchDump';
 import { currentBatch, useAppStore } from '../store';
-import { rowsPerChunk, useAdaptiveChunks, useChunkedRows } from './chunkedRows';
+import { useChunkedRows } from './chunkedRows';
+import { OVERSCAN, TOKEN_ROW_PX, turnListRows, useTurnWindow, WINDOW_FROM, WINDOW_ROWS, WINDOW_TURNS_FROM_ROWS } from './turnWindow';
 import './Inspector.css';
 import './groupView.css';
 import { countsText, groupCounts, groupNote, groupRows, originMark, type GroupState } from './groupModel';
@@ -18,10 +19,6 @@ import { StepThroughButton } from '../explain/StepThrough';
 const AUTO_LOAD_TRAJS = 4096;
 /** Rows of the reward matrix drawn at once. */
 const MAX_ROWS = 64;
-/** Elements a token's row costs in a chunk (its cells); a turn's table and label cost twice that again. */
-const TOKEN_ROW_CELLS = 8;
-/** Elements a chunk of a trajectory draws: half the tables' budget, as each turn also lays out a table. */
-const TRAJ_CELLS_PER_TASK = 512;
 
 type Traj = BatchDump['trajs'][number];
 
@@ -343,32 +340,54 @@ function GroupDetail({ group, trajs }: { group: number; trajs: Traj[] }) {
  */
 export function advantageParts(tokens: ReadonlyArray<{ turn: number; adv: number }>): { kind: 'none' } | { kind: 'one' | 'turns'; values: Array<{ at: number; adv: number }> } | { kind: 'range'; min: number; max: number } {
   if (tokens.length === 0) return { kind: 'none' };
-  const same = (xs: readonly number[]) => xs.every((x) => Math.abs(x - xs[0]!) <= 1e-9);
+  // Each value against the first of its set, as NaN is never the same as anything (itself neither).
+  const near = (x: number, y: number) => Math.abs(x - y) <= 1e-9;
   const all = tokens.map((k) => k.adv);
-  if (same(all)) return { kind: 'one', values: [{ at: 0, adv: all[0]! }] };
-  const turns = [...new Set(tokens.map((k) => k.turn))].sort((a, b) => a - b);
-  const firsts = turns.map((turn) => tokens.findIndex((k) => k.turn === turn));
-  if (turns.every((turn) => same(tokens.filter((k) => k.turn === turn).map((k) => k.adv)))) return { kind: 'turns', values: firsts.map((at) => ({ at, adv: tokens[at]!.adv })) };
+  if (all.every((x) => near(x, all[0]!))) return { kind: 'one', values: [{ at: 0, adv: all[0]! }] };
+  // One pass over the tokens (a filter per turn was quadratic: 4,096 turns of a token each).
+  const byTurn = new Map<number, { at: number; adv: number; same: boolean }>();
+  tokens.forEach((k, at) => {
+    const seen = byTurn.get(k.turn);
+    if (!seen) byTurn.set(k.turn, { at, adv: k.adv, same: near(k.adv, k.adv) });
+    else if (seen.same && !near(k.adv, seen.adv)) seen.same = false;
+  });
+  const turns = [...byTurn.keys()].sort((a, b) => a - b).map((turn) => byTurn.get(turn)!);
+  if (turns.every((x) => x.same)) return { kind: 'turns', values: turns.map(({ at, adv }) => ({ at, adv })) };
   return { kind: 'range', min: Math.min(...all), max: Math.max(...all) };
 }
+
+/**
+ * Per-turn values the header lists; the rest it counts (each turn's rows show their own). A
+ * trajectory of 4,096 turns listed them all: 4,096 buttons, a screen of numbers above its turns.
+ */
+const HEAD_TURNS = 16;
+
+/** The words after the listed per-turn values: how many more there are, or nothing. */
+const moreTurns = (n: number) => (n > HEAD_TURNS ? ` and ${(n - HEAD_TURNS).toLocaleString('en-US')} more turns` : '');
 
 /** The header's advantage in words (`advantage per turn: 0.5, -0.25`): what advantageParts finds. */
 export function advantageText(tokens: ReadonlyArray<{ turn: number; adv: number }>): string {
   const p = advantageParts(tokens);
   if (p.kind === 'none') return 'advantage –';
   if (p.kind === 'range') return `advantage per token: ${fmt(p.min)} to ${fmt(p.max)}`;
-  return `advantage ${p.kind === 'turns' ? 'per turn: ' : ''}${p.values.map((v) => fmt(v.adv)).join(', ')}`;
+  return `advantage ${p.kind === 'turns' ? 'per turn: ' : ''}${p.values
+    .slice(0, HEAD_TURNS)
+    .map((v) => fmt(v.adv))
+    .join(', ')}${moreTurns(p.values.length)}`;
 }
 
-/** advantageText with each value a button that explains it (the token it was read from). */
-function AdvantageHead({ traj, tokens }: { traj: number; tokens: ReadonlyArray<{ turn: number; adv: number }> }) {
+/**
+ * advantageText with each value a button that explains it (the token it was read from). Memoised:
+ * a long trajectory's view renders again as it scrolls, and this reads every token.
+ */
+const AdvantageHead = memo(function AdvantageHead({ traj, tokens }: { traj: number; tokens: ReadonlyArray<{ turn: number; adv: number }> }) {
   const p = advantageParts(tokens);
   // The text is the same as advantageText's, so what is read aloud and what a test reads agree.
   if (p.kind === 'none' || p.kind === 'range') return <strong data-testid="traj-advantage">{advantageText(tokens)}</strong>;
   return (
     <strong data-testid="traj-advantage">
       advantage {p.kind === 'turns' ? 'per turn: ' : ''}
-      {p.values.map((v, i) => (
+      {p.values.slice(0, HEAD_TURNS).map((v, i) => (
         <span key={v.at}>
           {i > 0 && ', '}
           <ExplainNum r={{ kind: 'token', q: 'adv', traj, tok: v.at }} label={`advantage ${fmt(v.adv)}: explain`}>
@@ -376,21 +395,15 @@ function AdvantageHead({ traj, tokens }: { traj: number; tokens: ReadonlyArray<{
           </ExplainNum>
         </span>
       ))}
+      {moreTurns(p.values.length)}
     </strong>
   );
-}
+});
 
 function clipText(c: number): string {
   return c < 0 ? 'low' : c > 0 ? 'high' : '';
 }
 
-/** Rows of a turn's token table past which only the rows in view are drawn (a scrolling window). */
-const WINDOW_FROM = 200;
-/** The window: this many rows in view, each TOKEN_ROW_PX high (Inspector.css fixes the height). */
-const WINDOW_ROWS = 24;
-const TOKEN_ROW_PX = 22;
-/** Rows drawn above and below the view, so a scroll does not show blank rows before they come. */
-const OVERSCAN = 16;
 
 /** A token with its index in its trajectory's token list (what explain= names). */
 type TokAt = { k: Traj['tokens'][number]; at: number };
@@ -447,10 +460,10 @@ const TOKEN_HEAD = (
  * its rows in a scrolling window and draws only those in view: a table of 4,096 rows, laid out again
  * whenever rows were added, was the main thread's longest task when such a trajectory opened.
  */
-function TokenTable({ toks, total, traj }: { toks: TokAt[]; total: number; traj: number }) {
+function TokenTable({ toks, traj }: { toks: TokAt[]; traj: number }) {
   const [top, setTop] = useState(0);
   const staged = useAppStore((s) => currentBatch(s)?.stage !== undefined);
-  if (total <= WINDOW_FROM) {
+  if (toks.length <= WINDOW_FROM) {
     return (
       <table className="tokens">
         {TOKEN_HEAD}
@@ -466,7 +479,7 @@ function TokenTable({ toks, total, traj }: { toks: TokAt[]; total: number; traj:
       style={{ maxHeight: (WINDOW_ROWS + 1) * TOKEN_ROW_PX }}
       tabIndex={0}
       role="region"
-      aria-label={`${total} tokens; scroll for more`}
+      aria-label={`${toks.length} tokens; scroll for more`}
       data-testid="tokens-window"
       onScroll={(e) => setTop(e.currentTarget.scrollTop)}
     >
@@ -482,14 +495,11 @@ function TokenTable({ toks, total, traj }: { toks: TokAt[]; total: number; traj:
   );
 }
 
-/**
- * One turn of a trajectory and its tokens. Memoised: while a long trajectory is drawn a chunk at a
- * time, the turns already drawn are not rendered again (their props keep their identity).
- */
-const TurnItem = memo(function TurnItem(props: { traj: number; index: number; turn: number; text: string; role: string | undefined; reward: number | undefined; toks: TokAt[]; total: number }) {
-  const { traj, index, turn, text, role, reward, toks, total } = props;
+/** One turn of a trajectory and its tokens. Memoised: as a long list scrolls, the turns still in view do not render again. */
+const TurnItem = memo(function TurnItem(props: { traj: number; index: number; turn: number; text: string; role: string | undefined; reward: number | undefined; toks: TokAt[] }) {
+  const { traj, index, turn, text, role, reward, toks } = props;
   return (
-    <li className="turn">
+    <li className="turn" data-index={index}>
       <span className="turn-label">turn {turn + 1}</span> <code>{text}</code>
       {role !== undefined && <span className="turn-note"> role {role}</span>}
       {reward !== undefined && (
@@ -501,27 +511,9 @@ const TurnItem = memo(function TurnItem(props: { traj: number; index: number; tu
           </ExplainNum>
         </span>
       )}
-      <TokenTable toks={toks} total={total} traj={traj} />
+      <TokenTable toks={toks} traj={traj} />
     </li>
   );
-});
-
-/** Turns one group draws: while a trajectory is drawn a chunk per task, only the last group renders again. */
-const TURNS_PER_GROUP = 64;
-
-/** Turns `first` to `first + count - 1` of a trajectory, their first `drawn` tokens. Memoised: a group drawn whole keeps its props. */
-const TurnGroup = memo(function TurnGroup(props: { t: Traj; turns: number[]; byTurn: Map<number, TokAt[]>; parts: string[]; first: number; count: number; drawn: number }) {
-  const { t, turns, byTurn, parts, first, count } = props;
-  let left = props.drawn;
-  const items = [];
-  for (let i = first; i < first + count && left > 0; i++) {
-    const turn = turns[i]!;
-    const all = byTurn.get(turn)!;
-    const toks = all.length > left ? all.slice(0, left) : all;
-    left -= toks.length;
-    items.push(<TurnItem key={turn} traj={t.id} index={i} turn={turn} text={parts[i + 1] ?? ''} role={t.turn_roles?.[i]} reward={t.turn_rewards?.[i]} toks={toks} total={all.length} />);
-  }
-  return <>{items}</>;
 });
 
 function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: number }) {
@@ -546,25 +538,25 @@ function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: numb
     return m;
   }, [t]);
   const turns = useMemo(() => [...byTurn.keys()].sort((a, b) => a - b), [byTurn]);
-  // Turns in groups of TURNS_PER_GROUP, each with the index of its first token.
-  const groups = useMemo(() => {
-    const out: Array<{ first: number; count: number; tokenStart: number; tokens: number }> = [];
-    let at = 0;
-    for (let first = 0; first < turns.length; first += TURNS_PER_GROUP) {
-      const count = Math.min(TURNS_PER_GROUP, turns.length - first);
-      let tokens = 0;
-      for (let i = first; i < first + count; i++) tokens += byTurn.get(turns[i]!)!.length;
-      out.push({ first, count, tokenStart: at, tokens });
-      at += tokens;
-    }
-    return out;
-  }, [turns, byTurn]);
-  // Token rows drawn a chunk per task (chunkedRows.ts): a trajectory of 4,096 tokens drawn at once
-  // was one main-thread task of 3.5 s (one turn) to 10 s (a turn per token).
-  const total = t?.tokens.length ?? 0;
-  // A token's cost in elements: its row's cells, and its share of its turn's table and label.
-  const width = Math.ceil(TOKEN_ROW_CELLS * (1 + (2 * turns.length) / Math.max(1, total)));
-  const drawn = useAdaptiveChunks(total, rowsPerChunk(width, TRAJ_CELLS_PER_TASK), t);
+  const tokensPerTurn = useMemo(() => turns.map((turn) => byTurn.get(turn)!.length), [turns, byTurn]);
+  const windowed = useMemo(() => turnListRows(tokensPerTurn) > WINDOW_TURNS_FROM_ROWS, [tokensPerTurn]);
+  const list = useRef<HTMLOListElement>(null);
+  // The turn holding the focus stays drawn, scrolled away or not: the focus stays where it was.
+  const [focusedAt, setFocused] = useState<{ t: Traj | undefined; index: number }>({ t, index: -1 });
+  const onFocus = (e: FocusEvent<HTMLOListElement>) => {
+    const at = (e.target as HTMLElement).closest<HTMLElement>('li[data-index]')?.dataset.index;
+    if (at !== undefined) setFocused({ t, index: Number(at) });
+  };
+  const { offsets, draw } = useTurnWindow(list, tokensPerTurn, windowed, focusedAt.t === t ? focusedAt.index : -1);
+  const drawn: ReactNode[] = [];
+  let end = 0;
+  for (const i of draw) {
+    if (windowed && offsets[i]! > end) drawn.push(<li key={`gap-${i}`} className="turn-spacer" aria-hidden="true" style={{ height: offsets[i]! - end }} />);
+    const turn = turns[i]!;
+    drawn.push(<TurnItem key={turn} traj={t!.id} index={i} turn={turn} text={parts[i + 1] ?? ''} role={t!.turn_roles?.[i]} reward={t!.turn_rewards?.[i]} toks={byTurn.get(turn)!} />);
+    end = offsets[i + 1]!;
+  }
+  if (windowed && offsets[turns.length]! > end) drawn.push(<li key="gap-end" className="turn-spacer" aria-hidden="true" style={{ height: offsets[turns.length]! - end }} />);
   const groupSize = batch ? batch.trajs.filter((x) => x.group === t?.group).length : 0;
   const rollout = t && batch ? batch.trajs.filter((x) => x.group === t.group).findIndex((x) => x.id === t.id) : -1;
 
@@ -594,25 +586,17 @@ function TrajectoryView({ batch, index }: { batch: BatchDump | null; index: numb
             </strong>{' '}
             · <AdvantageHead traj={t.id} tokens={t.tokens} />
           </p>
-          <ol className="turns">
+          <ol className={`turns${windowed ? ' windowed' : ''}`} ref={list} onFocus={onFocus} data-turns={turns.length}>
             <li className="turn prompt">
               <span className="turn-label">prompt</span> <code>{parts[0] ?? ''}</code>
             </li>
-            {groups.map((g) =>
-              g.tokenStart < drawn ? <TurnGroup key={g.first} t={t} turns={turns} byTurn={byTurn} parts={parts} first={g.first} count={g.count} drawn={Math.min(g.tokens, drawn - g.tokenStart)} /> : null,
-            )}
-            {drawn >= total &&
-              parts.slice(turns.length + 1).map((p, i) => (
-                <li key={`end-${i}`} className="turn">
-                  <span className="turn-label">end</span> <code>{p}</code>
-                </li>
-              ))}
+            {drawn}
+            {parts.slice(turns.length + 1).map((p, i) => (
+              <li key={`end-${i}`} className="turn">
+                <span className="turn-label">end</span> <code>{p}</code>
+              </li>
+            ))}
           </ol>
-          {drawn < total && (
-            <p className="hint" data-testid="traj-drawing">
-              Drawing the tokens: {drawn.toLocaleString('en-US')} of {total.toLocaleString('en-US')}…
-            </p>
-          )}
         </>
       )}
     </section>

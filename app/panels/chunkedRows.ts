@@ -27,25 +27,3 @@ export function useChunkedRows(total: number, width: number, key: unknown, cells
   }, [count, total, key, step]);
   return count;
 }
-
-/**
- * As useChunkedRows, with the chunk sized by how long the last one took to render and commit: it
- * doubles while a chunk takes under a third of `budgetMs` (up to eight times the first: layout, not
- * measured here, grows with it) and halves past it (never below the first), so a machine with time
- * to spare draws a long trajectory in fewer tasks and a busy one still in short ones.
- */
-export function useAdaptiveChunks(total: number, first: number, key: unknown, budgetMs = 50): number {
-  const [state, setState] = useState({ key, count: first, step: first, at: 0 });
-  const current = state.key === key ? state : { key, count: first, step: first, at: 0 };
-  if (current !== state) setState(current);
-  const count = Math.min(total, current.count);
-  useEffect(() => {
-    if (count >= total) return;
-    // Render and commit of the chunk just drawn (its layout follows in the same task).
-    const took = current.at > 0 ? performance.now() - current.at : budgetMs / 2;
-    const step = took < budgetMs / 3 ? Math.min(current.step * 2, first * 8) : took > budgetMs ? Math.max(first, Math.floor(current.step / 2)) : current.step;
-    const timer = setTimeout(() => setState((s) => (s.key === key ? { key, count: s.count + step, step, at: performance.now() } : s)), 0);
-    return () => clearTimeout(timer);
-  }, [count, total, key, first, budgetMs, current.at, current.step]);
-  return count;
-}

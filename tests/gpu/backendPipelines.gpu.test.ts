@@ -1,14 +1,18 @@
 /**
  * A run compiles the pipelines it binds and nothing else (workers/core/update/stages.ts backendPipelines):
- * on a fresh device, after openGpuBackend, every pipeline was compiled ahead (none on first use
- * at a bind) and every one compiled was bound, for runs that take each conditional branch of the
+ * on a device new to kernels/pipeline.ts (its pipeline cache empty), after openGpuBackend, every
+ * pipeline was compiled ahead (none on first use at a bind) and every one compiled was bound, for
+ * runs that take each conditional branch of the
  * backend (PPO's critic, OTB, whitening, IGPO's answer scoring, sequence and turn ratios, stale
  * rollouts, a sampler that is not the trainer, roles, the tools task, a vocabulary past the unrolled kernels' 64) in both kernel
- * variants. An iteration afterwards compiles nothing either.
+ * variants. An iteration afterwards compiles nothing either. The runs share one device, each through
+ * a view of it of its own (freshDevice), which also hands back a pipeline already compiled for the
+ * same WGSL and constants: SwiftShader compiled the same 23-29 pipelines for every run, 7-10 s a
+ * run, 86 s to 6 min for the file (tests/gpu/compile.gpu.test.ts compiles every kernel).
  * Also: a kernel that fails to compile on a hardware adapter sends an 'auto' run to the CPU with
  * the kernel's file named, and a forced GPU run fails with that error.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { deviceSupports, KernelCompileError, pipelineCounts } from '../../kernels/pipeline';
 import type { KernelVariant } from '../../kernels/selectors';
 import type { RunShape } from '../../workers/core/backend';
@@ -46,6 +50,51 @@ const CASES: Array<[string, Record<string, string>]> = [
   ['a vocabulary over 64', { 'env.entities': '32', 'env.values': '64' }],
 ];
 
+/**
+ * Views of one device, each a GPUDevice object of its own: kernels/pipeline.ts keys its pipeline
+ * cache by that object, so to its cache and counts each view is a new device. A view's
+ * createComputePipelineAsync gives a pipeline another view compiled for the same label, WGSL,
+ * entry point and constants (a failure is not kept); everything else is the device's own.
+ */
+function sharedCompiles(device: GPUDevice): () => GPUDevice {
+  const code = new WeakMap<GPUShaderModule, string>();
+  const compiled = new Map<string, Promise<GPUComputePipeline>>();
+  return () =>
+    new Proxy(device, {
+      get(target, prop) {
+        if (prop === 'createShaderModule') {
+          return (d: GPUShaderModuleDescriptor) => {
+            const m = target.createShaderModule(d);
+            code.set(m, d.code);
+            return m;
+          };
+        }
+        if (prop === 'createComputePipelineAsync') {
+          return (d: GPUComputePipelineDescriptor) => {
+            const key = JSON.stringify([d.label, code.get(d.compute.module), d.compute.entryPoint, d.compute.constants]);
+            let p = compiled.get(key);
+            if (!p) {
+              compiled.set(key, (p = target.createComputePipelineAsync(d)));
+              p.catch(() => compiled.delete(key));
+            }
+            return p;
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+}
+
+let shared: Promise<{ device: GPUDevice; fresh: () => GPUDevice }> | null = null;
+afterAll(async () => (await shared)?.device.destroy());
+
+/** A device new to kernels/pipeline.ts: a view of the file's one device (sharedCompiles). */
+async function freshDevice(): Promise<GPUDevice> {
+  shared ??= requestGpu(navigator.gpu).then(({ device }) => ({ device, fresh: sharedCompiles(device) }));
+  return (await shared).fresh();
+}
+
 const keyOf = (p: { label: string; constants?: Readonly<Record<string, number>> }) =>
   [p.label, ...Object.entries(p.constants ?? {}).sort().map(([k, v]) => `${k}=${v}`)].join(' ');
 
@@ -53,14 +102,15 @@ describe('a GPU run compiles the pipelines it binds, all of them ahead, and no o
   for (const variant of ['thread', 'subgroup'] as const satisfies readonly KernelVariant[]) {
     for (const [name, settings] of CASES) {
       it(`${name}, ${variant} variant`, async () => {
-        const { device } = await requestGpu(navigator.gpu);
+        const device = await freshDevice();
         if (variant === 'subgroup') requireFeature(device, 'subgroups');
+        expect(pipelineCounts(device), 'a device new to the pipeline cache').toEqual({ sync: 0, async: 0, unused: [] });
+        let shape: RunShape | null = null;
+        const trainer = await createTrainer(config(settings), (s, params) => {
+          shape = s;
+          return openGpuBackend(device, s, params, { kernelVariant: variant });
+        });
         try {
-          let shape: RunShape | null = null;
-          const trainer = await createTrainer(config(settings), (s, params) => {
-            shape = s;
-            return openGpuBackend(device, s, params, { kernelVariant: variant });
-          });
           const listed = backendPipelines(shape!, variant).filter((p) => deviceSupports(device, p));
           const distinct = new Set(listed.map(keyOf));
           const made = pipelineCounts(device);
@@ -69,9 +119,8 @@ describe('a GPU run compiles the pipelines it binds, all of them ahead, and no o
           expect(made.async).toBe(distinct.size);
           await trainer.step();
           expect(pipelineCounts(device)).toEqual(made);
-          trainer.destroy();
         } finally {
-          device.destroy();
+          trainer.destroy();
         }
       });
     }
@@ -79,17 +128,16 @@ describe('a GPU run compiles the pipelines it binds, all of them ahead, and no o
 
   it('the default run compiles about half of the kernels of kernels/all.ts, each once', async () => {
     for (const variant of ['thread', 'subgroup'] as const) {
-      const { device } = await requestGpu(navigator.gpu);
+      const device = await freshDevice();
+      if (variant === 'subgroup') requireFeature(device, 'subgroups');
+      const trainer = await createTrainer(config({}), (s, params) => openGpuBackend(device, s, params, { kernelVariant: variant }));
       try {
-        if (variant === 'subgroup') requireFeature(device, 'subgroups');
-        const trainer = await createTrainer(config({}), (s, params) => openGpuBackend(device, s, params, { kernelVariant: variant }));
         const made = pipelineCounts(device);
         console.info(`[pipelines] default run, ${variant} variant: ${made.async} compiled ahead, ${made.sync} at a bind`);
         expect(made.async).toBeGreaterThan(15);
         expect(made.async).toBeLessThan(30);
-        trainer.destroy();
       } finally {
-        device.destroy();
+        trainer.destroy();
       }
     }
   });
