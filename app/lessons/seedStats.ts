@@ -2,11 +2,7 @@
 import { lessonRun, lessonSeeds, type Lesson, type RunResult } from '../../workers/meta';
 import type { ScalarMetric } from '../../workers/core/metrics';
 
-/** Workers in all, the page's own one included: one per core, at least 1. */
-export function workersFor(cores: number | undefined, seeds: number): number {
-  const c = Number.isFinite(cores) && cores! >= 1 ? Math.floor(cores!) : 1;
-  return Math.max(1, Math.min(c, seeds));
-}
+export { workersFor } from './workerCount';
 
 /** Per iteration: `<run>` (mean over seeds), `<run>_lo` and `<run>_hi` (min and max over seeds). */
 export function seedBands(lesson: Lesson, byRun: Readonly<Record<string, Readonly<Record<number, RunResult>>>>, runs: readonly string[], metric: ScalarMetric): Array<Record<string, number>> {
