@@ -39,7 +39,7 @@ const ALLOWED = [
   /^workers\/core\/seedRanges\.ts$/,
   /^workers\/core\/backend\.ts$/,
   /^workers\/core\/envs\/knobs\.ts$/,
-  /^workers\/content\/(lessons|presets|shareLink|why)\.ts$/,
+  /^workers\/content\/(lessons|presets|shareLink|why|whyCorrections)\.ts$/,
   /^workers\/content\/arena\/(dimensions|crash)\.ts$/,
   /^workers\/formats\/(shareUrl|explainLinkNames|runFile|runLog|importRun|batchDump|frameworkNames)\.ts$/,
   /^workers\/formats\/recipe\/limits\.ts$/,
