@@ -40,12 +40,9 @@ export const SECURITY_HEADERS: Record<string, string> = {
 // The app is static: the worker is bundled as an ES module so it can import the engine.
 // `vite build --mode e2e` is the test build: it keeps the fault hooks (window.__playgroundDebug),
 // which a production build drops (they test import.meta.env.MODE).
-// Each worker is one file (its dynamic imports inlined): split, the trainer worker's script
-// imported a chunk it shares with the recipe generator, a second fetch it waited for before it
-// could run (80-290 ms in traces at load 7, beside the page's first render), for about 90 KB less.
 export default defineConfig({
   plugins: [react(), contentSecurityPolicy()],
-  worker: { format: 'es', rolldownOptions: { output: { codeSplitting: false } } },
+  worker: { format: 'es' },
   build: { target: 'es2022', outDir: 'dist' },
   server: { port: 5173 },
   preview: { port: 4173, headers: SECURITY_HEADERS },

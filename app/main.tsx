@@ -11,7 +11,11 @@ import './styles.css';
 import { App } from './App';
 import { watchSeedPoolEarly } from './lessons/seedPool';
 import { useAppStore } from './store';
+import { trainersReady } from './trainerClient';
 import { startUrlSync } from './urlSync';
+
+/** The longest a lesson link's page waits for its workers before it draws itself. */
+const LESSON_DRAW_WAIT_MS = 200;
 
 const root = createRoot(document.getElementById('root')!);
 
@@ -36,9 +40,16 @@ if (new URLSearchParams(location.search).has('selftest')) {
   startUrlSync();
   useAppStore.getState().init();
   watchSeedPoolEarly();
-  root.render(
-    <StrictMode>
-      <App />
-    </StrictMode>,
-  );
+  const draw = () =>
+    root.render(
+      <StrictMode>
+        <App />
+      </StrictMode>,
+    );
+  // A lesson link's calls to its workers (./boot.ts started them) are handed over by this thread
+  // once a worker has run its script: the first render, half a second of one task, would hold them
+  // that long. So the page draws once they are, or after LESSON_DRAW_WAIT_MS, when a busy machine
+  // is slower to start a worker than the page is to draw.
+  if (useAppStore.getState().lesson) void trainersReady(LESSON_DRAW_WAIT_MS).then(draw);
+  else draw();
 }

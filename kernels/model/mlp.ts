@@ -444,7 +444,7 @@ export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float
  * headGradCpu's sums, into w2 and b2. A function of its own, with nothing after its loops: a fresh
  * worker optimizes it while its first call is in the eight-row loop, and code after that loop,
  * not yet run then, had no type feedback, so the optimized code deoptimized on reaching it (in
- * Node, up to 13 times in a fresh process's first two lesson seeds).
+ * Node, 13 times in two lesson seeds' runs).
  */
 function headSums(live: Int32Array, h: Float32Array, dz: Float32Array, H: number, V: number, w2: Float64Array, b2: Float64Array, progress?: Progress): void {
   const n = live.length;
@@ -698,7 +698,7 @@ export function firstLayerGradCpu(params: Float32Array, dims: MlpDims, G: Float6
   }
   // Each loop nest is a function of its own, with nothing after its loops (see headSums): the
   // nests after the first, not yet run when a fresh worker optimized this function in the first,
-  // deoptimized it on reaching them (up to 12 times in a fresh process's first two lesson seeds, in Node).
+  // deoptimized it on reaching them (12 times in two lesson seeds' runs, in Node).
   embGrad(params, P, V, K, D, H, G, g, w1Finite);
   w1Grad(params, P, V, K, D, H, G, g, tokens);
   b1Grad(P, V, H, G, g);

@@ -278,8 +278,7 @@ function batchQueries(s: Session): Pick<TrainerApi, 'describeTrajectory' | 'pack
       return exportToFramework(cfg, framework);
     },
     async recipeZip(cfg, episodes) {
-      // Loaded on the first recipe in Node; the page's worker is one file (vite.config.ts) and
-      // holds it from the start.
+      // The generator and the Python it ships load on the first recipe, not with the worker.
       const [{ buildRecipe }, { zipFiles }] = await Promise.all([import('../formats/recipe'), import('../formats/recipe/zip')]);
       const recipe = buildRecipe(cfg, { episodes });
       const zip = zipFiles(recipe.files.map((f) => ({ path: `${recipe.name}/${f.path}`, text: f.text, mode: f.executable ? 0o755 : 0o644 })));
