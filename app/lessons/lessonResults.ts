@@ -46,18 +46,15 @@ export function bySeed(lesson: Lesson, byRun: Record<string, Record<number, RunR
   return lessonSeeds(lesson).map((seed) => Object.fromEntries(Object.entries(byRun ?? {}).map(([run, seeds]) => [run, seeds[seed]])));
 }
 
-/**
- * A lesson run's config link, to recognise the run on screen; each is built when first compared (a
- * run's config and link cost milliseconds, and a lesson link's page asks before it first renders).
- */
-const runLinks = new WeakMap<LessonRun, string>();
-function runLink(run: LessonRun): string {
-  let link = runLinks.get(run);
-  if (link === undefined) {
-    link = encodeShareLink(lessonRunConfig(run));
-    runLinks.set(run, link);
+/** The config link of every run of a lesson, to recognise the run on screen. */
+const runKeys = new Map<string, Map<string, LessonRun>>();
+function runsByConfig(lesson: Lesson): Map<string, LessonRun> {
+  let m = runKeys.get(lesson.id);
+  if (!m) {
+    m = new Map(lesson.runs.map((r) => [encodeShareLink(lessonRunConfig(r)), r]));
+    runKeys.set(lesson.id, m);
   }
-  return link;
+  return m;
 }
 
 /**
@@ -75,17 +72,9 @@ function configLink(config: RunConfig): string {
   return link;
 }
 
-/**
- * The lesson run the playground holds now, or null. The open step's run is compared first: it is
- * the one on screen unless the config was changed, so most calls build one run's link, not all.
- * (No two runs of a lesson have the same link: the order finds the same run.)
- */
+/** The lesson run the playground holds now, or null. */
 export function runOnScreen(lesson: Lesson, s: AppState): LessonRun | null {
-  const link = configLink(s.config);
-  const stepRun = s.lesson?.id === lesson.id ? lesson.steps[s.lesson.step - 1]?.run : undefined;
-  const first = lesson.runs.find((r) => r.id === stepRun);
-  if (first && runLink(first) === link) return first;
-  return lesson.runs.find((r) => r !== first && runLink(r) === link) ?? null;
+  return runsByConfig(lesson).get(configLink(s.config)) ?? null;
 }
 
 

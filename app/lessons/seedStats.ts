@@ -2,7 +2,11 @@
 import { lessonRun, lessonSeeds, type Lesson, type RunResult } from '../../workers/meta';
 import type { ScalarMetric } from '../../workers/core/metrics';
 
-export { workersFor } from './workerCount';
+/** Workers in all, the page's own one included: one per core, at least 1. */
+export function workersFor(cores: number | undefined, seeds: number): number {
+  const c = Number.isFinite(cores) && cores! >= 1 ? Math.floor(cores!) : 1;
+  return Math.max(1, Math.min(c, seeds));
+}
 
 /** Per iteration: `<run>` (mean over seeds), `<run>_lo` and `<run>_hi` (min and max over seeds). */
 export function seedBands(lesson: Lesson, byRun: Readonly<Record<string, Readonly<Record<number, RunResult>>>>, runs: readonly string[], metric: ScalarMetric): Array<Record<string, number>> {

@@ -160,10 +160,6 @@ function ExportMenu() {
   const phase = useAppStore((s) => s.phase);
   const imported = useAppStore((s) => s.imported);
   const [message, setMessage] = useState<string | null>(null);
-  // The extent line is written only while the menu is open: it copies the whole run and formats
-  // numbers, on every metrics update of a closed menu before (the page's first toLocaleString
-  // among them, about 0.2 s of main-thread CPU beside the training on a loaded 2-core machine).
-  const [open, setOpen] = useState(false);
   const empty = series.length === 0;
   const busy = !imported && phase !== 'idle';
   const close = () => ref.current?.removeAttribute('open');
@@ -220,14 +216,7 @@ function ExportMenu() {
   };
 
   return (
-    <details
-      className="menu"
-      ref={ref}
-      onToggle={(e) => {
-        setMessage(null);
-        setOpen(e.currentTarget.open);
-      }}
-    >
+    <details className="menu" ref={ref} onToggle={() => setMessage(null)}>
       <summary>Export</summary>
       <div className="popover menu-items" role="menu" aria-label="Export">
         <button
@@ -258,7 +247,7 @@ function ExportMenu() {
         <button type="button" role="menuitem" onClick={() => void exportRun()}>
           Whole run as JSON (config, metrics, notes)
         </button>
-        {open && !empty && <p className="menu-hint" data-testid="export-extent">{exportExtent()}</p>}
+        {!empty && <p className="menu-hint" data-testid="export-extent">{exportExtent()}</p>}
         <p className="menu-hint">Each chart has its own PNG and SVG buttons.</p>
         {message && <p className="menu-hint">{message}</p>}
       </div>

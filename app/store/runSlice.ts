@@ -163,22 +163,12 @@ function lastShownIter(c: RunControl): number {
 
 /** Starts the worker's loop (the caller holds the queue); the run ends by itself or on pause. */
 function launch(c: RunControl, untilIter: number | undefined): void {
-  const { get } = c;
+  const { set, get } = c;
   const epoch = get().metricsEpoch;
   const onMetrics = mainSession.metrics((rows) => get().appendMetrics(rows, epoch));
-  track(c, untilIter, mainSession.call((t) => t.start(onMetrics, untilIter, get().speedDelayMs)));
-}
-
-/** A loop the worker started by itself (configureLink): the page follows it as it follows launch's. */
-function follow(c: RunControl, untilIter: number | undefined): void {
-  track(c, untilIter, mainSession.call((t) => t.runEnd()));
-}
-
-/** The run on: `ends` settles when the worker's loop does. */
-function track(c: RunControl, untilIter: number | undefined, ends: Promise<void>): void {
-  const { set, get } = c;
   set({ phase: 'running', runUntil: untilIter ?? null });
-  const mine = ends
+  const mine = mainSession
+    .call((t) => t.start(onMetrics, untilIter, get().speedDelayMs))
     .catch((e: unknown) => {
       if (!(e instanceof WorkerGone)) set({ error: errorText(e) });
     })
@@ -258,44 +248,6 @@ async function configureNow(c: RunControl): Promise<void> {
     throw e;
   } finally {
     set({ phase: 'idle' });
-  }
-}
-
-/**
- * The page's own link, built as configureNow builds a run, with the cost check of holdCostlyLink and,
- * for a link with step=N, the run to N, all in one worker call: the worker builds and starts as
- * soon as it has loaded. Asked one at a time, each call went out only once the page had handled
- * the answer before, and while the page drew itself the first time (half a second on a quiet
- * 2-core machine) the answers waited and the worker did nothing.
- */
-async function configureLinkNow(c: RunControl, runTo: number | null): Promise<void> {
-  const { set, get } = c;
-  c.reconfigureWanted = false;
-  set({ phase: 'configuring', working: null, pretrain: null, seriesConfig: null });
-  get().clearMetrics();
-  mainSession.resetSnapshots();
-  const config = get().config;
-  const epoch = get().metricsEpoch;
-  try {
-    // The worker takes its calls in order: subscribed before it builds, as configureNow awaits.
-    const subscribed = mainSession.call((t) => t.subscribe(mainSession.events((e) => onEvent(c, e))));
-    const onMetrics = runTo !== null ? mainSession.metrics((rows) => get().appendMetrics(rows, epoch)) : undefined;
-    const r = await mainSession.call<Awaited<ReturnType<TrainerApi['configureLink']>>>((t) =>
-      t.configureLink(config, get().backend, { cpuSecondsPerIter: LINK_ASK_SECONDS, bytes: LINK_ASK_BYTES }, onMetrics, runTo ?? undefined, get().speedDelayMs),
-    );
-    await subscribed;
-    if ('held' in r) {
-      set({ linkGate: { cost: r.held, step: get().linkStep }, configured: false });
-      return;
-    }
-    c.configuredBackend = get().backend;
-    set({ backendInfo: r.info, configured: true, configPending: c.reconfigureWanted, seriesConfig: config });
-    if (r.running) follow(c, runTo ?? undefined);
-  } catch (e) {
-    set({ backendInfo: null, configured: false });
-    throw e;
-  } finally {
-    if (get().phase === 'configuring') set({ phase: 'idle' });
   }
 }
 
@@ -491,10 +443,10 @@ export const createRunSlice: StateCreator<AppState, [], [], RunSlice> = (set, ge
         (message) => workerFailed(c, message),
         () => (get().phase === 'configuring' ? CONFIGURE_HANG_MS : hangLimitMs()),
       );
+      void enqueue(c, async () => {
+        if (!(await holdCostlyLink(c))) await configureNow(c);
+      });
       const step = get().linkStep;
-      void enqueue(c, () => configureLinkNow(c, step !== null && step > 0 ? step : null));
-      // A run the worker did not start (a held link, a failed build) is not started here either;
-      // the queue's start() is what a link held and then answered goes through.
       if (step !== null && step > 0) void get().start(step);
     },
 

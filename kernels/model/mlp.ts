@@ -427,75 +427,18 @@ function zeroRow(a: Float32Array, off: number, n: number): boolean {
 export function headGradCpu(dims: MlpDims, R: number, h: Float32Array, dz: Float32Array, g: Float32Array, progress?: Progress): Float32Array {
   const { V, H } = dims;
   const P = paramLayout(dims);
-  // Rows outer, float64 accumulators: every output still sums its terms in row order. Several rows
-  // at a time, so each accumulator is loaded and stored once per four or eight terms (2-2.5x
-  // faster). Rows whose terms are all zero are left out (see liveRows): 50-100 % of the rows in
-  // the default tasks.
+  // Rows outer, float64 accumulators: every output still sums its terms in row order. Four rows
+  // at a time, so each accumulator is loaded and stored once per four terms (2-2.5x faster). Rows
+  // whose terms are all zero are left out (see liveRows): 50-100 % of the rows in the default tasks.
   const live = liveRows(R, dz, V, h, H);
+  const n = live.length;
   const w2 = new Float64Array(H * V);
   const b2 = new Float64Array(V);
-  headSums(live, h, dz, H, V, w2, b2, progress);
-  g.set(w2, P.w2);
-  g.set(b2, P.b2);
-  return g;
-}
-
-/**
- * headGradCpu's sums, into w2 and b2. A function of its own, with nothing after its loops: a fresh
- * worker optimizes it while its first call is in the eight-row loop, and code after that loop,
- * not yet run then, had no type feedback, so the optimized code deoptimized on reaching it (in
- * Node, 13 times in two lesson seeds' runs).
- */
-function headSums(live: Int32Array, h: Float32Array, dz: Float32Array, H: number, V: number, w2: Float64Array, b2: Float64Array, progress?: Progress): void {
-  const n = live.length;
-  // The rows past a multiple of four one at a time, then four if eight do not divide the rest, then
-  // eight at a time: consecutive rows in order, so every sum adds the same terms in the same order
-  // as blocks taken from the front would. The short loops come first, for the same reason as
-  // above: run before the eight-row loop is optimized, they have their type feedback.
   let i = 0;
-  for (; i < n % 4; i++) {
-    const r = live[i]!;
-    for (let j = 0; j < H; j++) {
-      const hj = h[r * H + j]!;
-      for (let v = 0; v < V; v++) w2[j * V + v]! += hj * dz[r * V + v]!;
-    }
-    for (let v = 0; v < V; v++) b2[v]! += dz[r * V + v]!;
-  }
-  for (; i < n % 8; i += 4) {
-    const r0 = live[i]!;
-    const r1 = live[i + 1]!;
-    const r2 = live[i + 2]!;
-    const r3 = live[i + 3]!;
-    const d0 = r0 * V;
-    const d1 = r1 * V;
-    const d2 = r2 * V;
-    const d3 = r3 * V;
-    for (let j = 0; j < H; j++) {
-      const h0 = h[r0 * H + j]!;
-      const h1 = h[r1 * H + j]!;
-      const h2 = h[r2 * H + j]!;
-      const h3 = h[r3 * H + j]!;
-      for (let v = 0; v < V; v++) {
-        let w = w2[j * V + v]!;
-        w += h0 * dz[d0 + v]!;
-        w += h1 * dz[d1 + v]!;
-        w += h2 * dz[d2 + v]!;
-        w += h3 * dz[d3 + v]!;
-        w2[j * V + v] = w;
-      }
-    }
-    for (let v = 0; v < V; v++) {
-      let b = b2[v]!;
-      b += dz[d0 + v]!;
-      b += dz[d1 + v]!;
-      b += dz[d2 + v]!;
-      b += dz[d3 + v]!;
-      b2[v] = b;
-    }
-  }
-  // Eight rows at a time: each accumulator then takes eight terms per load and store.
-  for (let block = 0; i < n; i += 8, block++) {
-    if (block % (PROGRESS_ROWS / 8) === PROGRESS_ROWS / 8 - 1) progress?.();
+  // Eight rows at a time while eight are left: each accumulator then takes eight terms per load
+  // and store.
+  for (; i + 7 < n; i += 8) {
+    if (i % PROGRESS_ROWS === PROGRESS_ROWS - 8) progress?.();
     const r0 = live[i]!, r1 = live[i + 1]!, r2 = live[i + 2]!, r3 = live[i + 3]!;
     const r4 = live[i + 4]!, r5 = live[i + 5]!, r6 = live[i + 6]!, r7 = live[i + 7]!;
     const d0 = r0 * V, d1 = r1 * V, d2 = r2 * V, d3 = r3 * V;
@@ -529,6 +472,50 @@ function headSums(live: Int32Array, h: Float32Array, dz: Float32Array, H: number
       b2[v] = b;
     }
   }
+  for (; i + 3 < n; i += 4) {
+    if (i % PROGRESS_ROWS === PROGRESS_ROWS - 4) progress?.();
+    const r0 = live[i]!;
+    const r1 = live[i + 1]!;
+    const r2 = live[i + 2]!;
+    const r3 = live[i + 3]!;
+    const d0 = r0 * V;
+    const d1 = r1 * V;
+    const d2 = r2 * V;
+    const d3 = r3 * V;
+    for (let j = 0; j < H; j++) {
+      const h0 = h[r0 * H + j]!;
+      const h1 = h[r1 * H + j]!;
+      const h2 = h[r2 * H + j]!;
+      const h3 = h[r3 * H + j]!;
+      for (let v = 0; v < V; v++) {
+        let w = w2[j * V + v]!;
+        w += h0 * dz[d0 + v]!;
+        w += h1 * dz[d1 + v]!;
+        w += h2 * dz[d2 + v]!;
+        w += h3 * dz[d3 + v]!;
+        w2[j * V + v] = w;
+      }
+    }
+    for (let v = 0; v < V; v++) {
+      let b = b2[v]!;
+      b += dz[d0 + v]!;
+      b += dz[d1 + v]!;
+      b += dz[d2 + v]!;
+      b += dz[d3 + v]!;
+      b2[v] = b;
+    }
+  }
+  for (; i < n; i++) {
+    const r = live[i]!;
+    for (let j = 0; j < H; j++) {
+      const hj = h[r * H + j]!;
+      for (let v = 0; v < V; v++) w2[j * V + v]! += hj * dz[r * V + v]!;
+    }
+    for (let v = 0; v < V; v++) b2[v]! += dz[r * V + v]!;
+  }
+  g.set(w2, P.w2);
+  g.set(b2, P.b2);
+  return g;
 }
 
 /**
@@ -696,17 +683,6 @@ export function firstLayerGradCpu(params: Float32Array, dims: MlpDims, G: Float6
     for (let t = 0; t < V; t++) if (!embFinite || !zeroBlock(G, (k * V + t) * H, H)) ts[n++] = t;
     tokens.push(ts.subarray(0, n));
   }
-  // Each loop nest is a function of its own, with nothing after its loops (see headSums): the
-  // nests after the first, not yet run when a fresh worker optimized this function in the first,
-  // deoptimized it on reaching them (12 times in two lesson seeds' runs, in Node).
-  embGrad(params, P, V, K, D, H, G, g, w1Finite);
-  w1Grad(params, P, V, K, D, H, G, g, tokens);
-  b1Grad(P, V, H, G, g);
-  return g;
-}
-
-/** firstLayerGradCpu's demb, into g. */
-function embGrad(params: Float32Array, P: ParamLayout, V: number, K: number, D: number, H: number, G: Float64Array, g: Float32Array, w1Finite: boolean): void {
   // demb: four embedding columns at a time share each G load; each sum still runs over k, then j.
   for (let t = 0; t < V; t++) {
     let d = 0;
@@ -740,10 +716,6 @@ function embGrad(params: Float32Array, P: ParamLayout, V: number, K: number, D: 
       g[P.emb + t * D + d] = acc;
     }
   }
-}
-
-/** firstLayerGradCpu's dW1, into g, from the tokens each slot has. */
-function w1Grad(params: Float32Array, P: ParamLayout, V: number, K: number, D: number, H: number, G: Float64Array, g: Float32Array, tokens: Int32Array[]): void {
   // dW1: eight weights at a time held in registers over the tokens; each still sums over t in order.
   for (let k = 0; k < K; k++) {
     const ts = tokens[k]!;
@@ -785,15 +757,12 @@ function w1Grad(params: Float32Array, P: ParamLayout, V: number, K: number, D: n
       }
     }
   }
-}
-
-/** firstLayerGradCpu's db1, into g. */
-function b1Grad(P: ParamLayout, V: number, H: number, G: Float64Array, g: Float32Array): void {
   for (let j = 0; j < H; j++) {
     let acc = 0;
     for (let t = 0; t < V; t++) acc += G[t * H + j]!;
     g[P.b1 + j] = acc;
   }
+  return g;
 }
 
 function zeroBlock(a: Float64Array, off: number, n: number): boolean {

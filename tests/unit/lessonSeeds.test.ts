@@ -3,7 +3,6 @@
  * workers train the seeds, the mean and min-max band a step's chart draws, and the band's outline.
  */
 import { describe, expect, it } from 'vitest';
-import { BOOT_LESSON_SEEDS } from '../../app/boot';
 import { rangePath } from '../../app/charts/scale';
 import { seedBands, workersFor } from '../../app/lessons/seedStats';
 import { LESSONS, lessonSeeds, type RunResult } from '../../workers/content/lessons';
@@ -18,10 +17,6 @@ describe('workersFor', () => {
     expect(workersFor(0, 4)).toBe(1);
     expect(workersFor(NaN, 4)).toBe(1);
     expect(workersFor(3.7, 4)).toBe(3);
-  });
-
-  it('the page starts, before it has read the lessons, as many seed workers as a lesson uses', () => {
-    for (const l of LESSONS) expect(lessonSeeds(l).length, l.id).toBe(BOOT_LESSON_SEEDS);
   });
 });
 

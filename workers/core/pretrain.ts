@@ -108,20 +108,11 @@ export function pretrainedStart(cfg: RunConfig, env: TaskEnv, scratch: Float32Ar
   }
   const dims: MlpDims = { V: env.vocab.length, K: cfg.model.context, D: cfg.model.embed, H: cfg.model.hidden };
   const evalRng = () => createRng(cfg.seed).fork(EVAL_STREAM);
-  // The two successes are figures for the page and the CLI, read by nobody in a lesson's seed
-  // workers or tests: each is computed when first read (seeded, so the same number whenever).
-  const weights = trained.params;
-  let startSuccess: number | undefined;
-  let scratchSuccess: number | undefined;
   return {
     ...trained,
     params: Float32Array.from(trained.params),
-    get startSuccess() {
-      return (startSuccess ??= policySuccess(weights, dims, env, cfg.temperature, START_EVAL_PROMPTS, evalRng()));
-    },
-    get scratchSuccess() {
-      return (scratchSuccess ??= policySuccess(scratch, dims, env, cfg.temperature, START_EVAL_PROMPTS, evalRng()));
-    },
+    startSuccess: policySuccess(trained.params, dims, env, cfg.temperature, START_EVAL_PROMPTS, evalRng()),
+    scratchSuccess: policySuccess(scratch, dims, env, cfg.temperature, START_EVAL_PROMPTS, evalRng()),
   };
 }
 
@@ -145,10 +136,8 @@ function pretrain(cfg: RunConfig, env: TaskEnv, scratch: Float32Array, progress?
     const demo = demonstrate(demoEnv, toTask, env.grammar, dims.V, DEMO_EPISODES, cfg.init.demoNoise, rng);
     demoSolved += demo.solved;
     demoEpisodes += DEMO_EPISODES;
-    // The loss is reported for the last tenth of the steps only, and the gradient does not need it.
-    const tail = s >= tailFrom;
-    const { loss, grads } = crossEntropy(params, dims, demo.seq, demo.L, demo.rows, env.grammar, cfg.temperature, tail);
-    if (tail) tailLoss += loss / (steps - tailFrom);
+    const { loss, grads } = crossEntropy(params, dims, demo.seq, demo.L, demo.rows, env.grammar, cfg.temperature);
+    if (s >= tailFrom) tailLoss += loss / (steps - tailFrom);
     adamCpu(params, grads, m, v, gradNormCpu(grads), { lr: PRETRAIN_LR, beta1: 0.9, beta2: 0.999, eps: 1e-8, maxGradNorm: 1, step: s + 1 });
     progress?.(s + 1, steps);
   }
@@ -234,15 +223,12 @@ function randomAllowed(grammar: Uint8Array, V: number, prev: number, rng: Rng): 
   return PAD;
 }
 
-/**
- * Mean token cross-entropy of the rows' targets (NaN unless `withLoss`) and its gradient (the MLP's
- * CPU backward pass).
- */
-function crossEntropy(params: Float32Array, dims: MlpDims, seq: Int32Array, L: number, rows: Uint32Array, grammar: Uint8Array, temperature: number, withLoss: boolean): { loss: number; grads: Float32Array } {
+/** Mean token cross-entropy of the rows' targets and its gradient (the MLP's CPU backward pass). */
+function crossEntropy(params: Float32Array, dims: MlpDims, seq: Int32Array, L: number, rows: Uint32Array, grammar: Uint8Array, temperature: number): { loss: number; grads: Float32Array } {
   const R = rows.length;
   const fwd = forwardCpu(params, dims, seq, L, rows, grammar, temperature);
-  let loss = withLoss ? 0 : NaN;
-  if (withLoss) for (let r = 0; r < R; r++) loss -= fwd.z[r * dims.V + seq[rows[r]!]!]! - rowLse(fwd.z, r * dims.V, dims.V);
+  let loss = 0;
+  for (let r = 0; r < R; r++) loss -= fwd.z[r * dims.V + seq[rows[r]!]!]! - rowLse(fwd.z, r * dims.V, dims.V);
   // d(-mean logp)/dlogp_r = -1/R for every row.
   const dz = logitGradCpu(fwd.z, dims.V, seq, rows, new Float32Array(R).fill(-1 / R), temperature);
   return { loss: loss / R, grads: backwardCpu(params, dims, seq, L, rows, fwd.h, dz) };

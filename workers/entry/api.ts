@@ -78,23 +78,6 @@ export interface TrainerApi {
    * restart after a crash replays from it (never from one taken under the old settings).
    */
   applyConfig(config: RunConfig): Promise<{ applied: true; snapshot: TrainerSnapshot } | { applied: false; reason: string }>;
-  /**
-   * A link's build: configure, unless the run would cost more than `ask` (either figure), in which
-   * case nothing is built and its cost comes back (as estimateCost's). With `onMetrics`, a built run
-   * then starts at once, as start(onMetrics, untilIter, delayMs) would, and runEnd() settles when
-   * it ends. One call where a page loading a link made an estimateCost, a configure and a start, each
-   * sent only once the page had the answer before, which waited behind the page's first render.
-   */
-  configureLink(
-    config: RunConfig,
-    backend: BackendChoice,
-    ask: RunCost,
-    onMetrics?: (rows: MetricRow[]) => void,
-    untilIter?: number,
-    delayMs?: number,
-  ): Promise<{ info: BackendInfo; running: boolean } | { held: RunCost }>;
-  /** Settles when the run loop running now ends, as start()'s call would (at once if none runs). */
-  runEnd(): Promise<void>;
   /** Registers the callback for TrainerEvents (one at a time). */
   subscribe(onEvent: (e: TrainerEvent) => void): Promise<void>;
   /** What a run of `config` would cost (memory, CPU seconds per iteration), without building it. */

@@ -86,22 +86,8 @@ export function createTrainerApi(gpu: GPU | undefined = (globalThis.navigator as
 }
 
 /** Configure, change, start, pause, step, reset and end a run. */
-function runControls(s: Session): Pick<TrainerApi, 'configure' | 'configureLink' | 'runEnd' | 'applyConfig' | 'start' | 'pause' | 'step' | 'stepThrough' | 'reset' | 'dispose'> {
-  const controls: Pick<TrainerApi, 'configure' | 'configureLink' | 'runEnd' | 'applyConfig' | 'start' | 'pause' | 'step' | 'stepThrough' | 'reset' | 'dispose'> = {
-    async configureLink(cfg, choice, ask, onMetrics, untilIter, delayMs = 0) {
-      const cost = estimateRunCost(cfg);
-      if (cost.cpuSecondsPerIter > ask.cpuSecondsPerIter || cost.bytes > ask.bytes) return { held: cost };
-      const info = await controls.configure(cfg, choice);
-      if (!onMetrics) return { info, running: false };
-      s.running = true;
-      s.loop = trainLoop(s, onMetrics, untilIter, delayMs);
-      // Its failure is runEnd()'s to report.
-      s.loop.catch(() => {});
-      return { info, running: true };
-    },
-    async runEnd() {
-      await s.loop;
-    },
+function runControls(s: Session): Pick<TrainerApi, 'configure' | 'applyConfig' | 'start' | 'pause' | 'step' | 'stepThrough' | 'reset' | 'dispose'> {
+  return {
     async configure(cfg, choice, resume?: ResumeFrom) {
       await stopLoop(s);
       let chosen = await chooseBackend(choice, s.gpu);
@@ -180,7 +166,6 @@ function runControls(s: Session): Pick<TrainerApi, 'configure' | 'configureLink'
       s.handle = null;
     },
   };
-  return controls;
 }
 
 /** Why `cfg` cannot carry the run's weights over: the model's shape it would change; null if it can. */

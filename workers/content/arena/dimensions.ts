@@ -230,13 +230,10 @@ function gridCells(levels: Record<ArenaDimId, string[]>): number {
 /** Refuses an arena over the budget, naming the counts: its cells, seeds and iterations are counts here, nothing expanded. */
 function checkArenaBudget(cells: number, seeds: number, iters: number): void {
   const runs = cells * seeds;
-  // Written only for the error: the page's first toLocaleString sets up number formatting (about
-  // 0.1 s of main-thread CPU on the loaded 2-core machine), which every page load paid here, before
-  // its workers were started (the Arena's store checks its first preset as the bundle loads).
-  const grid = () => `${count(seeds)} seed${seeds === 1 ? '' : 's'} x ${count(cells)} cell${cells === 1 ? '' : 's'} = ${count(runs)} runs`;
-  if (runs > MAX_ARENA_RUNS) throw new Error(`arena: ${grid()}; an arena holds at most ${count(MAX_ARENA_RUNS)} runs (seeds x cells)`);
+  const grid = `${count(seeds)} seed${seeds === 1 ? '' : 's'} x ${count(cells)} cell${cells === 1 ? '' : 's'} = ${count(runs)} runs`;
+  if (runs > MAX_ARENA_RUNS) throw new Error(`arena: ${grid}; an arena holds at most ${count(MAX_ARENA_RUNS)} runs (seeds x cells)`);
   if (runs * iters > MAX_ARENA_ITERATIONS) {
-    throw new Error(`arena: ${grid()} of ${count(iters)} iterations = ${count(runs * iters)}; an arena trains at most ${count(MAX_ARENA_ITERATIONS)} iterations (seeds x cells x iterations)`);
+    throw new Error(`arena: ${grid} of ${count(iters)} iterations = ${count(runs * iters)}; an arena trains at most ${count(MAX_ARENA_ITERATIONS)} iterations (seeds x cells x iterations)`);
   }
 }
 
