@@ -458,6 +458,14 @@ type DistributionId = (typeof EXTRA_CHART_IDS)[number];
 const CLIP_GUIDE = '#ffffff';
 const ZERO_GUIDE = [{ value: 0, color: 'rgba(255,255,255,0.6)' }];
 
+/** The three heatmaps: one row each, drawn by one case below. */
+const HEATMAPS = {
+  'adv-heatmap': { title: "Advantage distribution over iterations", doc: "Each column: one iteration's advantages. A bright band at 0: little signal.", detail: "Each column is one iteration's advantage histogram (scaled to its own maximum). A bright band at 0 means many advantages near 0: it is Advantage Collapse only where they are exactly 0 (the Collapse chart's zero-advantage share); under CM2 or IGPO small advantages light it too.", slot: 0, histKey: "adv_hist", range: ADV_HIST_RANGE, guides: 'zero' },
+  'ratio-heatmap': { title: "Log IS ratio distribution over iterations", doc: "Each column: one iteration's log IS ratios; dashed: the clip bounds.", detail: "Each column is one iteration's histogram of log importance-sampling (IS) ratios, log(pi/pi_old); dashed lines: the clip bounds. Spread beyond them means clipping, a widening fan means the policy moves fast.", slot: 1, histKey: "ratio_hist", range: LOGRATIO_HIST_RANGE, guides: 'clip' },
+  'mismatch-heatmap': { title: "Sampler mismatch distribution over iterations", doc: "Each column: one iteration's log pi_old/pi_rollout; a single band at 0 when the sampler is the trainer.", detail: `Each column is one iteration's histogram of log(pi_old/pi_rollout) over policy tokens (scaled to its own maximum): the trainer's log-prob of each token over the rollout sampler's. All at 0 when the sampler is the trainer; a lower sampler precision (bf16, fp16) scatters it a little around 0; top-p or top-k truncation puts it below 0 (the sampler gives the tokens it keeps more probability than the trainer does); stale rollouts spread it to both sides. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`, slot: 2, histKey: "mismatch_hist", range: LOGRATIO_HIST_RANGE, guides: 'zero' },
+} as const;
+
+
 /**
  * A distribution chart by its id (EXTRA_CHART_IDS): the charts panel's, or a lesson step's copy.
  * `last` is the live run's latest row (the histograms show it at once), `series` the rows the
@@ -521,53 +529,25 @@ function DistributionChart(props: { id: DistributionId; testId?: string; series:
         />
       );
     case 'adv-heatmap':
-      return (
-        <Heatmap
-          testId={testId}
-          title="Advantage distribution over iterations"
-          doc="Each column: one iteration's advantages. A bright band at 0: little signal."
-          detail="Each column is one iteration's advantage histogram (scaled to its own maximum). A bright band at 0 means many advantages near 0: it is Advantage Collapse only where they are exactly 0 (the Collapse chart's zero-advantage share); under CM2 or IGPO small advantages light it too."
-          series={series}
-          slot={0}
-          flush={flush}
-          histKey="adv_hist"
-          range={ADV_HIST_RANGE}
-          guides={ZERO_GUIDE}
-          compact={compact}
-        />
-      );
     case 'ratio-heatmap':
+    case 'mismatch-heatmap': {
+      const h = HEATMAPS[id];
       return (
         <Heatmap
           testId={testId}
-          title="Log IS ratio distribution over iterations"
-          doc="Each column: one iteration's log IS ratios; dashed: the clip bounds."
-          detail="Each column is one iteration's histogram of log importance-sampling (IS) ratios, log(pi/pi_old); dashed lines: the clip bounds. Spread beyond them means clipping, a widening fan means the policy moves fast."
+          title={h.title}
+          doc={h.doc}
+          detail={h.detail}
           series={series}
-          slot={1}
+          slot={h.slot}
           flush={flush}
-          histKey="ratio_hist"
-          range={LOGRATIO_HIST_RANGE}
-          guides={clipGuides}
+          histKey={h.histKey}
+          range={h.range}
+          guides={h.guides === 'clip' ? clipGuides : ZERO_GUIDE}
           compact={compact}
         />
       );
-    case 'mismatch-heatmap':
-      return (
-        <Heatmap
-          testId={testId}
-          title="Sampler mismatch distribution over iterations"
-          doc="Each column: one iteration's log pi_old/pi_rollout; a single band at 0 when the sampler is the trainer."
-          detail={`Each column is one iteration's histogram of log(pi_old/pi_rollout) over policy tokens (scaled to its own maximum): the trainer's log-prob of each token over the rollout sampler's. All at 0 when the sampler is the trainer; a lower sampler precision (bf16, fp16) scatters it a little around 0; top-p or top-k truncation puts it below 0 (the sampler gives the tokens it keeps more probability than the trainer does); stale rollouts spread it to both sides. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
-          series={series}
-          slot={2}
-          flush={flush}
-          histKey="mismatch_hist"
-          range={LOGRATIO_HIST_RANGE}
-          guides={ZERO_GUIDE}
-          compact={compact}
-        />
-      );
+    }
   }
 }
 
