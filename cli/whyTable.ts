@@ -49,13 +49,13 @@ export function whyTables(main: Record<string, WhyJson>, held: Record<string, Wh
   const lines: string[] = [];
   const anyMain = Object.values(main)[0];
   // Each method's held-out seeds are its round's, read from its results where it has them.
-  const heldOf = (round: 1 | 2 | 3) => {
+  const heldOf = (round: 1 | 2 | 3 | 4) => {
     const j = ids.filter((id) => (whyOf(id)!.round ?? 1) === round).map((id) => held[id]).find((x) => x);
     return j ? j.seeds : [...WHY_ROUNDS[round].heldOut];
   };
   const seedsText = (xs: readonly number[]) => (xs.length ? xs.join(', ') : '(not run)');
-  const rounds = ([1, 2, 3] as const).filter((k) => ids.some((id) => (whyOf(id)!.round ?? 1) === k));
-  const roundName = { 1: 'one', 2: 'two', 3: 'three' } as const;
+  const rounds = ([1, 2, 3, 4] as const).filter((k) => ids.some((id) => (whyOf(id)!.round ?? 1) === k));
+  const roundName = { 1: 'one', 2: 'two', 3: 'three', 4: 'four' } as const;
   lines.push(
     `Seeds 1-8 (${anyMain ? `${anyMain.seeds.length} seeds` : 'not run'}) and the held-out seeds of each method's round: ${rounds.map((k) => `round ${roundName[k]} ${seedsText(heldOf(k))}`).join('; ')}. ` +
       'Each cell: the mean over seeds of the first run → the second, the mean paired difference (second − first, seed by seed) with its 95 % interval (Student\'s t), and the verdict: ✓ when the difference is past the committed margin on the predicted side and the interval excludes 0 there, ✗ otherwise.',
