@@ -98,7 +98,7 @@ export const WHY_ROUNDS = {
    * Round four re-chose the regimes of five near misses (GSPO, GMPO, IGPO, DARS, REINFORCE++) on three
    * sets of development seeds: 401-408 (the pilot after round two), 601-608 and 701-708.
    */
-  4: { devSeeds: [401, 402, 403, 404, 405, 406, 407, 408, 601, 602, 603, 604, 605, 606, 607, 608, 701, 702, 703, 704, 705, 706, 707, 708], commit: null as string | null, heldOut: [] as number[] },
+  4: { devSeeds: [401, 402, 403, 404, 405, 406, 407, 408, 601, 602, 603, 604, 605, 606, 607, 608, 701, 702, 703, 704, 705, 706, 707, 708], commit: '724abe062a3c826a9e20096d120002edf842f82d' as string | null, heldOut: [73139, 29082, 50846, 3840, 39609, 33074, 84724, 96605] as number[] },
 } as const;
 
 /**
