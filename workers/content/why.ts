@@ -246,7 +246,7 @@ export const WHY: Readonly<Record<string, WhyRegime>> = {
     also: [w('rollouts', 'mean', 1, 100), w('groups_all_equal_frac', 'mean', 1, 100)],
     see: {
       disease: 'GRPO from the weaker start: more than half the groups are all-equal (all wrong) in the first 20 iterations, well above the competent start\'s share: the hard prompts carry no advantage.',
-      cure: 'GRPO + DARS (up to 32 rollouts per prompt): success in iterations 21-100 above GRPO\'s, for about 2x the rollouts.',
+      cure: 'GRPO + DARS (up to 32 rollouts per prompt): success in iterations 21-100 above GRPO\'s, for about 1.3x the rollouts.',
     },
     found: true,
     round: 4,
