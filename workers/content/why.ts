@@ -209,7 +209,7 @@ export const WHY: Readonly<Record<string, WhyRegime>> = {
     },
     found: true,
     round: 4,
-    note: 'Round one read the cure at iterations 61-100 of the 16-prompt collapse regime (margin +0.07): +0.094 [-0.034, +0.223] on seeds 1-8 (not held), +0.164 [+0.064, +0.263] on its held-out seeds. Round two trained it 150 iterations and read 101-150 (margin +0.14): +0.137 [-0.075, +0.348] and +0.124 [-0.006, +0.254], neither held (figures in docs/results/why/round2/). A real cure, small against the spread between seeds. Round four doubles the prompts per batch (development seeds 601-608 and 701-708: +0.126 [+0.059, +0.193] and +0.200 [+0.058, +0.342] in iterations 21-100, 14 of 16 seeds up).',
+    note: 'Round one read the cure at iterations 61-100 of the 16-prompt collapse regime (margin +0.07): +0.094 [-0.034, +0.223] on seeds 1-8 (not held), +0.164 [+0.064, +0.263] on its held-out seeds. Round two trained it 150 iterations and read 101-150 (margin +0.14): +0.137 [-0.075, +0.348] and +0.124 [-0.006, +0.254], neither held (figures in docs/results/why/round2/). A real cure, small against the spread between seeds. Round four doubles the prompts per batch (development seeds 601-608 and 701-708: +0.126 [+0.059, +0.193] and +0.200 [+0.058, +0.342] in iterations 21-100, 15 of 16 seeds up).',
   },
   edge: {
     method: 'edge',
