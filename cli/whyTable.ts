@@ -49,15 +49,17 @@ export function whyTables(main: Record<string, WhyJson>, held: Record<string, Wh
   const lines: string[] = [];
   const anyMain = Object.values(main)[0];
   // Each method's held-out seeds are its round's, read from its results where it has them.
-  const heldOf = (round: 1 | 2 | 3 | 4) => {
+  type Round = keyof typeof WHY_ROUNDS;
+  const heldOf = (round: Round) => {
     const j = ids.filter((id) => (whyOf(id)!.round ?? 1) === round).map((id) => held[id]).find((x) => x);
     return j ? j.seeds : [...WHY_ROUNDS[round].heldOut];
   };
   const seedsText = (xs: readonly number[]) => (xs.length ? xs.join(', ') : '(not run)');
-  const rounds = ([1, 2, 3, 4] as const).filter((k) => ids.some((id) => (whyOf(id)!.round ?? 1) === k));
-  const roundName = { 1: 'one', 2: 'two', 3: 'three', 4: 'four' } as const;
+  // Every round WHY_ROUNDS has, so a new round needs no edit here.
+  const rounds = (Object.keys(WHY_ROUNDS).map(Number) as Round[]).filter((k) => ids.some((id) => (whyOf(id)!.round ?? 1) === k));
+  const roundName: Record<number, string> = { 1: 'one', 2: 'two', 3: 'three', 4: 'four', 5: 'five', 6: 'six' };
   lines.push(
-    `Seeds 1-8 (${anyMain ? `${anyMain.seeds.length} seeds` : 'not run'}) and the held-out seeds of each method's round: ${rounds.map((k) => `round ${roundName[k]} ${seedsText(heldOf(k))}`).join('; ')}. ` +
+    `Seeds 1-8 (${anyMain ? `${anyMain.seeds.length} seeds` : 'not run'}) and the held-out seeds of each method's round: ${rounds.map((k) => `round ${roundName[k] ?? k} ${seedsText(heldOf(k))}`).join('; ')}. ` +
       'Each cell: the mean over seeds of the first run → the second, the mean paired difference (second − first, seed by seed) with its 95 % interval (Student\'s t), and the verdict: ✓ when the difference is past the committed margin on the predicted side and the interval excludes 0 there, ✗ otherwise.',
     '',
     '**Summary.** "Shown" when all four rows hold: the disease and the cure, on seeds 1-8 and on the held-out seeds.',
