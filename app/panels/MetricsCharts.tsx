@@ -465,6 +465,15 @@ const HEATMAPS = {
   'mismatch-heatmap': { title: "Sampler mismatch distribution over iterations", doc: "Each column: one iteration's log pi_old/pi_rollout; a single band at 0 when the sampler is the trainer.", detail: `Each column is one iteration's histogram of log(pi_old/pi_rollout) over policy tokens (scaled to its own maximum): the trainer's log-prob of each token over the rollout sampler's. All at 0 when the sampler is the trainer; a lower sampler precision (bf16, fp16) scatters it a little around 0; top-p or top-k truncation puts it below 0 (the sampler gives the tokens it keeps more probability than the trainer does); stale rollouts spread it to both sides. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`, slot: 2, histKey: "mismatch_hist", range: LOGRATIO_HIST_RANGE, guides: 'zero' },
 } as const;
 
+/**
+ * The three histograms of the latest iteration, drawn by one case. The sampler's mismatch stands
+ * beside PPO's ratio: a ratio PPO's does not see (verl's decoupled mode).
+ */
+const HISTOGRAMS = {
+  'adv-hist': { title: 'Advantage histogram', doc: () => `Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`, histKey: 'adv_hist', edgesKey: 'adv_hist_edges', range: ADV_HIST_RANGE, color: '#7c3aed', showClip: false },
+  'ratio-hist': { title: 'Log IS ratio histogram', doc: (clip: [number, number]) => `log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`, histKey: 'ratio_hist', edgesKey: 'ratio_hist_edges', range: LOGRATIO_HIST_RANGE, color: '#0891b2', showClip: true },
+  'mismatch-hist': { title: 'Sampler mismatch histogram', doc: () => `log(pi_old/pi_rollout) over policy tokens of the latest iteration: the trainer's log-prob over the rollout sampler's (its precision, top-p, top-k; stale parameters). All at 0 when the sampler is the trainer. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`, histKey: 'mismatch_hist', edgesKey: 'mismatch_hist_edges', range: LOGRATIO_HIST_RANGE, color: '#ea580c', showClip: false },
+} as const;
 
 /**
  * A distribution chart by its id (EXTRA_CHART_IDS): the charts panel's, or a lesson step's copy.
@@ -485,49 +494,24 @@ function DistributionChart(props: { id: DistributionId; testId?: string; series:
   );
   switch (id) {
     case 'adv-hist':
-      return (
-        <Histogram
-          testId={testId}
-          title={`Advantage histogram${iterLabel}`}
-          doc={`Advantages over policy tokens of the latest iteration; the end bins catch values outside [${ADV_HIST_RANGE.join(', ')}].`}
-          counts={last?.adv_hist}
-          edges={last?.adv_hist_edges}
-          range={ADV_HIST_RANGE}
-          color="#7c3aed"
-          iter={iter}
-          compact={compact}
-        />
-      );
     case 'ratio-hist':
+    case 'mismatch-hist': {
+      const h = HISTOGRAMS[id];
       return (
         <Histogram
           testId={testId}
-          title={`Log IS ratio histogram${iterLabel}`}
-          doc={`log(pi/pi_old) over policy tokens of the latest iteration; shaded: outside the clip range [log(1-clipLow), log(1+clipHigh)] = [${tickFmt(clip[0])}, ${tickFmt(clip[1])}]. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
-          counts={last?.ratio_hist}
-          edges={last?.ratio_hist_edges}
-          range={LOGRATIO_HIST_RANGE}
-          color="#0891b2"
-          clip={clip}
+          title={`${h.title}${iterLabel}`}
+          doc={h.doc(clip)}
+          counts={last?.[h.histKey]}
+          edges={last?.[h.edgesKey]}
+          range={h.range}
+          color={h.color}
+          {...(h.showClip ? { clip } : {})}
           iter={iter}
           compact={compact}
         />
       );
-    // Beside PPO's ratio: the sampler's, which PPO's ratio does not see (verl's decoupled mode).
-    case 'mismatch-hist':
-      return (
-        <Histogram
-          testId={testId}
-          title={`Sampler mismatch histogram${iterLabel}`}
-          doc={`log(pi_old/pi_rollout) over policy tokens of the latest iteration: the trainer's log-prob over the rollout sampler's (its precision, top-p, top-k; stale parameters). All at 0 when the sampler is the trainer. End bins catch values outside [${LOGRATIO_HIST_RANGE.join(', ')}].`}
-          counts={last?.mismatch_hist}
-          edges={last?.mismatch_hist_edges}
-          range={LOGRATIO_HIST_RANGE}
-          color="#ea580c"
-          iter={iter}
-          compact={compact}
-        />
-      );
+    }
     case 'adv-heatmap':
     case 'ratio-heatmap':
     case 'mismatch-heatmap': {
