@@ -16,6 +16,7 @@ export { ESTIMATOR_IDS, isMethodId, METHOD_IDS, methodDef, methodRegistry } from
 export type { MethodDef, Pathology, Stage } from './core/methods';
 export { logRatioBounds, overriddenFields, resolvePlan } from './core/plan';
 export { TASK_KNOBS } from './core/envs/knobs';
+export { countText } from './core/numberText';
 export { ADV_HIST_RANGE, LOGRATIO_HIST_RANGE, METRIC_DOCS, METRIC_NAMES, SCALAR_METRICS } from './core/metrics';
 export type { MetricRow, ScalarMetric } from './core/metrics';
 export { ALARM_DOCS, ALARM_KINDS, ALARM_THRESHOLDS, detectAlarms, initialAlarmState } from './core/alarmRules';

@@ -5,6 +5,7 @@
  * (api.packBatch, unpacked in slices), loaded when the run is paused; a link's focus=group:G / traj:T opens them.
  */
 import { memo, useEffect, useMemo, useRef, useState, type FocusEvent, type KeyboardEvent, type ReactNode } from 'react';
+import { countText } from '../../workers/meta';
 import type { BatchDump } from '../../workers/formats/batchDump';
 import { currentBatch, useAppStore } from '../store';
 import { useChunkedRows } from './chunkedRows';
@@ -363,7 +364,7 @@ export function advantageParts(tokens: ReadonlyArray<{ turn: number; adv: number
 const HEAD_TURNS = 16;
 
 /** The words after the listed per-turn values: how many more there are, or nothing. */
-const moreTurns = (n: number) => (n > HEAD_TURNS ? ` and ${(n - HEAD_TURNS).toLocaleString('en-US')} more turns` : '');
+const moreTurns = (n: number) => (n > HEAD_TURNS ? ` and ${countText(n - HEAD_TURNS)} more turns` : '');
 
 /** The header's advantage in words (`advantage per turn: 0.5, -0.25`): what advantageParts finds. */
 export function advantageText(tokens: ReadonlyArray<{ turn: number; adv: number }>): string {

@@ -3,6 +3,7 @@
  * iteration or LINK_ASK_BYTES of memory): a link is untrusted, and such a run can take the tab's
  * memory and minutes per iteration without a click.
  */
+import { countText } from '../../workers/meta';
 import { useAppStore } from '../store';
 import './linkCostPrompt.css';
 
@@ -21,7 +22,7 @@ export function LinkCostPrompt() {
       </p>
       <p>
         About {secs(cost.cpuSecondsPerIter)} per iteration on the CPU backend and {gb(cost.bytes)} of memory
-        {step ? `, for ${step.toLocaleString('en-US')} iterations` : ''}. Nothing has been built yet; a browser tab may slow down or run out of memory.
+        {step ? `, for ${countText(step)} iterations` : ''}. Nothing has been built yet; a browser tab may slow down or run out of memory.
       </p>
       <div className="link-cost-actions">
         <button type="button" onClick={() => answer(true)}>

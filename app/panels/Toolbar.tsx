@@ -4,7 +4,7 @@
  * Import run, and "Take it to a real run". Each part is a panel a link can hide.
  */
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
-import { createRunFile, metricsToCsv, PANEL_IDS, serializeRunFile, type PanelId } from '../../workers/meta';
+import { countText, createRunFile, metricsToCsv, PANEL_IDS, serializeRunFile, type PanelId } from '../../workers/meta';
 import { copyText, downloadBlob, downloadText, fileStem } from '../exporters';
 import { readRunFile } from '../runFileClient';
 import { currentBatch, useAppStore, type AppState } from '../store';
@@ -148,9 +148,9 @@ function ShareButton() {
 /** What the metric exports hold, said plainly: every iteration, or which ones when a cap cut some. */
 function exportExtent(): string {
   const w = wholeRun();
-  const n = w.rows.length.toLocaleString('en-US');
-  const rows = w.dropped > 0 ? `the last ${n} iterations (the first ${w.dropped.toLocaleString('en-US')} are past the ${WHOLE_RUN_CAP.toLocaleString('en-US')}-row limit)` : `all ${n} iterations`;
-  const hist = w.withHistograms < w.rows.length ? `; histograms for the last ${w.withHistograms.toLocaleString('en-US')}` : '';
+  const n = countText(w.rows.length);
+  const rows = w.dropped > 0 ? `the last ${n} iterations (the first ${countText(w.dropped)} are past the ${countText(WHOLE_RUN_CAP)}-row limit)` : `all ${n} iterations`;
+  const hist = w.withHistograms < w.rows.length ? `; histograms for the last ${countText(w.withHistograms)}` : '';
   return `Metrics and whole-run files hold ${rows}${hist}.`;
 }
 

@@ -5,6 +5,7 @@
 import { embedProjectCpu, forwardCpu, paramLayout, rowMemo, type RowMemo } from '../../kernels/model/mlp';
 import { sampleCpu } from '../../kernels/softmax/sample';
 import { essOfUpdate, paramStep, rolloutLogprobsApart, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
+import { countText } from './numberText';
 import { copyRows } from './rowCopy';
 import { copyTensors, cpuTensors, startCpuUpdate } from './update/cpuUpdate';
 import { updateStepRefs } from './update/stage';
@@ -58,7 +59,7 @@ function checkCpuMemory(shape: RunShape, maxBytes: number): void {
   if (bytes <= maxBytes) return;
   const gib = (b: number) => (b < 2 ** 30 ? `${Math.ceil(b / 2 ** 20)} MiB` : `${(b / 2 ** 30).toFixed(1)} GiB`);
   throw new CpuMemoryError(
-    `cpu backend: ${shape.N.toLocaleString('en-US')} rollouts of ${shape.Tp} training rows with ${shape.dims.H.toLocaleString('en-US')} hidden units need about ` +
+    `cpu backend: ${countText(shape.N)} rollouts of ${shape.Tp} training rows with ${countText(shape.dims.H)} hidden units need about ` +
       `${gib(bytes)} for their activations and gradients, over the CPU backend's ${gib(maxBytes)}; use fewer prompts, ` +
       `a smaller group, fewer turns or fewer hidden units (the GPU backend keeps them in GPU memory)`,
     bytes,

@@ -5,6 +5,7 @@
  * expanded. The limit is on the total, never on one range: any way of writing an accepted set of
  * seeds (`1-10000,10001-10005` or its merged `1-10005`) reads the same.
  */
+import { countText } from './numberText';
 
 /** Largest seed: a config's seed is an integer in [0, 2^31). */
 export const MAX_SEED = 2 ** 31 - 1;
@@ -53,7 +54,7 @@ export function expandSeedRanges(ranges: readonly SeedRange[]): number[] {
 export function parseSeedRanges(text: string, max: number): number[] {
   const ranges = readSeedRanges(text);
   const n = seedCount(ranges);
-  if (n > max) throw new SeedTextError(`${n.toLocaleString('en-US')} seeds in ${ranges.length.toLocaleString('en-US')} part${ranges.length === 1 ? '' : 's'}; at most ${max.toLocaleString('en-US')}`);
+  if (n > max) throw new SeedTextError(`${countText(n)} seeds in ${countText(ranges.length)} part${ranges.length === 1 ? '' : 's'}; at most ${countText(max)}`);
   return expandSeedRanges(ranges);
 }
 

@@ -11,6 +11,7 @@
  */
 import { ConfigError, defaultConfig, TASK_IDS, withFieldText, type RunConfig } from '../../core/config';
 import { METHOD_IDS } from '../../core/methods';
+import { countText } from '../../core/numberText';
 import { overriddenFields } from '../../core/plan';
 import { expandSeedRanges, readSeedRanges, seedCount, seedRangesText, SeedTextError, type SeedRange } from '../../core/seedRanges';
 
@@ -220,8 +221,6 @@ export const MAX_ARENA_ITERATIONS = 1_000_000;
 /** Most iterations of one run. */
 export const MAX_ARENA_ITERS = 100_000;
 
-const count = (n: number) => n.toLocaleString('en-US');
-
 /** The spec's grid size before any combination is skipped: the product of its level counts. */
 function gridCells(levels: Record<ArenaDimId, string[]>): number {
   return ARENA_DIM_IDS.reduce((n, d) => n * levels[d].length, 1);
@@ -230,10 +229,10 @@ function gridCells(levels: Record<ArenaDimId, string[]>): number {
 /** Refuses an arena over the budget, naming the counts: its cells, seeds and iterations are counts here, nothing expanded. */
 function checkArenaBudget(cells: number, seeds: number, iters: number): void {
   const runs = cells * seeds;
-  const grid = `${count(seeds)} seed${seeds === 1 ? '' : 's'} x ${count(cells)} cell${cells === 1 ? '' : 's'} = ${count(runs)} runs`;
-  if (runs > MAX_ARENA_RUNS) throw new Error(`arena: ${grid}; an arena holds at most ${count(MAX_ARENA_RUNS)} runs (seeds x cells)`);
+  const grid = `${countText(seeds)} seed${seeds === 1 ? '' : 's'} x ${countText(cells)} cell${cells === 1 ? '' : 's'} = ${countText(runs)} runs`;
+  if (runs > MAX_ARENA_RUNS) throw new Error(`arena: ${grid}; an arena holds at most ${countText(MAX_ARENA_RUNS)} runs (seeds x cells)`);
   if (runs * iters > MAX_ARENA_ITERATIONS) {
-    throw new Error(`arena: ${grid} of ${count(iters)} iterations = ${count(runs * iters)}; an arena trains at most ${count(MAX_ARENA_ITERATIONS)} iterations (seeds x cells x iterations)`);
+    throw new Error(`arena: ${grid} of ${countText(iters)} iterations = ${countText(runs * iters)}; an arena trains at most ${countText(MAX_ARENA_ITERATIONS)} iterations (seeds x cells x iterations)`);
   }
 }
 
@@ -376,7 +375,7 @@ function expandArenaSeeds(ranges: readonly SeedRange[]): number[] {
 export function parseSeedsText(text: string): number[] {
   const ranges = arenaSeedRanges(text);
   const n = seedCount(ranges);
-  if (n > MAX_ARENA_RUNS) throw new Error(`arena: seeds: ${count(n)} seeds; an arena holds at most ${count(MAX_ARENA_RUNS)} runs (seeds x cells)`);
+  if (n > MAX_ARENA_RUNS) throw new Error(`arena: seeds: ${countText(n)} seeds; an arena holds at most ${countText(MAX_ARENA_RUNS)} runs (seeds x cells)`);
   return expandArenaSeeds(ranges);
 }
 
