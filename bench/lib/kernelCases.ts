@@ -21,7 +21,7 @@ import { updateHealthCpu } from '../../kernels/stats/finiteCheck';
 import { negOutShareCpu } from '../../kernels/stats/negOutShare';
 import { MISMATCH_WORDS, mismatchStatsCpu } from '../../kernels/stats/mismatchStats';
 import { infoGainCpu } from '../../kernels/advantage/infoGain';
-import { embedProjectCpu, firstLayerGradCpu, forwardCpu, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/model/mlp';
+import { embedProjectCpu, firstLayerGradCpu, forwardCpu, givenProjTable, headGradCpu, hiddenDaCpu, paramLayout, slotGradCpu, type MlpDims } from '../../kernels/model/mlp';
 import { HEAD_CHUNK_ROWS, HEAD_GRAD_BLOCK, headGradKernel, SLOT_CHUNK_ROWS, slotGradKernel, slotTableWords, FIRST_LAYER_EMB_PER_GROUP } from '../../kernels/model/mlpKernels';
 import { logitGradCpu } from '../../kernels/softmax/logitGrad';
 import { PPO_ROW_WORDS, ppoLossCpu } from '../../kernels/loss/ppoLoss';
@@ -222,7 +222,7 @@ export function makeKernelData(cfg: RunConfig, seed = 1): KernelData {
   }
   const rowPos = shape.trainRowPos;
   const proj = embedProjectCpu(params, dims);
-  const f = forwardCpu(params, dims, seq, L, rowPos, shape.grammar, shape.temperature, proj);
+  const f = forwardCpu(params, dims, seq, L, rowPos, shape.grammar, shape.temperature, givenProjTable(proj, dims));
   const ts = tokenStatsCpu(f.z, V, seq, rowPos);
   const dlogp = Float32Array.from({ length: R }, () => 0.5 + rng.next());
   const dz = logitGradCpu(f.z, V, seq, rowPos, dlogp, shape.temperature);
@@ -412,7 +412,7 @@ function rolloutCases(d: KernelData, x: CaseContext): Array<Omit<KernelCase, 'by
       config: { dims, seqLen: L, numRows: R, temperature: T },
       buffers: {},
       // Given the table, as the kernel is: embedProject is its own case.
-      cpu: () => void forwardCpu(d.params, dims, d.seq, L, d.rowPos, d.grammar, T, d.proj),
+      cpu: () => void forwardCpu(d.params, dims, d.seq, L, d.rowPos, d.grammar, T, givenProjTable(d.proj, dims)),
     },
     {
       label: 'sample',

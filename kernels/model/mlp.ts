@@ -104,48 +104,75 @@ export interface ForwardOut {
  * tasks and R is a batch of rows (128 per rollout slot, 1152 per update at the defaults).
  */
 export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Array {
-  const { V, K, D, H } = dims;
-  const P = paramLayout(dims);
-  const proj = new Float64Array(K * V * H);
-  // Eight outputs at a time held in registers over d: each still sums its D terms in d order from
-  // +0, as a running sum in proj would, without a load and a store of proj per term.
-  for (let k = 0; k < K; k++) {
-    const w1 = P.w1 + k * D * H;
-    for (let t = 0; t < V; t++) {
-      const out = (k * V + t) * H;
-      const e = P.emb + t * D;
-      let j = 0;
-      for (; j + 7 < H; j += 8) {
-        let a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-        for (let d = 0; d < D; d++) {
-          const x = params[e + d]!;
-          const w = w1 + d * H + j;
-          a0 += x * params[w]!;
-          a1 += x * params[w + 1]!;
-          a2 += x * params[w + 2]!;
-          a3 += x * params[w + 3]!;
-          a4 += x * params[w + 4]!;
-          a5 += x * params[w + 5]!;
-          a6 += x * params[w + 6]!;
-          a7 += x * params[w + 7]!;
-        }
-        proj[out + j] = a0;
-        proj[out + j + 1] = a1;
-        proj[out + j + 2] = a2;
-        proj[out + j + 3] = a3;
-        proj[out + j + 4] = a4;
-        proj[out + j + 5] = a5;
-        proj[out + j + 6] = a6;
-        proj[out + j + 7] = a7;
-      }
-      for (; j < H; j++) {
-        let a = 0;
-        for (let d = 0; d < D; d++) a += params[e + d]! * params[w1 + d * H + j]!;
-        proj[out + j] = a;
-      }
-    }
-  }
+  const { V, K } = dims;
+  const proj = new Float64Array(K * V * dims.H);
+  for (let k = 0; k < K; k++) for (let t = 0; t < V; t++) projectEntry(params, dims, k, t, proj);
   return proj;
+}
+
+/**
+ * proj[k, t, :] from `src` (the parameters, or a copy of their embeddings and W1 in the same
+ * places). Eight outputs at a time held in registers over d: each still sums its D terms in d order
+ * from +0, as a running sum in proj would, without a load and a store of proj per term.
+ */
+function projectEntry(src: Float32Array, dims: MlpDims, k: number, t: number, proj: Float64Array): void {
+  const { V, D, H } = dims;
+  const w1 = V * D + k * D * H;
+  const out = (k * V + t) * H;
+  const e = t * D;
+  let j = 0;
+  for (; j + 7 < H; j += 8) {
+    let a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+    for (let d = 0; d < D; d++) {
+      const x = src[e + d]!;
+      const w = w1 + d * H + j;
+      a0 += x * src[w]!;
+      a1 += x * src[w + 1]!;
+      a2 += x * src[w + 2]!;
+      a3 += x * src[w + 3]!;
+      a4 += x * src[w + 4]!;
+      a5 += x * src[w + 5]!;
+      a6 += x * src[w + 6]!;
+      a7 += x * src[w + 7]!;
+    }
+    proj[out + j] = a0;
+    proj[out + j + 1] = a1;
+    proj[out + j + 2] = a2;
+    proj[out + j + 3] = a3;
+    proj[out + j + 4] = a4;
+    proj[out + j + 5] = a5;
+    proj[out + j + 6] = a6;
+    proj[out + j + 7] = a7;
+  }
+  for (; j < H; j++) {
+    let a = 0;
+    for (let d = 0; d < D; d++) a += src[e + d]! * src[w1 + d * H + j]!;
+    proj[out + j] = a;
+  }
+}
+
+/**
+ * embedProjectCpu's table as forwardCpu reads it: entry (k, t) is formed the first time a row has
+ * token t in context slot k. Rows read a fraction of the K*V entries (about 40 % of a pretraining
+ * step's and 25 % of a rollout's in the collapse lesson), and an entry is the same bits however it
+ * was formed (projectEntry, the same sums in the same order).
+ */
+export interface ProjTable {
+  /** [K, V, H]; entry (k, t) holds its values once ready[k * V + t] is 1. */
+  proj: Float64Array;
+  ready: Uint8Array;
+  /** The embeddings and W1 the entries are formed from: a copy, so later writes to the parameters do not reach them. */
+  src: Float32Array;
+}
+
+export function projTable(params: Float32Array, dims: MlpDims): ProjTable {
+  const { V, K, H } = dims;
+  return { proj: new Float64Array(K * V * H), ready: new Uint8Array(K * V), src: params.slice(0, paramLayout(dims).b1) };
+}
+
+/** A table given whole (a kernel's case, whose table is an input of its own). */
+export function givenProjTable(proj: Float64Array, dims: MlpDims): ProjTable {
+  return { proj, ready: new Uint8Array(dims.K * dims.V).fill(1), src: new Float32Array(0) };
 }
 
 /**
@@ -161,7 +188,7 @@ const PROGRESS_ROWS = 1024;
  * predicts the token at flat position rowPos[r] of `seq` ([N, L] row-major); its grammar row is
  * the previous token:
  *   h[r, j] = tanh(b1[j] + sum_k proj[k, ctx_k(r), j]),   z[r] = grammarMask((h[r] W2 + b2) / temperature)
- * with `proj` from embedProjectCpu (computed here unless given). A context token outside the
+ * with `proj` embedProjectCpu's table (projTable: made here unless given, its entries formed as rows read them). A context token outside the
  * vocabulary (no task writes one) reads as PAD (token 0), here and in every kernel, so that every
  * row has exactly one token in every slot.
  *
@@ -178,7 +205,7 @@ export function forwardCpu(
   rowPos: Uint32Array,
   grammar: Uint8Array,
   temperature: number,
-  proj: Float64Array = embedProjectCpu(params, dims),
+  proj: ProjTable = projTable(params, dims),
   progress?: Progress,
   memo?: RowMemo,
 ): ForwardOut {
@@ -213,8 +240,15 @@ export function forwardCpu(
       z.set(memo!.z.subarray(kept * V, (kept + 1) * V), r * V);
       continue;
     }
-    for (let k = 0; k < K; k++) slot[k] = (k * V + ctx[k]!) * H;
-    hiddenRow(params, P.b1, proj, slot, K, H, h, r * H);
+    for (let k = 0; k < K; k++) {
+      const entry = k * V + ctx[k]!;
+      if (proj.ready[entry] === 0) {
+        projectEntry(proj.src, dims, k, ctx[k]!, proj.proj);
+        proj.ready[entry] = 1;
+      }
+      slot[k] = entry * H;
+    }
+    hiddenRow(params, P.b1, proj.proj, slot, K, H, h, r * H);
     logitsRow(h, r * H, w2, params, P.b2, H, V, out);
     const allowed = seq[pos - 1]! * V;
     for (let v = 0; v < V; v++) z[r * V + v] = grammar[allowed + v] ? out[v]! / temperature : MASKED_LOGIT;

@@ -11,7 +11,7 @@
  * bit for bit (the softmax kernels recognise them by value).
  */
 import { createRng } from '../rng';
-import { embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../model/mlp';
+import { embedProjectCpu, forwardCpu, givenProjTable, MASKED_LOGIT, type MlpDims } from '../model/mlp';
 import { embedProjectKernel, forwardHiddenKernel, forwardKernel, forwardLogitsKernel, MLP_WORKGROUP_SIZE, slotTableWords } from '../model/mlpKernels';
 import { makeMlpCase } from './fixtures';
 import { dispatch, exact, withScratch, type Check, type SelfTestCase, type Tolerance } from './harness';
@@ -76,7 +76,7 @@ function forwardCase(stage: 'hidden' | 'logits', name: string, dims: MlpDims, ro
         dispatch(device, [[k, call]]);
         const gh = (await s.readF32(h, (base + rows) * dims.H)).subarray(base * dims.H);
         const gz = (await s.readF32(z, (base + rows) * dims.V)).subarray(base * dims.V);
-        const ref = forwardCpu(c.params, dims, c.seq, c.L, c.rowPos, c.grammar, T, Float64Array.from(proj));
+        const ref = forwardCpu(c.params, dims, c.seq, c.L, c.rowPos, c.grammar, T, givenProjTable(Float64Array.from(proj), dims));
         if (stage === 'hidden') return [{ output: 'h', actual: gh, expected: ref.h, tol: TOL }];
         const checks: Check[] = [{ output: 'z', actual: gz, expected: ref.z, tol: T < 0.1 ? TOL_COLD : TOL }];
         if (T < 0.1) {

@@ -7,7 +7,7 @@
  * result is stored as f32 (h, gradients: 1e-6 relative).
  */
 import { describe, expect, it } from 'vitest';
-import { backwardCpu, contextToken, embedProjectCpu, firstLayerGradCpu, forwardCpu, initParams, paramLayout, safeTanh, slotGradCpu, vocabToken, type MlpDims } from '../../kernels/model/mlp';
+import { backwardCpu, contextToken, embedProjectCpu, firstLayerGradCpu, forwardCpu, givenProjTable, initParams, paramLayout, projTable, safeTanh, slotGradCpu, vocabToken, type MlpDims } from '../../kernels/model/mlp';
 import { createRng } from '../../workers/core/rng';
 import { expectClose } from '../helpers/expectClose';
 
@@ -79,6 +79,25 @@ describe('factored first layer', () => {
           worst = Math.max(worst, Math.abs(a - proj[(k * V + t) * H + j]!));
         }
     expect(worst).toBeLessThan(1e-12);
+  });
+
+  it.each([false, true])('the table formed as rows read it: the bits of the whole table, only the entries read, parameters written later not reached (token past the vocabulary: %s)', (oov) => {
+    const { V, K, H } = dims;
+    const { p, seq, rowPos } = setup(8, oov);
+    const grammar = new Uint8Array(V * V).fill(1);
+    const whole = forwardCpu(p, dims, seq, L, rowPos, grammar, 0.9, givenProjTable(embedProjectCpu(p, dims), dims));
+    const lazy = projTable(p, dims);
+    const before = Float32Array.from(p);
+    // Written after the table was made: its entries are formed from the parameters as they were.
+    for (let i = 0; i < paramLayout(dims).b1; i++) p[i] = 7;
+    const got = forwardCpu(before, dims, seq, L, rowPos, grammar, 0.9, lazy);
+    expect(Buffer.from(got.h.buffer).equals(Buffer.from(whole.h.buffer))).toBe(true);
+    expect(Buffer.from(got.z.buffer).equals(Buffer.from(whole.z.buffer))).toBe(true);
+    const read = new Set(Array.from(rowPos, (pos) => Array.from({ length: K }, (_, k) => k * V + vocabToken(contextToken(seq, pos, L, K, k), V))).flat());
+    expect(Array.from(lazy.ready, (x, e) => (x === 1) === read.has(e)).every(Boolean)).toBe(true);
+    expect(read.size).toBeLessThan(K * V);
+    const full = embedProjectCpu(before, dims);
+    for (const e of read) expect(Array.from(lazy.proj.subarray(e * H, (e + 1) * H))).toEqual(Array.from(full.subarray(e * H, (e + 1) * H)));
   });
 
   it.each([false, true])('backward: dW1 = x^T da, db1 = sum da, demb = scatter of W1 da (token past the vocabulary: %s)', (oov) => {

@@ -2,7 +2,7 @@
  * The CPU backend: the update's stages (workers/core/update/stages.ts), each by its kernels'
  * TypeScript reference. It is the fallback where WebGPU is missing and the oracle in tests.
  */
-import { embedProjectCpu, forwardCpu, paramLayout, rowMemo, type RowMemo } from '../../kernels/model/mlp';
+import { forwardCpu, paramLayout, projTable, rowMemo, type ProjTable, type RowMemo } from '../../kernels/model/mlp';
 import { sampleCpu } from '../../kernels/softmax/sample';
 import { essOfUpdate, paramStep, rolloutLogprobsApart, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
 import { countText } from './numberText';
@@ -68,7 +68,7 @@ function checkCpuMemory(shape: RunShape, maxBytes: number): void {
 }
 
 /**
- * The first layer's table (embedProjectCpu) and the rows computed so far (rowMemo) per parameter
+ * The first layer's table (projTable) and the rows computed so far (rowMemo) per parameter
  * array, kept until its parameters change: rollouts run several forwards per iteration with the
  * same policy, the old-policy pass then reads the rollout's rows again, and the reference changes
  * only on a reset. `changed()` is called on every write to params, ref or the rollout history; it
@@ -79,9 +79,9 @@ function checkCpuMemory(shape: RunShape, maxBytes: number): void {
 function projectionCache(dims: RunShape['dims']) {
   const { emb, b1 } = paramLayout(dims);
   let version = 0;
-  const tables = new WeakMap<Float32Array, { version: number; proj: Float64Array; memo: RowMemo; from: Int32Array }>();
+  const tables = new WeakMap<Float32Array, { version: number; proj: ProjTable; memo: RowMemo; from: Int32Array }>();
   return {
-    of(p: Float32Array): { proj: Float64Array; memo: RowMemo } {
+    of(p: Float32Array): { proj: ProjTable; memo: RowMemo } {
       const hit = tables.get(p);
       if (hit?.version === version) return hit;
       const now = new Int32Array(p.buffer, p.byteOffset, p.length);
@@ -93,7 +93,7 @@ function projectionCache(dims: RunShape['dims']) {
         hit.version = version;
         return hit;
       }
-      const table = { version, proj: embedProjectCpu(p, dims), memo: rowMemo(), from: Int32Array.from(now) };
+      const table = { version, proj: projTable(p, dims), memo: rowMemo(), from: Int32Array.from(now) };
       tables.set(p, table);
       return table;
     },

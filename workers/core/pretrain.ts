@@ -15,7 +15,7 @@
  * init, seed): Reset, Compare and lessons ask for the same start again.
  */
 import { adamCpu, gradNormCpu } from '../../kernels/optimizer/adam';
-import { backwardCpu, embedProjectCpu, forwardCpu, MASKED_LOGIT, type MlpDims } from '../../kernels/model/mlp';
+import { backwardCpu, forwardCpu, MASKED_LOGIT, projTable, type MlpDims } from '../../kernels/model/mlp';
 import { logitGradCpu, rowLse } from '../../kernels/softmax/logitGrad';
 import type { RunConfig } from './config';
 import { actionPos, createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from './envs';
@@ -136,8 +136,9 @@ function pretrain(cfg: RunConfig, env: TaskEnv, scratch: Float32Array, progress?
     const demo = demonstrate(demoEnv, toTask, env.grammar, dims.V, DEMO_EPISODES, cfg.init.demoNoise, rng);
     demoSolved += demo.solved;
     demoEpisodes += DEMO_EPISODES;
-    const { loss, grads } = crossEntropy(params, dims, demo.seq, demo.L, demo.rows, env.grammar, cfg.temperature);
-    if (s >= tailFrom) tailLoss += loss / (steps - tailFrom);
+    const tail = s >= tailFrom;
+    const { loss, grads } = crossEntropy(params, dims, demo.seq, demo.L, demo.rows, env.grammar, cfg.temperature, tail);
+    if (tail) tailLoss += loss / (steps - tailFrom);
     adamCpu(params, grads, m, v, gradNormCpu(grads), { lr: PRETRAIN_LR, beta1: 0.9, beta2: 0.999, eps: 1e-8, maxGradNorm: 1, step: s + 1 });
     progress?.(s + 1, steps);
   }
@@ -224,11 +225,13 @@ function randomAllowed(grammar: Uint8Array, V: number, prev: number, rng: Rng): 
 }
 
 /** Mean token cross-entropy of the rows' targets and its gradient (the MLP's CPU backward pass). */
-function crossEntropy(params: Float32Array, dims: MlpDims, seq: Int32Array, L: number, rows: Uint32Array, grammar: Uint8Array, temperature: number): { loss: number; grads: Float32Array } {
+function crossEntropy(params: Float32Array, dims: MlpDims, seq: Int32Array, L: number, rows: Uint32Array, grammar: Uint8Array, temperature: number, withLoss: boolean): { loss: number; grads: Float32Array } {
   const R = rows.length;
   const fwd = forwardCpu(params, dims, seq, L, rows, grammar, temperature);
-  let loss = 0;
-  for (let r = 0; r < R; r++) loss -= fwd.z[r * dims.V + seq[rows[r]!]!]! - rowLse(fwd.z, r * dims.V, dims.V);
+  // The loss is reported over the last tenth of the steps only; elsewhere its log-sum-exp per row
+  // (about a ninth of a step's time) would be thrown away. The gradient does not read it.
+  let loss = withLoss ? 0 : NaN;
+  if (withLoss) for (let r = 0; r < R; r++) loss -= fwd.z[r * dims.V + seq[rows[r]!]!]! - rowLse(fwd.z, r * dims.V, dims.V);
   // d(-mean logp)/dlogp_r = -1/R for every row.
   const dz = logitGradCpu(fwd.z, dims.V, seq, rows, new Float32Array(R).fill(-1 / R), temperature);
   return { loss: loss / R, grads: backwardCpu(params, dims, seq, L, rows, fwd.h, dz) };
@@ -242,7 +245,7 @@ export function policySuccess(params: Float32Array, dims: MlpDims, env: TaskEnv,
   const N = prompts;
   const seq = new Int32Array(N * L);
   for (let n = 0; n < N; n++) seq.set(batch.prompt.subarray(n * lay.promptLen, (n + 1) * lay.promptLen), n * L);
-  const proj = embedProjectCpu(params, dims);
+  const proj = projTable(params, dims);
   const draw = rng.fork(2);
   for (let turn = 0; turn < lay.maxTurns; turn++) {
     if (batch.done.every((d) => d === 1)) break;
