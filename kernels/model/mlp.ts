@@ -111,8 +111,8 @@ export function embedProjectCpu(params: Float32Array, dims: MlpDims): Float64Arr
 }
 
 /**
- * proj[k, t, :] from `src` (the parameters, or a copy of their embeddings and W1 in the same
- * places). Eight outputs at a time held in registers over d: each still sums its D terms in d order
+ * proj[k, t, :] from `src` (the parameters, or a copy of their embeddings and W1: the embeddings
+ * at 0 and W1 after them, where paramLayout puts them). Eight outputs at a time held in registers over d: each still sums its D terms in d order
  * from +0, as a running sum in proj would, without a load and a store of proj per term.
  */
 function projectEntry(src: Float32Array, dims: MlpDims, k: number, t: number, proj: Float64Array): void {
@@ -188,9 +188,9 @@ const PROGRESS_ROWS = 1024;
  * predicts the token at flat position rowPos[r] of `seq` ([N, L] row-major); its grammar row is
  * the previous token:
  *   h[r, j] = tanh(b1[j] + sum_k proj[k, ctx_k(r), j]),   z[r] = grammarMask((h[r] W2 + b2) / temperature)
- * with `proj` embedProjectCpu's table (projTable: made here unless given, its entries formed as rows read them). A context token outside the
- * vocabulary (no task writes one) reads as PAD (token 0), here and in every kernel, so that every
- * row has exactly one token in every slot.
+ * with `proj` embedProjectCpu's table (projTable: made here unless given, its entries formed as
+ * rows read them). A context token outside the vocabulary (no task writes one) reads as PAD (token
+ * 0), here and in every kernel, so that every row has exactly one token in every slot.
  *
  * A row's h and z depend only on its context tokens and the previous token, and rows repeat them
  * often (a group's rollouts share a prompt; a policy that has settled writes the same tokens): 19-47 %
