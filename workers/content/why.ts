@@ -156,7 +156,7 @@ const SUCCESS_LATE = (from: number, to: number): WhyRow['stat'] => w('success_ra
  * collapse, read in iterations 11-40 before either has fallen.
  */
 const STALE_12_NOTE = 'search from a pretrained start, 1 hop, 8 values, 16 prompts x 8 rollouts, 2 minibatches per batch at lr 0.03, 40 iterations; healthy: fresh rollouts; diseased: rollouts from the policy 12 updates old';
-const STALE_12_DISEASE: WhyRow = { label: 'success', stat: { metric: 'success_rate', agg: 'mean', from: 11, to: 40 }, dir: -1, margin: 0.15 };
+const STALE_12_DISEASE: WhyRow = { label: 'success', stat: SUCCESS_LATE(11, 40), dir: -1, margin: 0.15 };
 const STALE_12_SEE = 'GRPO on rollouts 12 updates stale at lr 0.03: success falls within the first 40 iterations, far below GRPO on fresh rollouts at the same lr in iterations 11-40.';
 
 /**
