@@ -8,6 +8,7 @@
  * status 2 and one line naming what is wrong.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ALARM_DOCS, detectAlarms, initialAlarmState, type Alarm, type AlarmKind } from '../workers/core/alarmRules';
 import type { MetricRow, ScalarMetric } from '../workers/core/metrics';
 import { LOG_FORMAT_NAMES, LOG_METRICS, MAX_RUN_LOG_CHARS, parseRunLog, type RunLog } from '../workers/formats/runLog';
@@ -149,4 +150,4 @@ function main(): void {
   }
 }
 
-if (process.argv[1] && /diagnose\.ts$/.test(process.argv[1])) main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main();

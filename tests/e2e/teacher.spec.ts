@@ -17,7 +17,7 @@ import { stepCharts } from '../../app/lessons/charts';
 import { checkClaimOnSeeds, lessonById, lessonRun, lessonSeeds, type Lesson, type RunResult, type SeedResults } from '../../workers/content/lessons';
 import { SCALAR_METRICS } from '../../workers/core/metrics';
 import { collectPageErrors, iterShown, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
-import { CLI_NODE_ARGS } from '../helpers/cliNode';
+import { cliArgv } from '../helpers/cliNode';
 
 const collapse = lessonById('collapse')!;
 
@@ -99,8 +99,8 @@ async function lessonsCheck(lesson: Lesson, runs: string[]): Promise<SeedResults
   const results: Array<{ run: string; seed: number; result: RunResult }> = [];
   const one = (job: (typeof jobs)[number]) =>
     new Promise<void>((resolve, reject) => {
-      // The CLI as `npm run -s lessons:check` runs it, without npm's start-up in front.
-      const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'cli/lessonCheck.ts', '--job', JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      // The CLI's own child job, from a bundle of it (tests/helpers/cliNode.ts), without npm's start-up in front.
+      const child = spawn(process.execPath, cliArgv('cli/lessonCheck.ts', ['--job', JSON.stringify(job)]), { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.on('exit', (code) => {

@@ -8,9 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { printable } from '../../cli/printable';
-import { runCli } from '../helpers/cliNode';
+import { cliBundle, runCli } from '../helpers/cliNode';
 
-const CLI = ['tsx', '--import', './cli/registerRaw.mjs', 'cli/train.ts'];
 const run = (...args: string[]) => runCli('cli/train.ts', args);
 const small = ['--set', 'batch=2', '--set', 'group=4', '--set', 'model.hidden=8'];
 const dir = mkdtempSync(join(tmpdir(), 'cli-hostile-'));
@@ -72,7 +71,7 @@ describe('CLI hostile input', () => {
   });
 
   it('a reader that closes early (| head -1) ends the run quietly with status 0', () => {
-    const r = spawnSync('bash', ['-c', `set -o pipefail; npx ${CLI.join(' ')} ${small.join(' ')} --iters 400 | head -1`], { encoding: 'utf8', cwd: process.cwd() });
+    const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${cliBundle('cli/train.ts')}" ${small.join(' ')} --iters 400 | head -1`], { encoding: 'utf8', cwd: process.cwd() });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(1);

@@ -3,13 +3,13 @@
  * integrity, the rows' verdict rule, the flags, bad input, one run trained in process, and the CLI's
  * JSON from cached runs (no training in a child: each test takes seconds).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheFile, trainOne, type JobResult } from '../../cli/why';
 import { parseWhyArgs } from '../../cli/whyArgs';
+import { runCli } from '../helpers/cliNode';
 import { rowHolds, statKey, whyRow, type WhyRunResult } from '../../cli/whySummary';
 import { checkClaimOnSeeds, lessonRunConfig, type RunResult } from '../../workers/content/lessons';
 import { heldOutFromCommit, scaledStat, WHY, WHY_ROUNDS, WHY_RUN_IDS, whyCorrectionIds, whyHeldOut, whyIds, whyLesson, whyOf, whyRunSet, type WhyRegime } from '../../workers/content/why';
@@ -149,7 +149,7 @@ describe('npm run -s why', () => {
     for (const [args, msg] of cases) expect(() => parseWhyArgs(args), args.join(' ')).toThrow(msg);
   });
 
-  const run = (...args: string[]) => spawnSync('npx', ['tsx', '--import', './cli/registerRaw.mjs', 'cli/why.ts', ...args], { encoding: 'utf8', cwd: process.cwd() });
+  const run = (...args: string[]) => runCli('cli/why.ts', args);
 
   it('bad input exits 2 with one line on stderr and nothing on stdout', () => {
     const r = run('--method', 'nope\u001b[2J');
