@@ -58,7 +58,7 @@ function PretrainLine() {
     );
   }
   return (
-    <p className="pretrain-line" data-testid="pretrain" title={`demonstrator success ${pct(pre.start.demoSuccess)}; pretraining took ${(pre.start.ms / 1000).toFixed(1)} s`}>
+    <p className="pretrain-line" data-testid="pretrain" title={`demonstrator success ${pct(pre.start.demoSuccess)}; ${pre.start.shipped ? 'weights shipped with the page (the same bits as pretraining them here)' : `pretraining took ${(pre.start.ms / 1000).toFixed(1)} s`}`}>
       Pretrained start: success {pct(pre.start.startSuccess)} (random weights {pct(pre.start.scratchSuccess)})
     </p>
   );

@@ -45,6 +45,8 @@ export interface PretrainResult {
   scratchSuccess: number;
   /** Wall time of the cross-entropy stage (when it ran; a cached start reports the first run's). */
   ms: number;
+  /** The weights came with the page (workers/entry/shippedStarts.ts), not from pretraining here: `ms` is 0. */
+  shipped: boolean;
 }
 
 export type PretrainProgress = (stepsDone: number, steps: number) => void;
@@ -77,11 +79,12 @@ export function pretrainKey(cfg: RunConfig): string {
   return JSON.stringify([cfg.task, demoConfig(cfg).env, cfg.model, cfg.temperature, cfg.init, cfg.seed]);
 }
 
-interface Trained {
+export interface Trained {
   params: Float32Array;
   demoLoss: number;
   demoSuccess: number;
   ms: number;
+  shipped: boolean;
 }
 
 const CACHE_SIZE = 16;
@@ -103,8 +106,7 @@ export function pretrainedStart(cfg: RunConfig, env: TaskEnv, scratch: Float32Ar
   if (trained) progress?.(cfg.init.steps, cfg.init.steps);
   else {
     trained = pretrain(cfg, env, scratch, progress);
-    cache.set(key, trained);
-    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cachePretrained(key, trained);
   }
   const dims: MlpDims = { V: env.vocab.length, K: cfg.model.context, D: cfg.model.embed, H: cfg.model.hidden };
   const evalRng = () => createRng(cfg.seed).fork(EVAL_STREAM);
@@ -142,7 +144,7 @@ function pretrain(cfg: RunConfig, env: TaskEnv, scratch: Float32Array, progress?
     adamCpu(params, grads, m, v, gradNormCpu(grads), { lr: PRETRAIN_LR, beta1: 0.9, beta2: 0.999, eps: 1e-8, maxGradNorm: 1, step: s + 1 });
     progress?.(s + 1, steps);
   }
-  return { params, demoLoss: tailLoss, demoSuccess: demoEpisodes ? demoSolved / demoEpisodes : 0, ms: now() - t0 };
+  return { params, demoLoss: tailLoss, demoSuccess: demoEpisodes ? demoSolved / demoEpisodes : 0, ms: now() - t0, shipped: false };
 }
 
 /** demo token id -> task token id, by text. */
@@ -281,6 +283,16 @@ function sampleRow(z: Float32Array, off: number, V: number, u: number): number {
     if (u < acc) return v;
   }
   return last;
+}
+
+/**
+ * Puts weights pretrained elsewhere for this key in the cache: the starts that ship with the page
+ * (workers/entry/shippedStarts.ts), whose bits tests/unit/shippedStarts.test.ts checks against
+ * pretraining them here.
+ */
+export function cachePretrained(key: string, trained: Trained): void {
+  cache.set(key, trained);
+  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
 }
 
 /** Forgets every cached start (tests that time or compare fresh pretraining runs). */

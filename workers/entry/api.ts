@@ -52,6 +52,8 @@ export interface PretrainSummary {
   scratchSuccess: number;
   demoSuccess: number;
   ms: number;
+  /** The weights came with the page instead of being pretrained here (ms is then 0). */
+  shipped: boolean;
 }
 
 /**
