@@ -207,3 +207,27 @@ test('a lesson step link opens the panel at that step and runs it; the menu work
   await expect(page.getByTestId('link-notice')).toContainText('unknown lesson');
   await expect(page.getByTestId('lesson-panel')).toHaveCount(0);
 });
+
+test('a lesson’s pretrained start comes with the page; another pretrains in the worker, and says which', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  const fetched: string[] = [];
+  page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
+  const lesson = LESSONS.find((l) => l.id === 'collapse')!;
+  // The lesson's step 1 on its link: the page's run (seed 1) and the seeds in the pool start from
+  // the shipped file (workers/formats/shippedStarts.ts), fetched by each worker that needs it.
+  await page.goto(`/${lessonStepHash(lesson, 0)}`);
+  const line = page.getByTestId('pretrain');
+  await expect(line).toContainText(/^Pretrained start: success \d+ %/, { timeout: 60_000 });
+  await expect(line).toHaveAttribute('title', /weights shipped with the page/);
+  const starts = () => fetched.filter((p) => /\/starts-[\w-]+\.bin$/.test(p)).length;
+  expect(starts()).toBeGreaterThanOrEqual(1);
+  // A seed no lesson uses: pretrained here (the file is not even fetched), and the line's note says how long it took.
+  fetched.length = 0;
+  await page.goto('/#v=1&batch=4&group=4&init=pretrained&seed=77');
+  await page.reload();
+  await page.getByRole('button', { name: 'Step' }).click();
+  await expect(line).toContainText(/^Pretrained start: success \d+ %/, { timeout: 60_000 });
+  await expect(line).toHaveAttribute('title', /pretraining took \d+\.\d s/);
+  expect(starts()).toBe(0);
+  expect(errors).toEqual([]);
+});
