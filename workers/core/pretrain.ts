@@ -45,7 +45,7 @@ export interface PretrainResult {
   scratchSuccess: number;
   /** Wall time of the cross-entropy stage (when it ran; a cached start reports the first run's). */
   ms: number;
-  /** The weights came with the page (workers/entry/shippedStarts.ts), not from pretraining here: `ms` is 0. */
+  /** The weights came with the page (workers/formats/shippedStarts.ts), not from pretraining here: `ms` is 0. */
   shipped: boolean;
 }
 
@@ -287,7 +287,7 @@ function sampleRow(z: Float32Array, off: number, V: number, u: number): number {
 
 /**
  * Puts weights pretrained elsewhere for this key in the cache: the starts that ship with the page
- * (workers/entry/shippedStarts.ts), whose bits tests/unit/shippedStarts.test.ts checks against
+ * (workers/entry/loadStarts.ts), whose bits tests/unit/shippedStarts.test.ts checks against
  * pretraining them here.
  */
 export function cachePretrained(key: string, trained: Trained): void {
