@@ -65,7 +65,7 @@ for (const lesson of LESSONS) {
     test.setTimeout(900_000);
     const errors = collectPageErrors(page);
     // The last step only: every step's claims are checked headless on the lesson seeds
-    // (tests/unit/lessonClaims.lesson.test.ts), collapse is walked step by step, forward and back, by
+    // (tests/unit/lessonClaims*.lesson.test.ts), collapse is walked step by step, forward and back, by
     // tests/e2e/teacher.spec.ts, and the menu is driven by the step-link test below.
     const last = lesson.steps.length - 1;
     await ready(page, `/${lessonStepHash(lesson, last)}`);
