@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildStarts, lessonStartConfigs, pretrainHere, STARTS_BIN, STARTS_INDEX } from '../../cli/starts';
-import { cachePretrained, clearPretrainCache, pretrainKey } from '../../workers/core/pretrain';
+import { cachePretrained, clearPretrainCache, pretrainKey, setStartSource } from '../../workers/core/pretrain';
 import { createCpuBackend } from '../../workers/core/cpuBackend';
 import { createTrainer } from '../../workers/core/trainer';
 import { SHIPPED_STARTS } from '../../workers/content/starts/index';
@@ -75,6 +75,29 @@ describe('shipped pretrained starts', () => {
     const params = Float32Array.from([0, -0, 1.5, -3.25e-41, 3.4e38, NaN, -Infinity]);
     const { file, index } = writeShippedStarts([{ key: 'k', params, demoLoss: 1, demoSuccess: 0 }]);
     expect(bits(readShippedStart(file.buffer as ArrayBuffer, index[0]!)!)).toEqual(bits(params));
+  });
+
+  it('createTrainer asks the start source (the worker sets the shipped file) before a pretrained run, not before a scratch one', async () => {
+    const cfg = lessonStartConfigs()[0]!;
+    const start = SHIPPED_STARTS.find((s) => s.key === pretrainKey(cfg))!;
+    const asked: string[] = [];
+    setStartSource(async (c) => {
+      asked.push(c.init.mode);
+      cachePretrained(pretrainKey(c), { params: readShippedStart(fileBuffer(), start)!, demoLoss: start.demoLoss, demoSuccess: start.demoSuccess, ms: 0, shipped: true });
+    });
+    try {
+      clearPretrainCache();
+      const t = await createTrainer(cfg, createCpuBackend);
+      expect(t.pretrain!.shipped).toBe(true);
+      t.destroy();
+      // Cached now: not asked again; a scratch run never asks.
+      (await createTrainer(cfg, createCpuBackend)).destroy();
+      (await createTrainer({ ...cfg, init: { ...cfg.init, mode: 'scratch' } }, createCpuBackend)).destroy();
+      expect(asked).toEqual(['pretrained']);
+    } finally {
+      setStartSource(null);
+      clearPretrainCache();
+    }
   });
 
   it('where the file cannot be fetched (Node here), a run pretrains as before', async () => {

@@ -295,6 +295,20 @@ export function cachePretrained(key: string, trained: Trained): void {
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
 }
 
+/** Puts a config's start in the cache from elsewhere, if it can (the page's worker: workers/entry/loadStarts.ts). */
+export type StartSource = (cfg: RunConfig) => Promise<unknown>;
+let startSource: StartSource | null = null;
+
+/** The source createTrainer asks before a pretrained run is built; none (pretrain here) unless a host sets one. */
+export function setStartSource(source: StartSource | null): void {
+  startSource = source;
+}
+
+/** Lets the start source, if any, cache `cfg`'s start before pretrainedStart looks for it. */
+export async function prepareStart(cfg: RunConfig): Promise<void> {
+  if (startSource && cfg.init.mode === 'pretrained' && !isPretrainCached(cfg)) await startSource(cfg);
+}
+
 /** Forgets every cached start (tests that time or compare fresh pretraining runs). */
 export function clearPretrainCache(): void {
   cache.clear();

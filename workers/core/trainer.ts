@@ -15,7 +15,7 @@ import { createEnv, seqLen, type EpisodeBatch, type TaskEnv } from './envs';
 import { lossWeights, minibatchRanges } from './lossAgg';
 import { ADV_HIST_RANGE, histEdges, LOGRATIO_HIST_RANGE, type MetricRow } from './metrics';
 import { resolvePlan, type Plan } from './plan';
-import { pretrainedStart, type PretrainProgress, type PretrainResult } from './pretrain';
+import { prepareStart, pretrainedStart, type PretrainProgress, type PretrainResult } from './pretrain';
 import { createRng } from './rng';
 import { rewardTurns, stateKeys } from './turnRewards';
 
@@ -179,6 +179,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
   const plan = resolvePlan(cfg);
   const env = createEnv(plan.envConfig);
   const shape = buildShape(cfg, env, plan);
+  if (!opts.resume) await prepareStart(cfg);
   // The reference policy starts as the start itself: the SFT model, as in LLM RL.
   const { params: init, pretrain } = opts.resume ? { params: initialParams(cfg, env), pretrain: null } : startParams(cfg, env, opts.onPretrain);
   const backend = await makeBackend(shape, init);

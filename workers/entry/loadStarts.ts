@@ -1,8 +1,8 @@
 /**
- * The worker's side of the starts that ship with the page (workers/formats/shippedStarts.ts): before
- * a run with a pretrained start is built, the file is fetched once (only if the run's key is in its
- * index) and the start put in the pretraining cache, so the run skips pretraining and starts from
- * the same bits. A fetch that fails or bytes that do not match leave the cache alone: the run
+ * The worker's side of the starts that ship with the page (workers/formats/shippedStarts.ts), its
+ * start source (trainer.worker.ts sets it; createTrainer asks it): before a run with a pretrained
+ * start is built, the file is fetched once per worker (only if the run's key is in its index) and
+ * the start put in the pretraining cache, so the run skips pretraining and starts from the same bits. A fetch that fails or bytes that do not match leave the cache alone: the run
  * pretrains in the worker as it would without the file.
  */
 import type { RunConfig } from '../core/config';
@@ -15,10 +15,9 @@ let file: Promise<ArrayBuffer | null> | null = null;
 
 /** Puts `cfg`'s shipped start in the pretraining cache when there is one; true when it did. */
 export async function loadShippedStart(cfg: RunConfig): Promise<boolean> {
-  if (cfg.init.mode !== 'pretrained' || isPretrainCached(cfg)) return false;
   const key = pretrainKey(cfg);
   const start = SHIPPED_STARTS.find((s) => s.key === key);
-  if (!start) return false;
+  if (!start || isPretrainCached(cfg)) return false;
   file ??= fetchFile();
   const buf = await file;
   const params = buf && readShippedStart(buf, start);

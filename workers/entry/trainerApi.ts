@@ -16,8 +16,7 @@ import { createEnv } from '../core/envs';
 import { estimateRunCost } from '../core/runCost';
 import { rescoreBatch } from '../core/batchLab';
 import { labDumpOf } from '../explain/labDump';
-import { lessonById, lessonRun, lessonRunConfig } from '../content/lessons';
-import { loadShippedStart } from './loadStarts';
+import { lessonById } from '../content/lessons';
 import { whyLessonById } from '../content/why';
 import { trainLessonRun } from '../content/lessonRunner';
 import { packBatch, packBuffers, packStages, unpackBatchInSlices } from '../formats/batchDump';
@@ -244,7 +243,6 @@ function batchQueries(s: Session): Pick<TrainerApi, 'describeTrajectory' | 'pack
       const lesson = lessonById(lessonId) ?? whyLessonById(lessonId);
       if (!lesson) throw new Error(`no lesson "${lessonId}"`);
       const generation = s.seedGeneration;
-      await loadShippedStart(lessonRunConfig(lessonRun(lesson, runId), seed));
       let yielded = Date.now();
       // The CPU backend with this worker's progress events: the page hears it is busy, not hung.
       const r = await trainLessonRun(lesson, runId, seed, factoryFor(s, null), async (iter) => {

@@ -11,7 +11,6 @@ import { createCpuBackend } from '../core/cpuBackend';
 import type { GpuHandle } from '../core/gpuDevice';
 import type { MetricRow } from '../core/metrics';
 import { createTrainer, NonFiniteError, type Trainer, type TrainerSnapshot } from '../core/trainer';
-import { loadShippedStart } from './loadStarts';
 
 const CPU_LABEL = 'CPU (TypeScript reference kernels)';
 /** A rejected GPU call counts as a lost device if device.lost resolves within this time. */
@@ -98,7 +97,6 @@ export function retire(s: Session, g: GpuHandle | null): void {
 export async function build(s: Session, resume?: TrainerSnapshot): Promise<void> {
   s.trainer?.destroy();
   s.trainer = null;
-  if (!resume) await loadShippedStart(s.config!);
   let lastProgress = 0;
   s.trainer = await createTrainer(s.config!, factoryFor(s, s.handle), {
     ...(resume ? { resume } : {}),
