@@ -12,7 +12,9 @@ import type { Browser, Locator, Page } from 'playwright';
 import { build, preview } from 'vite';
 import { lessonStepHash } from '../app/lessons/links';
 import { LESSONS } from '../workers/content/lessons';
+import { CHROMIUM_PATH } from '../tests/helpers/chromium';
 import { summarize } from './lib/stats';
+import { browserThreads, cpuParts } from './lib/threadCpu';
 import type { LessonReadyResult, PageRunResult } from './lib/types';
 
 declare global {
@@ -81,7 +83,8 @@ async function measureBatchLoad(page: Page): Promise<NonNullable<PageRunResult['
  * A lesson step's ready time: its link opened in a fresh page on the CPU backend, from navigation to
  * every "what you should see" line of the step measured (no line still "…"), which since the page
  * trains a step on the lesson's seeds means on every seed (app/lessons/seedPool.ts). Step 1 of each lesson:
- * its lines are about its own run, so they need no earlier step.
+ * its lines are about its own run, so they need no earlier step. The browser's CPU time in that window
+ * is split by thread where /proc can be read (lib/threadCpu.ts).
  */
 async function measureLessonReady(browser: Browser, url: string, log: (m: string) => void): Promise<LessonReadyResult[]> {
   const out: LessonReadyResult[] = [];
@@ -89,6 +92,7 @@ async function measureLessonReady(browser: Browser, url: string, log: (m: string
     const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
     const page = await context.newPage();
     try {
+      const before = browserThreads(CHROMIUM_PATH);
       const t0 = Date.now();
       await page.goto(url + lessonStepHash(lesson, 0, { backend: 'cpu' }));
       const lines = page.getByTestId('lesson-step-1').locator('[data-testid^="lesson-claim-"]');
@@ -102,8 +106,9 @@ async function measureLessonReady(browser: Browser, url: string, log: (m: string
         { timeout: 120_000, polling: 50 },
       );
       const ms = Date.now() - t0;
+      const after = browserThreads(CHROMIUM_PATH);
       const states = await lines.evaluateAll((ls) => ls.map((l) => l.getAttribute('data-state') ?? ''));
-      out.push({ lesson: lesson.id, ms, lines: states.length, held: states.filter((x) => x === 'ok').length });
+      out.push({ lesson: lesson.id, ms, lines: states.length, held: states.filter((x) => x === 'ok').length, ...(before && after ? { cpu: cpuParts(before, after) } : {}) });
       log(`page: lesson ${lesson.id} step 1 ready in ${ms} ms (${states.filter((x) => x === 'ok').length}/${states.length} lines hold)`);
     } catch (e) {
       out.push({ lesson: lesson.id, ms: NaN, lines: 0, held: 0, error: (e as Error).message.split('\n')[0] });

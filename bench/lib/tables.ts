@@ -291,17 +291,32 @@ export function scalingTables(s: NonNullable<BenchResults['scaling']>): string {
   return `${summary}\n\n${detail}\n\n${notes.map((n) => `- ${n}`).join('\n')}`;
 }
 
-/** Lesson step ready times: one row per lesson, then the median. */
+/** Lesson step ready times: one row per lesson, then the median; the browser's CPU by thread where measured. */
 export function lessonReadyTable(rows: LessonReadyResult[]): string {
   const ok = rows.map((r) => r.ms).filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
   const median = ok.length ? (ok.length % 2 ? ok[(ok.length - 1) / 2]! : (ok[ok.length / 2 - 1]! + ok[ok.length / 2]!) / 2) : NaN;
+  const cpu = rows.some((r) => r.cpu);
+  const cpuCells = (r: LessonReadyResult) => {
+    if (!cpu) return [];
+    if (!r.cpu) return ['', '', '', '', ''];
+    const c = r.cpu;
+    const share = (x: number) => `${fmt(x, 2)} (${fmt((100 * x) / c.total, 0)} %)`;
+    return [fmt(c.total, 2), share(c.pageMain), share(c.workers), share(c.rendererPool), share(c.other)];
+  };
+  const cpuHead = cpu ? ['browser CPU (s)', 'page main thread', 'workers', 'renderer thread pool', 'other'] : [];
   return [
     table(
-      ['lesson', 'step 1 ready (ms)', 'lines held', 'error'],
-      rows.map((r) => [r.lesson, fmt(r.ms, 0), `${r.held}/${r.lines}`, r.error ?? '']),
+      ['lesson', 'step 1 ready (ms)', 'lines held', ...cpuHead, 'error'],
+      rows.map((r) => [r.lesson, fmt(r.ms, 0), `${r.held}/${r.lines}`, ...cpuCells(r), r.error ?? '']),
     ),
     '',
     `Lesson step ready: the step's link opened in a fresh page on the CPU backend, from navigation to every "what you should see" line measured on the mean over the lesson's seeds (none still "…": the seed on screen and the others trained beside it, one worker per core); median over the lessons ${fmt(median, 0)} ms.`,
+    ...(cpu
+      ? [
+          '',
+          "Browser CPU: the CPU seconds all of the browser's threads used in that window (/proc, user + system), by thread: the page's main thread (script, style, layout, paint), the trainer workers, the renderer's thread pool (V8's background compiles and GC of the page and of every worker, script parsing, raster) and every other thread (the browser and GPU processes, compositor, I/O). On n cores a window of t seconds holds at most n × t.",
+        ]
+      : []),
   ].join('\n');
 }
 

@@ -1,5 +1,6 @@
 /** The JSON shapes the benchmark page and the Node part produce (bench/results/latest.json). */
 import type { Summary } from './stats';
+import type { CpuParts } from './threadCpu';
 
 export interface AdapterEnv {
   available: boolean;
@@ -206,5 +207,7 @@ export interface LessonReadyResult {
   /** Lines of the step, and how many held. */
   lines: number;
   held: number;
+  /** The browser's CPU seconds in that window, by thread (Linux only). */
+  cpu?: CpuParts;
   error?: string;
 }
