@@ -84,7 +84,10 @@ export function browserThreads(exe: string, root = process.pid, proc = '/proc'):
   return out;
 }
 
-/** The CPU each part used between two samples; a thread absent from `before` started in the window. */
+/**
+ * The CPU each part used between two samples: a thread absent from `before` started in the window;
+ * one absent from `after` ended in it and is not counted (a lesson's workers live as long as its page).
+ */
 export function cpuParts(before: Map<string, ThreadSample>, after: Map<string, ThreadSample>): CpuParts {
   const parts: CpuParts = { pageMain: 0, workers: 0, rendererPool: 0, other: 0, total: 0 };
   for (const [key, t] of after) {
