@@ -3,8 +3,9 @@
  * from the repository (packages stay imports, resolved from node_modules as before), made with
  * esbuild once per test file. The unit suite starts a few hundred CLI processes; through tsx's
  * loader each start compiled and loaded about 160 TypeScript modules, 1.5 s here, and a bundle
- * starts in about 0.2 s. `npm run` still runs the CLIs through tsx: tests/unit/cliScripts.test.ts
- * starts every package.json CLI that way once, so the bundle is not the only path tested.
+ * starts in about 0.2 s. `npm run` still runs the CLIs through tsx: tests/unit/cliInputs.test.ts
+ * starts every package.json CLI that way once (TSX_NODE_ARGS), so the bundle is not the only path
+ * tested.
  *
  * A bundle is made from the sources as they are when a test file first asks for it, so a test
  * never runs a stale one (watch mode included). The `?raw` imports (WGSL kernels, the recipes'

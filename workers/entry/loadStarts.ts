@@ -1,12 +1,13 @@
 /**
  * The worker's side of the starts that ship with the page (workers/formats/shippedStarts.ts), its
- * start source (trainer.worker.ts sets it; createTrainer asks it): before a run with a pretrained
- * start is built, the file is fetched once per worker (only if the run's key is in its index) and
- * the start put in the pretraining cache, so the run skips pretraining and starts from the same bits. A fetch that fails or bytes that do not match leave the cache alone: the run
- * pretrains in the worker as it would without the file.
+ * start source (trainer.worker.ts sets it; createTrainer asks it, through prepareStart, for a
+ * pretrained start not yet cached): the file is fetched once per worker (only if the run's key is
+ * in its index) and the start put in the pretraining cache, so the run skips pretraining and
+ * starts from the same bits. A fetch that fails or bytes that do not match leave the cache alone:
+ * the run pretrains in the worker as it would without the file.
  */
 import type { RunConfig } from '../core/config';
-import { cachePretrained, isPretrainCached, pretrainKey } from '../core/pretrain';
+import { cachePretrained, pretrainKey } from '../core/pretrain';
 import { SHIPPED_STARTS } from '../content/starts/index';
 import { readShippedStart } from '../formats/shippedStarts';
 
@@ -17,7 +18,7 @@ let file: Promise<ArrayBuffer | null> | null = null;
 export async function loadShippedStart(cfg: RunConfig): Promise<boolean> {
   const key = pretrainKey(cfg);
   const start = SHIPPED_STARTS.find((s) => s.key === key);
-  if (!start || isPretrainCached(cfg)) return false;
+  if (!start) return false;
   file ??= fetchFile();
   const buf = await file;
   const params = buf && readShippedStart(buf, start);
