@@ -168,6 +168,12 @@ export interface Trainer {
   readonly lastBatch: LastBatch | null;
   /** The latest snapshot known to be finite. */
   readonly lastGood: TrainerSnapshot;
+  /**
+   * Where a move to a new device starts: the newest snapshot from before the last iteration, so
+   * that replaying to the iteration reached makes its batch again (lastGood, unless it was taken
+   * at that very iteration; then the one before it).
+   */
+  readonly replayFrom: TrainerSnapshot;
   /** A snapshot of the state right now (one readback), e.g. to carry the run into a changed config. */
   snapshotNow(): Promise<TrainerSnapshot>;
   destroy(): void;
@@ -189,6 +195,8 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     iter: 0,
     state: { params: init, ref: Float32Array.from(init), m: new Float32Array(init.length), v: new Float32Array(init.length), adamStep: 0 },
   };
+  /** The snapshot lastGood replaced (see replayFrom). */
+  let previous: TrainerSnapshot | null = null;
   if (opts.resume) backend.restore(opts.resume.state);
   let iter = lastGood.iter;
   let lastBatch: LastBatch | null = null;
@@ -225,6 +233,7 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
       throw new NonFiniteError(failed, healthNames(s.non_finite), lastGood.iter);
     }
     if (s.state) {
+      previous = lastGood;
       lastGood = { iter, state: s.state };
       opts.onSnapshot?.(lastGood);
     }
@@ -259,6 +268,9 @@ export async function createTrainer(cfg: RunConfig, makeBackend: BackendFactory,
     },
     get lastGood() {
       return lastGood;
+    },
+    get replayFrom() {
+      return lastGood.iter < iter || !previous ? lastGood : previous;
     },
     async snapshotNow() {
       return { iter, state: await backend.snapshot() };

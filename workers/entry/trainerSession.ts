@@ -128,12 +128,17 @@ async function deviceLost(s: Session): Promise<boolean> {
   return Promise.race([d.lost.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), LOST_GRACE_MS))]);
 }
 
-/** New device, same run: restore the last snapshot and replay what was already reported. */
-async function recover(s: Session): Promise<void> {
-  const snapshot = requireTrainer(s).lastGood;
+/**
+ * New device, same run: restore a snapshot from before the last iteration and replay what was
+ * already reported, which makes the last batch again (an export after the move writes it).
+ * Returns the snapshot's iteration.
+ */
+async function recover(s: Session): Promise<number> {
+  const snapshot = requireTrainer(s).replayFrom;
   s.handle = await openGpu(s.gpu!);
   await build(s, snapshot);
   while (s.trainer!.iter < s.lastEmitted) await s.trainer!.step();
+  return snapshot.iter;
 }
 
 /**
@@ -147,11 +152,11 @@ export async function onLiveDevice<T>(s: Session, what: string, fn: () => Promis
       return await fn();
     } catch (e) {
       if (attempt >= MAX_RECOVERIES || !(await deviceLost(s))) throw e;
-      await recover(s);
+      const from = await recover(s);
       emit(s, {
         type: 'device-lost',
         iter: s.lastEmitted + 1,
-        message: `The GPU device was lost while ${what} (${(e as Error).message}); the run moved to a new device from its snapshot at iteration ${requireTrainer(s).lastGood.iter} and goes on there.`,
+        message: `The GPU device was lost while ${what} (${(e as Error).message}); the run moved to a new device from its snapshot at iteration ${from} and goes on there.`,
       });
     }
   }
@@ -177,11 +182,11 @@ export async function safeStep(s: Session): Promise<MetricRow> {
       }
       if (attempt >= MAX_RECOVERIES || !(await deviceLost(s))) throw e;
       const at = s.lastEmitted + 1;
-      await recover(s);
+      const from = await recover(s);
       emit(s, {
         type: 'device-lost',
         iter: at,
-        message: `The GPU device was lost at iteration ${at} (${(e as Error).message}); the run moved to a new device from its snapshot at iteration ${requireTrainer(s).lastGood.iter} and continues.`,
+        message: `The GPU device was lost at iteration ${at} (${(e as Error).message}); the run moved to a new device from its snapshot at iteration ${from} and continues.`,
       });
     }
   }
