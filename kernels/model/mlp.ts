@@ -10,7 +10,8 @@
  * (logitGrad's in kernels/softmax/logitGrad.ts) and are checked against these. The same functions are
  * the CPU backend, so they are written for speed where that changes no bit: sums blocked in
  * registers, each distinct row computed once, rows and (slot, token) blocks of zero gradient left out.
- * mlpPlain.ts has the textbook loops they are checked against, bit for bit.
+ * mlpPlain.ts has the textbook loops they are checked against, bit for bit. The CPU backend runs the
+ * backward pass as WebAssembly (wasm/backward.ts), checked against backwardCpu the same way.
  */
 import { nonFiniteCpu } from '../stats/finiteCheck';
 import type { Rng } from '../rng';
@@ -181,7 +182,7 @@ export function givenProjTable(proj: Float64Array, dims: MlpDims): ProjTable {
  * (workers/core/cpuBackend.ts). It must not touch the loops' data.
  */
 export type Progress = () => void;
-const PROGRESS_ROWS = 1024;
+export const PROGRESS_ROWS = 1024;
 
 /**
  * Forward pass for R rows (kernels `forward.wgsl forwardHidden`, then `forward.wgsl forwardLogits`). Row r

@@ -148,8 +148,8 @@ test.describe('hostile files, links and workers', () => {
     await stepOnce(page);
     expect(policies.length).toBeGreaterThan(0);
     for (const p of policies) {
-      expect(p).toMatch(/script-src 'self'(;|$)/);
-      expect(p).not.toMatch(/unsafe-eval/);
+      expect(p).toMatch(/script-src 'self' 'wasm-unsafe-eval'(;|$)/);
+      expect(p).not.toMatch(/'unsafe-eval'/);
     }
   });
 

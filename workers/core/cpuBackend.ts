@@ -3,6 +3,7 @@
  * TypeScript reference. It is the fallback where WebGPU is missing and the oracle in tests.
  */
 import { forwardCpu, paramLayout, projTable, rowMemo, type ProjTable, type RowMemo } from '../../kernels/model/mlp';
+import { backwardWasmAvailable } from '../../kernels/model/wasm/backward';
 import { sampleCpu } from '../../kernels/softmax/sample';
 import { essOfUpdate, paramStep, rolloutLogprobsApart, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
 import { countText } from './numberText';
@@ -21,6 +22,15 @@ export interface CpuBackendOptions {
   progress?: () => void;
   /** Refuse a run whose per-row arrays would take more (default CPU_BACKEND_MAX_BYTES). */
   maxBytes?: number;
+}
+
+/**
+ * The CPU backend's name in the page and in run files: it says whether the backward pass runs as
+ * WebAssembly (kernels/model/wasm/backward.ts), which a host's Content-Security-Policy can refuse
+ * (the numbers are the same either way; only the speed differs).
+ */
+export function cpuBackendLabel(): string {
+  return backwardWasmAvailable() ? 'CPU (TypeScript reference kernels, the backward pass as WebAssembly)' : 'CPU (TypeScript reference kernels)';
 }
 
 /** The most the CPU backend's per-row arrays may take (cpuBackendBytes); a browser tab over it swaps or fails. */
@@ -199,7 +209,7 @@ export function createCpuBackend(shape: RunShape, initialParams: Float32Array, o
 
   return {
     kind: 'cpu',
-    label: 'CPU (TypeScript reference kernels)',
+    label: cpuBackendLabel(),
     writeSequences(s) {
       seq.set(s);
     },

@@ -15,7 +15,8 @@
  * init, seed): Reset, Compare and lessons ask for the same start again.
  */
 import { adamCpu, gradNormCpu } from '../../kernels/optimizer/adam';
-import { backwardCpu, forwardCpu, MASKED_LOGIT, projTable, type MlpDims } from '../../kernels/model/mlp';
+import { forwardCpu, MASKED_LOGIT, projTable, type MlpDims } from '../../kernels/model/mlp';
+import { mlpBackward } from '../../kernels/model/wasm/backward';
 import { logitGradCpu, rowLse } from '../../kernels/softmax/logitGrad';
 import type { RunConfig } from './config';
 import { actionPos, createEnv, PAD, seqLen, type EpisodeBatch, type TaskEnv } from './envs';
@@ -236,7 +237,7 @@ function crossEntropy(params: Float32Array, dims: MlpDims, seq: Int32Array, L: n
   if (withLoss) for (let r = 0; r < R; r++) loss -= fwd.z[r * dims.V + seq[rows[r]!]!]! - rowLse(fwd.z, r * dims.V, dims.V);
   // d(-mean logp)/dlogp_r = -1/R for every row.
   const dz = logitGradCpu(fwd.z, dims.V, seq, rows, new Float32Array(R).fill(-1 / R), temperature);
-  return { loss: loss / R, grads: backwardCpu(params, dims, seq, L, rows, fwd.h, dz) };
+  return { loss: loss / R, grads: mlpBackward(params, dims, seq, L, rows, fwd.h, dz) };
 }
 
 /** Success rate of sampling from `params` on fresh instances of `env` (one rollout per prompt). */

@@ -7,12 +7,11 @@
 import type { BackendInfo, TrainerEvent } from './api';
 import type { Backend, RunShape } from '../core/backend';
 import type { RunConfig } from '../core/config';
-import { createCpuBackend } from '../core/cpuBackend';
+import { cpuBackendLabel, createCpuBackend } from '../core/cpuBackend';
 import type { GpuHandle } from '../core/gpuDevice';
 import type { MetricRow } from '../core/metrics';
 import { createTrainer, NonFiniteError, type Trainer, type TrainerSnapshot } from '../core/trainer';
 
-const CPU_LABEL = 'CPU (TypeScript reference kernels)';
 /** A rejected GPU call counts as a lost device if device.lost resolves within this time. */
 const LOST_GRACE_MS = 2000;
 /** Give up after this many device losses in a row without a completed iteration. */
@@ -34,7 +33,7 @@ export async function openGpu(gpu: GPU): Promise<GpuHandle> {
 }
 
 export const cpuChoice = (reason: string): Chosen => ({
-  info: { kind: 'cpu', label: CPU_LABEL, isFallbackAdapter: false, fallbackReason: reason },
+  info: { kind: 'cpu', label: cpuBackendLabel(), isFallbackAdapter: false, fallbackReason: reason },
   gpu: null,
 });
 

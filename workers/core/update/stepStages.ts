@@ -5,7 +5,7 @@
  * ratios where the ratio mode needs them, the loss, the backward pass and the optimizer step.
  */
 import { gradNormCpu, adamCpu, gradNormKernel } from '../../../kernels/optimizer/adam';
-import { backwardCpu } from '../../../kernels/model/mlp';
+import { mlpBackward } from '../../../kernels/model/wasm/backward';
 import { logitGradCpu } from '../../../kernels/softmax/logitGrad';
 import { KL_TYPES, ppoLossCpu, RATIO_MODES, type PpoLossOptions } from '../../../kernels/loss/ppoLoss';
 import { seqRatioCpu } from '../../../kernels/loss/seqRatio';
@@ -310,7 +310,7 @@ export const backward: UpdateStage = {
     const rows = c.shape.trainRowPos.subarray(r0, r1);
     const f = c.stepForward!;
     const dz = logitGradCpu(f.z, dims.V, c.t.seq, rows, c.t.dlogp.subarray(r0, r1), c.shape.temperature);
-    c.grads = backwardCpu(c.params, dims, c.t.seq, L, rows, f.h, dz, c.progress);
+    c.grads = mlpBackward(c.params, dims, c.t.seq, L, rows, f.h, dz, c.progress);
     c.progress();
   },
 };
