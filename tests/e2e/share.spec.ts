@@ -252,7 +252,7 @@ test('export a run as JSON and import it in a fresh page: the same metrics, with
   expect(json.batch.iter).toBe(4);
   expect(json.notes).toContain('<b>not bold</b>');
   // The page's Content-Security-Policy lets the worker compile its WebAssembly backward pass.
-  expect(json.backend).toEqual({ kind: 'cpu', label: 'CPU (TypeScript reference kernels, the backward pass as WebAssembly)' });
+  expect(json.backend).toEqual({ kind: 'cpu', label: 'CPU (TypeScript reference kernels; the backward pass as WebAssembly)' });
 
   // The other downloads: CSV, batch JSON, a chart as SVG and PNG.
   const csv = await download(page, () => exportItem(page, 'Metrics as CSV'));

@@ -8,7 +8,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { backwardCpu, initParams, paramLayout, type MlpDims } from '../../kernels/model/mlp';
-import { backwardWasmAvailable, mlpBackward } from '../../kernels/model/wasm/backward';
+import { mlpBackward } from '../../kernels/model/wasm/backward';
+import { wasmAvailable } from '../../kernels/model/wasm/engine';
 import { createRng } from '../../workers/core/rng';
 import { expectSameBits } from '../helpers/expectClose';
 
@@ -71,7 +72,7 @@ function same(dims: MlpDims, R: number, f: ReturnType<typeof fixture>, what: str
 
 describe('mlpBackward (WebAssembly) gives backwardCpu, bit for bit', () => {
   it('runs as WebAssembly here (else the tests below compare backwardCpu with itself)', () => {
-    expect(backwardWasmAvailable()).toBe(true);
+    expect(wasmAvailable()).toBe(true);
   });
 
   it('on shapes straddling every loop step, with cancelling sums', () => {
@@ -149,7 +150,7 @@ describe('without WebAssembly', () => {
     vi.stubGlobal('WebAssembly', undefined);
     vi.resetModules();
     const fresh = await import('../../kernels/model/wasm/backward');
-    expect(fresh.backwardWasmAvailable()).toBe(false);
+    expect((await import('../../kernels/model/wasm/engine')).wasmAvailable()).toBe(false);
     const dims = { V: 6, K: 2, D: 3, H: 5 };
     const f = fixture(dims, 10, 41);
     expectSameBits(fresh.mlpBackward(f.params, dims, f.seq, f.L, f.rowPos, f.h, f.dz), backwardCpu(f.params, dims, f.seq, f.L, f.rowPos, f.h, f.dz), 'no WebAssembly');

@@ -1,9 +1,11 @@
 /**
  * The CPU backend: the update's stages (workers/core/update/stages.ts), each by its kernels'
- * TypeScript reference. It is the fallback where WebGPU is missing and the oracle in tests.
+ * TypeScript reference, except the model's backward pass, which runs as WebAssembly where the
+ * engine allows it (kernels/model/wasm/: the same bits as backwardCpu).
+ * It is the fallback where WebGPU is missing and the oracle in tests.
  */
 import { forwardCpu, paramLayout, projTable, rowMemo, type ProjTable, type RowMemo } from '../../kernels/model/mlp';
-import { backwardWasmAvailable } from '../../kernels/model/wasm/backward';
+import { wasmAvailable } from '../../kernels/model/wasm/engine';
 import { sampleCpu } from '../../kernels/softmax/sample';
 import { essOfUpdate, paramStep, rolloutLogprobsApart, type Backend, type ModelState, type RunShape, type UpdateCapture, type UpdateInput, type UpdateStats } from './backend';
 import { countText } from './numberText';
@@ -26,11 +28,11 @@ export interface CpuBackendOptions {
 
 /**
  * The CPU backend's name in the page and in run files: it says whether the backward pass runs as
- * WebAssembly (kernels/model/wasm/backward.ts), which a host's Content-Security-Policy can refuse
+ * WebAssembly (kernels/model/wasm/), which a host's Content-Security-Policy can refuse
  * (the numbers are the same either way; only the speed differs).
  */
 export function cpuBackendLabel(): string {
-  return backwardWasmAvailable() ? 'CPU (TypeScript reference kernels, the backward pass as WebAssembly)' : 'CPU (TypeScript reference kernels)';
+  return wasmAvailable() ? 'CPU (TypeScript reference kernels; the backward pass as WebAssembly)' : 'CPU (TypeScript reference kernels)';
 }
 
 /** The most the CPU backend's per-row arrays may take (cpuBackendBytes); a browser tab over it swaps or fails. */

@@ -54,7 +54,6 @@ export const ltS = bin(0x48);
 export const ltU = bin(0x49);
 export const gtS = bin(0x4a);
 export const remU = bin(0x70);
-export const divU = bin(0x6e);
 export const or = bin(0x72);
 export const eqz = (a: Bytes): Bytes => [...a, 0x45];
 
@@ -62,12 +61,9 @@ export const eqz = (a: Bytes): Bytes => [...a, 0x45];
 export const fadd = bin(0xa0);
 export const fsub = bin(0xa1);
 export const fmul = bin(0xa2);
-export const fdiv = bin(0xa3);
 export const fne = bin(0x62);
 export const f32ne = bin(0x5c);
 export const f32zero: Bytes = [0x43, 0, 0, 0, 0];
-/** The f32 whose bits are `bits` (a constant the TypeScript stores, such as MASKED_LOGIT). */
-export const f32bits = (bits: number): Bytes => [0x43, bits & 0xff, (bits >>> 8) & 0xff, (bits >>> 16) & 0xff, bits >>> 24];
 /** |x| < Infinity for an f32: false for ±Infinity and NaN (Number.isFinite). */
 export const f32finite = (x: Bytes): Bytes => [...x, 0x8b, 0x43, 0, 0, 0x80, 0x7f, 0x5d];
 
@@ -153,6 +149,16 @@ export interface WasmFunction {
   returnsI32?: boolean;
   body: Bytes;
 }
+
+/** Locals numbered in the order wasmModule declares them: parameters, then i32, f64, v128. */
+export function frame(params: string[], ints: string[], floats: string[], vecs: string[]) {
+  const names = [...params, ...ints, ...floats, ...vecs];
+  const at: Record<string, number> = Object.fromEntries(names.map((n, i) => [n, i]));
+  return { at, params: params.length, locals: { i32: ints.length, f64: floats.length, v128: vecs.length } };
+}
+
+/** base + index * 2^log2Size: the byte address of an element. */
+export const byteAt = (base: Bytes, index: Bytes, log2Size: number): Bytes => add(base, shl(index, i32(log2Size)));
 
 /** A module of the given functions, exported by name, over one memory imported as env.memory. */
 export function wasmModule(fns: WasmFunction[]): Uint8Array<ArrayBuffer> {

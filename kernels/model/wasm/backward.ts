@@ -9,47 +9,11 @@
  * module is compiled by the engine's baseline compiler at once and runs 2-3x faster than the
  * TypeScript's optimized code (BENCHMARKS.md).
  *
- * The arrays are copied into the module's memory for each call (the copies are O(R (H + V)) against
- * O(R H V) arithmetic) and the memory is kept for the next call. A call whose arrays would need
- * more than MAX_BYTES runs backwardCpu instead, so a worker's memory does not stay at a large run's
- * size.
+ * The arrays are copied into the module's memory for each call: the copies are O(R (H + V)) against
+ * O(R H V) arithmetic (engine.ts has the module and its memory).
  */
 import { backwardCpu, paramLayout, PROGRESS_ROWS, type MlpDims, type Progress } from '../mlp';
-import { backwardModuleBytes, type BackwardExports } from './backwardKernels';
-
-/** The most memory the module may take: larger calls run in TypeScript. */
-export const MAX_BYTES = 256 * 2 ** 20;
-const PAGE = 65536;
-
-interface Engine {
-  fns: BackwardExports;
-  memory: WebAssembly.Memory;
-}
-
-let engine: Engine | null | undefined;
-
-/** The compiled module, or null where WebAssembly or its SIMD is missing or refuses it. */
-function loadEngine(): Engine | null {
-  if (engine !== undefined) return engine;
-  engine = null;
-  try {
-    if (typeof WebAssembly !== 'object') return null;
-    const bytes = backwardModuleBytes();
-    if (!WebAssembly.validate(bytes)) return null;
-    const memory = new WebAssembly.Memory({ initial: 16 });
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
-    engine = { fns: instance.exports as unknown as BackwardExports, memory };
-  } catch {
-    // A main thread may refuse to compile synchronously; the TypeScript loops are the same math.
-    engine = null;
-  }
-  return engine;
-}
-
-/** Whether backward runs as WebAssembly here (for the bench and the tests). */
-export function backwardWasmAvailable(): boolean {
-  return loadEngine() !== null;
-}
+import { engineFor } from './engine';
 
 /** Byte offsets of a call's arrays in the module's memory, each 16-aligned. */
 function layout(dims: MlpDims, R: number, size: number, seqLength: number) {
@@ -98,11 +62,10 @@ export function mlpBackward(
   const R = rowPos.length;
   const P = paramLayout(dims);
   const o = layout(dims, R, P.size, seq.length);
-  const e = o.bytes <= MAX_BYTES ? loadEngine() : null;
+  const e = engineFor(o.bytes);
   if (!e) return backwardCpu(params, dims, seq, L, rowPos, h, dz, progress);
   const { V, K, D, H } = dims;
   const { fns } = e;
-  if (e.memory.buffer.byteLength < o.bytes) e.memory.grow(Math.ceil((o.bytes - e.memory.buffer.byteLength) / PAGE));
   const buf = e.memory.buffer;
   new Float32Array(buf, o.params, P.size).set(params);
   new Float32Array(buf, o.h, R * H).set(h);

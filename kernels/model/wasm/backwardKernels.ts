@@ -14,20 +14,10 @@
  * row-major.
  */
 import {
-  add, anyOf, demote, demoteV, eqz, f32finite, f32ne, f32zero, f64one, f64zero, fadd, fmul, fne, forStep, fsub, get, i32, ifElse, ifThen, loadF32,
+  add, anyOf, byteAt, frame, demote, demoteV, eqz, f32finite, f32ne, f32zero, f64one, f64zero, fadd, fmul, fne, forStep, fsub, get, i32, ifElse, ifThen, loadF32,
   loadF32x2, loadF64, loadI32, loadU8, loadV, ltS, ltU, mul, or, promote, promoteV, remU, set, shl, splat, storeF32, storeF64, storeI32, storeLow64,
-  storeU8, storeV, sub, vadd, vmul, vsub, vzero, wasmModule, type Bytes, type WasmFunction,
+  storeU8, storeV, sub, vadd, vmul, vsub, vzero, type Bytes, type WasmFunction,
 } from './asm';
-
-/** Locals numbered in the order wasmModule declares them: parameters, then i32, f64, v128. */
-function frame<P extends string, I extends string, F extends string, V extends string>(params: P[], ints: I[], floats: F[], vecs: V[]) {
-  const names = [...params, ...ints, ...floats, ...vecs];
-  const at = Object.fromEntries(names.map((n, i) => [n, i])) as Record<P | I | F | V, number>;
-  return { at, params: params.length, locals: { i32: ints.length, f64: floats.length, v128: vecs.length } };
-}
-
-/** base + index * size (bytes) for an i32 index expression. */
-const byteAt = (base: Bytes, index: Bytes, log2Size: number): Bytes => add(base, shl(index, i32(log2Size)));
 
 /**
  * headGrad over the live rows live[0..n): w2[j, v] += h[r, j] dz[r, v], b2[v] += dz[r, v], rows in
@@ -41,7 +31,7 @@ function headGrad(): WasmFunction {
     ['hs0', 'hs1', 'hs2', 'hs3'],
     ['s0', 's1', 's2', 's3', 'acc'],
   );
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const rows = (m: number): Bytes => {
     const qs = q4.slice(0, m);
     const rowOf = (q: number) => loadI32(byteAt(get(L.live!), add(get(L.i!), i32(q)), 2));
@@ -97,7 +87,7 @@ function hiddenDa(): WasmFunction {
     ['acc', 'hj'],
     ['a0', 'a1', 'a2', 'a3', 'xs', 'hv'],
   );
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const tanhFactor = (sum: Bytes): Bytes => [
     ...set(L.hj!, promote(loadF32(byteAt(get(L.hr!), get(L.j!), 2)))),
     ...storeF32(byteAt(get(L.ar!), get(L.j!), 2), demote(fmul(sum, fsub(f64one, fmul(get(L.hj!), get(L.hj!)))))),
@@ -155,7 +145,7 @@ function slotGrad(): WasmFunction {
     [],
     [],
   );
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const at = (base: number, log2: number) => byteAt(get(base), get(L.j!), log2);
   const body = forStep(L.r!, get(L.r0!), get(L.r1!), 1,
     set(L.ar!, add(get(L.da!), mul(get(L.r!), shl(get(L.H!), i32(2))))),
@@ -183,7 +173,7 @@ function slotGrad(): WasmFunction {
  */
 function liveRows(): WasmFunction {
   const f = frame(['dz', 'V', 'h', 'H', 'R', 'out'], ['r', 'i', 'n', 'nz'], [], []);
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const body = [
     ...set(L.n!, i32(0)),
     ...forStep(L.r!, i32(0), get(L.R!), 1,
@@ -200,7 +190,7 @@ function liveRows(): WasmFunction {
 /** 1 if a[0..n) (f32) holds ±Infinity or NaN, else 0. */
 function nonFinite(): WasmFunction {
   const f = frame(['a', 'n'], ['i', 'bad'], [], []);
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const body = [...anyOf(L.i!, i32(0), get(L.n!), eqz(f32finite(loadF32(byteAt(get(L.a!), get(L.i!), 2)))), L.bad!), ...get(L.bad!)];
   return { name: 'nonFinite', params: f.params, locals: f.locals, body, returnsI32: true };
 }
@@ -208,7 +198,7 @@ function nonFinite(): WasmFunction {
 /** dst[c, r] = src[r, c] for an f32 [rows, cols] src, as f64 (exact). */
 function transpose(): WasmFunction {
   const f = frame(['src', 'rows', 'cols', 'dst'], ['r', 'c'], [], []);
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const body = forStep(L.r!, i32(0), get(L.rows!), 1,
     forStep(L.c!, i32(0), get(L.cols!), 1,
       storeF64(
@@ -228,7 +218,7 @@ function transpose(): WasmFunction {
  */
 function blocks(): WasmFunction {
   const f = frame(['G', 'w1Finite', 'embFinite', 'live', 'tokens', 'counts', 'V', 'K', 'H'], ['k', 't', 's', 'j', 'c', 'nz'], [], []);
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const body = forStep(L.k!, i32(0), get(L.K!), 1,
     set(L.c!, i32(0)),
     forStep(L.t!, i32(0), get(L.V!), 1,
@@ -248,7 +238,7 @@ function blocks(): WasmFunction {
 /** db1[j] = sum_t G[0, t, j] (every row has one token in slot 0), as f32 at out. */
 function b1Grad(): WasmFunction {
   const f = frame(['G', 'V', 'H', 'out'], ['j', 't'], ['acc'], []);
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const body = forStep(L.j!, i32(0), get(L.H!), 1,
     set(L.acc!, f64zero),
     forStep(L.t!, i32(0), get(L.V!), 1, set(L.acc!, fadd(get(L.acc!), loadF64(byteAt(get(L.G!), add(mul(get(L.t!), get(L.H!)), get(L.j!)), 3))))),
@@ -264,7 +254,7 @@ function b1Grad(): WasmFunction {
  */
 function embGrad(): WasmFunction {
   const f = frame(['G', 'w1T', 'live', 'out', 'V', 'K', 'D', 'H'], ['t', 'd', 'k', 'j', 's', 'wp'], ['acc'], ['a', 'b', 'xs']);
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const blocks = (...inner: Bytes[]): Bytes => forStep(L.k!, i32(0), get(L.K!), 1,
     set(L.s!, add(mul(get(L.k!), get(L.V!)), get(L.t!))),
     ifThen(loadU8(add(get(L.live!), get(L.s!))),
@@ -314,7 +304,7 @@ function w1Grad(): WasmFunction {
     ['acc'],
     ['a0', 'a1', 'a2', 'a3', 'x'],
   );
-  const L = f.at as Record<string, number>;
+  const L = f.at;
   const token = loadI32(byteAt(get(L.tokens!), add(mul(get(L.k!), get(L.V!)), get(L.i!)), 2));
   const overTokens = (...inner: Bytes[]): Bytes => forStep(L.i!, i32(0), get(L.n!), 1,
     set(L.gp!, token), // the token, then its emb and G addresses
@@ -346,10 +336,7 @@ function w1Grad(): WasmFunction {
   return { name: 'w1Grad', params: f.params, locals: f.locals, body };
 }
 
-/** The module's bytes (a few KB, made once per worker). */
-export function backwardModuleBytes(): Uint8Array<ArrayBuffer> {
-  return wasmModule([liveRows(), headGrad(), hiddenDa(), slotGrad(), nonFinite(), transpose(), blocks(), embGrad(), w1Grad(), b1Grad()]);
-}
+export const BACKWARD_FUNCTIONS = [liveRows, headGrad, hiddenDa, slotGrad, nonFinite, transpose, blocks, embGrad, w1Grad, b1Grad];
 
 export interface BackwardExports {
   liveRows(dz: number, V: number, h: number, H: number, R: number, out: number): number;
