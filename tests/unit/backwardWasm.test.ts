@@ -146,6 +146,29 @@ describe('without WebAssembly', () => {
     vi.resetModules();
   });
 
+  it('where compiling is refused (a Content-Security-Policy without wasm-unsafe-eval), runs backwardCpu', async () => {
+    const real = WebAssembly;
+    let tried = 0;
+    const refusing = {
+      validate: real.validate,
+      Memory: real.Memory,
+      Instance: real.Instance,
+      CompileError: real.CompileError,
+      Module: function Module() {
+        tried++;
+        throw new real.CompileError("WebAssembly.Module(): Refused to compile or instantiate WebAssembly module because 'wasm-unsafe-eval' is not an allowed source");
+      },
+    };
+    vi.stubGlobal('WebAssembly', refusing);
+    vi.resetModules();
+    const fresh = await import('../../kernels/model/wasm/backward');
+    expect((await import('../../kernels/model/wasm/engine')).wasmAvailable()).toBe(false);
+    expect(tried).toBe(1);
+    const dims = { V: 6, K: 2, D: 3, H: 5 };
+    const f = fixture(dims, 10, 42);
+    expectSameBits(fresh.mlpBackward(f.params, dims, f.seq, f.L, f.rowPos, f.h, f.dz), backwardCpu(f.params, dims, f.seq, f.L, f.rowPos, f.h, f.dz), 'compile refused');
+  });
+
   it('runs backwardCpu, the same bits', async () => {
     vi.stubGlobal('WebAssembly', undefined);
     vi.resetModules();

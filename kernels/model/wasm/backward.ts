@@ -4,10 +4,10 @@
  * itself where it has not. Both give the same bits (tests/unit/backwardWasm.test.ts), so a run
  * does not depend on which one ran.
  *
- * Why: on a lesson step's seeds the backward's loops are about a third of the CPU profile, and each
- * trainer worker's JIT compiles them again before they run fast (docs/LESSONS.md, "Ready time"). The
- * module is compiled by the engine's baseline compiler at once and runs 2-3x faster than the
- * TypeScript's optimized code (BENCHMARKS.md).
+ * Why: on a lesson step's seeds the backward's loops were about a quarter of the CPU profile, and
+ * each trainer worker's optimizing compiler compiled them again before they ran fast (docs/LESSONS.md,
+ * "Ready time"). The module is compiled at once by the engine's baseline compiler, and once warm a
+ * backward takes a fifth to a third of the TypeScript's time (BENCHMARKS.md).
  *
  * The arrays are copied into the module's memory for each call: the copies are O(R (H + V)) against
  * O(R H V) arithmetic (engine.ts has the module and its memory).
