@@ -169,6 +169,27 @@ describe('without WebAssembly', () => {
     expectSameBits(fresh.mlpBackward(f.params, dims, f.seq, f.L, f.rowPos, f.h, f.dz), backwardCpu(f.params, dims, f.seq, f.L, f.rowPos, f.h, f.dz), 'compile refused');
   });
 
+  it('where the memory cannot grow for a call, runs backwardCpu for it', async () => {
+    const real = WebAssembly;
+    class NoGrowth extends real.Memory {
+      override grow(): number {
+        throw new RangeError('WebAssembly.Memory.grow(): Unable to grow instance memory');
+      }
+    }
+    vi.stubGlobal('WebAssembly', { validate: real.validate, Module: real.Module, Instance: real.Instance, Memory: NoGrowth });
+    vi.resetModules();
+    const fresh = await import('../../kernels/model/wasm/backward');
+    const engine = await import('../../kernels/model/wasm/engine');
+    expect(engine.wasmAvailable()).toBe(true);
+    // The first memory is 1 MiB: a small call fits it, this one (h, da and dz alone 1.3 MB) does not.
+    const dims = { V: 30, K: 4, D: 8, H: 64 };
+    const f = fixture(dims, 2000, 43);
+    expect(engine.engineFor(2 * 2 ** 20)).toBeNull();
+    expectSameBits(fresh.mlpBackward(f.params, dims, f.seq, f.L, f.rowPos, f.h, f.dz), backwardCpu(f.params, dims, f.seq, f.L, f.rowPos, f.h, f.dz), 'no growth');
+    const small = fixture({ V: 5, K: 2, D: 3, H: 4 }, 6, 44);
+    expectSameBits(fresh.mlpBackward(small.params, { V: 5, K: 2, D: 3, H: 4 }, small.seq, small.L, small.rowPos, small.h, small.dz), backwardCpu(small.params, { V: 5, K: 2, D: 3, H: 4 }, small.seq, small.L, small.rowPos, small.h, small.dz), 'a small call, in the module');
+  });
+
   it('runs backwardCpu, the same bits', async () => {
     vi.stubGlobal('WebAssembly', undefined);
     vi.resetModules();

@@ -49,10 +49,18 @@ export function wasmAvailable(): boolean {
   return loadEngine() !== null;
 }
 
-/** The engine with at least `bytes` of memory, or null (run the TypeScript loops). */
+/**
+ * The engine with at least `bytes` of memory, or null (run the TypeScript loops): also where the
+ * memory cannot grow that far (the browser refuses the allocation), so a call never fails for it.
+ */
 export function engineFor(bytes: number): Engine | null {
   if (bytes > MAX_BYTES) return null;
   const e = loadEngine();
-  if (e && e.memory.buffer.byteLength < bytes) e.memory.grow(Math.ceil((bytes - e.memory.buffer.byteLength) / PAGE));
-  return e;
+  if (!e || e.memory.buffer.byteLength >= bytes) return e;
+  try {
+    e.memory.grow(Math.ceil((bytes - e.memory.buffer.byteLength) / PAGE));
+    return e;
+  } catch {
+    return null;
+  }
 }
