@@ -5,10 +5,10 @@ import react from '@vitejs/plugin-react';
  * The built app's Content-Security-Policy: scripts and workers only from the app's own origin, no
  * inline scripts, no eval. 'wasm-unsafe-eval' lets the app's own code compile WebAssembly (the CPU
  * backend's backward pass, kernels/model/wasm/backward.ts, a module the worker assembles itself);
- * it allows no JavaScript from strings. Inline style attributes stay allowed (the charts use them); images may
- * be data:/blob: URLs (chart export). Build only: the dev server injects an inline script for hot
- * reload. The page gets it as a <meta> tag; the trainer worker takes its policy from its own
- * response headers, so a host must send it as a header too (README "Reliability"), as `vite
+ * it allows no JavaScript from strings. Inline style attributes stay allowed (the charts use them);
+ * images may be data:/blob: URLs (chart export). Build only: the dev server injects an inline
+ * script for hot reload. The page gets it as a <meta> tag; the trainer worker takes its policy from
+ * its own response headers, so a host must send it as a header too (README "Reliability"), as `vite
  * preview` does below.
  */
 export const CONTENT_SECURITY_POLICY = [
