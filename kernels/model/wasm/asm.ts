@@ -1,6 +1,6 @@
 /**
  * Just enough of a WebAssembly assembler to write the CPU backend's fixed-shape loops
- * (backwardWasm.ts) as TypeScript: every helper returns the instruction bytes of an expression or
+ * (backwardKernels.ts) as TypeScript: every helper returns the instruction bytes of an expression or
  * a statement, so code reads as nested calls (`set(x, add(get(a), get(b)))`), and `wasmModule`
  * wraps functions over one imported memory into a module's bytes. Only the opcodes those loops use
  * are here; each is named as in the WebAssembly spec (0x6a is i32.add, SIMD ops follow 0xfd).
@@ -33,9 +33,9 @@ const vec = (items: Bytes[]): Bytes => [...uleb(items.length), ...items.flat()];
 const name = (s: string): Bytes => vec([...s].map((c) => [c.charCodeAt(0)]));
 const section = (id: number, body: Bytes): Bytes => [id, ...uleb(body.length), ...body];
 
-export const I32 = 0x7f;
-export const F64 = 0x7c;
-export const V128 = 0x7b;
+const I32 = 0x7f;
+const F64 = 0x7c;
+const V128 = 0x7b;
 
 // ---- locals and constants
 export const get = (i: number): Bytes => [0x20, ...uleb(i)];
@@ -52,7 +52,7 @@ export const mul = bin(0x6c);
 export const shl = bin(0x74);
 export const ltS = bin(0x48);
 export const ltU = bin(0x49);
-export const gtS = bin(0x4a);
+const gtS = bin(0x4a);
 export const remU = bin(0x70);
 export const or = bin(0x72);
 export const eqz = (a: Bytes): Bytes => [...a, 0x45];
@@ -107,10 +107,6 @@ export const ifThen = (cond: Bytes, ...body: Bytes[]): Bytes => [...cond, 0x04, 
 export const ifElse = (cond: Bytes, then: Bytes[], otherwise: Bytes[]): Bytes => [...cond, 0x04, 0x40, ...then.flat(), 0x05, ...otherwise.flat(), 0x0b];
 
 /**
- * for (i = from; i + step <= to; i += step) body — `to` is read every test, so a loop can go on
- * from where a wider one stopped (the same local) with a narrower step.
- */
-/**
  * 1 if cond(i) holds for some i in [from, to), else 0, into the local `flag`; the scan stops at
  * the first i that does.
  */
@@ -127,6 +123,10 @@ export function anyOf(i: number, from: Bytes, to: Bytes, cond: Bytes, flag: numb
   ];
 }
 
+/**
+ * for (i = from; i + step <= to; i += step) body — `to` is read every test, so a loop can go on
+ * from where a wider one stopped (the same local) with a narrower step.
+ */
 export function forStep(i: number, from: Bytes | null, to: Bytes, step: number, ...body: Bytes[]): Bytes {
   return [
     ...(from ? set(i, from) : []),

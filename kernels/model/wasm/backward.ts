@@ -12,7 +12,7 @@
  * The arrays are copied into the module's memory for each call: the copies are O(R (H + V)) against
  * O(R H V) arithmetic (engine.ts has the module and its memory).
  */
-import { backwardCpu, paramLayout, PROGRESS_ROWS, type MlpDims, type Progress } from '../mlp';
+import { backwardCpu, paramLayout, PROGRESS_ROWS, type MlpDims } from '../mlp';
 import { engineFor } from './engine';
 
 /** Byte offsets of a call's arrays in the module's memory, each 16-aligned. */
@@ -46,19 +46,10 @@ function layout(dims: MlpDims, R: number, size: number, seqLength: number) {
 }
 
 /**
- * backwardCpu's result, the same bits: the flat parameter gradient for R = rowPos.length rows with
- * hidden activations h [R, H] and logit gradients dz [R, V].
+ * backwardCpu's result, the same bits, and its arguments: the flat parameter gradient for
+ * R = rowPos.length rows with hidden activations h [R, H] and logit gradients dz [R, V].
  */
-export function mlpBackward(
-  params: Float32Array,
-  dims: MlpDims,
-  seq: Int32Array | Uint32Array,
-  L: number,
-  rowPos: Uint32Array,
-  h: Float32Array,
-  dz: Float32Array,
-  progress?: Progress,
-): Float32Array {
+export const mlpBackward: typeof backwardCpu = (params, dims, seq, L, rowPos, h, dz, progress) => {
   const R = rowPos.length;
   const P = paramLayout(dims);
   const o = layout(dims, R, P.size, seq.length);
@@ -105,4 +96,4 @@ export function mlpBackward(
   g.set(new Float64Array(buf, o.w2, H * V), P.w2);
   g.set(new Float64Array(buf, o.b2, V), P.b2);
   return g;
-}
+};

@@ -12,10 +12,10 @@ import { wasmModule } from './asm';
 import { BACKWARD_FUNCTIONS, type BackwardExports } from './backwardKernels';
 
 /** The most memory the module may take: larger calls run in TypeScript. */
-export const MAX_BYTES = 256 * 2 ** 20;
+const MAX_BYTES = 256 * 2 ** 20;
 const PAGE = 65536;
 
-export interface Engine {
+interface Engine {
   fns: BackwardExports;
   memory: WebAssembly.Memory;
 }
@@ -23,7 +23,7 @@ export interface Engine {
 let engine: Engine | null | undefined;
 
 /** The module's bytes (about 5 KB). */
-export function cpuModuleBytes(): Uint8Array<ArrayBuffer> {
+function cpuModuleBytes(): Uint8Array<ArrayBuffer> {
   return wasmModule(BACKWARD_FUNCTIONS.map((f) => f()));
 }
 
