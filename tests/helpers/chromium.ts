@@ -23,8 +23,10 @@ export const WEBGPU_ARGS = [...COMMON_ARGS, '--enable-unsafe-webgpu', '--enable-
  * kernel; 4-20 ms with the loop), and on 2 cores the GPU suite was mostly compiling: stats
  * (3,072 words of trees, and its histograms) took 1.7-2.2 s to compile, 0.33 s with the loop, and
  * whiten 0.41 s against 0.02 (BENCHMARKS.md, "Without a device, a sixth time"); the GPU suite
- * took 159 s, 79 s with it. The benchmark and the e2e tests keep Chromium's defaults, what users'
- * pages get: the app's start on SwiftShader, compile included, stays under the e2e tests' eyes.
+ * took 159 s, 79 s with it. The e2e specs that compile every kernel or build many runs use it
+ * too (playwright.config.ts). The benchmark and the e2e project `webgpu-defaults` keep Chromium's
+ * defaults, what users' pages get: the app's start on SwiftShader, compile included, stays under
+ * the e2e tests' eyes.
  */
 export const TEST_WEBGPU_ARGS = [...WEBGPU_ARGS, '--disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension'];
 
