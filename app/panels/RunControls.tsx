@@ -165,6 +165,9 @@ export function RunControls() {
   const speed = useAppStore((s) => s.speedDelayMs);
   const runUntil = useAppStore((s) => s.runUntil);
   const working = useAppStore((s) => s.working);
+  // An edit waits 250 ms for the next before the run is rebuilt; the attribute lets a test wait for
+  // the rebuild rather than click Step just as it disables the buttons.
+  const configPending = useAppStore((s) => s.configPending);
   const { start, pause, step, reset, setSpeed } = useAppStore.getState();
   const iter = last?.iter ?? 0;
   const idle = phase === 'idle' && !imported;
@@ -227,7 +230,7 @@ export function RunControls() {
       </p>
       <p className="iter-line">
         Iteration <strong data-testid="iter">{iter}</strong>
-        <span className={`phase phase-${imported ? 'imported' : phase}`} data-testid="phase">
+        <span className={`phase phase-${imported ? 'imported' : phase}`} data-testid="phase" data-config-pending={configPending}>
           {phaseText(phase, iter, imported, linkStep)}
           {running && runUntil !== null ? ` to iteration ${runUntil}` : ''}
           {running || phase === 'stepping' ? workingText(working, iter) : ''}

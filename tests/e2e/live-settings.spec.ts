@@ -1,6 +1,6 @@
 /** Changing settings mid-run: carried into the run from the next iteration, or a named reset. */
 import { expect, test } from '@playwright/test';
-import { chartPoints, expectContiguous, SCREENS_DIR, startAndWait } from './util';
+import { chartPoints, expectContiguous, SCREENS_DIR, startAndWait, waitRebuilt } from './util';
 
 test('a learning-rate change while running applies from the next iteration, marked; a vocabulary change resets, said so', async ({ page }) => {
   await startAndWait(page, 'cpu', 5);
@@ -39,8 +39,7 @@ test('each task can be picked, shows its own knobs, and trains', async ({ page }
     await expect(page.getByLabel(knob, { exact: true })).toBeVisible();
     await expect(page.getByLabel('hops', { exact: true })).toHaveCount(0);
     // Past the 250 ms settings debounce, and the rebuilt run idle.
-    await page.waitForTimeout(400);
-    await expect(page.getByRole('button', { name: 'Start' })).toBeEnabled({ timeout: 60_000 });
+    await waitRebuilt(page);
     await expect(page.getByTestId('iter')).toHaveText('0');
     await page.getByRole('button', { name: 'Step' }).click();
     await expect(page.getByTestId('iter'), `one iteration of ${task}`).toHaveText('1', { timeout: 30_000 });

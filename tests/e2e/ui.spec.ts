@@ -8,7 +8,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { methodRegistry, type MethodDef } from '../../workers/core/methods';
 import { SCALAR_METRICS } from '../../workers/core/metrics';
-import { chartPoints, collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle } from './util';
+import { chartPoints, collectPageErrors, removeWebGpu, SCREENS_DIR, waitIdle, waitRebuilt } from './util';
 
 const SMALL = '/#v=1&batch=4&group=4';
 
@@ -431,7 +431,7 @@ test('a sampler that is not the trainer: bf16 and top-p 0.8 set in the page, the
   await page.getByText('Model, optimizer and loss settings').click();
   await page.getByLabel('sampler precision').selectOption('bf16');
   await page.getByLabel('sampler top-p').fill('0.8');
-  await waitIdle(page);
+  await waitRebuilt(page);
   await stepTimes(page, 3);
   await page.getByTestId('more-charts').locator('summary').click();
   const chart = page.getByTestId('chart-mismatch');

@@ -40,6 +40,16 @@ export async function waitIdle(page: Page): Promise<void> {
   await expect(page.getByRole('button', { name: 'Start' })).toBeEnabled({ timeout: 60_000 });
 }
 
+/**
+ * After an edit in the page: the run rebuilt with it and idle. An edit waits 250 ms for the next
+ * before the rebuild starts, so Start is still enabled right after it; a Step clicked then can land
+ * as the rebuild disables the buttons, and is lost.
+ */
+export async function waitRebuilt(page: Page): Promise<void> {
+  await expect(page.getByTestId('phase')).toHaveAttribute('data-config-pending', 'false', { timeout: 60_000 });
+  await waitIdle(page);
+}
+
 /** The iteration counter's number. */
 export async function iterShown(page: Page): Promise<number> {
   return Number((await page.getByTestId('iter').textContent())?.match(/\d+/)?.[0] ?? NaN);
