@@ -219,6 +219,8 @@ export function forwardCpu(
   const w2 = Float64Array.from(params.subarray(P.w2, P.w2 + H * V));
   const out = new Float64Array(V);
   const ctx = new Int32Array(K + 1);
+  // Per previous token, the tokens the grammar allows after it (allowedAfter), listed as rows need them.
+  const allowed: (Int32Array | undefined)[] = [];
   // Context hash -> the first row with that hash; a hit is compared token by token (sameContext).
   const firstRow = new Map<number, number>();
   const firstOf = new Int32Array(R);
@@ -250,9 +252,11 @@ export function forwardCpu(
       slot[k] = entry * H;
     }
     hiddenRow(params, P.b1, proj.proj, slot, K, H, h, r * H);
-    logitsRow(h, r * H, w2, params, P.b2, H, V, out);
-    const allowed = seq[pos - 1]! * V;
-    for (let v = 0; v < V; v++) z[r * V + v] = grammar[allowed + v] ? out[v]! / temperature : MASKED_LOGIT;
+    const prev = seq[pos - 1]!;
+    const tokens = (allowed[prev] ??= allowedAfter(grammar, V, prev));
+    logitsRow(h, r * H, w2, params, P.b2, H, V, tokens, out);
+    z.fill(MASKED_LOGIT, r * V, (r + 1) * V);
+    for (let i = 0; i < tokens.length; i++) z[r * V + tokens[i]!] = out[i]! / temperature;
     if (memo && kept === undefined) memoAdd(memo, key, ctx, h, r * H, H, z, r * V, V);
   }
   return { h, z, firstOf };
@@ -332,68 +336,86 @@ function sameContext(seq: ArrayLike<number>, pos: number, L: number, K: number, 
 }
 
 /**
- * out[v] = b2[v] + sum_j h[hr + j] W2[j, v], each sum in j order as a plain loop would add it (the
- * same bits), eight logits at a time: their sums stay in registers while W2's rows are read
- * along, 1.4-2.5x faster than a loop over W2's columns (BENCHMARKS.md, the CPU backend's layers).
+ * The tokens the grammar allows after `prev`, in increasing order: the only logits a row keeps (the
+ * others are MASKED_LOGIT whatever the sums give). In the tasks a row allows 2-13 of its 12-46
+ * tokens, so the rest of the head's multiply-adds would be thrown away.
  */
-function logitsRow(h: Float32Array, hr: number, w2: Float64Array, params: Float32Array, b2: number, H: number, V: number, out: Float64Array): void {
-  let v = 0;
-  for (; v + 7 < V; v += 8) {
-    const b = b2 + v;
-    let a0 = params[b]!, a1 = params[b + 1]!, a2 = params[b + 2]!, a3 = params[b + 3]!;
-    let a4 = params[b + 4]!, a5 = params[b + 5]!, a6 = params[b + 6]!, a7 = params[b + 7]!;
+function allowedAfter(grammar: Uint8Array, V: number, prev: number): Int32Array {
+  const row = grammar.subarray(prev * V, (prev + 1) * V);
+  const out = new Int32Array(row.reduce((n, a) => n + (a ? 1 : 0), 0));
+  let i = 0;
+  for (let v = 0; v < V; v++) if (row[v]) out[i++] = v;
+  return out;
+}
+
+/**
+ * out[i] = b2[v] + sum_j h[hr + j] W2[j, v] for the i-th token v of `tokens`, each sum in j order
+ * as a plain loop would add it (the same bits), eight logits at a time: their sums stay in
+ * registers while W2's rows are read along, 1.4-2.5x faster than one logit at a time
+ * (BENCHMARKS.md, the CPU backend's layers).
+ */
+function logitsRow(h: Float32Array, hr: number, w2: Float64Array, params: Float32Array, b2: number, H: number, V: number, tokens: Int32Array, out: Float64Array): void {
+  const n = tokens.length;
+  let i = 0;
+  for (; i + 7 < n; i += 8) {
+    const t0 = tokens[i]!, t1 = tokens[i + 1]!, t2 = tokens[i + 2]!, t3 = tokens[i + 3]!;
+    const t4 = tokens[i + 4]!, t5 = tokens[i + 5]!, t6 = tokens[i + 6]!, t7 = tokens[i + 7]!;
+    let a0 = params[b2 + t0]!, a1 = params[b2 + t1]!, a2 = params[b2 + t2]!, a3 = params[b2 + t3]!;
+    let a4 = params[b2 + t4]!, a5 = params[b2 + t5]!, a6 = params[b2 + t6]!, a7 = params[b2 + t7]!;
     for (let j = 0; j < H; j++) {
       const hj = h[hr + j]!;
-      const w = j * V + v;
-      a0 += hj * w2[w]!;
-      a1 += hj * w2[w + 1]!;
-      a2 += hj * w2[w + 2]!;
-      a3 += hj * w2[w + 3]!;
-      a4 += hj * w2[w + 4]!;
-      a5 += hj * w2[w + 5]!;
-      a6 += hj * w2[w + 6]!;
-      a7 += hj * w2[w + 7]!;
+      const w = j * V;
+      a0 += hj * w2[w + t0]!;
+      a1 += hj * w2[w + t1]!;
+      a2 += hj * w2[w + t2]!;
+      a3 += hj * w2[w + t3]!;
+      a4 += hj * w2[w + t4]!;
+      a5 += hj * w2[w + t5]!;
+      a6 += hj * w2[w + t6]!;
+      a7 += hj * w2[w + t7]!;
     }
-    out[v] = a0;
-    out[v + 1] = a1;
-    out[v + 2] = a2;
-    out[v + 3] = a3;
-    out[v + 4] = a4;
-    out[v + 5] = a5;
-    out[v + 6] = a6;
-    out[v + 7] = a7;
+    out[i] = a0;
+    out[i + 1] = a1;
+    out[i + 2] = a2;
+    out[i + 3] = a3;
+    out[i + 4] = a4;
+    out[i + 5] = a5;
+    out[i + 6] = a6;
+    out[i + 7] = a7;
   }
-  // The last V mod 8 logits four, then two, at a time: one running sum alone waits on each add.
-  for (; v + 3 < V; v += 4) {
-    const b = b2 + v;
-    let a0 = params[b]!, a1 = params[b + 1]!, a2 = params[b + 2]!, a3 = params[b + 3]!;
+  // The last n mod 8 logits four, then two, at a time: one running sum alone waits on each add.
+  for (; i + 3 < n; i += 4) {
+    const t0 = tokens[i]!, t1 = tokens[i + 1]!, t2 = tokens[i + 2]!, t3 = tokens[i + 3]!;
+    let a0 = params[b2 + t0]!, a1 = params[b2 + t1]!, a2 = params[b2 + t2]!, a3 = params[b2 + t3]!;
     for (let j = 0; j < H; j++) {
       const hj = h[hr + j]!;
-      const w = j * V + v;
-      a0 += hj * w2[w]!;
-      a1 += hj * w2[w + 1]!;
-      a2 += hj * w2[w + 2]!;
-      a3 += hj * w2[w + 3]!;
+      const w = j * V;
+      a0 += hj * w2[w + t0]!;
+      a1 += hj * w2[w + t1]!;
+      a2 += hj * w2[w + t2]!;
+      a3 += hj * w2[w + t3]!;
     }
-    out[v] = a0;
-    out[v + 1] = a1;
-    out[v + 2] = a2;
-    out[v + 3] = a3;
+    out[i] = a0;
+    out[i + 1] = a1;
+    out[i + 2] = a2;
+    out[i + 3] = a3;
   }
-  for (; v + 1 < V; v += 2) {
-    let a0 = params[b2 + v]!, a1 = params[b2 + v + 1]!;
+  for (; i + 1 < n; i += 2) {
+    const t0 = tokens[i]!, t1 = tokens[i + 1]!;
+    let a0 = params[b2 + t0]!, a1 = params[b2 + t1]!;
     for (let j = 0; j < H; j++) {
       const hj = h[hr + j]!;
-      a0 += hj * w2[j * V + v]!;
-      a1 += hj * w2[j * V + v + 1]!;
+      a0 += hj * w2[j * V + t0]!;
+      a1 += hj * w2[j * V + t1]!;
     }
-    out[v] = a0;
-    out[v + 1] = a1;
+    out[i] = a0;
+    out[i + 1] = a1;
   }
-  for (; v < V; v++) {
-    let a = params[b2 + v]!;
-    for (let j = 0; j < H; j++) a += h[hr + j]! * w2[j * V + v]!;
-    out[v] = a;
+  for (; i < n; i++) {
+    const t = tokens[i]!;
+    let a = params[b2 + t]!;
+    for (let j = 0; j < H; j++) a += h[hr + j]! * w2[j * V + t]!;
+    out[i] = a;
   }
 }
 

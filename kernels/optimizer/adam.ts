@@ -49,13 +49,20 @@ export function adamCpu(
   // The GPU's f32 sum of squares overflows where this float64 one does not: skip on the f32 verdict.
   if (!Number.isFinite(Math.fround(norm * norm))) return false;
   const s = clipScale(norm, o.maxGradNorm);
-  const bc1 = 1 - o.beta1 ** o.step;
-  const bc2 = 1 - o.beta2 ** o.step;
+  const { beta1, beta2, lr, eps } = o;
+  const bc1 = 1 - beta1 ** o.step;
+  const bc2 = 1 - beta2 ** o.step;
+  const c1 = 1 - beta1;
+  const c2 = 1 - beta2;
+  // The options in locals, and the moments rounded to f32 here rather than read back from the
+  // arrays: the same values, and about a quarter less time per parameter in Node.
   for (let i = 0; i < params.length; i++) {
     const g = grads[i]! * s;
-    m[i] = o.beta1 * m[i]! + (1 - o.beta1) * g;
-    v[i] = o.beta2 * v[i]! + (1 - o.beta2) * g * g;
-    params[i] = params[i]! - (o.lr * (m[i]! / bc1)) / (Math.sqrt(v[i]! / bc2) + o.eps);
+    const mi = Math.fround(beta1 * m[i]! + c1 * g);
+    const vi = Math.fround(beta2 * v[i]! + c2 * g * g);
+    m[i] = mi;
+    v[i] = vi;
+    params[i] = params[i]! - (lr * (mi / bc1)) / (Math.sqrt(vi / bc2) + eps);
   }
   return true;
 }

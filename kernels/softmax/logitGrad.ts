@@ -16,7 +16,14 @@ export function rowLse(z: Float32Array, off: number, V: number): number {
   let m = -Infinity;
   for (let v = 0; v < V; v++) m = Math.max(m, z[off + v]!);
   let s = 0;
-  for (let v = 0; v < V; v++) s += Math.exp(z[off + v]! - m);
+  // Once some logit is above MASKED_LOGIT, a masked one's exp(z - m) is +0 and adding it leaves s
+  // as it is: skipped then, the same sum (rows allow 2-13 of their 12-46 tokens).
+  const skip = m > MASKED_LOGIT;
+  for (let v = 0; v < V; v++) {
+    const zv = z[off + v]!;
+    if (skip && zv === MASKED_LOGIT) continue;
+    s += Math.exp(zv - m);
+  }
   return m + Math.log(s);
 }
 

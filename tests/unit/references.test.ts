@@ -12,7 +12,8 @@ import { tokenStatsCpu } from '../../kernels/softmax/tokenStats';
 import { aggregationWeights, minibatchRanges } from '../../workers/core/lossAgg';
 import { LOSS_AGG_MODES, type LossAgg } from '../../workers/core/config';
 import { createRng } from '../../workers/core/rng';
-import { expectClose } from '../helpers/expectClose';
+import { expectClose, expectSameBits } from '../helpers/expectClose';
+import { rowLse } from '../../kernels/softmax/logitGrad';
 
 const f32 = (xs: number[]) => Float32Array.from(xs);
 // References compute in f64 and store f32: 1e-6 relative is f32 storage rounding with margin.
@@ -141,12 +142,66 @@ describe('Adam and gradient clipping', () => {
     adamCpu(p, g, new Float32Array(3), new Float32Array(3), gradNormCpu(g), { lr: 0.1, beta1: 0.9, beta2: 0.999, eps: 1e-8, step: 1, maxGradNorm: 0 });
     expectClose(p, [0.9, 1.1, 1], { atol: 1e-6, rtol: 0 });
   });
+  it('the same bits as the formula written out with the moments read back from their f32 arrays', () => {
+    // adamCpu keeps the options in locals and rounds the moments itself: nothing may change.
+    const rng = createRng(7);
+    const n = 257;
+    const p = new Float32Array(n).map(() => rng.normal());
+    const g = new Float32Array(n).map((_, i) => (i % 5 === 0 ? 0 : rng.normal() * 10 ** ((i % 7) - 3)));
+    const m = new Float32Array(n).map(() => rng.normal() * 0.1);
+    const v = new Float32Array(n).map(() => rng.next() * 0.01);
+    const o = { lr: 0.013, beta1: 0.9, beta2: 0.999, eps: 1e-8, step: 7, maxGradNorm: 1 };
+    const [p2, m2, v2] = [p.slice(), m.slice(), v.slice()];
+    const norm = gradNormCpu(g);
+    const s = clipScale(norm, o.maxGradNorm);
+    for (let i = 0; i < n; i++) {
+      const gi = g[i]! * s;
+      m2[i] = o.beta1 * m2[i]! + (1 - o.beta1) * gi;
+      v2[i] = o.beta2 * v2[i]! + (1 - o.beta2) * gi * gi;
+      p2[i] = p2[i]! - (o.lr * (m2[i]! / (1 - o.beta1 ** o.step))) / (Math.sqrt(v2[i]! / (1 - o.beta2 ** o.step)) + o.eps);
+    }
+    expect(adamCpu(p, g, m, v, norm, o)).toBe(true);
+    expectSameBits(p, p2, 'params');
+    expectSameBits(m, m2, 'm');
+    expectSameBits(v, v2, 'v');
+  });
   it('clips the global norm to maxGradNorm', () => {
     expect(gradNormCpu(f32([3, 4]))).toBe(5);
     expect(clipScale(5, 1)).toBeCloseTo(0.2, 6);
     expect(clipScale(0.5, 1)).toBe(1);
     expect(clipScale(1e9, 0)).toBe(1);
   });
+});
+
+describe('row log-sum-exp', () => {
+  // rowLse skips masked logits once some logit is above MASKED_LOGIT: every row must give what the
+  // plain sum over all of them gives, bit for bit.
+  const plain = (z: Float32Array): number => {
+    let m = -Infinity;
+    for (const x of z) m = Math.max(m, x);
+    let s = 0;
+    for (const x of z) s += Math.exp(x - m);
+    return m + Math.log(s);
+  };
+  const M = MASKED_LOGIT;
+  const rows: Array<[string, number[]]> = [
+    ['some masked', [0.3, M, -2, M, 1.7, M]],
+    ['every logit masked', [M, M, M]],
+    ['one allowed', [M, M, -40, M]],
+    ['none masked', [1, 2, 3]],
+    ['allowed far below 0', [-1e20, M, -3e20]],
+    ['a NaN', [0.5, M, NaN]],
+    ['+Infinity', [0.5, M, Infinity]],
+    ['-Infinity and masked', [-Infinity, M, 0.25]],
+    ['only -Infinity and masked', [-Infinity, M]],
+    ['empty', []],
+  ];
+  for (const [what, row] of rows) {
+    it(what, () => {
+      const z = Float32Array.from([9, ...row, 9]);
+      expect(Object.is(rowLse(z, 1, row.length), plain(z.subarray(1, 1 + row.length))), `${rowLse(z, 1, row.length)} vs ${plain(z.subarray(1, 1 + row.length))}`).toBe(true);
+    });
+  }
 });
 
 describe('loss aggregation weights', () => {

@@ -1,5 +1,5 @@
 /**
- * The CPU backend's second layer runs blocked (forwardCpu eight logits at a time, headGradCpu four
+ * The CPU backend's second layer runs blocked (forwardCpu eight allowed logits at a time, headGradCpu four
  * and eight rows at a time, hiddenDaCpu four hidden units of one row or of two rows at a time; the logits past the last eight four and two
  * at a time, the hidden units eight at a time) for speed. Blocking must not change a
  * single bit: every sum adds the same float64 terms in the same order as the textbook loops
@@ -49,6 +49,10 @@ function fixture(V: number, H: number, R: number, scale: number) {
   const seq = new Int32Array(Math.ceil(R / (L - 1)) * L).map(() => rng.int(V));
   const rowPos = Uint32Array.from({ length: R }, (_, r) => Math.floor(r / (L - 1)) * L + 1 + (r % (L - 1)));
   const grammar = new Uint8Array(V * V).map(() => (rng.next() < 0.7 ? 1 : 0));
+  // forwardCpu computes only the logits a row's grammar allows: a row that allows every token
+  // (previous token 0) and one that allows none (previous token 1) besides the random ones.
+  grammar.fill(1, 0, V);
+  if (V > 1) grammar.fill(0, V, 2 * V);
   // headGrad, summed over rows r: row r = 2 mod 3 has row r - 2's h and its negated dz.
   const hRand = new Float32Array(R * H).map(() => Math.tanh(rng.normal()));
   const hRows = new Float32Array(R * H);
