@@ -14,6 +14,7 @@
 import { create } from 'zustand';
 import { lessonById, lessonRun, lessonSeeds, type Lesson } from '../../workers/meta';
 import { useAppStore, type AppState } from '../store';
+import { setSeedsTraining } from '../store/metricsSlice';
 import { createTrainerSession, mainSession, WorkerGone, type TrainerSession } from '../trainerSession';
 import { runOnScreen, useLessonResults } from './lessonResults';
 import { stepRuns } from './stepProgress';
@@ -64,6 +65,7 @@ function publish(): void {
   const text = JSON.stringify([training, queue]);
   if (text === published) return;
   published = text;
+  setSeedsTraining(training.length > 0);
   useSeedPool.setState({ training, queued: [...queue] });
 }
 

@@ -1,5 +1,6 @@
 /**
- * Metric rows from the trainer, batched to about 10 store updates a second. The charts draw the
+ * Metric rows from the trainer, batched to about 10 store updates a second (2 while a lesson's
+ * seeds train beside the run). The charts draw the
  * last SERIES_CAP rows (`series`, React state); the whole run, which the exports write, is kept
  * outside React (`wholeRun()`): every iteration's scalars up to MAX_RUN_ROWS, histograms for the
  * rows the charts hold. Rows from a run that was reset or reconfigured are dropped by epoch.
@@ -19,6 +20,18 @@ export const MAX_MARKERS = 300;
 export const WHOLE_RUN_CAP = MAX_RUN_ROWS;
 /** 100 ms: about 10 chart updates a second. */
 export const FLUSH_MS = 100;
+/**
+ * 500 ms while a lesson's other seeds train in workers beside the run on screen
+ * (app/lessons/seedPool.ts): each chart update is main-thread work on the cores those seeds train
+ * on, and the step's lines wait for them (docs/LESSONS.md "Ready time" measures it).
+ */
+export const FLUSH_BUSY_MS = 500;
+let flushMs = FLUSH_MS;
+
+/** Whether seeds are training beside the run on screen: the charts then update less often. */
+export function setSeedsTraining(training: boolean): void {
+  flushMs = training ? FLUSH_BUSY_MS : FLUSH_MS;
+}
 
 /** Run events: a device was lost, a NaN rolled back, a worker restarted, settings changed mid-run. */
 export type RunEventKind = 'device-lost' | 'non-finite' | 'restart' | 'config';
@@ -129,7 +142,7 @@ export const createMetricsSlice: StateCreator<AppState, [], [], MetricsSlice> = 
   appendMetrics(rows, epoch) {
     if (epoch !== get().metricsEpoch || rows.length === 0) return;
     pending.push(...rows);
-    if (timer === null) timer = setTimeout(() => get().flushMetrics(), FLUSH_MS);
+    if (timer === null) timer = setTimeout(() => get().flushMetrics(), flushMs);
   },
   flushMetrics() {
     if (timer !== null) clearTimeout(timer);
