@@ -351,7 +351,7 @@ function allowedAfter(grammar: Uint8Array, V: number, prev: number): Int32Array 
 /**
  * out[i] = b2[v] + sum_j h[hr + j] W2[j, v] for the i-th token v of `tokens`, each sum in j order
  * as a plain loop would add it (the same bits), eight logits at a time: their sums stay in
- * registers while W2's rows are read along, 1.4-2.5x faster than one logit at a time
+ * registers while W2's rows are read along, 1.4-2.5x faster than a loop over W2's columns
  * (BENCHMARKS.md, the CPU backend's layers).
  */
 function logitsRow(h: Float32Array, hr: number, w2: Float64Array, params: Float32Array, b2: number, H: number, V: number, tokens: Int32Array, out: Float64Array): void {
