@@ -41,7 +41,7 @@ const GROUPS: ChartGroup[] = [
   { id: 'lr', title: 'Learning rate', metrics: ['lr'] },
   { id: 'loss', title: 'Loss', metrics: ['loss'] },
   { id: 'tokens', title: 'Policy tokens', metrics: ['tokens'], domain: 'from-zero' },
-  { id: 'ms', title: 'Iteration time (ms)', metrics: ['ms'], domain: 'from-zero' },
+  { id: 'ms', title: 'Iteration time (ms)', metrics: ['ms'], domain: 'from-zero', compare: ['ms'] },
 ];
 
 const PALETTE = ['#2563eb', '#16a34a', '#dc2626', '#7c3aed', '#ea580c', '#0891b2', '#4b5563', '#db2777'];

@@ -108,7 +108,7 @@ test('A and B from the same seed: same first iteration, different curves after; 
 
   // Every chart shows 15 iterations of each run.
   const charts = view.locator('figure[data-points-a]');
-  await expect(charts).toHaveCount(8);
+  await expect(charts).toHaveCount(9);
   for (const c of await charts.all()) {
     await expect(c).toHaveAttribute('data-points-a', '15');
     await expect(c).toHaveAttribute('data-points-b', '15');
@@ -243,5 +243,11 @@ test('a CPU iteration longer than the hang timeout is busy, not hung, in Compare
     await expect(view.getByTestId(`compare-status-${side}`)).not.toHaveAttribute('data-phase', 'failed');
     await expect(view.getByTestId(`compare-error-${side}`)).toHaveCount(0);
   }
+  // Each run's iteration really outlasted the 6 s limit (on a machine where it did not, this test
+  // would pass without testing anything): the Compare view's iteration-time chart, as a table.
+  const [row] = await table(view, 'ms', 'Iteration time (ms)');
+  expect(row![0]).toBe(1);
+  expect(row![1], 'run A: ms of iteration 1').toBeGreaterThan(6000);
+  expect(row![2], 'run B: ms of iteration 1').toBeGreaterThan(6000);
   expect(errors).toEqual([]);
 });
