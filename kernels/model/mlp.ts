@@ -341,11 +341,9 @@ function sameContext(seq: ArrayLike<number>, pos: number, L: number, K: number, 
  * tokens, so the rest of the head's multiply-adds would be thrown away.
  */
 function allowedAfter(grammar: Uint8Array, V: number, prev: number): Int32Array {
-  const row = grammar.subarray(prev * V, (prev + 1) * V);
-  const out = new Int32Array(row.reduce((n, a) => n + (a ? 1 : 0), 0));
-  let i = 0;
-  for (let v = 0; v < V; v++) if (row[v]) out[i++] = v;
-  return out;
+  const out: number[] = [];
+  for (let v = 0; v < V; v++) if (grammar[prev * V + v]) out.push(v);
+  return Int32Array.from(out);
 }
 
 /**
